@@ -1,0 +1,130 @@
+//! A decision as stored, a validated create request, and the resolution an answer,
+//! decline or cancel produces.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use time::{Duration, OffsetDateTime};
+use uuid::Uuid;
+
+use super::kind::{Kind, OutcomeSource, Status};
+use super::spec::{DecisionSpec, Image};
+
+/// A validated create request. One that exists can be stored as is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewDecision {
+    pub spec: DecisionSpec,
+    /// Between 10 seconds and 30 days.
+    pub ttl: Duration,
+    pub image: Option<Image>,
+    /// Harmless problems, reported back to the agent.
+    pub warnings: Vec<String>,
+}
+
+/// A decision as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub id: Uuid,
+    pub inbox_id: Uuid,
+    pub spec: DecisionSpec,
+    pub status: Status,
+    pub outcome: Option<Value>,
+    pub outcome_source: Option<OutcomeSource>,
+    /// True when the person typed their own answer ("Other") instead of picking an option.
+    pub custom: bool,
+    pub remark: Option<String>,
+    pub created_at: OffsetDateTime,
+    pub expires_at: OffsetDateTime,
+    /// When it left `pending`; `answered_at` in the API.
+    pub resolved_at: Option<OffsetDateTime>,
+    pub has_image: bool,
+}
+
+impl Decision {
+    pub fn kind(&self) -> Kind {
+        self.spec.kind()
+    }
+
+    /// Pending, and its time is not yet up.
+    pub fn is_open_at(&self, now: OffsetDateTime) -> bool {
+        self.status == Status::Pending && now < self.expires_at
+    }
+}
+
+/// What a person (or the agent, for a cancel) does to a pending decision. Built by
+/// `answer::validate_answer` or `Resolution::cancel`; storage applies it only if the decision
+/// is still pending and unexpired.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolution {
+    /// `Answered`, `Declined` or `Cancelled`; expiry has its own path.
+    pub status: Status,
+    pub outcome: Option<Value>,
+    pub outcome_source: Option<OutcomeSource>,
+    pub custom: bool,
+    pub remark: Option<String>,
+    /// Extra facts for the event log (a cancel's reason, the action taken).
+    pub detail: Value,
+}
+
+impl Resolution {
+    /// The agent withdraws the question.
+    pub fn cancel(reason: Option<String>) -> Self {
+        Resolution {
+            status: Status::Cancelled,
+            outcome: None,
+            outcome_source: None,
+            custom: false,
+            remark: None,
+            detail: serde_json::json!({ "reason": reason }),
+        }
+    }
+
+    /// The event name this resolution is logged under.
+    pub fn event_kind(&self) -> &'static str {
+        self.status.as_str()
+    }
+}
+
+/// What the person sent to `POST /d/{token}`.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
+pub struct AnswerInput {
+    #[serde(default)]
+    pub action: AnswerAction,
+    /// Outcome-shaped: `true`/`"yes"`, a label, an array of labels, a string, an object.
+    #[serde(default)]
+    pub value: Option<Value>,
+    /// Text typed into "Other".
+    #[serde(default)]
+    pub other: Option<String>,
+    #[serde(default)]
+    pub remark: Option<String>,
+}
+
+/// The action of an answer request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnswerAction {
+    #[default]
+    Answer,
+    Decline,
+    Done,
+    Skip,
+}
+
+/// One step in a decision's life, kept for the audit trail.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DecisionEvent {
+    #[serde(with = "time::serde::rfc3339")]
+    pub at: OffsetDateTime,
+    /// `created`, `notified`, `viewed`, `answered`, `declined`, `expired`, `cancelled`, …
+    pub kind: String,
+    pub detail: Value,
+}
+
+/// The state of one notification channel of a decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NotificationState {
+    pub channel: String,
+    /// `sent`, `pending`, `failed` or `skipped`.
+    pub status: String,
+    pub detail: Option<String>,
+}

@@ -1,0 +1,19 @@
+//! The rules of a decision, with no IO: what a valid request is, what a valid answer is,
+//! and how a resolution reads in one sentence.
+
+pub mod answer;
+pub mod answer_text;
+pub mod decision;
+pub mod form_schema;
+pub mod issues;
+pub mod kind;
+pub mod new_decision;
+pub mod questions;
+pub mod spec;
+
+pub use decision::{
+    AnswerAction, AnswerInput, Decision, DecisionEvent, NewDecision, NotificationState, Resolution,
+};
+pub use issues::{Issue, Issues};
+pub use kind::{Kind, Notify, OutcomeSource, Status};
+pub use spec::DecisionSpec;

@@ -1,0 +1,172 @@
+//! The validated definition of a decision: everything the agent asked for, in the shape the
+//! answer page and the answer validator need. A `DecisionSpec` only comes out of
+//! `new_decision::parse_new_decision`, so one that exists is valid. It is stored as JSON.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::kind::{Kind, Notify};
+
+/// What the agent asked, validated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecisionSpec {
+    pub question: String,
+    pub project: Option<String>,
+    /// Kind-specific parts; its variant always matches `kind()`.
+    pub body: KindSpec,
+    pub context_md: Option<String>,
+    pub attachments: Vec<Attachment>,
+    pub allow_remark: bool,
+    pub notify: Notify,
+    pub callback_url: Option<String>,
+    /// Echoed back unchanged; always a JSON object (empty when not given).
+    pub metadata: Map<String, Value>,
+    /// Applied on expiry; already checked to be a valid outcome for this decision.
+    pub default_outcome: Option<Value>,
+}
+
+impl DecisionSpec {
+    pub fn kind(&self) -> Kind {
+        self.body.kind()
+    }
+}
+
+/// The parts of a decision that depend on its kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum KindSpec {
+    Bool {
+        yes_label: String,
+        no_label: String,
+    },
+    Choose {
+        options: Vec<ChoiceOption>,
+        multi: bool,
+        /// Index into `options`; only kept when in range.
+        recommended: Option<usize>,
+        allow_other: bool,
+        placeholder: Option<String>,
+    },
+    Text {
+        placeholder: Option<String>,
+    },
+    Form(FormSpec),
+    Todo,
+}
+
+impl KindSpec {
+    pub fn kind(&self) -> Kind {
+        match self {
+            KindSpec::Bool { .. } => Kind::Bool,
+            KindSpec::Choose { .. } => Kind::Choose,
+            KindSpec::Text { .. } => Kind::Text,
+            KindSpec::Form(_) => Kind::Form,
+            KindSpec::Todo => Kind::Todo,
+        }
+    }
+}
+
+/// One option of a `choose` decision or of a choice field. For `choose` and coding-agent
+/// questions the outcome is the `label`; for a form `enum`, it is `value`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChoiceOption {
+    /// What the outcome holds when this option is picked.
+    pub value: String,
+    /// What the person reads (the `title` / `enumNames` entry for forms, else `value`).
+    pub label: String,
+    pub description: Option<String>,
+    /// Markdown shown beside the option (mock-ups, code, diffs).
+    pub preview: Option<String>,
+}
+
+/// A `form` decision: fields from a flat JSON Schema or from coding-agent `questions`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FormSpec {
+    pub source: FormSource,
+    pub fields: Vec<FormField>,
+}
+
+/// Which request shape a form came from; the page lays them out differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FormSource {
+    Schema,
+    Questions,
+}
+
+/// One field of a form; its `name` is its key in the outcome object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FormField {
+    pub name: String,
+    /// The label: the schema's `title` or the question's text.
+    pub title: Option<String>,
+    pub description: Option<String>,
+    /// The short chip of a coding-agent question.
+    pub header: Option<String>,
+    pub required: bool,
+    /// A valid value for this field, used to prefill the page.
+    pub default: Option<Value>,
+    pub input: FieldInput,
+}
+
+/// The input a field takes, with its constraints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum FieldInput {
+    /// A free string, optionally with a format.
+    Text {
+        min_length: Option<u64>,
+        max_length: Option<u64>,
+        format: Option<StringFormat>,
+        placeholder: Option<String>,
+        /// A coding-agent `text` question: shown as a text area.
+        multiline: bool,
+    },
+    /// One value out of a list (schema `enum` / `oneOf`, or a question of type `choice`/`yesno`).
+    Choice {
+        options: Vec<ChoiceOption>,
+        /// Whether a typed answer outside `options` is accepted (coding-agent questions).
+        allow_other: bool,
+        recommended: Option<usize>,
+    },
+    /// Several values out of a list (schema `array` of enum strings, or `multiSelect`).
+    MultiChoice {
+        options: Vec<ChoiceOption>,
+        min_items: Option<u64>,
+        max_items: Option<u64>,
+        allow_other: bool,
+        recommended: Option<usize>,
+    },
+    Number {
+        integer: bool,
+        minimum: Option<f64>,
+        maximum: Option<f64>,
+    },
+    Boolean,
+}
+
+/// The string formats of the MCP elicitation subset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StringFormat {
+    Email,
+    Uri,
+    Date,
+    DateTime,
+}
+
+/// A link shown with the decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attachment {
+    pub name: String,
+    /// An absolute http(s) URL.
+    pub url: String,
+}
+
+/// The decoded `context_image_b64`, its type sniffed from its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Image {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub content_type: &'static str,
+    pub bytes: Vec<u8>,
+}

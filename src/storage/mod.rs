@@ -1,0 +1,197 @@
+//! Persistence: one `Store` trait, a SQLite and a PostgreSQL implementation, chosen by the
+//! database URL's scheme. Only this module knows sqlx.
+
+mod postgres;
+mod sqlite;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::domain::{
+    Decision, DecisionEvent, Kind, NewDecision, NotificationState, Resolution, Status,
+};
+
+pub use postgres::PgStore;
+pub use sqlite::SqliteStore;
+
+/// What can go wrong in storage, in the terms the service needs to decide on.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("not found")]
+    NotFound,
+    /// A uniqueness rule was broken (an inbox name taken, …).
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The database cannot be reached right now; worth retrying.
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    #[error("storage error: {0}")]
+    Other(String),
+}
+
+/// A person's (or a team's) place, which owns API keys and decisions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inbox {
+    pub id: Uuid,
+    pub name: String,
+    pub email: Option<String>,
+    pub created_at: OffsetDateTime,
+}
+
+/// A decision to insert, with its idempotency key and initial notification states.
+#[derive(Debug, Clone)]
+pub struct InsertDecision<'a> {
+    pub id: Uuid,
+    pub inbox_id: Uuid,
+    pub new: &'a NewDecision,
+    pub created_at: OffsetDateTime,
+    pub expires_at: OffsetDateTime,
+    pub idempotency: Option<Idempotency<'a>>,
+    pub notifications: Vec<NotificationState>,
+}
+
+/// An `Idempotency-Key` and the hash of the request body it came with.
+#[derive(Debug, Clone, Copy)]
+pub struct Idempotency<'a> {
+    pub key: &'a str,
+    pub request_hash: &'a str,
+}
+
+/// The result of an insert.
+#[derive(Debug)]
+pub enum Inserted {
+    /// A new decision was stored (with its `created` event).
+    New(Decision),
+    /// The inbox already has a decision under this idempotency key; nothing was written.
+    Existing {
+        decision: Decision,
+        request_hash: String,
+    },
+}
+
+/// The result of a conditional resolution.
+#[derive(Debug)]
+pub enum Resolved {
+    /// This call resolved the decision; it is returned in its new state.
+    Won(Decision),
+    /// Someone else got there first, or (for an answer) its time was up: the decision as it
+    /// is now, which may still be `pending` with `expires_at` in the past.
+    Lost(Decision),
+}
+
+/// Filters and paging for a list; newest first.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    pub status: Option<Status>,
+    pub kind: Option<Kind>,
+    pub project: Option<String>,
+    pub limit: u32,
+    /// Only decisions with an id below this one (the cursor).
+    pub before: Option<Uuid>,
+}
+
+/// Something another replica did, heard over the database (PostgreSQL `LISTEN`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// This decision was resolved somewhere.
+    Resolved(Uuid),
+    /// The listener lost its connection and is back: signals may have been missed.
+    Reconnected,
+}
+
+/// Where signals from other replicas are delivered.
+pub type SignalSink = Arc<dyn Fn(Signal) + Send + Sync>;
+
+/// Everything sayso keeps. Each method is one transaction.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Succeeds when the database answers a trivial query.
+    async fn ping(&self) -> Result<(), StoreError>;
+
+    /// The stored value of a server-wide setting; stores `candidate` first if there is none.
+    async fn setting_or_init(&self, name: &str, candidate: &str) -> Result<String, StoreError>;
+
+    /// `Conflict` when the name is taken.
+    async fn create_inbox(
+        &self,
+        name: &str,
+        email: Option<&str>,
+        now: OffsetDateTime,
+    ) -> Result<Inbox, StoreError>;
+    async fn inbox_by_name(&self, name: &str) -> Result<Option<Inbox>, StoreError>;
+    async fn inbox_by_id(&self, id: Uuid) -> Result<Option<Inbox>, StoreError>;
+    async fn count_inboxes(&self) -> Result<i64, StoreError>;
+
+    /// Stores the hash of a new API key for an inbox.
+    async fn create_api_key(
+        &self,
+        inbox_id: Uuid,
+        key_hash: &str,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError>;
+    /// The inbox of an unrevoked key, by the key's hash.
+    async fn inbox_for_key(&self, key_hash: &str) -> Result<Option<Inbox>, StoreError>;
+
+    /// Inserts a decision, its image, its `created` event and its notification states, unless
+    /// the idempotency key is already used in the inbox (then returns the existing decision).
+    async fn insert_decision(&self, row: InsertDecision<'_>) -> Result<Inserted, StoreError>;
+    /// A decision by id; with `inbox_id`, only if it belongs to that inbox.
+    async fn decision(
+        &self,
+        inbox_id: Option<Uuid>,
+        id: Uuid,
+    ) -> Result<Option<Decision>, StoreError>;
+    async fn list_decisions(
+        &self,
+        inbox_id: Uuid,
+        filter: &ListFilter,
+    ) -> Result<Vec<Decision>, StoreError>;
+
+    /// Applies `resolution` only if the decision is pending and `now < expires_at`, with its
+    /// event, in one transaction; on PostgreSQL also `NOTIFY`s the other replicas.
+    async fn resolve(
+        &self,
+        id: Uuid,
+        resolution: &Resolution,
+        now: OffsetDateTime,
+    ) -> Result<Resolved, StoreError>;
+    /// Expires the decision only if it is pending and `expires_at <= now`; its outcome becomes
+    /// its `default_outcome`, if any. Same transaction and notice rules as `resolve`.
+    async fn expire(&self, id: Uuid, now: OffsetDateTime) -> Result<Resolved, StoreError>;
+    /// Expires up to `limit` due decisions (safe to run on every replica at once) and returns
+    /// their ids.
+    async fn expire_due(&self, now: OffsetDateTime, limit: u32) -> Result<Vec<Uuid>, StoreError>;
+
+    async fn record_event(
+        &self,
+        id: Uuid,
+        kind: &str,
+        detail: &serde_json::Value,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError>;
+    /// The decision's events, oldest first.
+    async fn events(&self, id: Uuid) -> Result<Vec<DecisionEvent>, StoreError>;
+    async fn notifications(&self, id: Uuid) -> Result<Vec<NotificationState>, StoreError>;
+    /// The context image: its content type and bytes.
+    async fn image(&self, id: Uuid) -> Result<Option<(String, Vec<u8>)>, StoreError>;
+
+    /// Starts delivering other replicas' signals to `sink`, where the backend has them
+    /// (PostgreSQL); `None` for a backend that is only ever used by one process.
+    fn listen(&self, sink: SignalSink) -> Option<tokio::task::JoinHandle<()>>;
+}
+
+/// Opens the database named by `url` and applies its migrations: `sqlite:` or
+/// `postgres:`/`postgresql:`; anything else is refused with a message naming the scheme.
+pub async fn connect(url: &str) -> Result<Arc<dyn Store>, StoreError> {
+    let scheme = url.split_once(':').map(|(s, _)| s).unwrap_or("");
+    match scheme {
+        // Placeholder until both stores implement the trait.
+        "sqlite" | "postgres" | "postgresql" => todo!("{url}"),
+        _ => Err(StoreError::Other(format!(
+            "unknown database scheme {scheme:?} in SAYSO_DATABASE_URL: use sqlite://PATH or postgres://…"
+        ))),
+    }
+}
