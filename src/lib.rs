@@ -1,5 +1,12 @@
-//! sayso: a self-hosted decision service for AI agents.
+//! sayso: a self-hosted decision service for AI agents. An agent asks, a person answers
+//! from a phone, the agent reads the answer.
 #![forbid(unsafe_code)]
 
+pub mod app;
+pub mod cli;
+pub mod config;
 pub mod domain;
+pub mod http;
+pub mod service;
 pub mod storage;
+pub mod wake;

@@ -1,0 +1,140 @@
+//! Serving: the accept loop with a header-read timeout and a connection cap, and graceful
+//! shutdown that answers parked awaits before the process leaves.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tower::ServiceExt;
+
+use crate::http::router;
+use crate::service::Service;
+
+/// Limits of the accept loop.
+#[derive(Debug, Clone)]
+pub struct ServeLimits {
+    /// A client must send its request head within this time, or is disconnected.
+    pub header_read_timeout: Duration,
+    /// Connections held at once; further clients wait in the listen backlog.
+    pub max_connections: usize,
+    /// How long shutdown waits for open requests to finish.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServeLimits {
+    fn default() -> Self {
+        ServeLimits {
+            header_read_timeout: Duration::from_secs(10),
+            max_connections: 15_000,
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Serves `svc` on `listener` until `shutdown` completes, then tells parked awaits to return,
+/// and waits (up to the grace period) for open requests to finish.
+pub async fn serve(
+    listener: TcpListener,
+    svc: Service,
+    limits: ServeLimits,
+    shutdown: impl Future<Output = ()> + Send,
+) {
+    let app: Router = router(svc.clone());
+    let graceful = GracefulShutdown::new();
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            p = Arc::clone(&slots).acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            _ = &mut shutdown => break,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(e) => {
+                    // Out of file descriptors and the like: pause instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let hyper_svc = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
+            req.extensions_mut().insert(ConnectInfo(peer));
+            // Router is always ready and never fails: `oneshot` cannot return an error.
+            let app = app.clone();
+            async move {
+                let resp = app
+                    .oneshot(req.map(axum::body::Body::new))
+                    .await
+                    .unwrap_or_else(|never: Infallible| match never {});
+                Ok::<_, Infallible>(resp)
+            }
+        });
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(limits.header_read_timeout)
+            .serve_connection(TokioIo::new(stream), hyper_svc);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _ = conn.await;
+            drop(permit);
+        });
+    }
+    drop(listener);
+    tracing::info!("shutting down: answering parked awaits");
+    svc.shut_down();
+    if tokio::time::timeout(limits.shutdown_grace, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("some connections were still open after the grace period");
+    }
+}
+
+/// The address to print and to build links from when `SAYSO_PUBLIC_URL` is not set.
+pub fn default_public_url(bound: SocketAddr) -> String {
+    let host = match bound.ip() {
+        ip if ip.is_unspecified() => "localhost".to_string(),
+        std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+        ip => ip.to_string(),
+    };
+    format!("http://{host}:{}", bound.port())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

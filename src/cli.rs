@@ -1,0 +1,103 @@
+//! Running the commands of `config::Cli`: `serve` and the admin commands.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::net::TcpListener;
+
+use crate::app::{ServeLimits, serve, shutdown_signal};
+use crate::config::{Cli, Command, GlobalArgs, InboxCommand, KeyCommand, LogFormat, ServeArgs};
+use crate::service::{Service, ServiceError, ServiceSettings};
+use crate::storage;
+
+/// Runs the command the user asked for.
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    init_logging(&cli.global);
+    match cli.command {
+        None => run_server(&cli.global, ServeArgs::default()).await,
+        Some(Command::Serve(args)) => run_server(&cli.global, args).await,
+        Some(Command::Key(KeyCommand::Create { inbox })) => {
+            let svc = open(&cli.global, None).await?;
+            let key = svc.create_api_key(&inbox).await.map_err(|e| match e {
+                ServiceError::NotFound => anyhow::anyhow!("there is no inbox named {inbox:?}"),
+                e => anyhow::anyhow!(e),
+            })?;
+            println!("{key}");
+            Ok(())
+        }
+        Some(Command::Inbox(InboxCommand::Create { name, email })) => {
+            let svc = open(&cli.global, None).await?;
+            let inbox = svc
+                .create_inbox(&name, email.as_deref())
+                .await
+                .map_err(describe)?;
+            println!("{}", svc.feed_url(&inbox));
+            Ok(())
+        }
+    }
+}
+
+async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(global.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", global.listen))?;
+    let bound = listener.local_addr()?;
+    let max_await = Duration::from_secs(args.max_await_s);
+    let svc = open(global, Some(max_await)).await?;
+    if let Some(first) = svc.first_run().await.map_err(describe)? {
+        println!(
+            "sayso: first run, created the inbox \"{}\".\n\
+             \n  API key (shown once; keep it):  {}\n  Feed link (open on your phone): {}\n",
+            first.inbox.name, first.api_key, first.feed_url
+        );
+    }
+    svc.start_background();
+    tracing::info!(address = %bound, public_url = %svc.settings().public_url, "sayso is listening");
+    let limits = ServeLimits {
+        header_read_timeout: Duration::from_secs(args.header_timeout_s.max(1)),
+        max_connections: args.max_connections.max(1),
+        ..ServeLimits::default()
+    };
+    serve(listener, svc, limits, shutdown_signal()).await;
+    Ok(())
+}
+
+/// Connects to the database and opens the service on it.
+async fn open(global: &GlobalArgs, max_await: Option<Duration>) -> anyhow::Result<Service> {
+    let public_url = global.public_url()?;
+    let store = storage::connect(&global.database_url)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot open the database: {e}"))?;
+    let settings = ServiceSettings {
+        public_url,
+        max_await: max_await.unwrap_or(Duration::from_secs(600)),
+        expiry_interval: Duration::from_secs(1),
+    };
+    Service::new(store, settings).await.map_err(describe)
+}
+
+fn describe(e: ServiceError) -> anyhow::Error {
+    match e {
+        ServiceError::Validation(issues) => anyhow::anyhow!(
+            "{}",
+            issues
+                .iter()
+                .map(|i| format!("{}: {}", i.path, i.message))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        e => anyhow::anyhow!(e),
+    }
+}
+
+fn init_logging(global: &GlobalArgs) {
+    let filter = tracing_subscriber::EnvFilter::try_new(&global.log)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match global.log_format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+}

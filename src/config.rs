@@ -1,0 +1,174 @@
+//! Command line and environment (DESIGN.md §7): every flag has a `SAYSO_*` variable and a
+//! default, so `sayso` alone serves on SQLite.
+
+use std::net::SocketAddr;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// sayso: a self-hosted decision service for AI agents.
+#[derive(Debug, Parser)]
+#[command(name = "sayso", version, about, long_about = None)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// What to do; `serve` when omitted.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Settings every command shares.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Database: sqlite://PATH (created if missing) or postgres://USER@HOST/DB.
+    #[arg(
+        long,
+        env = "SAYSO_DATABASE_URL",
+        default_value = "sqlite://sayso.db",
+        global = true
+    )]
+    pub database_url: String,
+    /// Address to listen on.
+    #[arg(
+        long,
+        env = "SAYSO_LISTEN",
+        default_value = "127.0.0.1:8080",
+        global = true
+    )]
+    pub listen: SocketAddr,
+    /// Base URL of the links sent to people [default: from the listen address].
+    #[arg(long, env = "SAYSO_PUBLIC_URL", global = true)]
+    pub public_url: Option<String>,
+    /// Log filter, e.g. `info` or `sayso=debug,tower_http=info`.
+    #[arg(long, env = "SAYSO_LOG", default_value = "info", global = true)]
+    pub log: String,
+    /// Log line format.
+    #[arg(
+        long,
+        env = "SAYSO_LOG_FORMAT",
+        value_enum,
+        default_value_t = LogFormat::Text,
+        global = true
+    )]
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the service (the default).
+    Serve(ServeArgs),
+    /// Manage API keys.
+    #[command(subcommand)]
+    Key(KeyCommand),
+    /// Manage inboxes.
+    #[command(subcommand)]
+    Inbox(InboxCommand),
+}
+
+/// Settings of the server.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// The longest an await request may wait, in seconds.
+    #[arg(long, env = "SAYSO_MAX_AWAIT_S", default_value_t = 600)]
+    pub max_await_s: u64,
+    /// Connections held at once.
+    #[arg(long, env = "SAYSO_MAX_CONNECTIONS", default_value_t = 15_000)]
+    pub max_connections: usize,
+    /// Seconds a client has to send its request head before it is disconnected.
+    #[arg(long, env = "SAYSO_HEADER_TIMEOUT_S", default_value_t = 10)]
+    pub header_timeout_s: u64,
+}
+
+impl Default for ServeArgs {
+    /// The defaults, with `SAYSO_*` variables applied: what `sayso` alone runs with.
+    fn default() -> Self {
+        #[derive(Parser)]
+        struct Only {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        Only::parse_from(["sayso"]).serve
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// Make a new API key and print it alone on stdout.
+    Create {
+        /// The inbox the key belongs to.
+        #[arg(long, default_value = "default")]
+        inbox: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum InboxCommand {
+    /// Make an inbox and print its feed link.
+    Create {
+        /// Its name: a–z, 0–9, '-' and '_'.
+        name: String,
+        /// Where its email notifications go.
+        #[arg(long)]
+        email: Option<String>,
+    },
+}
+
+impl GlobalArgs {
+    /// The public URL without a trailing slash; refuses one that is not an http(s) URL.
+    pub fn public_url(&self) -> anyhow::Result<String> {
+        match &self.public_url {
+            None => Ok(crate::app::default_public_url(self.listen)),
+            Some(raw) => {
+                let url = url::Url::parse(raw)
+                    .map_err(|e| anyhow::anyhow!("SAYSO_PUBLIC_URL {raw:?} is not a URL: {e}"))?;
+                if !matches!(url.scheme(), "http" | "https") {
+                    anyhow::bail!("SAYSO_PUBLIC_URL must start with http:// or https://");
+                }
+                Ok(raw.trim_end_matches('/').to_string())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_arguments_means_serve_on_sqlite() {
+        let cli = Cli::try_parse_from(["sayso"]).unwrap();
+        assert!(cli.command.is_none());
+        assert!(
+            cli.global.database_url.starts_with("sqlite:")
+                || std::env::var("SAYSO_DATABASE_URL").is_ok()
+        );
+    }
+
+    #[test]
+    fn subcommands_parse() {
+        let cli = Cli::try_parse_from(["sayso", "key", "create", "--inbox", "ops"]).unwrap();
+        assert!(
+            matches!(cli.command, Some(Command::Key(KeyCommand::Create { ref inbox })) if inbox == "ops")
+        );
+        let cli =
+            Cli::try_parse_from(["sayso", "inbox", "create", "ops", "--email", "a@b.co"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Some(Command::Inbox(InboxCommand::Create { .. }))
+        ));
+    }
+
+    #[test]
+    fn a_public_url_must_be_http() {
+        let mut g = Cli::try_parse_from(["sayso"]).unwrap().global;
+        g.public_url = Some("https://ask.example.com/".into());
+        assert_eq!(g.public_url().unwrap(), "https://ask.example.com");
+        g.public_url = Some("ftp://x".into());
+        assert!(g.public_url().is_err());
+    }
+}

@@ -1,0 +1,226 @@
+//! The agent API under `/v1` (DESIGN.md §2).
+
+use std::time::Duration;
+
+use axum::extract::{DefaultBodyLimit, Path, RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::error::ApiError;
+use super::extract::{Auth, JsonBody, decision_id};
+use crate::domain::{Issues, Kind, Status};
+use crate::service::{ListQuery, Service};
+
+/// A create may carry a 5 MiB image as base64 and 64 KiB of Markdown.
+pub const CREATE_BODY_LIMIT: usize = 8 * 1024 * 1024;
+/// Every other body is small.
+pub const SMALL_BODY_LIMIT: usize = 64 * 1024;
+
+/// The default wait of an await, below common client and proxy timeouts.
+const DEFAULT_AWAIT_S: u64 = 50;
+
+pub fn routes() -> Router<Service> {
+    Router::new()
+        .route(
+            "/v1/decisions",
+            post(create_decision)
+                .layer(DefaultBodyLimit::max(CREATE_BODY_LIMIT))
+                .get(list_decisions),
+        )
+        .route("/v1/decisions/{id}", get(get_decision))
+        .route("/v1/decisions/{id}/await", get(await_decision))
+        .route("/v1/decisions/{id}/cancel", post(cancel_decision))
+}
+
+async fn create_decision(
+    State(svc): State<Service>,
+    Auth(inbox): Auth,
+    headers: HeaderMap,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let key = match headers.get("idempotency-key") {
+        None => None,
+        Some(v) => Some(v.to_str().map_err(|_| {
+            ApiError::validation(vec![crate::domain::Issue {
+                path: "Idempotency-Key".into(),
+                message: "must be visible ASCII characters".into(),
+            }])
+        })?),
+    };
+    let created = svc.create_decision(&inbox, &body, key).await?;
+    let status = if created.replayed {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    };
+    let location = format!("/v1/decisions/{}", created.handle.decision_id);
+    let mut resp = (status, Json(created.handle)).into_response();
+    if let Ok(v) = HeaderValue::from_str(&location) {
+        resp.headers_mut().insert(header::LOCATION, v);
+    }
+    Ok(resp)
+}
+
+async fn get_decision(
+    State(svc): State<Service>,
+    Auth(inbox): Auth,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let d = svc.get_decision(&inbox, decision_id(&id)?).await?;
+    Ok(Json(svc.view(&d).await?).into_response())
+}
+
+async fn await_decision(
+    State(svc): State<Service>,
+    Auth(inbox): Auth,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let id = decision_id(&id)?;
+    let mut issues = Issues::new();
+    let mut timeout_s = DEFAULT_AWAIT_S;
+    for (k, v) in pairs(&query) {
+        if k == "timeout_s" {
+            match v.parse::<u64>() {
+                Ok(n) => timeout_s = n,
+                Err(_) => issues.push("timeout_s", "must be a whole number of seconds"),
+            }
+        }
+    }
+    issues.finish(()).map_err(ApiError::validation)?;
+    let d = svc
+        .await_decision(&inbox, id, Duration::from_secs(timeout_s))
+        .await?;
+    Ok(Json(svc.view(&d).await?).into_response())
+}
+
+async fn cancel_decision(
+    State(svc): State<Service>,
+    Auth(inbox): Auth,
+    Path(id): Path<String>,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    let id = decision_id(&id)?;
+    // The body is optional: no body, or `{"reason": "…"}`.
+    let reason = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        let v = super::extract::parse_json(&body)?;
+        cancel_reason(&v).map_err(ApiError::validation)?
+    };
+    let d = svc.cancel_decision(&inbox, id, reason).await?;
+    Ok(Json(svc.view(&d).await?).into_response())
+}
+
+fn cancel_reason(v: &Value) -> Result<Option<String>, Vec<crate::domain::Issue>> {
+    let mut issues = Issues::new();
+    let reason = match v {
+        Value::Object(m) => match m.get("reason") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) if s.chars().count() <= 2000 => Some(s.trim().to_string()),
+            Some(Value::String(_)) => {
+                issues.push("reason", "must be at most 2000 characters");
+                None
+            }
+            Some(_) => {
+                issues.push("reason", "must be a string");
+                None
+            }
+        },
+        _ => {
+            issues.push("", "the request body must be a JSON object");
+            None
+        }
+    };
+    issues.finish(reason.filter(|r| !r.is_empty()))
+}
+
+async fn list_decisions(
+    State(svc): State<Service>,
+    Auth(inbox): Auth,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let q = parse_list_query(query.as_deref()).map_err(ApiError::validation)?;
+    Ok(Json(svc.list_decisions(&inbox, q).await?).into_response())
+}
+
+fn parse_list_query(query: Option<&str>) -> Result<ListQuery, Vec<crate::domain::Issue>> {
+    let mut issues = Issues::new();
+    let mut q = ListQuery {
+        limit: 50,
+        ..ListQuery::default()
+    };
+    for (k, v) in pairs(&query.map(str::to_string)) {
+        match k.as_str() {
+            "status" if !v.is_empty() => match Status::parse(&v) {
+                Some(s) => q.status = Some(s),
+                None => issues.push(
+                    "status",
+                    "must be one of pending, answered, declined, expired, cancelled",
+                ),
+            },
+            "kind" if !v.is_empty() => match Kind::parse(&v) {
+                Some(kind) => q.kind = Some(kind),
+                None => issues.push("kind", "must be one of bool, choose, text, form, todo"),
+            },
+            "project" if !v.is_empty() => q.project = Some(v),
+            "limit" => match v.parse::<u32>() {
+                Ok(n) if (1..=200).contains(&n) => q.limit = n,
+                _ => issues.push("limit", "must be a whole number from 1 to 200"),
+            },
+            "cursor" if !v.is_empty() => match Uuid::parse_str(&v) {
+                Ok(id) => q.cursor = Some(id),
+                Err(_) => issues.push("cursor", "is not a cursor this server returned"),
+            },
+            _ => {}
+        }
+    }
+    issues.finish(q)
+}
+
+fn pairs(query: &Option<String>) -> Vec<(String, String)> {
+    query
+        .as_deref()
+        .map(|q| {
+            url::form_urlencoded::parse(q.as_bytes())
+                .into_owned()
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_query_names_each_bad_parameter() {
+        let err = parse_list_query(Some("status=done&kind=poll&limit=0&cursor=zzz")).unwrap_err();
+        let paths: Vec<_> = err.iter().map(|i| i.path.as_str()).collect();
+        assert_eq!(paths, ["status", "kind", "limit", "cursor"]);
+    }
+
+    #[test]
+    fn list_query_reads_filters() {
+        let q = parse_list_query(Some("status=pending&kind=todo&project=ops&limit=5")).unwrap();
+        assert_eq!(q.status, Some(Status::Pending));
+        assert_eq!(q.kind, Some(Kind::Todo));
+        assert_eq!(q.project.as_deref(), Some("ops"));
+        assert_eq!(q.limit, 5);
+    }
+
+    #[test]
+    fn cancel_reason_is_an_optional_string() {
+        assert_eq!(cancel_reason(&serde_json::json!({})).unwrap(), None);
+        assert_eq!(
+            cancel_reason(&serde_json::json!({"reason": " done "})).unwrap(),
+            Some("done".into())
+        );
+        assert!(cancel_reason(&serde_json::json!({"reason": 3})).is_err());
+        assert!(cancel_reason(&serde_json::json!([1])).is_err());
+    }
+}

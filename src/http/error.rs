@@ -1,0 +1,148 @@
+//! `ApiError`: every failure of the JSON API in the one shape of DESIGN.md §2.
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+use crate::domain::{Issue, Status};
+use crate::service::ServiceError;
+
+/// An error response: `{"error": {"code", "message", "details"}}`.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+    pub details: Vec<Issue>,
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    error: Inner<'a>,
+}
+
+#[derive(Serialize)]
+struct Inner<'a> {
+    code: &'a str,
+    message: &'a str,
+    details: &'a [Issue],
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            details: Vec::new(),
+        }
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
+    pub fn not_found() -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", "no such decision")
+    }
+
+    pub fn payload_too_large(limit: usize) -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the request body is larger than the limit of {limit} bytes"),
+        )
+    }
+
+    pub fn validation(details: Vec<Issue>) -> Self {
+        let message = match details.as_slice() {
+            [one] if one.path.is_empty() => one.message.clone(),
+            [one] => format!("{}: {}", one.path, one.message),
+            many => format!("{} problems with the request; see details", many.len()),
+        };
+        ApiError {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            code: "validation_failed",
+            message,
+            details,
+        }
+    }
+
+    pub fn unavailable() -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "the database is unavailable; retry shortly",
+        )
+    }
+}
+
+impl From<ServiceError> for ApiError {
+    fn from(e: ServiceError) -> Self {
+        match e {
+            ServiceError::Validation(details) => ApiError::validation(details),
+            ServiceError::Unauthorized => ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "missing or unknown API key: send Authorization: Bearer sk_…",
+            ),
+            ServiceError::NotFound => ApiError::not_found(),
+            ServiceError::AlreadyResolved(d) => ApiError::new(
+                StatusCode::CONFLICT,
+                "already_resolved",
+                resolved_message(d.status, d.resolved_at),
+            ),
+            ServiceError::Expired(d) => ApiError::new(
+                StatusCode::GONE,
+                "expired",
+                resolved_message(Status::Expired, d.resolved_at),
+            ),
+            ServiceError::IdempotencyMismatch => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "idempotency_mismatch",
+                "this Idempotency-Key was already used with a different request body",
+            ),
+            ServiceError::Conflict(m) => ApiError::new(StatusCode::CONFLICT, "conflict", m),
+            ServiceError::Unavailable => ApiError::unavailable(),
+            ServiceError::Internal(cause) => {
+                tracing::error!(%cause, "internal error");
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "something went wrong on the server; it has been logged",
+                )
+            }
+        }
+    }
+}
+
+/// "The decision was already answered at …", for 409 and 410 responses.
+pub fn resolved_message(status: Status, at: Option<time::OffsetDateTime>) -> String {
+    let when = at
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .map(|t| format!(" at {t}"))
+        .unwrap_or_default();
+    format!("the decision was already {}{when}", status.as_str())
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = Body {
+            error: Inner {
+                code: self.code,
+                message: &self.message,
+                details: &self.details,
+            },
+        };
+        let mut resp = (self.status, Json(body)).into_response();
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
+        }
+        resp
+    }
+}

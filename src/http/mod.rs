@@ -1,0 +1,56 @@
+//! HTTP: the agent API, the person's pages, health checks, and the router that joins them.
+
+pub mod api;
+pub mod error;
+pub mod extract;
+pub mod pages;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use tower_http::trace::TraceLayer;
+
+use crate::service::Service;
+use error::ApiError;
+
+/// The whole application as one router, ready to serve or to call with `oneshot` in tests.
+pub fn router(svc: Service) -> Router {
+    Router::new()
+        .merge(api::routes())
+        .merge(pages::routes())
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(api::SMALL_BODY_LIMIT))
+        .layer(TraceLayer::new_for_http())
+        .with_state(svc)
+}
+
+/// The process is up.
+async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+/// The database answers.
+async fn readyz(State(svc): State<Service>) -> impl IntoResponse {
+    if svc.ready().await {
+        (StatusCode::OK, "ready\n").into_response()
+    } else {
+        ApiError::unavailable().into_response()
+    }
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this endpoint does not take that method",
+    )
+}

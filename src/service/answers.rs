@@ -1,0 +1,38 @@
+//! The person's side of a decision, reached through its answer link.
+
+use super::{Service, ServiceError};
+use crate::domain::answer::validate_answer;
+use crate::domain::{AnswerInput, Decision, Status};
+
+impl Service {
+    /// The decision an answer link opens; a forged or unknown token is `NotFound`.
+    pub async fn decision_by_token(&self, token: &str) -> Result<Decision, ServiceError> {
+        let id = self
+            .tokens()
+            .open_answer_token(token)
+            .ok_or(ServiceError::NotFound)?;
+        let d = self
+            .store()
+            .decision(None, id)
+            .await?
+            .ok_or(ServiceError::NotFound)?;
+        self.settle(d).await
+    }
+
+    /// A person answers, declines, or marks a to-do done or skipped. The first resolution
+    /// wins; a later one gets `AlreadyResolved`, and one after the decision's time `Expired`.
+    pub async fn submit_answer(
+        &self,
+        token: &str,
+        input: &AnswerInput,
+    ) -> Result<Decision, ServiceError> {
+        let d = self.decision_by_token(token).await?;
+        match d.status {
+            Status::Pending => {}
+            Status::Expired => return Err(ServiceError::Expired(Box::new(d))),
+            _ => return Err(ServiceError::AlreadyResolved(Box::new(d))),
+        }
+        let resolution = validate_answer(&d.spec, input).map_err(ServiceError::Validation)?;
+        self.apply(d.id, &resolution).await
+    }
+}

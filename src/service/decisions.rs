@@ -1,0 +1,251 @@
+//! The agent's side of a decision: create, read, list, cancel.
+
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::tokens::sha256_hex;
+use super::view::{AskHandle, DecisionView};
+use super::{Service, ServiceError, now};
+use crate::domain::new_decision::parse_new_decision;
+use crate::domain::{Decision, Kind, NotificationState, Notify, Resolution, Status};
+use crate::storage::{Idempotency, Inbox, Inserted, ListFilter, Resolved};
+
+/// The longest `Idempotency-Key` kept.
+const MAX_IDEMPOTENCY_KEY: usize = 255;
+
+/// A created (or, for a repeated idempotent request, found) decision.
+#[derive(Debug)]
+pub struct Created {
+    pub handle: AskHandle,
+    /// True when an earlier request with the same idempotency key made it.
+    pub replayed: bool,
+}
+
+/// What a list asks for.
+#[derive(Debug, Clone, Default)]
+pub struct ListQuery {
+    pub status: Option<Status>,
+    pub kind: Option<Kind>,
+    pub project: Option<String>,
+    pub limit: u32,
+    pub cursor: Option<Uuid>,
+}
+
+/// One page of a list, newest first.
+#[derive(Debug, serde::Serialize)]
+pub struct ListPage {
+    pub items: Vec<DecisionView>,
+    /// Pass as `cursor` for the next page; null on the last.
+    pub next: Option<String>,
+}
+
+impl Service {
+    /// Validates and stores a new decision for `inbox`.
+    pub async fn create_decision(
+        &self,
+        inbox: &Inbox,
+        body: &Value,
+        idempotency_key: Option<&str>,
+    ) -> Result<Created, ServiceError> {
+        if let Some(key) = idempotency_key {
+            check_idempotency_key(key)?;
+        }
+        let new = parse_new_decision(body).map_err(ServiceError::Validation)?;
+        let request_hash = sha256_hex(canonical_json(body).as_bytes());
+        let created_at = now();
+        let row = crate::storage::InsertDecision {
+            id: Uuid::now_v7(),
+            inbox_id: inbox.id,
+            new: &new,
+            created_at,
+            expires_at: created_at + new.ttl,
+            idempotency: idempotency_key.map(|key| Idempotency {
+                key,
+                request_hash: &request_hash,
+            }),
+            notifications: initial_notifications(new.spec.notify),
+        };
+        let (decision, replayed) = match self.store().insert_decision(row).await? {
+            Inserted::New(d) => (d, false),
+            Inserted::Existing {
+                decision,
+                request_hash: stored,
+            } => {
+                if stored != request_hash {
+                    return Err(ServiceError::IdempotencyMismatch);
+                }
+                (decision, true)
+            }
+        };
+        Ok(Created {
+            handle: AskHandle {
+                decision_id: decision.id,
+                web_url: self.web_url(&decision),
+                expires_at: decision.expires_at,
+                warnings: new.warnings,
+            },
+            replayed,
+        })
+    }
+
+    /// The inbox's decision, expired first if its time is up.
+    pub async fn get_decision(&self, inbox: &Inbox, id: Uuid) -> Result<Decision, ServiceError> {
+        let d = self
+            .store()
+            .decision(Some(inbox.id), id)
+            .await?
+            .ok_or(ServiceError::NotFound)?;
+        self.settle(d).await
+    }
+
+    /// The API view of a decision.
+    pub async fn view(&self, d: &Decision) -> Result<DecisionView, ServiceError> {
+        let notifications = self.store().notifications(d.id).await?;
+        Ok(DecisionView::new(d, self.web_url(d), notifications))
+    }
+
+    /// Lists the inbox's decisions, newest first.
+    pub async fn list_decisions(
+        &self,
+        inbox: &Inbox,
+        q: ListQuery,
+    ) -> Result<ListPage, ServiceError> {
+        let limit = q.limit.clamp(1, 200);
+        let filter = ListFilter {
+            status: q.status,
+            kind: q.kind,
+            project: q.project,
+            limit: limit + 1,
+            before: q.cursor,
+        };
+        let mut rows = self.store().list_decisions(inbox.id, &filter).await?;
+        let next = if rows.len() > limit as usize {
+            rows.truncate(limit as usize);
+            rows.last().map(|d| d.id.simple().to_string())
+        } else {
+            None
+        };
+        let mut items = Vec::with_capacity(rows.len());
+        for d in rows {
+            let d = self.settle(d).await?;
+            items.push(self.view(&d).await?);
+        }
+        Ok(ListPage { items, next })
+    }
+
+    /// The agent withdraws a pending decision.
+    pub async fn cancel_decision(
+        &self,
+        inbox: &Inbox,
+        id: Uuid,
+        reason: Option<String>,
+    ) -> Result<Decision, ServiceError> {
+        self.get_decision(inbox, id).await?;
+        self.apply(id, &Resolution::cancel(reason)).await
+    }
+
+    /// Applies a resolution; the first one wins and wakes the decision's waiters.
+    pub(super) async fn apply(
+        &self,
+        id: Uuid,
+        resolution: &Resolution,
+    ) -> Result<Decision, ServiceError> {
+        match self.store().resolve(id, resolution, now()).await? {
+            Resolved::Won(d) => {
+                self.waiters().wake(id);
+                Ok(d)
+            }
+            Resolved::Lost(d) => {
+                let d = self.settle(d).await?;
+                match d.status {
+                    Status::Expired => Err(ServiceError::Expired(Box::new(d))),
+                    _ => Err(ServiceError::AlreadyResolved(Box::new(d))),
+                }
+            }
+        }
+    }
+
+    /// Returns the decision as it stands, expiring it first if it is pending past its time.
+    pub(super) async fn settle(&self, d: Decision) -> Result<Decision, ServiceError> {
+        let now = now();
+        if d.status != Status::Pending || now < d.expires_at {
+            return Ok(d);
+        }
+        match self.store().expire(d.id, now).await? {
+            Resolved::Won(d) => {
+                self.waiters().wake(d.id);
+                Ok(d)
+            }
+            Resolved::Lost(d) => Ok(d),
+        }
+    }
+}
+
+fn check_idempotency_key(key: &str) -> Result<(), ServiceError> {
+    if key.is_empty() || key.chars().count() > MAX_IDEMPOTENCY_KEY {
+        return Err(ServiceError::invalid(
+            "Idempotency-Key",
+            format!("must be 1–{MAX_IDEMPOTENCY_KEY} characters"),
+        ));
+    }
+    Ok(())
+}
+
+/// Until the notification channels exist, the chosen channel is recorded as skipped, so an
+/// agent can see that nobody was told rather than assume somebody was.
+fn initial_notifications(notify: Notify) -> Vec<NotificationState> {
+    match notify {
+        Notify::None => Vec::new(),
+        channel => vec![NotificationState {
+            channel: channel.as_str().to_string(),
+            status: "skipped".into(),
+            detail: Some(format!(
+                "{} notifications are not configured on this server; share the web_url yourself",
+                channel.as_str()
+            )),
+        }],
+    }
+}
+
+/// JSON with object keys sorted, so the same body hashes the same whatever its key order.
+fn canonical_json(v: &Value) -> String {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut entries: Vec<_> = m.iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+                Value::Object(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| (k.clone(), sorted(v)))
+                        .collect(),
+                )
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    // serde_json's parser refuses nesting deeper than 128, so this recursion is bounded.
+    sorted(v).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_json_ignores_key_order() {
+        let a: Value =
+            serde_json::from_str(r#"{"b":1,"a":{"y":[1,{"d":2,"c":3}],"x":null}}"#).unwrap();
+        let b: Value =
+            serde_json::from_str(r#"{"a":{"x":null,"y":[1,{"c":3,"d":2}]},"b":1}"#).unwrap();
+        assert_eq!(canonical_json(&a), canonical_json(&b));
+    }
+
+    #[test]
+    fn idempotency_keys_are_bounded() {
+        assert!(check_idempotency_key("k-1").is_ok());
+        assert!(check_idempotency_key("").is_err());
+        assert!(check_idempotency_key(&"k".repeat(256)).is_err());
+    }
+}

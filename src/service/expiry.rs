@@ -1,0 +1,32 @@
+//! The sweeper that turns due pending decisions into `expired`, for the ones nobody awaits.
+//! Every replica runs one; storage makes the work safe to share without a leader.
+
+use std::time::Duration;
+
+use super::{Service, now};
+
+/// How many decisions one sweep expires before looking again.
+const BATCH: u32 = 500;
+
+pub(super) async fn sweep(svc: Service) {
+    let mut backoff = svc.settings().expiry_interval;
+    loop {
+        tokio::time::sleep(backoff).await;
+        match svc.store().expire_due(now(), BATCH).await {
+            Ok(ids) => {
+                for id in &ids {
+                    svc.waiters().wake(*id);
+                }
+                backoff = if ids.len() as u32 == BATCH {
+                    Duration::ZERO
+                } else {
+                    svc.settings().expiry_interval
+                };
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "expiry sweep failed; retrying");
+                backoff = (backoff * 2).clamp(Duration::from_secs(1), Duration::from_secs(30));
+            }
+        }
+    }
+}

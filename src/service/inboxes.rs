@@ -1,0 +1,140 @@
+//! Inboxes and their API keys.
+
+use super::tokens::{generate_api_key, hash_api_key};
+use super::{Service, ServiceError, now};
+use crate::storage::Inbox;
+
+/// What a first start on an empty database made: shown once, never again.
+#[derive(Debug)]
+pub struct FirstRun {
+    pub inbox: Inbox,
+    pub api_key: String,
+    pub feed_url: String,
+}
+
+impl Service {
+    /// The inbox of an API key (`Authorization: Bearer sk_…`).
+    pub async fn authenticate(&self, api_key: &str) -> Result<Inbox, ServiceError> {
+        if !api_key.starts_with("sk_") || api_key.len() > 200 {
+            return Err(ServiceError::Unauthorized);
+        }
+        self.store()
+            .inbox_for_key(&hash_api_key(api_key))
+            .await?
+            .ok_or(ServiceError::Unauthorized)
+    }
+
+    /// Makes an inbox; its name must be new.
+    pub async fn create_inbox(
+        &self,
+        name: &str,
+        email: Option<&str>,
+    ) -> Result<Inbox, ServiceError> {
+        check_inbox_name(name)?;
+        if let Some(email) = email {
+            check_email(email)?;
+        }
+        match self.store().create_inbox(name, email, now()).await {
+            Err(crate::storage::StoreError::Conflict(_)) => Err(ServiceError::Conflict(format!(
+                "an inbox named {name:?} already exists"
+            ))),
+            other => Ok(other?),
+        }
+    }
+
+    /// Makes a new API key for the named inbox and returns it; only its hash is kept.
+    pub async fn create_api_key(&self, inbox_name: &str) -> Result<String, ServiceError> {
+        let inbox = self
+            .store()
+            .inbox_by_name(inbox_name)
+            .await?
+            .ok_or(ServiceError::NotFound)?;
+        let key = generate_api_key();
+        self.store()
+            .create_api_key(inbox.id, &hash_api_key(&key), now())
+            .await?;
+        Ok(key)
+    }
+
+    /// The feed link of an inbox.
+    pub fn feed_url(&self, inbox: &Inbox) -> String {
+        format!(
+            "{}/inbox/{}",
+            self.settings().public_url,
+            self.tokens().feed_token(inbox.id)
+        )
+    }
+
+    /// On an empty database, makes the inbox `default` with one key. When several replicas
+    /// start at once, only the one whose insert wins reports a first run.
+    pub async fn first_run(&self) -> Result<Option<FirstRun>, ServiceError> {
+        if self.store().count_inboxes().await? > 0 {
+            return Ok(None);
+        }
+        let inbox = match self.create_inbox("default", None).await {
+            Ok(inbox) => inbox,
+            Err(ServiceError::Conflict(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let api_key = self.create_api_key(&inbox.name).await?;
+        let feed_url = self.feed_url(&inbox);
+        Ok(Some(FirstRun {
+            inbox,
+            api_key,
+            feed_url,
+        }))
+    }
+}
+
+fn check_inbox_name(name: &str) -> Result<(), ServiceError> {
+    let ok = (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(ServiceError::invalid(
+            "name",
+            "an inbox name is 1–64 characters of a–z, 0–9, '-' and '_'",
+        ))
+    }
+}
+
+fn check_email(email: &str) -> Result<(), ServiceError> {
+    let ok = email.len() <= 254
+        && !email.contains(char::is_whitespace)
+        && email
+            .split_once('@')
+            .is_some_and(|(l, d)| !l.is_empty() && d.contains('.') && !d.contains('@'));
+    if ok {
+        Ok(())
+    } else {
+        Err(ServiceError::invalid(
+            "email",
+            format!("{email:?} is not an email address"),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inbox_names_are_simple_slugs() {
+        assert!(check_inbox_name("default").is_ok());
+        assert!(check_inbox_name("team-ops_2").is_ok());
+        for bad in ["", "Default", "a b", "ü", &"a".repeat(65)] {
+            assert!(check_inbox_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn emails_need_a_local_part_and_a_domain() {
+        assert!(check_email("ops@example.com").is_ok());
+        for bad in ["ops", "@example.com", "ops@example", "a b@example.com"] {
+            assert!(check_email(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The rules of DESIGN.md §3 on top of storage: create, read, wait, answer, cancel, expire.
+//! Handlers (HTTP, MCP, CLI) call one function here each and map its result.
+
+mod answers;
+mod decisions;
+mod expiry;
+mod inboxes;
+pub mod tokens;
+pub mod view;
+mod waiting;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use time::OffsetDateTime;
+use tokio::sync::watch;
+
+use crate::domain::{Decision, Issue};
+use crate::storage::{Store, StoreError};
+use crate::wake::Waiters;
+
+pub use decisions::{Created, ListPage, ListQuery};
+pub use inboxes::FirstRun;
+pub use tokens::Tokens;
+pub use view::{AskHandle, DecisionView};
+
+/// Why a service call did not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// The request is well-formed JSON of the wrong shape; every problem is listed.
+    #[error("the request is not valid")]
+    Validation(Vec<Issue>),
+    #[error("missing or unknown API key")]
+    Unauthorized,
+    #[error("not found")]
+    NotFound,
+    /// The decision was already answered, declined, cancelled or expired.
+    #[error("the decision is already resolved")]
+    AlreadyResolved(Box<Decision>),
+    /// A person tried to answer a decision whose time is up.
+    #[error("the decision has expired")]
+    Expired(Box<Decision>),
+    #[error("this Idempotency-Key was already used with another request body")]
+    IdempotencyMismatch,
+    /// A name is taken (an inbox), said in the message.
+    #[error("{0}")]
+    Conflict(String),
+    #[error("the database is unavailable")]
+    Unavailable,
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl From<StoreError> for ServiceError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound => ServiceError::NotFound,
+            StoreError::Conflict(m) => ServiceError::Conflict(m),
+            StoreError::Unavailable(m) => {
+                tracing::warn!(cause = %m, "database unavailable");
+                ServiceError::Unavailable
+            }
+            StoreError::Other(m) => ServiceError::Internal(m),
+        }
+    }
+}
+
+impl ServiceError {
+    /// A single validation problem.
+    pub fn invalid(path: &str, message: impl Into<String>) -> Self {
+        ServiceError::Validation(vec![Issue {
+            path: path.to_string(),
+            message: message.into(),
+        }])
+    }
+}
+
+/// How the service is set up.
+#[derive(Debug, Clone)]
+pub struct ServiceSettings {
+    /// Base of the links sent to people, without a trailing slash.
+    pub public_url: String,
+    /// The longest an await may park.
+    pub max_await: Duration,
+    /// How often due decisions are swept into `expired`.
+    pub expiry_interval: Duration,
+}
+
+/// The service: cheap to clone, shared by every handler.
+#[derive(Clone)]
+pub struct Service {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<dyn Store>,
+    waiters: Arc<Waiters>,
+    tokens: Tokens,
+    settings: ServiceSettings,
+    shutdown_tx: watch::Sender<bool>,
+    shutdown_rx: watch::Receiver<bool>,
+}
+
+impl Service {
+    /// Opens the service on a store: loads the server key, making it on first start.
+    /// Nothing runs in the background until `start_background`.
+    pub async fn new(
+        store: Arc<dyn Store>,
+        settings: ServiceSettings,
+    ) -> Result<Service, ServiceError> {
+        let stored = store
+            .setting_or_init("token_key", &Tokens::generate_key_hex())
+            .await?;
+        let tokens = Tokens::from_key_hex(&stored)
+            .ok_or_else(|| ServiceError::Internal("the stored token key is malformed".into()))?;
+        let (shutdown_tx, shutdown_rx) = watch::channel(false);
+        Ok(Service {
+            inner: Arc::new(Inner {
+                store,
+                waiters: Waiters::new(),
+                tokens,
+                settings,
+                shutdown_tx,
+                shutdown_rx,
+            }),
+        })
+    }
+
+    /// Starts listening for other replicas' resolutions and the expiry sweeper; both stop
+    /// with `shut_down`.
+    pub fn start_background(&self) {
+        let w = Arc::clone(&self.inner.waiters);
+        if let Some(task) = self.inner.store.listen(Arc::new(move |s| w.on_signal(s))) {
+            self.stop_with_shutdown(task);
+        }
+        let sweeper = tokio::spawn(expiry::sweep(self.clone()));
+        self.stop_with_shutdown(sweeper);
+    }
+
+    /// Tells parked awaits to return now and stops background work; used on shutdown.
+    pub fn shut_down(&self) {
+        let _ = self.inner.shutdown_tx.send(true);
+        self.inner.waiters.wake_all();
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.inner.store
+    }
+
+    pub fn waiters(&self) -> &Arc<Waiters> {
+        &self.inner.waiters
+    }
+
+    pub fn tokens(&self) -> &Tokens {
+        &self.inner.tokens
+    }
+
+    pub fn settings(&self) -> &ServiceSettings {
+        &self.inner.settings
+    }
+
+    /// The answer link of a decision.
+    pub fn web_url(&self, decision: &Decision) -> String {
+        format!(
+            "{}/d/{}",
+            self.inner.settings.public_url,
+            self.inner.tokens.answer_token(decision.id)
+        )
+    }
+
+    /// Whether the database answers.
+    pub async fn ready(&self) -> bool {
+        self.inner.store.ping().await.is_ok()
+    }
+
+    fn shutdown_signal(&self) -> watch::Receiver<bool> {
+        self.inner.shutdown_rx.clone()
+    }
+
+    fn stop_with_shutdown(&self, task: tokio::task::JoinHandle<()>) {
+        let mut rx = self.shutdown_signal();
+        tokio::spawn(async move {
+            let _ = rx.wait_for(|stop| *stop).await;
+            task.abort();
+        });
+    }
+}
+
+/// Now, to the millisecond: the precision both stores keep.
+pub(crate) fn now() -> OffsetDateTime {
+    let t = OffsetDateTime::now_utc();
+    t.replace_millisecond(t.millisecond()).unwrap_or(t)
+}

@@ -1,0 +1,201 @@
+//! Capability links and API keys.
+//!
+//! Answer and feed tokens are derived, not stored: `id ‖ HMAC-SHA256(server key, purpose ‖ id)`
+//! truncated to 160 bits, base64url. The 256-bit server key comes from the OS random source
+//! on first start and lives in the database, so every replica derives the same links and
+//! nothing in the database can be replayed as a link. A token is checked by recomputing its
+//! MAC in constant time before any database work, so a wrong token and an absent one cost the
+//! same. API keys are random and kept only as SHA-256 hashes.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, Mac};
+use rand::TryRngCore;
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// Bytes of MAC kept in a token: 160 bits.
+const MAC_LEN: usize = 20;
+
+/// What a token opens; part of the MAC input so one kind of token never opens another.
+#[derive(Debug, Clone, Copy)]
+enum Purpose {
+    Answer,
+    Feed,
+}
+
+impl Purpose {
+    fn tag(self) -> &'static [u8] {
+        match self {
+            Purpose::Answer => b"sayso answer link v1",
+            Purpose::Feed => b"sayso feed link v1",
+        }
+    }
+}
+
+/// Derives and checks capability tokens with the server key.
+#[derive(Clone)]
+pub struct Tokens {
+    key: [u8; 32],
+}
+
+impl Tokens {
+    pub fn new(key: [u8; 32]) -> Self {
+        Self { key }
+    }
+
+    /// A new server key from the OS random source, hex-encoded for the settings table.
+    pub fn generate_key_hex() -> String {
+        let mut key = [0u8; 32];
+        os_random(&mut key);
+        hex(&key)
+    }
+
+    /// Parses a key stored by `generate_key_hex`.
+    pub fn from_key_hex(s: &str) -> Option<Self> {
+        let bytes = unhex(s)?;
+        Some(Self::new(bytes.try_into().ok()?))
+    }
+
+    pub fn answer_token(&self, decision_id: Uuid) -> String {
+        self.token(Purpose::Answer, decision_id)
+    }
+
+    pub fn feed_token(&self, inbox_id: Uuid) -> String {
+        self.token(Purpose::Feed, inbox_id)
+    }
+
+    /// The decision an answer token opens, if the token is genuine.
+    pub fn open_answer_token(&self, token: &str) -> Option<Uuid> {
+        self.open(Purpose::Answer, token)
+    }
+
+    /// The inbox a feed token opens, if the token is genuine.
+    pub fn open_feed_token(&self, token: &str) -> Option<Uuid> {
+        self.open(Purpose::Feed, token)
+    }
+
+    fn mac(&self, purpose: Purpose, id: Uuid) -> HmacSha256 {
+        let mut mac = HmacSha256::new_from_slice(&self.key).expect("HMAC takes any key length");
+        mac.update(purpose.tag());
+        mac.update(id.as_bytes());
+        mac
+    }
+
+    fn token(&self, purpose: Purpose, id: Uuid) -> String {
+        let tag = self.mac(purpose, id).finalize().into_bytes();
+        let mut raw = Vec::with_capacity(16 + MAC_LEN);
+        raw.extend_from_slice(id.as_bytes());
+        raw.extend_from_slice(&tag[..MAC_LEN]);
+        URL_SAFE_NO_PAD.encode(raw)
+    }
+
+    fn open(&self, purpose: Purpose, token: &str) -> Option<Uuid> {
+        // Fixed work whatever the input: decode into a fixed buffer, always compute a MAC.
+        let mut raw = [0u8; 16 + MAC_LEN];
+        let ok_len = token.len() == 48
+            && URL_SAFE_NO_PAD
+                .decode_slice(token.as_bytes(), &mut raw)
+                .map(|n| n == raw.len())
+                .unwrap_or(false);
+        let id = Uuid::from_slice(&raw[..16]).ok()?;
+        let verified = self
+            .mac(purpose, id)
+            .verify_truncated_left(&raw[16..])
+            .is_ok();
+        (ok_len && verified).then_some(id)
+    }
+}
+
+/// A new API key: `sk_` and 256 random bits, base64url.
+pub fn generate_api_key() -> String {
+    let mut bytes = [0u8; 32];
+    os_random(&mut bytes);
+    format!("sk_{}", URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// The form an API key is stored and looked up in.
+pub fn hash_api_key(key: &str) -> String {
+    hex(&Sha256::digest(key.as_bytes()))
+}
+
+/// SHA-256 of some bytes, hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// Fills `buf` from the operating system's random source.
+fn os_random(buf: &mut [u8]) {
+    // Without an OS random source no secret can be made safely: stopping is the only answer.
+    rand::rngs::OsRng
+        .try_fill_bytes(buf)
+        .expect("the operating system's random source failed");
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens() -> Tokens {
+        Tokens::from_key_hex(&Tokens::generate_key_hex()).unwrap()
+    }
+
+    #[test]
+    fn an_answer_token_opens_its_decision() {
+        let t = tokens();
+        let id = Uuid::now_v7();
+        let token = t.answer_token(id);
+        assert_eq!(token.len(), 48);
+        assert_eq!(t.open_answer_token(&token), Some(id));
+    }
+
+    #[test]
+    fn a_feed_token_does_not_open_a_decision() {
+        let t = tokens();
+        let id = Uuid::now_v7();
+        assert_eq!(t.open_answer_token(&t.feed_token(id)), None);
+        assert_eq!(t.open_feed_token(&t.feed_token(id)), Some(id));
+    }
+
+    #[test]
+    fn a_tampered_or_foreign_token_is_refused() {
+        let t = tokens();
+        let id = Uuid::now_v7();
+        let mut token = t.answer_token(id).into_bytes();
+        token[40] = if token[40] == b'A' { b'B' } else { b'A' };
+        assert_eq!(
+            t.open_answer_token(std::str::from_utf8(&token).unwrap()),
+            None
+        );
+        assert_eq!(tokens().open_answer_token(&t.answer_token(id)), None);
+        for junk in ["", "x", "%%%%", &"A".repeat(48), &"A".repeat(4000)] {
+            assert_eq!(t.open_answer_token(junk), None);
+        }
+    }
+
+    #[test]
+    fn api_keys_are_random_and_hashed() {
+        let (a, b) = (generate_api_key(), generate_api_key());
+        assert!(a.starts_with("sk_") && a.len() == 46);
+        assert_ne!(a, b);
+        assert_eq!(hash_api_key(&a), hash_api_key(&a));
+        assert_ne!(hash_api_key(&a), a);
+        assert_eq!(hash_api_key(&a).len(), 64);
+    }
+}
