@@ -1,0 +1,156 @@
+//! A real sayso server on port 0, in this process, on a fresh database.
+
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use reqwest::{Client, Method, RequestBuilder, StatusCode};
+use sayso::app::{ServeLimits, default_public_url, serve};
+use sayso::service::{Service, ServiceSettings};
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// A running server with the `default` inbox and its key.
+pub struct TestServer {
+    pub base: String,
+    pub key: String,
+    pub svc: Service,
+    pub client: Client,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+/// Installs the TLS provider reqwest needs (the build carries only ring).
+pub fn init_tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+impl TestServer {
+    pub async fn start(database_url: &str) -> TestServer {
+        Self::start_with(database_url, ServeLimits::default()).await
+    }
+
+    pub async fn start_with(database_url: &str, limits: ServeLimits) -> TestServer {
+        init_tls();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = default_public_url(listener.local_addr().unwrap());
+        let store = sayso::storage::connect(database_url).await.unwrap();
+        let svc = Service::new(
+            store,
+            ServiceSettings {
+                public_url: base.clone(),
+                max_await: Duration::from_secs(600),
+                expiry_interval: Duration::from_millis(200),
+            },
+        )
+        .await
+        .unwrap();
+        let key = svc
+            .first_run()
+            .await
+            .unwrap()
+            .expect("a fresh database has no inbox")
+            .api_key;
+        svc.start_background();
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(serve(listener, svc.clone(), limits, async {
+            let _ = rx.await;
+        }));
+        TestServer {
+            base,
+            key,
+            svc,
+            client: Client::builder()
+                .timeout(Duration::from_secs(120))
+                .build()
+                .unwrap(),
+            stop: Some(tx),
+            task: Some(task),
+        }
+    }
+
+    /// Stops accepting, answers parked awaits and waits for the server to finish.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+
+    /// Signals shutdown without waiting for it.
+    pub fn begin_stop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+    }
+
+    /// A new inbox with its own key.
+    pub async fn other_inbox_key(&self, name: &str) -> String {
+        self.svc.create_inbox(name, None).await.unwrap();
+        self.svc.create_api_key(name).await.unwrap()
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// A request with the default inbox's key.
+    pub fn req(&self, method: Method, path: &str) -> RequestBuilder {
+        self.client
+            .request(method, self.url(path))
+            .bearer_auth(&self.key)
+    }
+
+    /// Creates a decision and returns its handle; panics unless the answer is 201.
+    pub async fn create(&self, body: Value) -> Value {
+        let (status, json) = send(self.req(Method::POST, "/v1/decisions").json(&body)).await;
+        assert_eq!(status, StatusCode::CREATED, "create failed: {json}");
+        json
+    }
+
+    pub async fn get(&self, id: &str) -> Value {
+        let (status, json) = send(self.req(Method::GET, &format!("/v1/decisions/{id}"))).await;
+        assert_eq!(status, StatusCode::OK, "get failed: {json}");
+        json
+    }
+
+    /// Posts an answer to a decision's web_url as JSON.
+    pub async fn answer(&self, web_url: &str, body: Value) -> (StatusCode, Value) {
+        send(self.client.post(web_url).json(&body)).await
+    }
+
+    pub async fn await_decision(&self, id: &str, timeout_s: u64) -> (StatusCode, Value) {
+        send(self.req(
+            Method::GET,
+            &format!("/v1/decisions/{id}/await?timeout_s={timeout_s}"),
+        ))
+        .await
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// Sends a request and returns its status and JSON body (`Null` when the body is not JSON).
+pub async fn send(req: RequestBuilder) -> (StatusCode, Value) {
+    let resp = req.send().await.expect("request sent");
+    let status = resp.status();
+    let text = resp.text().await.expect("body read");
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// The string at `key` of a JSON object.
+pub fn s<'a>(v: &'a Value, key: &str) -> &'a str {
+    v[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("{key} missing in {v}"))
+}

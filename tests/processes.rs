@@ -1,0 +1,174 @@
+//! The `sayso` binary as people run it: first run, admin commands, and two replicas on one
+//! PostgreSQL database waking each other's waiters.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::server::{init_tls, s, send};
+use reqwest::{Client, StatusCode};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+const BIN: &str = env!("CARGO_BIN_EXE_sayso");
+
+/// A `sayso serve` process on port 0.
+struct Replica {
+    child: Child,
+    base: String,
+    /// The first-run key, when this process made the inbox.
+    key: Option<String>,
+}
+
+async fn start_replica(database_url: &str) -> Replica {
+    let mut child = Command::new(BIN)
+        .env("SAYSO_DATABASE_URL", database_url)
+        .env("SAYSO_LISTEN", "127.0.0.1:0")
+        .env("SAYSO_LOG_FORMAT", "json")
+        .env("SAYSO_LOG", "info")
+        .env_remove("SAYSO_PUBLIC_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("sayso starts");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    let base = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = stderr.next_line().await.unwrap() {
+            let Ok(v) = serde_json::from_str::<Value>(&line) else { continue };
+            if v["fields"]["message"] == "sayso is listening" {
+                return format!("http://{}", v["fields"]["address"].as_str().unwrap());
+            }
+        }
+        panic!("sayso exited before listening");
+    })
+    .await
+    .expect("sayso listens within 30 s");
+    // Keep draining stderr so the process never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut key = None;
+    // The first-run banner, if any, is printed before the server listens.
+    while let Ok(Ok(Some(line))) =
+        tokio::time::timeout(Duration::from_millis(200), stdout.next_line()).await
+    {
+        if let Some(k) = line.split_whitespace().find(|w| w.starts_with("sk_")) {
+            key = Some(k.to_string());
+        }
+    }
+    tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
+    Replica { child, base, key }
+}
+
+async fn sayso(args: &[&str], database_url: &str) -> std::process::Output {
+    Command::new(BIN)
+        .args(args)
+        .env("SAYSO_DATABASE_URL", database_url)
+        .env_remove("SAYSO_LISTEN")
+        .env_remove("SAYSO_PUBLIC_URL")
+        .output()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_run_prints_a_working_key_and_admin_commands_print_alone() {
+    init_tls();
+    let db = common::db::fresh_sqlite_url();
+    let mut a = start_replica(&db.url).await;
+    let key = a.key.clone().expect("the first run prints a key");
+    let client = Client::new();
+    let (status, h) = send(
+        client
+            .post(format!("{}/v1/decisions", a.base))
+            .bearer_auth(&key)
+            .json(&json!({"question": "Works?", "kind": "bool"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{h}");
+    a.child.kill().await.unwrap();
+
+    // A second start on the same database prints no key.
+    let mut again = start_replica(&db.url).await;
+    assert_eq!(again.key, None);
+    again.child.kill().await.unwrap();
+
+    let out = sayso(&["key", "create"], &db.url).await;
+    assert!(out.status.success(), "{out:?}");
+    let new_key = String::from_utf8(out.stdout).unwrap();
+    assert!(new_key.starts_with("sk_") && new_key.trim().lines().count() == 1);
+
+    let out = sayso(&["inbox", "create", "ops", "--email", "ops@example.com"], &db.url).await;
+    assert!(out.status.success(), "{out:?}");
+    let link = String::from_utf8(out.stdout).unwrap();
+    assert!(link.trim().starts_with("http://127.0.0.1:8080/inbox/"), "{link}");
+
+    let out = sayso(&["inbox", "create", "ops"], &db.url).await;
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already exists"));
+    let out = sayso(&["key", "create", "--inbox", "nobody"], &db.url).await;
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no inbox named"));
+}
+
+#[tokio::test]
+async fn an_unknown_database_scheme_is_refused_clearly() {
+    let out = sayso(&["key", "create"], "mysql://root@localhost/x").await;
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown database scheme") && err.contains("mysql"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_await_on_one_replica_is_woken_by_an_answer_on_another() {
+    init_tls();
+    let Some(db) = common::db::fresh_pg_url().await else { return };
+    let a = start_replica(&db.url).await;
+    let key = a.key.clone().expect("the first replica makes the inbox");
+    let b = start_replica(&db.url).await;
+    assert_eq!(b.key, None);
+    let client = Client::new();
+    let mut latencies = Vec::new();
+    for i in 0..5 {
+        let (status, h) = send(
+            client
+                .post(format!("{}/v1/decisions", a.base))
+                .bearer_auth(&key)
+                .json(&json!({"question": format!("Across replicas {i}?"), "kind": "bool"})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{h}");
+        let id = s(&h, "decision_id").to_string();
+        let waiting = {
+            let req = client
+                .get(format!("{}/v1/decisions/{id}/await?timeout_s=60", a.base))
+                .bearer_auth(&key);
+            tokio::spawn(async move {
+                let r = send(req).await;
+                (r, Instant::now())
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!waiting.is_finished());
+        // The answer goes to the other replica, through the same link path.
+        let token = s(&h, "web_url").rsplit('/').next().unwrap().to_string();
+        let (status, r) = send(
+            client
+                .post(format!("{}/d/{token}", b.base))
+                .json(&json!({"value": "yes"})),
+        )
+        .await;
+        let answered = Instant::now();
+        assert_eq!(status, StatusCode::OK, "{r}");
+        let ((status, d), woke) = waiting.await.unwrap();
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(d["status"], "answered", "{d}");
+        latencies.push(woke.saturating_duration_since(answered));
+    }
+    latencies.sort();
+    eprintln!("cross-replica wake latencies: {latencies:?}");
+    // Woken by NOTIFY, not by the 60 s timeout or a poll.
+    assert!(latencies[latencies.len() - 1] < Duration::from_secs(5));
+}
