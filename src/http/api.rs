@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use axum::extract::{DefaultBodyLimit, Path, RawQuery, State};
+use axum::extract::{DefaultBodyLimit, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -11,7 +11,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::error::ApiError;
-use super::extract::{Auth, JsonBody, decision_id};
+use super::extract::{Auth, JsonBody, Segment, decision_id};
 use crate::domain::{Issues, Kind, Status};
 use crate::service::{ListQuery, Service};
 
@@ -68,7 +68,7 @@ async fn create_decision(
 async fn get_decision(
     State(svc): State<Service>,
     Auth(inbox): Auth,
-    Path(id): Path<String>,
+    Segment(id): Segment,
 ) -> Result<Response, ApiError> {
     let d = svc.get_decision(&inbox, decision_id(&id)?).await?;
     Ok(Json(svc.view(&d).await?).into_response())
@@ -77,7 +77,7 @@ async fn get_decision(
 async fn await_decision(
     State(svc): State<Service>,
     Auth(inbox): Auth,
-    Path(id): Path<String>,
+    Segment(id): Segment,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     let id = decision_id(&id)?;
@@ -101,7 +101,7 @@ async fn await_decision(
 async fn cancel_decision(
     State(svc): State<Service>,
     Auth(inbox): Auth,
-    Path(id): Path<String>,
+    Segment(id): Segment,
     body: axum::body::Bytes,
 ) -> Result<Response, ApiError> {
     let id = decision_id(&id)?;

@@ -67,6 +67,21 @@ impl FromRequestParts<Service> for Auth {
     }
 }
 
+/// One path segment as text. A segment that does not decode as UTF-8 names nothing here, so
+/// it is a 404 in the error shape rather than axum's plain-text 400.
+pub struct Segment(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for Segment {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        axum::extract::Path::<String>::from_request_parts(parts, state)
+            .await
+            .map(|p| Segment(p.0))
+            .map_err(|_| ApiError::not_found())
+    }
+}
+
 /// A decision id from the path; anything that is not a UUID is simply not found.
 pub fn decision_id(raw: &str) -> Result<Uuid, ApiError> {
     Uuid::parse_str(raw).map_err(|_| ApiError::not_found())

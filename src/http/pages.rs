@@ -1,7 +1,7 @@
 //! The person's side, reached through an answer link (DESIGN.md §4). `GET` only shows;
 //! only `POST` decides, so mail scanners and link previews that fetch a link decide nothing.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
@@ -12,7 +12,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::error::ApiError;
-use super::extract::JsonBody;
+use super::extract::{JsonBody, Segment};
 use crate::domain::answer_text::answer_text;
 use crate::domain::{AnswerInput, Decision, Issue, OutcomeSource, Status};
 use crate::service::Service;
@@ -52,7 +52,7 @@ impl From<&Decision> for AnswerResult {
 
 async fn submit_answer(
     State(svc): State<Service>,
-    Path(token): Path<String>,
+    Segment(token): Segment,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
     let input: AnswerInput = serde_json::from_value(body).map_err(|e| {
@@ -68,7 +68,7 @@ async fn submit_answer(
 }
 
 /// A plain page with the question and its state; the full answer page replaces it.
-async fn show_answer_page(State(svc): State<Service>, Path(token): Path<String>) -> Response {
+async fn show_answer_page(State(svc): State<Service>, Segment(token): Segment) -> Response {
     let (status, body) = match svc.decision_by_token(&token).await {
         Ok(d) => (
             StatusCode::OK,
