@@ -335,6 +335,8 @@ async fn cancel_resolves_and_blocks_later_answers(srv: &TestServer) {
 
 async fn decline_keeps_the_remark(srv: &TestServer) {
     let h = srv.create(json!({"question": "Q", "kind": "choose", "options": ["a", "b"]})).await;
+    let page = srv.client.get(s(&h, "web_url")).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
     let (status, r) = srv
         .answer(s(&h, "web_url"), json!({"action": "decline", "remark": "ask Sam"}))
         .await;
@@ -344,6 +346,20 @@ async fn decline_keeps_the_remark(srv: &TestServer) {
     assert!(d["outcome"].is_null());
     assert_eq!(d["remark"], "ask Sam");
     assert!(s(&d, "answer_text").contains("declined"));
+    // The audit trail has every step.
+    let (status, events) = send(srv.req(
+        Method::GET,
+        &format!("/v1/decisions/{}/events", s(&h, "decision_id")),
+    ))
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let kinds: Vec<&str> = events["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["created", "viewed", "declined"]);
 }
 
 async fn second_answer_gets_409(srv: &TestServer) {

@@ -34,6 +34,7 @@ pub fn routes() -> Router<Service> {
         .route("/v1/decisions/{id}", get(get_decision))
         .route("/v1/decisions/{id}/await", get(await_decision))
         .route("/v1/decisions/{id}/cancel", post(cancel_decision))
+        .route("/v1/decisions/{id}/events", get(decision_events))
 }
 
 async fn create_decision(
@@ -72,6 +73,16 @@ async fn get_decision(
 ) -> Result<Response, ApiError> {
     let d = svc.get_decision(&inbox, decision_id(&id)?).await?;
     Ok(Json(svc.view(&d).await?).into_response())
+}
+
+/// The audit trail: every step of the decision's life, oldest first.
+async fn decision_events(
+    State(svc): State<Service>,
+    Auth(inbox): Auth,
+    Segment(id): Segment,
+) -> Result<Response, ApiError> {
+    let events = svc.decision_events(&inbox, decision_id(&id)?).await?;
+    Ok(Json(serde_json::json!({ "items": events })).into_response())
 }
 
 async fn await_decision(

@@ -69,7 +69,7 @@ async fn submit_answer(
 
 /// A plain page with the question and its state; the full answer page replaces it.
 async fn show_answer_page(State(svc): State<Service>, Segment(token): Segment) -> Response {
-    let (status, body) = match svc.decision_by_token(&token).await {
+    let (status, body) = match svc.view_by_token(&token).await {
         Ok(d) => (
             StatusCode::OK,
             format!(

@@ -19,6 +19,23 @@ impl Service {
         self.settle(d).await
     }
 
+    /// The decision for its answer page; a pending one records that it was viewed (the
+    /// audit trail's `viewed`), which changes nothing about its state.
+    pub async fn view_by_token(&self, token: &str) -> Result<Decision, ServiceError> {
+        let d = self.decision_by_token(token).await?;
+        if d.status == Status::Pending {
+            let detail = serde_json::Value::Object(Default::default());
+            if let Err(e) = self
+                .store()
+                .record_event(d.id, "viewed", &detail, super::now())
+                .await
+            {
+                tracing::warn!(error = %e, "could not record a view");
+            }
+        }
+        Ok(d)
+    }
+
     /// A person answers, declines, or marks a to-do done or skipped. The first resolution
     /// wins; a later one gets `AlreadyResolved`, and one after the decision's time `Expired`.
     pub async fn submit_answer(

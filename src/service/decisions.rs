@@ -98,6 +98,16 @@ impl Service {
         self.settle(d).await
     }
 
+    /// The decision's audit trail, oldest first.
+    pub async fn decision_events(
+        &self,
+        inbox: &Inbox,
+        id: Uuid,
+    ) -> Result<Vec<crate::domain::DecisionEvent>, ServiceError> {
+        self.get_decision(inbox, id).await?;
+        Ok(self.store().events(id).await?)
+    }
+
     /// The API view of a decision.
     pub async fn view(&self, d: &Decision) -> Result<DecisionView, ServiceError> {
         let notifications = self.store().notifications(d.id).await?;
