@@ -1,13 +1,436 @@
 //! Parsing a create request (`POST /v1/decisions`, MCP `ask_user`) into a `NewDecision`.
+//!
+//! Hard errors only for what would make the decision unanswerable or unsafe; anything
+//! harmless (an unknown field, a field another kind uses, a `recommended` out of range) is
+//! accepted and reported in `warnings`. Every problem is collected, not just the first.
 
-use serde_json::Value;
+use std::io::{self, Write};
 
+use serde_json::{Map, Value};
+use time::Duration;
+
+use super::answer::check_outcome;
 use super::decision::NewDecision;
-use super::issues::Issue;
+use super::form_schema::parse_form_schema;
+use super::image::decode_image;
+use super::issues::{Issue, Issues, index, join};
+use super::kind::{Kind, Notify};
+use super::options::{parse_options, parse_recommended};
+use super::questions::parse_questions;
+use super::read::{self, quote_short};
+use super::spec::{Attachment, DecisionSpec, KindSpec};
+
+pub const MAX_QUESTION_CHARS: usize = 2000;
+pub const MAX_PROJECT_CHARS: usize = 100;
+pub const MIN_OPTIONS: usize = 2;
+pub const MAX_OPTIONS: usize = 20;
+pub const MAX_PLACEHOLDER_CHARS: usize = 200;
+pub const MAX_BUTTON_LABEL_CHARS: usize = 100;
+pub const MAX_CONTEXT_MD_BYTES: usize = 64 * 1024;
+pub const MAX_ATTACHMENTS: usize = 10;
+pub const MAX_ATTACHMENT_NAME_CHARS: usize = 200;
+pub const MAX_URL_CHARS: usize = 2000;
+pub const MAX_METADATA_BYTES: usize = 4096;
+pub const DEFAULT_TTL_MINUTES: i64 = 60;
+pub const MAX_TTL_MINUTES: i64 = 43_200;
+pub const MIN_TTL_SECONDS: i64 = 10;
+pub const MAX_TTL_SECONDS: i64 = 2_592_000;
+
+/// Every top-level field, with the kinds it belongs to (`None`: every kind).
+const FIELDS: &[(&str, Option<&[Kind]>)] = &[
+    ("question", None),
+    ("kind", None),
+    ("project", None),
+    ("options", Some(&[Kind::Choose])),
+    ("multi", Some(&[Kind::Choose])),
+    ("recommended", Some(&[Kind::Choose])),
+    ("allow_other", Some(&[Kind::Choose])),
+    ("yes_label", Some(&[Kind::Bool])),
+    ("no_label", Some(&[Kind::Bool])),
+    ("placeholder", Some(&[Kind::Choose, Kind::Text])),
+    ("schema", Some(&[Kind::Form])),
+    ("questions", Some(&[Kind::Form])),
+    ("context_md", None),
+    ("context_image_b64", None),
+    ("attachments", None),
+    ("ttl_minutes", None),
+    ("ttl_seconds", None),
+    ("default_outcome", None),
+    ("allow_remark", None),
+    ("notify", None),
+    ("callback_url", None),
+    ("metadata", None),
+];
 
 /// Parses and validates a create request body. Every problem is listed with its JSON path;
 /// harmless ones become `warnings` on the result.
 pub fn parse_new_decision(body: &Value) -> Result<NewDecision, Vec<Issue>> {
-    let _ = body;
-    todo!()
+    let mut issues = Issues::new();
+    let mut warnings = Vec::new();
+    let Some(obj) = body.as_object() else {
+        issues.push("", "the request body must be a JSON object");
+        return Err(issues.into_vec());
+    };
+    let known: Vec<&str> = FIELDS.iter().map(|(name, _)| *name).collect();
+    read::warn_unknown(obj, &known, "", &mut warnings);
+
+    let question = required(obj, "question", &mut issues)
+        .and_then(|v| read::text(v, "question", &mut issues, 1, MAX_QUESTION_CHARS));
+    let kind = required(obj, "kind", &mut issues).and_then(|v| parse_kind(v, &mut issues));
+    let project = read::optional_text(
+        read::get(obj, "project"),
+        "project",
+        &mut issues,
+        MAX_PROJECT_CHARS,
+    );
+    let body = kind.and_then(|kind| {
+        warn_foreign_fields(obj, kind, &mut warnings);
+        parse_kind_spec(obj, kind, &mut issues, &mut warnings)
+    });
+    let context_md = parse_context_md(read::get(obj, "context_md"), &mut issues);
+    let image = read::get(obj, "context_image_b64")
+        .and_then(|v| read::string(v, "context_image_b64", &mut issues))
+        .filter(|s| !s.trim().is_empty())
+        .and_then(|s| decode_image(s, "context_image_b64", &mut issues));
+    let attachments = read::get(obj, "attachments")
+        .map(|v| parse_attachments(v, &mut issues, &mut warnings))
+        .unwrap_or_default();
+    let ttl = parse_ttl(obj, &mut issues);
+    let allow_remark = read::get(obj, "allow_remark")
+        .and_then(|v| read::boolean(v, "allow_remark", &mut issues))
+        .unwrap_or(true);
+    let notify = read::get(obj, "notify")
+        .and_then(|v| parse_notify(v, &mut issues))
+        .unwrap_or_default();
+    let callback_url = read::get(obj, "callback_url")
+        .and_then(|v| read::string(v, "callback_url", &mut issues))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .and_then(|s| parse_http_url(s, "callback_url", &mut issues));
+    let metadata = read::get(obj, "metadata")
+        .and_then(|v| parse_metadata(v, &mut issues))
+        .unwrap_or_default();
+
+    let (Some(question), Some(body), Some(ttl)) = (question, body, ttl) else {
+        return Err(issues.into_vec());
+    };
+    let mut spec = DecisionSpec {
+        question,
+        project,
+        body,
+        context_md,
+        attachments,
+        allow_remark,
+        notify,
+        callback_url,
+        metadata,
+        default_outcome: None,
+    };
+    if let Some(default) = read::get(obj, "default_outcome") {
+        spec.default_outcome = check_outcome(&spec, default, "default_outcome", &mut issues)
+            .map(|(outcome, _custom)| outcome);
+    }
+    issues.finish(NewDecision {
+        spec,
+        ttl,
+        image,
+        warnings,
+    })
+}
+
+/// A member that must be present (and not null).
+fn required<'a>(obj: &'a Map<String, Value>, key: &str, issues: &mut Issues) -> Option<&'a Value> {
+    let v = read::get(obj, key);
+    if v.is_none() {
+        issues.push(key, "is required");
+    }
+    v
+}
+
+fn parse_kind(v: &Value, issues: &mut Issues) -> Option<Kind> {
+    let s = read::string(v, "kind", issues)?;
+    let kind = Kind::parse(s.trim());
+    if kind.is_none() {
+        issues.push(
+            "kind",
+            format!(
+                "must be one of bool, choose, text, form, todo (got {})",
+                quote_short(s)
+            ),
+        );
+    }
+    kind
+}
+
+/// Warns about each given field that another kind uses.
+fn warn_foreign_fields(obj: &Map<String, Value>, kind: Kind, warnings: &mut Vec<String>) {
+    for (name, kinds) in FIELDS {
+        let Some(kinds) = kinds else { continue };
+        if read::get(obj, name).is_some() && !kinds.contains(&kind) {
+            let owners: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+            warnings.push(format!(
+                "{name} is only used by kind {} and was ignored for kind {}",
+                owners.join(" and "),
+                kind.as_str()
+            ));
+        }
+    }
+}
+
+fn parse_kind_spec(
+    obj: &Map<String, Value>,
+    kind: Kind,
+    issues: &mut Issues,
+    warnings: &mut Vec<String>,
+) -> Option<KindSpec> {
+    let placeholder = |issues: &mut Issues| {
+        read::optional_text(
+            read::get(obj, "placeholder"),
+            "placeholder",
+            issues,
+            MAX_PLACEHOLDER_CHARS,
+        )
+    };
+    match kind {
+        Kind::Bool => {
+            let label = |key: &str, default: &str, issues: &mut Issues| match read::get(obj, key) {
+                Some(v) => read::text(v, key, issues, 1, MAX_BUTTON_LABEL_CHARS),
+                None => Some(default.to_string()),
+            };
+            let yes_label = label("yes_label", "Yes", issues);
+            let no_label = label("no_label", "No", issues);
+            let (yes_label, no_label) = (yes_label?, no_label?);
+            if yes_label.to_lowercase() == no_label.to_lowercase() {
+                issues.push("no_label", "must differ from yes_label");
+                return None;
+            }
+            Some(KindSpec::Bool {
+                yes_label,
+                no_label,
+            })
+        }
+        Kind::Choose => {
+            let options = match read::get(obj, "options") {
+                Some(v) => parse_options(v, "options", MIN_OPTIONS, MAX_OPTIONS, issues, warnings),
+                None => {
+                    issues.push(
+                        "options",
+                        format!("is required for kind choose: {MIN_OPTIONS}–{MAX_OPTIONS} options"),
+                    );
+                    None
+                }
+            };
+            let multi = read::get(obj, "multi")
+                .and_then(|v| read::boolean(v, "multi", issues))
+                .unwrap_or(false);
+            let recommended = parse_recommended(
+                read::get(obj, "recommended"),
+                "recommended",
+                options.as_ref().map(Vec::len),
+                issues,
+                warnings,
+            );
+            let allow_other = read::get(obj, "allow_other")
+                .and_then(|v| read::boolean(v, "allow_other", issues))
+                .unwrap_or(true);
+            let placeholder = placeholder(issues);
+            Some(KindSpec::Choose {
+                options: options?,
+                multi,
+                recommended,
+                allow_other,
+                placeholder,
+            })
+        }
+        Kind::Text => Some(KindSpec::Text {
+            placeholder: placeholder(issues),
+        }),
+        Kind::Form => {
+            let form = match (read::get(obj, "schema"), read::get(obj, "questions")) {
+                (Some(schema), None) => parse_form_schema(schema, "schema", issues, warnings),
+                (None, Some(questions)) => {
+                    parse_questions(questions, "questions", issues, warnings)
+                }
+                (Some(_), Some(_)) => {
+                    issues.push("questions", "give either schema or questions, not both");
+                    None
+                }
+                (None, None) => {
+                    issues.push(
+                        "schema",
+                        "is required for kind form: give schema (a flat JSON Schema) or questions",
+                    );
+                    None
+                }
+            };
+            form.map(KindSpec::Form)
+        }
+        Kind::Todo => Some(KindSpec::Todo),
+    }
+}
+
+/// Markdown context, limited in bytes; blank counts as absent.
+fn parse_context_md(v: Option<&Value>, issues: &mut Issues) -> Option<String> {
+    let s = read::string(v?, "context_md", issues)?;
+    if s.len() > MAX_CONTEXT_MD_BYTES {
+        issues.push(
+            "context_md",
+            format!("must be at most 64 KiB (got {} bytes)", s.len()),
+        );
+        return None;
+    }
+    (!s.trim().is_empty()).then(|| s.to_string())
+}
+
+fn parse_attachments(
+    v: &Value,
+    issues: &mut Issues,
+    warnings: &mut Vec<String>,
+) -> Vec<Attachment> {
+    let Some(items) = read::array(v, "attachments", issues) else {
+        return Vec::new();
+    };
+    if items.len() > MAX_ATTACHMENTS {
+        issues.push(
+            "attachments",
+            format!(
+                "must have at most {MAX_ATTACHMENTS} links (got {})",
+                items.len()
+            ),
+        );
+        return Vec::new();
+    }
+    let mut attachments = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let path = index("attachments", i);
+        let Some(obj) = read::object(item, &path, issues) else {
+            continue;
+        };
+        read::warn_unknown(obj, &["name", "url"], &path, warnings);
+        let name_path = join(&path, "name");
+        let name = required_at(obj, "name", &name_path, issues)
+            .and_then(|v| read::text(v, &name_path, issues, 1, MAX_ATTACHMENT_NAME_CHARS));
+        let url_path = join(&path, "url");
+        let url = required_at(obj, "url", &url_path, issues)
+            .and_then(|v| read::string(v, &url_path, issues))
+            .and_then(|s| parse_http_url(s.trim(), &url_path, issues));
+        if let (Some(name), Some(url)) = (name, url) {
+            attachments.push(Attachment { name, url });
+        }
+    }
+    attachments
+}
+
+fn required_at<'a>(
+    obj: &'a Map<String, Value>,
+    key: &str,
+    path: &str,
+    issues: &mut Issues,
+) -> Option<&'a Value> {
+    let v = read::get(obj, key);
+    if v.is_none() {
+        issues.push(path, "is required");
+    }
+    v
+}
+
+/// An absolute `http` or `https` URL; anything else (`javascript:`, `file:`, relative) is
+/// refused, as the person would be sent there.
+fn parse_http_url(s: &str, path: &str, issues: &mut Issues) -> Option<String> {
+    if read::chars(s) > MAX_URL_CHARS {
+        issues.push(
+            path,
+            format!(
+                "must be at most {MAX_URL_CHARS} characters (got {})",
+                read::chars(s)
+            ),
+        );
+        return None;
+    }
+    match url::Url::parse(s) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") => Some(url.to_string()),
+        Ok(url) => {
+            issues.push(
+                path,
+                format!(
+                    "must be an http or https URL (got a {}: URL)",
+                    quote_short(url.scheme())
+                ),
+            );
+            None
+        }
+        Err(e) => {
+            issues.push(path, format!("must be an absolute http or https URL ({e})"));
+            None
+        }
+    }
+}
+
+fn parse_ttl(obj: &Map<String, Value>, issues: &mut Issues) -> Option<Duration> {
+    let minutes = read::get(obj, "ttl_minutes");
+    let seconds = read::get(obj, "ttl_seconds");
+    let minutes = minutes.map(|v| read::integer_in(v, "ttl_minutes", issues, 1, MAX_TTL_MINUTES));
+    let seconds = seconds
+        .map(|v| read::integer_in(v, "ttl_seconds", issues, MIN_TTL_SECONDS, MAX_TTL_SECONDS));
+    match (minutes, seconds) {
+        (Some(_), Some(_)) => {
+            issues.push(
+                "ttl_seconds",
+                "give either ttl_minutes or ttl_seconds, not both",
+            );
+            None
+        }
+        (Some(m), None) => m.map(Duration::minutes),
+        (None, Some(s)) => s.map(Duration::seconds),
+        (None, None) => Some(Duration::minutes(DEFAULT_TTL_MINUTES)),
+    }
+}
+
+fn parse_notify(v: &Value, issues: &mut Issues) -> Option<Notify> {
+    let s = read::string(v, "notify", issues)?;
+    let notify = Notify::parse(s.trim());
+    if notify.is_none() {
+        issues.push(
+            "notify",
+            format!("must be one of push, email, none (got {})", quote_short(s)),
+        );
+    }
+    notify
+}
+
+fn parse_metadata(v: &Value, issues: &mut Issues) -> Option<Map<String, Value>> {
+    let obj = read::object(v, "metadata", issues)?;
+    let mut counter = ByteCounter {
+        bytes: 0,
+        limit: MAX_METADATA_BYTES,
+    };
+    if serde_json::to_writer(&mut counter, obj).is_err() {
+        issues.push(
+            "metadata",
+            format!("must be at most {MAX_METADATA_BYTES} bytes as JSON"),
+        );
+        return None;
+    }
+    Some(obj.clone())
+}
+
+/// Counts serialised bytes and stops the writer past a limit, so that an oversized value
+/// is never serialised in full.
+struct ByteCounter {
+    bytes: usize,
+    limit: usize,
+}
+
+impl Write for ByteCounter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.bytes += buf.len();
+        if self.bytes > self.limit {
+            return Err(io::Error::other("too large"));
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
