@@ -257,3 +257,245 @@ fn yes_no(value: &str, label: &str) -> ChoiceOption {
         preview: None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::domain::issues::Issue;
+
+    fn parse(questions: Value) -> (FormSpec, Vec<String>) {
+        let mut issues = Issues::new();
+        let mut warnings = vec![];
+        let form = parse_questions(&questions, "questions", &mut issues, &mut warnings);
+        assert!(issues.is_empty(), "{:?}", issues.into_vec());
+        (form.unwrap(), warnings)
+    }
+
+    fn refused(questions: Value) -> Vec<Issue> {
+        let mut issues = Issues::new();
+        let form = parse_questions(&questions, "questions", &mut issues, &mut vec![]);
+        assert!(form.is_none());
+        issues.into_vec()
+    }
+
+    fn message_at(questions: Value, path: &str) -> String {
+        let issues = refused(questions);
+        issues
+            .iter()
+            .find(|i| i.path == path)
+            .map(|i| i.message.clone())
+            .unwrap_or_else(|| panic!("no issue at {path}: {issues:?}"))
+    }
+
+    #[test]
+    fn a_claude_code_question_becomes_a_choice_with_other() {
+        let (form, warnings) = parse(json!([{
+            "question": "Which database should we use?",
+            "header": "Database",
+            "options": [
+                {"label": "PostgreSQL", "description": "production"},
+                {"label": "SQLite", "description": "embedded"}
+            ],
+            "multiSelect": false
+        }]));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(form.source, FormSource::Questions);
+        let f = &form.fields[0];
+        assert_eq!(f.name, "Which database should we use?");
+        assert_eq!(f.title.as_deref(), Some("Which database should we use?"));
+        assert_eq!(f.header.as_deref(), Some("Database"));
+        assert!(f.required);
+        let FieldInput::Choice {
+            options,
+            allow_other,
+            recommended,
+        } = &f.input
+        else {
+            panic!()
+        };
+        assert!(*allow_other);
+        assert_eq!(*recommended, None);
+        assert_eq!(options[1].value, "SQLite");
+        assert_eq!(options[0].description.as_deref(), Some("production"));
+    }
+
+    #[test]
+    fn the_id_names_the_field_when_given() {
+        let (form, _) = parse(json!([{"id": "db", "question": "Which?", "options": ["a"]}]));
+        assert_eq!(form.fields[0].name, "db");
+        assert_eq!(form.fields[0].title.as_deref(), Some("Which?"));
+    }
+
+    #[test]
+    fn multi_select_becomes_a_multi_choice_with_other() {
+        let (form, _) = parse(
+            json!([{"question": "Which?", "options": ["a", "b"], "multiSelect": true, "recommended": 1}]),
+        );
+        assert_eq!(
+            form.fields[0].input,
+            FieldInput::MultiChoice {
+                options: match &form.fields[0].input {
+                    FieldInput::MultiChoice { options, .. } => options.clone(),
+                    _ => panic!(),
+                },
+                min_items: None,
+                max_items: None,
+                allow_other: true,
+                recommended: Some(1),
+            }
+        );
+    }
+
+    #[test]
+    fn without_options_a_question_is_multiline_text() {
+        let (form, _) = parse(json!([{"question": "Anything else?", "placeholder": "notes"}]));
+        assert_eq!(
+            form.fields[0].input,
+            FieldInput::Text {
+                min_length: None,
+                max_length: None,
+                format: None,
+                placeholder: Some("notes".into()),
+                multiline: true
+            }
+        );
+    }
+
+    #[test]
+    fn yesno_is_a_closed_choice_of_yes_and_no() {
+        let (form, _) = parse(json!([{"question": "Proceed?", "type": "yesno"}]));
+        let FieldInput::Choice {
+            options,
+            allow_other,
+            ..
+        } = &form.fields[0].input
+        else {
+            panic!()
+        };
+        assert!(!allow_other);
+        let pairs: Vec<(&str, &str)> = options
+            .iter()
+            .map(|o| (o.value.as_str(), o.label.as_str()))
+            .collect();
+        assert_eq!(pairs, [("yes", "Yes"), ("no", "No")]);
+    }
+
+    #[test]
+    fn options_on_a_text_question_are_a_warning() {
+        let (form, warnings) =
+            parse(json!([{"question": "Name?", "type": "text", "options": ["a", "b"]}]));
+        assert!(matches!(form.fields[0].input, FieldInput::Text { .. }));
+        assert_eq!(
+            warnings,
+            ["questions[0].options is not used by a text question and was ignored"]
+        );
+    }
+
+    #[test]
+    fn a_long_header_is_kept_with_a_warning() {
+        let (form, warnings) = parse(json!([{"question": "Q?", "header": "A rather long header"}]));
+        assert_eq!(
+            form.fields[0].header.as_deref(),
+            Some("A rather long header")
+        );
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].starts_with("questions[0].header is longer than 12"));
+    }
+
+    #[test]
+    fn between_1_and_10_questions_are_taken() {
+        assert_eq!(
+            message_at(json!([]), "questions"),
+            "must have 1–10 questions (got 0)"
+        );
+        let eleven: Vec<Value> = (0..11)
+            .map(|i| json!({ "question": format!("q{i}") }))
+            .collect();
+        message_at(json!(eleven), "questions");
+        message_at(json!({"question": "Q?"}), "questions");
+    }
+
+    #[test]
+    fn field_names_must_be_unique() {
+        let issues = refused(json!([
+            {"question": "Same?"},
+            {"question": "Same?"},
+            {"id": "x", "question": "A"},
+            {"id": "x", "question": "B"}
+        ]));
+        let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
+        assert_eq!(paths, ["questions[1].question", "questions[3].id"]);
+        // An id may equal another question's text only if it is not that field's name too.
+        message_at(
+            json!([{"question": "db"}, {"id": "db", "question": "Which?"}]),
+            "questions[1].id",
+        );
+    }
+
+    #[test]
+    fn choice_options_are_checked() {
+        assert!(
+            message_at(
+                json!([{"question": "Q", "type": "choice"}]),
+                "questions[0].options"
+            )
+            .starts_with("is required for a choice question")
+        );
+        message_at(
+            json!([{"question": "Q", "options": ["a", "a"]}]),
+            "questions[0].options[1].label",
+        );
+        let many: Vec<String> = (0..21).map(|i| i.to_string()).collect();
+        message_at(
+            json!([{ "question": "Q", "options": many }]),
+            "questions[0].options",
+        );
+    }
+
+    #[test]
+    fn every_question_field_is_type_checked() {
+        let issues = refused(json!([{
+            "id": 1, "question": "", "header": [], "type": "slider",
+            "multiSelect": "no", "placeholder": 3
+        }]));
+        let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "questions[0].question",
+                "questions[0].id",
+                "questions[0].header",
+                "questions[0].type",
+                "questions[0].multiSelect",
+                "questions[0].placeholder"
+            ]
+        );
+        message_at(json!([{"options": ["a"]}]), "questions[0].question");
+        message_at(json!(["Q?"]), "questions[0]");
+    }
+
+    #[test]
+    fn recommended_out_of_range_is_a_warning() {
+        let (form, warnings) =
+            parse(json!([{"question": "Q", "options": ["a", "b"], "recommended": 5}]));
+        assert!(matches!(
+            form.fields[0].input,
+            FieldInput::Choice {
+                recommended: None,
+                ..
+            }
+        ));
+        assert_eq!(warnings.len(), 1);
+    }
+
+    #[test]
+    fn unknown_question_fields_are_warnings() {
+        let (_, warnings) = parse(json!([{"question": "Q", "urgency": 3}]));
+        assert_eq!(
+            warnings,
+            ["unknown field \"urgency\" in questions[0] ignored"]
+        );
+    }
+}
