@@ -177,3 +177,249 @@ fn describe_default(body: &KindSpec, default: &Value) -> String {
         (_, v) => json(v),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use time::macros::datetime;
+    use uuid::Uuid;
+
+    use super::*;
+    use crate::domain::kind::OutcomeSource;
+    use crate::domain::new_decision::parse_new_decision;
+
+    fn decision(body: Value, status: Status, outcome: Option<Value>) -> Decision {
+        let spec = parse_new_decision(&body).unwrap().spec;
+        Decision {
+            id: Uuid::nil(),
+            inbox_id: Uuid::nil(),
+            spec,
+            status,
+            outcome_source: match status {
+                Status::Answered => Some(OutcomeSource::Human),
+                Status::Expired if outcome.is_some() => Some(OutcomeSource::Default),
+                _ => None,
+            },
+            outcome,
+            custom: false,
+            remark: None,
+            created_at: datetime!(2025-03-01 10:00 UTC),
+            expires_at: datetime!(2025-03-01 11:00:00.5 +01:00),
+            resolved_at: None,
+            has_image: false,
+        }
+    }
+
+    fn bool_q() -> Value {
+        json!({"question": "Deploy to production?", "kind": "bool"})
+    }
+
+    fn answered(body: Value, outcome: Value) -> Decision {
+        decision(body, Status::Answered, Some(outcome))
+    }
+
+    #[test]
+    fn a_bool_answer_says_yes_or_no_with_the_remark() {
+        let mut d = answered(bool_q(), json!(true));
+        assert_eq!(
+            answer_text(&d),
+            r#"The user answered "Deploy to production?" with "yes"."#
+        );
+        d.outcome = Some(json!(false));
+        d.remark = Some("after 6pm".into());
+        assert_eq!(
+            answer_text(&d),
+            r#"The user answered "Deploy to production?" with "no". Remark: "after 6pm"."#
+        );
+    }
+
+    #[test]
+    fn a_bool_answer_names_a_custom_button() {
+        let d = answered(
+            json!({"question": "Deploy?", "kind": "bool", "yes_label": "Ship it"}),
+            json!(true),
+        );
+        assert_eq!(
+            answer_text(&d),
+            r#"The user answered "Deploy?" with "yes" (the button "Ship it")."#
+        );
+    }
+
+    fn choose_q(multi: bool) -> Value {
+        json!({"question": "Which plan?", "kind": "choose", "options": ["A", "Plan B", "C"], "multi": multi})
+    }
+
+    #[test]
+    fn choose_answers_quote_the_labels() {
+        let d = answered(choose_q(false), json!("Plan B"));
+        assert_eq!(
+            answer_text(&d),
+            r#"The user answered "Which plan?" with "Plan B"."#
+        );
+        let d = answered(choose_q(true), json!(["A", "C"]));
+        assert_eq!(
+            answer_text(&d),
+            r#"The user answered "Which plan?" with "A", "C"."#
+        );
+    }
+
+    #[test]
+    fn a_custom_answer_is_marked_as_not_an_option() {
+        let mut d = answered(choose_q(false), json!("use Redis"));
+        d.custom = true;
+        assert_eq!(
+            answer_text(&d),
+            r#"The user answered "Which plan?" with their own answer "use Redis" (not one of the options)."#
+        );
+        let mut d = answered(choose_q(true), json!(["A", "use Redis"]));
+        d.custom = true;
+        assert_eq!(
+            answer_text(&d),
+            r#"The user answered "Which plan?" with "A" and their own answer "use Redis" (not one of the options)."#
+        );
+    }
+
+    #[test]
+    fn a_text_answer_is_quoted() {
+        let d = answered(
+            json!({"question": "Service name?", "kind": "text"}),
+            json!("payments-gateway"),
+        );
+        assert_eq!(
+            answer_text(&d),
+            r#"The user answered "Service name?" with "payments-gateway"."#
+        );
+    }
+
+    #[test]
+    fn quotes_inside_the_question_and_answer_are_escaped() {
+        let d = answered(
+            json!({"question": "Say \"hi\"?", "kind": "text"}),
+            json!("he said \"no\"\nthen left"),
+        );
+        assert_eq!(
+            answer_text(&d),
+            r#"The user answered "Say \"hi\"?" with "he said \"no\"\nthen left"."#
+        );
+    }
+
+    #[test]
+    fn a_schema_form_answer_lists_fields_in_form_order() {
+        let body = json!({"question": "Q", "kind": "form", "schema": {"properties": {
+            "name": {"type": "string"}, "count": {"type": "integer"},
+            "tags": {"type": "array", "items": {"enum": ["a", "b"]}},
+            "first name": {"type": "string"}
+        }}});
+        let d = answered(
+            body.clone(),
+            json!({"tags": ["a", "b"], "count": 3, "name": "x"}),
+        );
+        assert_eq!(
+            answer_text(&d),
+            r#"The user answered "Q" with: name="x", count=3, tags=["a","b"]."#
+        );
+        let d = answered(body.clone(), json!({"first name": "Ada"}));
+        assert_eq!(
+            answer_text(&d),
+            r#"The user answered "Q" with: "first name"="Ada"."#
+        );
+        let d = answered(body, json!({}));
+        assert_eq!(
+            answer_text(&d),
+            r#"The user answered "Q" with an empty form."#
+        );
+    }
+
+    #[test]
+    fn a_questions_answer_pairs_question_texts_with_answers() {
+        let body = json!({"question": "Setup", "kind": "form", "questions": [
+            {"id": "db", "question": "Which database?", "options": ["PostgreSQL", "SQLite"]},
+            {"question": "Anything else?"}
+        ]});
+        let d = answered(
+            body.clone(),
+            json!({"db": "SQLite", "Anything else?": "no"}),
+        );
+        assert_eq!(
+            answer_text(&d),
+            r#"The user answered "Setup" with: "Which database?"="SQLite", "Anything else?"="no"."#
+        );
+        let mut d = answered(body, json!({"db": "MySQL", "Anything else?": "no"}));
+        d.custom = true;
+        assert_eq!(
+            answer_text(&d),
+            r#"The user answered "Setup" with: "Which database?"="MySQL" (their own answer, not one of the options: "MySQL"), "Anything else?"="no"."#
+        );
+    }
+
+    #[test]
+    fn a_todo_is_marked_done_or_skipped() {
+        let q = json!({"question": "Rotate the keys", "kind": "todo"});
+        assert_eq!(
+            answer_text(&answered(q.clone(), json!("done"))),
+            r#"The user marked the to-do "Rotate the keys" as done."#
+        );
+        assert_eq!(
+            answer_text(&answered(q, json!("skipped"))),
+            r#"The user marked the to-do "Rotate the keys" as skipped."#
+        );
+    }
+
+    #[test]
+    fn a_decline_says_so_with_the_remark() {
+        let mut d = decision(bool_q(), Status::Declined, None);
+        assert_eq!(
+            answer_text(&d),
+            r#"The user declined to answer "Deploy to production?"."#
+        );
+        d.remark = Some("ask Bob".into());
+        assert_eq!(
+            answer_text(&d),
+            r#"The user declined to answer "Deploy to production?". Remark: "ask Bob"."#
+        );
+    }
+
+    #[test]
+    fn an_expiry_without_default_has_no_answer() {
+        let d = decision(bool_q(), Status::Expired, None);
+        assert_eq!(
+            answer_text(&d),
+            r#"Nobody answered "Deploy to production?" before it expired at 2025-03-01T10:00:00Z; there is no answer."#
+        );
+    }
+
+    #[test]
+    fn an_expiry_with_default_says_it_was_not_the_users_choice() {
+        let d = decision(bool_q(), Status::Expired, Some(json!(false)));
+        let text = answer_text(&d);
+        assert_eq!(
+            text,
+            r#"Nobody answered "Deploy to production?" before it expired at 2025-03-01T10:00:00Z; the default outcome "no" applies. This was not the user's choice."#
+        );
+        assert!(!text.contains("The user answered"));
+        let d = decision(
+            json!({"question": "Q", "kind": "choose", "options": ["A", "B"]}),
+            Status::Expired,
+            Some(json!("B")),
+        );
+        assert!(answer_text(&d).contains(r#"the default outcome "B" applies"#));
+    }
+
+    #[test]
+    fn a_cancelled_question_was_not_answered() {
+        let d = decision(bool_q(), Status::Cancelled, None);
+        assert_eq!(
+            answer_text(&d),
+            r#"The question "Deploy to production?" was cancelled before anyone answered."#
+        );
+    }
+
+    #[test]
+    fn a_pending_question_gives_its_expiry() {
+        let d = decision(bool_q(), Status::Pending, None);
+        assert_eq!(
+            answer_text(&d),
+            r#""Deploy to production?" is still waiting for an answer; it expires at 2025-03-01T10:00:00Z."#
+        );
+    }
+}
