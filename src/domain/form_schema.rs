@@ -28,14 +28,19 @@ pub fn parse_form_schema(
 ) -> Option<FormSpec> {
     let root = read::object(schema, path, issues)?;
     let before = issues.len();
-    for key in root.keys() {
-        if !["type", "properties", "required"].contains(&key.as_str()) {
-            warnings.push(format!(
+    let ignored = root
+        .keys()
+        .filter(|k| !["type", "properties", "required"].contains(&k.as_str()));
+    read::push_capped(
+        ignored.map(|key| {
+            format!(
                 "{path} keyword {} is not used by sayso and was ignored",
                 quote_short(key)
-            ));
-        }
-    }
+            )
+        }),
+        warnings,
+        |more| format!("{more} more keywords of {path} ignored"),
+    );
     if let Some(t) = read::get(root, "type") {
         if t.as_str() != Some("object") {
             issues.push(join(path, "type"), "must be \"object\"");
@@ -186,14 +191,21 @@ fn parse_property(
             }
         },
     };
-    for key in obj.keys() {
-        let common = ["type", "title", "description", "default"].contains(&key.as_str());
-        if !common && !known.contains(&key.as_str()) && input.is_some() {
-            warnings.push(format!(
-                "{path} keyword {} is not supported and was ignored",
-                quote_short(key)
-            ));
-        }
+    if input.is_some() {
+        let ignored = obj.keys().filter(|k| {
+            !["type", "title", "description", "default"].contains(&k.as_str())
+                && !known.contains(&k.as_str())
+        });
+        read::push_capped(
+            ignored.map(|key| {
+                format!(
+                    "{path} keyword {} is not supported and was ignored",
+                    quote_short(key)
+                )
+            }),
+            warnings,
+            |more| format!("{more} more keywords of {path} ignored"),
+        );
     }
     let input = input?;
     if issues.len() != before {
@@ -878,5 +890,17 @@ mod tests {
             json!({"properties": {"f": {"type": "string", "title": 3, "description": []}}});
         let issues = refused(schema);
         assert_eq!(issues.len(), 2);
+    }
+
+    #[test]
+    fn thousands_of_stray_keywords_get_a_short_warning_list() {
+        let mut root = Map::new();
+        for i in 0..5000 {
+            root.insert(format!("x-{i}"), json!(i));
+        }
+        root.insert("properties".into(), json!({"f": {"type": "string"}}));
+        let (_, warnings) = parse(Value::Object(root));
+        assert_eq!(warnings.len(), 11);
+        assert_eq!(warnings[10], "4990 more keywords of schema ignored");
     }
 }

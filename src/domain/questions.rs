@@ -16,7 +16,7 @@ pub const MAX_QUESTION_CHARS: usize = 2000;
 pub const MAX_ID_CHARS: usize = 100;
 /// Claude Code shows the header as a chip of at most 12 characters; longer ones are kept.
 pub const HEADER_CHIP_CHARS: usize = 12;
-pub const MAX_HEADER_CHARS: usize = 100;
+pub const MAX_HEADER_CHARS: usize = 200;
 pub const MAX_PLACEHOLDER_CHARS: usize = 200;
 
 const KNOWN: &[&str] = &[

@@ -199,37 +199,44 @@ pub(crate) fn check_len(s: &str, path: &str, issues: &mut Issues, min: usize, ma
 }
 
 /// Warns about each member of `obj` not in `known`; `place` names the object (empty for
-/// the request body). At most a handful are listed one by one, then a count.
+/// the request body).
 pub(crate) fn warn_unknown(
     obj: &Map<String, Value>,
     known: &[&str],
     place: &str,
     warnings: &mut Vec<String>,
 ) {
-    const LISTED: usize = 10;
     let unknown = obj.keys().filter(|k| !known.contains(&k.as_str()));
-    let mut more = 0usize;
-    for (i, key) in unknown.enumerate() {
-        if i >= LISTED {
-            more += 1;
-            continue;
-        }
+    let messages = unknown.map(|key| {
         if place.is_empty() {
-            warnings.push(format!("unknown field {} ignored", quote_short(key)));
+            format!("unknown field {} ignored", quote_short(key))
         } else {
-            warnings.push(format!(
-                "unknown field {} in {place} ignored",
-                quote_short(key)
-            ));
+            format!("unknown field {} in {place} ignored", quote_short(key))
         }
-    }
-    if more > 0 {
+    });
+    push_capped(messages, warnings, |more| {
         let place = if place.is_empty() {
             "the request"
         } else {
             place
         };
-        warnings.push(format!("{more} more unknown fields in {place} ignored"));
+        format!("{more} more unknown fields in {place} ignored")
+    });
+}
+
+/// Pushes a handful of warnings one by one, then only a count of the rest: a request with
+/// thousands of stray fields gets a short answer.
+pub(crate) fn push_capped(
+    messages: impl Iterator<Item = String>,
+    warnings: &mut Vec<String>,
+    more: impl FnOnce(usize) -> String,
+) {
+    const LISTED: usize = 10;
+    let mut messages = messages;
+    warnings.extend(messages.by_ref().take(LISTED));
+    let rest = messages.count();
+    if rest > 0 {
+        warnings.push(more(rest));
     }
 }
 
