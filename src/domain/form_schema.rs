@@ -240,18 +240,19 @@ fn parse_string(
     issues: &mut Issues,
     warnings: &mut Vec<String>,
 ) -> Option<FieldInput> {
-    let has_enum = read::get(obj, "enum").is_some();
-    if has_enum || read::get(obj, "oneOf").is_some() {
-        if has_enum && read::get(obj, "oneOf").is_some() {
-            warnings.push(format!("{path} has both enum and oneOf; oneOf was ignored"));
+    let options = match (read::get(obj, "enum"), read::get(obj, "oneOf")) {
+        (Some(values), one_of) => {
+            if one_of.is_some() {
+                warnings.push(format!("{path} has both enum and oneOf; oneOf was ignored"));
+            }
+            Some(parse_enum(obj, values, path, issues, warnings))
         }
-        let options = if has_enum {
-            parse_enum(obj, path, issues, warnings)?
-        } else {
-            parse_consts(&obj["oneOf"], &join(path, "oneOf"), issues, warnings)?
-        };
+        (None, Some(one_of)) => Some(parse_consts(one_of, &join(path, "oneOf"), issues, warnings)),
+        (None, None) => None,
+    };
+    if let Some(options) = options {
         return Some(FieldInput::Choice {
-            options,
+            options: options?,
             allow_other: false,
             recommended: None,
         });
@@ -332,12 +333,12 @@ fn parse_array(
         Some(Value::Object(items)) => {
             if let Some(any_of) = read::get(items, "anyOf") {
                 parse_consts(any_of, &join(&items_path, "anyOf"), issues, warnings)
-            } else if read::get(items, "enum").is_some()
-                && items
+            } else if let Some(values) = read::get(items, "enum").filter(|_| {
+                items
                     .get("type")
                     .is_none_or(|t| t.as_str() == Some("string"))
-            {
-                parse_enum(items, &items_path, issues, warnings)
+            }) {
+                parse_enum(items, values, &items_path, issues, warnings)
             } else {
                 issues.push(&items_path, expected.clone());
                 None
@@ -386,12 +387,13 @@ fn parse_array(
 /// `enum` of strings, with optional `enumNames` of the same length as labels.
 fn parse_enum(
     obj: &Map<String, Value>,
+    values: &Value,
     path: &str,
     issues: &mut Issues,
     warnings: &mut Vec<String>,
 ) -> Option<Vec<ChoiceOption>> {
     let enum_path = join(path, "enum");
-    let values = read::array(&obj["enum"], &enum_path, issues)?;
+    let values = read::array(values, &enum_path, issues)?;
     if !check_option_count(values.len(), &enum_path, issues) {
         return None;
     }

@@ -21,7 +21,11 @@ const URL_SAFE: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, CONFIG
 /// the prefix's claimed type is not trusted.
 pub fn decode_image(input: &str, path: &str, issues: &mut Issues) -> Option<Image> {
     let mut data = input.trim();
-    if data.len() >= 5 && data[..5].eq_ignore_ascii_case("data:") {
+    if data
+        .as_bytes()
+        .get(..5)
+        .is_some_and(|p| p.eq_ignore_ascii_case(b"data:"))
+    {
         match data.find(',') {
             Some(comma) if data[..comma].to_ascii_lowercase().ends_with(";base64") => {
                 data = &data[comma + 1..];
@@ -182,6 +186,13 @@ mod tests {
     #[test]
     fn a_data_url_without_base64_is_refused() {
         let (image, issues) = decode("data:image/svg+xml,<svg/>");
+        assert!(image.is_none());
+        assert_eq!(issues.len(), 1);
+    }
+
+    #[test]
+    fn non_ascii_text_is_refused_without_panicking() {
+        let (image, issues) = decode("日本語のテキスト");
         assert!(image.is_none());
         assert_eq!(issues.len(), 1);
     }

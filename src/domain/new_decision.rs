@@ -1085,4 +1085,48 @@ mod tests {
         let d = parse(Value::Object(body));
         assert_eq!(d.warnings.len(), 11);
     }
+
+    #[test]
+    fn odd_values_in_any_field_never_panic() {
+        use crate::domain::answer::validate_answer;
+        use crate::domain::decision::AnswerInput;
+
+        let odd = [
+            json!(null),
+            json!(true),
+            json!(-1),
+            json!(1e308),
+            json!(u64::MAX),
+            json!(""),
+            json!("日本語"),
+            json!("x".repeat(3000)),
+            json!([]),
+            json!([null, 1, "a", {}]),
+            json!({}),
+            json!({"a": null, "properties": {"p": {"type": "string"}}}),
+        ];
+        for kind in Kind::ALL {
+            for (field, _) in FIELDS {
+                for v in &odd {
+                    let mut body = json!({"question": "Q", "kind": kind.as_str(), "options": ["A", "B"],
+                        "schema": {"properties": {"f": {"type": "string"}}}});
+                    if *field == "questions" {
+                        body.as_object_mut().unwrap().remove("schema");
+                    }
+                    body[*field] = v.clone();
+                    let Ok(d) = parse_new_decision(&body) else {
+                        continue;
+                    };
+                    for value in &odd {
+                        let input = AnswerInput {
+                            value: Some(value.clone()),
+                            other: Some("日本".into()),
+                            ..AnswerInput::default()
+                        };
+                        let _ = validate_answer(&d.spec, &input);
+                    }
+                }
+            }
+        }
+    }
 }
