@@ -391,3 +391,88 @@ fn check_boolean(v: &Value, path: &str, issues: &mut Issues) -> Option<bool> {
     }
     parsed
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn check(input: &FieldInput, v: Value) -> Result<(Value, bool), String> {
+        let mut issues = Issues::new();
+        check_field(input, &v, "f", &mut issues).ok_or_else(|| issues.into_vec().remove(0).message)
+    }
+
+    fn text(format: StringFormat) -> FieldInput {
+        FieldInput::Text {
+            min_length: None,
+            max_length: None,
+            format: Some(format),
+            placeholder: None,
+            multiline: false,
+        }
+    }
+
+    #[test]
+    fn dates_must_be_real_calendar_days() {
+        assert!(parse_date("2024-02-29").is_some());
+        for bad in [
+            "2023-02-29",
+            "2024-13-01",
+            "2024-1-01",
+            "24-01-01",
+            "2024/01/01",
+            "２０２４-01-01",
+        ] {
+            assert!(parse_date(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn emails_need_one_at_between_non_empty_parts() {
+        let email = text(StringFormat::Email);
+        assert!(check(&email, json!("ada@example.com")).is_ok());
+        for bad in ["ada", "@example.com", "ada@", "a@b@c", "ada @example.com"] {
+            assert!(check(&email, json!(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn uris_and_date_times_are_parsed() {
+        assert!(check(&text(StringFormat::Uri), json!("mailto:ada@example.com")).is_ok());
+        assert!(check(&text(StringFormat::Uri), json!("/relative")).is_err());
+        let dt = text(StringFormat::DateTime);
+        assert!(check(&dt, json!("2025-01-31T18:00:00Z")).is_ok());
+        assert!(check(&dt, json!("2025-01-31 18:00")).is_err());
+    }
+
+    #[test]
+    fn numbers_typed_as_text_keep_integers_as_integers() {
+        let number = FieldInput::Number {
+            integer: false,
+            minimum: None,
+            maximum: None,
+        };
+        assert_eq!(check(&number, json!("42")).unwrap().0, json!(42));
+        assert_eq!(check(&number, json!(" 2.5 ")).unwrap().0, json!(2.5));
+        for bad in ["inf", "NaN", "1e400", "", "12abc"] {
+            assert!(check(&number, json!(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn booleans_take_browser_checkbox_values() {
+        for (v, b) in [
+            ("on", true),
+            ("true", true),
+            ("FALSE", false),
+            ("off", false),
+        ] {
+            assert_eq!(check(&FieldInput::Boolean, json!(v)).unwrap().0, json!(b));
+        }
+        assert_eq!(
+            check(&FieldInput::Boolean, json!(1)).unwrap_err(),
+            "must be true or false"
+        );
+    }
+}
