@@ -4,11 +4,15 @@
 pub mod answer;
 pub mod answer_text;
 pub mod decision;
+mod form_answer;
 pub mod form_schema;
+pub mod image;
 pub mod issues;
 pub mod kind;
 pub mod new_decision;
+pub mod options;
 pub mod questions;
+mod read;
 pub mod spec;
 
 pub use decision::{
