@@ -190,8 +190,7 @@ pub async fn connect(url: &str) -> Result<Arc<dyn Store>, StoreError> {
     let scheme = url.split_once(':').map(|(s, _)| s).unwrap_or("");
     match scheme {
         "sqlite" => Ok(Arc::new(SqliteStore::connect(url).await?)),
-        // Placeholder until the PostgreSQL store implements the trait.
-        "postgres" | "postgresql" => todo!("{url}"),
+        "postgres" | "postgresql" => Ok(Arc::new(PgStore::connect(url).await?)),
         _ => Err(StoreError::Other(format!(
             "unknown database scheme {scheme:?} in SAYSO_DATABASE_URL: use sqlite://PATH or postgres://…"
         ))),
