@@ -2,6 +2,7 @@
 //! database URL's scheme. Only this module knows sqlx.
 
 mod postgres;
+mod rows;
 mod sqlite;
 
 use std::sync::Arc;
@@ -188,8 +189,8 @@ pub trait Store: Send + Sync + 'static {
 pub async fn connect(url: &str) -> Result<Arc<dyn Store>, StoreError> {
     let scheme = url.split_once(':').map(|(s, _)| s).unwrap_or("");
     match scheme {
-        // Placeholder until both stores implement the trait.
-        "sqlite" | "postgres" | "postgresql" => todo!("{url}"),
+        "sqlite" => Ok(Arc::new(SqliteStore::connect(url).await?)),
+        "postgres" | "postgresql" => Ok(Arc::new(PgStore::connect(url).await?)),
         _ => Err(StoreError::Other(format!(
             "unknown database scheme {scheme:?} in SAYSO_DATABASE_URL: use sqlite://PATH or postgres://…"
         ))),

@@ -1,0 +1,214 @@
+//! What both stores share: turning stored columns into domain values, times to the
+//! millisecond, and sqlx errors into `StoreError`.
+
+use serde_json::{Map, Value};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::StoreError;
+use crate::domain::{Decision, DecisionSpec, OutcomeSource, Resolution, Status};
+
+/// The columns of a decision, once each backend has decoded its own types.
+pub(super) struct DecisionColumns {
+    pub id: Uuid,
+    pub inbox_id: Uuid,
+    pub spec: Value,
+    pub status: String,
+    pub outcome: Option<Value>,
+    pub outcome_source: Option<String>,
+    pub custom: bool,
+    pub remark: Option<String>,
+    pub created_at: OffsetDateTime,
+    pub expires_at: OffsetDateTime,
+    pub resolved_at: Option<OffsetDateTime>,
+    pub has_image: bool,
+}
+
+impl TryFrom<DecisionColumns> for Decision {
+    type Error = StoreError;
+
+    fn try_from(c: DecisionColumns) -> Result<Self, StoreError> {
+        let spec: DecisionSpec = serde_json::from_value(c.spec)
+            .map_err(|e| StoreError::Other(format!("decision {}: stored spec: {e}", c.id)))?;
+        let status = Status::parse(&c.status).ok_or_else(|| {
+            StoreError::Other(format!("decision {}: unknown status {:?}", c.id, c.status))
+        })?;
+        let outcome_source = match c.outcome_source.as_deref() {
+            None => None,
+            Some(s) => Some(OutcomeSource::parse(s).ok_or_else(|| {
+                StoreError::Other(format!("decision {}: unknown outcome source {s:?}", c.id))
+            })?),
+        };
+        Ok(Decision {
+            id: c.id,
+            inbox_id: c.inbox_id,
+            spec,
+            status,
+            outcome: c.outcome,
+            outcome_source,
+            custom: c.custom,
+            remark: c.remark,
+            created_at: c.created_at,
+            expires_at: c.expires_at,
+            resolved_at: c.resolved_at,
+            has_image: c.has_image,
+        })
+    }
+}
+
+/// The spec as it is stored: a `default_outcome` of JSON `null` is no default at all (it
+/// would read back as `None` anyway).
+pub(super) fn stored_spec(spec: &DecisionSpec) -> DecisionSpec {
+    let mut spec = spec.clone();
+    spec.default_outcome = spec.default_outcome.filter(|v| !v.is_null());
+    spec
+}
+
+pub(super) fn spec_json(spec: &DecisionSpec) -> Result<Value, StoreError> {
+    serde_json::to_value(spec).map_err(|e| StoreError::Other(format!("encoding spec: {e}")))
+}
+
+/// The event detail of a resolution: its own detail, plus what was decided.
+pub(super) fn resolution_detail(r: &Resolution) -> Value {
+    let mut detail = match &r.detail {
+        Value::Object(map) => map.clone(),
+        Value::Null => Map::new(),
+        other => Map::from_iter([("detail".to_owned(), other.clone())]),
+    };
+    let mut add = |key: &str, value: Value| {
+        detail.entry(key.to_owned()).or_insert(value);
+    };
+    if let Some(outcome) = &r.outcome {
+        add("outcome", outcome.clone());
+    }
+    if let Some(source) = r.outcome_source {
+        add("outcome_source", Value::from(source.as_str()));
+    }
+    if r.custom {
+        add("custom", Value::Bool(true));
+    }
+    if let Some(remark) = &r.remark {
+        add("remark", Value::from(remark.as_str()));
+    }
+    Value::Object(detail)
+}
+
+/// The event detail of an expiry.
+pub(super) fn expiry_detail(outcome: Option<&Value>) -> Value {
+    match outcome {
+        Some(outcome) => serde_json::json!({ "outcome": outcome, "outcome_source": "default" }),
+        None => Value::Object(Map::new()),
+    }
+}
+
+/// Times are kept to the millisecond, in UTC, so both backends give back the same value.
+pub(super) fn to_ms_precision(t: OffsetDateTime) -> OffsetDateTime {
+    from_millis(millis(t))
+}
+
+/// Milliseconds since the Unix epoch (SQLite's time columns).
+pub(super) fn millis(t: OffsetDateTime) -> i64 {
+    let ms = t.unix_timestamp_nanos().div_euclid(1_000_000);
+    i64::try_from(ms).unwrap_or(if ms < 0 { i64::MIN } else { i64::MAX })
+}
+
+pub(super) fn from_millis(ms: i64) -> OffsetDateTime {
+    OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000).unwrap_or(if ms < 0 {
+        OffsetDateTime::UNIX_EPOCH
+    } else {
+        // Out of `time`'s range only for corrupt rows; clamp rather than fail a read.
+        time::PrimitiveDateTime::MAX.assume_utc()
+    })
+}
+
+/// Maps a sqlx error onto the terms the service decides on.
+pub(super) fn store_error(e: sqlx::Error) -> StoreError {
+    match e {
+        sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::WorkerCrashed => StoreError::Unavailable(e.to_string()),
+        sqlx::Error::RowNotFound => StoreError::NotFound,
+        sqlx::Error::Database(db) => {
+            use sqlx::error::ErrorKind;
+            match db.kind() {
+                ErrorKind::UniqueViolation => StoreError::Conflict(db.message().to_owned()),
+                // Every foreign key here points at an inbox or a decision that must exist.
+                ErrorKind::ForeignKeyViolation => StoreError::NotFound,
+                _ if is_unavailable(db.as_ref()) => StoreError::Unavailable(db.to_string()),
+                _ => StoreError::Other(db.to_string()),
+            }
+        }
+        sqlx::Error::Migrate(m) => match *m {
+            sqlx::migrate::MigrateError::Execute(e)
+            | sqlx::migrate::MigrateError::ExecuteMigration(e, _) => store_error(e),
+            other => StoreError::Other(format!("migrations: {other}")),
+        },
+        other => StoreError::Other(other.to_string()),
+    }
+}
+
+pub(super) fn migrate_error(e: sqlx::migrate::MigrateError) -> StoreError {
+    store_error(sqlx::Error::Migrate(Box::new(e)))
+}
+
+/// Database errors that mean "try again later" rather than "this request is wrong".
+fn is_unavailable(db: &dyn sqlx::error::DatabaseError) -> bool {
+    let code = db.code();
+    let code = code.as_deref().unwrap_or("");
+    if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
+        code.parse::<i32>().is_ok_and(sqlite_code_unavailable)
+    } else {
+        pg_code_unavailable(code)
+    }
+}
+
+/// SQLite's busy and locked, once the busy timeout ran out (extended codes included).
+fn sqlite_code_unavailable(code: i32) -> bool {
+    matches!(code & 0xff, 5 | 6)
+}
+
+/// PostgreSQL's connection exceptions, shutdowns and connection limits.
+fn pg_code_unavailable(code: &str) -> bool {
+    code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_keep_milliseconds_only() {
+        let t = time::macros::datetime!(2025-03-04 05:06:07.123_456_789 UTC);
+        assert_eq!(
+            to_ms_precision(t),
+            time::macros::datetime!(2025-03-04 05:06:07.123 UTC)
+        );
+        let before_epoch = time::macros::datetime!(1969-12-31 23:59:59.999_9 UTC);
+        assert_eq!(millis(before_epoch), -1);
+        assert_eq!(from_millis(-1), to_ms_precision(before_epoch));
+    }
+
+    #[test]
+    fn resolution_detail_keeps_its_own_facts_first() {
+        let mut r = Resolution::cancel(Some("no longer needed".into()));
+        r.remark = Some("later".into());
+        let d = resolution_detail(&r);
+        assert_eq!(d["reason"], "no longer needed");
+        assert_eq!(d["remark"], "later");
+        assert!(d.get("outcome").is_none());
+    }
+
+    #[test]
+    fn busy_and_connection_codes_are_unavailable() {
+        assert!(sqlite_code_unavailable(5));
+        assert!(sqlite_code_unavailable(517));
+        assert!(!sqlite_code_unavailable(19));
+        assert!(pg_code_unavailable("08006"));
+        assert!(pg_code_unavailable("57P01"));
+        assert!(!pg_code_unavailable("23505"));
+        assert!(!pg_code_unavailable(""));
+    }
+}

@@ -1,0 +1,1229 @@
+//! The storage conformance suite: every case runs against SQLite and PostgreSQL, each on a
+//! fresh database. PostgreSQL comes from `SAYSO_TEST_PG_URL` (see `common::db`).
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration as StdDuration;
+
+use futures::future::join_all;
+use serde_json::{Value, json};
+use sqlx::Connection;
+use time::macros::datetime;
+use time::{Duration, OffsetDateTime};
+use uuid::Uuid;
+
+use sayso::domain::spec::{
+    Attachment, ChoiceOption, FieldInput, FormField, FormSource, FormSpec, Image, KindSpec,
+    StringFormat,
+};
+use sayso::domain::{
+    DecisionSpec, Kind, NewDecision, NotificationState, Notify, OutcomeSource, Resolution, Status,
+};
+use sayso::storage::{
+    Idempotency, InsertDecision, Inserted, ListFilter, PgStore, Resolved, Signal, SqliteStore,
+    Store, StoreError,
+};
+
+/// A store and the database under it, which is removed after the store is dropped.
+struct TestStore {
+    store: Box<dyn Store>,
+    _db: Box<dyn std::any::Any>,
+}
+
+async fn sqlite_store() -> Option<TestStore> {
+    let db = common::db::fresh_sqlite_url();
+    let store = SqliteStore::connect(&db.url).await.expect("sqlite store");
+    Some(TestStore {
+        store: Box::new(store),
+        _db: Box::new(db),
+    })
+}
+
+async fn pg_store() -> Option<TestStore> {
+    let db = common::db::fresh_pg_url().await?;
+    let store = PgStore::connect(&db.url).await.expect("postgres store");
+    Some(TestStore {
+        store: Box::new(store),
+        _db: Box::new(db),
+    })
+}
+
+/// Instantiates every case for one backend, as `$backend::case_name`.
+macro_rules! conformance_tests {
+    ($backend:ident, $setup:ident) => {
+        conformance_tests!(@cases $backend, $setup;
+            ping_answers,
+            settings_keep_their_first_value,
+            inbox_names_are_unique,
+            keys_find_their_inbox,
+            decisions_of_every_kind_read_back_exactly,
+            idempotent_insert_returns_the_first_decision,
+            concurrent_inserts_with_one_key_make_one_decision,
+            decision_of_another_inbox_is_not_found,
+            list_is_newest_first_filtered_and_paged,
+            second_resolution_loses_to_the_first,
+            resolve_after_expiry_loses_and_stays_pending,
+            unknown_decision_is_not_found,
+            expire_before_its_time_loses,
+            expiry_applies_the_default_outcome,
+            expiry_without_default_has_no_outcome,
+            expire_due_expires_each_due_decision_once,
+            concurrent_resolutions_have_one_winner_each,
+            events_are_kept_in_order,
+            notifications_read_back,
+        );
+    };
+    (@cases $backend:ident, $setup:ident; $($case:ident),* $(,)?) => {
+        mod $backend {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let Some(t) = super::$setup().await else { return };
+                    super::$case(&*t.store).await;
+                }
+            )*
+        }
+    };
+}
+
+conformance_tests!(sqlite, sqlite_store);
+conformance_tests!(postgres, pg_store);
+
+// ---- helpers ----
+
+/// A moment with sub-millisecond digits, which the stores drop.
+const T0: OffsetDateTime = datetime!(2030-01-02 03:04:05.678_912_345 UTC);
+
+fn ms(t: OffsetDateTime) -> OffsetDateTime {
+    t.replace_nanosecond(t.nanosecond() / 1_000_000 * 1_000_000)
+        .unwrap()
+}
+
+fn spec(question: &str, body: KindSpec) -> DecisionSpec {
+    DecisionSpec {
+        question: question.to_owned(),
+        project: None,
+        body,
+        context_md: None,
+        attachments: vec![],
+        allow_remark: true,
+        notify: Notify::Push,
+        callback_url: None,
+        metadata: serde_json::Map::new(),
+        default_outcome: None,
+    }
+}
+
+fn bool_spec(question: &str) -> DecisionSpec {
+    spec(
+        question,
+        KindSpec::Bool {
+            yes_label: "Yes".into(),
+            no_label: "No".into(),
+        },
+    )
+}
+
+fn new_decision(spec: DecisionSpec) -> NewDecision {
+    NewDecision {
+        spec,
+        ttl: Duration::hours(1),
+        image: None,
+        warnings: vec![],
+    }
+}
+
+async fn inbox(store: &dyn Store, name: &str) -> Uuid {
+    store.create_inbox(name, None, T0).await.unwrap().id
+}
+
+/// Inserts `new` into `inbox`, created at `created`, expiring `ttl` later.
+async fn insert_at(
+    store: &dyn Store,
+    inbox: Uuid,
+    new: &NewDecision,
+    created: OffsetDateTime,
+    ttl: Duration,
+) -> sayso::domain::Decision {
+    let row = InsertDecision {
+        id: Uuid::now_v7(),
+        inbox_id: inbox,
+        new,
+        created_at: created,
+        expires_at: created + ttl,
+        idempotency: None,
+        notifications: vec![],
+    };
+    match store.insert_decision(row).await.unwrap() {
+        Inserted::New(d) => d,
+        other => panic!("expected a new decision, got {other:?}"),
+    }
+}
+
+async fn insert(store: &dyn Store, inbox: Uuid, question: &str) -> sayso::domain::Decision {
+    insert_at(
+        store,
+        inbox,
+        &new_decision(bool_spec(question)),
+        T0,
+        Duration::hours(1),
+    )
+    .await
+}
+
+fn answer(outcome: Value) -> Resolution {
+    Resolution {
+        status: Status::Answered,
+        outcome: Some(outcome),
+        outcome_source: Some(OutcomeSource::Human),
+        custom: false,
+        remark: None,
+        detail: json!({ "action": "answer" }),
+    }
+}
+
+fn decline(remark: &str) -> Resolution {
+    Resolution {
+        status: Status::Declined,
+        outcome: None,
+        outcome_source: None,
+        custom: false,
+        remark: Some(remark.to_owned()),
+        detail: json!({ "action": "decline" }),
+    }
+}
+
+fn won(r: Resolved) -> sayso::domain::Decision {
+    match r {
+        Resolved::Won(d) => d,
+        Resolved::Lost(d) => panic!("expected to win, lost to {d:?}"),
+    }
+}
+
+fn lost(r: Resolved) -> sayso::domain::Decision {
+    match r {
+        Resolved::Lost(d) => d,
+        Resolved::Won(d) => panic!("expected to lose, won {d:?}"),
+    }
+}
+
+fn option(label: &str) -> ChoiceOption {
+    ChoiceOption {
+        value: label.to_owned(),
+        label: label.to_owned(),
+        description: Some(format!("about {label}")),
+        preview: Some(format!("```\n{label}\n```")),
+    }
+}
+
+/// One spec of each kind, with every optional part filled in somewhere.
+fn specs_of_every_kind() -> Vec<DecisionSpec> {
+    let mut metadata = serde_json::Map::new();
+    metadata.insert(
+        "run".into(),
+        json!({"id": 42, "tags": ["a", "b"], "ratio": 0.25}),
+    );
+    metadata.insert("ünïcødé".into(), json!("✓ \"quoted\" \\ back"));
+
+    let mut b = bool_spec("Deploy to production?");
+    b.project = Some("billing".into());
+    b.context_md = Some("# Context\n\n* one\n* two".into());
+    b.attachments = vec![Attachment {
+        name: "diff".into(),
+        url: "https://example.com/diff".into(),
+    }];
+    b.metadata = metadata;
+    b.default_outcome = Some(json!(false));
+    b.callback_url = Some("https://example.com/hook".into());
+    b.notify = Notify::Email;
+    b.body = KindSpec::Bool {
+        yes_label: "Ship it".into(),
+        no_label: "Hold".into(),
+    };
+
+    let mut c = spec(
+        "Which plan?",
+        KindSpec::Choose {
+            options: vec![option("A"), option("B"), option("C")],
+            multi: true,
+            recommended: Some(1),
+            allow_other: false,
+            placeholder: Some("or something else".into()),
+        },
+    );
+    c.default_outcome = Some(json!(["A", "C"]));
+    c.allow_remark = false;
+
+    let t = spec(
+        "Release notes?",
+        KindSpec::Text {
+            placeholder: Some("a line or two".into()),
+        },
+    );
+
+    let f = spec(
+        "Fill in the details",
+        KindSpec::Form(FormSpec {
+            source: FormSource::Schema,
+            fields: vec![
+                FormField {
+                    name: "email".into(),
+                    title: Some("Email".into()),
+                    description: Some("where to write".into()),
+                    header: None,
+                    required: true,
+                    default: Some(json!("a@example.com")),
+                    input: FieldInput::Text {
+                        min_length: Some(3),
+                        max_length: Some(200),
+                        format: Some(StringFormat::Email),
+                        placeholder: None,
+                        multiline: false,
+                    },
+                },
+                FormField {
+                    name: "size".into(),
+                    title: None,
+                    description: None,
+                    header: Some("Size".into()),
+                    required: false,
+                    default: None,
+                    input: FieldInput::Choice {
+                        options: vec![option("S"), option("M")],
+                        allow_other: true,
+                        recommended: None,
+                    },
+                },
+                FormField {
+                    name: "colours".into(),
+                    title: None,
+                    description: None,
+                    header: None,
+                    required: false,
+                    default: Some(json!(["red"])),
+                    input: FieldInput::MultiChoice {
+                        options: vec![option("red"), option("blue")],
+                        min_items: Some(1),
+                        max_items: None,
+                        allow_other: false,
+                        recommended: Some(0),
+                    },
+                },
+                FormField {
+                    name: "count".into(),
+                    title: None,
+                    description: None,
+                    header: None,
+                    required: false,
+                    default: Some(json!(2.5)),
+                    input: FieldInput::Number {
+                        integer: false,
+                        minimum: Some(-1.5),
+                        maximum: Some(1e6),
+                    },
+                },
+                FormField {
+                    name: "ok".into(),
+                    title: None,
+                    description: None,
+                    header: None,
+                    required: true,
+                    default: None,
+                    input: FieldInput::Boolean,
+                },
+            ],
+        }),
+    );
+
+    let mut todo = spec("Rotate the keys", KindSpec::Todo);
+    todo.project = Some("ops".into());
+    todo.default_outcome = Some(json!("skipped"));
+    todo.notify = Notify::None;
+
+    vec![b, c, t, f, todo]
+}
+
+// ---- cases ----
+
+async fn ping_answers(store: &dyn Store) {
+    store.ping().await.unwrap();
+}
+
+async fn settings_keep_their_first_value(store: &dyn Store) {
+    assert_eq!(store.setting_or_init("secret", "one").await.unwrap(), "one");
+    assert_eq!(store.setting_or_init("secret", "two").await.unwrap(), "one");
+    assert_eq!(
+        store.setting_or_init("other", "three").await.unwrap(),
+        "three"
+    );
+    assert_eq!(
+        store.setting_or_init("secret", "four").await.unwrap(),
+        "one"
+    );
+}
+
+async fn inbox_names_are_unique(store: &dyn Store) {
+    assert_eq!(store.count_inboxes().await.unwrap(), 0);
+    let home = store
+        .create_inbox("home", Some("me@example.com"), T0)
+        .await
+        .unwrap();
+    assert_eq!(home.name, "home");
+    assert_eq!(home.email.as_deref(), Some("me@example.com"));
+    assert_eq!(home.created_at, ms(T0));
+
+    let again = store.create_inbox("home", None, T0).await;
+    assert!(matches!(again, Err(StoreError::Conflict(_))), "{again:?}");
+    let work = store.create_inbox("work", None, T0).await.unwrap();
+    assert_ne!(work.id, home.id);
+
+    assert_eq!(
+        store.inbox_by_name("home").await.unwrap(),
+        Some(home.clone())
+    );
+    assert_eq!(store.inbox_by_id(home.id).await.unwrap(), Some(home));
+    assert_eq!(store.inbox_by_name("Home").await.unwrap(), None);
+    assert_eq!(store.inbox_by_id(Uuid::now_v7()).await.unwrap(), None);
+    assert_eq!(store.count_inboxes().await.unwrap(), 2);
+}
+
+async fn keys_find_their_inbox(store: &dyn Store) {
+    let home = store.create_inbox("home", None, T0).await.unwrap();
+    let work = store.create_inbox("work", None, T0).await.unwrap();
+    store.create_api_key(home.id, "hash-1", T0).await.unwrap();
+    store.create_api_key(home.id, "hash-2", T0).await.unwrap();
+    store.create_api_key(work.id, "hash-3", T0).await.unwrap();
+
+    assert_eq!(
+        store.inbox_for_key("hash-1").await.unwrap(),
+        Some(home.clone())
+    );
+    assert_eq!(
+        store.inbox_for_key("hash-2").await.unwrap(),
+        Some(home.clone())
+    );
+    assert_eq!(store.inbox_for_key("hash-3").await.unwrap(), Some(work));
+    assert_eq!(store.inbox_for_key("hash-4").await.unwrap(), None);
+
+    let taken = store.create_api_key(home.id, "hash-3", T0).await;
+    assert!(matches!(taken, Err(StoreError::Conflict(_))), "{taken:?}");
+    let orphan = store.create_api_key(Uuid::now_v7(), "hash-5", T0).await;
+    assert!(matches!(orphan, Err(StoreError::NotFound)), "{orphan:?}");
+}
+
+async fn decisions_of_every_kind_read_back_exactly(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let specs = specs_of_every_kind();
+    let kinds: Vec<Kind> = specs.iter().map(DecisionSpec::kind).collect();
+    assert_eq!(kinds, Kind::ALL);
+    for (i, spec) in specs.into_iter().enumerate() {
+        let mut new = new_decision(spec);
+        if i == 0 {
+            new.image = Some(Image {
+                content_type: "image/png",
+                bytes: vec![0x89, b'P', b'N', b'G', 0, 1, 2, 255],
+            });
+        }
+        let expires = T0 + Duration::seconds(90) + Duration::nanoseconds(999_999);
+        let row = InsertDecision {
+            id: Uuid::now_v7(),
+            inbox_id: home,
+            new: &new,
+            created_at: T0,
+            expires_at: expires,
+            idempotency: None,
+            notifications: vec![],
+        };
+        let id = row.id;
+        let Inserted::New(inserted) = store.insert_decision(row).await.unwrap() else {
+            panic!("expected a new decision");
+        };
+        assert_eq!(inserted.id, id);
+        assert_eq!(inserted.inbox_id, home);
+        assert_eq!(inserted.spec, new.spec);
+        assert_eq!(inserted.status, Status::Pending);
+        assert_eq!(inserted.outcome, None);
+        assert_eq!(inserted.outcome_source, None);
+        assert!(!inserted.custom);
+        assert_eq!(inserted.remark, None);
+        assert_eq!(inserted.created_at, ms(T0));
+        assert_eq!(inserted.expires_at, ms(expires));
+        assert_eq!(inserted.resolved_at, None);
+        assert_eq!(inserted.has_image, i == 0);
+
+        let read = store.decision(None, id).await.unwrap().expect("stored");
+        assert_eq!(read, inserted);
+        assert_eq!(
+            store.decision(Some(home), id).await.unwrap(),
+            Some(inserted)
+        );
+
+        let image = store.image(id).await.unwrap();
+        match &new.image {
+            Some(img) => {
+                assert_eq!(
+                    image,
+                    Some((img.content_type.to_owned(), img.bytes.clone()))
+                )
+            }
+            None => assert_eq!(image, None),
+        }
+    }
+}
+
+async fn idempotent_insert_returns_the_first_decision(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let work = inbox(store, "work").await;
+    let first_new = new_decision(bool_spec("first"));
+    let second_new = new_decision(bool_spec("second"));
+    let key = |hash| {
+        Some(Idempotency {
+            key: "key-1",
+            request_hash: hash,
+        })
+    };
+    let row = |inbox, new, hash, notify: &str| InsertDecision {
+        id: Uuid::now_v7(),
+        inbox_id: inbox,
+        new,
+        created_at: T0,
+        expires_at: T0 + Duration::hours(1),
+        idempotency: key(hash),
+        notifications: vec![NotificationState {
+            channel: notify.to_owned(),
+            status: "pending".into(),
+            detail: None,
+        }],
+    };
+
+    let Inserted::New(first) = store
+        .insert_decision(row(home, &first_new, "hash-a", "email"))
+        .await
+        .unwrap()
+    else {
+        panic!("first insert is new");
+    };
+    let again = store
+        .insert_decision(row(home, &second_new, "hash-b", "push"))
+        .await
+        .unwrap();
+    match again {
+        Inserted::Existing {
+            decision,
+            request_hash,
+        } => {
+            assert_eq!(decision, first);
+            assert_eq!(request_hash, "hash-a");
+        }
+        other => panic!("expected the existing decision, got {other:?}"),
+    }
+    // Nothing of the second request was written.
+    let all = store
+        .list_decisions(
+            home,
+            &ListFilter {
+                limit: 10,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(all, vec![first.clone()]);
+    let notifications = store.notifications(first.id).await.unwrap();
+    assert_eq!(notifications.len(), 1);
+    assert_eq!(notifications[0].channel, "email");
+    let events = store.events(first.id).await.unwrap();
+    assert_eq!(events.len(), 1);
+
+    // The key is scoped to the inbox.
+    let other = store
+        .insert_decision(row(work, &second_new, "hash-b", "push"))
+        .await
+        .unwrap();
+    assert!(matches!(other, Inserted::New(_)), "{other:?}");
+}
+
+async fn concurrent_inserts_with_one_key_make_one_decision(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let new = new_decision(bool_spec("once"));
+    let results = join_all((0..8).map(|_| {
+        store.insert_decision(InsertDecision {
+            id: Uuid::now_v7(),
+            inbox_id: home,
+            new: &new,
+            created_at: T0,
+            expires_at: T0 + Duration::hours(1),
+            idempotency: Some(Idempotency {
+                key: "same",
+                request_hash: "h",
+            }),
+            notifications: vec![],
+        })
+    }))
+    .await;
+    let mut new_ids = vec![];
+    let mut existing_ids = vec![];
+    for r in results {
+        match r.unwrap() {
+            Inserted::New(d) => new_ids.push(d.id),
+            Inserted::Existing {
+                decision,
+                request_hash,
+            } => {
+                assert_eq!(request_hash, "h");
+                existing_ids.push(decision.id);
+            }
+        }
+    }
+    assert_eq!(new_ids.len(), 1, "exactly one insert is new");
+    assert!(existing_ids.iter().all(|id| *id == new_ids[0]));
+    let all = store
+        .list_decisions(
+            home,
+            &ListFilter {
+                limit: 100,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 1);
+}
+
+async fn decision_of_another_inbox_is_not_found(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let work = inbox(store, "work").await;
+    let d = insert(store, home, "mine").await;
+    assert_eq!(store.decision(Some(work), d.id).await.unwrap(), None);
+    assert_eq!(
+        store.decision(Some(home), d.id).await.unwrap(),
+        Some(d.clone())
+    );
+    assert_eq!(store.decision(None, d.id).await.unwrap(), Some(d));
+    assert_eq!(store.decision(None, Uuid::now_v7()).await.unwrap(), None);
+    let new = new_decision(bool_spec("nobody's"));
+    let orphan = store
+        .insert_decision(InsertDecision {
+            id: Uuid::now_v7(),
+            inbox_id: Uuid::now_v7(),
+            new: &new,
+            created_at: T0,
+            expires_at: T0 + Duration::hours(1),
+            idempotency: None,
+            notifications: vec![],
+        })
+        .await;
+    assert!(matches!(orphan, Err(StoreError::NotFound)), "{orphan:?}");
+    let listed = store
+        .list_decisions(
+            work,
+            &ListFilter {
+                limit: 10,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(listed.is_empty());
+}
+
+async fn list_is_newest_first_filtered_and_paged(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let work = inbox(store, "work").await;
+    let specs = specs_of_every_kind();
+    let mut all = vec![];
+    for i in 0..23 {
+        let mut s = specs[i % specs.len()].clone();
+        s.project = Some(if i % 3 == 0 { "alpha" } else { "beta" }.into());
+        let d = insert_at(
+            store,
+            home,
+            &new_decision(s),
+            T0 + Duration::seconds(i as i64),
+            Duration::hours(1),
+        )
+        .await;
+        all.push(d);
+    }
+    insert(store, work, "elsewhere").await;
+    // Answer every fourth bool-or-todo-or-… decision: status filters need a mix.
+    for d in all.iter_mut().step_by(4) {
+        let r = if d.kind() == Kind::Todo {
+            answer(json!("done"))
+        } else {
+            decline("no")
+        };
+        *d = won(store.resolve(d.id, &r, T0).await.unwrap());
+    }
+    all.reverse(); // newest first
+
+    let page = |filter: ListFilter| async move {
+        let mut seen = vec![];
+        let mut before = None;
+        loop {
+            let items = store
+                .list_decisions(
+                    home,
+                    &ListFilter {
+                        before,
+                        limit: 4,
+                        ..filter.clone()
+                    },
+                )
+                .await
+                .unwrap();
+            assert!(items.len() <= 4);
+            let Some(last) = items.last() else { break };
+            before = Some(last.id);
+            seen.extend(items);
+        }
+        seen
+    };
+
+    assert_eq!(page(ListFilter::default()).await, all);
+    let pending: Vec<_> = all
+        .iter()
+        .filter(|d| d.status == Status::Pending)
+        .cloned()
+        .collect();
+    assert_eq!(
+        page(ListFilter {
+            status: Some(Status::Pending),
+            ..Default::default()
+        })
+        .await,
+        pending
+    );
+    let todos: Vec<_> = all
+        .iter()
+        .filter(|d| d.kind() == Kind::Todo)
+        .cloned()
+        .collect();
+    assert_eq!(todos.len(), 4);
+    assert_eq!(
+        page(ListFilter {
+            kind: Some(Kind::Todo),
+            ..Default::default()
+        })
+        .await,
+        todos
+    );
+    let alpha_declined: Vec<_> = all
+        .iter()
+        .filter(|d| d.spec.project.as_deref() == Some("alpha") && d.status == Status::Declined)
+        .cloned()
+        .collect();
+    assert!(!alpha_declined.is_empty());
+    assert_eq!(
+        page(ListFilter {
+            project: Some("alpha".into()),
+            status: Some(Status::Declined),
+            ..Default::default()
+        })
+        .await,
+        alpha_declined
+    );
+    assert!(
+        page(ListFilter {
+            project: Some("gamma".into()),
+            ..Default::default()
+        })
+        .await
+        .is_empty()
+    );
+
+    let first_three = store
+        .list_decisions(
+            home,
+            &ListFilter {
+                limit: 3,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(first_three, all[..3]);
+}
+
+async fn second_resolution_loses_to_the_first(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let d = insert(store, home, "Deploy?").await;
+    let at = T0 + Duration::minutes(5) + Duration::nanoseconds(123_456);
+    let mut yes = answer(json!(true));
+    yes.remark = Some("after 6pm".into());
+    yes.custom = true;
+    let first = won(store.resolve(d.id, &yes, at).await.unwrap());
+    assert_eq!(first.status, Status::Answered);
+    assert_eq!(first.outcome, Some(json!(true)));
+    assert_eq!(first.outcome_source, Some(OutcomeSource::Human));
+    assert!(first.custom);
+    assert_eq!(first.remark.as_deref(), Some("after 6pm"));
+    assert_eq!(first.resolved_at, Some(ms(at)));
+    assert_eq!(first.created_at, d.created_at);
+    assert_eq!(
+        store.decision(None, d.id).await.unwrap(),
+        Some(first.clone())
+    );
+
+    let later = at + Duration::seconds(1);
+    let second = lost(
+        store
+            .resolve(d.id, &answer(json!(false)), later)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(second, first);
+    let cancel = lost(
+        store
+            .resolve(
+                d.id,
+                &Resolution::cancel(Some("changed my mind".into())),
+                later,
+            )
+            .await
+            .unwrap(),
+    );
+    assert_eq!(cancel, first);
+    // Expiry cannot overwrite it either.
+    let expiry = lost(store.expire(d.id, T0 + Duration::days(1)).await.unwrap());
+    assert_eq!(expiry, first);
+}
+
+async fn resolve_after_expiry_loses_and_stays_pending(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let d = insert(store, home, "Too late?").await;
+    let at_expiry = lost(
+        store
+            .resolve(d.id, &answer(json!(true)), d.expires_at)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(at_expiry, d);
+    let after = lost(
+        store
+            .resolve(
+                d.id,
+                &Resolution::cancel(None),
+                d.expires_at + Duration::minutes(1),
+            )
+            .await
+            .unwrap(),
+    );
+    assert_eq!(after.status, Status::Pending);
+    // A moment before the end still counts.
+    let just_in_time = won(store
+        .resolve(
+            d.id,
+            &answer(json!(false)),
+            d.expires_at - Duration::milliseconds(1),
+        )
+        .await
+        .unwrap());
+    assert_eq!(just_in_time.outcome, Some(json!(false)));
+}
+
+async fn unknown_decision_is_not_found(store: &dyn Store) {
+    let missing = Uuid::now_v7();
+    let r = store.resolve(missing, &answer(json!(true)), T0).await;
+    assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
+    let r = store.expire(missing, T0).await;
+    assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
+    let r = store.record_event(missing, "viewed", &json!({}), T0).await;
+    assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
+    assert!(store.events(missing).await.unwrap().is_empty());
+    assert!(store.notifications(missing).await.unwrap().is_empty());
+    assert_eq!(store.image(missing).await.unwrap(), None);
+}
+
+async fn expire_before_its_time_loses(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let d = insert(store, home, "Not yet").await;
+    let early = lost(
+        store
+            .expire(d.id, d.expires_at - Duration::milliseconds(1))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(early, d);
+}
+
+async fn expiry_applies_the_default_outcome(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let mut s = bool_spec("Proceed?");
+    s.default_outcome = Some(json!({"proceed": false, "why": ["nobody answered"]}));
+    let d = insert_at(store, home, &new_decision(s), T0, Duration::minutes(10)).await;
+    let expired = won(store
+        .expire(d.id, d.expires_at + Duration::minutes(3))
+        .await
+        .unwrap());
+    assert_eq!(expired.status, Status::Expired);
+    assert_eq!(expired.outcome, d.spec.default_outcome);
+    assert_eq!(expired.outcome_source, Some(OutcomeSource::Default));
+    assert!(!expired.custom);
+    assert_eq!(expired.remark, None);
+    assert_eq!(expired.resolved_at, Some(d.expires_at));
+    assert_eq!(
+        store.decision(None, d.id).await.unwrap(),
+        Some(expired.clone())
+    );
+
+    let events = store.events(d.id).await.unwrap();
+    let last = events.last().unwrap();
+    assert_eq!(last.kind, "expired");
+    assert_eq!(last.at, d.expires_at);
+    assert_eq!(last.detail["outcome_source"], "default");
+    assert_eq!(
+        last.detail["outcome"],
+        d.spec.default_outcome.clone().unwrap()
+    );
+
+    let answer_late = lost(
+        store
+            .resolve(
+                d.id,
+                &answer(json!(true)),
+                d.expires_at - Duration::seconds(1),
+            )
+            .await
+            .unwrap(),
+    );
+    assert_eq!(answer_late, expired);
+}
+
+async fn expiry_without_default_has_no_outcome(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let d = insert(store, home, "Anyone?").await;
+    let expired = won(store.expire(d.id, d.expires_at).await.unwrap());
+    assert_eq!(expired.status, Status::Expired);
+    assert_eq!(expired.outcome, None);
+    assert_eq!(expired.outcome_source, None);
+    assert_eq!(expired.resolved_at, Some(d.expires_at));
+    let again = lost(store.expire(d.id, d.expires_at).await.unwrap());
+    assert_eq!(again, expired);
+}
+
+async fn expire_due_expires_each_due_decision_once(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let new = new_decision(bool_spec("due?"));
+    let mut with_default = bool_spec("due with default?");
+    with_default.default_outcome = Some(json!(true));
+    let with_default = new_decision(with_default);
+    let a = insert_at(store, home, &new, T0, Duration::minutes(2)).await;
+    let b = insert_at(store, home, &with_default, T0, Duration::minutes(1)).await;
+    let c = insert_at(store, home, &new, T0, Duration::minutes(3)).await;
+    let later = insert_at(store, home, &new, T0, Duration::minutes(30)).await;
+    let answered = insert_at(store, home, &new, T0, Duration::minutes(1)).await;
+    won(store
+        .resolve(answered.id, &answer(json!(true)), T0)
+        .await
+        .unwrap());
+
+    let now = T0 + Duration::minutes(5);
+    assert!(store.expire_due(T0, 10).await.unwrap().is_empty());
+    // The limit takes the ones that expired first.
+    assert_eq!(store.expire_due(now, 2).await.unwrap(), vec![b.id, a.id]);
+    assert_eq!(store.expire_due(now, 10).await.unwrap(), vec![c.id]);
+    assert!(store.expire_due(now, 10).await.unwrap().is_empty());
+
+    let b = store.decision(None, b.id).await.unwrap().unwrap();
+    assert_eq!(b.status, Status::Expired);
+    assert_eq!(b.outcome, Some(json!(true)));
+    assert_eq!(b.outcome_source, Some(OutcomeSource::Default));
+    assert_eq!(b.resolved_at, Some(b.expires_at));
+    let a = store.decision(None, a.id).await.unwrap().unwrap();
+    assert_eq!(
+        (a.status, a.outcome, a.outcome_source),
+        (Status::Expired, None, None)
+    );
+    assert_eq!(a.resolved_at, Some(a.expires_at));
+    for id in [a.id, b.id, c.id] {
+        let kinds: Vec<String> = store
+            .events(id)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| e.kind)
+            .collect();
+        assert_eq!(kinds, ["created", "expired"]);
+    }
+    let later = store.decision(None, later.id).await.unwrap().unwrap();
+    assert_eq!(later.status, Status::Pending);
+    let answered = store.decision(None, answered.id).await.unwrap().unwrap();
+    assert_eq!(answered.status, Status::Answered);
+}
+
+async fn concurrent_resolutions_have_one_winner_each(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let mut ids = vec![];
+    for i in 0..20 {
+        ids.push(insert(store, home, &format!("race {i}")).await.id);
+    }
+    let resolutions: Vec<Resolution> = (0..8)
+        .map(|task| match task % 3 {
+            0 => answer(json!(task % 2 == 0)),
+            1 => decline(&format!("task {task}")),
+            _ => Resolution::cancel(Some(format!("task {task}"))),
+        })
+        .collect();
+    let attempts = ids.iter().flat_map(|id| {
+        resolutions
+            .iter()
+            .map(move |r| async move { (*id, store.resolve(*id, r, T0).await.unwrap()) })
+    });
+    let results = join_all(attempts).await;
+
+    let mut winners: HashMap<Uuid, sayso::domain::Decision> = HashMap::new();
+    let mut losers: Vec<sayso::domain::Decision> = vec![];
+    for (id, r) in results {
+        match r {
+            Resolved::Won(d) => {
+                assert!(winners.insert(id, d).is_none(), "two winners for {id}");
+            }
+            Resolved::Lost(d) => losers.push(d),
+        }
+    }
+    assert_eq!(winners.len(), ids.len());
+    assert_eq!(losers.len(), ids.len() * 7);
+    for l in &losers {
+        assert_eq!(
+            Some(l),
+            winners.get(&l.id),
+            "a loser sees the winner's state"
+        );
+    }
+    for id in &ids {
+        let events = store.events(*id).await.unwrap();
+        let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(kinds, ["created", winners[id].status.as_str()]);
+    }
+}
+
+async fn events_are_kept_in_order(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let d = insert(store, home, "Audit me").await;
+    store
+        .record_event(
+            d.id,
+            "notified",
+            &json!({"channel": "email"}),
+            T0 + Duration::seconds(1),
+        )
+        .await
+        .unwrap();
+    store
+        .record_event(d.id, "viewed", &json!({}), T0 + Duration::seconds(2))
+        .await
+        .unwrap();
+    let mut r = answer(json!(true));
+    r.remark = Some("fine".into());
+    won(store
+        .resolve(d.id, &r, T0 + Duration::seconds(3))
+        .await
+        .unwrap());
+    store
+        .record_event(
+            d.id,
+            "webhook.delivered",
+            &json!({"status": 200}),
+            T0 + Duration::seconds(4),
+        )
+        .await
+        .unwrap();
+
+    let events = store.events(d.id).await.unwrap();
+    let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "created",
+            "notified",
+            "viewed",
+            "answered",
+            "webhook.delivered"
+        ]
+    );
+    let times: Vec<OffsetDateTime> = events.iter().map(|e| e.at).collect();
+    let expected: Vec<OffsetDateTime> = (0..5).map(|s| ms(T0 + Duration::seconds(s))).collect();
+    assert_eq!(times, expected);
+    assert_eq!(events[1].detail, json!({"channel": "email"}));
+    assert_eq!(events[3].detail["action"], "answer");
+    assert_eq!(events[3].detail["outcome"], true);
+    assert_eq!(events[3].detail["remark"], "fine");
+    assert_eq!(events[4].detail, json!({"status": 200}));
+}
+
+async fn notifications_read_back(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let new = new_decision(bool_spec("Tell me"));
+    let states = vec![
+        NotificationState {
+            channel: "email".into(),
+            status: "pending".into(),
+            detail: None,
+        },
+        NotificationState {
+            channel: "ntfy".into(),
+            status: "skipped".into(),
+            detail: Some("no topic configured".into()),
+        },
+        NotificationState {
+            channel: "push".into(),
+            status: "failed".into(),
+            detail: Some("no subscription".into()),
+        },
+    ];
+    let row = InsertDecision {
+        id: Uuid::now_v7(),
+        inbox_id: home,
+        new: &new,
+        created_at: T0,
+        expires_at: T0 + Duration::hours(1),
+        idempotency: None,
+        notifications: states.clone(),
+    };
+    let id = row.id;
+    store.insert_decision(row).await.unwrap();
+    assert_eq!(store.notifications(id).await.unwrap(), states);
+}
+
+// ---- backend-specific ----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_listener_hears_resolutions_from_another_store() {
+    let Some(db) = common::db::fresh_pg_url().await else {
+        return;
+    };
+    let listening = PgStore::connect(&db.url).await.unwrap();
+    let other = PgStore::connect(&db.url).await.unwrap();
+    let heard = Arc::new(Mutex::new(Vec::<Signal>::new()));
+    let sink = {
+        let heard = heard.clone();
+        Arc::new(move |s: Signal| heard.lock().unwrap().push(s))
+    };
+    let task = listening.listen(sink).expect("PostgreSQL listens");
+    let home = inbox(&other, "home").await;
+
+    let heard_of = |id: Uuid| {
+        let heard = heard.clone();
+        async move {
+            for _ in 0..50 {
+                if heard.lock().unwrap().contains(&Signal::Resolved(id)) {
+                    return true;
+                }
+                tokio::time::sleep(StdDuration::from_millis(20)).await;
+            }
+            false
+        }
+    };
+
+    // The listener subscribes in the background: resolve until it hears one.
+    let mut subscribed = false;
+    for _ in 0..10 {
+        let d = insert(&other, home, "Heard?").await;
+        won(other.resolve(d.id, &answer(json!(true)), T0).await.unwrap());
+        if heard_of(d.id).await {
+            subscribed = true;
+            break;
+        }
+    }
+    assert!(subscribed, "the listener never heard a resolution");
+
+    let cancelled = insert(&other, home, "Cancelled?").await;
+    won(other
+        .resolve(cancelled.id, &Resolution::cancel(None), T0)
+        .await
+        .unwrap());
+    assert!(heard_of(cancelled.id).await, "cancel was not heard");
+
+    let expiring = insert(&other, home, "Expired?").await;
+    won(other
+        .expire(expiring.id, expiring.expires_at)
+        .await
+        .unwrap());
+    assert!(heard_of(expiring.id).await, "expire was not heard");
+
+    let due = insert(&other, home, "Due?").await;
+    assert_eq!(
+        other.expire_due(due.expires_at, 10).await.unwrap(),
+        vec![due.id]
+    );
+    assert!(heard_of(due.id).await, "expire_due was not heard");
+
+    // A lost resolution says nothing.
+    lost(
+        other
+            .resolve(due.id, &answer(json!(true)), T0)
+            .await
+            .unwrap(),
+    );
+    assert!(!task.is_finished());
+    assert!(!heard.lock().unwrap().contains(&Signal::Reconnected));
+
+    // Losing the connection is announced, and the listener carries on.
+    let mut admin = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    let killed: Vec<(bool,)> = sqlx::query_as(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND query LIKE 'LISTEN%'",
+    )
+    .fetch_all(&mut admin)
+    .await
+    .unwrap();
+    assert_eq!(killed, vec![(true,)]);
+    let mut reconnected = false;
+    for _ in 0..100 {
+        if heard.lock().unwrap().contains(&Signal::Reconnected) {
+            reconnected = true;
+            break;
+        }
+        tokio::time::sleep(StdDuration::from_millis(50)).await;
+    }
+    assert!(
+        reconnected,
+        "no Reconnected signal after the connection was killed"
+    );
+    let after = insert(&other, home, "Still listening?").await;
+    won(other
+        .resolve(after.id, &answer(json!(true)), T0)
+        .await
+        .unwrap());
+    assert!(heard_of(after.id).await, "nothing heard after reconnecting");
+    assert!(!task.is_finished());
+    task.abort();
+}
+
+#[tokio::test]
+async fn postgres_unreachable_is_unavailable() {
+    let started = std::time::Instant::now();
+    let r = PgStore::connect("postgres://postgres@127.0.0.1:1/sayso").await;
+    assert!(
+        matches!(r, Err(StoreError::Unavailable(_))),
+        "{:?}",
+        r.err()
+    );
+    assert!(started.elapsed() < StdDuration::from_secs(10));
+}
+
+#[tokio::test]
+async fn sqlite_listens_to_nobody() {
+    let t = sqlite_store().await.unwrap();
+    assert!(t.store.listen(Arc::new(|_| {})).is_none());
+}
+
+#[tokio::test]
+async fn sqlite_in_memory_works() {
+    let store = SqliteStore::connect("sqlite::memory:").await.unwrap();
+    let home = inbox(&store, "home").await;
+    let d = insert(&store, home, "memory?").await;
+    assert_eq!(store.decision(None, d.id).await.unwrap(), Some(d));
+}
+
+#[tokio::test]
+async fn unknown_scheme_is_refused() {
+    let r = sayso::storage::connect("mysql://localhost/sayso").await;
+    let Err(StoreError::Other(message)) = r else {
+        panic!("expected a refusal");
+    };
+    assert!(message.contains("mysql"), "{message}");
+}
