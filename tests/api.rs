@@ -132,36 +132,111 @@ async fn each_validation_rule_is_refused_with_its_path(srv: &TestServer) {
     let cases: Vec<(Value, &str)> = vec![
         (json!({"kind": "bool"}), "question"),
         (json!({"question": "   ", "kind": "bool"}), "question"),
-        (json!({"question": "x".repeat(2001), "kind": "bool"}), "question"),
+        (
+            json!({"question": "x".repeat(2001), "kind": "bool"}),
+            "question",
+        ),
         (json!({"question": 5, "kind": "bool"}), "question"),
         (json!({"question": "Q"}), "kind"),
         (json!({"question": "Q", "kind": "poll"}), "kind"),
-        (json!({"question": "Q", "kind": "bool", "project": "p".repeat(101)}), "project"),
+        (
+            json!({"question": "Q", "kind": "bool", "project": "p".repeat(101)}),
+            "project",
+        ),
         (json!({"question": "Q", "kind": "choose"}), "options"),
-        (json!({"question": "Q", "kind": "choose", "options": ["only"]}), "options"),
-        (json!({"question": "Q", "kind": "choose", "options": ["a", "b", "a"]}), "options[2].label"),
-        (json!({"question": "Q", "kind": "choose", "options": ["a", {"label": ""}]}), "options[1].label"),
-        (json!({"question": "Q", "kind": "choose", "options": ["a", "l".repeat(201)]}), "options[1].label"),
-        (json!({"question": "Q", "kind": "choose", "options": ["a", "b"], "multi": "yes"}), "multi"),
+        (
+            json!({"question": "Q", "kind": "choose", "options": ["only"]}),
+            "options",
+        ),
+        (
+            json!({"question": "Q", "kind": "choose", "options": ["a", "b", "a"]}),
+            "options[2].label",
+        ),
+        (
+            json!({"question": "Q", "kind": "choose", "options": ["a", {"label": ""}]}),
+            "options[1].label",
+        ),
+        (
+            json!({"question": "Q", "kind": "choose", "options": ["a", "l".repeat(201)]}),
+            "options[1]",
+        ),
+        (
+            json!({"question": "Q", "kind": "choose", "options": ["a", "b"], "multi": "yes"}),
+            "multi",
+        ),
         (json!({"question": "Q", "kind": "form"}), "schema"),
-        (json!({"question": "Q", "kind": "form", "schema": {"type": "object", "properties": {"a": {"type": "object"}}}}), "schema.properties.a.type"),
-        (json!({"question": "Q", "kind": "form", "questions": [{"question": "A?"}, {"question": "A?"}]}), "questions[1]"),
-        (json!({"question": "Q", "kind": "bool", "context_md": "m".repeat(64 * 1024 + 1)}), "context_md"),
-        (json!({"question": "Q", "kind": "bool", "context_image_b64": "not base64!!"}), "context_image_b64"),
-        (json!({"question": "Q", "kind": "bool", "context_image_b64": "aGVsbG8gd29ybGQ="}), "context_image_b64"),
-        (json!({"question": "Q", "kind": "bool", "attachments": [{"name": "x", "url": "javascript:alert(1)"}]}), "attachments[0].url"),
-        (json!({"question": "Q", "kind": "bool", "ttl_minutes": 0}), "ttl_minutes"),
-        (json!({"question": "Q", "kind": "bool", "ttl_minutes": 43201}), "ttl_minutes"),
-        (json!({"question": "Q", "kind": "bool", "ttl_minutes": 1.5}), "ttl_minutes"),
-        (json!({"question": "Q", "kind": "bool", "ttl_seconds": 5}), "ttl_seconds"),
-        (json!({"question": "Q", "kind": "bool", "ttl_seconds": 60, "ttl_minutes": 1}), "ttl_seconds"),
-        (json!({"question": "Q", "kind": "bool", "default_outcome": "maybe"}), "default_outcome"),
-        (json!({"question": "Q", "kind": "choose", "options": ["a", "b"], "default_outcome": "c"}), "default_outcome"),
-        (json!({"question": "Q", "kind": "bool", "notify": "pigeon"}), "notify"),
-        (json!({"question": "Q", "kind": "bool", "callback_url": "ftp://example.com/x"}), "callback_url"),
-        (json!({"question": "Q", "kind": "bool", "metadata": [1, 2]}), "metadata"),
-        (json!({"question": "Q", "kind": "bool", "metadata": {"blob": "b".repeat(5000)}}), "metadata"),
-        (json!({"question": "Q", "kind": "bool", "allow_remark": "no"}), "allow_remark"),
+        (
+            json!({"question": "Q", "kind": "form", "schema": {"type": "object", "properties": {"a": {"type": "object"}}}}),
+            "schema.properties.a.type",
+        ),
+        (
+            json!({"question": "Q", "kind": "form", "questions": [{"question": "A?"}, {"question": "A?"}]}),
+            "questions[1]",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "context_md": "m".repeat(64 * 1024 + 1)}),
+            "context_md",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "context_image_b64": "not base64!!"}),
+            "context_image_b64",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "context_image_b64": "aGVsbG8gd29ybGQ="}),
+            "context_image_b64",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "attachments": [{"name": "x", "url": "javascript:alert(1)"}]}),
+            "attachments[0].url",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "ttl_minutes": 0}),
+            "ttl_minutes",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "ttl_minutes": 43201}),
+            "ttl_minutes",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "ttl_minutes": 1.5}),
+            "ttl_minutes",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "ttl_seconds": 5}),
+            "ttl_seconds",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "ttl_seconds": 60, "ttl_minutes": 1}),
+            "ttl_seconds",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "default_outcome": "maybe"}),
+            "default_outcome",
+        ),
+        (
+            json!({"question": "Q", "kind": "choose", "options": ["a", "b"], "default_outcome": "c"}),
+            "default_outcome",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "notify": "pigeon"}),
+            "notify",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "callback_url": "ftp://example.com/x"}),
+            "callback_url",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "metadata": [1, 2]}),
+            "metadata",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "metadata": {"blob": "b".repeat(5000)}}),
+            "metadata",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "allow_remark": "no"}),
+            "allow_remark",
+        ),
     ];
     for (body, path) in cases {
         let (status, err) = send(srv.req(Method::POST, "/v1/decisions").json(&body)).await;
@@ -184,7 +259,10 @@ async fn each_validation_rule_is_refused_with_its_path(srv: &TestServer) {
             .json(&json!({"question": "", "kind": "choose", "options": ["a"], "ttl_minutes": -1})),
     )
     .await;
-    assert!(err["error"]["details"].as_array().unwrap().len() >= 3, "{err}");
+    assert!(
+        err["error"]["details"].as_array().unwrap().len() >= 3,
+        "{err}"
+    );
 }
 
 async fn harmless_problems_become_warnings(srv: &TestServer) {
@@ -194,7 +272,10 @@ async fn harmless_problems_become_warnings(srv: &TestServer) {
     let warnings = handle["warnings"].as_array().unwrap();
     assert!(warnings.len() >= 2, "{handle}");
     let text = handle["warnings"].to_string();
-    assert!(text.contains("recommended") && text.contains("mood"), "{text}");
+    assert!(
+        text.contains("recommended") && text.contains("mood"),
+        "{text}"
+    );
 }
 
 async fn idempotent_create_returns_the_first_handle(srv: &TestServer) {
@@ -209,7 +290,10 @@ async fn idempotent_create_returns_the_first_handle(srv: &TestServer) {
     assert_eq!(first.status(), StatusCode::CREATED);
     let location = first.headers()["location"].to_str().unwrap().to_string();
     let first: Value = first.json().await.unwrap();
-    assert_eq!(location, format!("/v1/decisions/{}", s(&first, "decision_id")));
+    assert_eq!(
+        location,
+        format!("/v1/decisions/{}", s(&first, "decision_id"))
+    );
 
     let (status, again) = send(
         srv.req(Method::POST, "/v1/decisions")
@@ -232,7 +316,11 @@ async fn idempotent_create_returns_the_first_handle(srv: &TestServer) {
 
     let list = srv.req(Method::GET, "/v1/decisions").send().await.unwrap();
     let list: Value = list.json().await.unwrap();
-    assert_eq!(list["items"].as_array().unwrap().len(), 1, "one decision, not two");
+    assert_eq!(
+        list["items"].as_array().unwrap().len(),
+        1,
+        "one decision, not two"
+    );
 }
 
 async fn await_returns_at_once_when_resolved(srv: &TestServer) {
@@ -281,7 +369,10 @@ async fn await_returns_pending_after_its_timeout(srv: &TestServer) {
     assert_eq!(status, StatusCode::OK, "{err}");
     let (status, err) = send(srv.req(
         Method::GET,
-        &format!("/v1/decisions/{}/await?timeout_s=soon", s(&h, "decision_id")),
+        &format!(
+            "/v1/decisions/{}/await?timeout_s=soon",
+            s(&h, "decision_id")
+        ),
     ))
     .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
@@ -308,9 +399,16 @@ async fn expiry_applies_default_outcome_or_none(srv: &TestServer) {
     assert_eq!(b["status"], "expired", "{b}");
     assert!(b["outcome"].is_null());
     assert!(b["outcome_source"].is_null());
-    assert!(s(&b, "answer_text").to_lowercase().contains("nobody answered"), "{b}");
+    assert!(
+        s(&b, "answer_text")
+            .to_lowercase()
+            .contains("nobody answered"),
+        "{b}"
+    );
     // A person who opens the link late cannot answer it.
-    let (status, err) = srv.answer(s(&without, "web_url"), json!({"value": "late"})).await;
+    let (status, err) = srv
+        .answer(s(&without, "web_url"), json!({"value": "late"}))
+        .await;
     assert_eq!(status, StatusCode::GONE, "{err}");
     assert_eq!(err["error"]["code"], "expired");
 }
@@ -334,11 +432,16 @@ async fn cancel_resolves_and_blocks_later_answers(srv: &TestServer) {
 }
 
 async fn decline_keeps_the_remark(srv: &TestServer) {
-    let h = srv.create(json!({"question": "Q", "kind": "choose", "options": ["a", "b"]})).await;
+    let h = srv
+        .create(json!({"question": "Q", "kind": "choose", "options": ["a", "b"]}))
+        .await;
     let page = srv.client.get(s(&h, "web_url")).send().await.unwrap();
     assert_eq!(page.status(), StatusCode::OK);
     let (status, r) = srv
-        .answer(s(&h, "web_url"), json!({"action": "decline", "remark": "ask Sam"}))
+        .answer(
+            s(&h, "web_url"),
+            json!({"action": "decline", "remark": "ask Sam"}),
+        )
         .await;
     assert_eq!(status, StatusCode::OK, "{r}");
     let d = srv.get(s(&h, "decision_id")).await;
@@ -418,7 +521,12 @@ async fn another_inbox_gets_404(srv: &TestServer) {
         (Method::GET, format!("/v1/decisions/{id}/await?timeout_s=1")),
         (Method::POST, format!("/v1/decisions/{id}/cancel")),
     ] {
-        let (status, err) = send(srv.client.request(method, srv.url(&path)).bearer_auth(&other)).await;
+        let (status, err) = send(
+            srv.client
+                .request(method, srv.url(&path))
+                .bearer_auth(&other),
+        )
+        .await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{path}: {err}");
         assert_eq!(err["error"]["code"], "not_found");
     }
@@ -455,14 +563,21 @@ async fn bad_answers_are_refused_with_their_path(srv: &TestServer) {
         (&choose, json!({"value": "a", "remark": "hi"}), "remark"),
         (&form, json!({"value": {"n": 9}}), "value.n"),
         (&form, json!({"value": {"email": "x@y.z"}}), "value.n"),
-        (&form, json!({"value": {"n": 2, "email": "nope"}}), "value.email"),
+        (
+            &form,
+            json!({"value": {"n": 2, "email": "nope"}}),
+            "value.email",
+        ),
         (&form, json!({"action": "done"}), "action"),
     ];
     for (h, body, path) in cases {
         let (status, err) = srv.answer(s(h, "web_url"), body.clone()).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body} → {err}");
         let paths = err["error"]["details"].to_string();
-        assert!(paths.contains(&format!("\"{path}")), "{body}: expected {path} in {paths}");
+        assert!(
+            paths.contains(&format!("\"{path}")),
+            "{body}: expected {path} in {paths}"
+        );
     }
     // Nothing was resolved by the refused answers.
     assert_eq!(srv.get(s(&form, "decision_id")).await["status"], "pending");
@@ -475,7 +590,10 @@ async fn bad_answers_are_refused_with_their_path(srv: &TestServer) {
 async fn concurrent_answers_and_cancels_have_one_winner(srv: &TestServer) {
     let mut handles = Vec::new();
     for i in 0..25 {
-        handles.push(srv.create(json!({"question": format!("race {i}"), "kind": "bool"})).await);
+        handles.push(
+            srv.create(json!({"question": format!("race {i}"), "kind": "bool"}))
+                .await,
+        );
     }
     let mut tasks = Vec::new();
     for h in &handles {
@@ -488,7 +606,9 @@ async fn concurrent_answers_and_cancels_have_one_winner(srv: &TestServer) {
                 let req = if attempt % 3 == 0 {
                     client.post(cancel_url).bearer_auth(key)
                 } else {
-                    client.post(web_url).json(&json!({"value": attempt % 2 == 0}))
+                    client
+                        .post(web_url)
+                        .json(&json!({"value": attempt % 2 == 0}))
                 };
                 let (status, body) = send(req).await;
                 (status, body)

@@ -14,10 +14,22 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
     raw("whitespace", b"   \n".to_vec());
     raw("not json", b"deploy please".to_vec());
     raw("truncated", br#"{"question": "Q", "kind": "bo"#.to_vec());
-    raw("trailing garbage", br#"{"question": "Q", "kind": "bool"} x"#.to_vec());
-    raw("invalid utf-8", b"{\"question\": \"\xff\xfe\", \"kind\": \"bool\"}".to_vec());
-    raw("lone surrogate", br#"{"question": "\ud800", "kind": "bool"}"#.to_vec());
-    raw("nul bytes", b"{\"question\": \"a\0b\", \"kind\": \"bool\"}".to_vec());
+    raw(
+        "trailing garbage",
+        br#"{"question": "Q", "kind": "bool"} x"#.to_vec(),
+    );
+    raw(
+        "invalid utf-8",
+        b"{\"question\": \"\xff\xfe\", \"kind\": \"bool\"}".to_vec(),
+    );
+    raw(
+        "lone surrogate",
+        br#"{"question": "\ud800", "kind": "bool"}"#.to_vec(),
+    );
+    raw(
+        "nul bytes",
+        b"{\"question\": \"a\0b\", \"kind\": \"bool\"}".to_vec(),
+    );
     raw("array", b"[1,2,3]".to_vec());
     raw("string", br#""question""#.to_vec());
     raw("null", b"null".to_vec());
@@ -37,25 +49,82 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
         .into_bytes(),
     );
     let mut structured = vec![
-        ("wrong types everywhere", json!({"question": [], "kind": 1, "options": "a,b", "multi": "yes", "ttl_minutes": "60", "metadata": "x", "attachments": {"name": 1}})),
-        ("huge question", json!({"question": "q".repeat(1_000_000), "kind": "bool"})),
-        ("huge option list", json!({"question": "Q", "kind": "choose", "options": (0..10_000).map(|i| format!("o{i}")).collect::<Vec<_>>()})),
-        ("huge numbers", json!({"question": "Q", "kind": "bool", "ttl_minutes": 1e300, "ttl_seconds": -9.2e18})),
-        ("u64 max", json!({"question": "Q", "kind": "choose", "options": ["a", "b"], "recommended": u64::MAX})),
-        ("negative index", json!({"question": "Q", "kind": "choose", "options": ["a", "b"], "recommended": -1})),
-        ("bad base64", json!({"question": "Q", "kind": "bool", "context_image_b64": "@@@@"})),
-        ("base64 of text", json!({"question": "Q", "kind": "bool", "context_image_b64": "PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+"})),
-        ("truncated png", json!({"question": "Q", "kind": "bool", "context_image_b64": "iVBORw0KGgo="})),
-        ("data url of svg", json!({"question": "Q", "kind": "bool", "context_image_b64": "data:image/svg+xml;base64,PHN2Zz48L3N2Zz4="})),
-        ("form of objects", json!({"question": "Q", "kind": "form", "schema": {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "object"}}}}})),
-        ("form schema not an object", json!({"question": "Q", "kind": "form", "schema": "object"})),
-        ("form with 1000 fields", json!({"question": "Q", "kind": "form", "schema": {"type": "object", "properties": (0..1000).map(|i| (format!("f{i}"), json!({"type": "string"}))).collect::<serde_json::Map<_, _>>()}})),
-        ("questions not a list", json!({"question": "Q", "kind": "form", "questions": {"q": 1}})),
-        ("questions of nulls", json!({"question": "Q", "kind": "form", "questions": [null, null]})),
-        ("all nulls", json!({"question": null, "kind": null, "options": null, "schema": null, "ttl_minutes": null})),
-        ("attachment urls", json!({"question": "Q", "kind": "bool", "attachments": [{"name": "a", "url": "http://"}, {"name": "b", "url": "data:text/html,hi"}, {"url": 3}]})),
-        ("control characters", json!({"question": "\u{0}\u{1b}[31m\u{202e}", "kind": "bool"})),
-        ("default outcome of the wrong shape", json!({"question": "Q", "kind": "form", "schema": {"properties": {"a": {"type": "string"}}}, "default_outcome": [1, {"a": []}]})),
+        (
+            "wrong types everywhere",
+            json!({"question": [], "kind": 1, "options": "a,b", "multi": "yes", "ttl_minutes": "60", "metadata": "x", "attachments": {"name": 1}}),
+        ),
+        (
+            "huge question",
+            json!({"question": "q".repeat(1_000_000), "kind": "bool"}),
+        ),
+        (
+            "huge option list",
+            json!({"question": "Q", "kind": "choose", "options": (0..10_000).map(|i| format!("o{i}")).collect::<Vec<_>>()}),
+        ),
+        (
+            "huge numbers",
+            json!({"question": "Q", "kind": "bool", "ttl_minutes": 1e300, "ttl_seconds": -9.2e18}),
+        ),
+        (
+            "u64 max",
+            json!({"question": "Q", "kind": "choose", "options": ["a", "b"], "recommended": u64::MAX}),
+        ),
+        (
+            "negative index",
+            json!({"question": "Q", "kind": "choose", "options": ["a", "b"], "recommended": -1}),
+        ),
+        (
+            "bad base64",
+            json!({"question": "Q", "kind": "bool", "context_image_b64": "@@@@"}),
+        ),
+        (
+            "base64 of text",
+            json!({"question": "Q", "kind": "bool", "context_image_b64": "PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+"}),
+        ),
+        (
+            "truncated png",
+            json!({"question": "Q", "kind": "bool", "context_image_b64": "iVBORw0KGgo="}),
+        ),
+        (
+            "data url of svg",
+            json!({"question": "Q", "kind": "bool", "context_image_b64": "data:image/svg+xml;base64,PHN2Zz48L3N2Zz4="}),
+        ),
+        (
+            "form of objects",
+            json!({"question": "Q", "kind": "form", "schema": {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "object"}}}}}),
+        ),
+        (
+            "form schema not an object",
+            json!({"question": "Q", "kind": "form", "schema": "object"}),
+        ),
+        (
+            "form with 1000 fields",
+            json!({"question": "Q", "kind": "form", "schema": {"type": "object", "properties": (0..1000).map(|i| (format!("f{i}"), json!({"type": "string"}))).collect::<serde_json::Map<_, _>>()}}),
+        ),
+        (
+            "questions not a list",
+            json!({"question": "Q", "kind": "form", "questions": {"q": 1}}),
+        ),
+        (
+            "questions of nulls",
+            json!({"question": "Q", "kind": "form", "questions": [null, null]}),
+        ),
+        (
+            "all nulls",
+            json!({"question": null, "kind": null, "options": null, "schema": null, "ttl_minutes": null}),
+        ),
+        (
+            "attachment urls",
+            json!({"question": "Q", "kind": "bool", "attachments": [{"name": "a", "url": "http://"}, {"name": "b", "url": "data:text/html,hi"}, {"url": 3}]}),
+        ),
+        (
+            "control characters",
+            json!({"question": "\u{0}\u{1b}[31m\u{202e}", "kind": "bool"}),
+        ),
+        (
+            "default outcome of the wrong shape",
+            json!({"question": "Q", "kind": "form", "schema": {"properties": {"a": {"type": "string"}}}, "default_outcome": [1, {"a": []}]}),
+        ),
     ];
     for (name, v) in structured.drain(..) {
         c.push((name.to_string(), serde_json::to_vec(&v).unwrap()));
@@ -98,7 +167,9 @@ async fn no_malformed_create_gets_a_500_or_a_dropped_connection() {
         expect_clean_refusal(&name, status, &body).await;
     }
     // The server is still fine.
-    let h = srv.create(json!({"question": "still here?", "kind": "bool"})).await;
+    let h = srv
+        .create(json!({"question": "still here?", "kind": "bool"}))
+        .await;
     assert!(h["decision_id"].is_string());
     srv.stop().await;
 }
@@ -140,7 +211,8 @@ async fn no_malformed_answer_or_query_gets_a_500() {
         "/d/",
         "/nowhere",
     ] {
-        let (status, body) = common::server::send(srv.client.get(srv.url(path)).bearer_auth(&srv.key)).await;
+        let (status, body) =
+            common::server::send(srv.client.get(srv.url(path)).bearer_auth(&srv.key)).await;
         assert!(status.is_client_error(), "{path}: {status} {body}");
     }
     srv.stop().await;

@@ -37,7 +37,9 @@ async fn start_replica(database_url: &str) -> Replica {
     let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
     let base = tokio::time::timeout(Duration::from_secs(30), async {
         while let Some(line) = stderr.next_line().await.unwrap() {
-            let Ok(v) = serde_json::from_str::<Value>(&line) else { continue };
+            let Ok(v) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
             if v["fields"]["message"] == "sayso is listening" {
                 return format!("http://{}", v["fields"]["address"].as_str().unwrap());
             }
@@ -100,10 +102,17 @@ async fn first_run_prints_a_working_key_and_admin_commands_print_alone() {
     let new_key = String::from_utf8(out.stdout).unwrap();
     assert!(new_key.starts_with("sk_") && new_key.trim().lines().count() == 1);
 
-    let out = sayso(&["inbox", "create", "ops", "--email", "ops@example.com"], &db.url).await;
+    let out = sayso(
+        &["inbox", "create", "ops", "--email", "ops@example.com"],
+        &db.url,
+    )
+    .await;
     assert!(out.status.success(), "{out:?}");
     let link = String::from_utf8(out.stdout).unwrap();
-    assert!(link.trim().starts_with("http://127.0.0.1:8080/inbox/"), "{link}");
+    assert!(
+        link.trim().starts_with("http://127.0.0.1:8080/inbox/"),
+        "{link}"
+    );
 
     let out = sayso(&["inbox", "create", "ops"], &db.url).await;
     assert!(!out.status.success());
@@ -118,13 +127,18 @@ async fn an_unknown_database_scheme_is_refused_clearly() {
     let out = sayso(&["key", "create"], "mysql://root@localhost/x").await;
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("unknown database scheme") && err.contains("mysql"), "{err}");
+    assert!(
+        err.contains("unknown database scheme") && err.contains("mysql"),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_await_on_one_replica_is_woken_by_an_answer_on_another() {
     init_tls();
-    let Some(db) = common::db::fresh_pg_url().await else { return };
+    let Some(db) = common::db::fresh_pg_url().await else {
+        return;
+    };
     let a = start_replica(&db.url).await;
     let key = a.key.clone().expect("the first replica makes the inbox");
     let b = start_replica(&db.url).await;

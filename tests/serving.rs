@@ -44,13 +44,18 @@ async fn a_client_that_sends_half_a_header_is_disconnected() {
     let srv = TestServer::start_with(&db.url, limits).await;
     let addr = srv.base.trim_start_matches("http://").to_string();
     let mut slow = TcpStream::connect(&addr).await.unwrap();
-    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
     // Others are served meanwhile.
     let (status, _) = send(srv.client.get(srv.url("/healthz"))).await;
     assert_eq!(status, StatusCode::OK);
     let mut buf = Vec::new();
     let read = tokio::time::timeout(Duration::from_secs(10), slow.read_to_end(&mut buf)).await;
-    assert!(read.is_ok(), "the stalled connection must be closed by the server");
+    assert!(
+        read.is_ok(),
+        "the stalled connection must be closed by the server"
+    );
     srv.stop().await;
 }
 

@@ -42,8 +42,57 @@ pub fn parse_json(bytes: &[u8]) -> Result<Value, ApiError> {
             "the request body is empty; send a JSON object",
         ));
     }
-    serde_json::from_slice(bytes)
-        .map_err(|e| ApiError::bad_request(format!("the request body is not valid JSON: {e}")))
+    let value: Value = serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::bad_request(format!("the request body is not valid JSON: {e}")))?;
+    match nul_path(&value) {
+        // Valid JSON, but no database keeps a NUL inside text: refuse it by name.
+        Some(path) => Err(ApiError::validation(vec![crate::domain::Issue {
+            path,
+            message: "text must not contain the NUL character (\\u0000)".into(),
+        }])),
+        None => Ok(value),
+    }
+}
+
+/// The JSON path of the first string or key holding a NUL character.
+fn nul_path(root: &Value) -> Option<String> {
+    use crate::domain::issues::{index, join};
+    // Iterative, so the depth of the input never matters.
+    let mut stack = vec![(String::new(), root)];
+    while let Some((path, v)) = stack.pop() {
+        match v {
+            Value::String(s) if s.contains('\0') => return Some(path),
+            Value::Array(items) => {
+                stack.extend(items.iter().enumerate().map(|(i, v)| (index(&path, i), v)));
+            }
+            Value::Object(m) => {
+                for (k, v) in m {
+                    let p = join(&path, k);
+                    if k.contains('\0') {
+                        return Some(p);
+                    }
+                    stack.push((p, v));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nul_characters_are_found_by_path() {
+        let v: Value = serde_json::from_str(r#"{"a": [1, {"b": "x\u0000y"}]}"#).unwrap();
+        assert_eq!(nul_path(&v).as_deref(), Some("a[1].b"));
+        let v: Value = serde_json::from_str(r#"{"ok": ["fine"]}"#).unwrap();
+        assert_eq!(nul_path(&v), None);
+        let err = parse_json(br#"{"question": "a\u0000"}"#).unwrap_err();
+        assert_eq!(err.details[0].path, "question");
+    }
 }
 
 /// The inbox of the request's API key.
