@@ -80,21 +80,6 @@ fn nul_path(root: &Value) -> Option<String> {
     None
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn nul_characters_are_found_by_path() {
-        let v: Value = serde_json::from_str(r#"{"a": [1, {"b": "x\u0000y"}]}"#).unwrap();
-        assert_eq!(nul_path(&v).as_deref(), Some("a[1].b"));
-        let v: Value = serde_json::from_str(r#"{"ok": ["fine"]}"#).unwrap();
-        assert_eq!(nul_path(&v), None);
-        let err = parse_json(br#"{"question": "a\u0000"}"#).unwrap_err();
-        assert_eq!(err.details[0].path, "question");
-    }
-}
-
 /// The inbox of the request's API key.
 pub struct Auth(pub Inbox);
 
@@ -134,4 +119,19 @@ impl<S: Send + Sync> FromRequestParts<S> for Segment {
 /// A decision id from the path; anything that is not a UUID is simply not found.
 pub fn decision_id(raw: &str) -> Result<Uuid, ApiError> {
     Uuid::parse_str(raw).map_err(|_| ApiError::not_found())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nul_characters_are_found_by_path() {
+        let v: Value = serde_json::from_str(r#"{"a": [1, {"b": "x\u0000y"}]}"#).unwrap();
+        assert_eq!(nul_path(&v).as_deref(), Some("a[1].b"));
+        let v: Value = serde_json::from_str(r#"{"ok": ["fine"]}"#).unwrap();
+        assert_eq!(nul_path(&v), None);
+        let err = parse_json(br#"{"question": "a\u0000"}"#).unwrap_err();
+        assert_eq!(err.details[0].path, "question");
+    }
 }
