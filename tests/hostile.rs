@@ -146,9 +146,21 @@ async fn expect_clean_refusal(name: &str, status: StatusCode, body: &Value) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn no_malformed_create_gets_a_500_or_a_dropped_connection() {
+async fn no_malformed_create_gets_a_500_or_a_dropped_connection_on_sqlite() {
     let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    throw_corpus_at_create(&db.url).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_malformed_create_gets_a_500_or_a_dropped_connection_on_postgres() {
+    let Some(db) = common::db::fresh_pg_url().await else {
+        return;
+    };
+    throw_corpus_at_create(&db.url).await;
+}
+
+async fn throw_corpus_at_create(database_url: &str) {
+    let srv = TestServer::start(database_url).await;
     for (name, body) in corpus() {
         let resp = srv
             .client
