@@ -139,9 +139,18 @@ impl IntoResponse for ApiError {
             },
         };
         let mut resp = (self.status, Json(body)).into_response();
-        if self.status == StatusCode::SERVICE_UNAVAILABLE {
-            resp.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
+        match self.status {
+            StatusCode::SERVICE_UNAVAILABLE => {
+                resp.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
+            }
+            StatusCode::UNAUTHORIZED => {
+                resp.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"sayso\""),
+                );
+            }
+            _ => {}
         }
         resp
     }
