@@ -1,4 +1,6 @@
-// The migrations are embedded by `sqlx::migrate!`: rebuild when they change.
+// Migrations, templates and static files are built into the binary: rebuild when they change.
 fn main() {
     println!("cargo:rerun-if-changed=migrations");
+    println!("cargo:rerun-if-changed=templates");
+    println!("cargo:rerun-if-changed=static");
 }

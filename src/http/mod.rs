@@ -19,7 +19,7 @@ use error::ApiError;
 pub fn router(svc: Service) -> Router {
     Router::new()
         .merge(api::routes())
-        .merge(pages::routes())
+        .merge(pages::routes(svc.clone()))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .fallback(not_found)

@@ -4,6 +4,7 @@
 mod answers;
 mod decisions;
 mod expiry;
+mod feed;
 mod inboxes;
 pub mod tokens;
 pub mod view;
@@ -20,6 +21,7 @@ use crate::storage::{Store, StoreError};
 use crate::wake::Waiters;
 
 pub use decisions::{Created, ListPage, ListQuery};
+pub use feed::Feed;
 pub use inboxes::FirstRun;
 pub use tokens::Tokens;
 pub use view::{AskHandle, DecisionView};

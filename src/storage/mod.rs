@@ -151,6 +151,9 @@ pub trait Store: Send + Sync + 'static {
         filter: &ListFilter,
     ) -> Result<Vec<Decision>, StoreError>;
 
+    /// The distinct projects of an inbox's decisions, sorted (at most 100).
+    async fn projects(&self, inbox_id: Uuid) -> Result<Vec<String>, StoreError>;
+
     /// Applies `resolution` only if the decision is pending and `now < expires_at`, with its
     /// event, in one transaction; on PostgreSQL also `NOTIFY`s the other replicas.
     async fn resolve(

@@ -463,6 +463,17 @@ impl Store for SqliteStore {
         found.map(Decision::try_from).transpose()
     }
 
+    async fn projects(&self, inbox_id: Uuid) -> Result<Vec<String>, StoreError> {
+        sqlx::query_scalar(
+            "SELECT DISTINCT project FROM decisions \
+             WHERE inbox_id = ? AND project IS NOT NULL ORDER BY project LIMIT 100",
+        )
+        .bind(id(inbox_id))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(store_error)
+    }
+
     async fn list_decisions(
         &self,
         inbox_id: Uuid,

@@ -1,0 +1,236 @@
+//! The answer page of a decision (DESIGN.md §4). `GET` only shows; only `POST` decides, so
+//! mail scanners and link previews that fetch a link decide nothing. A `POST` is a browser
+//! form (303 back to the page) or JSON (200 with the resolution), told apart by its
+//! `Content-Type`.
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::{Json, Router};
+use serde::Serialize;
+use serde_json::Value;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::markdown::render_markdown;
+use super::submitted::Submitted;
+use super::templates::{AnswerPage, error_page, render};
+use super::view::{self, PageErrors};
+use crate::domain::answer_text::answer_text;
+use crate::domain::{AnswerInput, Decision, Issue, Kind, OutcomeSource, Status};
+use crate::http::error::ApiError;
+use crate::http::extract::{Segment, parse_json};
+use crate::service::{Service, ServiceError};
+
+pub fn routes() -> Router<Service> {
+    use axum::routing::get;
+    Router::new()
+        .route("/d/{token}", get(show_answer_page).post(submit_answer))
+        .route("/d/{token}/image", get(context_image))
+}
+
+async fn show_answer_page(State(svc): State<Service>, Segment(token): Segment) -> Response {
+    match svc.view_by_token(&token).await {
+        Ok(d) => answer_page(StatusCode::OK, &token, &d, None, &PageErrors::default()),
+        Err(e) => service_error_page(&token, e),
+    }
+}
+
+async fn submit_answer(
+    State(svc): State<Service>,
+    Segment(token): Segment,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let is_form = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("application/x-www-form-urlencoded"));
+    if is_form {
+        submit_form(&svc, &token, &body).await
+    } else {
+        submit_json(&svc, &token, &body)
+            .await
+            .unwrap_or_else(IntoResponse::into_response)
+    }
+}
+
+/// A browser's form post: 303 back to the page (or the feed), or the page again with the
+/// problems shown beside their fields.
+async fn submit_form(svc: &Service, token: &str, body: &[u8]) -> Response {
+    let sent = Submitted::parse(body);
+    let d = match svc.decision_by_token(token).await {
+        Ok(d) => d,
+        Err(e) => return service_error_page(token, e),
+    };
+    let Some(action) = sent.action() else {
+        let issues = [Issue {
+            path: "action".into(),
+            message: "choose one of the page's buttons".into(),
+        }];
+        return answer_page(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            token,
+            &d,
+            Some(&sent),
+            &PageErrors::from_issues(&issues),
+        );
+    };
+    let input = sent.to_input(&d.spec, action);
+    match svc.submit_answer(token, &input).await {
+        Ok(_) if sent.returns_to_feed() => Redirect::to(&feed_path(svc, &d)).into_response(),
+        Ok(_) => Redirect::to(&format!("/d/{token}")).into_response(),
+        Err(ServiceError::Validation(issues)) => answer_page(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            token,
+            &d,
+            Some(&sent),
+            &PageErrors::from_issues(&issues),
+        ),
+        Err(e) => service_error_page(token, e),
+    }
+}
+
+fn feed_path(svc: &Service, d: &Decision) -> String {
+    format!("/inbox/{}", svc.tokens().feed_token(d.inbox_id))
+}
+
+/// What a JSON client gets back after an answer.
+#[derive(Serialize)]
+struct AnswerResult {
+    decision_id: Uuid,
+    status: Status,
+    outcome: Option<Value>,
+    outcome_source: Option<OutcomeSource>,
+    custom: bool,
+    remark: Option<String>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    answered_at: Option<OffsetDateTime>,
+    answer_text: String,
+}
+
+async fn submit_json(svc: &Service, token: &str, body: &[u8]) -> Result<Response, ApiError> {
+    let input: AnswerInput = serde_json::from_value(parse_json(body)?).map_err(|e| {
+        ApiError::validation(vec![Issue {
+            path: String::new(),
+            message: format!(
+                "expected {{\"action\": \"answer|decline|done|skip\", \"value\": …, \"other\": \"…\", \"remark\": \"…\"}}: {e}"
+            ),
+        }])
+    })?;
+    let d = svc.submit_answer(token, &input).await?;
+    Ok(Json(AnswerResult {
+        decision_id: d.id,
+        status: d.status,
+        outcome: d.outcome.clone(),
+        outcome_source: d.outcome_source,
+        custom: d.custom,
+        remark: d.remark.clone(),
+        answered_at: d.resolved_at,
+        answer_text: answer_text(&d),
+    })
+    .into_response())
+}
+
+/// The context image, with the type sniffed from its bytes when it was created.
+async fn context_image(State(svc): State<Service>, Segment(token): Segment) -> Response {
+    let d = match svc.decision_by_token(&token).await {
+        Ok(d) if d.has_image => d,
+        Ok(_) | Err(ServiceError::NotFound) => {
+            return error_page(
+                StatusCode::NOT_FOUND,
+                "Not found",
+                "This decision has no image.",
+            );
+        }
+        Err(e) => return service_error_page(&token, e),
+    };
+    match svc.store().image(d.id).await {
+        Ok(Some((content_type, bytes))) => {
+            let mut resp = bytes.into_response();
+            let h = resp.headers_mut();
+            if let Ok(v) = HeaderValue::from_str(&content_type) {
+                h.insert(header::CONTENT_TYPE, v);
+            }
+            h.insert(
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("private, max-age=3600"),
+            );
+            resp
+        }
+        Ok(None) => error_page(
+            StatusCode::NOT_FOUND,
+            "Not found",
+            "This decision has no image.",
+        ),
+        Err(e) => service_error_page(&token, e.into()),
+    }
+}
+
+/// The page of a decision: its controls while pending, its outcome once resolved.
+pub fn answer_page(
+    status: StatusCode,
+    token: &str,
+    d: &Decision,
+    sent: Option<&Submitted>,
+    errors: &PageErrors,
+) -> Response {
+    let now = OffsetDateTime::now_utc();
+    let open = d.is_open_at(now);
+    let body = open.then(|| view::body(d, sent, errors));
+    let page = AnswerPage {
+        action: format!("/d/{token}"),
+        question: d.spec.question.clone(),
+        project: d.spec.project.clone(),
+        context_html: d.spec.context_md.as_deref().map(render_markdown),
+        image_url: d.has_image.then(|| format!("/d/{token}/image")),
+        attachments: view::attachments(d),
+        expires_in: open.then(|| view::time_left(d.expires_at, now)),
+        expires_iso: view::iso(d.expires_at),
+        needs_submit: !matches!(d.kind(), Kind::Bool | Kind::Todo),
+        body,
+        allow_remark: d.spec.allow_remark,
+        remark: sent
+            .and_then(|s| s.get("remark"))
+            .unwrap_or_default()
+            .to_string(),
+        errors: errors.summary.clone(),
+        value_error: errors.get("value").or_else(|| errors.get("action")),
+        other_error: errors.get("other"),
+        remark_error: errors.get("remark"),
+        result: (!open && d.status != Status::Pending).then(|| view::result(d)),
+    };
+    render(status, &page)
+}
+
+/// The page for a service error: 404 for an unknown link, 409 / 410 with the outcome for a
+/// decision already resolved or expired.
+fn service_error_page(token: &str, e: ServiceError) -> Response {
+    match e {
+        ServiceError::NotFound => error_page(
+            StatusCode::NOT_FOUND,
+            "Link not found",
+            "This link does not open any question. It may have been mistyped or cut short.",
+        ),
+        ServiceError::AlreadyResolved(d) => answer_page(
+            StatusCode::CONFLICT,
+            token,
+            &d,
+            None,
+            &PageErrors::default(),
+        ),
+        ServiceError::Expired(d) => {
+            answer_page(StatusCode::GONE, token, &d, None, &PageErrors::default())
+        }
+        ServiceError::Unavailable => error_page(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Try again in a moment",
+            "sayso cannot reach its database right now. Nothing was lost; reload in a few seconds.",
+        ),
+        other => {
+            let e = ApiError::from(other);
+            error_page(e.status, "Sorry", &e.message)
+        }
+    }
+}

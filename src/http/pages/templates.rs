@@ -1,0 +1,106 @@
+//! The askama templates of the pages, and rendering them into responses.
+
+use askama::Template;
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
+
+use super::view::{Body, Control, ResultView};
+use crate::domain::spec::Attachment;
+
+/// The answer page of one decision.
+#[derive(Template)]
+#[template(path = "answer.html")]
+pub struct AnswerPage {
+    pub action: String,
+    pub question: String,
+    pub project: Option<String>,
+    pub context_html: Option<String>,
+    pub image_url: Option<String>,
+    pub attachments: Vec<Attachment>,
+    pub expires_in: Option<String>,
+    pub expires_iso: String,
+    /// The controls; `None` once the decision is resolved.
+    pub body: Option<Body>,
+    /// Whether the page needs a "Send answer" button (bool and todo answer by their buttons).
+    pub needs_submit: bool,
+    pub allow_remark: bool,
+    pub remark: String,
+    pub errors: Vec<String>,
+    pub value_error: Option<String>,
+    pub other_error: Option<String>,
+    pub remark_error: Option<String>,
+    pub result: Option<ResultView>,
+}
+
+/// An error page: not found, refused, or something that went wrong.
+#[derive(Template)]
+#[template(path = "error.html")]
+pub struct ErrorPage {
+    pub heading: String,
+    pub message: String,
+}
+
+/// An inbox's feed.
+#[derive(Template)]
+#[template(path = "feed.html")]
+pub struct FeedPage {
+    pub inbox_name: String,
+    pub open_count: usize,
+    pub projects: Vec<ProjectLink>,
+    pub filter: Option<String>,
+    pub all_url: String,
+    pub pending: Vec<FeedItem>,
+    pub todos: Vec<FeedTodo>,
+    pub history: Vec<FeedItem>,
+}
+
+pub struct ProjectLink {
+    pub name: String,
+    pub url: String,
+    pub active: bool,
+}
+
+/// A decision in the feed, linking to its page.
+pub struct FeedItem {
+    pub question: String,
+    pub project: Option<String>,
+    pub kind: &'static str,
+    pub status: &'static str,
+    pub url: String,
+    pub when: String,
+}
+
+/// An open to-do in the feed, done or skipped right there.
+pub struct FeedTodo {
+    pub question: String,
+    pub project: Option<String>,
+    pub action: String,
+    pub when: String,
+}
+
+/// Renders a page with a status; a template that fails to render is logged and shown as a
+/// plain error page.
+pub fn render(status: StatusCode, page: &impl Template) -> Response {
+    match page.render() {
+        Ok(html) => (status, Html(html)).into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "a page failed to render");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Html("<!doctype html><title>sayso</title><p>Something went wrong; it has been logged."),
+            )
+                .into_response()
+        }
+    }
+}
+
+/// An error page with its status.
+pub fn error_page(status: StatusCode, heading: &str, message: &str) -> Response {
+    render(
+        status,
+        &ErrorPage {
+            heading: heading.to_string(),
+            message: message.to_string(),
+        },
+    )
+}

@@ -1,0 +1,582 @@
+//! What the answer page shows, built from a decision (and, after a refused answer, from what
+//! the person sent and what was wrong with it).
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use time::OffsetDateTime;
+
+use super::markdown::render_markdown;
+use super::submitted::{OTHER, Submitted, other_name};
+use crate::domain::spec::{
+    Attachment, ChoiceOption, FieldInput, FormField, FormSource, KindSpec, StringFormat,
+};
+use crate::domain::{Decision, Issue, OutcomeSource, Status};
+
+/// The controls of the page, by kind.
+pub enum Body {
+    Bool {
+        yes_label: String,
+        no_label: String,
+    },
+    Choose(ChoiceView),
+    Text {
+        placeholder: String,
+        value: String,
+    },
+    Form {
+        fields: Vec<FieldView>,
+        questions: bool,
+    },
+    Todo,
+}
+
+/// A list of options to pick from, with "Other" when allowed.
+pub struct ChoiceView {
+    /// The form name of the options.
+    pub name: String,
+    pub multi: bool,
+    pub options: Vec<OptionView>,
+    pub allow_other: bool,
+    pub other_id: String,
+    pub other_name: String,
+    /// The id of the "Other" text box.
+    pub other_text_id: String,
+    pub other_checked: bool,
+    pub other_value: String,
+    pub placeholder: String,
+}
+
+pub struct OptionView {
+    pub id: String,
+    pub value: String,
+    pub label: String,
+    pub description: Option<String>,
+    pub preview_html: Option<String>,
+    pub recommended: bool,
+    pub checked: bool,
+}
+
+/// One field of a form.
+pub struct FieldView {
+    pub id: String,
+    pub name: String,
+    pub label: String,
+    pub description: Option<String>,
+    pub header: Option<String>,
+    pub required: bool,
+    pub control: Control,
+    pub error: Option<String>,
+}
+
+pub enum Control {
+    Input {
+        kind: &'static str,
+        value: String,
+        min: Option<String>,
+        max: Option<String>,
+        step: Option<&'static str>,
+        minlength: Option<u64>,
+        maxlength: Option<u64>,
+        placeholder: String,
+    },
+    TextArea {
+        value: String,
+        placeholder: String,
+    },
+    Select {
+        options: Vec<OptionView>,
+    },
+    Radios(ChoiceView),
+    Checkboxes(ChoiceView),
+    Checkbox {
+        checked: bool,
+    },
+    YesNo {
+        yes: bool,
+        no: bool,
+    },
+}
+
+/// How a resolved decision ended, for people.
+pub struct ResultView {
+    pub status: &'static str,
+    pub heading: String,
+    /// What was answered: (field label, value) pairs; the label is empty for a single value.
+    pub lines: Vec<(String, String)>,
+    pub note: Option<String>,
+    pub remark: Option<String>,
+    pub when: String,
+    pub when_iso: String,
+}
+
+/// Problems with a refused answer, by where they belong on the page.
+#[derive(Default)]
+pub struct PageErrors {
+    /// Shown at the top, all of them.
+    pub summary: Vec<String>,
+    /// By control: `value`, `other`, `remark`, or a form field's name.
+    pub by_control: HashMap<String, String>,
+}
+
+impl PageErrors {
+    pub fn from_issues(issues: &[Issue]) -> Self {
+        let mut e = PageErrors::default();
+        for issue in issues {
+            let control = issue
+                .path
+                .strip_prefix("value.")
+                .unwrap_or(issue.path.as_str());
+            // A path into a field (`value.tags[2]`) belongs to the field.
+            let control = control.split('[').next().unwrap_or(control).to_string();
+            e.summary.push(issue.message.clone());
+            e.by_control.entry(control).or_insert(issue.message.clone());
+        }
+        e
+    }
+
+    pub fn get(&self, control: &str) -> Option<String> {
+        self.by_control.get(control).cloned()
+    }
+}
+
+/// Builds the controls of a pending decision, filled with what was sent, if anything.
+pub fn body(d: &Decision, sent: Option<&Submitted>, errors: &PageErrors) -> Body {
+    let sent_all = |name: &str| sent.map(|s| s.all(name)).unwrap_or_default();
+    let sent_one = |name: &str| {
+        sent.and_then(|s| s.get(name))
+            .map(str::to_string)
+            .unwrap_or_default()
+    };
+    match &d.spec.body {
+        KindSpec::Bool {
+            yes_label,
+            no_label,
+        } => Body::Bool {
+            yes_label: yes_label.clone(),
+            no_label: no_label.clone(),
+        },
+        KindSpec::Choose {
+            options,
+            multi,
+            recommended,
+            allow_other,
+            placeholder,
+        } => Body::Choose(choice_view(
+            "value",
+            "opt",
+            options,
+            *multi,
+            *recommended,
+            *allow_other,
+            &sent_all("value"),
+            &sent_one("other"),
+            "other",
+            placeholder.clone().unwrap_or_default(),
+        )),
+        KindSpec::Text { placeholder } => Body::Text {
+            placeholder: placeholder.clone().unwrap_or_default(),
+            value: sent_one("value"),
+        },
+        KindSpec::Form(form) => Body::Form {
+            fields: form
+                .fields
+                .iter()
+                .enumerate()
+                .map(|(i, f)| field_view(i, f, sent, errors))
+                .collect(),
+            questions: form.source == FormSource::Questions,
+        },
+        KindSpec::Todo => Body::Todo,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn choice_view(
+    name: &str,
+    id_prefix: &str,
+    options: &[ChoiceOption],
+    multi: bool,
+    recommended: Option<usize>,
+    allow_other: bool,
+    picked: &[&str],
+    typed: &str,
+    other_box: &str,
+    placeholder: String,
+) -> ChoiceView {
+    ChoiceView {
+        name: name.to_string(),
+        multi,
+        options: options
+            .iter()
+            .enumerate()
+            .map(|(i, o)| {
+                option_view(
+                    format!("{id_prefix}-{i}"),
+                    o,
+                    recommended == Some(i),
+                    picked,
+                )
+            })
+            .collect(),
+        allow_other,
+        other_id: format!("{id_prefix}-other"),
+        other_name: other_box.to_string(),
+        other_text_id: if name == "value" {
+            "other".to_string()
+        } else {
+            format!("{id_prefix}-other-text")
+        },
+        other_checked: picked.contains(&OTHER),
+        other_value: typed.to_string(),
+        placeholder,
+    }
+}
+
+fn option_view(id: String, o: &ChoiceOption, recommended: bool, picked: &[&str]) -> OptionView {
+    OptionView {
+        id,
+        value: o.value.clone(),
+        label: o.label.clone(),
+        description: o.description.clone(),
+        preview_html: o.preview.as_deref().map(render_markdown),
+        recommended,
+        checked: picked.contains(&o.value.as_str()),
+    }
+}
+
+fn field_view(i: usize, f: &FormField, sent: Option<&Submitted>, errors: &PageErrors) -> FieldView {
+    let id = format!("f-{i}");
+    let sent_all: Vec<&str> = sent.map(|s| s.all(&f.name)).unwrap_or_default();
+    // What to show: what the person sent, else the field's default.
+    let current = match sent {
+        Some(s) => s.get(&f.name).map(str::to_string).unwrap_or_default(),
+        None => f.default.as_ref().map(display_scalar).unwrap_or_default(),
+    };
+    let defaults: Vec<String> = match (&f.default, sent) {
+        (Some(Value::Array(items)), None) => items.iter().map(display_scalar).collect(),
+        _ => Vec::new(),
+    };
+    let picked: Vec<&str> = if sent.is_some() {
+        sent_all
+    } else if defaults.is_empty() {
+        vec![current.as_str()]
+    } else {
+        defaults.iter().map(String::as_str).collect()
+    };
+    let typed = sent
+        .and_then(|s| s.get(&other_name(&f.name)))
+        .unwrap_or("")
+        .to_string();
+    let control = match &f.input {
+        FieldInput::Text {
+            min_length,
+            max_length,
+            format,
+            placeholder,
+            multiline,
+        } => {
+            let placeholder = placeholder.clone().unwrap_or_default();
+            if *multiline {
+                Control::TextArea {
+                    value: current.clone(),
+                    placeholder,
+                }
+            } else {
+                let (kind, value) = match format {
+                    Some(StringFormat::Email) => ("email", current.clone()),
+                    Some(StringFormat::Uri) => ("url", current.clone()),
+                    Some(StringFormat::Date) => ("date", current.clone()),
+                    Some(StringFormat::DateTime) => ("datetime-local", datetime_local(&current)),
+                    None => ("text", current.clone()),
+                };
+                Control::Input {
+                    kind,
+                    value,
+                    min: None,
+                    max: None,
+                    step: None,
+                    minlength: *min_length,
+                    maxlength: *max_length,
+                    placeholder,
+                }
+            }
+        }
+        FieldInput::Number {
+            integer,
+            minimum,
+            maximum,
+        } => Control::Input {
+            kind: "number",
+            value: current.clone(),
+            min: minimum.map(|m| m.to_string()),
+            max: maximum.map(|m| m.to_string()),
+            step: Some(if *integer { "1" } else { "any" }),
+            minlength: None,
+            maxlength: None,
+            placeholder: String::new(),
+        },
+        FieldInput::Boolean if f.required => Control::YesNo {
+            yes: current == "true",
+            no: current == "false",
+        },
+        FieldInput::Boolean => Control::Checkbox {
+            checked: current == "true" || current == "on",
+        },
+        FieldInput::Choice {
+            options,
+            allow_other,
+            recommended,
+        } => {
+            if *allow_other || f.header.is_some() {
+                Control::Radios(choice_view(
+                    &f.name,
+                    &id,
+                    options,
+                    false,
+                    *recommended,
+                    *allow_other,
+                    &picked,
+                    &typed,
+                    &other_name(&f.name),
+                    String::new(),
+                ))
+            } else {
+                Control::Select {
+                    options: options
+                        .iter()
+                        .enumerate()
+                        .map(|(j, o)| option_view(format!("{id}-{j}"), o, false, &picked))
+                        .collect(),
+                }
+            }
+        }
+        FieldInput::MultiChoice {
+            options,
+            allow_other,
+            recommended,
+            ..
+        } => Control::Checkboxes(choice_view(
+            &f.name,
+            &id,
+            options,
+            true,
+            *recommended,
+            *allow_other,
+            &picked,
+            &typed,
+            &other_name(&f.name),
+            String::new(),
+        )),
+    };
+    FieldView {
+        id,
+        name: f.name.clone(),
+        label: f.title.clone().unwrap_or_else(|| f.name.clone()),
+        description: f.description.clone(),
+        header: f.header.clone(),
+        required: f.required,
+        control,
+        error: errors
+            .get(&f.name)
+            .or_else(|| errors.get(&other_name(&f.name))),
+    }
+}
+
+/// `2026-11-21T15:00:00Z` as a `datetime-local` value (`2026-11-21T15:00`).
+fn datetime_local(v: &str) -> String {
+    if v.len() >= 16 && v.as_bytes().get(10) == Some(&b'T') {
+        v[..16].to_string()
+    } else {
+        v.to_string()
+    }
+}
+
+fn display_scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// The outcome of a resolved decision, for people.
+pub fn result(d: &Decision) -> ResultView {
+    let when = d.resolved_at.unwrap_or(d.expires_at);
+    let (heading, note) = match d.status {
+        Status::Answered if d.kind() == crate::domain::Kind::Todo => ("Done".to_string(), None),
+        Status::Answered => ("Answered".to_string(), None),
+        Status::Declined => ("Declined".to_string(), Some("Nobody picked an answer: this was declined.".to_string())),
+        Status::Cancelled => (
+            "Cancelled".to_string(),
+            Some("The agent withdrew this question before anyone answered.".to_string()),
+        ),
+        Status::Expired if d.outcome_source == Some(OutcomeSource::Default) => (
+            "Expired".to_string(),
+            Some("Nobody answered in time. The agent's default applied; it was not a person's choice.".to_string()),
+        ),
+        Status::Expired => (
+            "Expired".to_string(),
+            Some("Nobody answered in time. There is no answer.".to_string()),
+        ),
+        Status::Pending => ("Waiting".to_string(), None),
+    };
+    let heading = match (d.kind(), &d.outcome) {
+        (crate::domain::Kind::Todo, Some(Value::String(s))) if s == "skipped" => {
+            "Skipped".to_string()
+        }
+        _ => heading,
+    };
+    ResultView {
+        status: d.status.as_str(),
+        heading,
+        lines: outcome_lines(d),
+        note,
+        remark: d.remark.clone(),
+        when: format_time(when),
+        when_iso: iso(when),
+    }
+}
+
+fn outcome_lines(d: &Decision) -> Vec<(String, String)> {
+    let Some(outcome) = &d.outcome else {
+        return Vec::new();
+    };
+    let single = |s: String| vec![(String::new(), s)];
+    match (&d.spec.body, outcome) {
+        (
+            KindSpec::Bool {
+                yes_label,
+                no_label,
+            },
+            Value::Bool(b),
+        ) => single(if *b {
+            yes_label.clone()
+        } else {
+            no_label.clone()
+        }),
+        (KindSpec::Form(form), Value::Object(m)) => form
+            .fields
+            .iter()
+            .filter_map(|f| {
+                let v = m.get(&f.name)?;
+                let label = f.title.clone().unwrap_or_else(|| f.name.clone());
+                Some((label, display_value(f, v)))
+            })
+            .collect(),
+        (_, Value::Array(items)) => single(
+            items
+                .iter()
+                .map(display_scalar)
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        (KindSpec::Todo, _) => Vec::new(),
+        (_, v) => single(display_scalar(v)),
+    }
+}
+
+/// A form value as people read it: an enum's title rather than its value, Yes/No for booleans.
+fn display_value(f: &FormField, v: &Value) -> String {
+    let title_of = |options: &[ChoiceOption], raw: &Value| {
+        let raw = display_scalar(raw);
+        options
+            .iter()
+            .find(|o| o.value == raw)
+            .map(|o| o.label.clone())
+            .unwrap_or(raw)
+    };
+    match (&f.input, v) {
+        (FieldInput::Boolean, Value::Bool(b)) => if *b { "Yes" } else { "No" }.to_string(),
+        (FieldInput::Choice { options, .. }, raw) => title_of(options, raw),
+        (FieldInput::MultiChoice { options, .. }, Value::Array(items)) => items
+            .iter()
+            .map(|i| title_of(options, i))
+            .collect::<Vec<_>>()
+            .join(", "),
+        (_, v) => display_scalar(v),
+    }
+}
+
+/// The attachments, for the template.
+pub fn attachments(d: &Decision) -> Vec<Attachment> {
+    d.spec.attachments.clone()
+}
+
+/// "in 23 min", "in 2 h 5 min", "in 3 days": how long until `at`.
+pub fn time_left(at: OffsetDateTime, now: OffsetDateTime) -> String {
+    let secs = (at - now).whole_seconds().max(0);
+    match secs {
+        0..=59 => "in less than a minute".to_string(),
+        60..=3599 => format!("in {} min", secs / 60),
+        3600..=86_399 => {
+            let (h, m) = (secs / 3600, secs % 3600 / 60);
+            if m == 0 {
+                format!("in {h} h")
+            } else {
+                format!("in {h} h {m} min")
+            }
+        }
+        _ => {
+            let days = secs / 86_400;
+            if days == 1 {
+                "in 1 day".to_string()
+            } else {
+                format!("in {days} days")
+            }
+        }
+    }
+}
+
+/// `2026-11-21 15:04 UTC`.
+pub fn format_time(t: OffsetDateTime) -> String {
+    let f = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute] UTC");
+    t.format(&f).unwrap_or_default()
+}
+
+pub fn iso(t: OffsetDateTime) -> String {
+    t.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    #[test]
+    fn time_left_reads_naturally() {
+        let now = datetime!(2026-11-21 12:00 UTC);
+        assert_eq!(time_left(now, now), "in less than a minute");
+        assert_eq!(time_left(datetime!(2026-11-21 12:23 UTC), now), "in 23 min");
+        assert_eq!(
+            time_left(datetime!(2026-11-21 14:05 UTC), now),
+            "in 2 h 5 min"
+        );
+        assert_eq!(time_left(datetime!(2026-11-21 14:00 UTC), now), "in 2 h");
+        assert_eq!(time_left(datetime!(2026-11-24 12:00 UTC), now), "in 3 days");
+    }
+
+    #[test]
+    fn errors_are_placed_by_control() {
+        let issues = vec![
+            Issue {
+                path: "value.n".into(),
+                message: "too big".into(),
+            },
+            Issue {
+                path: "value.tags[1]".into(),
+                message: "not an option".into(),
+            },
+            Issue {
+                path: "remark".into(),
+                message: "not allowed".into(),
+            },
+        ];
+        let e = PageErrors::from_issues(&issues);
+        assert_eq!(e.get("n").as_deref(), Some("too big"));
+        assert_eq!(e.get("tags").as_deref(), Some("not an option"));
+        assert_eq!(e.get("remark").as_deref(), Some("not allowed"));
+        assert_eq!(e.summary.len(), 3);
+    }
+}
