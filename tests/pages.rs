@@ -1,0 +1,325 @@
+//! The person's pages over plain HTTP: statuses, redirects, headers, the feed, the image.
+//! (tests/browser.rs drives the same pages in Chromium.)
+
+mod common;
+
+use base64::Engine;
+use common::server::{TestServer, s};
+use reqwest::redirect::Policy;
+use reqwest::{Client, StatusCode};
+use serde_json::json;
+
+/// A client that shows redirects instead of following them, like a form post's first hop.
+fn no_redirects() -> Client {
+    Client::builder().redirect(Policy::none()).build().unwrap()
+}
+
+async fn form_post(url: &str, body: &str) -> reqwest::Response {
+    no_redirects()
+        .post(url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("sec-fetch-site", "same-origin")
+        .header("origin", "null")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn start() -> (TestServer, common::db::SqliteTestDb) {
+    let db = common::db::fresh_sqlite_url();
+    (TestServer::start(&db.url).await, db)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_answer_redirects_to_the_page_showing_the_result() {
+    let (srv, _db) = start().await;
+    let h = srv
+        .create(json!({"question": "Deploy?", "kind": "bool", "yes_label": "Ship it"}))
+        .await;
+    let link = s(&h, "web_url");
+    let resp = form_post(link, "value=yes&remark=after+lunch").await;
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    let location = resp.headers()["location"].to_str().unwrap().to_string();
+    assert!(link.ends_with(&location), "{location}");
+    let page = srv.client.get(link).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = page.text().await.unwrap();
+    assert!(html.contains(r#"data-status="answered""#), "{html}");
+    assert!(html.contains("Ship it") && html.contains("after lunch"));
+    let d = srv.get(s(&h, "decision_id")).await;
+    assert_eq!(d["outcome"], true);
+    assert_eq!(d["remark"], "after lunch");
+
+    // Again: 409, and the page says how it was resolved.
+    let resp = form_post(link, "value=no").await;
+    assert_eq!(resp.status(), StatusCode::CONFLICT);
+    let html = resp.text().await.unwrap();
+    assert!(html.contains(r#"data-status="answered""#));
+    assert_eq!(srv.get(s(&h, "decision_id")).await["outcome"], true);
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_form_answer_shows_the_error_beside_the_field_and_keeps_the_input() {
+    let (srv, _db) = start().await;
+    let h = srv
+        .create(json!({"question": "Release", "kind": "form", "schema": {"properties": {
+            "version": {"type": "string", "title": "Version"},
+            "replicas": {"type": "integer", "minimum": 1, "maximum": 9}}, "required": ["version", "replicas"]}}))
+        .await;
+    let resp = form_post(s(&h, "web_url"), "version=1.4.2&replicas=12&remark=hm").await;
+    assert_eq!(resp.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let html = resp.text().await.unwrap();
+    assert!(html.contains(r#"class="errors" role="alert""#));
+    assert!(html.contains(r#"class="field-error""#));
+    assert!(
+        html.contains(r#"value="1.4.2""#) && html.contains(r#"value="12""#),
+        "input kept"
+    );
+    assert!(html.contains(">hm</textarea>"), "remark kept");
+    assert_eq!(srv.get(s(&h, "decision_id")).await["status"], "pending");
+    let resp = form_post(s(&h, "web_url"), "version=1.4.2&replicas=3").await;
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        srv.get(s(&h, "decision_id")).await["outcome"],
+        json!({"version": "1.4.2", "replicas": 3})
+    );
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_expired_and_cross_site_each_get_their_page() {
+    let (srv, _db) = start().await;
+    let unknown = format!("{}/d/{}", srv.base, "A".repeat(48));
+    let resp = srv.client.get(&unknown).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+    assert!(
+        resp.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    assert!(resp.text().await.unwrap().contains("Link not found"));
+
+    let h = srv.create(json!({"question": "Q", "kind": "text"})).await;
+    let resp = no_redirects()
+        .post(s(&h, "web_url"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("sec-fetch-site", "cross-site")
+        .body("value=hijacked")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    let resp = no_redirects()
+        .post(s(&h, "web_url"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("origin", "https://evil.example")
+        .body("value=hijacked")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    assert_eq!(srv.get(s(&h, "decision_id")).await["status"], "pending");
+
+    let expiring = srv
+        .create(json!({"question": "Soon", "kind": "bool", "ttl_seconds": 10, "default_outcome": false}))
+        .await;
+    srv.await_decision(s(&expiring, "decision_id"), 30).await;
+    let resp = form_post(s(&expiring, "web_url"), "value=yes").await;
+    assert_eq!(resp.status(), StatusCode::GONE);
+    let html = resp.text().await.unwrap();
+    assert!(html.contains(r#"data-status="expired""#));
+    assert!(html.contains("not a person"), "{html}");
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_page_carries_the_security_headers() {
+    let (srv, _db) = start().await;
+    let feed = srv.svc.feed_url(
+        &srv.svc
+            .store()
+            .inbox_by_name("default")
+            .await
+            .unwrap()
+            .unwrap(),
+    );
+    let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;
+    for url in [
+        s(&h, "web_url").to_string(),
+        feed,
+        format!("{}/d/{}", srv.base, "B".repeat(48)),
+        format!("{}/inbox/nope", srv.base),
+    ] {
+        let resp = srv.client.get(&url).send().await.unwrap();
+        let hd = resp.headers();
+        let csp = hd["content-security-policy"].to_str().unwrap();
+        assert!(
+            csp.contains("frame-ancestors 'none'") && csp.contains("default-src 'none'"),
+            "{url}"
+        );
+        assert!(!csp.contains("unsafe-inline"));
+        assert_eq!(hd["referrer-policy"], "no-referrer", "{url}");
+        assert_eq!(hd["x-content-type-options"], "nosniff", "{url}");
+    }
+    let css = srv
+        .client
+        .get(srv.url("/static/sayso.css"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(css.status(), StatusCode::OK);
+    assert!(
+        css.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/css")
+    );
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_image_is_served_with_its_sniffed_type() {
+    let (srv, _db) = start().await;
+    // A 1×1 PNG.
+    let png = base64::engine::general_purpose::STANDARD.decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+    ).unwrap();
+    let h = srv
+        .create(json!({"question": "Look", "kind": "bool",
+            "context_image_b64": base64::engine::general_purpose::STANDARD.encode(&png)}))
+        .await;
+    let page = srv
+        .client
+        .get(s(&h, "web_url"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("/image\""), "{page}");
+    let resp = srv
+        .client
+        .get(format!("{}/image", s(&h, "web_url")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(resp.headers()["content-type"], "image/png");
+    assert_eq!(resp.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(resp.bytes().await.unwrap().as_ref(), png.as_slice());
+    let plain = srv
+        .create(json!({"question": "No image", "kind": "bool"}))
+        .await;
+    let resp = srv
+        .client
+        .get(format!("{}/image", s(&plain, "web_url")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_feed_lists_open_work_and_a_todo_is_done_in_one_tap() {
+    let (srv, _db) = start().await;
+    let inbox = srv
+        .svc
+        .store()
+        .inbox_by_name("default")
+        .await
+        .unwrap()
+        .unwrap();
+    let feed = srv.svc.feed_url(&inbox);
+    let later = srv
+        .create(
+            json!({"question": "Later one", "kind": "bool", "ttl_minutes": 120, "project": "ops"}),
+        )
+        .await;
+    let sooner = srv
+        .create(json!({"question": "Sooner one", "kind": "text", "ttl_minutes": 10}))
+        .await;
+    let todo = srv
+        .create(json!({"question": "Water the plants", "kind": "todo", "project": "home"}))
+        .await;
+    let html = srv
+        .client
+        .get(&feed)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("<title>(3) sayso"), "counts in the title");
+    let (a, b) = (
+        html.find("Sooner one").unwrap(),
+        html.find("Later one").unwrap(),
+    );
+    assert!(a < b, "soonest expiry first");
+    assert!(html.contains("Water the plants"));
+
+    let filtered = srv
+        .client
+        .get(format!("{feed}?project=ops"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        filtered.contains("Later one")
+            && !filtered.contains("Sooner one")
+            && !filtered.contains("Water")
+    );
+
+    // Done from the feed: back to the feed, and the to-do has moved to history.
+    let resp = form_post(s(&todo, "web_url"), "return=feed&action=done").await;
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    let location = resp.headers()["location"].to_str().unwrap().to_string();
+    assert!(feed.ends_with(&location), "{location}");
+    assert_eq!(srv.get(s(&todo, "decision_id")).await["outcome"], "done");
+    let html = srv
+        .client
+        .get(&feed)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("<title>(2) sayso"));
+    let history = &html[html.find(r#"id="history""#).unwrap()..];
+    assert!(history.contains("Water the plants"));
+    let _ = (later, sooner);
+
+    let resp = srv
+        .client
+        .get(format!("{}/inbox/{}", srv.base, "C".repeat(48)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetching_a_page_many_times_changes_nothing() {
+    let (srv, _db) = start().await;
+    let h = srv.create(json!({"question": "Q", "kind": "todo"})).await;
+    for _ in 0..25 {
+        let resp = srv.client.get(s(&h, "web_url")).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let resp = srv.client.head(s(&h, "web_url")).send().await.unwrap();
+        assert!(resp.status().is_success() || resp.status() == StatusCode::METHOD_NOT_ALLOWED);
+    }
+    let d = srv.get(s(&h, "decision_id")).await;
+    assert_eq!(d["status"], "pending");
+    assert!(d["outcome"].is_null());
+    srv.stop().await;
+}
