@@ -155,6 +155,7 @@ async fn insert_at(
         expires_at: created + ttl,
         idempotency: None,
         notifications: vec![],
+        outbox: vec![],
     };
     match store.insert_decision(row).await.unwrap() {
         Inserted::New(d) => d,
@@ -435,6 +436,7 @@ async fn decisions_of_every_kind_read_back_exactly(store: &dyn Store) {
             expires_at: expires,
             idempotency: None,
             notifications: vec![],
+            outbox: vec![],
         };
         let id = row.id;
         let Inserted::New(inserted) = store.insert_decision(row).await.unwrap() else {
@@ -496,6 +498,7 @@ async fn idempotent_insert_returns_the_first_decision(store: &dyn Store) {
             status: "pending".into(),
             detail: None,
         }],
+        outbox: vec![],
     };
 
     let Inserted::New(first) = store
@@ -560,6 +563,7 @@ async fn concurrent_inserts_with_one_key_make_one_decision(store: &dyn Store) {
                 request_hash: "h",
             }),
             notifications: vec![],
+            outbox: vec![],
         })
     }))
     .await;
@@ -613,6 +617,7 @@ async fn decision_of_another_inbox_is_not_found(store: &dyn Store) {
             expires_at: T0 + Duration::hours(1),
             idempotency: None,
             notifications: vec![],
+            outbox: vec![],
         })
         .await;
     assert!(matches!(orphan, Err(StoreError::NotFound)), "{orphan:?}");
@@ -1082,6 +1087,7 @@ async fn notifications_read_back(store: &dyn Store) {
         expires_at: T0 + Duration::hours(1),
         idempotency: None,
         notifications: states.clone(),
+        outbox: vec![],
     };
     let id = row.id;
     store.insert_decision(row).await.unwrap();

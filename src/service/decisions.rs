@@ -64,6 +64,7 @@ impl Service {
                 request_hash: &request_hash,
             }),
             notifications: initial_notifications(new.spec.notify),
+            outbox: Vec::new(),
         };
         let (decision, replayed) = match self.store().insert_decision(row).await? {
             Inserted::New(d) => (d, false),

@@ -52,6 +52,9 @@ pub struct InsertDecision<'a> {
     pub expires_at: OffsetDateTime,
     pub idempotency: Option<Idempotency<'a>>,
     pub notifications: Vec<NotificationState>,
+    /// Outgoing messages written in the same transaction (the ask on each channel, the
+    /// reminder).
+    pub outbox: Vec<NewMessage>,
 }
 
 /// An `Idempotency-Key` and the hash of the request body it came with.
@@ -92,6 +95,97 @@ pub struct ListFilter {
     pub limit: u32,
     /// Only decisions with an id below this one (the cursor).
     pub before: Option<Uuid>,
+}
+
+/// Where an inbox's notifications go, besides its email address on `Inbox`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InboxChannels {
+    pub email: Option<String>,
+    /// An ntfy topic URL, e.g. `https://ntfy.sh/my-topic`.
+    pub ntfy_url: Option<String>,
+    /// The access token of that topic, if it needs one.
+    pub ntfy_token: Option<String>,
+    /// The inbox's webhook signing secret, `whsec_…`.
+    pub webhook_secret: Option<String>,
+}
+
+/// A browser's Web Push subscription, as its `PushSubscription.toJSON()` gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushSubscription {
+    pub endpoint: String,
+    /// The browser's P-256 public key, base64url.
+    pub p256dh: String,
+    /// The 16-byte auth secret, base64url.
+    pub auth: String,
+}
+
+/// A message to put into the outbox.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewMessage {
+    /// `email`, `push`, `ntfy`, `webhook`, or `*` for a fan-out the worker expands.
+    pub channel: String,
+    /// `ask`, `reminder` or `resolved`.
+    pub purpose: String,
+    pub payload: serde_json::Value,
+    /// Not sent before this moment.
+    pub not_before: OffsetDateTime,
+    /// Marked failed when still unsent at this moment.
+    pub give_up_at: OffsetDateTime,
+}
+
+/// The state of an outbox message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageStatus {
+    /// Waiting for its (next) attempt.
+    Pending,
+    Sent,
+    /// Given up on.
+    Failed,
+    /// Nothing to send (channel not configured, decision resolved first, …).
+    Skipped,
+}
+
+impl MessageStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageStatus::Pending => "pending",
+            MessageStatus::Sent => "sent",
+            MessageStatus::Failed => "failed",
+            MessageStatus::Skipped => "skipped",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Pending, Self::Sent, Self::Failed, Self::Skipped]
+            .into_iter()
+            .find(|m| m.as_str() == s)
+    }
+}
+
+/// A message in the outbox.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutboxMessage {
+    pub id: Uuid,
+    pub decision_id: Uuid,
+    pub channel: String,
+    pub purpose: String,
+    pub payload: serde_json::Value,
+    pub status: MessageStatus,
+    /// Attempts made so far, counting the one a claim starts.
+    pub attempts: u32,
+    pub created_at: OffsetDateTime,
+    pub give_up_at: OffsetDateTime,
+    pub last_error: Option<String>,
+}
+
+/// How an attempt at a message ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageResult {
+    /// `Pending` to try again at `retry_at`.
+    pub status: MessageStatus,
+    pub retry_at: Option<OffsetDateTime>,
+    /// What happened, for the event log and `notifications` (an error, a reason to skip).
+    pub detail: Option<String>,
 }
 
 /// Something another replica did, heard over the database (PostgreSQL `LISTEN`).
@@ -181,6 +275,103 @@ pub trait Store: Send + Sync + 'static {
     async fn notifications(&self, id: Uuid) -> Result<Vec<NotificationState>, StoreError>;
     /// The context image: its content type and bytes.
     async fn image(&self, id: Uuid) -> Result<Option<(String, Vec<u8>)>, StoreError>;
+
+    /// Where an inbox's notifications go.
+    async fn inbox_channels(&self, inbox_id: Uuid) -> Result<InboxChannels, StoreError> {
+        let _ = inbox_id;
+        Err(StoreError::Other(
+            "inbox channels are not stored by this backend".into(),
+        ))
+    }
+    /// Replaces where an inbox's notifications go (`email` included).
+    async fn set_inbox_channels(
+        &self,
+        inbox_id: Uuid,
+        channels: &InboxChannels,
+    ) -> Result<(), StoreError> {
+        let _ = (inbox_id, channels);
+        Err(StoreError::Other(
+            "inbox channels are not stored by this backend".into(),
+        ))
+    }
+    /// Adds (or refreshes, by endpoint) a browser's push subscription.
+    async fn add_push_subscription(
+        &self,
+        inbox_id: Uuid,
+        sub: &PushSubscription,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        let _ = (inbox_id, sub, now);
+        Err(StoreError::Other(
+            "push subscriptions are not stored by this backend".into(),
+        ))
+    }
+    async fn push_subscriptions(
+        &self,
+        inbox_id: Uuid,
+    ) -> Result<Vec<PushSubscription>, StoreError> {
+        let _ = inbox_id;
+        Err(StoreError::Other(
+            "push subscriptions are not stored by this backend".into(),
+        ))
+    }
+    /// Forgets a subscription the push service says is gone.
+    async fn remove_push_subscription(&self, endpoint: &str) -> Result<(), StoreError> {
+        let _ = endpoint;
+        Err(StoreError::Other(
+            "push subscriptions are not stored by this backend".into(),
+        ))
+    }
+
+    /// Adds messages for a decision; one already there with the same channel and purpose is
+    /// kept as it is (so enqueueing is idempotent).
+    async fn enqueue(
+        &self,
+        decision_id: Uuid,
+        messages: &[NewMessage],
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        let _ = (decision_id, messages, now);
+        Err(StoreError::Other(
+            "the outbox is not stored by this backend".into(),
+        ))
+    }
+    /// Claims up to `limit` pending messages due at `now` for `lease` (safe on several
+    /// replicas at once: a claimed message is not claimed again until its lease runs out),
+    /// counting the attempt.
+    async fn claim_messages(
+        &self,
+        now: OffsetDateTime,
+        lease: std::time::Duration,
+        limit: u32,
+    ) -> Result<Vec<OutboxMessage>, StoreError> {
+        let _ = (now, lease, limit);
+        Err(StoreError::Other(
+            "the outbox is not stored by this backend".into(),
+        ))
+    }
+    /// Records how an attempt ended, in one transaction: the message's new state, the
+    /// channel's state in `notifications` (not for `*` fan-outs), a `notified` event on the
+    /// decision, and the follow-up messages.
+    async fn finish_message(
+        &self,
+        message: &OutboxMessage,
+        result: &MessageResult,
+        follow_ups: &[NewMessage],
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        let _ = (message, result, follow_ups, now);
+        Err(StoreError::Other(
+            "the outbox is not stored by this backend".into(),
+        ))
+    }
+    /// Every message of a decision, oldest first.
+    async fn messages(&self, decision_id: Uuid) -> Result<Vec<OutboxMessage>, StoreError> {
+        let _ = decision_id;
+        Err(StoreError::Other(
+            "the outbox is not stored by this backend".into(),
+        ))
+    }
 
     /// Starts delivering other replicas' signals to `sink`, where the backend has them
     /// (PostgreSQL); `None` for a backend that is only ever used by one process.
