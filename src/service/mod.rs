@@ -6,6 +6,7 @@ mod decisions;
 mod expiry;
 mod feed;
 mod inboxes;
+mod notifications;
 pub mod tokens;
 pub mod view;
 mod waiting;
@@ -22,7 +23,7 @@ use crate::wake::Waiters;
 
 pub use decisions::{Created, ListPage, ListQuery};
 pub use feed::Feed;
-pub use inboxes::FirstRun;
+pub use inboxes::{ChannelChanges, FirstRun};
 pub use tokens::Tokens;
 pub use view::{AskHandle, DecisionView};
 
@@ -86,6 +87,8 @@ pub struct ServiceSettings {
     pub max_await: Duration,
     /// How often due decisions are swept into `expired`.
     pub expiry_interval: Duration,
+    /// Whether an SMTP server is configured, so email asks are sent rather than skipped.
+    pub email_enabled: bool,
 }
 
 /// The service: cheap to clone, shared by every handler.
@@ -101,6 +104,8 @@ struct Inner {
     settings: ServiceSettings,
     shutdown_tx: watch::Sender<bool>,
     shutdown_rx: watch::Receiver<bool>,
+    /// Wakes the outbox worker when a message was written on this replica.
+    outbox_kick: tokio::sync::Notify,
 }
 
 impl Service {
@@ -124,6 +129,7 @@ impl Service {
                 settings,
                 shutdown_tx,
                 shutdown_rx,
+                outbox_kick: tokio::sync::Notify::new(),
             }),
         })
     }
@@ -137,6 +143,22 @@ impl Service {
         }
         let sweeper = tokio::spawn(expiry::sweep(self.clone()));
         self.stop_with_shutdown(sweeper);
+    }
+
+    /// Starts the outbox worker; it stops with `shut_down`.
+    pub fn start_worker(&self, worker: crate::notify::worker::Worker) {
+        let task = tokio::spawn(Arc::new(worker).run(self.clone()));
+        self.stop_with_shutdown(task);
+    }
+
+    /// Tells the outbox worker there is something to send.
+    pub fn kick_outbox(&self) {
+        self.inner.outbox_kick.notify_one();
+    }
+
+    /// Resolves when `kick_outbox` is called.
+    pub async fn outbox_kicked(&self) {
+        self.inner.outbox_kick.notified().await;
     }
 
     /// Tells parked awaits to return now and stops background work; used on shutdown.
@@ -189,7 +211,7 @@ impl Service {
 }
 
 /// Now, to the millisecond: the precision both stores keep.
-pub(crate) fn now() -> OffsetDateTime {
+pub fn now() -> OffsetDateTime {
     let t = OffsetDateTime::now_utc();
     t.replace_millisecond(t.millisecond()).unwrap_or(t)
 }

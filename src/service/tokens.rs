@@ -116,6 +116,16 @@ pub fn generate_api_key() -> String {
     format!("sk_{}", URL_SAFE_NO_PAD.encode(bytes))
 }
 
+/// A new webhook signing secret: `whsec_` and 256 random bits, base64 (Standard Webhooks).
+pub fn generate_webhook_secret() -> String {
+    let mut bytes = [0u8; 32];
+    os_random(&mut bytes);
+    format!(
+        "whsec_{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    )
+}
+
 /// The form an API key is stored and looked up in.
 pub fn hash_api_key(key: &str) -> String {
     hex(&Sha256::digest(key.as_bytes()))

@@ -43,6 +43,7 @@ impl TestServer {
                 public_url: base.clone(),
                 max_await: Duration::from_secs(600),
                 expiry_interval: Duration::from_millis(200),
+                email_enabled: false,
             },
         )
         .await

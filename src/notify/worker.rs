@@ -1,0 +1,286 @@
+//! The outbox worker: claims due messages (safely on every replica at once), delivers each
+//! through its channel, and records the outcome with backoff and jitter for retries.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use rand::Rng;
+use time::OffsetDateTime;
+
+use super::{Channel, Delivering, Delivery};
+use crate::domain::{Decision, Status};
+use crate::service::{Service, now};
+use crate::storage::{MessageResult, MessageStatus, NewMessage, OutboxMessage};
+
+/// The per-person channels a fan-out can expand into (webhooks go to the agent).
+const PERSON_CHANNELS: [&str; 3] = ["email", "push", "ntfy"];
+
+/// How the worker paces itself.
+#[derive(Debug, Clone)]
+pub struct WorkerSettings {
+    /// The first retry waits this long; each later one twice as long, up to `retry_cap`.
+    pub retry_base: Duration,
+    pub retry_cap: Duration,
+    /// How often to look for due messages when nothing wakes the worker.
+    pub poll_interval: Duration,
+    /// How long a claim holds a message before another worker may take it.
+    pub lease: Duration,
+    /// Messages claimed per round.
+    pub batch: u32,
+    /// Deliveries in flight at once.
+    pub concurrency: usize,
+}
+
+impl Default for WorkerSettings {
+    fn default() -> Self {
+        WorkerSettings {
+            retry_base: Duration::from_secs(5),
+            retry_cap: Duration::from_secs(3600),
+            poll_interval: Duration::from_secs(1),
+            lease: Duration::from_secs(120),
+            batch: 50,
+            concurrency: 8,
+        }
+    }
+}
+
+/// The channels by name, and how to pace them.
+pub struct Worker {
+    channels: HashMap<&'static str, Arc<dyn Channel>>,
+    settings: WorkerSettings,
+}
+
+impl Worker {
+    pub fn new(channels: Vec<Arc<dyn Channel>>, settings: WorkerSettings) -> Self {
+        Worker {
+            channels: channels.into_iter().map(|c| (c.name(), c)).collect(),
+            settings,
+        }
+    }
+
+    /// Runs until the task is aborted (on shutdown).
+    pub async fn run(self: Arc<Self>, svc: Service) {
+        let mut backoff = Duration::ZERO;
+        loop {
+            if !backoff.is_zero() {
+                tokio::select! {
+                    _ = tokio::time::sleep(backoff) => {}
+                    _ = svc.outbox_kicked() => {}
+                }
+            }
+            match self.round(&svc).await {
+                Ok(n) if n as u32 >= self.settings.batch => backoff = Duration::ZERO,
+                Ok(_) => backoff = self.settings.poll_interval,
+                Err(e) => {
+                    tracing::warn!(error = %e, "outbox round failed; retrying");
+                    backoff = (backoff * 2).clamp(Duration::from_secs(1), Duration::from_secs(30));
+                }
+            }
+        }
+    }
+
+    /// Claims and handles one batch; returns how many messages it claimed.
+    pub async fn round(&self, svc: &Service) -> Result<usize, crate::storage::StoreError> {
+        let claimed = svc
+            .store()
+            .claim_messages(now(), self.settings.lease, self.settings.batch)
+            .await?;
+        let n = claimed.len();
+        futures::stream::iter(claimed)
+            .for_each_concurrent(self.settings.concurrency, |m| async move {
+                let (result, follow_ups) = self.handle(svc, &m).await;
+                if let Err(e) = svc
+                    .store()
+                    .finish_message(&m, &result, &follow_ups, now())
+                    .await
+                {
+                    // The lease runs out and the message is tried again.
+                    tracing::warn!(error = %e, message = %m.id, "could not record a delivery");
+                } else if !follow_ups.is_empty() {
+                    svc.kick_outbox();
+                }
+            })
+            .await;
+        Ok(n)
+    }
+
+    async fn handle(&self, svc: &Service, m: &OutboxMessage) -> (MessageResult, Vec<NewMessage>) {
+        let decision = match svc.store().decision(None, m.decision_id).await {
+            Ok(Some(d)) => d,
+            Ok(None) => {
+                return (
+                    done(MessageStatus::Skipped, "the decision no longer exists"),
+                    vec![],
+                );
+            }
+            Err(e) => return (self.retry(m, format!("database: {e}")), vec![]),
+        };
+        if m.channel == "*" {
+            return self.expand(svc, m, &decision).await;
+        }
+        if matches!(m.purpose.as_str(), "ask" | "reminder") && decision.status != Status::Pending {
+            return (
+                done(
+                    MessageStatus::Skipped,
+                    "the decision was resolved before this was sent",
+                ),
+                vec![],
+            );
+        }
+        let Some(channel) = self.channels.get(m.channel.as_str()) else {
+            return (
+                done(
+                    MessageStatus::Skipped,
+                    &format!("{} is not configured on this server", m.channel),
+                ),
+                vec![],
+            );
+        };
+        let delivered = match self.deliver(svc, channel.as_ref(), m, &decision).await {
+            Ok(d) => d,
+            Err(e) => Delivery::Retry(e),
+        };
+        match delivered {
+            Delivery::Sent(detail) => {
+                // Resolved while this ask was in flight, after the fan-out looked: withdraw it too.
+                let follow_ups = match svc.store().decision(None, m.decision_id).await {
+                    Ok(Some(now_d)) if m.purpose == "ask" && now_d.status != Status::Pending => {
+                        vec![message(&m.channel, "resolved", now())]
+                    }
+                    _ => vec![],
+                };
+                (
+                    MessageResult {
+                        status: MessageStatus::Sent,
+                        retry_at: None,
+                        detail,
+                    },
+                    follow_ups,
+                )
+            }
+            Delivery::Retry(e) => (self.retry(m, e), vec![]),
+            Delivery::Failed(e) => (done(MessageStatus::Failed, &e), vec![]),
+            Delivery::Skipped(r) => (done(MessageStatus::Skipped, &r), vec![]),
+        }
+    }
+
+    async fn deliver(
+        &self,
+        svc: &Service,
+        channel: &dyn Channel,
+        m: &OutboxMessage,
+        decision: &Decision,
+    ) -> Result<Delivery, String> {
+        let store = svc.store();
+        let inbox = store
+            .inbox_by_id(decision.inbox_id)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or("the inbox no longer exists")?;
+        let channels = store
+            .inbox_channels(inbox.id)
+            .await
+            .map_err(|e| e.to_string())?;
+        let view = svc.view(decision).await.map_err(|e| e.to_string())?;
+        let web_url = svc.web_url(decision);
+        Ok(channel
+            .deliver(&Delivering {
+                message: m,
+                decision,
+                view: &view,
+                inbox: &inbox,
+                channels: &channels,
+                web_url: &web_url,
+                public_url: &svc.settings().public_url,
+                store: store.as_ref(),
+            })
+            .await)
+    }
+
+    /// A fan-out: the messages a resolution or a reminder makes, one per channel.
+    async fn expand(
+        &self,
+        svc: &Service,
+        m: &OutboxMessage,
+        decision: &Decision,
+    ) -> (MessageResult, Vec<NewMessage>) {
+        let at = now();
+        if m.purpose == "reminder" && decision.status != Status::Pending {
+            return (
+                done(
+                    MessageStatus::Skipped,
+                    "the decision was resolved before the reminder",
+                ),
+                vec![],
+            );
+        }
+        let sent = match svc.store().messages(decision.id).await {
+            Ok(all) => all,
+            Err(e) => return (self.retry(m, format!("database: {e}")), vec![]),
+        };
+        // Only channels that reached the person get a reminder or a withdrawal.
+        let mut follow_ups: Vec<NewMessage> = PERSON_CHANNELS
+            .iter()
+            .filter(|c| {
+                sent.iter().any(|s| {
+                    s.channel == **c && s.purpose == "ask" && s.status == MessageStatus::Sent
+                })
+            })
+            .map(|c| message(c, &m.purpose, at))
+            .collect();
+        if m.purpose == "resolved" && decision.spec.callback_url.is_some() {
+            follow_ups.push(NewMessage {
+                give_up_at: at + time::Duration::hours(24),
+                ..message("webhook", "resolved", at)
+            });
+        }
+        let detail = format!("{} message(s) queued", follow_ups.len());
+        (done(MessageStatus::Sent, &detail), follow_ups)
+    }
+
+    /// Try again later with exponential backoff and jitter, or give up once past the
+    /// message's deadline.
+    fn retry(&self, m: &OutboxMessage, error: String) -> MessageResult {
+        let exp = m.attempts.saturating_sub(1).min(20);
+        let base = self
+            .settings
+            .retry_base
+            .saturating_mul(1 << exp)
+            .min(self.settings.retry_cap);
+        let jitter = rand::rng().random_range(0.75..1.25);
+        let wait = base.mul_f64(jitter);
+        let retry_at = now() + wait;
+        if retry_at > m.give_up_at {
+            return done(
+                MessageStatus::Failed,
+                &format!("gave up after {} attempts: {error}", m.attempts),
+            );
+        }
+        MessageResult {
+            status: MessageStatus::Pending,
+            retry_at: Some(retry_at),
+            detail: Some(error),
+        }
+    }
+}
+
+fn done(status: MessageStatus, detail: &str) -> MessageResult {
+    MessageResult {
+        status,
+        retry_at: None,
+        detail: Some(detail.to_string()),
+    }
+}
+
+/// A message on `channel` for `purpose`, due now, given up on after an hour.
+pub fn message(channel: &str, purpose: &str, at: OffsetDateTime) -> NewMessage {
+    NewMessage {
+        channel: channel.to_string(),
+        purpose: purpose.to_string(),
+        payload: serde_json::json!({}),
+        not_before: at,
+        give_up_at: at + time::Duration::hours(1),
+    }
+}
