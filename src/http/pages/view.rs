@@ -431,10 +431,19 @@ pub fn result(d: &Decision) -> ResultView {
         }
         _ => heading,
     };
+    let mut lines = outcome_lines(d);
+    if d.outcome_source == Some(OutcomeSource::Default) {
+        // Never let a default read like a person's answer.
+        for (label, _) in &mut lines {
+            if label.is_empty() {
+                *label = "Default applied".to_string();
+            }
+        }
+    }
     ResultView {
         status: d.status.as_str(),
         heading,
-        lines: outcome_lines(d),
+        lines,
         note,
         remark: d.remark.clone(),
         when: format_time(when),
