@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests. Each test binary uses only a part of them.
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod db;
 pub mod server;

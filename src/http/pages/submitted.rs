@@ -23,8 +23,19 @@ pub struct Submitted {
 
 impl Submitted {
     pub fn parse(body: &[u8]) -> Self {
+        // Browsers send a textarea's line breaks as CRLF; agents get them as typed, `\n`.
+        let unix = |v: String| {
+            if v.contains('\r') {
+                v.replace("\r\n", "\n").replace('\r', "\n")
+            } else {
+                v
+            }
+        };
         Submitted {
-            pairs: url::form_urlencoded::parse(body).into_owned().collect(),
+            pairs: url::form_urlencoded::parse(body)
+                .into_owned()
+                .map(|(k, v)| (k, unix(v)))
+                .collect(),
         }
     }
 
@@ -225,6 +236,12 @@ mod tests {
             {"id": "db", "question": "Which?", "options": ["Postgres", "SQLite"]}]}));
         let input = post("db=__other__&other%3Adb=DuckDB").to_input(&spec, AnswerAction::Answer);
         assert_eq!(input.value, Some(json!({"db": "DuckDB"})));
+    }
+
+    #[test]
+    fn line_breaks_arrive_as_newlines() {
+        let sent = post("value=a%0D%0Ab%0Dc");
+        assert_eq!(sent.get("value"), Some("a\nb\nc"));
     }
 
     #[test]

@@ -129,7 +129,11 @@ impl PageErrors {
                 .unwrap_or(issue.path.as_str());
             // A path into a field (`value.tags[2]`) belongs to the field.
             let control = control.split('[').next().unwrap_or(control).to_string();
-            e.summary.push(issue.message.clone());
+            // The summary names the field; the message beside it need not.
+            e.summary.push(match control.as_str() {
+                "" | "value" | "action" => issue.message.clone(),
+                name => format!("{name}: {}", issue.message),
+            });
             e.by_control.entry(control).or_insert(issue.message.clone());
         }
         e
@@ -427,10 +431,19 @@ pub fn result(d: &Decision) -> ResultView {
         }
         _ => heading,
     };
+    let mut lines = outcome_lines(d);
+    if d.outcome_source == Some(OutcomeSource::Default) {
+        // Never let a default read like a person's answer.
+        for (label, _) in &mut lines {
+            if label.is_empty() {
+                *label = "Default applied".to_string();
+            }
+        }
+    }
     ResultView {
         status: d.status.as_str(),
         heading,
-        lines: outcome_lines(d),
+        lines,
         note,
         remark: d.remark.clone(),
         when: format_time(when),
