@@ -17,6 +17,9 @@ pub(super) async fn sweep(svc: Service) {
                 for id in &ids {
                     svc.waiters().wake(*id);
                 }
+                if !ids.is_empty() {
+                    svc.kick_outbox();
+                }
                 backoff = if ids.len() as u32 == BATCH {
                     Duration::ZERO
                 } else {
