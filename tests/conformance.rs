@@ -22,8 +22,9 @@ use sayso::domain::{
     DecisionSpec, Kind, NewDecision, NotificationState, Notify, OutcomeSource, Resolution, Status,
 };
 use sayso::storage::{
-    Idempotency, InsertDecision, Inserted, ListFilter, PgStore, Resolved, Signal, SqliteStore,
-    Store, StoreError,
+    Idempotency, InboxChannels, InsertDecision, Inserted, ListFilter, MessageResult, MessageStatus,
+    NewMessage, OutboxMessage, PgStore, PushSubscription, Resolved, Signal, SqliteStore, Store,
+    StoreError,
 };
 
 /// A store and the database under it, which is removed after the store is dropped.
@@ -73,6 +74,16 @@ macro_rules! conformance_tests {
             concurrent_resolutions_have_one_winner_each,
             events_are_kept_in_order,
             notifications_read_back,
+            outbox_rows_of_an_insert_come_back,
+            each_resolution_leaves_one_fan_out,
+            enqueue_is_idempotent,
+            claim_respects_due_times_and_leases,
+            concurrent_claims_hand_out_each_message_once,
+            a_retried_message_is_rescheduled,
+            a_finished_message_is_final_with_its_side_effects,
+            a_fan_out_leaves_notifications_alone,
+            inbox_channels_round_trip,
+            push_subscriptions_are_upserted_listed_and_removed,
         );
     };
     (@cases $backend:ident, $setup:ident; $($case:ident),* $(,)?) => {
@@ -1092,6 +1103,669 @@ async fn notifications_read_back(store: &dyn Store) {
     let id = row.id;
     store.insert_decision(row).await.unwrap();
     assert_eq!(store.notifications(id).await.unwrap(), states);
+}
+
+// ---- outbox ----
+
+const LEASE: StdDuration = StdDuration::from_secs(30);
+
+fn message(channel: &str, purpose: &str, not_before: OffsetDateTime) -> NewMessage {
+    NewMessage {
+        channel: channel.to_owned(),
+        purpose: purpose.to_owned(),
+        payload: json!({ "to": channel, "n": [1, 2], "ü": "✓" }),
+        not_before,
+        give_up_at: not_before + Duration::hours(2),
+    }
+}
+
+/// The parts of a stored message that come from its `NewMessage`.
+fn new_parts(m: &OutboxMessage) -> (&str, &str, &Value, OffsetDateTime) {
+    (&m.channel, &m.purpose, &m.payload, m.give_up_at)
+}
+
+fn expected_parts(m: &NewMessage) -> (&str, &str, &Value, OffsetDateTime) {
+    (&m.channel, &m.purpose, &m.payload, ms(m.give_up_at))
+}
+
+/// Inserts a decision with outbox messages.
+async fn insert_with_outbox(
+    store: &dyn Store,
+    inbox: Uuid,
+    outbox: Vec<NewMessage>,
+) -> sayso::domain::Decision {
+    let new = new_decision(bool_spec("Tell me"));
+    let row = InsertDecision {
+        id: Uuid::now_v7(),
+        inbox_id: inbox,
+        new: &new,
+        created_at: T0,
+        expires_at: T0 + Duration::hours(1),
+        idempotency: None,
+        notifications: vec![],
+        outbox,
+    };
+    match store.insert_decision(row).await.unwrap() {
+        Inserted::New(d) => d,
+        other => panic!("expected a new decision, got {other:?}"),
+    }
+}
+
+fn result(status: MessageStatus, detail: Option<&str>) -> MessageResult {
+    MessageResult {
+        status,
+        retry_at: None,
+        detail: detail.map(str::to_owned),
+    }
+}
+
+/// The one `resolved` fan-out a resolution at `at` leaves.
+fn assert_one_fan_out(messages: &[OutboxMessage], at: OffsetDateTime) {
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    let m = &messages[0];
+    assert_eq!(
+        (m.channel.as_str(), m.purpose.as_str(), &m.payload),
+        ("*", "resolved", &json!({}))
+    );
+    assert_eq!((m.status, m.attempts), (MessageStatus::Pending, 0));
+    assert_eq!(m.created_at, ms(at));
+    assert_eq!(m.give_up_at, ms(at) + Duration::hours(24));
+    assert_eq!(m.last_error, None);
+}
+
+async fn outbox_rows_of_an_insert_come_back(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let outbox = vec![
+        message("email", "ask", T0),
+        message("push", "ask", T0),
+        message("email", "reminder", T0 + Duration::minutes(30)),
+    ];
+    let d = insert_with_outbox(store, home, outbox.clone()).await;
+    let stored = store.messages(d.id).await.unwrap();
+    assert_eq!(
+        stored.iter().map(new_parts).collect::<Vec<_>>(),
+        outbox.iter().map(expected_parts).collect::<Vec<_>>()
+    );
+    for m in &stored {
+        assert_eq!(m.decision_id, d.id);
+        assert_eq!((m.status, m.attempts), (MessageStatus::Pending, 0));
+        assert_eq!(m.created_at, d.created_at);
+        assert_eq!(m.last_error, None);
+    }
+    assert_eq!(stored[0].id.get_version_num(), 7);
+    assert!(stored[0].id != stored[1].id && stored[1].id != stored[2].id);
+
+    // A repeated insert under the same idempotency key writes no messages.
+    let new = new_decision(bool_spec("Keyed"));
+    let key = Idempotency {
+        key: "k-1",
+        request_hash: "h",
+    };
+    let row = |outbox: Vec<NewMessage>| InsertDecision {
+        id: Uuid::now_v7(),
+        inbox_id: home,
+        new: &new,
+        created_at: T0,
+        expires_at: T0 + Duration::hours(1),
+        idempotency: Some(key),
+        notifications: vec![],
+        outbox,
+    };
+    let Inserted::New(first) = store
+        .insert_decision(row(vec![message("email", "ask", T0)]))
+        .await
+        .unwrap()
+    else {
+        panic!("expected a new decision");
+    };
+    let again = store
+        .insert_decision(row(vec![message("ntfy", "ask", T0)]))
+        .await
+        .unwrap();
+    assert!(matches!(again, Inserted::Existing { .. }), "{again:?}");
+    let kept = store.messages(first.id).await.unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].channel, "email");
+    assert!(store.messages(Uuid::now_v7()).await.unwrap().is_empty());
+}
+
+async fn each_resolution_leaves_one_fan_out(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+
+    // An answer, and the losers after it.
+    let answered = insert_with_outbox(store, home, vec![message("email", "ask", T0)]).await;
+    let at = T0 + Duration::minutes(5) + Duration::nanoseconds(7_654_321);
+    won(store
+        .resolve(answered.id, &answer(json!(true)), at)
+        .await
+        .unwrap());
+    lost(
+        store
+            .resolve(answered.id, &Resolution::cancel(None), at)
+            .await
+            .unwrap(),
+    );
+    lost(
+        store
+            .expire(answered.id, answered.expires_at)
+            .await
+            .unwrap(),
+    );
+    let messages = store.messages(answered.id).await.unwrap();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[0].channel, "email");
+    assert_one_fan_out(&messages[1..], at);
+
+    // A resolution that loses to the clock writes nothing.
+    let late = insert(store, home, "Late").await;
+    lost(
+        store
+            .resolve(late.id, &answer(json!(true)), late.expires_at)
+            .await
+            .unwrap(),
+    );
+    assert!(store.messages(late.id).await.unwrap().is_empty());
+
+    // An expiry.
+    let expiring = insert(store, home, "Expiring").await;
+    let now = expiring.expires_at + Duration::minutes(2) + Duration::microseconds(5);
+    won(store.expire(expiring.id, now).await.unwrap());
+    lost(store.expire(expiring.id, now).await.unwrap());
+    assert_one_fan_out(&store.messages(expiring.id).await.unwrap(), now);
+
+    // The sweep, on each decision it expires.
+    let due: Vec<Uuid> = [
+        insert(store, home, "due 1").await.id,
+        insert(store, home, "due 2").await.id,
+        insert(store, home, "due 3").await.id,
+    ]
+    .into();
+    let now = T0 + Duration::hours(2) + Duration::nanoseconds(999_999);
+    let mut swept = store.expire_due(now, 10).await.unwrap();
+    assert!(store.expire_due(now, 10).await.unwrap().is_empty());
+    swept.sort();
+    let mut due_too: Vec<Uuid> = due.clone();
+    due_too.push(late.id);
+    due_too.sort();
+    assert_eq!(swept, due_too);
+    for id in &swept {
+        assert_one_fan_out(&store.messages(*id).await.unwrap(), now);
+    }
+
+    // The fan-outs are due at once.
+    let claimed = store.claim_messages(now, LEASE, 100).await.unwrap();
+    let mut claimed_for: Vec<Uuid> = claimed
+        .iter()
+        .filter(|m| m.channel == "*")
+        .map(|m| m.decision_id)
+        .collect();
+    claimed_for.sort();
+    let mut resolved = swept.clone();
+    resolved.extend([answered.id, expiring.id]);
+    resolved.sort();
+    assert_eq!(claimed_for, resolved);
+}
+
+async fn enqueue_is_idempotent(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let d = insert_with_outbox(store, home, vec![message("email", "ask", T0)]).await;
+    let later = T0 + Duration::minutes(1);
+    let first = vec![
+        message("webhook", "resolved", later),
+        message("ntfy", "ask", later),
+    ];
+    store.enqueue(d.id, &first, later).await.unwrap();
+    let mut changed = first.clone();
+    for m in &mut changed {
+        m.payload = json!("changed");
+        m.not_before = later + Duration::hours(1);
+    }
+    changed.push(message("email", "ask", later));
+    store
+        .enqueue(d.id, &changed, later + Duration::seconds(1))
+        .await
+        .unwrap();
+    store.enqueue(d.id, &[], later).await.unwrap();
+
+    let stored = store.messages(d.id).await.unwrap();
+    let mut expected = vec![message("email", "ask", T0)];
+    expected.extend(first);
+    assert_eq!(
+        stored.iter().map(new_parts).collect::<Vec<_>>(),
+        expected.iter().map(expected_parts).collect::<Vec<_>>()
+    );
+    assert_eq!(stored[1].created_at, ms(later));
+    // Kept as enqueued first: due at `later`, not an hour after.
+    let claimed = store.claim_messages(later, LEASE, 10).await.unwrap();
+    assert_eq!(claimed.len(), 3);
+
+    let r = store
+        .enqueue(Uuid::now_v7(), &[message("email", "ask", T0)], T0)
+        .await;
+    assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
+}
+
+async fn claim_respects_due_times_and_leases(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let d = insert_with_outbox(
+        store,
+        home,
+        vec![
+            message("email", "ask", T0 + Duration::seconds(2)),
+            message("push", "ask", T0 + Duration::seconds(1)),
+            message("email", "reminder", T0 + Duration::minutes(10)),
+            message("ntfy", "ask", T0 + Duration::seconds(3)),
+        ],
+    )
+    .await;
+    assert!(
+        store
+            .claim_messages(T0, LEASE, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // Due ones only, soonest first, up to the limit, with the attempt counted.
+    let now = T0 + Duration::seconds(3);
+    let first = store.claim_messages(now, LEASE, 2).await.unwrap();
+    let channels: Vec<&str> = first.iter().map(|m| m.channel.as_str()).collect();
+    assert_eq!(channels, ["push", "email"]);
+    assert!(first.iter().all(|m| m.attempts == 1));
+    assert!(first.iter().all(|m| m.status == MessageStatus::Pending));
+    assert!(first.iter().all(|m| m.decision_id == d.id));
+    let stored = store.messages(d.id).await.unwrap();
+    assert_eq!(stored.iter().find(|m| m.id == first[0].id), Some(&first[0]));
+    let rest = store.claim_messages(now, LEASE, 10).await.unwrap();
+    assert_eq!(rest.len(), 1);
+    assert_eq!(rest[0].channel, "ntfy");
+
+    // Not again while the lease runs.
+    let just_before = now + Duration::seconds(30) - Duration::milliseconds(1);
+    assert!(
+        store
+            .claim_messages(just_before, LEASE, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Once it ran out (a worker that died), again, with the next attempt.
+    let again = store
+        .claim_messages(now + Duration::seconds(30), LEASE, 10)
+        .await
+        .unwrap();
+    let mut ids: Vec<(Uuid, u32)> = again.iter().map(|m| (m.id, m.attempts)).collect();
+    ids.sort();
+    let mut expected: Vec<(Uuid, u32)> = first.iter().chain(&rest).map(|m| (m.id, 2)).collect();
+    expected.sort();
+    assert_eq!(ids, expected);
+
+    // A zero limit claims nothing.
+    assert!(
+        store
+            .claim_messages(T0 + Duration::hours(1), LEASE, 0)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+async fn concurrent_claims_hand_out_each_message_once(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let mut all = vec![];
+    for i in 0..10 {
+        let outbox = ["email", "push", "ntfy", "webhook", "*"]
+            .iter()
+            .map(|c| message(c, "ask", T0 + Duration::milliseconds(i)))
+            .collect();
+        let d = insert_with_outbox(store, home, outbox).await;
+        all.extend(
+            store
+                .messages(d.id)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|m| m.id),
+        );
+    }
+    assert_eq!(all.len(), 50);
+    let now = T0 + Duration::seconds(1);
+    let worker = || async {
+        let mut mine = vec![];
+        loop {
+            let claimed = store.claim_messages(now, LEASE, 3).await.unwrap();
+            if claimed.is_empty() {
+                return mine;
+            }
+            for m in claimed {
+                assert_eq!(m.attempts, 1, "{m:?} claimed twice");
+                mine.push(m.id);
+            }
+            tokio::task::yield_now().await;
+        }
+    };
+    let handed_out: Vec<Vec<Uuid>> = join_all((0..4).map(|_| worker())).await;
+    let mut claimed: Vec<Uuid> = handed_out.into_iter().flatten().collect();
+    claimed.sort();
+    all.sort();
+    assert_eq!(claimed, all);
+}
+
+async fn a_retried_message_is_rescheduled(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let d = insert_with_outbox(store, home, vec![message("email", "ask", T0)]).await;
+    let now = T0 + Duration::seconds(1);
+    let claimed = store.claim_messages(now, LEASE, 10).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    let retry_at = now + Duration::minutes(1) + Duration::nanoseconds(1_234_567);
+    let retry = MessageResult {
+        status: MessageStatus::Pending,
+        retry_at: Some(retry_at),
+        detail: Some("421 try later".into()),
+    };
+    store
+        .finish_message(&claimed[0], &retry, &[], now)
+        .await
+        .unwrap();
+
+    let stored = store.messages(d.id).await.unwrap();
+    assert_eq!(stored[0].status, MessageStatus::Pending);
+    assert_eq!(stored[0].attempts, 1);
+    assert_eq!(stored[0].last_error.as_deref(), Some("421 try later"));
+    assert_eq!(
+        store.notifications(d.id).await.unwrap(),
+        vec![NotificationState {
+            channel: "email".into(),
+            status: "pending".into(),
+            detail: Some("421 try later".into()),
+        }]
+    );
+    let events = store.events(d.id).await.unwrap();
+    let last = events.last().unwrap();
+    assert_eq!((last.kind.as_str(), last.at), ("notified", ms(now)));
+    assert_eq!(
+        last.detail,
+        json!({"channel": "email", "purpose": "ask", "attempt": 1,
+               "status": "pending", "detail": "421 try later"})
+    );
+
+    // Free of its lease, but not due before the retry time.
+    assert!(
+        store
+            .claim_messages(ms(retry_at) - Duration::milliseconds(1), LEASE, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let second = store.claim_messages(retry_at, LEASE, 10).await.unwrap();
+    assert_eq!(second.len(), 1);
+    assert_eq!((second[0].id, second[0].attempts), (claimed[0].id, 2));
+    assert_eq!(second[0].last_error.as_deref(), Some("421 try later"));
+}
+
+async fn a_finished_message_is_final_with_its_side_effects(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let d = insert_with_outbox(
+        store,
+        home,
+        vec![
+            message("email", "ask", T0),
+            message("ntfy", "ask", T0),
+            message("push", "ask", T0),
+        ],
+    )
+    .await;
+    let now = T0 + Duration::seconds(1);
+    let claimed = store.claim_messages(now, LEASE, 10).await.unwrap();
+    assert_eq!(claimed.len(), 3);
+    let by_channel = |c: &str| claimed.iter().find(|m| m.channel == c).unwrap().clone();
+    let (email, ntfy, push) = (by_channel("email"), by_channel("ntfy"), by_channel("push"));
+
+    let reminder = message("email", "reminder", T0 + Duration::minutes(30));
+    let done = T0 + Duration::seconds(2);
+    store
+        .finish_message(
+            &email,
+            &result(MessageStatus::Sent, None),
+            std::slice::from_ref(&reminder),
+            done,
+        )
+        .await
+        .unwrap();
+    store
+        .finish_message(
+            &ntfy,
+            &result(MessageStatus::Failed, Some("403 forbidden")),
+            &[],
+            done,
+        )
+        .await
+        .unwrap();
+    store
+        .finish_message(
+            &push,
+            &result(MessageStatus::Skipped, Some("no subscription")),
+            &[],
+            done,
+        )
+        .await
+        .unwrap();
+
+    let stored = store.messages(d.id).await.unwrap();
+    let status_of = |c: &str, p: &str| {
+        stored
+            .iter()
+            .find(|m| m.channel == c && m.purpose == p)
+            .map(|m| (m.status, m.attempts, m.last_error.clone()))
+            .unwrap()
+    };
+    assert_eq!(status_of("email", "ask"), (MessageStatus::Sent, 1, None));
+    assert_eq!(
+        status_of("ntfy", "ask"),
+        (MessageStatus::Failed, 1, Some("403 forbidden".into()))
+    );
+    assert_eq!(
+        status_of("push", "ask"),
+        (MessageStatus::Skipped, 1, Some("no subscription".into()))
+    );
+    // The follow-up, created now, due when it said.
+    let follow_up = stored.last().unwrap();
+    assert_eq!(new_parts(follow_up), expected_parts(&reminder));
+    assert_eq!(
+        (follow_up.status, follow_up.attempts, follow_up.created_at),
+        (MessageStatus::Pending, 0, ms(done))
+    );
+    let notifications = store.notifications(d.id).await.unwrap();
+    let expected_notifications = vec![
+        NotificationState {
+            channel: "email".into(),
+            status: "sent".into(),
+            detail: None,
+        },
+        NotificationState {
+            channel: "ntfy".into(),
+            status: "failed".into(),
+            detail: Some("403 forbidden".into()),
+        },
+        NotificationState {
+            channel: "push".into(),
+            status: "skipped".into(),
+            detail: Some("no subscription".into()),
+        },
+    ];
+    assert_eq!(notifications, expected_notifications);
+    let events = store.events(d.id).await.unwrap();
+    let notified: Vec<&Value> = events
+        .iter()
+        .filter(|e| e.kind == "notified")
+        .map(|e| &e.detail)
+        .collect();
+    assert_eq!(notified.len(), 3);
+    assert!(
+        notified.contains(&&json!({"channel": "ntfy", "purpose": "ask", "attempt": 1,
+                                       "status": "failed", "detail": "403 forbidden"}))
+    );
+    assert!(
+        notified.contains(&&json!({"channel": "email", "purpose": "ask", "attempt": 1,
+                                       "status": "sent", "detail": null}))
+    );
+
+    // Nothing final is claimed again, and the follow-up only when due.
+    let later = T0 + Duration::minutes(10);
+    assert!(
+        store
+            .claim_messages(later, LEASE, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // A late duplicate finish changes nothing, and writes nothing.
+    let late = T0 + Duration::minutes(20);
+    for r in [
+        result(MessageStatus::Failed, Some("timed out")),
+        MessageResult {
+            status: MessageStatus::Pending,
+            retry_at: Some(late),
+            detail: Some("again".into()),
+        },
+    ] {
+        store
+            .finish_message(&email, &r, &[message("webhook", "ask", late)], late)
+            .await
+            .unwrap();
+    }
+    assert_eq!(store.messages(d.id).await.unwrap(), stored);
+    assert_eq!(
+        store.notifications(d.id).await.unwrap(),
+        expected_notifications
+    );
+    assert_eq!(store.events(d.id).await.unwrap(), events);
+}
+
+async fn a_fan_out_leaves_notifications_alone(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let d = insert(store, home, "Fan out").await;
+    won(store.resolve(d.id, &answer(json!(true)), T0).await.unwrap());
+    let claimed = store.claim_messages(T0, LEASE, 10).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    let per_channel = vec![
+        message("email", "resolved", T0),
+        message("webhook", "resolved", T0),
+    ];
+    store
+        .finish_message(
+            &claimed[0],
+            &result(MessageStatus::Sent, None),
+            &per_channel,
+            T0,
+        )
+        .await
+        .unwrap();
+    assert!(store.notifications(d.id).await.unwrap().is_empty());
+    let stored = store.messages(d.id).await.unwrap();
+    assert_eq!(stored[0].status, MessageStatus::Sent);
+    let expanded: Vec<&str> = stored[1..].iter().map(|m| m.channel.as_str()).collect();
+    assert_eq!(expanded, ["email", "webhook"]);
+    let last = store.events(d.id).await.unwrap().pop().unwrap();
+    assert_eq!(last.kind, "notified");
+    assert_eq!(last.detail["channel"], "*");
+    assert_eq!(last.detail["purpose"], "resolved");
+}
+
+async fn inbox_channels_round_trip(store: &dyn Store) {
+    let home = store
+        .create_inbox("home", Some("me@example.com"), T0)
+        .await
+        .unwrap()
+        .id;
+    assert_eq!(
+        store.inbox_channels(home).await.unwrap(),
+        InboxChannels {
+            email: Some("me@example.com".into()),
+            ..InboxChannels::default()
+        }
+    );
+    let channels = InboxChannels {
+        email: Some("other@example.com".into()),
+        ntfy_url: Some("https://ntfy.sh/my-topic".into()),
+        ntfy_token: Some("tk_secret".into()),
+        webhook_secret: Some("whsec_c2VjcmV0".into()),
+    };
+    store.set_inbox_channels(home, &channels).await.unwrap();
+    assert_eq!(store.inbox_channels(home).await.unwrap(), channels);
+    let inbox = store.inbox_by_id(home).await.unwrap().unwrap();
+    assert_eq!(inbox.email.as_deref(), Some("other@example.com"));
+    store
+        .set_inbox_channels(home, &InboxChannels::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        store.inbox_channels(home).await.unwrap(),
+        InboxChannels::default()
+    );
+
+    let missing = Uuid::now_v7();
+    let r = store.inbox_channels(missing).await;
+    assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
+    let r = store.set_inbox_channels(missing, &channels).await;
+    assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
+}
+
+async fn push_subscriptions_are_upserted_listed_and_removed(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let work = inbox(store, "work").await;
+    let sub = |endpoint: &str, key: &str| PushSubscription {
+        endpoint: format!("https://push.example.com/{endpoint}"),
+        p256dh: format!("BP256-{key}"),
+        auth: format!("auth-{key}"),
+    };
+    let (a, b, c) = (sub("a", "1"), sub("b", "2"), sub("c", "3"));
+    store.add_push_subscription(home, &b, T0).await.unwrap();
+    store
+        .add_push_subscription(home, &a, T0 + Duration::seconds(1))
+        .await
+        .unwrap();
+    store
+        .add_push_subscription(work, &c, T0 + Duration::seconds(2))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.push_subscriptions(home).await.unwrap(),
+        vec![b.clone(), a.clone()]
+    );
+
+    // Subscribing again with new keys, and from another inbox, moves the subscription.
+    let b2 = sub("b", "2-new");
+    store
+        .add_push_subscription(work, &b2, T0 + Duration::seconds(3))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.push_subscriptions(home).await.unwrap(),
+        vec![a.clone()]
+    );
+    assert_eq!(
+        store.push_subscriptions(work).await.unwrap(),
+        vec![c.clone(), b2]
+    );
+
+    store.remove_push_subscription(&a.endpoint).await.unwrap();
+    store.remove_push_subscription(&a.endpoint).await.unwrap();
+    store
+        .remove_push_subscription("https://push.example.com/never")
+        .await
+        .unwrap();
+    assert!(store.push_subscriptions(home).await.unwrap().is_empty());
+    assert!(
+        store
+            .push_subscriptions(Uuid::now_v7())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let r = store.add_push_subscription(Uuid::now_v7(), &a, T0).await;
+    assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
 }
 
 // ---- backend-specific ----

@@ -277,51 +277,24 @@ pub trait Store: Send + Sync + 'static {
     async fn image(&self, id: Uuid) -> Result<Option<(String, Vec<u8>)>, StoreError>;
 
     /// Where an inbox's notifications go.
-    async fn inbox_channels(&self, inbox_id: Uuid) -> Result<InboxChannels, StoreError> {
-        let _ = inbox_id;
-        Err(StoreError::Other(
-            "inbox channels are not stored by this backend".into(),
-        ))
-    }
+    async fn inbox_channels(&self, inbox_id: Uuid) -> Result<InboxChannels, StoreError>;
     /// Replaces where an inbox's notifications go (`email` included).
     async fn set_inbox_channels(
         &self,
         inbox_id: Uuid,
         channels: &InboxChannels,
-    ) -> Result<(), StoreError> {
-        let _ = (inbox_id, channels);
-        Err(StoreError::Other(
-            "inbox channels are not stored by this backend".into(),
-        ))
-    }
+    ) -> Result<(), StoreError>;
     /// Adds (or refreshes, by endpoint) a browser's push subscription.
     async fn add_push_subscription(
         &self,
         inbox_id: Uuid,
         sub: &PushSubscription,
         now: OffsetDateTime,
-    ) -> Result<(), StoreError> {
-        let _ = (inbox_id, sub, now);
-        Err(StoreError::Other(
-            "push subscriptions are not stored by this backend".into(),
-        ))
-    }
-    async fn push_subscriptions(
-        &self,
-        inbox_id: Uuid,
-    ) -> Result<Vec<PushSubscription>, StoreError> {
-        let _ = inbox_id;
-        Err(StoreError::Other(
-            "push subscriptions are not stored by this backend".into(),
-        ))
-    }
+    ) -> Result<(), StoreError>;
+    async fn push_subscriptions(&self, inbox_id: Uuid)
+    -> Result<Vec<PushSubscription>, StoreError>;
     /// Forgets a subscription the push service says is gone.
-    async fn remove_push_subscription(&self, endpoint: &str) -> Result<(), StoreError> {
-        let _ = endpoint;
-        Err(StoreError::Other(
-            "push subscriptions are not stored by this backend".into(),
-        ))
-    }
+    async fn remove_push_subscription(&self, endpoint: &str) -> Result<(), StoreError>;
 
     /// Adds messages for a decision; one already there with the same channel and purpose is
     /// kept as it is (so enqueueing is idempotent).
@@ -330,12 +303,7 @@ pub trait Store: Send + Sync + 'static {
         decision_id: Uuid,
         messages: &[NewMessage],
         now: OffsetDateTime,
-    ) -> Result<(), StoreError> {
-        let _ = (decision_id, messages, now);
-        Err(StoreError::Other(
-            "the outbox is not stored by this backend".into(),
-        ))
-    }
+    ) -> Result<(), StoreError>;
     /// Claims up to `limit` pending messages due at `now` for `lease` (safe on several
     /// replicas at once: a claimed message is not claimed again until its lease runs out),
     /// counting the attempt.
@@ -344,12 +312,7 @@ pub trait Store: Send + Sync + 'static {
         now: OffsetDateTime,
         lease: std::time::Duration,
         limit: u32,
-    ) -> Result<Vec<OutboxMessage>, StoreError> {
-        let _ = (now, lease, limit);
-        Err(StoreError::Other(
-            "the outbox is not stored by this backend".into(),
-        ))
-    }
+    ) -> Result<Vec<OutboxMessage>, StoreError>;
     /// Records how an attempt ended, in one transaction: the message's new state, the
     /// channel's state in `notifications` (not for `*` fan-outs), a `notified` event on the
     /// decision, and the follow-up messages.
@@ -359,19 +322,9 @@ pub trait Store: Send + Sync + 'static {
         result: &MessageResult,
         follow_ups: &[NewMessage],
         now: OffsetDateTime,
-    ) -> Result<(), StoreError> {
-        let _ = (message, result, follow_ups, now);
-        Err(StoreError::Other(
-            "the outbox is not stored by this backend".into(),
-        ))
-    }
+    ) -> Result<(), StoreError>;
     /// Every message of a decision, oldest first.
-    async fn messages(&self, decision_id: Uuid) -> Result<Vec<OutboxMessage>, StoreError> {
-        let _ = decision_id;
-        Err(StoreError::Other(
-            "the outbox is not stored by this backend".into(),
-        ))
-    }
+    async fn messages(&self, decision_id: Uuid) -> Result<Vec<OutboxMessage>, StoreError>;
 
     /// Starts delivering other replicas' signals to `sink`, where the backend has them
     /// (PostgreSQL); `None` for a backend that is only ever used by one process.

@@ -4,7 +4,9 @@
 //! trip and one transaction. Resolutions `NOTIFY` the channel `sayso_resolved` with the
 //! decision's id, which `listen` turns into signals for the waiters of every replica.
 
+mod channels;
 mod listen;
+mod outbox;
 
 use std::time::Duration;
 
@@ -17,8 +19,12 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::rows::{self, DecisionColumns, store_error, to_ms_precision};
-use super::{Inbox, InsertDecision, Inserted, ListFilter, Resolved, SignalSink, Store, StoreError};
+use super::{
+    Inbox, InboxChannels, InsertDecision, Inserted, ListFilter, MessageResult, NewMessage,
+    OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError,
+};
 use crate::domain::{Decision, DecisionEvent, NotificationState, Resolution, Status};
+use outbox::{MessageArrays, insert_outbox, resolved_fan_out, sql_uuid_v7, unnest_messages};
 
 /// The columns `DecisionRow` reads, in a macro so queries stay `&'static str`.
 macro_rules! decision_columns {
@@ -314,9 +320,10 @@ impl Store for PgStore {
             .iter()
             .map(|n| n.detail.as_deref())
             .collect();
+        let outbox = MessageArrays::new(&row.outbox);
         // One statement: the decision, and only if it was inserted (the idempotency key is
-        // new) its image, `created` event and notification states.
-        let inserted: i64 = sqlx::query_scalar(
+        // new) its image, `created` event, notification states and outbox messages.
+        let inserted: i64 = sqlx::query_scalar(concat!(
             "WITH d AS ( \
                INSERT INTO decisions (id, inbox_id, kind, question, project, spec, \
                  default_outcome, status, custom, created_at, expires_at, idempotency_key, \
@@ -333,9 +340,15 @@ impl Store for PgStore {
              n AS ( \
                INSERT INTO notifications (decision_id, channel, status, detail, updated_at) \
                SELECT d.id, x.channel, x.status, x.detail, $8 \
-               FROM d, unnest($15::text[], $16::text[], $17::text[]) AS x(channel, status, detail)) \
-             SELECT COUNT(*) FROM d",
-        )
+               FROM d, unnest($15::text[], $16::text[], $17::text[]) AS x(channel, status, detail)), \
+             ob AS (",
+            insert_outbox!(),
+            "SELECT x.id, d.id, x.channel, x.purpose, x.payload, $8, x.not_before, \
+                 x.give_up_at FROM d, ",
+            unnest_messages!("$18", "$19", "$20", "$21", "$22", "$23"),
+            " ON CONFLICT (decision_id, channel, purpose) DO NOTHING) \
+             SELECT COUNT(*) FROM d"
+        ))
         .bind(decision.id)
         .bind(decision.inbox_id)
         .bind(decision.kind().as_str())
@@ -353,6 +366,12 @@ impl Store for PgStore {
         .bind(channels)
         .bind(statuses)
         .bind(details)
+        .bind(outbox.ids)
+        .bind(outbox.channels)
+        .bind(outbox.purposes)
+        .bind(outbox.payloads)
+        .bind(outbox.not_before)
+        .bind(outbox.give_up_at)
         .fetch_one(&self.pool)
         .await
         .map_err(store_error)?;
@@ -464,8 +483,9 @@ impl Store for PgStore {
             decision_columns!(),
             "), ev AS ( \
                INSERT INTO decision_events (decision_id, at, kind, detail) \
-               SELECT id, $7, $8, $9 FROM upd) \
-             SELECT ",
+               SELECT id, $7, $8, $9 FROM upd), ",
+            resolved_fan_out!("$10", "$7", "$11"),
+            " SELECT ",
             decision_columns!(),
             ", pg_notify('sayso_resolved', id::text) IS NULL AS notified FROM upd"
         ))
@@ -478,6 +498,8 @@ impl Store for PgStore {
         .bind(now)
         .bind(resolution.event_kind())
         .bind(Json(&detail))
+        .bind(Uuid::now_v7())
+        .bind(now + rows::RESOLVED_GIVE_UP)
         .fetch_optional(&self.pool)
         .await
         .map_err(store_error)?;
@@ -488,6 +510,7 @@ impl Store for PgStore {
     }
 
     async fn expire(&self, id: Uuid, now: OffsetDateTime) -> Result<Resolved, StoreError> {
+        let now = to_ms_precision(now);
         let won = sqlx::query_as::<_, DecisionRow>(concat!(
             "WITH upd AS ( \
                UPDATE decisions SET ",
@@ -496,12 +519,16 @@ impl Store for PgStore {
             decision_columns!(),
             "), ",
             expired_events!(),
+            ", ",
+            resolved_fan_out!("$3", "$2", "$4"),
             " SELECT ",
             decision_columns!(),
             ", pg_notify('sayso_resolved', id::text) IS NULL AS notified FROM upd"
         ))
         .bind(id)
-        .bind(to_ms_precision(now))
+        .bind(now)
+        .bind(Uuid::now_v7())
+        .bind(now + rows::RESOLVED_GIVE_UP)
         .fetch_optional(&self.pool)
         .await
         .map_err(store_error)?;
@@ -512,7 +539,9 @@ impl Store for PgStore {
     }
 
     async fn expire_due(&self, now: OffsetDateTime, limit: u32) -> Result<Vec<Uuid>, StoreError> {
-        // Replicas running this at once skip each other's locked rows instead of waiting.
+        let now = to_ms_precision(now);
+        // Replicas running this at once skip each other's locked rows instead of waiting. The
+        // fan-outs' ids are made in SQL, one per expired row.
         let rows: Vec<(Uuid, bool)> = sqlx::query_as(concat!(
             "WITH due AS ( \
                SELECT id FROM decisions WHERE status = 'pending' AND expires_at <= $1 \
@@ -523,11 +552,14 @@ impl Store for PgStore {
             " WHERE id IN (SELECT id FROM due) AND status = 'pending' \
                RETURNING id, expires_at, outcome), ",
             expired_events!(),
+            ", ",
+            resolved_fan_out!(sql_uuid_v7!(), "$1", "$3"),
             " SELECT id, pg_notify('sayso_resolved', id::text) IS NULL AS notified FROM upd \
               ORDER BY expires_at, id"
         ))
-        .bind(to_ms_precision(now))
+        .bind(now)
         .bind(i64::from(limit))
+        .bind(now + rows::RESOLVED_GIVE_UP)
         .fetch_all(&self.pool)
         .await
         .map_err(store_error)?;
@@ -599,6 +631,70 @@ impl Store for PgStore {
         .fetch_optional(&self.pool)
         .await
         .map_err(store_error)
+    }
+
+    async fn inbox_channels(&self, inbox_id: Uuid) -> Result<InboxChannels, StoreError> {
+        channels::inbox_channels(&self.pool, inbox_id).await
+    }
+
+    async fn set_inbox_channels(
+        &self,
+        inbox_id: Uuid,
+        channels: &InboxChannels,
+    ) -> Result<(), StoreError> {
+        channels::set_inbox_channels(&self.pool, inbox_id, channels).await
+    }
+
+    async fn add_push_subscription(
+        &self,
+        inbox_id: Uuid,
+        sub: &PushSubscription,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        channels::add_push_subscription(&self.pool, inbox_id, sub, now).await
+    }
+
+    async fn push_subscriptions(
+        &self,
+        inbox_id: Uuid,
+    ) -> Result<Vec<PushSubscription>, StoreError> {
+        channels::push_subscriptions(&self.pool, inbox_id).await
+    }
+
+    async fn remove_push_subscription(&self, endpoint: &str) -> Result<(), StoreError> {
+        channels::remove_push_subscription(&self.pool, endpoint).await
+    }
+
+    async fn enqueue(
+        &self,
+        decision_id: Uuid,
+        messages: &[NewMessage],
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        outbox::enqueue(&self.pool, decision_id, messages, now).await
+    }
+
+    async fn claim_messages(
+        &self,
+        now: OffsetDateTime,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<OutboxMessage>, StoreError> {
+        outbox::claim_messages(&self.pool, now, lease, limit).await
+    }
+
+    async fn finish_message(
+        &self,
+        message: &OutboxMessage,
+        result: &MessageResult,
+        follow_ups: &[NewMessage],
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        outbox::finish_message(&self.pool, message, result, follow_ups, now).await
+    }
+
+    async fn messages(&self, decision_id: Uuid) -> Result<Vec<OutboxMessage>, StoreError> {
+        outbox::messages(&self.pool, decision_id).await
     }
 
     fn listen(&self, sink: SignalSink) -> Option<tokio::task::JoinHandle<()>> {

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::StoreError;
+use super::{MessageResult, MessageStatus, NewMessage, OutboxMessage, StoreError};
 use crate::domain::{Decision, DecisionSpec, OutcomeSource, Resolution, Status};
 
 /// The columns of a decision, once each backend has decoded its own types.
@@ -99,6 +99,94 @@ pub(super) fn expiry_detail(outcome: Option<&Value>) -> Value {
         Some(outcome) => serde_json::json!({ "outcome": outcome, "outcome_source": "default" }),
         None => Value::Object(Map::new()),
     }
+}
+
+/// The columns of an outbox message, once each backend has decoded its own types.
+pub(super) struct MessageColumns {
+    pub id: Uuid,
+    pub decision_id: Uuid,
+    pub channel: String,
+    pub purpose: String,
+    pub payload: Value,
+    pub status: String,
+    pub attempts: i64,
+    pub created_at: OffsetDateTime,
+    pub give_up_at: OffsetDateTime,
+    pub last_error: Option<String>,
+}
+
+impl TryFrom<MessageColumns> for OutboxMessage {
+    type Error = StoreError;
+
+    fn try_from(c: MessageColumns) -> Result<Self, StoreError> {
+        let status = MessageStatus::parse(&c.status).ok_or_else(|| {
+            StoreError::Other(format!("message {}: unknown status {:?}", c.id, c.status))
+        })?;
+        let attempts = u32::try_from(c.attempts)
+            .map_err(|_| StoreError::Other(format!("message {}: attempts {}", c.id, c.attempts)))?;
+        Ok(OutboxMessage {
+            id: c.id,
+            decision_id: c.decision_id,
+            channel: c.channel,
+            purpose: c.purpose,
+            payload: c.payload,
+            status,
+            attempts,
+            created_at: c.created_at,
+            give_up_at: c.give_up_at,
+            last_error: c.last_error,
+        })
+    }
+}
+
+/// The channel of a fan-out message, which the worker expands into one per channel.
+pub(super) const FAN_OUT: &str = "*";
+
+/// How long the `resolved` fan-out of a resolution is worth trying.
+pub(super) const RESOLVED_GIVE_UP: time::Duration = time::Duration::hours(24);
+
+/// The message a resolution (or expiry) at `now` leaves behind: withdraw the notifications,
+/// call the webhook.
+pub(super) fn resolved_fan_out(now: OffsetDateTime) -> NewMessage {
+    NewMessage {
+        channel: FAN_OUT.to_owned(),
+        purpose: "resolved".to_owned(),
+        payload: Value::Object(Map::new()),
+        not_before: now,
+        give_up_at: now + RESOLVED_GIVE_UP,
+    }
+}
+
+/// When a lease taken at `now` runs out (far in the future for an absurd lease).
+pub(super) fn lease_end(now: OffsetDateTime, lease: std::time::Duration) -> OffsetDateTime {
+    time::Duration::try_from(lease)
+        .ok()
+        .and_then(|d| now.checked_add(d))
+        .unwrap_or(time::PrimitiveDateTime::MAX.assume_utc())
+}
+
+/// The times a finished attempt sets: the next attempt (when it is to be retried, at once if
+/// no time was given) and when it was sent.
+pub(super) fn finish_times(
+    result: &MessageResult,
+    now: OffsetDateTime,
+) -> (Option<OffsetDateTime>, Option<OffsetDateTime>) {
+    match result.status {
+        MessageStatus::Pending => (Some(result.retry_at.unwrap_or(now)), None),
+        MessageStatus::Sent => (None, Some(now)),
+        MessageStatus::Failed | MessageStatus::Skipped => (None, None),
+    }
+}
+
+/// The detail of the `notified` event an attempt leaves.
+pub(super) fn notified_detail(message: &OutboxMessage, result: &MessageResult) -> Value {
+    serde_json::json!({
+        "channel": message.channel,
+        "purpose": message.purpose,
+        "attempt": message.attempts,
+        "status": result.status.as_str(),
+        "detail": result.detail,
+    })
 }
 
 /// Times are kept to the millisecond, in UTC, so both backends give back the same value.

@@ -18,8 +18,13 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 use uuid::fmt::Hyphenated;
 
-use super::rows::{self, DecisionColumns, from_millis, millis, store_error, to_ms_precision};
-use super::{Inbox, InsertDecision, Inserted, ListFilter, Resolved, SignalSink, Store, StoreError};
+use super::rows::{
+    self, DecisionColumns, MessageColumns, from_millis, millis, store_error, to_ms_precision,
+};
+use super::{
+    Inbox, InboxChannels, InsertDecision, Inserted, ListFilter, MessageResult, NewMessage,
+    OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError,
+};
 use crate::domain::{Decision, DecisionEvent, NotificationState, Resolution, Status};
 
 /// The columns `DecisionRow` reads, in a macro so queries stay `&'static str`.
@@ -27,6 +32,14 @@ macro_rules! decision_columns {
     () => {
         "id, inbox_id, spec, status, outcome, outcome_source, custom, remark, \
          created_at, expires_at, resolved_at, has_image"
+    };
+}
+
+/// The columns `MessageRow` reads.
+macro_rules! message_columns {
+    () => {
+        "id, decision_id, channel, purpose, payload, status, attempts, created_at, \
+         next_attempt_at, give_up_at, last_error"
     };
 }
 
@@ -164,6 +177,84 @@ struct NotificationRow {
     channel: String,
     status: String,
     detail: Option<String>,
+}
+
+#[derive(sqlx::FromRow)]
+struct MessageRow {
+    id: Hyphenated,
+    decision_id: Hyphenated,
+    channel: String,
+    purpose: String,
+    payload: Json<Value>,
+    status: String,
+    attempts: i64,
+    created_at: i64,
+    next_attempt_at: i64,
+    give_up_at: i64,
+    last_error: Option<String>,
+}
+
+impl TryFrom<MessageRow> for OutboxMessage {
+    type Error = StoreError;
+
+    fn try_from(r: MessageRow) -> Result<Self, StoreError> {
+        OutboxMessage::try_from(MessageColumns {
+            id: r.id.into_uuid(),
+            decision_id: r.decision_id.into_uuid(),
+            channel: r.channel,
+            purpose: r.purpose,
+            payload: r.payload.0,
+            status: r.status,
+            attempts: r.attempts,
+            created_at: from_millis(r.created_at),
+            give_up_at: from_millis(r.give_up_at),
+            last_error: r.last_error,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct ChannelsRow {
+    email: Option<String>,
+    ntfy_url: Option<String>,
+    ntfy_token: Option<String>,
+    webhook_secret: Option<String>,
+}
+
+#[derive(sqlx::FromRow)]
+struct PushRow {
+    endpoint: String,
+    p256dh: String,
+    auth: String,
+}
+
+/// Adds outbox messages for a decision; one with the same channel and purpose already there
+/// stays as it is.
+async fn insert_messages(
+    conn: &mut SqliteConnection,
+    decision: Uuid,
+    messages: &[NewMessage],
+    now: OffsetDateTime,
+) -> Result<(), StoreError> {
+    for m in messages {
+        sqlx::query(
+            "INSERT INTO outbox (id, decision_id, channel, purpose, payload, created_at, \
+             next_attempt_at, give_up_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) \
+             ON CONFLICT (decision_id, channel, purpose) DO NOTHING",
+        )
+        .bind(id(Uuid::now_v7()))
+        .bind(id(decision))
+        .bind(&m.channel)
+        .bind(&m.purpose)
+        .bind(Json(&m.payload))
+        .bind(millis(now))
+        .bind(millis(m.not_before))
+        .bind(millis(m.give_up_at))
+        .execute(&mut *conn)
+        .await
+        .map_err(store_error)?;
+    }
+    Ok(())
 }
 
 async fn insert_event(
@@ -430,6 +521,7 @@ impl Store for SqliteStore {
             .await
             .map_err(store_error)?;
         }
+        insert_messages(&mut tx, decision.id, &row.outbox, decision.created_at).await?;
         tx.commit().await.map_err(store_error)?;
         Ok(Inserted::New(decision))
     }
@@ -539,6 +631,7 @@ impl Store for SqliteStore {
         };
         let detail = rows::resolution_detail(resolution);
         insert_event(&mut tx, decision, now, resolution.event_kind(), &detail).await?;
+        insert_messages(&mut tx, decision, &[rows::resolved_fan_out(now)], now).await?;
         tx.commit().await.map_err(store_error)?;
         Ok(Resolved::Won(won.try_into()?))
     }
@@ -563,6 +656,7 @@ impl Store for SqliteStore {
         let won = Decision::try_from(won)?;
         let detail = rows::expiry_detail(won.outcome.as_ref());
         insert_event(&mut tx, decision, won.expires_at, "expired", &detail).await?;
+        insert_messages(&mut tx, decision, &[rows::resolved_fan_out(now)], now).await?;
         tx.commit().await.map_err(store_error)?;
         Ok(Resolved::Won(won))
     }
@@ -583,6 +677,7 @@ impl Store for SqliteStore {
         .await
         .map_err(store_error)?;
         expired.sort_by_key(|r| (r.expires_at, r.id));
+        let fan_out = [rows::resolved_fan_out(now)];
         for r in &expired {
             let detail = rows::expiry_detail(r.outcome.as_ref().map(|j| &j.0));
             insert_event(
@@ -593,6 +688,7 @@ impl Store for SqliteStore {
                 &detail,
             )
             .await?;
+            insert_messages(&mut tx, r.id.into_uuid(), &fan_out, now).await?;
         }
         tx.commit().await.map_err(store_error)?;
         Ok(expired.into_iter().map(|r| r.id.into_uuid()).collect())
@@ -654,6 +750,204 @@ impl Store for SqliteStore {
         .fetch_optional(&self.pool)
         .await
         .map_err(store_error)
+    }
+
+    async fn inbox_channels(&self, inbox_id: Uuid) -> Result<InboxChannels, StoreError> {
+        let row = sqlx::query_as::<_, ChannelsRow>(
+            "SELECT email, ntfy_url, ntfy_token, webhook_secret FROM inboxes WHERE id = ?",
+        )
+        .bind(id(inbox_id))
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(store_error)?
+        .ok_or(StoreError::NotFound)?;
+        Ok(InboxChannels {
+            email: row.email,
+            ntfy_url: row.ntfy_url,
+            ntfy_token: row.ntfy_token,
+            webhook_secret: row.webhook_secret,
+        })
+    }
+
+    async fn set_inbox_channels(
+        &self,
+        inbox_id: Uuid,
+        channels: &InboxChannels,
+    ) -> Result<(), StoreError> {
+        let updated = sqlx::query(
+            "UPDATE inboxes SET email = ?, ntfy_url = ?, ntfy_token = ?, webhook_secret = ? \
+             WHERE id = ?",
+        )
+        .bind(&channels.email)
+        .bind(&channels.ntfy_url)
+        .bind(&channels.ntfy_token)
+        .bind(&channels.webhook_secret)
+        .bind(id(inbox_id))
+        .execute(&self.pool)
+        .await
+        .map_err(store_error)?
+        .rows_affected();
+        if updated == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
+    }
+
+    async fn add_push_subscription(
+        &self,
+        inbox_id: Uuid,
+        sub: &PushSubscription,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO push_subscriptions (endpoint, inbox_id, p256dh, auth, created_at) \
+             VALUES (?, ?, ?, ?, ?) \
+             ON CONFLICT (endpoint) DO UPDATE SET inbox_id = excluded.inbox_id, \
+             p256dh = excluded.p256dh, auth = excluded.auth, created_at = excluded.created_at",
+        )
+        .bind(&sub.endpoint)
+        .bind(id(inbox_id))
+        .bind(&sub.p256dh)
+        .bind(&sub.auth)
+        .bind(millis(now))
+        .execute(&self.pool)
+        .await
+        .map_err(store_error)?;
+        Ok(())
+    }
+
+    async fn push_subscriptions(
+        &self,
+        inbox_id: Uuid,
+    ) -> Result<Vec<PushSubscription>, StoreError> {
+        let rows = sqlx::query_as::<_, PushRow>(
+            "SELECT endpoint, p256dh, auth FROM push_subscriptions WHERE inbox_id = ? \
+             ORDER BY created_at, endpoint",
+        )
+        .bind(id(inbox_id))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(store_error)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| PushSubscription {
+                endpoint: r.endpoint,
+                p256dh: r.p256dh,
+                auth: r.auth,
+            })
+            .collect())
+    }
+
+    async fn remove_push_subscription(&self, endpoint: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM push_subscriptions WHERE endpoint = ?")
+            .bind(endpoint)
+            .execute(&self.pool)
+            .await
+            .map_err(store_error)?;
+        Ok(())
+    }
+
+    async fn enqueue(
+        &self,
+        decision_id: Uuid,
+        messages: &[NewMessage],
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.begin_immediate().await?;
+        insert_messages(&mut tx, decision_id, messages, now).await?;
+        tx.commit().await.map_err(store_error)
+    }
+
+    async fn claim_messages(
+        &self,
+        now: OffsetDateTime,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<OutboxMessage>, StoreError> {
+        let mut tx = self.begin_immediate().await?;
+        let mut claimed = sqlx::query_as::<_, MessageRow>(concat!(
+            "UPDATE outbox SET claimed_until = ?, attempts = attempts + 1 \
+             WHERE id IN (SELECT id FROM outbox WHERE status = 'pending' \
+                            AND next_attempt_at <= ? \
+                            AND (claimed_until IS NULL OR claimed_until <= ?) \
+                          ORDER BY next_attempt_at LIMIT ?) \
+             RETURNING ",
+            message_columns!()
+        ))
+        .bind(millis(rows::lease_end(now, lease)))
+        .bind(millis(now))
+        .bind(millis(now))
+        .bind(i64::from(limit))
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(store_error)?;
+        tx.commit().await.map_err(store_error)?;
+        claimed.sort_by_key(|r| (r.next_attempt_at, r.id));
+        claimed.into_iter().map(OutboxMessage::try_from).collect()
+    }
+
+    async fn finish_message(
+        &self,
+        message: &OutboxMessage,
+        result: &MessageResult,
+        follow_ups: &[NewMessage],
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        let (next_attempt_at, sent_at) = rows::finish_times(result, now);
+        let mut tx = self.begin_immediate().await?;
+        // Only a message its claim left pending: a late duplicate leaves a final state alone.
+        let updated = sqlx::query(
+            "UPDATE outbox SET status = ?, next_attempt_at = COALESCE(?, next_attempt_at), \
+             claimed_until = NULL, sent_at = COALESCE(?, sent_at), last_error = ? \
+             WHERE id = ? AND status = 'pending'",
+        )
+        .bind(result.status.as_str())
+        .bind(next_attempt_at.map(millis))
+        .bind(sent_at.map(millis))
+        .bind(&result.detail)
+        .bind(id(message.id))
+        .execute(&mut *tx)
+        .await
+        .map_err(store_error)?
+        .rows_affected();
+        if updated == 0 {
+            return Ok(());
+        }
+        if message.channel != rows::FAN_OUT {
+            sqlx::query(
+                "INSERT INTO notifications (decision_id, channel, status, detail, updated_at) \
+                 VALUES (?, ?, ?, ?, ?) \
+                 ON CONFLICT (decision_id, channel) DO UPDATE SET status = excluded.status, \
+                 detail = excluded.detail, updated_at = excluded.updated_at",
+            )
+            .bind(id(message.decision_id))
+            .bind(&message.channel)
+            .bind(result.status.as_str())
+            .bind(&result.detail)
+            .bind(millis(now))
+            .execute(&mut *tx)
+            .await
+            .map_err(store_error)?;
+        }
+        let detail = rows::notified_detail(message, result);
+        insert_event(&mut tx, message.decision_id, now, "notified", &detail).await?;
+        insert_messages(&mut tx, message.decision_id, follow_ups, now).await?;
+        tx.commit().await.map_err(store_error)
+    }
+
+    async fn messages(&self, decision_id: Uuid) -> Result<Vec<OutboxMessage>, StoreError> {
+        sqlx::query_as::<_, MessageRow>(concat!(
+            "SELECT ",
+            message_columns!(),
+            " FROM outbox WHERE decision_id = ? ORDER BY created_at, id"
+        ))
+        .bind(id(decision_id))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(store_error)?
+        .into_iter()
+        .map(OutboxMessage::try_from)
+        .collect()
     }
 
     fn listen(&self, _sink: SignalSink) -> Option<tokio::task::JoinHandle<()>> {

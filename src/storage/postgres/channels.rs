@@ -1,0 +1,127 @@
+//! Where an inbox's notifications go: its channel settings and its browsers' push
+//! subscriptions.
+
+use sqlx::postgres::PgPool;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::storage::rows::{store_error, to_ms_precision};
+use crate::storage::{InboxChannels, PushSubscription, StoreError};
+
+#[derive(sqlx::FromRow)]
+struct ChannelsRow {
+    email: Option<String>,
+    ntfy_url: Option<String>,
+    ntfy_token: Option<String>,
+    webhook_secret: Option<String>,
+}
+
+#[derive(sqlx::FromRow)]
+struct PushRow {
+    endpoint: String,
+    p256dh: String,
+    auth: String,
+}
+
+pub(super) async fn inbox_channels(
+    pool: &PgPool,
+    inbox_id: Uuid,
+) -> Result<InboxChannels, StoreError> {
+    let row = sqlx::query_as::<_, ChannelsRow>(
+        "SELECT email, ntfy_url, ntfy_token, webhook_secret FROM inboxes WHERE id = $1",
+    )
+    .bind(inbox_id)
+    .fetch_optional(pool)
+    .await
+    .map_err(store_error)?
+    .ok_or(StoreError::NotFound)?;
+    Ok(InboxChannels {
+        email: row.email,
+        ntfy_url: row.ntfy_url,
+        ntfy_token: row.ntfy_token,
+        webhook_secret: row.webhook_secret,
+    })
+}
+
+pub(super) async fn set_inbox_channels(
+    pool: &PgPool,
+    inbox_id: Uuid,
+    channels: &InboxChannels,
+) -> Result<(), StoreError> {
+    let updated = sqlx::query(
+        "UPDATE inboxes SET email = $2, ntfy_url = $3, ntfy_token = $4, webhook_secret = $5 \
+         WHERE id = $1",
+    )
+    .bind(inbox_id)
+    .bind(&channels.email)
+    .bind(&channels.ntfy_url)
+    .bind(&channels.ntfy_token)
+    .bind(&channels.webhook_secret)
+    .execute(pool)
+    .await
+    .map_err(store_error)?
+    .rows_affected();
+    if updated == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
+}
+
+pub(super) async fn add_push_subscription(
+    pool: &PgPool,
+    inbox_id: Uuid,
+    sub: &PushSubscription,
+    now: OffsetDateTime,
+) -> Result<(), StoreError> {
+    // A browser that subscribes again (new keys, or signed in to another inbox) replaces
+    // its old subscription.
+    sqlx::query(
+        "INSERT INTO push_subscriptions (endpoint, inbox_id, p256dh, auth, created_at) \
+         VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (endpoint) DO UPDATE SET inbox_id = excluded.inbox_id, \
+         p256dh = excluded.p256dh, auth = excluded.auth, created_at = excluded.created_at",
+    )
+    .bind(&sub.endpoint)
+    .bind(inbox_id)
+    .bind(&sub.p256dh)
+    .bind(&sub.auth)
+    .bind(to_ms_precision(now))
+    .execute(pool)
+    .await
+    .map_err(store_error)?;
+    Ok(())
+}
+
+pub(super) async fn push_subscriptions(
+    pool: &PgPool,
+    inbox_id: Uuid,
+) -> Result<Vec<PushSubscription>, StoreError> {
+    let rows = sqlx::query_as::<_, PushRow>(
+        "SELECT endpoint, p256dh, auth FROM push_subscriptions WHERE inbox_id = $1 \
+         ORDER BY created_at, endpoint",
+    )
+    .bind(inbox_id)
+    .fetch_all(pool)
+    .await
+    .map_err(store_error)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| PushSubscription {
+            endpoint: r.endpoint,
+            p256dh: r.p256dh,
+            auth: r.auth,
+        })
+        .collect())
+}
+
+pub(super) async fn remove_push_subscription(
+    pool: &PgPool,
+    endpoint: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM push_subscriptions WHERE endpoint = $1")
+        .bind(endpoint)
+        .execute(pool)
+        .await
+        .map_err(store_error)?;
+    Ok(())
+}

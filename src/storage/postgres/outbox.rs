@@ -1,0 +1,285 @@
+//! The outbox on PostgreSQL: messages are added with `unnest` over parallel arrays (one
+//! statement for any number), claimed with `FOR UPDATE SKIP LOCKED` so replicas share the
+//! work without a leader, and finished in one statement with their side effects.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use sqlx::postgres::PgPool;
+use sqlx::types::Json;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::storage::rows::{self, MessageColumns, store_error, to_ms_precision};
+use crate::storage::{MessageResult, NewMessage, OutboxMessage, StoreError};
+
+/// The columns `MessageRow` reads.
+macro_rules! message_columns {
+    () => {
+        "id, decision_id, channel, purpose, payload, status, attempts, created_at, \
+         give_up_at, last_error"
+    };
+}
+
+/// The rows `unnest` makes of `MessageArrays` bound at `$a`..`$f` (the arrays' columns in
+/// order), as `x(id, channel, purpose, payload, not_before, give_up_at)`.
+macro_rules! unnest_messages {
+    ($a:literal, $b:literal, $c:literal, $d:literal, $e:literal, $f:literal) => {
+        concat!(
+            "unnest(",
+            $a,
+            "::uuid[], ",
+            $b,
+            "::text[], ",
+            $c,
+            "::text[], ",
+            $d,
+            "::jsonb[], ",
+            $e,
+            "::timestamptz[], ",
+            $f,
+            "::timestamptz[]) \
+             AS x(id, channel, purpose, payload, not_before, give_up_at)"
+        )
+    };
+}
+pub(super) use unnest_messages;
+
+/// The columns of an outbox insert from `unnest_messages` (and a decision id).
+macro_rules! insert_outbox {
+    () => {
+        "INSERT INTO outbox (id, decision_id, channel, purpose, payload, created_at, \
+         next_attempt_at, give_up_at) "
+    };
+}
+pub(super) use insert_outbox;
+
+/// Inserts the `resolved` fan-out of each row of `upd` (see `rows::resolved_fan_out`),
+/// with the id `$id`, at `$now`, given up on at `$give_up`.
+macro_rules! resolved_fan_out {
+    ($id:expr, $now:literal, $give_up:literal) => {
+        concat!(
+            "fan AS (",
+            $crate::storage::postgres::outbox::insert_outbox!(),
+            "SELECT ",
+            $id,
+            ", id, '*', 'resolved', '{}'::jsonb, ",
+            $now,
+            ", ",
+            $now,
+            ", ",
+            $give_up,
+            " FROM upd ON CONFLICT (decision_id, channel, purpose) DO NOTHING)"
+        )
+    };
+}
+pub(super) use resolved_fan_out;
+
+/// A new UUIDv7 made in SQL (PostgreSQL 18's `uuidv7()`, written out for older servers):
+/// for statements that make a number of rows not known beforehand.
+macro_rules! sql_uuid_v7 {
+    () => {
+        "encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing \
+         substring(int8send((extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3) \
+         FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid"
+    };
+}
+pub(super) use sql_uuid_v7;
+
+/// New messages as parallel arrays, for `unnest_messages`; each gets a new id.
+pub(super) struct MessageArrays<'a> {
+    pub ids: Vec<Uuid>,
+    pub channels: Vec<&'a str>,
+    pub purposes: Vec<&'a str>,
+    pub payloads: Vec<Json<&'a Value>>,
+    pub not_before: Vec<OffsetDateTime>,
+    pub give_up_at: Vec<OffsetDateTime>,
+}
+
+impl<'a> MessageArrays<'a> {
+    pub fn new(messages: &'a [NewMessage]) -> Self {
+        MessageArrays {
+            ids: messages.iter().map(|_| Uuid::now_v7()).collect(),
+            channels: messages.iter().map(|m| m.channel.as_str()).collect(),
+            purposes: messages.iter().map(|m| m.purpose.as_str()).collect(),
+            payloads: messages.iter().map(|m| Json(&m.payload)).collect(),
+            not_before: messages
+                .iter()
+                .map(|m| to_ms_precision(m.not_before))
+                .collect(),
+            give_up_at: messages
+                .iter()
+                .map(|m| to_ms_precision(m.give_up_at))
+                .collect(),
+        }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct MessageRow {
+    id: Uuid,
+    decision_id: Uuid,
+    channel: String,
+    purpose: String,
+    payload: Json<Value>,
+    status: String,
+    attempts: i32,
+    created_at: OffsetDateTime,
+    give_up_at: OffsetDateTime,
+    last_error: Option<String>,
+}
+
+impl TryFrom<MessageRow> for OutboxMessage {
+    type Error = StoreError;
+
+    fn try_from(r: MessageRow) -> Result<Self, StoreError> {
+        OutboxMessage::try_from(MessageColumns {
+            id: r.id,
+            decision_id: r.decision_id,
+            channel: r.channel,
+            purpose: r.purpose,
+            payload: r.payload.0,
+            status: r.status,
+            attempts: i64::from(r.attempts),
+            created_at: r.created_at,
+            give_up_at: r.give_up_at,
+            last_error: r.last_error,
+        })
+    }
+}
+
+pub(super) async fn enqueue(
+    pool: &PgPool,
+    decision_id: Uuid,
+    messages: &[NewMessage],
+    now: OffsetDateTime,
+) -> Result<(), StoreError> {
+    let m = MessageArrays::new(messages);
+    sqlx::query(concat!(
+        insert_outbox!(),
+        "SELECT x.id, $1, x.channel, x.purpose, x.payload, $2, x.not_before, x.give_up_at \
+         FROM ",
+        unnest_messages!("$3", "$4", "$5", "$6", "$7", "$8"),
+        " ON CONFLICT (decision_id, channel, purpose) DO NOTHING"
+    ))
+    .bind(decision_id)
+    .bind(to_ms_precision(now))
+    .bind(m.ids)
+    .bind(m.channels)
+    .bind(m.purposes)
+    .bind(m.payloads)
+    .bind(m.not_before)
+    .bind(m.give_up_at)
+    .execute(pool)
+    .await
+    .map_err(store_error)?;
+    Ok(())
+}
+
+pub(super) async fn claim_messages(
+    pool: &PgPool,
+    now: OffsetDateTime,
+    lease: Duration,
+    limit: u32,
+) -> Result<Vec<OutboxMessage>, StoreError> {
+    // Replicas claiming at once skip each other's locked rows; a row claimed and committed
+    // meanwhile is re-checked against the condition and left out. The due rows are picked
+    // once (a materialized CTE): an `IN (… LIMIT …)` subquery may be run again by the plan
+    // and hand out more than `limit`.
+    sqlx::query_as::<_, MessageRow>(concat!(
+        "WITH due AS MATERIALIZED ( \
+           SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at <= $1 \
+             AND (claimed_until IS NULL OR claimed_until <= $1) \
+           ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED), \
+         claimed AS ( \
+           UPDATE outbox SET claimed_until = $2, attempts = attempts + 1 \
+           WHERE id IN (SELECT id FROM due) \
+             AND status = 'pending' AND (claimed_until IS NULL OR claimed_until <= $1) \
+           RETURNING next_attempt_at, ",
+        message_columns!(),
+        ") SELECT ",
+        message_columns!(),
+        " FROM claimed ORDER BY next_attempt_at, id"
+    ))
+    .bind(to_ms_precision(now))
+    .bind(to_ms_precision(rows::lease_end(now, lease)))
+    .bind(i64::from(limit))
+    .fetch_all(pool)
+    .await
+    .map_err(store_error)?
+    .into_iter()
+    .map(OutboxMessage::try_from)
+    .collect()
+}
+
+pub(super) async fn finish_message(
+    pool: &PgPool,
+    message: &OutboxMessage,
+    result: &MessageResult,
+    follow_ups: &[NewMessage],
+    now: OffsetDateTime,
+) -> Result<(), StoreError> {
+    let now = to_ms_precision(now);
+    let (next_attempt_at, sent_at) = rows::finish_times(result, now);
+    let detail = rows::notified_detail(message, result);
+    let f = MessageArrays::new(follow_ups);
+    // Everything hangs on `upd`: a message no longer pending (a late duplicate finish) is
+    // left alone, and nothing else is written.
+    sqlx::query(concat!(
+        "WITH upd AS ( \
+           UPDATE outbox SET status = $2, next_attempt_at = COALESCE($3, next_attempt_at), \
+             claimed_until = NULL, sent_at = COALESCE($4, sent_at), last_error = $5 \
+           WHERE id = $1 AND status = 'pending' RETURNING decision_id), \
+         n AS ( \
+           INSERT INTO notifications (decision_id, channel, status, detail, updated_at) \
+           SELECT decision_id, $6, $2, $5, $7 FROM upd WHERE $6 <> '*' \
+           ON CONFLICT (decision_id, channel) DO UPDATE SET status = excluded.status, \
+             detail = excluded.detail, updated_at = excluded.updated_at), \
+         ev AS ( \
+           INSERT INTO decision_events (decision_id, at, kind, detail) \
+           SELECT decision_id, $7, 'notified', $8 FROM upd), \
+         f AS (",
+        insert_outbox!(),
+        "SELECT x.id, upd.decision_id, x.channel, x.purpose, x.payload, $7, x.not_before, \
+           x.give_up_at FROM upd, ",
+        unnest_messages!("$9", "$10", "$11", "$12", "$13", "$14"),
+        " ON CONFLICT (decision_id, channel, purpose) DO NOTHING) \
+         SELECT COUNT(*) FROM upd"
+    ))
+    .bind(message.id)
+    .bind(result.status.as_str())
+    .bind(next_attempt_at.map(to_ms_precision))
+    .bind(sent_at)
+    .bind(&result.detail)
+    .bind(&message.channel)
+    .bind(now)
+    .bind(Json(&detail))
+    .bind(f.ids)
+    .bind(f.channels)
+    .bind(f.purposes)
+    .bind(f.payloads)
+    .bind(f.not_before)
+    .bind(f.give_up_at)
+    .execute(pool)
+    .await
+    .map_err(store_error)?;
+    Ok(())
+}
+
+pub(super) async fn messages(
+    pool: &PgPool,
+    decision_id: Uuid,
+) -> Result<Vec<OutboxMessage>, StoreError> {
+    sqlx::query_as::<_, MessageRow>(concat!(
+        "SELECT ",
+        message_columns!(),
+        " FROM outbox WHERE decision_id = $1 ORDER BY created_at, id"
+    ))
+    .bind(decision_id)
+    .fetch_all(pool)
+    .await
+    .map_err(store_error)?
+    .into_iter()
+    .map(OutboxMessage::try_from)
+    .collect()
+}
