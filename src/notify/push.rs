@@ -339,8 +339,8 @@ impl WebPushChannel {
         sub: &PushSubscription,
         notice: &PushNotice,
     ) -> Result<axum::http::Request<Vec<u8>>, String> {
-        let url = check_endpoint(&sub.endpoint)
-            .map_err(|e| format!("unusable push endpoint: {e}"))?;
+        let url =
+            check_endpoint(&sub.endpoint).map_err(|e| format!("unusable push endpoint: {e}"))?;
         let uri: axum::http::Uri = sub
             .endpoint
             .parse()
@@ -357,7 +357,8 @@ impl WebPushChannel {
             .with_valid_duration(notice.ttl)
             .build(body)
             .map_err(|e| format!("could not encrypt the notification: {e}"))?;
-        let authorization = key.authorization(&url.origin().ascii_serialization(), &self.subject)?;
+        let authorization =
+            key.authorization(&url.origin().ascii_serialization(), &self.subject)?;
         let h = request.headers_mut();
         let value = |s: &str| axum::http::HeaderValue::from_str(s).map_err(|e| e.to_string());
         h.insert(axum::http::header::AUTHORIZATION, value(&authorization)?);
@@ -447,8 +448,8 @@ mod tests {
     fn a_browsers_subscription_is_accepted() {
         let p = browser_key();
         let auth = key_b64(16);
-        let s = parse_subscription(&sub("https://fcm.googleapis.com/fcm/send/abc", &p, &auth))
-            .unwrap();
+        let s =
+            parse_subscription(&sub("https://fcm.googleapis.com/fcm/send/abc", &p, &auth)).unwrap();
         assert_eq!(s.endpoint, "https://fcm.googleapis.com/fcm/send/abc");
         assert_eq!((s.p256dh, s.auth), (p, auth));
     }
@@ -456,7 +457,11 @@ mod tests {
     #[test]
     fn plain_http_is_allowed_only_on_loopback() {
         let (p, a) = (browser_key(), key_b64(16));
-        for ok in ["http://127.0.0.1:9/push", "http://localhost:8/x", "http://[::1]:7/"] {
+        for ok in [
+            "http://127.0.0.1:9/push",
+            "http://localhost:8/x",
+            "http://[::1]:7/",
+        ] {
             assert!(parse_subscription(&sub(ok, &p, &a)).is_ok(), "{ok}");
         }
         for bad in [
@@ -466,7 +471,11 @@ mod tests {
             "https://user:pw@push.example.com/",
             "",
         ] {
-            assert_eq!(paths(parse_subscription(&sub(bad, &p, &a))), ["endpoint"], "{bad}");
+            assert_eq!(
+                paths(parse_subscription(&sub(bad, &p, &a))),
+                ["endpoint"],
+                "{bad}"
+            );
         }
     }
 
