@@ -7,6 +7,9 @@ use axum::routing::get;
 
 const STYLESHEET: &str = include_str!("../../../static/sayso.css");
 const ICON: &str = include_str!("../../../static/icon.svg");
+const FEED_SCRIPT: &str = include_str!("../../../static/feed.js");
+const SERVICE_WORKER: &str = include_str!("../../../static/sw.js");
+const MANIFEST: &str = include_str!("../../../static/manifest.webmanifest");
 
 pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
@@ -17,6 +20,25 @@ pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
         .route(
             "/static/icon.svg",
             get(|| async { asset("image/svg+xml", ICON) }),
+        )
+        .route(
+            "/static/feed.js",
+            get(|| async { asset("text/javascript; charset=utf-8", FEED_SCRIPT) }),
+        )
+        // At the root, so its scope is the whole site; revalidated on every registration
+        // check so a new version reaches phones promptly.
+        .route(
+            "/sw.js",
+            get(|| async {
+                let mut resp = asset("text/javascript; charset=utf-8", SERVICE_WORKER);
+                resp.headers_mut()
+                    .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+                resp
+            }),
+        )
+        .route(
+            "/manifest.webmanifest",
+            get(|| async { asset("application/manifest+json", MANIFEST) }),
         )
 }
 

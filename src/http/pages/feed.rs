@@ -28,7 +28,10 @@ async fn show_feed(
             .map(|(_, v)| v.into_owned())
     });
     match svc.feed(&token, filter.as_deref()).await {
-        Ok(feed) => render(StatusCode::OK, &page(&svc, &token, feed, filter)),
+        Ok(feed) => {
+            let push_key = push_key(&svc).await;
+            render(StatusCode::OK, &page(&svc, &token, feed, filter, push_key))
+        }
         Err(ServiceError::NotFound) => error_page(
             StatusCode::NOT_FOUND,
             "Link not found",
@@ -55,6 +58,7 @@ fn page(
     token: &str,
     feed: crate::service::Feed,
     filter: Option<String>,
+    push_key: String,
 ) -> FeedPage {
     let now = OffsetDateTime::now_utc();
     let base = format!("/inbox/{token}");
@@ -108,5 +112,17 @@ fn page(
             .filter(|d| d.status != Status::Pending)
             .map(|d| item(d, d.resolved_at.unwrap_or(d.expires_at)))
             .collect(),
+        push_key,
+        push_url: format!("{base}/push"),
     }
+}
+
+/// The VAPID public key, or empty (the page then offers no push) when it cannot be read.
+async fn push_key(svc: &Service) -> String {
+    crate::notify::push::vapid_public_key(svc.store().as_ref())
+        .await
+        .unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "no VAPID key for the feed page");
+            String::new()
+        })
 }

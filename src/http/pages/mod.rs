@@ -5,6 +5,7 @@ mod answer;
 mod assets;
 mod feed;
 mod markdown;
+mod push;
 mod security;
 mod submitted;
 mod templates;
@@ -22,6 +23,7 @@ pub fn routes(svc: Service) -> Router<Service> {
     Router::new()
         .merge(answer::routes())
         .merge(feed::routes())
+        .merge(push::routes())
         .layer(from_fn_with_state(svc, security::refuse_cross_site))
         .layer(from_fn(security::page_headers))
         .merge(assets::routes())

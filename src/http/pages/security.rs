@@ -8,9 +8,10 @@ use axum::response::Response;
 use super::templates::error_page;
 use crate::service::Service;
 
-/// The pages load only their own stylesheet and images, submit only to themselves, and are
-/// never framed.
+/// The pages load only their own stylesheet, images, scripts (no inline script), service
+/// worker and manifest, fetch and submit only to themselves, and are never framed.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'self'; img-src 'self'; \
+     script-src 'self'; connect-src 'self'; worker-src 'self'; manifest-src 'self'; \
      form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /// Adds the security headers to every page response.

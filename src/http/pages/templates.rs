@@ -52,6 +52,10 @@ pub struct FeedPage {
     pub pending: Vec<FeedItem>,
     pub todos: Vec<FeedTodo>,
     pub history: Vec<FeedItem>,
+    /// The VAPID public key the page's script subscribes with; empty hides the offer.
+    pub push_key: String,
+    /// Where the script posts this browser's push subscription.
+    pub push_url: String,
 }
 
 pub struct ProjectLink {

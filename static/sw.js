@@ -1,0 +1,76 @@
+// sayso's service worker: shows the notifications the server pushes for new and pending
+// decisions, closes them once the decision is resolved, and opens the answer page on a tap.
+// Served at /sw.js so its scope is the whole site.
+//
+// Push payloads (JSON):
+//   {"type": "show", "tag": "<decision id>", "title": "…", "body": "<question>", "url": "<answer page>"}
+//   {"type": "close", "tag": "<decision id>"}
+"use strict";
+
+self.addEventListener("install", function () {
+  self.skipWaiting();
+});
+
+self.addEventListener("activate", function (event) {
+  event.waitUntil(self.clients.claim());
+});
+
+self.addEventListener("push", function (event) {
+  var data = {};
+  try {
+    data = event.data ? event.data.json() : {};
+  } catch (e) {
+    data = {};
+  }
+  event.waitUntil(handlePush(data));
+});
+
+function handlePush(data) {
+  if (data.type === "close" && data.tag) {
+    return self.registration
+      .getNotifications({ tag: String(data.tag) })
+      .then(function (shown) {
+        shown.forEach(function (n) {
+          n.close();
+        });
+      });
+  }
+  if (data.type !== "show") {
+    return Promise.resolve();
+  }
+  return self.registration.showNotification(String(data.title || "sayso"), {
+    body: String(data.body || ""),
+    tag: data.tag ? String(data.tag) : undefined,
+    // A reminder replaces the first notification and should be noticed again.
+    renotify: Boolean(data.tag),
+    icon: "/static/icon.svg",
+    data: { url: sameOriginUrl(data.url) },
+  });
+}
+
+// Only the service's own pages are opened.
+function sameOriginUrl(url) {
+  try {
+    var u = new URL(String(url), self.location.origin);
+    return u.origin === self.location.origin ? u.href : self.location.origin + "/";
+  } catch (e) {
+    return self.location.origin + "/";
+  }
+}
+
+self.addEventListener("notificationclick", function (event) {
+  event.notification.close();
+  var url = (event.notification.data && event.notification.data.url) || self.location.origin + "/";
+  event.waitUntil(
+    self.clients
+      .matchAll({ type: "window", includeUncontrolled: true })
+      .then(function (windows) {
+        for (var i = 0; i < windows.length; i++) {
+          if (windows[i].url === url && "focus" in windows[i]) {
+            return windows[i].focus();
+          }
+        }
+        return self.clients.openWindow(url);
+      })
+  );
+});
