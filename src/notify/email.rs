@@ -276,16 +276,15 @@ fn subject_question(question: &str) -> String {
 }
 
 /// How the decision stands, as a heading: `Answered`, `Expired`, …
-fn status_word(decision: &Decision, now: OffsetDateTime) -> String {
-    let word = match decision.status {
+fn status_word(decision: &Decision, now: OffsetDateTime) -> &'static str {
+    match decision.status {
         Status::Pending if now >= decision.expires_at => "Expired",
         Status::Pending => "Waiting",
         Status::Answered => "Answered",
         Status::Declined => "Declined",
         Status::Expired => "Expired",
         Status::Cancelled => "Cancelled",
-    };
-    word.to_owned()
+    }
 }
 
 /// `in 2 h 5 min`, `in 3 days`, …
@@ -454,7 +453,7 @@ struct ReminderHtml<'a> {
 struct ResolvedMail {
     question: String,
     /// `Answered`, `Declined`, `Expired`, `Cancelled`.
-    heading: String,
+    heading: &'static str,
     when: String,
     /// The `answer_text` sentence.
     sentence: String,
