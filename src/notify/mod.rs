@@ -6,6 +6,7 @@
 //! the mail thread gets a short note, a push or ntfy notification is withdrawn or updated).
 //! Fan-out messages (channel `*`) are expanded by the worker into one message per channel.
 
+pub mod email;
 pub mod push;
 pub mod worker;
 

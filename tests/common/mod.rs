@@ -4,3 +4,4 @@
 pub mod browser;
 pub mod db;
 pub mod server;
+pub mod smtp;

@@ -1,0 +1,675 @@
+//! Email over SMTP (DESIGN.md §5): one thread per decision. The ask carries the question,
+//! its context and a button that opens the answer page (never a link that answers); the
+//! reminder and the note that it was resolved reply to it.
+//!
+//! Message-IDs are derived from the decision, so a delivery repeated after a crash carries
+//! the same id and the receiving side can drop the copy.
+
+use std::time::Duration;
+
+use askama::Template;
+use async_trait::async_trait;
+use lettre::message::header::{HeaderName, HeaderValue};
+use lettre::message::{Mailbox, MultiPart};
+use lettre::transport::smtp;
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use time::OffsetDateTime;
+
+use super::{Channel, Delivering, Delivery};
+use crate::domain::answer_text::answer_text;
+use crate::domain::spec::{ChoiceOption, FieldInput, KindSpec};
+use crate::domain::{Decision, Status};
+use crate::http::pages::render_markdown;
+
+/// How long one SMTP conversation may take before the attempt is retried later.
+const SMTP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Subjects longer than this many characters are cut (at a word where possible).
+const SUBJECT_QUESTION_CHARS: usize = 78;
+
+/// Sends decisions' mails through one SMTP relay.
+pub struct EmailChannel {
+    transport: AsyncSmtpTransport<Tokio1Executor>,
+    from: Mailbox,
+}
+
+impl EmailChannel {
+    /// `smtp_url`: `smtp://host:port` (plain, for local relays), `smtp://host?tls=required`
+    /// (STARTTLS), `smtps://host` (TLS from the start); `user:password@` for authentication.
+    /// `mail_from`: the From address, `sayso@example.com` or `sayso <sayso@example.com>`.
+    /// Call it inside a Tokio runtime: the connection pool starts a task.
+    pub fn new(smtp_url: &str, mail_from: &str) -> Result<Self, String> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err("the email channel must be created inside a Tokio runtime".into());
+        }
+        let url =
+            url::Url::parse(smtp_url).map_err(|e| format!("the SMTP URL is not a URL: {e}"))?;
+        if !matches!(url.scheme(), "smtp" | "smtps") {
+            return Err(format!(
+                "the SMTP URL must start with smtp:// or smtps://, not {}://",
+                url.scheme()
+            ));
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err("the SMTP URL names no host".into());
+        }
+        let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(smtp_url)
+            .map_err(|e| format!("the SMTP URL is not usable: {e}"))?
+            .timeout(Some(SMTP_TIMEOUT))
+            .build();
+        let from = mail_from
+            .parse::<Mailbox>()
+            .map_err(|e| format!("the From address {mail_from:?} is not valid: {e}"))?;
+        Ok(EmailChannel { transport, from })
+    }
+}
+
+#[async_trait]
+impl Channel for EmailChannel {
+    fn name(&self) -> &'static str {
+        "email"
+    }
+
+    async fn deliver(&self, d: &Delivering<'_>) -> Delivery {
+        let Some(address) = recipient(d) else {
+            return Delivery::Skipped(format!("inbox {} has no email address", d.inbox.name));
+        };
+        let to = match address.parse::<Mailbox>() {
+            Ok(to) => to,
+            Err(e) => {
+                return Delivery::Failed(format!("the address {address:?} is not valid: {e}"));
+            }
+        };
+        let now = OffsetDateTime::now_utc();
+        let mail = match compose(&d.message.purpose, d.decision, d.web_url, d.public_url, now) {
+            Composed::Mail(mail) => mail,
+            Composed::Nothing(why) => return Delivery::Skipped(why),
+            Composed::Broken(why) => return Delivery::Failed(why),
+        };
+        let message = match mail.into_message(self.from.clone(), to) {
+            Ok(m) => m,
+            Err(e) => return Delivery::Failed(format!("the mail could not be built: {e}")),
+        };
+        match self.transport.send(message).await {
+            Ok(_) => Delivery::Sent(Some(format!("to {address}"))),
+            Err(e) => classify(&e),
+        }
+    }
+}
+
+/// The inbox's notification address, else its own.
+fn recipient<'a>(d: &'a Delivering<'_>) -> Option<&'a str> {
+    [d.channels.email.as_deref(), d.inbox.email.as_deref()]
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .find(|a| !a.is_empty())
+}
+
+/// A refusal (5xx) will not change by trying again; anything else might.
+fn classify(e: &smtp::Error) -> Delivery {
+    let detail = error_chain(e);
+    if e.is_permanent() {
+        Delivery::Failed(format!("the mail server refused the mail: {detail}"))
+    } else if e.is_timeout() {
+        Delivery::Retry(format!("the mail server did not answer in time: {detail}"))
+    } else {
+        Delivery::Retry(format!("the mail could not be sent: {detail}"))
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// What to send for a message, before the addresses are known.
+enum Composed {
+    Mail(Mail),
+    /// Nothing to send, and that is fine.
+    Nothing(String),
+    /// The message cannot be rendered.
+    Broken(String),
+}
+
+/// One mail of a decision's thread.
+#[derive(Debug)]
+struct Mail {
+    subject: String,
+    message_id: String,
+    /// The ask's Message-ID, for the mails that reply to it.
+    in_reply_to: Option<String>,
+    text: String,
+    html: String,
+}
+
+impl Mail {
+    fn into_message(self, from: Mailbox, to: Mailbox) -> Result<Message, lettre::error::Error> {
+        let mut b = Message::builder()
+            .from(from)
+            .to(to)
+            .subject(self.subject)
+            .message_id(Some(self.message_id))
+            // Keeps out-of-office replies away from the sending address.
+            .raw_header(HeaderValue::new(
+                HeaderName::new_from_ascii_str("Auto-Submitted"),
+                "auto-generated".into(),
+            ));
+        if let Some(parent) = self.in_reply_to {
+            b = b.in_reply_to(parent.clone()).references(parent);
+        }
+        b.multipart(MultiPart::alternative_plain_html(self.text, self.html))
+    }
+}
+
+/// The mail for a message of `purpose` about `decision`, whose answer page is `web_url`.
+fn compose(
+    purpose: &str,
+    decision: &Decision,
+    web_url: &str,
+    public_url: &str,
+    now: OffsetDateTime,
+) -> Composed {
+    let host = message_id_host(public_url);
+    let thread = thread_id(decision, &host, "");
+    let subject = format!("[sayso] {}", subject_question(&decision.spec.question));
+    let rendered = match purpose {
+        "ask" | "reminder" if !decision.is_open_at(now) => {
+            return Composed::Nothing(format!(
+                "the decision is no longer open ({})",
+                status_word(decision, now).to_lowercase()
+            ));
+        }
+        "ask" => {
+            let mail = AskMail::new(decision, web_url, now);
+            render_pair(AskText { m: &mail }, AskHtml { m: &mail }).map(|(text, html)| Mail {
+                subject,
+                message_id: thread,
+                in_reply_to: None,
+                text,
+                html,
+            })
+        }
+        "reminder" => {
+            let mail = ReminderMail {
+                question: decision.spec.question.clone(),
+                project: decision.spec.project.clone(),
+                expires_in: time_left(decision.expires_at, now),
+                expires_at: format_time(decision.expires_at),
+                web_url: web_url.to_owned(),
+            };
+            render_pair(ReminderText { m: &mail }, ReminderHtml { m: &mail }).map(|(text, html)| {
+                Mail {
+                    subject: format!("Reminder: {subject}"),
+                    message_id: thread_id(decision, &host, "-reminder"),
+                    in_reply_to: Some(thread),
+                    text,
+                    html,
+                }
+            })
+        }
+        "resolved" => {
+            let mail = ResolvedMail {
+                question: decision.spec.question.clone(),
+                heading: status_word(decision, now),
+                when: format_time(decision.resolved_at.unwrap_or(decision.expires_at.min(now))),
+                sentence: answer_text(decision),
+                web_url: web_url.to_owned(),
+            };
+            render_pair(ResolvedText { m: &mail }, ResolvedHtml { m: &mail }).map(|(text, html)| {
+                Mail {
+                    subject: format!("Re: {subject}"),
+                    message_id: thread_id(decision, &host, "-resolved"),
+                    in_reply_to: Some(thread),
+                    text,
+                    html,
+                }
+            })
+        }
+        other => return Composed::Nothing(format!("email has nothing to send for {other:?}")),
+    };
+    match rendered {
+        Ok(mail) => Composed::Mail(mail),
+        Err(e) => Composed::Broken(format!("the mail could not be rendered: {e}")),
+    }
+}
+
+fn render_pair(text: impl Template, html: impl Template) -> askama::Result<(String, String)> {
+    Ok((text.render()?, html.render()?))
+}
+
+/// `<decision-{id}{suffix}@{host}>`: the same for every attempt at the same mail.
+fn thread_id(decision: &Decision, host: &str, suffix: &str) -> String {
+    format!("<decision-{}{suffix}@{host}>", decision.id)
+}
+
+/// The public URL's host, the right-hand side of the Message-IDs.
+fn message_id_host(public_url: &str) -> String {
+    url::Url::parse(public_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_owned))
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "sayso.invalid".to_owned())
+}
+
+/// The question on one line, cut at a word boundary when it is long.
+fn subject_question(question: &str) -> String {
+    let line = question.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= SUBJECT_QUESTION_CHARS {
+        return line;
+    }
+    let cut: String = line.chars().take(SUBJECT_QUESTION_CHARS - 1).collect();
+    let cut = match cut.rfind(' ') {
+        Some(i) if i > SUBJECT_QUESTION_CHARS / 2 => &cut[..i],
+        _ => cut.as_str(),
+    };
+    format!("{}…", cut.trim_end_matches([' ', ',', ';', ':', '-']))
+}
+
+/// How the decision stands, as a heading: `Answered`, `Expired`, …
+fn status_word(decision: &Decision, now: OffsetDateTime) -> &'static str {
+    match decision.status {
+        Status::Pending if now >= decision.expires_at => "Expired",
+        Status::Pending => "Waiting",
+        Status::Answered => "Answered",
+        Status::Declined => "Declined",
+        Status::Expired => "Expired",
+        Status::Cancelled => "Cancelled",
+    }
+}
+
+/// `in 2 h 5 min`, `in 3 days`, …
+fn time_left(at: OffsetDateTime, now: OffsetDateTime) -> String {
+    let secs = (at - now).whole_seconds().max(0);
+    match secs {
+        0..=59 => "in less than a minute".to_owned(),
+        60..=3599 => format!("in {} min", secs / 60),
+        3600..=86_399 => match (secs / 3600, secs % 3600 / 60) {
+            (h, 0) => format!("in {h} h"),
+            (h, m) => format!("in {h} h {m} min"),
+        },
+        _ => match secs / 86_400 {
+            1 => "in 1 day".to_owned(),
+            days => format!("in {days} days"),
+        },
+    }
+}
+
+/// `2026-11-21 15:04 UTC`.
+fn format_time(t: OffsetDateTime) -> String {
+    let f = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute] UTC");
+    t.to_offset(time::UtcOffset::UTC)
+        .format(&f)
+        .unwrap_or_default()
+}
+
+/// An option as the ask lists it.
+struct OptionLine {
+    label: String,
+    description: Option<String>,
+}
+
+impl From<&ChoiceOption> for OptionLine {
+    fn from(o: &ChoiceOption) -> Self {
+        OptionLine {
+            label: o.label.clone(),
+            description: o.description.clone(),
+        }
+    }
+}
+
+/// What the ask says, shared by its text and HTML parts.
+struct AskMail {
+    question: String,
+    project: Option<String>,
+    /// The context as sanitised HTML, for the HTML part.
+    context_html: Option<String>,
+    /// The context's Markdown source, for the text part.
+    context_text: Option<String>,
+    /// What kind of answer is wanted, in a few words.
+    wanted: String,
+    options: Vec<OptionLine>,
+    /// The questions of a form, by their labels.
+    fields: Vec<String>,
+    expires_in: String,
+    expires_at: String,
+    web_url: String,
+}
+
+impl AskMail {
+    fn new(decision: &Decision, web_url: &str, now: OffsetDateTime) -> Self {
+        let spec = &decision.spec;
+        let context = spec
+            .context_md
+            .as_deref()
+            .map(str::trim)
+            .filter(|c| !c.is_empty());
+        let (wanted, options, fields) = match &spec.body {
+            KindSpec::Bool {
+                yes_label,
+                no_label,
+            } => (
+                format!("{yes_label} or {no_label}?"),
+                Vec::new(),
+                Vec::new(),
+            ),
+            KindSpec::Choose { options, multi, .. } => (
+                if *multi {
+                    "Pick any of:".to_owned()
+                } else {
+                    "Pick one of:".to_owned()
+                },
+                options.iter().map(OptionLine::from).collect(),
+                Vec::new(),
+            ),
+            KindSpec::Text { .. } => ("A written answer".to_owned(), Vec::new(), Vec::new()),
+            KindSpec::Form(form) => (
+                if form.fields.len() == 1 {
+                    "One question:".to_owned()
+                } else {
+                    format!("{} questions:", form.fields.len())
+                },
+                Vec::new(),
+                form.fields
+                    .iter()
+                    .map(|f| field_label(&f.title, &f.name, &f.input))
+                    .collect(),
+            ),
+            KindSpec::Todo => (
+                "A to-do: mark it done or skip it".to_owned(),
+                Vec::new(),
+                Vec::new(),
+            ),
+        };
+        AskMail {
+            question: spec.question.clone(),
+            project: spec.project.clone(),
+            context_html: context.map(render_markdown),
+            context_text: context.map(str::to_owned),
+            wanted,
+            options,
+            fields,
+            expires_in: time_left(decision.expires_at, now),
+            expires_at: format_time(decision.expires_at),
+            web_url: web_url.to_owned(),
+        }
+    }
+}
+
+fn field_label(title: &Option<String>, name: &str, input: &FieldInput) -> String {
+    let label = title.as_deref().unwrap_or(name);
+    match input {
+        FieldInput::Choice { options, .. } | FieldInput::MultiChoice { options, .. } => {
+            let labels: Vec<&str> = options.iter().map(|o| o.label.as_str()).collect();
+            format!("{label} ({})", labels.join(" / "))
+        }
+        _ => label.to_owned(),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "mail/ask.txt")]
+struct AskText<'a> {
+    m: &'a AskMail,
+}
+
+#[derive(Template)]
+#[template(path = "mail/ask.html")]
+struct AskHtml<'a> {
+    m: &'a AskMail,
+}
+
+/// What the reminder says.
+struct ReminderMail {
+    question: String,
+    project: Option<String>,
+    expires_in: String,
+    expires_at: String,
+    web_url: String,
+}
+
+#[derive(Template)]
+#[template(path = "mail/reminder.txt")]
+struct ReminderText<'a> {
+    m: &'a ReminderMail,
+}
+
+#[derive(Template)]
+#[template(path = "mail/reminder.html")]
+struct ReminderHtml<'a> {
+    m: &'a ReminderMail,
+}
+
+/// What the note after the resolution says.
+struct ResolvedMail {
+    question: String,
+    /// `Answered`, `Declined`, `Expired`, `Cancelled`.
+    heading: &'static str,
+    when: String,
+    /// The `answer_text` sentence.
+    sentence: String,
+    web_url: String,
+}
+
+#[derive(Template)]
+#[template(path = "mail/resolved.txt")]
+struct ResolvedText<'a> {
+    m: &'a ResolvedMail,
+}
+
+#[derive(Template)]
+#[template(path = "mail/resolved.html")]
+struct ResolvedHtml<'a> {
+    m: &'a ResolvedMail,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+    use time::macros::datetime;
+    use uuid::Uuid;
+
+    use super::*;
+    use crate::domain::new_decision::parse_new_decision;
+
+    const NOW: OffsetDateTime = datetime!(2026-11-21 12:00 UTC);
+    const WEB_URL: &str = "https://sayso.example.com/d/tok_abc";
+    const PUBLIC_URL: &str = "https://sayso.example.com";
+
+    fn decision(body: Value) -> Decision {
+        Decision {
+            id: Uuid::nil(),
+            inbox_id: Uuid::nil(),
+            spec: parse_new_decision(&body).unwrap().spec,
+            status: Status::Pending,
+            outcome: None,
+            outcome_source: None,
+            custom: false,
+            remark: None,
+            created_at: NOW,
+            expires_at: datetime!(2026-11-21 14:05 UTC),
+            resolved_at: None,
+            has_image: false,
+        }
+    }
+
+    fn mail(purpose: &str, d: &Decision) -> Mail {
+        match compose(purpose, d, WEB_URL, PUBLIC_URL, NOW) {
+            Composed::Mail(m) => m,
+            Composed::Nothing(why) | Composed::Broken(why) => panic!("no mail: {why}"),
+        }
+    }
+
+    #[test]
+    fn the_ask_lists_the_options_and_links_to_the_page() {
+        let d = decision(
+            json!({"question": "Which plan?", "kind": "choose", "project": "infra",
+            "options": [{"label": "A", "description": "cheap"}, "B <fast>"],
+            "context_md": "Costs **differ**. <script>x</script>"}),
+        );
+        let m = mail("ask", &d);
+        assert_eq!(m.subject, "[sayso] Which plan?");
+        assert_eq!(
+            m.message_id,
+            "<decision-00000000-0000-0000-0000-000000000000@sayso.example.com>"
+        );
+        assert_eq!(m.in_reply_to, None);
+        for part in [&m.text, &m.html] {
+            assert!(
+                part.contains("infra") && part.contains("Pick one of:"),
+                "{part}"
+            );
+            assert!(part.contains("in 2 h 5 min"), "{part}");
+            assert!(part.contains(WEB_URL), "{part}");
+        }
+        assert!(
+            m.text.contains("  - A — cheap\n  - B <fast>\n"),
+            "{}",
+            m.text
+        );
+        assert!(m.text.contains("Costs **differ**."));
+        assert!(m.html.contains("<strong>differ</strong>"), "{}", m.html);
+        assert!(m.html.contains("B &#60;fast&#62;"), "{}", m.html);
+        assert!(!m.html.contains("<script"), "{}", m.html);
+        assert!(m.html.contains("Open to answer"));
+    }
+
+    #[test]
+    fn the_reminder_and_the_note_reply_to_the_ask() {
+        let mut d = decision(json!({"question": "Deploy?", "kind": "bool"}));
+        let ask = mail("ask", &d).message_id;
+        let reminder = mail("reminder", &d);
+        assert_eq!(reminder.subject, "Reminder: [sayso] Deploy?");
+        assert_eq!(reminder.in_reply_to.as_deref(), Some(ask.as_str()));
+        assert!(
+            reminder
+                .message_id
+                .ends_with("-reminder@sayso.example.com>")
+        );
+        assert!(reminder.text.contains(WEB_URL) && reminder.html.contains(WEB_URL));
+
+        d.status = Status::Answered;
+        d.outcome = Some(json!(true));
+        d.resolved_at = Some(datetime!(2026-11-21 12:34 UTC));
+        let note = mail("resolved", &d);
+        assert_eq!(note.subject, "Re: [sayso] Deploy?");
+        assert_eq!(note.in_reply_to.as_deref(), Some(ask.as_str()));
+        assert!(note.message_id.ends_with("-resolved@sayso.example.com>"));
+        assert!(
+            note.text.starts_with("Answered — 2026-11-21 12:34 UTC\n"),
+            "{}",
+            note.text
+        );
+        assert!(
+            note.text
+                .contains(r#"The user answered "Deploy?" with "yes"."#)
+        );
+    }
+
+    #[test]
+    fn nothing_is_asked_once_the_decision_is_closed() {
+        let mut d = decision(json!({"question": "Deploy?", "kind": "bool"}));
+        d.status = Status::Cancelled;
+        for purpose in ["ask", "reminder"] {
+            assert!(matches!(
+                compose(purpose, &d, WEB_URL, PUBLIC_URL, NOW),
+                Composed::Nothing(_)
+            ));
+        }
+        assert!(matches!(
+            compose("resolved", &d, WEB_URL, PUBLIC_URL, NOW),
+            Composed::Mail(_)
+        ));
+        assert!(matches!(
+            compose("other", &d, WEB_URL, PUBLIC_URL, NOW),
+            Composed::Nothing(_)
+        ));
+    }
+
+    #[test]
+    fn an_expiry_note_says_nobody_answered() {
+        let mut d = decision(json!({"question": "Deploy?", "kind": "bool"}));
+        d.status = Status::Expired;
+        d.resolved_at = Some(d.expires_at);
+        let note = mail("resolved", &d);
+        assert!(note.text.starts_with("Expired — 2026-11-21 14:05 UTC\n"));
+        assert!(note.text.contains("Nobody answered"), "{}", note.text);
+    }
+
+    #[test]
+    fn a_form_ask_names_its_questions() {
+        let d = decision(json!({"question": "Setup", "kind": "form", "questions": [
+            {"id": "db", "question": "Which database?", "options": ["PostgreSQL", "SQLite"]},
+            {"question": "Anything else?"}]}));
+        let m = mail("ask", &d);
+        assert!(m.text.contains("2 questions:"), "{}", m.text);
+        assert!(m.text.contains("Which database? (PostgreSQL / SQLite)"));
+        assert!(m.text.contains("Anything else?"));
+    }
+
+    #[test]
+    fn long_questions_are_cut_at_a_word_in_the_subject() {
+        let q = "Should we migrate the billing service to the new cluster tonight, \
+                 given that the load test showed a regression in p99 latency?";
+        let s = subject_question(q);
+        assert!(s.chars().count() <= SUBJECT_QUESTION_CHARS, "{s}");
+        assert!(s.ends_with("p99…") || s.ends_with('…'), "{s}");
+        assert!(q.starts_with(s.trim_end_matches('…')), "{s}");
+        assert_eq!(subject_question("Deploy\nnow?"), "Deploy now?");
+        let long_word = "x".repeat(200);
+        assert_eq!(
+            subject_question(&long_word).chars().count(),
+            SUBJECT_QUESTION_CHARS
+        );
+    }
+
+    #[test]
+    fn message_ids_use_the_public_host() {
+        assert_eq!(message_id_host("http://127.0.0.1:8080"), "127.0.0.1");
+        assert_eq!(message_id_host("https://a.example/sayso"), "a.example");
+        assert_eq!(message_id_host("not a url"), "sayso.invalid");
+    }
+
+    #[tokio::test]
+    async fn bad_urls_and_addresses_are_named() {
+        let e = EmailChannel::new("http://mail.example.com", "a@b.c")
+            .err()
+            .unwrap();
+        assert!(e.contains("smtp://"), "{e}");
+        let e = EmailChannel::new("mail.example.com", "a@b.c")
+            .err()
+            .unwrap();
+        assert!(e.contains("not a URL"), "{e}");
+        let e = EmailChannel::new("smtp://mail.example.com:25", "nobody")
+            .err()
+            .unwrap();
+        assert!(e.contains("From address"), "{e}");
+        for ok in [
+            "smtp://127.0.0.1:2525",
+            "smtp://user:pw@mail.example.com:587?tls=required",
+            "smtps://mail.example.com",
+        ] {
+            assert!(
+                EmailChannel::new(ok, "sayso <sayso@example.com>").is_ok(),
+                "{ok}"
+            );
+        }
+    }
+
+    #[test]
+    fn time_left_reads_naturally() {
+        assert_eq!(time_left(NOW, NOW), "in less than a minute");
+        assert_eq!(time_left(datetime!(2026-11-21 12:23 UTC), NOW), "in 23 min");
+        assert_eq!(time_left(datetime!(2026-11-21 14:00 UTC), NOW), "in 2 h");
+        assert_eq!(time_left(datetime!(2026-11-24 12:00 UTC), NOW), "in 3 days");
+    }
+}
