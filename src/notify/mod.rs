@@ -6,6 +6,8 @@
 //! the mail thread gets a short note, a push or ntfy notification is withdrawn or updated).
 //! Fan-out messages (channel `*`) are expanded by the worker into one message per channel.
 
+pub mod http_client;
+
 use async_trait::async_trait;
 
 use crate::domain::Decision;
