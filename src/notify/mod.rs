@@ -7,6 +7,7 @@
 //! Fan-out messages (channel `*`) are expanded by the worker into one message per channel.
 
 pub mod http_client;
+pub mod ntfy;
 pub mod webhook;
 
 use async_trait::async_trait;
