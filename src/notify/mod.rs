@@ -7,7 +7,10 @@
 //! Fan-out messages (channel `*`) are expanded by the worker into one message per channel.
 
 pub mod email;
+pub mod http_client;
+pub mod ntfy;
 pub mod push;
+pub mod webhook;
 pub mod worker;
 
 use std::sync::Arc;

@@ -1,0 +1,212 @@
+//! ntfy notifications to the inbox's topic (DESIGN.md §5).
+//!
+//! Messages are published as JSON to the server's root (ntfy's "Publish as JSON":
+//! `POST https://ntfy.example/` with `{"topic": …, "message": …, …}`); a topic URL under a path
+//! prefix (`https://example.com/ntfy/topic`) is published to that prefix. Every message of a
+//! decision carries the same `sequence_id` (the decision id, 32 hex digits), so ntfy 2.16 and
+//! later show one notification per decision that each message updates in place.
+//!
+//! - `ask` and `reminder`: the question, titled with the project (or "sayso"), opening the
+//!   answer page when tapped; a reminder comes at high priority. A `bool` decision gets two
+//!   buttons that answer from the notification itself: HTTP actions posting
+//!   `{"value": "yes"}` / `{"value": "no"}` as JSON to the answer link, and then clearing it.
+//! - `resolved`: the notification is replaced (same sequence id), not deleted: a short
+//!   "Answered" / "Declined" / "Expired" / "Cancelled" note at low priority, with no buttons, so
+//!   the person sees that it is settled without being alerted again. On a server older than
+//!   2.16 this arrives as a second, quiet notification.
+//!
+//! No private-address rule here: people host ntfy at home, on their own network.
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use url::Url;
+
+use super::http_client::{client_builder, delivery_for_error, delivery_for_status};
+use super::{Channel, Delivering, Delivery};
+use crate::domain::answer_text::answer_text;
+use crate::domain::spec::KindSpec;
+use crate::domain::{Decision, Status};
+
+/// ntfy's priorities, 1 (min) to 5 (max).
+const PRIORITY_LOW: u8 = 2;
+const PRIORITY_DEFAULT: u8 = 3;
+const PRIORITY_HIGH: u8 = 4;
+
+/// Publishes a decision's notifications to the inbox's ntfy topic.
+pub struct NtfyChannel {
+    client: reqwest::Client,
+}
+
+impl NtfyChannel {
+    pub fn new() -> Self {
+        NtfyChannel {
+            client: client_builder().build().expect("the HTTP client builds"),
+        }
+    }
+}
+
+impl Default for NtfyChannel {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[async_trait]
+impl Channel for NtfyChannel {
+    fn name(&self) -> &'static str {
+        "ntfy"
+    }
+
+    async fn deliver(&self, d: &Delivering<'_>) -> Delivery {
+        let Some(topic_url) = d.channels.ntfy_url.as_deref() else {
+            return Delivery::Skipped("the inbox has no ntfy topic".into());
+        };
+        let (root, topic) = match split_topic_url(topic_url) {
+            Ok(parts) => parts,
+            Err(why) => return Delivery::Failed(why),
+        };
+        let body = match d.message.purpose.as_str() {
+            "ask" => ask_message(d.decision, d.web_url, false),
+            "reminder" => ask_message(d.decision, d.web_url, true),
+            "resolved" => resolved_message(d.decision, d.web_url),
+            other => return Delivery::Skipped(format!("nothing to send to ntfy for {other:?}")),
+        };
+        let mut body = body;
+        body["topic"] = Value::String(topic);
+        let mut req = self.client.post(root).json(&body);
+        if let Some(token) = d.channels.ntfy_token.as_deref() {
+            req = req.bearer_auth(token);
+        }
+        match req.send().await {
+            Ok(resp) => delivery_for_status("ntfy", resp.status()),
+            Err(e) => delivery_for_error("ntfy", e),
+        }
+    }
+}
+
+/// The URL to publish JSON to (the server root, or the path prefix ntfy is served under) and
+/// the topic, from a topic URL such as `https://ntfy.sh/mytopic`.
+pub fn split_topic_url(topic_url: &str) -> Result<(Url, String), String> {
+    let mut url =
+        Url::parse(topic_url).map_err(|e| format!("the ntfy topic URL is not a URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "the ntfy topic URL has the scheme {:?}; only http and https work",
+            url.scheme()
+        ));
+    }
+    let mut segments: Vec<String> = url
+        .path_segments()
+        .map(|s| s.filter(|s| !s.is_empty()).map(str::to_owned).collect())
+        .unwrap_or_default();
+    let Some(topic) = segments.pop() else {
+        return Err("the ntfy topic URL names no topic (https://ntfy.sh/TOPIC)".into());
+    };
+    let prefix: String = segments.iter().map(|s| format!("{s}/")).collect();
+    url.set_path(&format!("/{prefix}"));
+    url.set_query(None);
+    url.set_fragment(None);
+    Ok((url, topic))
+}
+
+/// The stable id of a decision's notification.
+pub fn sequence_id(decision: &Decision) -> String {
+    decision.id.simple().to_string()
+}
+
+fn title(decision: &Decision) -> String {
+    decision
+        .spec
+        .project
+        .clone()
+        .unwrap_or_else(|| "sayso".to_owned())
+}
+
+/// A new question, or the reminder of one still open.
+fn ask_message(decision: &Decision, web_url: &str, reminder: bool) -> Value {
+    let mut msg = json!({
+        "title": title(decision),
+        "message": decision.spec.question,
+        "click": web_url,
+        "priority": if reminder { PRIORITY_HIGH } else { PRIORITY_DEFAULT },
+        "tags": [if reminder { "alarm_clock" } else { "question" }],
+        "sequence_id": sequence_id(decision),
+    });
+    if let KindSpec::Bool {
+        yes_label,
+        no_label,
+    } = &decision.spec.body
+    {
+        msg["actions"] = json!([
+            answer_action(yes_label, web_url, "yes"),
+            answer_action(no_label, web_url, "no"),
+        ]);
+    }
+    msg
+}
+
+/// A button that answers the decision from the notification.
+fn answer_action(label: &str, web_url: &str, value: &str) -> Value {
+    json!({
+        "action": "http",
+        "label": label,
+        "url": web_url,
+        "method": "POST",
+        "headers": {"content-type": "application/json"},
+        "body": json!({"value": value}).to_string(),
+        "clear": true,
+    })
+}
+
+/// The settled note that replaces the question.
+fn resolved_message(decision: &Decision, web_url: &str) -> Value {
+    let (heading, tag) = match decision.status {
+        Status::Answered => ("Answered", "white_check_mark"),
+        Status::Declined => ("Declined", "no_entry_sign"),
+        Status::Expired => ("Expired", "hourglass"),
+        Status::Cancelled => ("Cancelled", "x"),
+        // Not resolved after all: say where it stands, quietly.
+        Status::Pending => ("Waiting", "question"),
+    };
+    json!({
+        "title": format!("{heading} · {}", title(decision)),
+        "message": answer_text(decision),
+        "click": web_url,
+        "priority": PRIORITY_LOW,
+        "tags": [tag],
+        "sequence_id": sequence_id(decision),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(url: &str) -> (String, String) {
+        let (root, topic) = split_topic_url(url).unwrap();
+        (root.to_string(), topic)
+    }
+
+    #[test]
+    fn topic_url_splits_into_root_and_topic() {
+        assert_eq!(
+            split("https://ntfy.sh/mytopic"),
+            ("https://ntfy.sh/".into(), "mytopic".into())
+        );
+        assert_eq!(
+            split("http://10.0.0.5:8080/alerts/?x=1"),
+            ("http://10.0.0.5:8080/".into(), "alerts".into())
+        );
+        assert_eq!(
+            split("https://example.com/ntfy/phone"),
+            ("https://example.com/ntfy/".into(), "phone".into())
+        );
+    }
+
+    #[test]
+    fn topic_url_without_topic_is_refused() {
+        assert!(split_topic_url("https://ntfy.sh/").is_err());
+        assert!(split_topic_url("ftp://ntfy.sh/x").is_err());
+        assert!(split_topic_url("not a url").is_err());
+    }
+}
