@@ -61,16 +61,43 @@ pub trait Channel: Send + Sync {
     async fn deliver(&self, d: &Delivering<'_>) -> Delivery;
 }
 
-/// The outbox worker with every channel this server is configured for.
+/// The outbox worker with every channel this server is configured for: email when an SMTP
+/// server is set, and always Web Push, ntfy and webhooks (each skips an inbox that has not
+/// set it up, saying why).
 pub fn build_worker(
     args: &crate::config::ServeArgs,
     public_url: &str,
 ) -> anyhow::Result<worker::Worker> {
-    let _ = public_url;
-    let channels: Vec<Arc<dyn Channel>> = Vec::new();
+    let mut channels: Vec<Arc<dyn Channel>> = vec![
+        Arc::new(push::WebPushChannel::new(push_subject(
+            &args.mail_from,
+            public_url,
+        ))),
+        Arc::new(ntfy::NtfyChannel::new()),
+        Arc::new(webhook::WebhookChannel::new(args.allow_private_webhooks)),
+    ];
+    if let Some(smtp_url) = &args.smtp_url {
+        let email = email::EmailChannel::new(smtp_url, &args.mail_from)
+            .map_err(|e| anyhow::anyhow!("SAYSO_SMTP_URL / SAYSO_MAIL_FROM: {e}"))?;
+        channels.push(Arc::new(email));
+    }
     let settings = worker::WorkerSettings {
         retry_base: Duration::from_millis(args.outbox_retry_base_ms.max(1)),
         ..worker::WorkerSettings::default()
     };
     Ok(worker::Worker::new(channels, settings))
+}
+
+/// The VAPID `sub`: the mail address people can write to, else the public URL.
+fn push_subject(mail_from: &str, public_url: &str) -> String {
+    let address = mail_from
+        .rsplit_once('<')
+        .map(|(_, a)| a.trim_end_matches('>'))
+        .unwrap_or(mail_from)
+        .trim();
+    if address.contains('@') && !address.ends_with("@localhost") {
+        format!("mailto:{address}")
+    } else {
+        public_url.to_string()
+    }
 }

@@ -18,7 +18,6 @@ use base64::alphabet;
 use base64::engine::DecodePaddingMode;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STANDARD};
 use hmac::{Hmac, Mac};
-use rand::TryRngCore;
 use sha2::Sha256;
 use time::OffsetDateTime;
 use url::{Host, Url};
@@ -136,15 +135,8 @@ impl Channel for WebhookChannel {
     }
 }
 
-/// A new inbox webhook secret: `whsec_` and the base64 of 32 bytes from the OS random source.
-pub fn generate_webhook_secret() -> String {
-    let mut key = [0u8; 32];
-    // Without an OS random source no secret can be made safely: stopping is the only answer.
-    rand::rngs::OsRng
-        .try_fill_bytes(&mut key)
-        .expect("the operating system's random source failed");
-    format!("{SECRET_PREFIX}{}", STANDARD.encode(key))
-}
+/// Inbox secrets are made where the other secrets are.
+pub use crate::service::tokens::generate_webhook_secret;
 
 /// The HMAC key of a `whsec_…` secret (padded or not, as the reference libraries accept it);
 /// `None` when it is not base64 or empty.
