@@ -100,6 +100,10 @@ pub struct ServeArgs {
     /// as long as the one before (with jitter), up to an hour.
     #[arg(long, env = "SAYSO_OUTBOX_RETRY_BASE_MS", default_value_t = 5000)]
     pub outbox_retry_base_ms: u64,
+    /// Seconds a worker holds a claimed notification before another may take it over (after
+    /// a crash, that is how long an interrupted delivery waits to be retried).
+    #[arg(long, env = "SAYSO_OUTBOX_LEASE_S", default_value_t = 120)]
+    pub outbox_lease_s: u64,
 }
 
 impl Default for ServeArgs {

@@ -6,8 +6,11 @@ Each message becomes `NNNNNN.json` (written atomically): the envelope, the heade
 message, and the decoded text of every text/* part, so the Rust tests need no MIME parser.
 
 Recipients are refused by the local part, to exercise a client's error handling:
-`reject@…` gets a permanent 550, `busy@…` a transient 451.
+`reject@…` gets a permanent 550, `busy@…` a transient 451, and mail to `slow@…` takes a
+quarter of a second to accept (a slow server, for the crash tests).
 """
+
+import asyncio
 
 import email
 import email.policy
@@ -38,6 +41,8 @@ class Sink:
         return "250 OK"
 
     async def handle_DATA(self, server, session, envelope):
+        if any(r.lower().startswith("slow@") for r in envelope.rcpt_tos):
+            await asyncio.sleep(0.25)
         raw = envelope.original_content or envelope.content
         message = email.message_from_bytes(raw, policy=email.policy.default)
         parts = []

@@ -83,6 +83,7 @@ pub fn build_worker(
     }
     let settings = worker::WorkerSettings {
         retry_base: Duration::from_millis(args.outbox_retry_base_ms.max(1)),
+        lease: Duration::from_secs(args.outbox_lease_s.max(1)),
         ..worker::WorkerSettings::default()
     };
     Ok(worker::Worker::new(channels, settings))

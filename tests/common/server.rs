@@ -33,6 +33,25 @@ impl TestServer {
     }
 
     pub async fn start_with(database_url: &str, limits: ServeLimits) -> TestServer {
+        Self::start_full(database_url, limits, None).await
+    }
+
+    /// A server whose outbox worker delivers: email through `smtp_url` when given, and Web
+    /// Push, ntfy and webhooks (private addresses allowed), retrying after 50 ms.
+    pub async fn start_notifying(database_url: &str, smtp_url: Option<&str>) -> TestServer {
+        Self::start_full(
+            database_url,
+            ServeLimits::default(),
+            Some(smtp_url.map(str::to_string)),
+        )
+        .await
+    }
+
+    async fn start_full(
+        database_url: &str,
+        limits: ServeLimits,
+        notify: Option<Option<String>>,
+    ) -> TestServer {
         init_tls();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = default_public_url(listener.local_addr().unwrap());
@@ -43,7 +62,7 @@ impl TestServer {
                 public_url: base.clone(),
                 max_await: Duration::from_secs(600),
                 expiry_interval: Duration::from_millis(200),
-                email_enabled: false,
+                email_enabled: matches!(notify, Some(Some(_))),
             },
         )
         .await
@@ -55,6 +74,14 @@ impl TestServer {
             .expect("a fresh database has no inbox")
             .api_key;
         svc.start_background();
+        if let Some(smtp_url) = notify {
+            let mut args = sayso::config::ServeArgs::default();
+            args.smtp_url = smtp_url;
+            args.mail_from = "sayso <sayso@example.com>".into();
+            args.allow_private_webhooks = true;
+            args.outbox_retry_base_ms = 50;
+            svc.start_worker(sayso::notify::build_worker(&args, &base).unwrap());
+        }
         let (tx, rx) = oneshot::channel::<()>();
         let task = tokio::spawn(serve(listener, svc.clone(), limits, async {
             let _ = rx.await;

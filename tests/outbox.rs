@@ -1,0 +1,334 @@
+//! The outbox end to end, through a real server and its worker: mail to a real SMTP server,
+//! signed webhooks to a local receiver, skipped channels with their reasons, reminders.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::http::{HeaderMap, StatusCode};
+use base64::Engine;
+use common::server::{TestServer, s};
+use common::smtp::SmtpSink;
+use hmac::{Hmac, Mac};
+use sayso::service::ChannelChanges;
+use serde_json::{Value, json};
+use sha2::Sha256;
+use uuid::Uuid;
+
+/// Polls the decision until `check` holds (or panics after 20 s).
+async fn until(srv: &TestServer, id: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
+    let started = Instant::now();
+    loop {
+        let d = srv.get(id).await;
+        if check(&d) {
+            return d;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}: {d}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn channel_status(d: &Value, channel: &str) -> Option<String> {
+    d["notifications"]
+        .as_array()?
+        .iter()
+        .find(|n| n["channel"] == channel)
+        .and_then(|n| n["status"].as_str().map(str::to_string))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_email_decision_is_mailed_and_its_thread_gets_the_resolution() {
+    let Some(sink) = SmtpSink::start().await else {
+        return;
+    };
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start_notifying(&db.url, Some(&sink.url())).await;
+    srv.svc
+        .set_inbox_channels(
+            "default",
+            &ChannelChanges {
+                email: Some("person@example.com".into()),
+                ..ChannelChanges::default()
+            },
+        )
+        .await
+        .unwrap();
+    let h = srv
+        .create(
+            json!({"question": "Rotate the API keys tonight?", "kind": "bool", "notify": "email"}),
+        )
+        .await;
+    let id = s(&h, "decision_id");
+    let mails = sink.wait_for(1).await;
+    let ask = &mails[0];
+    assert_eq!(ask.rcpt_tos, ["person@example.com"]);
+    assert!(ask.part("text/plain").unwrap().contains(s(&h, "web_url")));
+    assert!(ask.part("text/html").unwrap().contains(s(&h, "web_url")));
+    let ask_id = ask.header("Message-ID").unwrap().to_string();
+    until(&srv, id, "email sent", |d| {
+        channel_status(d, "email").as_deref() == Some("sent")
+    })
+    .await;
+
+    let (status, _) = srv.answer(s(&h, "web_url"), json!({"value": "no"})).await;
+    assert_eq!(status, reqwest::StatusCode::OK);
+    let mails = sink.wait_for(2).await;
+    let note = &mails[1];
+    assert_eq!(note.header("In-Reply-To"), Some(ask_id.as_str()));
+    assert!(
+        note.part("text/plain").unwrap().contains("\"no\""),
+        "{:?}",
+        note.parts
+    );
+    // Nothing more: one ask, one note.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(sink.received().len(), 2);
+
+    let (_, events) =
+        common::server::send(srv.req(reqwest::Method::GET, &format!("/v1/decisions/{id}/events")))
+            .await;
+    let notified: Vec<&Value> = events["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "notified")
+        .collect();
+    assert!(
+        notified
+            .iter()
+            .any(|e| e["detail"]["channel"] == "email" && e["detail"]["purpose"] == "ask")
+    );
+    assert!(
+        notified
+            .iter()
+            .any(|e| e["detail"]["channel"] == "email" && e["detail"]["purpose"] == "resolved")
+    );
+    srv.stop().await;
+}
+
+/// A receiver that answers 500 to the first `failures` requests, then 200, and keeps them all.
+#[derive(Clone, Default)]
+struct Receiver {
+    seen: Arc<Mutex<Vec<(HeaderMap, Vec<u8>, StatusCode)>>>,
+    failures: usize,
+}
+
+async fn start_receiver(failures: usize) -> (Receiver, String) {
+    let r = Receiver {
+        failures,
+        ..Receiver::default()
+    };
+    let state = r.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |headers: HeaderMap, body: axum::body::Bytes| {
+            let state = state.clone();
+            async move {
+                let mut seen = state.seen.lock().unwrap();
+                let status = if seen.len() < state.failures {
+                    StatusCode::INTERNAL_SERVER_ERROR
+                } else {
+                    StatusCode::OK
+                };
+                seen.push((headers, body.to_vec(), status));
+                status
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (r, url)
+}
+
+/// Standard Webhooks verification, written here from the spec (not sayso's signing code).
+fn signature_ok(secret: &str, headers: &HeaderMap, body: &[u8]) -> bool {
+    let key = base64::engine::general_purpose::STANDARD
+        .decode(secret.trim_start_matches("whsec_"))
+        .unwrap();
+    let id = headers["webhook-id"].to_str().unwrap();
+    let ts = headers["webhook-timestamp"].to_str().unwrap();
+    let mut mac = Hmac::<Sha256>::new_from_slice(&key).unwrap();
+    mac.update(format!("{id}.{ts}.").as_bytes());
+    mac.update(body);
+    let expected = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+    headers["webhook-signature"]
+        .to_str()
+        .unwrap()
+        .split(' ')
+        .any(|sig| sig == format!("v1,{expected}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_callback_url_gets_one_signed_webhook_after_three_failures() {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start_notifying(&db.url, None).await;
+    let (receiver, url) = start_receiver(3).await;
+    let h = srv
+        .create(json!({"question": "Merge the release branch?", "kind": "bool", "notify": "none", "callback_url": url}))
+        .await;
+    let id = s(&h, "decision_id");
+    srv.answer(s(&h, "web_url"), json!({"value": "yes"})).await;
+    let d = until(&srv, id, "webhook delivered", |d| {
+        channel_status(d, "webhook").as_deref() == Some("sent")
+    })
+    .await;
+    let seen = receiver.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 4, "three failures, then one accepted delivery");
+    assert_eq!(seen.iter().filter(|r| r.2 == StatusCode::OK).count(), 1);
+    let ids: std::collections::HashSet<_> =
+        seen.iter().map(|r| r.0["webhook-id"].clone()).collect();
+    assert_eq!(ids.len(), 1, "every attempt carries the same webhook-id");
+    let inbox = srv
+        .svc
+        .store()
+        .inbox_by_name("default")
+        .await
+        .unwrap()
+        .unwrap();
+    let secret = srv
+        .svc
+        .store()
+        .inbox_channels(inbox.id)
+        .await
+        .unwrap()
+        .webhook_secret
+        .unwrap();
+    let (headers, body, _) = &seen[3];
+    assert!(signature_ok(&secret, headers, body));
+    assert!(!signature_ok(&secret, headers, b"{\"tampered\":true}"));
+    let sent: Value = serde_json::from_slice(body).unwrap();
+    assert_eq!(sent["decision_id"], d["decision_id"]);
+    assert_eq!(sent["status"], "answered");
+    assert_eq!(sent["outcome"], true);
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn channels_that_are_not_set_up_are_skipped_with_the_reason() {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start_notifying(&db.url, None).await;
+    let email = srv
+        .create(json!({"question": "Q", "kind": "bool", "notify": "email"}))
+        .await;
+    let d = srv.get(s(&email, "decision_id")).await;
+    assert_eq!(channel_status(&d, "email").as_deref(), Some("skipped"));
+    assert!(
+        d["notifications"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("SAYSO_SMTP_URL")
+    );
+
+    let push = srv.create(json!({"question": "Q", "kind": "bool"})).await;
+    let d = until(&srv, s(&push, "decision_id"), "push skipped", |d| {
+        channel_status(d, "push").as_deref() == Some("skipped")
+    })
+    .await;
+    let detail = d["notifications"][0]["detail"].as_str().unwrap();
+    assert!(detail.contains("no device"), "{detail}");
+
+    let none = srv
+        .create(json!({"question": "Q", "kind": "bool", "notify": "none"}))
+        .await;
+    assert_eq!(
+        srv.get(s(&none, "decision_id")).await["notifications"],
+        json!([])
+    );
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reminder_is_scheduled_once_for_long_decisions_but_not_for_todos() {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    let reminders = |id: String| {
+        let store = srv.svc.store().clone();
+        async move {
+            store
+                .messages(Uuid::parse_str(&id).unwrap())
+                .await
+                .unwrap()
+                .into_iter()
+                .filter(|m| m.purpose == "reminder")
+                .count()
+        }
+    };
+    let long = srv
+        .create(json!({"question": "Q", "kind": "bool", "ttl_minutes": 60}))
+        .await;
+    assert_eq!(reminders(s(&long, "decision_id").into()).await, 1);
+    let short = srv
+        .create(json!({"question": "Q", "kind": "bool", "ttl_minutes": 5}))
+        .await;
+    assert_eq!(reminders(s(&short, "decision_id").into()).await, 0);
+    let todo = srv
+        .create(json!({"question": "Q", "kind": "todo", "ttl_minutes": 600}))
+        .await;
+    assert_eq!(reminders(s(&todo, "decision_id").into()).await, 0);
+    let silent = srv
+        .create(json!({"question": "Q", "kind": "bool", "ttl_minutes": 60, "notify": "none"}))
+        .await;
+    assert_eq!(reminders(s(&silent, "decision_id").into()).await, 0);
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_due_reminder_re_sends_on_the_channels_that_reached_the_person() {
+    let Some(sink) = SmtpSink::start().await else {
+        return;
+    };
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start_notifying(&db.url, Some(&sink.url())).await;
+    srv.svc
+        .set_inbox_channels(
+            "default",
+            &ChannelChanges {
+                email: Some("person@example.com".into()),
+                ..ChannelChanges::default()
+            },
+        )
+        .await
+        .unwrap();
+    // Five minutes: too short for a scheduled reminder, so the one below is the only one.
+    let h = srv
+        .create(json!({"question": "Approve the budget?", "kind": "bool", "notify": "email", "ttl_minutes": 5}))
+        .await;
+    let id = Uuid::parse_str(s(&h, "decision_id")).unwrap();
+    let ask = sink.wait_for(1).await[0].clone();
+    until(&srv, s(&h, "decision_id"), "email sent", |d| {
+        channel_status(d, "email").as_deref() == Some("sent")
+    })
+    .await;
+    // The reminder fan-out falls due now (as it would at 80 % of a longer TTL).
+    let due = sayso::notify::worker::message("*", "reminder", sayso::service::now());
+    srv.svc
+        .store()
+        .enqueue(id, &[due], sayso::service::now())
+        .await
+        .unwrap();
+    srv.svc.kick_outbox();
+    let mails = sink.wait_for(2).await;
+    let reminder = &mails[1];
+    assert!(
+        reminder.header("Subject").unwrap().starts_with("Reminder:"),
+        "{:?}",
+        reminder.headers
+    );
+    assert_eq!(reminder.header("In-Reply-To"), ask.header("Message-ID"));
+    // Enqueued again, it is the same message: no second reminder.
+    let again = sayso::notify::worker::message("*", "reminder", sayso::service::now());
+    srv.svc
+        .store()
+        .enqueue(id, &[again], sayso::service::now())
+        .await
+        .unwrap();
+    srv.svc.kick_outbox();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(sink.received().len(), 2);
+    srv.stop().await;
+}
