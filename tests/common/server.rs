@@ -75,11 +75,13 @@ impl TestServer {
             .api_key;
         svc.start_background();
         if let Some(smtp_url) = notify {
-            let mut args = sayso::config::ServeArgs::default();
-            args.smtp_url = smtp_url;
-            args.mail_from = "sayso <sayso@example.com>".into();
-            args.allow_private_webhooks = true;
-            args.outbox_retry_base_ms = 50;
+            let args = sayso::config::ServeArgs {
+                smtp_url,
+                mail_from: "sayso <sayso@example.com>".into(),
+                allow_private_webhooks: true,
+                outbox_retry_base_ms: 50,
+                ..sayso::config::ServeArgs::default()
+            };
             svc.start_worker(sayso::notify::build_worker(&args, &base).unwrap());
         }
         let (tx, rx) = oneshot::channel::<()>();
