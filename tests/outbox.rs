@@ -110,10 +110,13 @@ async fn an_email_decision_is_mailed_and_its_thread_gets_the_resolution() {
     srv.stop().await;
 }
 
+/// One request the receiver got: its headers, body, and the status it answered.
+type Seen = (HeaderMap, Vec<u8>, StatusCode);
+
 /// A receiver that answers 500 to the first `failures` requests, then 200, and keeps them all.
 #[derive(Clone, Default)]
 struct Receiver {
-    seen: Arc<Mutex<Vec<(HeaderMap, Vec<u8>, StatusCode)>>>,
+    seen: Arc<Mutex<Vec<Seen>>>,
     failures: usize,
 }
 
