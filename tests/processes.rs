@@ -197,7 +197,7 @@ async fn an_await_on_one_replica_is_woken_by_an_answer_on_another() {
 /// Creates `n` email decisions through the given replicas in turn, four at a time.
 async fn create_email_decisions(bases: &[String], key: &str, n: usize) -> Vec<String> {
     let client = Client::new();
-    let ids = futures::stream::iter(0..n)
+    futures::stream::iter(0..n)
         .map(|i| {
             let client = client.clone();
             let url = format!("{}/v1/decisions", bases[i % bases.len()]);
@@ -213,8 +213,7 @@ async fn create_email_decisions(bases: &[String], key: &str, n: usize) -> Vec<St
         })
         .buffer_unordered(4)
         .collect::<Vec<_>>()
-        .await;
-    ids
+        .await
 }
 
 /// How many mails each decision got, by its Message-ID.
