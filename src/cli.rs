@@ -6,6 +6,7 @@ use anyhow::Context;
 use tokio::net::TcpListener;
 
 use crate::app::{ServeLimits, serve, shutdown_signal};
+use crate::client;
 use crate::config::{Cli, Command, GlobalArgs, InboxCommand, KeyCommand, LogFormat, ServeArgs};
 use crate::notify;
 use crate::service::{ChannelChanges, Service, ServiceError, ServiceSettings};
@@ -65,6 +66,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
+
+        // The client commands (src/client) end the process with their own exit codes.
+        Some(Command::Ask(args)) => client::exit(client::ask(args).await),
+        Some(Command::Get(args)) => client::exit(client::get(args).await),
+        Some(Command::Await(args)) => client::exit(client::await_decision(args).await),
+        Some(Command::Cancel(args)) => client::exit(client::cancel(args).await),
+        Some(Command::Todo(args)) => client::exit(client::todo(args).await),
     }
 }
 

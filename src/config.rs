@@ -68,6 +68,18 @@ pub enum Command {
     /// Manage inboxes.
     #[command(subcommand)]
     Inbox(InboxCommand),
+
+    // The client commands (src/client): they talk to a sayso server with an API key.
+    /// Ask a person a question; with --wait, wait for the answer and exit with its code.
+    Ask(Box<crate::client::args::AskArgs>),
+    /// Print a decision as JSON.
+    Get(crate::client::args::GetArgs),
+    /// Wait for a decision's answer, print it as JSON and exit with its code.
+    Await(crate::client::args::AwaitArgs),
+    /// Withdraw a pending decision.
+    Cancel(crate::client::args::CancelArgs),
+    /// Leave a to-do in the inbox; nothing waits for it.
+    Todo(crate::client::args::TodoArgs),
 }
 
 /// Settings of the server.

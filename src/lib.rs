@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod client;
 pub mod config;
 pub mod domain;
 pub mod http;

@@ -6,7 +6,22 @@ use clap::Parser;
 async fn main() -> ExitCode {
     // reqwest and lettre use rustls without a built-in provider: ring is the one linked.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    match sayso::cli::run(sayso::config::Cli::parse()).await {
+    let cli = match sayso::config::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // A usage error of a client command must not read as "expired" (2) to a script.
+            let args: Vec<String> = std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            return if e.use_stderr() && sayso::client::is_client_invocation(&args) {
+                ExitCode::from(sayso::client::EXIT_ERROR)
+            } else {
+                ExitCode::from(e.exit_code() as u8)
+            };
+        }
+    };
+    match sayso::cli::run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("sayso: {e:#}");

@@ -1,0 +1,180 @@
+//! The flags of the client commands (`ask`, `get`, `await`, `cancel`, `todo`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use super::duration::parse_duration;
+
+/// Which sayso server to talk to, and as whom.
+#[derive(Debug, Clone, Args)]
+pub struct ServerArgs {
+    /// Base URL of the sayso server.
+    #[arg(long, env = "SAYSO_URL", default_value = "http://127.0.0.1:8080")]
+    pub server: String,
+    /// API key (`sk_…`) of the inbox to ask.
+    #[arg(long, env = "SAYSO_KEY", hide_env_values = true)]
+    pub key: Option<String>,
+}
+
+/// The kinds of decision, as the API names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KindArg {
+    Bool,
+    Choose,
+    Text,
+    Form,
+    Todo,
+}
+
+impl KindArg {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KindArg::Bool => "bool",
+            KindArg::Choose => "choose",
+            KindArg::Text => "text",
+            KindArg::Form => "form",
+            KindArg::Todo => "todo",
+        }
+    }
+}
+
+/// How the person hears of a decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NotifyArg {
+    Push,
+    Email,
+    None,
+}
+
+impl NotifyArg {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NotifyArg::Push => "push",
+            NotifyArg::Email => "email",
+            NotifyArg::None => "none",
+        }
+    }
+}
+
+/// `sayso ask`: create a decision, and with `--wait` wait for its answer.
+#[derive(Debug, Clone, Args)]
+pub struct AskArgs {
+    /// The question, as the person will read it.
+    pub question: String,
+    /// What sort of answer is wanted.
+    #[arg(long, value_enum)]
+    pub kind: KindArg,
+    /// An option of a `choose` decision; repeat for each option, in order.
+    #[arg(long = "option", value_name = "LABEL")]
+    pub options: Vec<String>,
+    /// `choose`: several options may be picked.
+    #[arg(long)]
+    pub multi: bool,
+    /// `choose`: the index (from 0) of the recommended option.
+    #[arg(long, value_name = "N")]
+    pub recommended: Option<u32>,
+    /// `bool`: the text of the yes button.
+    #[arg(long, value_name = "TEXT")]
+    pub yes_label: Option<String>,
+    /// `bool`: the text of the no button.
+    #[arg(long, value_name = "TEXT")]
+    pub no_label: Option<String>,
+    /// `text` (and the Other box of `choose`): hint text in the empty box.
+    #[arg(long, value_name = "TEXT")]
+    pub placeholder: Option<String>,
+    /// Markdown context shown under the question.
+    #[arg(long, value_name = "TEXT")]
+    pub context: Option<String>,
+    /// Markdown context read from a file (`-` reads stdin); after `--context` if both are given.
+    #[arg(long, value_name = "FILE")]
+    pub context_file: Option<PathBuf>,
+    /// `form`: a JSON file holding the form's schema (an object), or a list of
+    /// coding-agent style questions (an array).
+    #[arg(long, value_name = "FILE")]
+    pub schema_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: CreateArgs,
+    /// The outcome applied if nobody answers in time: JSON (`true`, `["a","b"]`, `{"n":1}`),
+    /// or else taken as a plain string.
+    #[arg(long, value_name = "JSON")]
+    pub default: Option<String>,
+    /// An http(s) URL that receives a signed webhook when the decision resolves.
+    #[arg(long, value_name = "URL")]
+    pub callback_url: Option<String>,
+    /// Wait for the answer, print it as JSON and exit with its code (see `docs/CLI.md`).
+    #[arg(long)]
+    pub wait: bool,
+    /// With `--wait`: stop waiting after this long (exit 4, still pending), e.g. `10m`.
+    #[arg(long, value_parser = parse_duration, requires = "wait")]
+    pub timeout: Option<Duration>,
+}
+
+/// Settings shared by `ask` and `todo`.
+#[derive(Debug, Clone, Args)]
+pub struct CreateArgs {
+    /// Project, to group and filter decisions.
+    #[arg(long)]
+    pub project: Option<String>,
+    /// How long the question stays open: `90s`, `30m`, `2h`, `1d`, `1h30m` [server default: 1h].
+    #[arg(long, value_parser = parse_duration)]
+    pub ttl: Option<Duration>,
+    /// How the person hears of it [server default: push].
+    #[arg(long, value_enum)]
+    pub notify: Option<NotifyArg>,
+    /// Makes a retried create safe: the same key returns the first decision. One is made
+    /// up when not given, so the client's own retries never ask twice.
+    #[arg(long, value_name = "K")]
+    pub idempotency_key: Option<String>,
+    /// Print the handle as JSON instead of the short human form.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// `sayso todo`: leave a reminder in the inbox; nothing waits for it.
+#[derive(Debug, Clone, Args)]
+pub struct TodoArgs {
+    /// What is to be done.
+    pub text: String,
+    /// Markdown context shown under it.
+    #[arg(long, value_name = "TEXT")]
+    pub context: Option<String>,
+    #[command(flatten)]
+    pub common: CreateArgs,
+}
+
+/// `sayso get`: print a decision as JSON.
+#[derive(Debug, Clone, Args)]
+pub struct GetArgs {
+    /// The decision's id.
+    pub id: String,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// `sayso await`: wait for a decision, print its outcome as JSON and exit with its code.
+#[derive(Debug, Clone, Args)]
+pub struct AwaitArgs {
+    /// The decision's id.
+    pub id: String,
+    /// Stop waiting after this long (exit 4, still pending), e.g. `10m`.
+    #[arg(long, value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// `sayso cancel`: withdraw a pending decision.
+#[derive(Debug, Clone, Args)]
+pub struct CancelArgs {
+    /// The decision's id.
+    pub id: String,
+    /// Why, for the audit trail and the agent's records.
+    #[arg(long)]
+    pub reason: Option<String>,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}

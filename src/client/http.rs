@@ -1,0 +1,294 @@
+//! A small HTTP client for the agent API that retries what is worth retrying: a server
+//! that cannot be reached, a dropped connection, `502`/`503`/`504`, and a short `429`.
+
+use std::fmt;
+use std::time::Duration;
+
+use reqwest::{Method, RequestBuilder, StatusCode, header};
+use serde_json::Value;
+use tokio::time::Instant;
+use url::Url;
+
+/// The longest pause between two attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// The first pause after a failed attempt.
+const FIRST_BACKOFF: Duration = Duration::from_millis(200);
+/// A `Retry-After` longer than this (a daily quota) is not waited out.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// Why a request did not give a usable answer.
+#[derive(Debug)]
+pub enum Failure {
+    /// The server answered with an error; its `error` object, read.
+    Refused {
+        status: StatusCode,
+        code: String,
+        message: String,
+        details: Vec<(String, String)>,
+    },
+    /// No answer: the server could not be reached, or the connection broke.
+    Unreachable(String),
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Refused {
+                status,
+                code,
+                message,
+                details,
+            } => {
+                write!(f, "{message} ({} {code})", status.as_u16())?;
+                for (path, detail) in details {
+                    let line = if path.is_empty() {
+                        detail.clone()
+                    } else {
+                        format!("{path}: {detail}")
+                    };
+                    // A single problem is usually the message itself.
+                    if details.len() > 1 || line != *message {
+                        write!(f, "\n  {line}")?;
+                    }
+                }
+                Ok(())
+            }
+            Failure::Unreachable(why) => write!(f, "cannot reach the sayso server: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// One sayso server, and the key of one inbox on it.
+#[derive(Debug, Clone)]
+pub struct Api {
+    base: Url,
+    key: String,
+    http: reqwest::Client,
+}
+
+impl Api {
+    /// Checks the server URL and the key; builds the connection pool.
+    pub fn new(server: &str, key: Option<&str>) -> anyhow::Result<Api> {
+        let key = key.map(str::trim).filter(|k| !k.is_empty()).ok_or_else(|| {
+            anyhow::anyhow!(
+                "no API key: pass --key sk_… or set SAYSO_KEY (`sayso key create` on the server makes one)"
+            )
+        })?;
+        let base = Url::parse(server.trim())
+            .map_err(|e| anyhow::anyhow!("--server / SAYSO_URL {server:?} is not a URL: {e}"))?;
+        if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
+            anyhow::bail!(
+                "--server / SAYSO_URL must be an http:// or https:// URL, not {server:?}"
+            );
+        }
+        // Normally done by main; again here so the library can be used on its own.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .user_agent(concat!("sayso-cli/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        Ok(Api {
+            base,
+            key: key.to_string(),
+            http,
+        })
+    }
+
+    /// The URL of an API path made of `segments` (each escaped), e.g. `["v1", "decisions", id]`.
+    pub fn url(&self, segments: &[&str]) -> Url {
+        let mut url = self.base.clone();
+        {
+            let mut path = url.path_segments_mut().expect("checked in new");
+            path.pop_if_empty();
+            path.extend(segments);
+        }
+        url
+    }
+
+    /// A request with the key, waiting at most `timeout` for the whole answer.
+    pub fn request(&self, method: Method, url: Url, timeout: Duration) -> RequestBuilder {
+        self.http
+            .request(method, url)
+            .bearer_auth(&self.key)
+            .header(header::ACCEPT, "application/json")
+            .timeout(timeout)
+    }
+
+    /// Sends the request `make` builds, again after each passing failure, until it gets an
+    /// answer or `give_up_at` comes; returns the JSON body of a 2xx answer.
+    pub async fn send(
+        &self,
+        make: impl Fn() -> RequestBuilder,
+        give_up_at: Instant,
+    ) -> Result<Value, Failure> {
+        let mut backoff = FIRST_BACKOFF;
+        let mut failed = false;
+        loop {
+            let (failure, pause) = match attempt(make()).await {
+                Attempt::Done(result) => {
+                    if failed && result.is_ok() {
+                        eprintln!("sayso: reached the server again");
+                    }
+                    return result;
+                }
+                Attempt::Retry(failure, at_least) => (failure, backoff.max(at_least)),
+            };
+            let pause = jitter(pause);
+            if Instant::now() + pause >= give_up_at {
+                return Err(failure);
+            }
+            if !failed {
+                // Say why it is quiet; the retries themselves are not worth a line each.
+                let left = give_up_at
+                    .saturating_duration_since(Instant::now())
+                    .as_secs();
+                eprintln!("sayso: {failure}; retrying for up to {left} s");
+                failed = true;
+            }
+            tokio::time::sleep(pause).await;
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
+    }
+}
+
+enum Attempt {
+    Done(Result<Value, Failure>),
+    /// Worth another try, after at least the given pause.
+    Retry(Failure, Duration),
+}
+
+async fn attempt(req: RequestBuilder) -> Attempt {
+    let resp = match req.send().await {
+        Ok(resp) => resp,
+        Err(e) if e.is_builder() => {
+            return Attempt::Done(Err(Failure::Unreachable(describe(&e))));
+        }
+        Err(e) => return Attempt::Retry(Failure::Unreachable(describe(&e)), Duration::ZERO),
+    };
+    let status = resp.status();
+    let retry_after = resp
+        .headers()
+        .get(header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let body = match resp.bytes().await {
+        Ok(body) => body,
+        // The connection broke while the answer was coming: nothing usable arrived.
+        Err(e) => return Attempt::Retry(Failure::Unreachable(describe(&e)), Duration::ZERO),
+    };
+    if status.is_success() {
+        return Attempt::Done(serde_json::from_slice(&body).map_err(|e| {
+            Failure::Unreachable(format!(
+                "the server's answer ({status}) is not JSON: {e}; is --server a sayso server?"
+            ))
+        }));
+    }
+    let failure = refused(status, &body);
+    let transient = matches!(
+        status,
+        StatusCode::BAD_GATEWAY | StatusCode::SERVICE_UNAVAILABLE | StatusCode::GATEWAY_TIMEOUT
+    );
+    match (status, retry_after) {
+        _ if transient => Attempt::Retry(failure, retry_after.unwrap_or_default()),
+        (StatusCode::TOO_MANY_REQUESTS, Some(after)) if after <= MAX_RETRY_AFTER => {
+            Attempt::Retry(failure, after)
+        }
+        _ => Attempt::Done(Err(failure)),
+    }
+}
+
+/// Reads the error shape of DESIGN.md §2; a body of another shape (a proxy's page) is
+/// reported by its status alone.
+fn refused(status: StatusCode, body: &[u8]) -> Failure {
+    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let error = &v["error"];
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    let message = match error["message"].as_str() {
+        Some(m) => m.to_string(),
+        None => format!(
+            "the server answered {}",
+            status.canonical_reason().unwrap_or("with an error")
+        ),
+    };
+    let details = error["details"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .map(|d| (text(&d["path"]), text(&d["message"])))
+                .collect()
+        })
+        .unwrap_or_default();
+    Failure::Refused {
+        status,
+        code: error["code"].as_str().unwrap_or("error").to_string(),
+        message,
+        details,
+    }
+}
+
+/// reqwest's message and its causes, which say what actually happened ("Connection refused").
+fn describe(e: &reqwest::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        let c = cause.to_string();
+        if !text.contains(&c) {
+            text.push_str(": ");
+            text.push_str(&c);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// Spreads retries of many clients apart: the pause, give or take a fifth.
+fn jitter(pause: Duration) -> Duration {
+    if pause.is_zero() {
+        return pause;
+    }
+    pause.mul_f64(rand::random_range(0.8..1.2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_error_shape_is_read_with_its_details() {
+        let body = br#"{"error":{"code":"validation_failed","message":"2 problems",
+            "details":[{"path":"options","message":"need 2"},{"path":"","message":"whole"}]}}"#;
+        let f = refused(StatusCode::UNPROCESSABLE_ENTITY, body);
+        assert_eq!(
+            f.to_string(),
+            "2 problems (422 validation_failed)\n  options: need 2\n  whole"
+        );
+        let body = br#"{"error":{"code":"validation_failed","message":"options: need 2",
+            "details":[{"path":"options","message":"need 2"}]}}"#;
+        let f = refused(StatusCode::UNPROCESSABLE_ENTITY, body);
+        assert_eq!(f.to_string(), "options: need 2 (422 validation_failed)");
+        let f = refused(StatusCode::BAD_GATEWAY, b"<html>");
+        assert_eq!(f.to_string(), "the server answered Bad Gateway (502 error)");
+    }
+
+    #[test]
+    fn a_missing_key_or_a_bad_server_url_is_refused_before_any_request() {
+        let e = Api::new("http://127.0.0.1:8080", None).unwrap_err();
+        assert!(e.to_string().contains("SAYSO_KEY"));
+        assert!(Api::new("http://127.0.0.1:8080", Some("  ")).is_err());
+        assert!(Api::new("ftp://x", Some("sk_1")).is_err());
+        assert!(Api::new("not a url", Some("sk_1")).is_err());
+    }
+
+    #[test]
+    fn ids_are_escaped_into_one_path_segment() {
+        let api = Api::new("http://h:1/base/", Some("sk_1")).unwrap();
+        assert_eq!(
+            api.url(&["v1", "decisions", "a/b?c"]).as_str(),
+            "http://h:1/base/v1/decisions/a%2Fb%3Fc"
+        );
+    }
+}

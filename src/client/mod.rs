@@ -1,0 +1,38 @@
+//! The command-line client: `sayso ask`, `get`, `await`, `cancel` and `todo` talk to a sayso
+//! server over the agent API (DESIGN.md §2) with the key of one inbox. With `--wait` (and
+//! for `await`) the outcome is printed as JSON and becomes the exit code, so shell scripts
+//! can branch on a person's answer; see `docs/CLI.md`.
+
+pub mod args;
+mod commands;
+mod duration;
+pub mod http;
+pub mod wait;
+
+use std::io::Write;
+
+pub use commands::{ask, await_decision, cancel, get, todo};
+pub use wait::{EXIT_ERROR, EXIT_GONE, EXIT_NO, EXIT_PENDING, EXIT_YES};
+
+/// The names of the client commands: their usage errors exit with `EXIT_ERROR`, not clap's 2
+/// (which would read as "expired or cancelled" to a script).
+pub const COMMANDS: [&str; 5] = ["ask", "get", "await", "cancel", "todo"];
+
+/// Ends the process with a client command's exit code; an error is printed to stderr
+/// first and exits with `EXIT_ERROR`.
+pub fn exit(result: anyhow::Result<u8>) -> ! {
+    let code = match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("sayso: {e:#}");
+            EXIT_ERROR
+        }
+    };
+    let _ = std::io::stdout().flush();
+    std::process::exit(code.into())
+}
+
+/// Whether the command line (as `std::env::args` gives it) runs a client command.
+pub fn is_client_invocation(args: &[String]) -> bool {
+    args.iter().skip(1).any(|a| COMMANDS.contains(&a.as_str()))
+}

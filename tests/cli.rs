@@ -1,0 +1,512 @@
+//! The command-line client as scripts run it: the real `sayso` binary against a real server,
+//! its output and its exit codes, and a `--wait` that outlives a server restart.
+
+mod common;
+
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use common::server::{TestServer, s};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::task::JoinHandle;
+
+const BIN: &str = env!("CARGO_BIN_EXE_sayso");
+
+/// `sayso ARGS` against `base` with `key` (no key when `None`), as a script would run it.
+fn client(base: &str, key: Option<&str>, args: &[&str]) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .env("SAYSO_URL", base)
+        .env_remove("SAYSO_KEY")
+        .env_remove("SAYSO_DATABASE_URL")
+        .env_remove("SAYSO_LISTEN")
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    if let Some(key) = key {
+        cmd.env("SAYSO_KEY", key);
+    }
+    cmd
+}
+
+async fn run(srv: &TestServer, args: &[&str]) -> Output {
+    client(&srv.base, Some(&srv.key), args)
+        .output()
+        .await
+        .expect("sayso runs")
+}
+
+fn stdout_json(out: &Output) -> Value {
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.trim())
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {out:?}"))
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A client waiting for an answer (`ask --wait` or `await`), with the decision it waits on.
+struct Waiting {
+    child: Child,
+    id: String,
+    link: String,
+    rest_of_stderr: JoinHandle<String>,
+}
+
+/// Starts `sayso ask … --wait` and reads the decision's id and link from its stderr.
+async fn start_waiting(base: &str, key: &str, args: &[&str]) -> Waiting {
+    let mut child = client(base, Some(key), args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sayso runs");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let (id, link) = tokio::time::timeout(Duration::from_secs(30), async {
+        let mut id = None;
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(rest) = line.strip_prefix("sayso: waiting for the answer to decision ") {
+                id = Some(rest.trim_end_matches(':').to_string());
+            } else if line.starts_with("http") {
+                return (id.expect("the id comes before the link"), line);
+            }
+        }
+        panic!("sayso exited before it waited");
+    })
+    .await
+    .expect("the client prints the link within 30 s");
+    let rest_of_stderr = tokio::spawn(async move {
+        let mut rest = String::new();
+        while let Ok(Some(line)) = lines.next_line().await {
+            rest.push_str(&line);
+            rest.push('\n');
+        }
+        rest
+    });
+    Waiting {
+        child,
+        id,
+        link,
+        rest_of_stderr,
+    }
+}
+
+impl Waiting {
+    /// Waits for the client to exit: its exit code, the JSON it printed and its stderr.
+    async fn finish(mut self) -> (i32, Value, String) {
+        let mut stdout = String::new();
+        let mut pipe = self.child.stdout.take().unwrap();
+        let status = tokio::time::timeout(Duration::from_secs(60), async {
+            pipe.read_to_string(&mut stdout).await.unwrap();
+            self.child.wait().await.unwrap()
+        })
+        .await
+        .expect("the waiting client exits within 60 s");
+        let err = self.rest_of_stderr.await.unwrap();
+        let json = serde_json::from_str(stdout.trim())
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {stdout:?}; stderr: {err}"));
+        (status.code().expect("exited, not killed"), json, err)
+    }
+}
+
+async fn server() -> (common::db::SqliteTestDb, TestServer) {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    (db, srv)
+}
+
+/// Asks with `--wait`, answers through the link with `answer`, returns the client's result.
+async fn ask_and_answer(srv: &TestServer, args: &[&str], answer: Value) -> (i32, Value) {
+    let w = start_waiting(&srv.base, &srv.key, args).await;
+    let id = w.id.clone();
+    let (status, body) = srv.answer(&w.link, answer).await;
+    assert_eq!(status, 200, "{body}");
+    let (code, out, err) = w.finish().await;
+    assert_eq!(out["decision_id"], id.as_str(), "{err}");
+    (code, out)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yes_exits_0_and_prints_the_outcome_as_json() {
+    let (_db, srv) = server().await;
+    let (code, out) = ask_and_answer(
+        &srv,
+        &["ask", "Deploy?", "--kind", "bool", "--wait"],
+        json!({"value": "yes", "remark": "after 6pm"}),
+    )
+    .await;
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["status"], "answered");
+    assert_eq!(out["outcome"], true);
+    assert_eq!(out["outcome_source"], "human");
+    assert_eq!(out["custom"], false);
+    assert_eq!(out["remark"], "after 6pm");
+    assert_eq!(
+        out["answer_text"],
+        r#"The user answered "Deploy?" with "yes". Remark: "after 6pm"."#
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_exits_1() {
+    let (_db, srv) = server().await;
+    let (code, out) = ask_and_answer(
+        &srv,
+        &["ask", "Deploy?", "--kind", "bool", "--wait"],
+        json!({"value": "no"}),
+    )
+    .await;
+    assert_eq!((code, &out["outcome"]), (1, &json!(false)), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answered_choice_exits_0_with_the_label() {
+    let (_db, srv) = server().await;
+    let args = [
+        "ask", "Which?", "--kind", "choose", "--option", "Red", "--option", "Blue", "--wait",
+    ];
+    let (code, out) = ask_and_answer(&srv, &args, json!({"value": "Blue"})).await;
+    assert_eq!((code, &out["outcome"]), (0, &json!("Blue")), "{out}");
+    // Other, typed by the person, is an answer too.
+    let (code, out) = ask_and_answer(&srv, &args, json!({"other": "Green"})).await;
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        (&out["outcome"], &out["custom"]),
+        (&json!("Green"), &json!(true))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declined_question_exits_1() {
+    let (_db, srv) = server().await;
+    let (code, out) = ask_and_answer(
+        &srv,
+        &["ask", "Name it", "--kind", "text", "--wait"],
+        json!({"action": "decline", "remark": "not mine to name"}),
+    )
+    .await;
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(out["status"], "declined");
+    assert_eq!(out["outcome"], Value::Null);
+    assert_eq!(out["remark"], "not mine to name");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skipped_todo_exits_1_and_a_done_one_0() {
+    let (_db, srv) = server().await;
+    let args = ["ask", "Rotate the keys", "--kind", "todo", "--wait"];
+    let (code, out) = ask_and_answer(&srv, &args, json!({"action": "skip"})).await;
+    assert_eq!((code, &out["outcome"]), (1, &json!("skipped")), "{out}");
+    let (code, out) = ask_and_answer(&srv, &args, json!({"action": "done"})).await;
+    assert_eq!((code, &out["outcome"]), (0, &json!("done")), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_question_exits_2_even_with_a_default() {
+    let (_db, srv) = server().await;
+    let plain = run(
+        &srv,
+        &["ask", "Quick?", "--kind", "bool", "--ttl", "10s", "--wait"],
+    );
+    let with_default = run(
+        &srv,
+        &[
+            "ask",
+            "Quick, with a default?",
+            "--kind",
+            "bool",
+            "--ttl",
+            "10s",
+            "--default",
+            "true",
+            "--wait",
+        ],
+    );
+    let (plain, with_default) = tokio::join!(plain, with_default);
+    assert_eq!(plain.status.code(), Some(2), "{plain:?}");
+    let out = stdout_json(&plain);
+    assert_eq!(out["status"], "expired");
+    assert_eq!(out["outcome"], Value::Null);
+    assert!(
+        out["answer_text"]
+            .as_str()
+            .unwrap()
+            .contains("Nobody answered")
+    );
+    // The default is reported, but nobody decided: still 2.
+    assert_eq!(with_default.status.code(), Some(2), "{with_default:?}");
+    let out = stdout_json(&with_default);
+    assert_eq!(
+        (&out["status"], &out["outcome"], &out["outcome_source"]),
+        (&json!("expired"), &json!(true), &json!("default"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_question_exits_2_and_cancel_prints_it() {
+    let (_db, srv) = server().await;
+    let w = start_waiting(
+        &srv.base,
+        &srv.key,
+        &["ask", "Still needed?", "--kind", "bool", "--wait"],
+    )
+    .await;
+    let cancel = run(&srv, &["cancel", &w.id, "--reason", "found it myself"]).await;
+    assert_eq!(cancel.status.code(), Some(0), "{cancel:?}");
+    assert_eq!(stdout_json(&cancel)["status"], "cancelled");
+    let (code, out, _) = w.finish().await;
+    assert_eq!((code, &out["status"]), (2, &json!("cancelled")), "{out}");
+    // Cancelling again is refused by the server: its message, exit 3.
+    let again = run(&srv, &["cancel", out["decision_id"].as_str().unwrap()]).await;
+    assert_eq!(again.status.code(), Some(3), "{again:?}");
+    assert!(stderr(&again).contains("already_resolved"), "{again:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_exits_3_with_the_servers_message() {
+    let (_db, srv) = server().await;
+    let out = run(
+        &srv,
+        &[
+            "ask", "Which?", "--kind", "choose", "--option", "Only", "--wait",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let err = stderr(&out);
+    assert!(
+        err.contains("options: must have 2–20 options") && err.contains("validation_failed"),
+        "{err}"
+    );
+    // Several problems: each detail on its own line, with its path.
+    let out = run(
+        &srv,
+        &[
+            "ask", "Which?", "--kind", "choose", "--option", "A", "--option", "A", "--ttl", "5s",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let err = stderr(&out);
+    assert!(err.contains("\n  options[1].label: "), "{err}");
+    assert!(err.contains("\n  ttl_seconds: "), "{err}");
+    // A flag clap refuses is an error too, not 2 ("expired").
+    let out = run(&srv, &["ask", "Deploy?", "--kind", "maybe", "--wait"]).await;
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let out = run(&srv, &["ask", "Deploy?", "--kind", "bool", "--ttl", "30"]).await;
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(stderr(&out).contains("add a unit"), "{out:?}");
+    let out = run(&srv, &["get", "0199aaaa-0000-7000-8000-000000000000"]).await;
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(stderr(&out).contains("404 not_found"), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_key_or_a_bad_key_exits_3() {
+    let (_db, srv) = server().await;
+    let out = client(
+        &srv.base,
+        None,
+        &["ask", "Deploy?", "--kind", "bool", "--wait"],
+    )
+    .output()
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(stderr(&out).contains("no API key"), "{out:?}");
+    assert!(stderr(&out).contains("SAYSO_KEY"), "{out:?}");
+    let out = client(&srv.base, Some("sk_wrong"), &["get", "x"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(stderr(&out).contains("401 unauthorized"), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_without_wait_prints_the_link_on_its_own_line_or_the_handle_as_json() {
+    let (_db, srv) = server().await;
+    let out = run(&srv, &["ask", "Deploy?", "--kind", "bool", "--ttl", "30m"]).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let link = text.lines().last().unwrap();
+    assert!(link.starts_with(&format!("{}/d/", srv.base)), "{text}");
+    assert!(!link.contains(' '), "{text}");
+
+    let out = run(
+        &srv,
+        &[
+            "ask", "Which?", "--kind", "choose", "--option", "A", "--option", "B", "--json",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let handle = stdout_json(&out);
+    let id = s(&handle, "decision_id");
+    let d = srv.get(id).await;
+    assert_eq!(
+        (&d["kind"], &d["status"]),
+        (&json!("choose"), &json!("pending"))
+    );
+
+    // `get` prints the whole decision.
+    let out = run(&srv, &["get", id]).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let got = stdout_json(&out);
+    assert_eq!(got["question"], "Which?");
+    assert_eq!(got["web_url"], handle["web_url"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn todo_leaves_a_reminder_and_await_reads_its_end() {
+    let (_db, srv) = server().await;
+    let out = run(
+        &srv,
+        &[
+            "todo",
+            "Renew the cert",
+            "--project",
+            "ops",
+            "--ttl",
+            "1d",
+            "--json",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let handle = stdout_json(&out);
+    let id = s(&handle, "decision_id").to_string();
+    let d = srv.get(&id).await;
+    assert_eq!((&d["kind"], &d["project"]), (&json!("todo"), &json!("ops")));
+
+    // Still open: `await --timeout` gives up with 4 and the pending decision.
+    let out = run(&srv, &["await", &id, "--timeout", "1s"]).await;
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    assert_eq!(stdout_json(&out)["status"], "pending");
+
+    srv.answer(s(&handle, "web_url"), json!({"action": "done"}))
+        .await;
+    let out = run(&srv, &["await", &id]).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(stdout_json(&out)["outcome"], "done");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_idempotency_key_returns_the_first_decision() {
+    let (_db, srv) = server().await;
+    let args = [
+        "ask",
+        "Deploy?",
+        "--kind",
+        "bool",
+        "--idempotency-key",
+        "deploy-42",
+        "--json",
+    ];
+    let first = stdout_json(&run(&srv, &args).await);
+    let second = stdout_json(&run(&srv, &args).await);
+    assert_eq!(first["decision_id"], second["decision_id"]);
+    // Two asks without a key are two questions.
+    let a = stdout_json(&run(&srv, &["ask", "Deploy?", "--kind", "bool", "--json"]).await);
+    let b = stdout_json(&run(&srv, &["ask", "Deploy?", "--kind", "bool", "--json"]).await);
+    assert_ne!(a["decision_id"], b["decision_id"]);
+}
+
+/// A `sayso serve` process on a fixed address and a SQLite file.
+async fn start_server_process(database_url: &str, listen: &str) -> (Child, Option<String>) {
+    let mut child = Command::new(BIN)
+        .arg("serve")
+        .env("SAYSO_DATABASE_URL", database_url)
+        .env("SAYSO_LISTEN", listen)
+        .env("SAYSO_LOG_FORMAT", "json")
+        .env_remove("SAYSO_PUBLIC_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("sayso serve starts");
+    let mut err = BufReader::new(child.stderr.take().unwrap()).lines();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = err.next_line().await.unwrap() {
+            if line.contains("sayso is listening") {
+                return;
+            }
+        }
+        panic!("sayso serve exited before listening");
+    })
+    .await
+    .expect("sayso serve listens within 30 s");
+    tokio::spawn(async move { while let Ok(Some(_)) = err.next_line().await {} });
+    // The first-run banner, with the key, is printed before the server listens.
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut key = None;
+    while let Ok(Ok(Some(line))) =
+        tokio::time::timeout(Duration::from_millis(300), out.next_line()).await
+    {
+        if let Some(k) = line.split_whitespace().find(|w| w.starts_with("sk_")) {
+            key = Some(k.to_string());
+        }
+    }
+    tokio::spawn(async move { while let Ok(Some(_)) = out.next_line().await {} });
+    (child, key)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_survives_a_server_restart_in_the_middle() {
+    common::server::init_tls();
+    let db = common::db::fresh_sqlite_url();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let base = format!("http://{listen}");
+    let (mut first, key) = start_server_process(&db.url, &listen).await;
+    let key = key.expect("the first run prints a key");
+
+    let w = start_waiting(
+        &base,
+        &key,
+        &[
+            "ask",
+            "Ship it after the restart?",
+            "--kind",
+            "bool",
+            "--wait",
+        ],
+    )
+    .await;
+    // Let the client park its await, then take the server away from under it.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    first.kill().await.unwrap();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut w = w;
+    assert!(
+        w.child.try_wait().unwrap().is_none(),
+        "the client must keep waiting while the server is down"
+    );
+
+    let (_second, again) = start_server_process(&db.url, &listen).await;
+    assert_eq!(again, None, "the same database: no second first run");
+    let client = reqwest::Client::new();
+    let resp = client
+        .post(&w.link)
+        .json(&json!({"value": "yes"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+
+    let id = w.id.clone();
+    let (code, out, err) = w.finish().await;
+    assert_eq!(code, 0, "{out} {err}");
+    assert_eq!(out["decision_id"], id.as_str());
+    assert_eq!(
+        (&out["status"], &out["outcome"]),
+        (&json!("answered"), &json!(true))
+    );
+    assert!(err.contains("retrying"), "the client saw the outage: {err}");
+}
