@@ -106,6 +106,8 @@ struct Inner {
     shutdown_rx: watch::Receiver<bool>,
     /// Wakes the outbox worker when a message was written on this replica.
     outbox_kick: tokio::sync::Notify,
+    /// The VAPID public key, read once (every replica shares the stored one).
+    vapid_public: tokio::sync::OnceCell<String>,
 }
 
 impl Service {
@@ -130,6 +132,7 @@ impl Service {
                 shutdown_tx,
                 shutdown_rx,
                 outbox_kick: tokio::sync::Notify::new(),
+                vapid_public: tokio::sync::OnceCell::new(),
             }),
         })
     }
@@ -149,6 +152,15 @@ impl Service {
     pub fn start_worker(&self, worker: crate::notify::worker::Worker) {
         let task = tokio::spawn(Arc::new(worker).run(self.clone()));
         self.stop_with_shutdown(task);
+    }
+
+    /// The Web Push application server key the feed page subscribes with.
+    pub async fn vapid_public_key(&self) -> Result<String, StoreError> {
+        self.inner
+            .vapid_public
+            .get_or_try_init(|| crate::notify::push::vapid_public_key(self.store().as_ref()))
+            .await
+            .cloned()
     }
 
     /// Tells the outbox worker there is something to send.
