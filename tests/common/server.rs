@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use reqwest::{Client, Method, RequestBuilder, StatusCode};
 use sayso::app::{ServeLimits, default_public_url, serve};
-use sayso::service::{Service, ServiceSettings};
+use sayso::service::{RateLimit, Service, ServiceSettings};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -33,7 +33,12 @@ impl TestServer {
     }
 
     pub async fn start_with(database_url: &str, limits: ServeLimits) -> TestServer {
-        Self::start_full(database_url, limits, None).await
+        Self::start_full(database_url, limits, None, RateLimit::DEFAULT).await
+    }
+
+    /// A server with its own rate limit.
+    pub async fn start_rate_limited(database_url: &str, rate_limit: RateLimit) -> TestServer {
+        Self::start_full(database_url, ServeLimits::default(), None, rate_limit).await
     }
 
     /// A server whose outbox worker delivers: email through `smtp_url` when given, and Web
@@ -43,6 +48,7 @@ impl TestServer {
             database_url,
             ServeLimits::default(),
             Some(smtp_url.map(str::to_string)),
+            RateLimit::DEFAULT,
         )
         .await
     }
@@ -51,6 +57,7 @@ impl TestServer {
         database_url: &str,
         limits: ServeLimits,
         notify: Option<Option<String>>,
+        rate_limit: RateLimit,
     ) -> TestServer {
         init_tls();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -63,6 +70,7 @@ impl TestServer {
                 max_await: Duration::from_secs(600),
                 expiry_interval: Duration::from_millis(200),
                 email_enabled: matches!(notify, Some(Some(_))),
+                rate_limit,
             },
         )
         .await

@@ -119,10 +119,8 @@ fn page(
 
 /// The VAPID public key, or empty (the page then offers no push) when it cannot be read.
 async fn push_key(svc: &Service) -> String {
-    svc.vapid_public_key()
-        .await
-        .unwrap_or_else(|e| {
-            tracing::warn!(error = %e, "no VAPID key for the feed page");
-            String::new()
-        })
+    svc.vapid_public_key().await.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "no VAPID key for the feed page");
+        String::new()
+    })
 }
