@@ -33,12 +33,25 @@ impl TestServer {
     }
 
     pub async fn start_with(database_url: &str, limits: ServeLimits) -> TestServer {
-        Self::start_full(database_url, limits, None, RateLimit::DEFAULT).await
+        Self::start_full(database_url, limits, None, RateLimit::DEFAULT, None).await
     }
 
     /// A server with its own rate limit.
     pub async fn start_rate_limited(database_url: &str, rate_limit: RateLimit) -> TestServer {
-        Self::start_full(database_url, ServeLimits::default(), None, rate_limit).await
+        Self::start_full(database_url, ServeLimits::default(), None, rate_limit, None).await
+    }
+
+    /// Another replica on the database of `first`, with its key.
+    pub async fn start_replica(database_url: &str, first: &TestServer) -> TestServer {
+        let key = Some(first.key.clone());
+        Self::start_full(
+            database_url,
+            ServeLimits::default(),
+            None,
+            RateLimit::DEFAULT,
+            key,
+        )
+        .await
     }
 
     /// A server whose outbox worker delivers: email through `smtp_url` when given, and Web
@@ -49,6 +62,7 @@ impl TestServer {
             ServeLimits::default(),
             Some(smtp_url.map(str::to_string)),
             RateLimit::DEFAULT,
+            None,
         )
         .await
     }
@@ -58,6 +72,7 @@ impl TestServer {
         limits: ServeLimits,
         notify: Option<Option<String>>,
         rate_limit: RateLimit,
+        key: Option<String>,
     ) -> TestServer {
         init_tls();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -75,12 +90,16 @@ impl TestServer {
         )
         .await
         .unwrap();
-        let key = svc
-            .first_run()
-            .await
-            .unwrap()
-            .expect("a fresh database has no inbox")
-            .api_key;
+        let key = match key {
+            Some(key) => key,
+            None => {
+                svc.first_run()
+                    .await
+                    .unwrap()
+                    .expect("a fresh database has no inbox")
+                    .api_key
+            }
+        };
         svc.start_background();
         if let Some(smtp_url) = notify {
             let args = sayso::config::ServeArgs {
