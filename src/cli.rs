@@ -9,7 +9,7 @@ use crate::app::{ServeLimits, serve, shutdown_signal};
 use crate::client;
 use crate::config::{Cli, Command, GlobalArgs, InboxCommand, KeyCommand, LogFormat, ServeArgs};
 use crate::notify;
-use crate::service::{ChannelChanges, Service, ServiceError, ServiceSettings};
+use crate::service::{ChannelChanges, RateLimit, Service, ServiceError, ServiceSettings};
 use crate::storage;
 
 /// Runs the command the user asked for.
@@ -33,10 +33,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 .create_inbox(&name, channels.email.as_deref().filter(|e| !e.is_empty()))
                 .await
                 .map_err(describe)?;
+            let quota = channels.quota;
             let set = svc
                 .set_inbox_channels(&name, &changes(channels))
                 .await
                 .map_err(describe)?;
+            if let Some(quota) = quota {
+                svc.set_daily_quota(&name, quota.0)
+                    .await
+                    .map_err(describe)?;
+            }
             println!("{}", svc.feed_url(&inbox));
             eprintln!(
                 "webhook signing secret (for callback_url receivers): {}",
@@ -46,6 +52,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Some(Command::Inbox(InboxCommand::Set { name, channels })) => {
             let svc = open(&cli.global, None, false).await?;
+            if let Some(quota) = channels.quota {
+                svc.set_daily_quota(&name, quota.0)
+                    .await
+                    .map_err(|e| match e {
+                        ServiceError::NotFound => {
+                            anyhow::anyhow!("there is no inbox named {name:?}")
+                        }
+                        e => describe(e),
+                    })?;
+            }
             let set = svc
                 .set_inbox_channels(&name, &changes(channels))
                 .await
@@ -90,7 +106,11 @@ async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> 
         .with_context(|| format!("cannot listen on {}", global.listen))?;
     let bound = listener.local_addr()?;
     let max_await = Duration::from_secs(args.max_await_s);
-    let svc = open(global, Some(max_await), args.smtp_url.is_some()).await?;
+    let rate_limit = RateLimit {
+        per_second: args.rate_limit_per_s,
+        burst: args.rate_limit_burst.max(1),
+    };
+    let svc = open_with(global, Some(max_await), args.smtp_url.is_some(), rate_limit).await?;
     if let Some(first) = svc.first_run().await.map_err(describe)? {
         println!(
             "sayso: first run, created the inbox \"{}\".\n\
@@ -110,11 +130,21 @@ async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// Connects to the database and opens the service on it.
+/// Connects to the database and opens the service on it, for an admin command.
 async fn open(
     global: &GlobalArgs,
     max_await: Option<Duration>,
     email_enabled: bool,
+) -> anyhow::Result<Service> {
+    open_with(global, max_await, email_enabled, RateLimit::DEFAULT).await
+}
+
+/// Connects to the database and opens the service on it.
+async fn open_with(
+    global: &GlobalArgs,
+    max_await: Option<Duration>,
+    email_enabled: bool,
+    rate_limit: RateLimit,
 ) -> anyhow::Result<Service> {
     let public_url = global.public_url()?;
     let store = storage::connect(&global.database_url)
@@ -125,6 +155,7 @@ async fn open(
         max_await: max_await.unwrap_or(Duration::from_secs(600)),
         expiry_interval: Duration::from_secs(1),
         email_enabled,
+        rate_limit,
     };
     Service::new(store, settings).await.map_err(describe)
 }

@@ -116,6 +116,13 @@ pub struct ServeArgs {
     /// a crash, that is how long an interrupted delivery waits to be retried).
     #[arg(long, env = "SAYSO_OUTBOX_LEASE_S", default_value_t = 120)]
     pub outbox_lease_s: u64,
+    /// Requests per second allowed on average per API key (under /v1) and per client address
+    /// (elsewhere); 0 turns rate limiting off.
+    #[arg(long, env = "SAYSO_RATE_LIMIT_PER_S", default_value_t = crate::service::RateLimit::DEFAULT.per_second)]
+    pub rate_limit_per_s: u32,
+    /// Requests allowed at once above that average (the burst).
+    #[arg(long, env = "SAYSO_RATE_LIMIT_BURST", default_value_t = crate::service::RateLimit::DEFAULT.burst)]
+    pub rate_limit_burst: u32,
 }
 
 impl Default for ServeArgs {
@@ -169,6 +176,23 @@ pub struct ChannelArgs {
     /// ntfy access token for that topic ("" removes it).
     #[arg(long)]
     pub ntfy_token: Option<String>,
+    /// Daily quota of actions (a create costs 2), renewed at 00:00 UTC; 0 or "none" removes it.
+    #[arg(long, value_parser = parse_quota)]
+    pub quota: Option<Quota>,
+}
+
+/// A daily quota given on the command line: a number of actions, or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quota(pub Option<i64>);
+
+fn parse_quota(raw: &str) -> Result<Quota, String> {
+    match raw.trim() {
+        "none" | "0" => Ok(Quota(None)),
+        n => match n.parse::<i64>() {
+            Ok(n) if n > 0 => Ok(Quota(Some(n))),
+            _ => Err(format!("{raw:?} is not a number of actions or \"none\"")),
+        },
+    }
 }
 
 impl GlobalArgs {
@@ -214,6 +238,18 @@ mod tests {
             cli.command,
             Some(Command::Inbox(InboxCommand::Create { .. }))
         ));
+    }
+
+    #[test]
+    fn quotas_are_numbers_or_none() {
+        let cli = Cli::try_parse_from(["sayso", "inbox", "set", "ops", "--quota", "20"]).unwrap();
+        let Some(Command::Inbox(InboxCommand::Set { channels, .. })) = cli.command else {
+            panic!("not inbox set");
+        };
+        assert_eq!(channels.quota, Some(Quota(Some(20))));
+        assert_eq!(parse_quota("none"), Ok(Quota(None)));
+        assert_eq!(parse_quota("0"), Ok(Quota(None)));
+        assert!(parse_quota("-3").is_err());
     }
 
     #[test]

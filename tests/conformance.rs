@@ -22,9 +22,9 @@ use sayso::domain::{
     DecisionSpec, Kind, NewDecision, NotificationState, Notify, OutcomeSource, Resolution, Status,
 };
 use sayso::storage::{
-    Idempotency, InboxChannels, InsertDecision, Inserted, ListFilter, MessageResult, MessageStatus,
-    NewMessage, OutboxMessage, PgStore, PushSubscription, Resolved, Signal, SqliteStore, Store,
-    StoreError,
+    CREATE_ACTIONS, Idempotency, InboxChannels, InsertDecision, Inserted, ListFilter,
+    MessageResult, MessageStatus, NewMessage, OutboxMessage, PgStore, PushSubscription, Resolved,
+    Signal, SqliteStore, Store, StoreError,
 };
 
 /// A store and the database under it, which is removed after the store is dropped.
@@ -84,6 +84,10 @@ macro_rules! conformance_tests {
             a_fan_out_leaves_notifications_alone,
             inbox_channels_round_trip,
             push_subscriptions_are_upserted_listed_and_removed,
+            resolutions_are_listed_per_inbox_in_event_order,
+            creates_count_on_their_utc_day_and_month,
+            a_daily_quota_refuses_the_create_past_it,
+            concurrent_creates_never_overshoot_the_quota,
         );
     };
     (@cases $backend:ident, $setup:ident; $($case:ident),* $(,)?) => {
@@ -590,6 +594,7 @@ async fn concurrent_inserts_with_one_key_make_one_decision(store: &dyn Store) {
                 assert_eq!(request_hash, "h");
                 existing_ids.push(decision.id);
             }
+            Inserted::QuotaExceeded => panic!("no quota was set"),
         }
     }
     assert_eq!(new_ids.len(), 1, "exactly one insert is new");
@@ -1906,4 +1911,225 @@ async fn unknown_scheme_is_refused() {
         panic!("expected a refusal");
     };
     assert!(message.contains("mysql"), "{message}");
+}
+
+// ---- the event stream's reads, usage and the daily quota ----
+
+async fn resolutions_are_listed_per_inbox_in_event_order(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let work = inbox(store, "work").await;
+    let a1 = insert(store, home, "a1").await;
+    let a2 = insert(store, home, "a2").await;
+    let a3 = insert_at(
+        store,
+        home,
+        &new_decision(bool_spec("a3")),
+        T0,
+        Duration::minutes(1),
+    )
+    .await;
+    let pending = insert(store, home, "still pending").await;
+    let b1 = insert(store, work, "b1").await;
+    assert!(
+        store
+            .resolutions_since(home, 0, 100)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    let at = T0 + Duration::seconds(1);
+    store
+        .resolve(a2.id, &answer(json!(true)), at)
+        .await
+        .unwrap();
+    store
+        .resolve(b1.id, &answer(json!(false)), at)
+        .await
+        .unwrap();
+    store
+        .resolve(a1.id, &Resolution::cancel(None), at)
+        .await
+        .unwrap();
+    store
+        .record_event(a1.id, "viewed", &json!({}), at)
+        .await
+        .unwrap();
+    store
+        .expire_due(T0 + Duration::minutes(2), 10)
+        .await
+        .unwrap();
+
+    let all = store.resolutions_since(home, 0, 100).await.unwrap();
+    let ids: Vec<Uuid> = all.iter().map(|(_, d)| *d).collect();
+    assert_eq!(ids, [a2.id, a1.id, a3.id], "in the order they resolved");
+    assert!(all.windows(2).all(|w| w[0].0 < w[1].0), "ids increase");
+    assert!(!ids.contains(&pending.id));
+
+    let after_first = store.resolutions_since(home, all[0].0, 100).await.unwrap();
+    assert_eq!(after_first, all[1..]);
+    assert_eq!(store.resolutions_since(home, 0, 1).await.unwrap(), all[..1]);
+    assert!(
+        store
+            .resolutions_since(home, all[2].0, 100)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let theirs = store.resolutions_since(work, 0, 100).await.unwrap();
+    assert_eq!(theirs.iter().map(|(_, d)| *d).collect::<Vec<_>>(), [b1.id]);
+}
+
+/// Inserts with an optional idempotency key, returning what the store said.
+async fn try_insert(
+    store: &dyn Store,
+    inbox: Uuid,
+    created: OffsetDateTime,
+    key: Option<&str>,
+) -> Inserted {
+    let new = new_decision(bool_spec("counted?"));
+    store
+        .insert_decision(InsertDecision {
+            id: Uuid::now_v7(),
+            inbox_id: inbox,
+            new: &new,
+            created_at: created,
+            expires_at: created + Duration::hours(1),
+            idempotency: key.map(|key| Idempotency {
+                key,
+                request_hash: "h",
+            }),
+            notifications: vec![],
+            outbox: vec![],
+        })
+        .await
+        .unwrap()
+}
+
+async fn creates_count_on_their_utc_day_and_month(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let work = inbox(store, "work").await;
+    for _ in 0..3 {
+        insert_at(
+            store,
+            home,
+            &new_decision(bool_spec("q")),
+            T0,
+            Duration::hours(1),
+        )
+        .await;
+    }
+    // The same key again is a replay, which costs nothing.
+    assert!(matches!(
+        try_insert(store, home, T0, Some("k")).await,
+        Inserted::New(_)
+    ));
+    assert!(matches!(
+        try_insert(store, home, T0, Some("k")).await,
+        Inserted::Existing { .. }
+    ));
+    // Yesterday, the same month (T0 is 2 January).
+    try_insert(store, home, T0 - Duration::days(1), None).await;
+    // Last month, and late at night in another time zone that is already today in UTC.
+    try_insert(store, home, T0 - Duration::days(5), None).await;
+    let late = ms(T0)
+        .to_offset(time::macros::offset!(-5))
+        .replace_date(datetime!(2030-01-01 0:00).date())
+        .replace_hour(22)
+        .unwrap();
+    assert_eq!(late.to_offset(time::UtcOffset::UTC).date(), T0.date());
+    try_insert(store, home, late, None).await;
+    try_insert(store, work, T0, None).await;
+
+    let usage = store.usage(home, T0.date()).await.unwrap();
+    assert_eq!(usage.today.creates, 5);
+    assert_eq!(usage.today.actions, 5 * CREATE_ACTIONS);
+    assert_eq!(usage.month.creates, 6);
+    assert_eq!(usage.month.actions, 6 * CREATE_ACTIONS);
+    assert_eq!(usage.daily_quota, None);
+    let theirs = store.usage(work, T0.date()).await.unwrap();
+    assert_eq!((theirs.today.creates, theirs.month.creates), (1, 1));
+}
+
+async fn a_daily_quota_refuses_the_create_past_it(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let work = inbox(store, "work").await;
+    store.set_daily_quota(home, Some(5)).await.unwrap();
+    assert!(matches!(
+        try_insert(store, home, T0, Some("k")).await,
+        Inserted::New(_)
+    ));
+    assert!(matches!(
+        try_insert(store, home, T0, None).await,
+        Inserted::New(_)
+    ));
+    assert!(matches!(
+        try_insert(store, home, T0, None).await,
+        Inserted::QuotaExceeded
+    ));
+    // A replay is free, also past the quota.
+    assert!(matches!(
+        try_insert(store, home, T0, Some("k")).await,
+        Inserted::Existing { .. }
+    ));
+    let listed = store
+        .list_decisions(
+            home,
+            &ListFilter {
+                limit: 10,
+                ..ListFilter::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 2, "the refused create left nothing behind");
+    let usage = store.usage(home, T0.date()).await.unwrap();
+    assert_eq!((usage.today.actions, usage.today.creates), (4, 2));
+    assert_eq!(usage.daily_quota, Some(5));
+
+    // Other inboxes and the next day are not affected.
+    assert!(matches!(
+        try_insert(store, work, T0, None).await,
+        Inserted::New(_)
+    ));
+    let tomorrow = T0 + Duration::days(1);
+    assert!(matches!(
+        try_insert(store, home, tomorrow, None).await,
+        Inserted::New(_)
+    ));
+
+    store.set_daily_quota(home, None).await.unwrap();
+    assert!(matches!(
+        try_insert(store, home, T0, None).await,
+        Inserted::New(_)
+    ));
+    assert_eq!(
+        store.usage(home, T0.date()).await.unwrap().daily_quota,
+        None
+    );
+    assert!(matches!(
+        store.set_daily_quota(Uuid::now_v7(), Some(1)).await,
+        Err(StoreError::NotFound)
+    ));
+}
+
+async fn concurrent_creates_never_overshoot_the_quota(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    // Some usage from before the quota was set (on PostgreSQL, on other counter rows).
+    for _ in 0..3 {
+        try_insert(store, home, T0, None).await;
+    }
+    store.set_daily_quota(home, Some(20)).await.unwrap();
+    let results = join_all((0..12).map(|_| try_insert(store, home, T0, None))).await;
+    let new = results
+        .iter()
+        .filter(|r| matches!(r, Inserted::New(_)))
+        .count();
+    let refused = results
+        .iter()
+        .filter(|r| matches!(r, Inserted::QuotaExceeded))
+        .count();
+    assert_eq!((new, refused), (7, 5));
+    let usage = store.usage(home, T0.date()).await.unwrap();
+    assert_eq!((usage.today.actions, usage.today.creates), (20, 10));
 }

@@ -15,6 +15,8 @@ pub struct ApiError {
     pub code: &'static str,
     pub message: String,
     pub details: Vec<Issue>,
+    /// Seconds for `Retry-After`, on a 429.
+    pub retry_after: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -36,6 +38,7 @@ impl ApiError {
             code,
             message: message.into(),
             details: Vec::new(),
+            retry_after: None,
         }
     }
 
@@ -66,6 +69,19 @@ impl ApiError {
             code: "validation_failed",
             message,
             details,
+            retry_after: None,
+        }
+    }
+
+    /// Too many requests from one key or address; `retry_after` in seconds.
+    pub fn rate_limited(retry_after: u64) -> Self {
+        ApiError {
+            retry_after: Some(retry_after),
+            ..Self::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!("too many requests; retry in {retry_after} s"),
+            )
         }
     }
 
@@ -104,6 +120,17 @@ impl From<ServiceError> for ApiError {
                 "this Idempotency-Key was already used with a different request body",
             ),
             ServiceError::Conflict(m) => ApiError::new(StatusCode::CONFLICT, "conflict", m),
+            ServiceError::QuotaExceeded { retry_after } => ApiError {
+                retry_after: Some(retry_after),
+                ..ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "quota_exceeded",
+                    format!(
+                        "the daily quota of this inbox is used up; it renews at 00:00 UTC, \
+                         in {retry_after} s"
+                    ),
+                )
+            },
             ServiceError::Unavailable => ApiError::unavailable(),
             ServiceError::Internal(cause) => {
                 tracing::error!(%cause, "internal error");
@@ -139,6 +166,10 @@ impl IntoResponse for ApiError {
             },
         };
         let mut resp = (self.status, Json(body)).into_response();
+        if let Some(secs) = self.retry_after {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
         match self.status {
             StatusCode::SERVICE_UNAVAILABLE => {
                 resp.headers_mut()

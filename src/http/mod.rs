@@ -2,8 +2,11 @@
 
 pub mod api;
 pub mod error;
+pub mod events;
 pub mod extract;
 pub mod pages;
+mod rate_limit;
+pub mod usage;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
@@ -20,11 +23,14 @@ pub fn router(svc: Service) -> Router {
     Router::new()
         .merge(api::routes())
         .merge(pages::routes(svc.clone()))
+        .merge(events::routes())
+        .merge(usage::routes())
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(api::SMALL_BODY_LIMIT))
+        .layer(rate_limit::layer(svc.settings().rate_limit))
         .layer(TraceLayer::new_for_http())
         .with_state(svc)
 }

@@ -83,6 +83,11 @@ impl Service {
                 }
                 (decision, true)
             }
+            Inserted::QuotaExceeded => {
+                return Err(ServiceError::QuotaExceeded {
+                    retry_after: super::usage::seconds_to_utc_midnight(created_at),
+                });
+            }
         };
         Ok(Created {
             handle: AskHandle {
@@ -169,8 +174,7 @@ impl Service {
     ) -> Result<Decision, ServiceError> {
         match self.store().resolve(id, resolution, now()).await? {
             Resolved::Won(d) => {
-                self.waiters().wake(id);
-                self.kick_outbox();
+                self.resolved_here(&d);
                 Ok(d)
             }
             Resolved::Lost(d) => {
@@ -191,8 +195,7 @@ impl Service {
         }
         match self.store().expire(d.id, now).await? {
             Resolved::Won(d) => {
-                self.waiters().wake(d.id);
-                self.kick_outbox();
+                self.resolved_here(&d);
                 Ok(d)
             }
             Resolved::Lost(d) => Ok(d),

@@ -19,6 +19,9 @@ pub(super) async fn sweep(svc: Service) {
                 }
                 if !ids.is_empty() {
                     svc.kick_outbox();
+                    // The sweep does not say whose decisions these were: every stream
+                    // re-reads, at most once a sweep.
+                    svc.wake_all_event_streams();
                 }
                 backoff = if ids.len() as u32 == BATCH {
                     Duration::ZERO

@@ -3,11 +3,13 @@
 
 mod answers;
 mod decisions;
+mod events;
 mod expiry;
 mod feed;
 mod inboxes;
 mod notifications;
 pub mod tokens;
+mod usage;
 pub mod view;
 mod waiting;
 
@@ -22,9 +24,11 @@ use crate::storage::{Store, StoreError};
 use crate::wake::Waiters;
 
 pub use decisions::{Created, ListPage, ListQuery};
+pub use events::ResolutionFeed;
 pub use feed::Feed;
 pub use inboxes::{ChannelChanges, FirstRun};
 pub use tokens::Tokens;
+pub use usage::{QuotaView, UsageView};
 pub use view::{AskHandle, DecisionView};
 
 /// Why a service call did not do what was asked.
@@ -48,6 +52,12 @@ pub enum ServiceError {
     /// A name is taken (an inbox), said in the message.
     #[error("{0}")]
     Conflict(String),
+    /// The inbox's daily quota is used up; it renews at the next UTC midnight.
+    #[error("the daily quota of this inbox is used up")]
+    QuotaExceeded {
+        /// Seconds until the next UTC midnight.
+        retry_after: u64,
+    },
     #[error("the database is unavailable")]
     Unavailable,
     #[error("internal error: {0}")]
@@ -89,6 +99,39 @@ pub struct ServiceSettings {
     pub expiry_interval: Duration,
     /// Whether an SMTP server is configured, so email asks are sent rather than skipped.
     pub email_enabled: bool,
+    /// Requests allowed per API key (under `/v1`) and per client address (elsewhere).
+    pub rate_limit: RateLimit,
+}
+
+/// A rate limit: `per_second` requests on average, with bursts of up to `burst` at once.
+/// `per_second == 0` turns it off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    pub per_second: u32,
+    pub burst: u32,
+}
+
+impl RateLimit {
+    /// Generous enough for any agent's ordinary traffic and a person's pages; it stops loops.
+    pub const DEFAULT: RateLimit = RateLimit {
+        per_second: 100,
+        burst: 400,
+    };
+    /// No limit.
+    pub const OFF: RateLimit = RateLimit {
+        per_second: 0,
+        burst: 0,
+    };
+
+    pub fn is_off(&self) -> bool {
+        self.per_second == 0
+    }
+}
+
+impl Default for RateLimit {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
 }
 
 /// The service: cheap to clone, shared by every handler.
@@ -100,6 +143,8 @@ pub struct Service {
 struct Inner {
     store: Arc<dyn Store>,
     waiters: Arc<Waiters>,
+    /// Event streams, keyed by inbox id, woken when a decision of the inbox resolves.
+    inbox_waiters: Arc<Waiters>,
     tokens: Tokens,
     settings: ServiceSettings,
     shutdown_tx: watch::Sender<bool>,
@@ -127,6 +172,7 @@ impl Service {
             inner: Arc::new(Inner {
                 store,
                 waiters: Waiters::new(),
+                inbox_waiters: Waiters::new(),
                 tokens,
                 settings,
                 shutdown_tx,
@@ -140,8 +186,12 @@ impl Service {
     /// Starts listening for other replicas' resolutions and the expiry sweeper; both stop
     /// with `shut_down`.
     pub fn start_background(&self) {
-        let w = Arc::clone(&self.inner.waiters);
-        if let Some(task) = self.inner.store.listen(Arc::new(move |s| w.on_signal(s))) {
+        let svc = self.clone();
+        let sink = move |signal| {
+            svc.inner.waiters.on_signal(signal);
+            svc.wake_event_streams(signal);
+        };
+        if let Some(task) = self.inner.store.listen(Arc::new(sink)) {
             self.stop_with_shutdown(task);
         }
         let sweeper = tokio::spawn(expiry::sweep(self.clone()));
@@ -177,6 +227,15 @@ impl Service {
     pub fn shut_down(&self) {
         let _ = self.inner.shutdown_tx.send(true);
         self.inner.waiters.wake_all();
+        self.inner.inbox_waiters.wake_all();
+    }
+
+    /// Wakes what waits on a decision this replica resolved: its awaits, its inbox's event
+    /// streams, and the outbox worker.
+    fn resolved_here(&self, d: &Decision) {
+        self.inner.waiters.wake(d.id);
+        self.inner.inbox_waiters.wake(d.inbox_id);
+        self.kick_outbox();
     }
 
     pub fn store(&self) -> &Arc<dyn Store> {

@@ -74,6 +74,27 @@ pub enum Inserted {
         decision: Decision,
         request_hash: String,
     },
+    /// The inbox's daily quota has no room for another create today; nothing was written.
+    QuotaExceeded,
+}
+
+/// What a create costs, in actions.
+pub const CREATE_ACTIONS: i64 = 2;
+
+/// Actions used in a span of days, and the creates among them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct UsageCount {
+    pub actions: i64,
+    pub creates: i64,
+}
+
+/// An inbox's usage on one UTC day and in that day's month so far, with its quota.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub today: UsageCount,
+    pub month: UsageCount,
+    /// Actions allowed per UTC day; `None` for no limit.
+    pub daily_quota: Option<i64>,
 }
 
 /// The result of a conditional resolution.
@@ -232,6 +253,9 @@ pub trait Store: Send + Sync + 'static {
 
     /// Inserts a decision, its image, its `created` event and its notification states, unless
     /// the idempotency key is already used in the inbox (then returns the existing decision).
+    /// A new decision counts `CREATE_ACTIONS` on the inbox's usage of its `created_at` UTC
+    /// day in the same transaction; when the inbox's daily quota has no room for them,
+    /// nothing is written (`QuotaExceeded`). A replay costs nothing, over the quota or not.
     async fn insert_decision(&self, row: InsertDecision<'_>) -> Result<Inserted, StoreError>;
     /// A decision by id; with `inbox_id`, only if it belongs to that inbox.
     async fn decision(
@@ -244,6 +268,22 @@ pub trait Store: Send + Sync + 'static {
         inbox_id: Uuid,
         filter: &ListFilter,
     ) -> Result<Vec<Decision>, StoreError>;
+
+    /// The inbox's resolutions (answered, declined, cancelled, expired) whose event id is above
+    /// `after`, oldest first, at most `limit`: each as (event id, decision id). Ids only grow,
+    /// and an id is never seen after a larger one of the same inbox was, so a reader that
+    /// remembers the last id it saw misses nothing.
+    async fn resolutions_since(
+        &self,
+        inbox_id: Uuid,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<(i64, Uuid)>, StoreError>;
+
+    /// The inbox's usage on the UTC day `today` and in its month up to that day.
+    async fn usage(&self, inbox_id: Uuid, today: time::Date) -> Result<Usage, StoreError>;
+    /// Sets (or with `None` removes) the inbox's daily quota of actions.
+    async fn set_daily_quota(&self, inbox_id: Uuid, quota: Option<i64>) -> Result<(), StoreError>;
 
     /// The distinct projects of an inbox's decisions, sorted (at most 100).
     async fn projects(&self, inbox_id: Uuid) -> Result<Vec<String>, StoreError>;

@@ -7,6 +7,7 @@
 mod channels;
 mod listen;
 mod outbox;
+mod usage;
 
 use std::time::Duration;
 
@@ -20,8 +21,8 @@ use uuid::Uuid;
 
 use super::rows::{self, DecisionColumns, store_error, to_ms_precision};
 use super::{
-    Inbox, InboxChannels, InsertDecision, Inserted, ListFilter, MessageResult, NewMessage,
-    OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError,
+    CREATE_ACTIONS, Inbox, InboxChannels, InsertDecision, Inserted, ListFilter, MessageResult,
+    NewMessage, OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError, Usage,
 };
 use crate::domain::{Decision, DecisionEvent, NotificationState, Resolution, Status};
 use outbox::{MessageArrays, insert_outbox, resolved_fan_out, sql_uuid_v7, unnest_messages};
@@ -44,15 +45,30 @@ macro_rules! expire_set {
     };
 }
 
+/// Takes, in a fixed order, the per-inbox lock under which resolution events get their ids,
+/// for the inboxes of the rows of `upd`. Held to commit, it makes the ids of one inbox's
+/// resolutions visible in increasing order, which `resolutions_since` readers rely on: a
+/// bigserial alone can commit 11 before 10.
+macro_rules! resolution_locks {
+    () => {
+        "lk AS (SELECT COUNT(*) AS n FROM ( \
+           SELECT pg_advisory_xact_lock(1447, k) FROM ( \
+             SELECT DISTINCT hashtext(inbox_id::text) AS k FROM upd ORDER BY k) s) l)"
+    };
+}
+
 /// Inserts the `expired` events of the rows of `upd` (with the same detail as
-/// `rows::expiry_detail`).
+/// `rows::expiry_detail`), under `resolution_locks!`.
 macro_rules! expired_events {
     () => {
-        "ev AS (INSERT INTO decision_events (decision_id, at, kind, detail) \
-         SELECT id, expires_at, 'expired', \
-         CASE WHEN outcome IS NULL THEN '{}'::jsonb \
-         ELSE jsonb_build_object('outcome', outcome, 'outcome_source', 'default') END \
-         FROM upd)"
+        concat!(
+            resolution_locks!(),
+            ", ev AS (INSERT INTO decision_events (decision_id, at, kind, detail) \
+             SELECT id, expires_at, 'expired', \
+             CASE WHEN outcome IS NULL THEN '{}'::jsonb \
+             ELSE jsonb_build_object('outcome', outcome, 'outcome_source', 'default') END \
+             FROM upd, lk)"
+        )
     };
 }
 
@@ -78,12 +94,141 @@ impl PgStore {
         Ok(PgStore { pool })
     }
 
+    /// The decision already holding the row's idempotency key, if any.
+    async fn existing(&self, row: &InsertDecision<'_>) -> Result<Option<Inserted>, StoreError> {
+        let Some(idempotency) = row.idempotency else {
+            return Ok(None);
+        };
+        let Some(existing) = sqlx::query_as::<_, ExistingRow>(concat!(
+            "SELECT ",
+            decision_columns!(),
+            ", request_hash FROM decisions WHERE inbox_id = $1 AND idempotency_key = $2"
+        ))
+        .bind(row.inbox_id)
+        .bind(idempotency.key)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(store_error)?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(Inserted::Existing {
+            decision: existing.decision.try_into()?,
+            request_hash: existing.request_hash.unwrap_or_default(),
+        }))
+    }
+
     async fn current(&self, id: Uuid) -> Result<Resolved, StoreError> {
         match self.decision(None, id).await? {
             Some(d) => Ok(Resolved::Lost(d)),
             None => Err(StoreError::NotFound),
         }
     }
+}
+
+/// What one run of the insert statement did.
+struct InsertOutcome {
+    inserted: bool,
+    /// The inbox has a daily quota (so, when called with a charge, nothing was written).
+    has_quota: bool,
+}
+
+/// One statement: the decision, and only if it was inserted (the idempotency key is new) its
+/// image, `created` event, notification states and outbox messages. With `charge` (the day
+/// and the usage row to count on) it writes nothing for an inbox that has a quota, and
+/// counts the create otherwise; without, it inserts whatever the quota and counts nothing
+/// (the caller has counted under the quota's lock).
+async fn insert_statement<'e>(
+    ex: impl sqlx::PgExecutor<'e>,
+    decision: &Decision,
+    spec_json: &Value,
+    row: &InsertDecision<'_>,
+    charge: Option<(time::Date, i32)>,
+) -> Result<InsertOutcome, StoreError> {
+    let channels: Vec<&str> = row
+        .notifications
+        .iter()
+        .map(|n| n.channel.as_str())
+        .collect();
+    let statuses: Vec<&str> = row
+        .notifications
+        .iter()
+        .map(|n| n.status.as_str())
+        .collect();
+    let details: Vec<Option<&str>> = row
+        .notifications
+        .iter()
+        .map(|n| n.detail.as_deref())
+        .collect();
+    let outbox = MessageArrays::new(&row.outbox);
+    let (inserted, has_quota): (i64, bool) = sqlx::query_as(concat!(
+        "WITH q AS (SELECT daily_quota IS NOT NULL AS has_quota FROM inboxes WHERE id = $2), \
+         d AS ( \
+           INSERT INTO decisions (id, inbox_id, kind, question, project, spec, \
+             default_outcome, status, custom, created_at, expires_at, idempotency_key, \
+             request_hash, has_image) \
+           SELECT $1, $2, $3, $4, $5, $6, $7, 'pending', false, $8, $9, $10, $11, $12 \
+           WHERE NOT $24 OR NOT COALESCE((SELECT has_quota FROM q), false) \
+           ON CONFLICT (inbox_id, idempotency_key) WHERE idempotency_key IS NOT NULL \
+           DO NOTHING RETURNING id), \
+         img AS ( \
+           INSERT INTO decision_images (decision_id, content_type, bytes) \
+           SELECT id, $13, $14 FROM d WHERE $14::bytea IS NOT NULL), \
+         ev AS ( \
+           INSERT INTO decision_events (decision_id, at, kind, detail) \
+           SELECT id, $8, 'created', '{}'::jsonb FROM d), \
+         n AS ( \
+           INSERT INTO notifications (decision_id, channel, status, detail, updated_at) \
+           SELECT d.id, x.channel, x.status, x.detail, $8 \
+           FROM d, unnest($15::text[], $16::text[], $17::text[]) AS x(channel, status, detail)), \
+         u AS ( \
+           INSERT INTO usage_daily (inbox_id, day, shard, actions, creates) \
+           SELECT $2, $25, $26, $27, 1 FROM d WHERE $24 \
+           ON CONFLICT (inbox_id, day, shard) DO UPDATE \
+           SET actions = usage_daily.actions + EXCLUDED.actions, \
+               creates = usage_daily.creates + 1), \
+         ob AS (",
+        insert_outbox!(),
+        "SELECT x.id, d.id, x.channel, x.purpose, x.payload, $8, x.not_before, \
+             x.give_up_at FROM d, ",
+        unnest_messages!("$18", "$19", "$20", "$21", "$22", "$23"),
+        " ON CONFLICT (decision_id, channel, purpose) DO NOTHING) \
+         SELECT (SELECT COUNT(*) FROM d), COALESCE((SELECT has_quota FROM q), false)"
+    ))
+    .bind(decision.id)
+    .bind(decision.inbox_id)
+    .bind(decision.kind().as_str())
+    .bind(&decision.spec.question)
+    .bind(&decision.spec.project)
+    .bind(Json(spec_json))
+    .bind(decision.spec.default_outcome.as_ref().map(Json))
+    .bind(decision.created_at)
+    .bind(decision.expires_at)
+    .bind(row.idempotency.map(|i| i.key))
+    .bind(row.idempotency.map(|i| i.request_hash))
+    .bind(decision.has_image)
+    .bind(row.new.image.as_ref().map(|i| i.content_type))
+    .bind(row.new.image.as_ref().map(|i| i.bytes.as_slice()))
+    .bind(channels)
+    .bind(statuses)
+    .bind(details)
+    .bind(outbox.ids)
+    .bind(outbox.channels)
+    .bind(outbox.purposes)
+    .bind(outbox.payloads)
+    .bind(outbox.not_before)
+    .bind(outbox.give_up_at)
+    .bind(charge.is_some())
+    .bind(charge.map(|(day, _)| day))
+    .bind(charge.map(|(_, shard)| shard).unwrap_or(0))
+    .bind(CREATE_ACTIONS)
+    .fetch_one(ex)
+    .await
+    .map_err(store_error)?;
+    Ok(InsertOutcome {
+        inserted: inserted > 0,
+        has_quota,
+    })
 }
 
 #[derive(sqlx::FromRow)]
@@ -305,98 +450,34 @@ impl Store for PgStore {
             spec,
         };
         let spec_json = rows::spec_json(&decision.spec)?;
-        let channels: Vec<&str> = row
-            .notifications
-            .iter()
-            .map(|n| n.channel.as_str())
-            .collect();
-        let statuses: Vec<&str> = row
-            .notifications
-            .iter()
-            .map(|n| n.status.as_str())
-            .collect();
-        let details: Vec<Option<&str>> = row
-            .notifications
-            .iter()
-            .map(|n| n.detail.as_deref())
-            .collect();
-        let outbox = MessageArrays::new(&row.outbox);
-        // One statement: the decision, and only if it was inserted (the idempotency key is
-        // new) its image, `created` event, notification states and outbox messages.
-        let inserted: i64 = sqlx::query_scalar(concat!(
-            "WITH d AS ( \
-               INSERT INTO decisions (id, inbox_id, kind, question, project, spec, \
-                 default_outcome, status, custom, created_at, expires_at, idempotency_key, \
-                 request_hash, has_image) \
-               VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', false, $8, $9, $10, $11, $12) \
-               ON CONFLICT (inbox_id, idempotency_key) WHERE idempotency_key IS NOT NULL \
-               DO NOTHING RETURNING id), \
-             img AS ( \
-               INSERT INTO decision_images (decision_id, content_type, bytes) \
-               SELECT id, $13, $14 FROM d WHERE $14::bytea IS NOT NULL), \
-             ev AS ( \
-               INSERT INTO decision_events (decision_id, at, kind, detail) \
-               SELECT id, $8, 'created', '{}'::jsonb FROM d), \
-             n AS ( \
-               INSERT INTO notifications (decision_id, channel, status, detail, updated_at) \
-               SELECT d.id, x.channel, x.status, x.detail, $8 \
-               FROM d, unnest($15::text[], $16::text[], $17::text[]) AS x(channel, status, detail)), \
-             ob AS (",
-            insert_outbox!(),
-            "SELECT x.id, d.id, x.channel, x.purpose, x.payload, $8, x.not_before, \
-                 x.give_up_at FROM d, ",
-            unnest_messages!("$18", "$19", "$20", "$21", "$22", "$23"),
-            " ON CONFLICT (decision_id, channel, purpose) DO NOTHING) \
-             SELECT COUNT(*) FROM d"
-        ))
-        .bind(decision.id)
-        .bind(decision.inbox_id)
-        .bind(decision.kind().as_str())
-        .bind(&decision.spec.question)
-        .bind(&decision.spec.project)
-        .bind(Json(&spec_json))
-        .bind(decision.spec.default_outcome.as_ref().map(Json))
-        .bind(decision.created_at)
-        .bind(decision.expires_at)
-        .bind(row.idempotency.map(|i| i.key))
-        .bind(row.idempotency.map(|i| i.request_hash))
-        .bind(decision.has_image)
-        .bind(row.new.image.as_ref().map(|i| i.content_type))
-        .bind(row.new.image.as_ref().map(|i| i.bytes.as_slice()))
-        .bind(channels)
-        .bind(statuses)
-        .bind(details)
-        .bind(outbox.ids)
-        .bind(outbox.channels)
-        .bind(outbox.purposes)
-        .bind(outbox.payloads)
-        .bind(outbox.not_before)
-        .bind(outbox.give_up_at)
-        .fetch_one(&self.pool)
-        .await
-        .map_err(store_error)?;
-        if inserted > 0 {
+        let day = decision.created_at.to_offset(time::UtcOffset::UTC).date();
+        // An inbox without a quota counts on one of several rows, so its concurrent creates
+        // do not queue on one row lock; one with a quota takes the exact path below.
+        let shard = (decision.id.as_u128() & 7) as i32;
+        let first =
+            insert_statement(&self.pool, &decision, &spec_json, &row, Some((day, shard))).await?;
+        if first.inserted {
             return Ok(Inserted::New(decision));
         }
-
-        // Only the idempotency index is ignored on conflict, so there is a key, and the
-        // decision holding it has committed (a concurrent insert waits for it).
-        let key = row.idempotency.map(|i| i.key).unwrap_or_default();
-        let existing = sqlx::query_as::<_, ExistingRow>(concat!(
-            "SELECT ",
-            decision_columns!(),
-            ", request_hash FROM decisions WHERE inbox_id = $1 AND idempotency_key = $2"
-        ))
-        .bind(row.inbox_id)
-        .bind(key)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(store_error)?
-        .ok_or_else(|| StoreError::Other("idempotency conflict without a row".into()))?;
-        Ok(Inserted::Existing {
-            decision: existing.decision.try_into()?,
-            request_hash: existing.request_hash.unwrap_or_default(),
-        })
+        if first.has_quota {
+            let mut tx = self.pool.begin().await.map_err(store_error)?;
+            if !usage::charge_with_quota(&mut tx, row.inbox_id, day).await? {
+                drop(tx);
+                return match self.existing(&row).await? {
+                    Some(existing) => Ok(existing),
+                    None => Ok(Inserted::QuotaExceeded),
+                };
+            }
+            let again = insert_statement(&mut *tx, &decision, &spec_json, &row, None).await?;
+            if again.inserted {
+                tx.commit().await.map_err(store_error)?;
+                return Ok(Inserted::New(decision));
+            }
+            // A replay: dropping the transaction takes the charge back.
+        }
+        self.existing(&row)
+            .await?
+            .ok_or_else(|| StoreError::Other("idempotency conflict without a row".into()))
     }
 
     async fn decision(
@@ -416,6 +497,23 @@ impl Store for PgStore {
         .map_err(store_error)?
         .map(Decision::try_from)
         .transpose()
+    }
+
+    async fn resolutions_since(
+        &self,
+        inbox_id: Uuid,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<(i64, Uuid)>, StoreError> {
+        usage::resolutions_since(&self.pool, inbox_id, after, limit).await
+    }
+
+    async fn usage(&self, inbox_id: Uuid, today: time::Date) -> Result<Usage, StoreError> {
+        usage::usage(&self.pool, inbox_id, today).await
+    }
+
+    async fn set_daily_quota(&self, inbox_id: Uuid, quota: Option<i64>) -> Result<(), StoreError> {
+        usage::set_daily_quota(&self.pool, inbox_id, quota).await
     }
 
     async fn projects(&self, inbox_id: Uuid) -> Result<Vec<String>, StoreError> {
@@ -481,9 +579,11 @@ impl Store for PgStore {
                WHERE id = $1 AND status = 'pending' AND expires_at > $7 \
                RETURNING ",
             decision_columns!(),
-            "), ev AS ( \
+            "), ",
+            resolution_locks!(),
+            ", ev AS ( \
                INSERT INTO decision_events (decision_id, at, kind, detail) \
-               SELECT id, $7, $8, $9 FROM upd), ",
+               SELECT id, $7, $8, $9 FROM upd, lk), ",
             resolved_fan_out!("$10", "$7", "$11"),
             " SELECT ",
             decision_columns!(),
@@ -550,7 +650,7 @@ impl Store for PgStore {
                UPDATE decisions SET ",
             expire_set!(),
             " WHERE id IN (SELECT id FROM due) AND status = 'pending' \
-               RETURNING id, expires_at, outcome), ",
+               RETURNING id, inbox_id, expires_at, outcome), ",
             expired_events!(),
             ", ",
             resolved_fan_out!(sql_uuid_v7!(), "$1", "$3"),

@@ -4,6 +4,8 @@
 //! times as integer milliseconds since the epoch, JSON as text. Writes that read first run
 //! in `BEGIN IMMEDIATE` transactions, so two writers never deadlock upgrading a read lock.
 
+mod usage;
+
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -23,7 +25,7 @@ use super::rows::{
 };
 use super::{
     Inbox, InboxChannels, InsertDecision, Inserted, ListFilter, MessageResult, NewMessage,
-    OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError,
+    OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError, Usage,
 };
 use crate::domain::{Decision, DecisionEvent, NotificationState, Resolution, Status};
 
@@ -488,6 +490,16 @@ impl Store for SqliteStore {
             });
         }
 
+        if !usage::charge_create(
+            &mut tx,
+            row.inbox_id,
+            decision.created_at.to_offset(time::UtcOffset::UTC).date(),
+        )
+        .await?
+        {
+            // Dropping the transaction rolls the insert back.
+            return Ok(Inserted::QuotaExceeded);
+        }
         if let Some(image) = &row.new.image {
             sqlx::query(
                 "INSERT INTO decision_images (decision_id, content_type, bytes) VALUES (?, ?, ?)",
@@ -553,6 +565,23 @@ impl Store for SqliteStore {
             .map_err(store_error)?,
         };
         found.map(Decision::try_from).transpose()
+    }
+
+    async fn resolutions_since(
+        &self,
+        inbox_id: Uuid,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<(i64, Uuid)>, StoreError> {
+        usage::resolutions_since(&self.pool, inbox_id, after, limit).await
+    }
+
+    async fn usage(&self, inbox_id: Uuid, today: time::Date) -> Result<Usage, StoreError> {
+        usage::usage(&self.pool, inbox_id, today).await
+    }
+
+    async fn set_daily_quota(&self, inbox_id: Uuid, quota: Option<i64>) -> Result<(), StoreError> {
+        usage::set_daily_quota(&self.pool, inbox_id, quota).await
     }
 
     async fn projects(&self, inbox_id: Uuid) -> Result<Vec<String>, StoreError> {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use reqwest::{Client, Method, RequestBuilder, StatusCode};
 use sayso::app::{ServeLimits, default_public_url, serve};
-use sayso::service::{Service, ServiceSettings};
+use sayso::service::{RateLimit, Service, ServiceSettings};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -33,7 +33,25 @@ impl TestServer {
     }
 
     pub async fn start_with(database_url: &str, limits: ServeLimits) -> TestServer {
-        Self::start_full(database_url, limits, None).await
+        Self::start_full(database_url, limits, None, RateLimit::DEFAULT, None).await
+    }
+
+    /// A server with its own rate limit.
+    pub async fn start_rate_limited(database_url: &str, rate_limit: RateLimit) -> TestServer {
+        Self::start_full(database_url, ServeLimits::default(), None, rate_limit, None).await
+    }
+
+    /// Another replica on the database of `first`, with its key.
+    pub async fn start_replica(database_url: &str, first: &TestServer) -> TestServer {
+        let key = Some(first.key.clone());
+        Self::start_full(
+            database_url,
+            ServeLimits::default(),
+            None,
+            RateLimit::DEFAULT,
+            key,
+        )
+        .await
     }
 
     /// A server whose outbox worker delivers: email through `smtp_url` when given, and Web
@@ -43,6 +61,8 @@ impl TestServer {
             database_url,
             ServeLimits::default(),
             Some(smtp_url.map(str::to_string)),
+            RateLimit::DEFAULT,
+            None,
         )
         .await
     }
@@ -51,6 +71,8 @@ impl TestServer {
         database_url: &str,
         limits: ServeLimits,
         notify: Option<Option<String>>,
+        rate_limit: RateLimit,
+        key: Option<String>,
     ) -> TestServer {
         init_tls();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -63,16 +85,21 @@ impl TestServer {
                 max_await: Duration::from_secs(600),
                 expiry_interval: Duration::from_millis(200),
                 email_enabled: matches!(notify, Some(Some(_))),
+                rate_limit,
             },
         )
         .await
         .unwrap();
-        let key = svc
-            .first_run()
-            .await
-            .unwrap()
-            .expect("a fresh database has no inbox")
-            .api_key;
+        let key = match key {
+            Some(key) => key,
+            None => {
+                svc.first_run()
+                    .await
+                    .unwrap()
+                    .expect("a fresh database has no inbox")
+                    .api_key
+            }
+        };
         svc.start_background();
         if let Some(smtp_url) = notify {
             let args = sayso::config::ServeArgs {

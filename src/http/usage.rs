@@ -1,0 +1,20 @@
+//! `GET /v1/usage`: the inbox's actions today and this month (UTC), and its daily quota.
+
+use axum::extract::State;
+use axum::routing::get;
+use axum::{Json, Router};
+
+use super::error::ApiError;
+use super::extract::Auth;
+use crate::service::{Service, UsageView};
+
+pub fn routes() -> Router<Service> {
+    Router::new().route("/v1/usage", get(show_usage))
+}
+
+async fn show_usage(
+    State(svc): State<Service>,
+    Auth(inbox): Auth,
+) -> Result<Json<UsageView>, ApiError> {
+    Ok(Json(svc.usage(&inbox).await?))
+}
