@@ -65,6 +65,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
+        // --- MCP stdio bridge ---
+        Some(Command::Mcp(args)) => crate::mcp::bridge::run(&args.server, &args.key).await,
+        // --- end MCP stdio bridge ---
     }
 }
 
@@ -82,7 +85,13 @@ async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> 
         .with_context(|| format!("cannot listen on {}", global.listen))?;
     let bound = listener.local_addr()?;
     let max_await = Duration::from_secs(args.max_await_s);
-    let svc = open(global, Some(max_await), args.smtp_url.is_some()).await?;
+    let svc = open_with(
+        global,
+        Some(max_await),
+        args.smtp_url.is_some(),
+        args.mcp_allowed_hosts.clone(),
+    )
+    .await?;
     if let Some(first) = svc.first_run().await.map_err(describe)? {
         println!(
             "sayso: first run, created the inbox \"{}\".\n\
@@ -108,6 +117,16 @@ async fn open(
     max_await: Option<Duration>,
     email_enabled: bool,
 ) -> anyhow::Result<Service> {
+    open_with(global, max_await, email_enabled, Vec::new()).await
+}
+
+/// `open`, with the hosts the MCP endpoint answers to.
+async fn open_with(
+    global: &GlobalArgs,
+    max_await: Option<Duration>,
+    email_enabled: bool,
+    mcp_allowed_hosts: Vec<String>,
+) -> anyhow::Result<Service> {
     let public_url = global.public_url()?;
     let store = storage::connect(&global.database_url)
         .await
@@ -117,6 +136,7 @@ async fn open(
         max_await: max_await.unwrap_or(Duration::from_secs(600)),
         expiry_interval: Duration::from_secs(1),
         email_enabled,
+        mcp_allowed_hosts,
     };
     Service::new(store, settings).await.map_err(describe)
 }

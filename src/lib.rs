@@ -7,6 +7,7 @@ pub mod cli;
 pub mod config;
 pub mod domain;
 pub mod http;
+pub mod mcp;
 pub mod notify;
 pub mod service;
 pub mod storage;

@@ -20,6 +20,7 @@ pub fn router(svc: Service) -> Router {
     Router::new()
         .merge(api::routes())
         .merge(pages::routes(svc.clone()))
+        .merge(crate::mcp::routes(svc.clone()))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .fallback(not_found)

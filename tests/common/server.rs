@@ -63,6 +63,7 @@ impl TestServer {
                 max_await: Duration::from_secs(600),
                 expiry_interval: Duration::from_millis(200),
                 email_enabled: matches!(notify, Some(Some(_))),
+                mcp_allowed_hosts: Vec::new(),
             },
         )
         .await
