@@ -82,10 +82,13 @@ impl Bridge {
             ClientCapabilities::default(),
             Implementation::new("sayso-mcp-bridge", env!("CARGO_PKG_VERSION")),
         );
-        let connected = info
-            .serve(transport)
-            .await
-            .map_err(|e| format!("cannot reach the sayso server at {}: {e}", self.url))?;
+        let connected = info.serve(transport).await.map_err(|e| {
+            tracing::warn!(error = %e, remote = %self.url, "connecting to the sayso server failed");
+            format!(
+                "cannot reach the sayso server at {} (is it running, and is the key right?)",
+                self.url
+            )
+        })?;
         let peer = connected.peer().clone();
         *remote = Some(connected);
         Ok(peer)
