@@ -89,6 +89,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Await(args)) => client::exit(client::await_decision(args).await),
         Some(Command::Cancel(args)) => client::exit(client::cancel(args).await),
         Some(Command::Todo(args)) => client::exit(client::todo(args).await),
+        // --- MCP stdio bridge ---
+        Some(Command::Mcp(args)) => crate::mcp::bridge::run(&args.server, &args.key).await,
+        // --- end MCP stdio bridge ---
     }
 }
 
@@ -110,7 +113,14 @@ async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> 
         per_second: args.rate_limit_per_s,
         burst: args.rate_limit_burst.max(1),
     };
-    let svc = open_with(global, Some(max_await), args.smtp_url.is_some(), rate_limit).await?;
+    let svc = open_with(
+        global,
+        Some(max_await),
+        args.smtp_url.is_some(),
+        rate_limit,
+        args.mcp_allowed_hosts.clone(),
+    )
+    .await?;
     if let Some(first) = svc.first_run().await.map_err(describe)? {
         println!(
             "sayso: first run, created the inbox \"{}\".\n\
@@ -136,15 +146,23 @@ async fn open(
     max_await: Option<Duration>,
     email_enabled: bool,
 ) -> anyhow::Result<Service> {
-    open_with(global, max_await, email_enabled, RateLimit::DEFAULT).await
+    open_with(
+        global,
+        max_await,
+        email_enabled,
+        RateLimit::DEFAULT,
+        Vec::new(),
+    )
+    .await
 }
 
-/// Connects to the database and opens the service on it.
+/// `open`, with the rate limit and the hosts the MCP endpoint answers to.
 async fn open_with(
     global: &GlobalArgs,
     max_await: Option<Duration>,
     email_enabled: bool,
     rate_limit: RateLimit,
+    mcp_allowed_hosts: Vec<String>,
 ) -> anyhow::Result<Service> {
     let public_url = global.public_url()?;
     let store = storage::connect(&global.database_url)
@@ -156,6 +174,7 @@ async fn open_with(
         expiry_interval: Duration::from_secs(1),
         email_enabled,
         rate_limit,
+        mcp_allowed_hosts,
     };
     Service::new(store, settings).await.map_err(describe)
 }

@@ -80,6 +80,22 @@ pub enum Command {
     Cancel(crate::client::args::CancelArgs),
     /// Leave a to-do in the inbox; nothing waits for it.
     Todo(crate::client::args::TodoArgs),
+    // --- MCP stdio bridge ---
+    /// Serve MCP on stdin/stdout, forwarding to a sayso server (for clients that only start
+    /// stdio MCP servers).
+    Mcp(McpArgs),
+    // --- end MCP stdio bridge ---
+}
+
+/// Settings of `sayso mcp`, the stdio bridge.
+#[derive(Debug, Clone, Args)]
+pub struct McpArgs {
+    /// The sayso server to forward to: its base URL, e.g. https://ask.example.com.
+    #[arg(long, env = "SAYSO_URL", default_value = "http://127.0.0.1:8080")]
+    pub server: String,
+    /// The API key (sk_…) of the inbox to ask in.
+    #[arg(long, env = "SAYSO_KEY", hide_env_values = true)]
+    pub key: String,
 }
 
 /// Settings of the server.
@@ -123,6 +139,10 @@ pub struct ServeArgs {
     /// Requests allowed at once above that average (the burst).
     #[arg(long, env = "SAYSO_RATE_LIMIT_BURST", default_value_t = crate::service::RateLimit::DEFAULT.burst)]
     pub rate_limit_burst: u32,
+    /// Host names (or host:port) the MCP endpoint /mcp answers to, comma-separated; `*` for
+    /// any [default: the public URL's host, localhost, 127.0.0.1 and ::1].
+    #[arg(long, env = "SAYSO_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub mcp_allowed_hosts: Vec<String>,
 }
 
 impl Default for ServeArgs {
@@ -250,6 +270,42 @@ mod tests {
         assert_eq!(parse_quota("none"), Ok(Quota(None)));
         assert_eq!(parse_quota("0"), Ok(Quota(None)));
         assert!(parse_quota("-3").is_err());
+    }
+
+    #[test]
+    fn mcp_takes_a_server_and_a_key() {
+        let cli = Cli::try_parse_from([
+            "sayso",
+            "mcp",
+            "--server",
+            "https://ask.example.com",
+            "--key",
+            "sk_1",
+        ])
+        .unwrap();
+        let Some(Command::Mcp(args)) = cli.command else {
+            panic!("not mcp")
+        };
+        assert_eq!(args.server, "https://ask.example.com");
+        assert_eq!(args.key, "sk_1");
+    }
+
+    #[test]
+    fn mcp_allowed_hosts_are_a_comma_list() {
+        let cli = Cli::try_parse_from([
+            "sayso",
+            "serve",
+            "--mcp-allowed-hosts",
+            "a.example.com,b.example.com:8443",
+        ])
+        .unwrap();
+        let Some(Command::Serve(args)) = cli.command else {
+            panic!("not serve")
+        };
+        assert_eq!(
+            args.mcp_allowed_hosts,
+            ["a.example.com", "b.example.com:8443"]
+        );
     }
 
     #[test]

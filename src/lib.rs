@@ -8,6 +8,7 @@ pub mod client;
 pub mod config;
 pub mod domain;
 pub mod http;
+pub mod mcp;
 pub mod notify;
 pub mod service;
 pub mod storage;

@@ -25,6 +25,7 @@ pub fn router(svc: Service) -> Router {
         .merge(pages::routes(svc.clone()))
         .merge(events::routes())
         .merge(usage::routes())
+        .merge(crate::mcp::routes(svc.clone()))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .fallback(not_found)

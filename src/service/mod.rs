@@ -99,6 +99,9 @@ pub struct ServiceSettings {
     pub expiry_interval: Duration,
     /// Whether an SMTP server is configured, so email asks are sent rather than skipped.
     pub email_enabled: bool,
+    /// `Host` values `/mcp` answers to (`*`: any); empty means the public URL's host and
+    /// loopback.
+    pub mcp_allowed_hosts: Vec<String>,
     /// Requests allowed per API key (under `/v1`) and per client address (elsewhere).
     pub rate_limit: RateLimit,
 }

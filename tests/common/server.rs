@@ -86,6 +86,7 @@ impl TestServer {
                 expiry_interval: Duration::from_millis(200),
                 email_enabled: matches!(notify, Some(Some(_))),
                 rate_limit,
+                mcp_allowed_hosts: Vec::new(),
             },
         )
         .await

@@ -1,0 +1,461 @@
+//! The MCP server: each tool call becomes one service call for the request's inbox, and its
+//! result a text for the model plus the JSON the HTTP API would return.
+
+use std::time::Duration;
+
+use axum::http::request::Parts;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler};
+use serde_json::{Map, Value, json};
+use uuid::Uuid;
+
+use super::questions;
+use super::tools::{self, Arguments};
+use crate::domain::{Issue, Issues, Kind, Status};
+use crate::http::error::resolved_message;
+use crate::service::{DecisionView, ListQuery, Service, ServiceError};
+use crate::storage::Inbox;
+
+/// How long `await_decision` and `ask_user_question` wait by default: below the tool-call
+/// timeouts of common MCP clients.
+pub const DEFAULT_WAIT_S: u64 = 50;
+
+/// sayso's tools, served for the inbox of each request's API key.
+#[derive(Clone)]
+pub struct SaysoMcp {
+    svc: Service,
+}
+
+impl SaysoMcp {
+    pub fn new(svc: Service) -> Self {
+        SaysoMcp { svc }
+    }
+
+    /// Runs one tool for `inbox`. Every failure the model can act on is a tool error (a result
+    /// with `isError`) whose text says what to do; only an unknown tool is a protocol error.
+    pub async fn call(
+        &self,
+        inbox: &Inbox,
+        name: &str,
+        args: Arguments,
+    ) -> Result<CallToolResult, ErrorData> {
+        let result = match name {
+            tools::ASK_USER => self.ask_user(inbox, args).await,
+            tools::GET_DECISION => self.get_decision(inbox, &args).await,
+            tools::AWAIT_DECISION => self.await_decision(inbox, &args).await,
+            tools::CANCEL_DECISION => self.cancel_decision(inbox, &args).await,
+            tools::LIST_TODOS => self.list_todos(inbox, &args).await,
+            tools::ASK_USER_QUESTION => self.ask_user_question(inbox, args).await,
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("there is no tool named {other:?}"),
+                    None,
+                ));
+            }
+        };
+        Ok(result.unwrap_or_else(tool_error))
+    }
+
+    async fn ask_user(
+        &self,
+        inbox: &Inbox,
+        mut args: Arguments,
+    ) -> Result<CallToolResult, Failure> {
+        let key = match args.remove("idempotency_key") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(k)) => Some(k),
+            Some(_) => return Err(Failure::invalid("idempotency_key", "must be a string")),
+        };
+        let body = checked_body(Value::Object(args))?;
+        let created = self
+            .svc
+            .create_decision(inbox, &body, key.as_deref())
+            .await?;
+        let h = &created.handle;
+        let expires = rfc3339(h.expires_at);
+        let mut text = if body.get("kind").and_then(Value::as_str) == Some(Kind::Todo.as_str()) {
+            format!(
+                "Added the to-do to the user's feed (decision_id \"{}\", expires at {expires}). \
+                 Nothing needs awaiting: the user marks it done or skipped; list_todos shows the \
+                 open ones.",
+                h.decision_id
+            )
+        } else {
+            format!(
+                "Asked the user (decision_id \"{}\"); they answer at {} before {expires}. Call \
+                 await_decision with this decision_id to wait for the answer.",
+                h.decision_id, h.web_url
+            )
+        };
+        if created.replayed {
+            text.push_str(" This idempotency_key was used before: this is the first request's handle, the user was not asked again.");
+        }
+        push_warnings(&mut text, &h.warnings);
+        Ok(result(text, to_json(h)))
+    }
+
+    async fn get_decision(
+        &self,
+        inbox: &Inbox,
+        args: &Arguments,
+    ) -> Result<CallToolResult, Failure> {
+        let id = only_decision_id(args)?;
+        let d = self.svc.get_decision(inbox, id).await?;
+        let view = self.svc.view(&d).await?;
+        Ok(decision_result(&view))
+    }
+
+    async fn await_decision(
+        &self,
+        inbox: &Inbox,
+        args: &Arguments,
+    ) -> Result<CallToolResult, Failure> {
+        let mut issues = Issues::new();
+        let id = decision_id(args, &mut issues);
+        let timeout = seconds(args, "timeout_s", &mut issues);
+        let id = issues.finish(id).map_err(Failure::Invalid)?;
+        let id = id.ok_or_else(|| Failure::invalid("decision_id", "is required"))?;
+        let wait = Duration::from_secs(timeout.unwrap_or(DEFAULT_WAIT_S));
+        let d = self.svc.await_decision(inbox, id, wait).await?;
+        let view = self.svc.view(&d).await?;
+        Ok(decision_result(&view))
+    }
+
+    async fn cancel_decision(
+        &self,
+        inbox: &Inbox,
+        args: &Arguments,
+    ) -> Result<CallToolResult, Failure> {
+        let mut issues = Issues::new();
+        let id = decision_id(args, &mut issues);
+        let reason = match args.get("reason") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(r)) if r.chars().count() <= 2000 => {
+                Some(r.trim().to_string()).filter(|r| !r.is_empty())
+            }
+            Some(Value::String(_)) => {
+                issues.push("reason", "must be at most 2000 characters");
+                None
+            }
+            Some(_) => {
+                issues.push("reason", "must be a string");
+                None
+            }
+        };
+        let id = issues.finish(id).map_err(Failure::Invalid)?;
+        let id = id.ok_or_else(|| Failure::invalid("decision_id", "is required"))?;
+        let d = self.svc.cancel_decision(inbox, id, reason).await?;
+        let view = self.svc.view(&d).await?;
+        Ok(decision_result(&view))
+    }
+
+    async fn list_todos(&self, inbox: &Inbox, args: &Arguments) -> Result<CallToolResult, Failure> {
+        let project = match args.get("project") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(p)) => Some(p.trim().to_string()).filter(|p| !p.is_empty()),
+            Some(_) => return Err(Failure::invalid("project", "must be a string")),
+        };
+        let page = self
+            .svc
+            .list_decisions(
+                inbox,
+                ListQuery {
+                    status: Some(Status::Pending),
+                    kind: Some(Kind::Todo),
+                    project,
+                    limit: 200,
+                    cursor: None,
+                },
+            )
+            .await?;
+        let text = if page.items.is_empty() {
+            "There are no open to-dos.".to_string()
+        } else {
+            let lines: Vec<String> = page
+                .items
+                .iter()
+                .map(|d| {
+                    let project = d
+                        .project
+                        .as_deref()
+                        .map(|p| format!(", project \"{p}\""))
+                        .unwrap_or_default();
+                    format!(
+                        "- \"{}\" (decision_id \"{}\"{project}, expires at {})",
+                        d.question,
+                        d.decision_id,
+                        rfc3339(d.expires_at)
+                    )
+                })
+                .collect();
+            let more = if page.next.is_some() {
+                "\n(More older to-dos are not listed.)"
+            } else {
+                ""
+            };
+            format!(
+                "{} open to-do(s), newest first:\n{}{more}",
+                page.items.len(),
+                lines.join("\n")
+            )
+        };
+        Ok(result(text, to_json(&page)))
+    }
+
+    async fn ask_user_question(
+        &self,
+        inbox: &Inbox,
+        args: Arguments,
+    ) -> Result<CallToolResult, Failure> {
+        let mut issues = Issues::new();
+        let wait = seconds(&args, "wait_s", &mut issues);
+        issues.finish(()).map_err(Failure::Invalid)?;
+        let body = checked_body(questions::create_body(&args))?;
+        let created = self.svc.create_decision(inbox, &body, None).await?;
+        let h = created.handle;
+        let wait = Duration::from_secs(wait.unwrap_or(DEFAULT_WAIT_S));
+        let d = self.svc.await_decision(inbox, h.decision_id, wait).await?;
+        let view = self.svc.view(&d).await?;
+        let questions = args.get("questions").cloned().unwrap_or(Value::Null);
+        if let Some(text) = questions::answered_text(&questions, &view) {
+            return Ok(result(text, to_json(&view)));
+        }
+        if view.status != Status::Pending {
+            return Ok(result(view.answer_text.clone(), to_json(&view)));
+        }
+        let mut text = format!(
+            "The user has not answered yet (decision_id \"{}\"; they answer at {} before {}). \
+             Call await_decision with decision_id \"{}\" to wait for the answers.",
+            h.decision_id,
+            h.web_url,
+            rfc3339(h.expires_at),
+            h.decision_id
+        );
+        push_warnings(&mut text, &h.warnings);
+        Ok(result(text, to_json(&view)))
+    }
+}
+
+impl ServerHandler for SaysoMcp {
+    fn get_info(&self) -> ServerConfig {
+        server_config()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools::all()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        tools::find(name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // Put there by the API-key middleware in front of `/mcp`.
+        let inbox = context
+            .extensions
+            .get::<Parts>()
+            .and_then(|parts| parts.extensions.get::<Inbox>())
+            .cloned()
+            .ok_or_else(|| ErrorData::internal_error("the request carries no inbox", None))?;
+        let args = request.arguments.unwrap_or_default();
+        self.call(&inbox, &request.name, args).await.map(Into::into)
+    }
+}
+
+/// What sayso says about itself to a connecting client.
+pub fn server_config() -> ServerConfig {
+    ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        .with_server_info(Implementation::new("sayso", env!("CARGO_PKG_VERSION")))
+        .with_instructions(tools::INSTRUCTIONS)
+}
+
+/// Why a tool did not do what was asked, before it is worded for the model.
+enum Failure {
+    Invalid(Vec<Issue>),
+    Service(ServiceError),
+}
+
+impl Failure {
+    fn invalid(path: &str, message: &str) -> Self {
+        Failure::Invalid(vec![Issue {
+            path: path.into(),
+            message: message.into(),
+        }])
+    }
+}
+
+impl From<ServiceError> for Failure {
+    fn from(e: ServiceError) -> Self {
+        match e {
+            ServiceError::Validation(issues) => Failure::Invalid(issues),
+            e => Failure::Service(e),
+        }
+    }
+}
+
+/// A failure as a tool error: the text says what went wrong and what to do; structured
+/// content carries the API's error shape (or, for a resolved decision, the decision).
+fn tool_error(f: Failure) -> CallToolResult {
+    let (text, structured) = match f {
+        Failure::Invalid(issues) => {
+            let lines: Vec<String> = issues
+                .iter()
+                .map(|i| match i.path.as_str() {
+                    "" => format!("- {}", i.message),
+                    path => format!("- {path}: {}", i.message),
+                })
+                .collect();
+            let text = format!(
+                "The arguments are not valid; nothing was created. Fix each problem and call \
+                 again:\n{}",
+                lines.join("\n")
+            );
+            let shape = json!({"error": {"code": "validation_failed", "message": "the arguments are not valid", "details": issues}});
+            (text, shape)
+        }
+        Failure::Service(ServiceError::NotFound) => (
+            "There is no decision with this decision_id for this API key.".to_string(),
+            error_shape("not_found", "no such decision"),
+        ),
+        Failure::Service(ServiceError::AlreadyResolved(d) | ServiceError::Expired(d)) => {
+            let message = resolved_message(d.status, d.resolved_at);
+            let text = format!(
+                "Not done: {message}. {}",
+                crate::domain::answer_text::answer_text(&d)
+            );
+            (text, error_shape("already_resolved", &message))
+        }
+        Failure::Service(ServiceError::IdempotencyMismatch) => (
+            "This idempotency_key was already used with different arguments; use a new key."
+                .to_string(),
+            error_shape(
+                "idempotency_mismatch",
+                "this idempotency_key was already used with different arguments",
+            ),
+        ),
+        Failure::Service(ServiceError::Unavailable) => (
+            "sayso's database is unavailable right now; try again in a few seconds.".to_string(),
+            error_shape("unavailable", "the database is unavailable; retry shortly"),
+        ),
+        Failure::Service(e) => {
+            tracing::error!(error = %e, "MCP tool call failed");
+            (
+                "Something went wrong on the sayso server; it has been logged. Try again later."
+                    .to_string(),
+                error_shape("internal", "something went wrong on the server"),
+            )
+        }
+    };
+    let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(structured);
+    r
+}
+
+fn error_shape(code: &str, message: &str) -> Value {
+    json!({"error": {"code": code, "message": message, "details": []}})
+}
+
+/// A successful result: the text for the model and the JSON for programs.
+fn result(text: String, structured: Value) -> CallToolResult {
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(structured);
+    r
+}
+
+/// A decision: its `answer_text`, and while pending, how to keep waiting.
+fn decision_result(view: &DecisionView) -> CallToolResult {
+    let mut text = view.answer_text.clone();
+    if view.status == Status::Pending && view.kind != Kind::Todo {
+        text.push_str(&format!(
+            " Call await_decision again with decision_id \"{}\" to keep waiting.",
+            view.decision_id
+        ));
+    }
+    result(text, to_json(view))
+}
+
+fn push_warnings(text: &mut String, warnings: &[String]) {
+    if !warnings.is_empty() {
+        text.push_str("\nWarnings (accepted anyway):\n- ");
+        text.push_str(&warnings.join("\n- "));
+    }
+}
+
+/// The arguments as a create body, refusing what the HTTP API refuses before it parses
+/// (text holding a NUL character).
+fn checked_body(body: Value) -> Result<Value, Failure> {
+    let bytes = serde_json::to_vec(&body).unwrap_or_default();
+    crate::http::extract::parse_json(&bytes).map_err(|e| match e.details.is_empty() {
+        true => Failure::invalid("", &e.message),
+        false => Failure::Invalid(e.details),
+    })
+}
+
+fn only_decision_id(args: &Arguments) -> Result<Uuid, Failure> {
+    let mut issues = Issues::new();
+    let id = decision_id(args, &mut issues);
+    let id = issues.finish(id).map_err(Failure::Invalid)?;
+    id.ok_or_else(|| Failure::invalid("decision_id", "is required"))
+}
+
+fn decision_id(args: &Arguments, issues: &mut Issues) -> Option<Uuid> {
+    match args.get("decision_id") {
+        None | Some(Value::Null) => {
+            issues.push("decision_id", "is required");
+            None
+        }
+        Some(Value::String(s)) => match Uuid::parse_str(s.trim()) {
+            Ok(id) => Some(id),
+            Err(_) => {
+                issues.push(
+                    "decision_id",
+                    "is not a decision_id: use the one ask_user returned",
+                );
+                None
+            }
+        },
+        Some(_) => {
+            issues.push("decision_id", "must be a string");
+            None
+        }
+    }
+}
+
+/// A whole number of seconds (a numeric string is accepted: some clients send those).
+fn seconds(args: &Map<String, Value>, name: &str, issues: &mut Issues) -> Option<u64> {
+    let v = args.get(name)?;
+    let n = match v {
+        Value::Null => return None,
+        Value::Number(n) => n
+            .as_u64()
+            .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64)),
+        Value::String(s) => s.trim().parse::<u64>().ok(),
+        _ => None,
+    };
+    if n.is_none() {
+        issues.push(name, "must be a whole number of seconds, 0 or more");
+    }
+    n
+}
+
+fn rfc3339(t: time::OffsetDateTime) -> String {
+    t.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| t.to_string())
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}

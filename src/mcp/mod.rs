@@ -1,0 +1,110 @@
+//! MCP (DESIGN.md §5): the agent API as MCP tools over streamable HTTP at `/mcp`, and the
+//! `sayso mcp` stdio bridge for clients that only start stdio servers.
+//!
+//! The HTTP side is stateless (no MCP session is kept between requests), so any replica can
+//! serve any request. An axum middleware in front authenticates the API key and puts the
+//! inbox into the request's extensions; the tools read it from there.
+
+pub mod bridge;
+mod handler;
+mod questions;
+mod tools;
+
+use axum::Router;
+use axum::extract::Request;
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use crate::http::api::CREATE_BODY_LIMIT;
+use crate::http::extract::Auth;
+use crate::service::Service;
+
+pub use handler::SaysoMcp;
+
+/// How often an open response stream gets a keep-alive comment, so proxies do not cut a
+/// tool call that waits for a person.
+const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// The `/mcp` endpoint, behind the API-key check.
+pub fn routes(svc: Service) -> Router<Service> {
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_sse_keep_alive(Some(KEEP_ALIVE))
+        .with_max_request_body_bytes(CREATE_BODY_LIMIT);
+    let hosts = allowed_hosts(
+        &svc.settings().public_url,
+        &svc.settings().mcp_allowed_hosts,
+    );
+    let config = match hosts {
+        Some(hosts) => config.with_allowed_hosts(hosts),
+        None => config.disable_allowed_hosts(),
+    };
+    let tools = SaysoMcp::new(svc.clone());
+    let mcp = StreamableHttpService::new(
+        move || Ok(tools.clone()),
+        NeverSessionManager::default().into(),
+        config,
+    );
+    Router::new()
+        .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(svc, require_key))
+}
+
+/// Refuses a request without a valid API key (401 in the API's error shape); otherwise hands
+/// the key's inbox to the tools through the request's extensions.
+async fn require_key(Auth(inbox): Auth, mut req: Request, next: Next) -> Response {
+    req.extensions_mut().insert(inbox);
+    next.run(req).await
+}
+
+/// The `Host` values `/mcp` answers to: `configured` when given (`*` alone: any host),
+/// else the public URL's host and loopback. `None` means any host.
+pub fn allowed_hosts(public_url: &str, configured: &[String]) -> Option<Vec<String>> {
+    let configured: Vec<String> = configured
+        .iter()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .collect();
+    if configured.iter().any(|h| h == "*") {
+        return None;
+    }
+    if !configured.is_empty() {
+        return Some(configured);
+    }
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).into();
+    if let Some(host) = url::Url::parse(public_url)
+        .ok()
+        .and_then(|u| u.host_str().map(|h| h.trim_matches(['[', ']']).to_string()))
+    {
+        if !hosts.contains(&host) {
+            hosts.push(host);
+        }
+    }
+    Some(hosts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_public_host_and_loopback_are_allowed_by_default() {
+        let hosts = allowed_hosts("https://ask.example.com", &[]).unwrap();
+        assert_eq!(hosts, ["localhost", "127.0.0.1", "::1", "ask.example.com"]);
+        let hosts = allowed_hosts("http://127.0.0.1:8080", &[]).unwrap();
+        assert_eq!(hosts, ["localhost", "127.0.0.1", "::1"]);
+    }
+
+    #[test]
+    fn configured_hosts_replace_the_default() {
+        let hosts = allowed_hosts(
+            "https://ask.example.com",
+            &["a.example.com".into(), " b.example.com:8443 ".into()],
+        )
+        .unwrap();
+        assert_eq!(hosts, ["a.example.com", "b.example.com:8443"]);
+        assert_eq!(allowed_hosts("https://x.example.com", &["*".into()]), None);
+    }
+}
