@@ -46,10 +46,10 @@ pub async fn wait_for_decision(
     loop {
         let now = Instant::now();
         let remaining = deadline.map(|d| d.saturating_duration_since(now));
-        if remaining == Some(Duration::ZERO) {
-            if let Some(d) = last {
-                return Ok(d);
-            }
+        if remaining == Some(Duration::ZERO)
+            && let Some(d) = last
+        {
+            return Ok(d);
         }
         let timeout_s = match remaining {
             None => AWAIT_S,

@@ -85,7 +85,7 @@ impl Resolution {
 }
 
 /// What the person sent to `POST /d/{token}`.
-#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize, utoipa::ToSchema)]
 pub struct AnswerInput {
     #[serde(default)]
     pub action: AnswerAction,
@@ -100,7 +100,7 @@ pub struct AnswerInput {
 }
 
 /// The action of an answer request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AnswerAction {
     #[default]
@@ -111,7 +111,7 @@ pub enum AnswerAction {
 }
 
 /// One step in a decision's life, kept for the audit trail.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct DecisionEvent {
     #[serde(with = "time::serde::rfc3339")]
     pub at: OffsetDateTime,
@@ -121,7 +121,7 @@ pub struct DecisionEvent {
 }
 
 /// The state of one notification channel of a decision.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct NotificationState {
     pub channel: String,
     /// `sent`, `pending`, `failed` or `skipped`.

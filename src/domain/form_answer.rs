@@ -128,11 +128,11 @@ fn check_text(
         issues.push(path, format!("must be at least {min} characters (got {n})"));
         return None;
     }
-    if let Some(format) = format {
-        if let Err(expected) = check_format(s, format) {
-            issues.push(path, format!("must be {expected}"));
-            return None;
-        }
+    if let Some(format) = format
+        && let Err(expected) = check_format(s, format)
+    {
+        issues.push(path, format!("must be {expected}"));
+        return None;
     }
     Some(s.to_string())
 }

@@ -41,10 +41,10 @@ pub fn parse_form_schema(
         warnings,
         |more| format!("{more} more keywords of {path} ignored"),
     );
-    if let Some(t) = read::get(root, "type") {
-        if t.as_str() != Some("object") {
-            issues.push(join(path, "type"), "must be \"object\"");
-        }
+    if let Some(t) = read::get(root, "type")
+        && t.as_str() != Some("object")
+    {
+        issues.push(join(path, "type"), "must be \"object\"");
     }
     let properties_path = join(path, "properties");
     let properties = match read::get(root, "properties") {
@@ -261,13 +261,13 @@ fn parse_string(
         read::get(obj, "minLength").and_then(|v| read::count(v, &join(path, "minLength"), issues));
     let max_length =
         read::get(obj, "maxLength").and_then(|v| read::count(v, &join(path, "maxLength"), issues));
-    if let (Some(min), Some(max)) = (min_length, max_length) {
-        if min > max {
-            issues.push(
-                join(path, "maxLength"),
-                format!("must be at least minLength ({min}), got {max}"),
-            );
-        }
+    if let (Some(min), Some(max)) = (min_length, max_length)
+        && min > max
+    {
+        issues.push(
+            join(path, "maxLength"),
+            format!("must be at least minLength ({min}), got {max}"),
+        );
     }
     let format = read::get(obj, "format").and_then(|f| {
         let s = read::string(f, &join(path, "format"), issues)?;
@@ -305,14 +305,14 @@ fn parse_number(
         read::get(obj, "minimum").and_then(|v| read::number(v, &join(path, "minimum"), issues));
     let maximum =
         read::get(obj, "maximum").and_then(|v| read::number(v, &join(path, "maximum"), issues));
-    if let (Some(min), Some(max)) = (minimum, maximum) {
-        if min > max {
-            issues.push(
-                join(path, "maximum"),
-                format!("must be at least minimum ({min}), got {max}"),
-            );
-            return None;
-        }
+    if let (Some(min), Some(max)) = (minimum, maximum)
+        && min > max
+    {
+        issues.push(
+            join(path, "maximum"),
+            format!("must be at least minimum ({min}), got {max}"),
+        );
+        return None;
     }
     Some(FieldInput::Number {
         integer,
@@ -357,13 +357,13 @@ fn parse_array(
         read::get(obj, "minItems").and_then(|v| read::count(v, &join(path, "minItems"), issues));
     let max_items =
         read::get(obj, "maxItems").and_then(|v| read::count(v, &join(path, "maxItems"), issues));
-    if let (Some(min), Some(max)) = (min_items, max_items) {
-        if min > max {
-            issues.push(
-                join(path, "maxItems"),
-                format!("must be at least minItems ({min}), got {max}"),
-            );
-        }
+    if let (Some(min), Some(max)) = (min_items, max_items)
+        && min > max
+    {
+        issues.push(
+            join(path, "maxItems"),
+            format!("must be at least minItems ({min}), got {max}"),
+        );
     }
     let options = options?;
     if let Some(min) = min_items.filter(|min| *min > options.len() as u64) {

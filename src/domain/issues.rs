@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 /// One problem with one value of a request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Issue {
     /// JSON path of the value, e.g. `options[2].label`; empty for the whole body.
     pub path: String,

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What sort of answer a decision asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Bool,
@@ -33,7 +33,7 @@ impl Kind {
 }
 
 /// Where a decision is in its life: `pending`, then exactly one of the other four.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Pending,
@@ -72,7 +72,7 @@ impl Status {
 }
 
 /// Who supplied an outcome: a person, or the decision's `default_outcome` on expiry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum OutcomeSource {
     Human,
@@ -97,7 +97,7 @@ impl OutcomeSource {
 }
 
 /// The channel the person is told about a new decision on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Notify {
     #[default]

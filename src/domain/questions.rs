@@ -109,12 +109,12 @@ fn parse_question(
         issues,
         MAX_HEADER_CHARS,
     );
-    if let Some(h) = &header {
-        if read::chars(h) > HEADER_CHIP_CHARS {
-            warnings.push(format!(
-                "{path}.header is longer than {HEADER_CHIP_CHARS} characters and may not fit its chip"
-            ));
-        }
+    if let Some(h) = &header
+        && read::chars(h) > HEADER_CHIP_CHARS
+    {
+        warnings.push(format!(
+            "{path}.header is longer than {HEADER_CHIP_CHARS} characters and may not fit its chip"
+        ));
     }
     let options_value = read::get(obj, "options");
     let type_path = join(path, "type");

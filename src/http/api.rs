@@ -12,7 +12,14 @@ use uuid::Uuid;
 
 use super::error::ApiError;
 use super::extract::{Auth, JsonBody, Segment, decision_id};
+#[allow(unused_imports)] // named only in the OpenAPI annotations
+use super::openapi::{
+    AlreadyResolved, BadRequest, CreateDecision, EventList, NotFound, PayloadTooLarge,
+    TooManyRequests, Unauthorized, Unavailable, ValidationFailed,
+};
 use crate::domain::{Issues, Kind, Status};
+#[allow(unused_imports)] // named only in the OpenAPI annotations
+use crate::service::{AskHandle, DecisionView, ListPage};
 use crate::service::{ListQuery, Service};
 
 /// A create may carry a 5 MiB image as base64 and 64 KiB of Markdown.
@@ -37,7 +44,49 @@ pub fn routes() -> Router<Service> {
         .route("/v1/decisions/{id}/events", get(decision_events))
 }
 
-async fn create_decision(
+/// Ask a person: creates a decision and notifies them. The answer comes back through
+/// `GET /v1/decisions/{id}/await` (or `/v1/events`, or the `callback_url`).
+#[utoipa::path(
+    post, path = "/v1/decisions", tag = "decisions", security(("bearer" = [])),
+    params(
+        ("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255,
+         description = "Scoped to the inbox. The same key with the same body returns the first \
+         handle with `200` and notifies nobody again; with another body, `422 idempotency_mismatch`."),
+    ),
+    request_body(content = CreateDecision, examples(
+        ("bool" = (summary = "A yes/no question", value = json!({
+            "question": "Deploy v2.3 to production?", "kind": "bool", "project": "billing",
+            "context_md": "All checks green. Migration `0042` is reversible.", "ttl_minutes": 30}))),
+        ("choose" = (summary = "Pick one option", value = json!({
+            "question": "Which database for the staging cluster?", "kind": "choose",
+            "options": [{"label": "PostgreSQL", "description": "what production runs"}, "SQLite"],
+            "recommended": 0, "allow_other": true}))),
+        ("text" = (summary = "Free text", value = json!({
+            "question": "What should the release be called?", "kind": "text",
+            "placeholder": "e.g. Otter", "ttl_seconds": 600}))),
+        ("form" = (summary = "A small form", value = json!({
+            "question": "Details for the new user", "kind": "form",
+            "schema": {"type": "object", "properties": {
+                "email": {"type": "string", "format": "email", "title": "Email"},
+                "admin": {"type": "boolean", "title": "Admin?"}}, "required": ["email"]}}))),
+        ("todo" = (summary = "A task for the person", value = json!({
+            "question": "Rotate the staging TLS certificate", "kind": "todo", "notify": "none"}))),
+    )),
+    responses(
+        (status = 201, description = "Created: the handle.", body = AskHandle,
+         headers(("Location" = String, description = "`/v1/decisions/{id}`"))),
+        (status = 200, description = "The same `Idempotency-Key` and body as an earlier create: \
+         its handle, and no new decision.", body = AskHandle,
+         headers(("Location" = String, description = "`/v1/decisions/{id}`"))),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 413, response = PayloadTooLarge),
+        (status = 422, response = ValidationFailed),
+        (status = 429, response = TooManyRequests),
+        (status = 503, response = Unavailable),
+    )
+)]
+pub(crate) async fn create_decision(
     State(svc): State<Service>,
     Auth(inbox): Auth,
     headers: HeaderMap,
@@ -66,7 +115,20 @@ async fn create_decision(
     Ok(resp)
 }
 
-async fn get_decision(
+/// A decision as it stands.
+#[utoipa::path(
+    get, path = "/v1/decisions/{id}", tag = "decisions", security(("bearer" = [])),
+    params(("id" = String, Path, description = "The decision's id.",
+            example = "01968a2e-7c1a-7b3e-9f42-5d0c6e8a1b2c")),
+    responses(
+        (status = 200, description = "The decision.", body = DecisionView),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound),
+        (status = 429, response = TooManyRequests),
+        (status = 503, response = Unavailable),
+    )
+)]
+pub(crate) async fn get_decision(
     State(svc): State<Service>,
     Auth(inbox): Auth,
     Segment(id): Segment,
@@ -76,7 +138,20 @@ async fn get_decision(
 }
 
 /// The audit trail: every step of the decision's life, oldest first.
-async fn decision_events(
+#[utoipa::path(
+    get, path = "/v1/decisions/{id}/events", tag = "decisions", security(("bearer" = [])),
+    params(("id" = String, Path, description = "The decision's id.",
+            example = "01968a2e-7c1a-7b3e-9f42-5d0c6e8a1b2c")),
+    responses(
+        (status = 200, description = "`created`, `viewed`, `answered`, `declined`, `cancelled`, \
+         `expired`, …, each with its time and details.", body = EventList),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound),
+        (status = 429, response = TooManyRequests),
+        (status = 503, response = Unavailable),
+    )
+)]
+pub(crate) async fn decision_events(
     State(svc): State<Service>,
     Auth(inbox): Auth,
     Segment(id): Segment,
@@ -85,7 +160,28 @@ async fn decision_events(
     Ok(Json(serde_json::json!({ "items": events })).into_response())
 }
 
-async fn await_decision(
+/// Waits for the answer: returns the decision as soon as it is not `pending`, or still
+/// `pending` when `timeout_s` passes; call again while it is `pending`. A decision that
+/// expires while awaited comes back `expired` at its `expires_at`.
+#[utoipa::path(
+    get, path = "/v1/decisions/{id}/await", tag = "decisions", security(("bearer" = [])),
+    params(
+        ("id" = String, Path, description = "The decision's id.",
+         example = "01968a2e-7c1a-7b3e-9f42-5d0c6e8a1b2c"),
+        ("timeout_s" = Option<u64>, Query, minimum = 0, example = 0,
+         description = "Seconds to wait, default 50, clamped to the server's maximum (600 \
+         unless configured); `0` returns at once."),
+    ),
+    responses(
+        (status = 200, description = "The decision, resolved or still `pending`.", body = DecisionView),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound),
+        (status = 422, response = ValidationFailed),
+        (status = 429, response = TooManyRequests),
+        (status = 503, response = Unavailable),
+    )
+)]
+pub(crate) async fn await_decision(
     State(svc): State<Service>,
     Auth(inbox): Auth,
     Segment(id): Segment,
@@ -109,7 +205,26 @@ async fn await_decision(
     Ok(Json(svc.view(&d).await?).into_response())
 }
 
-async fn cancel_decision(
+/// Withdraws a pending decision; it becomes `cancelled`.
+#[utoipa::path(
+    post, path = "/v1/decisions/{id}/cancel", tag = "decisions", security(("bearer" = [])),
+    params(("id" = String, Path, description = "The decision's id.",
+            example = "01968a2e-7c1a-7b3e-9f42-5d0c6e8a1b2c")),
+    request_body(content = Option<CancelRequest>, description = "Optional; an empty body is fine.",
+                 example = json!({"reason": "fixed it myself"})),
+    responses(
+        (status = 200, description = "The decision, `cancelled`.", body = DecisionView),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound),
+        (status = 409, response = AlreadyResolved),
+        (status = 413, response = PayloadTooLarge),
+        (status = 422, response = ValidationFailed),
+        (status = 429, response = TooManyRequests),
+        (status = 503, response = Unavailable),
+    )
+)]
+pub(crate) async fn cancel_decision(
     State(svc): State<Service>,
     Auth(inbox): Auth,
     Segment(id): Segment,
@@ -125,6 +240,14 @@ async fn cancel_decision(
     };
     let d = svc.cancel_decision(&inbox, id, reason).await?;
     Ok(Json(svc.view(&d).await?).into_response())
+}
+
+/// The body of a cancel.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // parsed by hand in `cancel_reason`
+pub(crate) struct CancelRequest {
+    /// At most 2000 characters; kept in the audit trail.
+    reason: Option<String>,
 }
 
 fn cancel_reason(v: &Value) -> Result<Option<String>, Vec<crate::domain::Issue>> {
@@ -150,7 +273,27 @@ fn cancel_reason(v: &Value) -> Result<Option<String>, Vec<crate::domain::Issue>>
     issues.finish(reason.filter(|r| !r.is_empty()))
 }
 
-async fn list_decisions(
+/// The inbox's decisions, newest first, a page at a time.
+#[utoipa::path(
+    get, path = "/v1/decisions", tag = "decisions", security(("bearer" = [])),
+    params(
+        ("status" = Option<Status>, Query, description = "Only decisions in this status."),
+        ("kind" = Option<Kind>, Query, description = "Only decisions of this kind."),
+        ("project" = Option<String>, Query, description = "Only decisions of this project."),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 200,
+         description = "Page size, default 50."),
+        ("cursor" = Option<String>, Query,
+         description = "The `next` of the previous page."),
+    ),
+    responses(
+        (status = 200, description = "One page; `next` is null on the last.", body = ListPage),
+        (status = 401, response = Unauthorized),
+        (status = 422, response = ValidationFailed),
+        (status = 429, response = TooManyRequests),
+        (status = 503, response = Unavailable),
+    )
+)]
+pub(crate) async fn list_decisions(
     State(svc): State<Service>,
     Auth(inbox): Auth,
     RawQuery(query): RawQuery,

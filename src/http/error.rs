@@ -4,6 +4,7 @@ use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::domain::{Issue, Status};
 use crate::service::ServiceError;
@@ -19,13 +20,25 @@ pub struct ApiError {
     pub retry_after: Option<u64>,
 }
 
-#[derive(Serialize)]
-struct Body<'a> {
+/// Every error of the API: `{"error": {"code", "message", "details"}}`.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Error, example = json!({"error": {
+    "code": "validation_failed",
+    "message": "options[2].label: must be 1–200 characters",
+    "details": [{"path": "options[2].label", "message": "must be 1–200 characters"}]
+}}))]
+pub(crate) struct Body<'a> {
     error: Inner<'a>,
 }
 
-#[derive(Serialize)]
-struct Inner<'a> {
+/// What went wrong: a stable `code` to branch on, a `message` for people, and for
+/// `validation_failed` every problem with its JSON path.
+#[derive(Serialize, ToSchema)]
+#[schema(as = ErrorInfo)]
+pub(crate) struct Inner<'a> {
+    /// `bad_request`, `validation_failed`, `unauthorized`, `not_found`, `already_resolved`,
+    /// `expired`, `idempotency_mismatch`, `payload_too_large`, `rate_limited`,
+    /// `quota_exceeded`, `unavailable`, …
     code: &'a str,
     message: &'a str,
     details: &'a [Issue],

@@ -4,6 +4,7 @@ pub mod api;
 pub mod error;
 pub mod events;
 pub mod extract;
+pub mod openapi;
 pub mod pages;
 mod rate_limit;
 pub mod usage;
@@ -26,6 +27,7 @@ pub fn router(svc: Service) -> Router {
         .merge(events::routes())
         .merge(usage::routes())
         .merge(crate::mcp::routes(svc.clone()))
+        .merge(openapi::routes())
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .fallback(not_found)
@@ -37,12 +39,19 @@ pub fn router(svc: Service) -> Router {
 }
 
 /// The process is up.
-async fn healthz() -> &'static str {
+#[utoipa::path(get, path = "/healthz", tag = "health",
+    responses((status = 200, description = "The process is up.", content_type = "text/plain", body = String, example = "ok\n")))]
+pub(crate) async fn healthz() -> &'static str {
     "ok\n"
 }
 
 /// The database answers.
-async fn readyz(State(svc): State<Service>) -> impl IntoResponse {
+#[utoipa::path(get, path = "/readyz", tag = "health",
+    responses(
+        (status = 200, description = "The database answers.", content_type = "text/plain", body = String, example = "ready\n"),
+        (status = 503, response = openapi::Unavailable),
+    ))]
+pub(crate) async fn readyz(State(svc): State<Service>) -> impl IntoResponse {
     if svc.ready().await {
         (StatusCode::OK, "ready\n").into_response()
     } else {

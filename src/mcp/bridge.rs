@@ -69,10 +69,11 @@ impl Bridge {
     /// The remote's peer, connecting when there is no live connection.
     async fn peer(&self) -> Result<Peer<RoleClient>, String> {
         let mut remote = self.remote.lock().await;
-        if let Some(r) = remote.as_ref() {
-            if !r.is_closed() && !r.peer().is_transport_closed() {
-                return Ok(r.peer().clone());
-            }
+        if let Some(r) = remote.as_ref()
+            && !r.is_closed()
+            && !r.peer().is_transport_closed()
+        {
+            return Ok(r.peer().clone());
         }
         let transport = StreamableHttpClientTransport::from_config(
             StreamableHttpClientTransportConfig::with_uri(self.url.as_str())

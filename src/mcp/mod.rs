@@ -77,10 +77,9 @@ pub fn allowed_hosts(public_url: &str, configured: &[String]) -> Option<Vec<Stri
     if let Some(host) = url::Url::parse(public_url)
         .ok()
         .and_then(|u| u.host_str().map(|h| h.trim_matches(['[', ']']).to_string()))
+        && !hosts.contains(&host)
     {
-        if !hosts.contains(&host) {
-            hosts.push(host);
-        }
+        hosts.push(host);
     }
     Some(hosts)
 }

@@ -32,7 +32,8 @@ pub struct ListQuery {
 }
 
 /// One page of a list, newest first.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[schema(example = json!({"items": [], "next": null}))]
 pub struct ListPage {
     pub items: Vec<DecisionView>,
     /// Pass as `cursor` for the next page; null on the last.

@@ -3,31 +3,51 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 use time::OffsetDateTime;
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::domain::answer_text::answer_text;
 use crate::domain::{Decision, Kind, NotificationState, OutcomeSource, Status};
 
 /// A decision as the API shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = Decision, example = json!({
+    "decision_id": "01968a2e-7c1a-7b3e-9f42-5d0c6e8a1b2c", "kind": "bool",
+    "question": "Deploy v2.3 to production?", "project": "billing", "status": "answered",
+    "outcome": true, "outcome_source": "human", "custom": false, "remark": "after 6pm",
+    "answered_at": "2026-05-04T17:02:11Z", "created_at": "2026-05-04T16:58:40Z",
+    "expires_at": "2026-05-04T17:58:40Z",
+    "web_url": "https://ask.example.com/d/AZaKLnwaez6fQl0MboobLHJ1bh0mT2Q7uH1pK9dRm3c0xNqA",
+    "metadata": {"run": 4711},
+    "answer_text": "The user answered \"Deploy v2.3 to production?\" with \"yes\". Remark: \"after 6pm\".",
+    "notifications": [{"channel": "push", "status": "sent", "detail": null}]
+}))]
 pub struct DecisionView {
     pub decision_id: Uuid,
     pub kind: Kind,
     pub question: String,
     pub project: Option<String>,
     pub status: Status,
+    /// By kind: `bool` true/false; `choose` the label (with `multi`, an array of labels);
+    /// `text` the string; `form` an object; `todo` `"done"` or `"skipped"`; null while
+    /// pending, when declined or cancelled, and when expired without a `default_outcome`.
     pub outcome: Option<Value>,
     pub outcome_source: Option<OutcomeSource>,
+    /// True when the person typed their own answer ("Other") instead of picking an option.
     pub custom: bool,
     pub remark: Option<String>,
+    /// The moment of resolution (for an expired decision, its `expires_at`).
     #[serde(with = "time::serde::rfc3339::option")]
     pub answered_at: Option<OffsetDateTime>,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]
     pub expires_at: OffsetDateTime,
+    /// The answer page, a capability URL to share with the person.
     pub web_url: String,
+    /// The create request's `metadata`, unchanged.
     pub metadata: Map<String, Value>,
+    /// One plain sentence describing the outcome, to hand to a model as is.
     pub answer_text: String,
     pub notifications: Vec<NotificationState>,
 }
@@ -56,11 +76,19 @@ impl DecisionView {
 }
 
 /// What a create returns: enough to wait for the answer and to show the person the link.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(example = json!({
+    "decision_id": "01968a2e-7c1a-7b3e-9f42-5d0c6e8a1b2c",
+    "web_url": "https://ask.example.com/d/AZaKLnwaez6fQl0MboobLHJ1bh0mT2Q7uH1pK9dRm3c0xNqA",
+    "expires_at": "2026-05-04T17:58:40Z",
+    "warnings": []
+}))]
 pub struct AskHandle {
     pub decision_id: Uuid,
+    /// The answer page, a capability URL to share with the person.
     pub web_url: String,
     #[serde(with = "time::serde::rfc3339")]
     pub expires_at: OffsetDateTime,
+    /// Harmless problems with the request that were accepted (unknown fields, …).
     pub warnings: Vec<String>,
 }

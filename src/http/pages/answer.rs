@@ -30,14 +30,54 @@ pub fn routes() -> Router<Service> {
         .route("/d/{token}/image", get(context_image))
 }
 
-async fn show_answer_page(State(svc): State<Service>, Segment(token): Segment) -> Response {
+/// The answer page of a decision, for the person; showing it changes nothing.
+#[utoipa::path(
+    get, path = "/d/{token}", tag = "answers",
+    params(("token" = String, Path, description = "The token of the decision's `web_url`.")),
+    responses(
+        (status = 200, description = "The page: its controls while the decision is pending, its \
+         outcome once resolved.", content_type = "text/html", body = String),
+        (status = 404, description = "No decision behind this link.", content_type = "text/html", body = String),
+        (status = 429, response = crate::http::openapi::TooManyRequests),
+        (status = 503, description = "The database cannot be reached.", content_type = "text/html", body = String),
+    )
+)]
+pub(crate) async fn show_answer_page(
+    State(svc): State<Service>,
+    Segment(token): Segment,
+) -> Response {
     match svc.view_by_token(&token).await {
         Ok(d) => answer_page(StatusCode::OK, &token, &d, None, &PageErrors::default()),
         Err(e) => service_error_page(&token, e),
     }
 }
 
-async fn submit_answer(
+/// Answers a decision through its link, as the answer page does. (A browser form post,
+/// `application/x-www-form-urlencoded`, is answered with a 303 back to the page instead.)
+#[utoipa::path(
+    post, path = "/d/{token}", tag = "answers",
+    params(("token" = String, Path, description = "The token of the decision's `web_url`.")),
+    request_body(content = AnswerInput, examples(
+        ("yes" = (summary = "bool", value = json!({"action": "answer", "value": "yes", "remark": "after 6pm"}))),
+        ("choose" = (summary = "choose", value = json!({"action": "answer", "value": "PostgreSQL"}))),
+        ("other" = (summary = "choose, Other", value = json!({"action": "answer", "other": "MariaDB"}))),
+        ("form" = (summary = "form", value = json!({"action": "answer", "value": {"email": "ada@example.com", "admin": false}}))),
+        ("decline" = (summary = "decline", value = json!({"action": "decline"}))),
+        ("done" = (summary = "todo", value = json!({"action": "done"}))),
+    )),
+    responses(
+        (status = 200, description = "The resolution.", body = AnswerResult),
+        (status = 400, response = crate::http::openapi::BadRequest),
+        (status = 404, response = crate::http::openapi::NotFound),
+        (status = 409, response = crate::http::openapi::AlreadyResolved),
+        (status = 410, response = crate::http::openapi::Expired),
+        (status = 413, response = crate::http::openapi::PayloadTooLarge),
+        (status = 422, response = crate::http::openapi::ValidationFailed),
+        (status = 429, response = crate::http::openapi::TooManyRequests),
+        (status = 503, response = crate::http::openapi::Unavailable),
+    )
+)]
+pub(crate) async fn submit_answer(
     State(svc): State<Service>,
     Segment(token): Segment,
     headers: HeaderMap,
@@ -97,7 +137,13 @@ fn feed_path(svc: &Service, d: &Decision) -> String {
 }
 
 /// What a JSON client gets back after an answer.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(example = json!({
+    "decision_id": "01968a2e-7c1a-7b3e-9f42-5d0c6e8a1b2c", "status": "answered",
+    "outcome": true, "outcome_source": "human", "custom": false, "remark": "after 6pm",
+    "answered_at": "2026-05-04T17:02:11Z",
+    "answer_text": "The user answered \"Deploy v2.3 to production?\" with \"yes\". Remark: \"after 6pm\"."
+}))]
 struct AnswerResult {
     decision_id: Uuid,
     status: Status,

@@ -1,7 +1,7 @@
 //! The person's side (DESIGN.md §4): answer pages, the feed, and their assets. Every page
 //! works without JavaScript.
 
-mod answer;
+pub(crate) mod answer;
 mod assets;
 mod feed;
 mod markdown;

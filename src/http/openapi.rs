@@ -1,0 +1,471 @@
+//! The OpenAPI 3.1 document of the agent API (`GET /openapi.json`), generated from the
+//! handlers' annotations and the types they return, and the API docs page (`/docs`): Swagger
+//! UI from the crate's vendored copy, so every asset comes from this server.
+
+use std::sync::LazyLock;
+
+use axum::Router;
+use axum::extract::Request;
+use axum::http::{HeaderValue, header};
+use axum::middleware::{Next, from_fn};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use utoipa::openapi::content::ContentBuilder;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{
+    InfoBuilder, LicenseBuilder, Object, ObjectBuilder, OneOfBuilder, Ref, RefOr, Required,
+    ResponseBuilder, Schema, Type, response,
+};
+use utoipa::{Modify, OpenApi, ToResponse, ToSchema};
+use utoipa_swagger_ui::{Config, SwaggerUi};
+
+use crate::domain::{DecisionEvent, Kind, Notify};
+use crate::service::Service;
+
+/// The document, with every path of the agent API.
+#[derive(OpenApi)]
+#[openapi(
+    paths(
+        super::api::create_decision,
+        super::api::list_decisions,
+        super::api::get_decision,
+        super::api::await_decision,
+        super::api::cancel_decision,
+        super::api::decision_events,
+        super::pages::answer::show_answer_page,
+        super::pages::answer::submit_answer,
+        decision_stream,
+        usage,
+        super::healthz,
+        super::readyz,
+    ),
+    components(
+        schemas(super::error::Body, CreateDecision, EventList, Usage),
+        responses(
+            BadRequest,
+            Unauthorized,
+            NotFound,
+            AlreadyResolved,
+            Expired,
+            PayloadTooLarge,
+            ValidationFailed,
+            TooManyRequests,
+            Unavailable
+        )
+    ),
+    tags(
+        (name = "decisions", description = "Ask a person, wait for the answer, read it back."),
+        (name = "answers", description = "Answer a decision through its capability link, as the answer page does."),
+        (name = "events", description = "Resolutions as they happen."),
+        (name = "usage", description = "Actions used and the daily quota."),
+        (name = "health", description = "Liveness and readiness for load balancers."),
+    ),
+    modifiers(&InfoAndSecurity, &Precisions)
+)]
+pub struct ApiDoc;
+
+/// The document as served, made once.
+static DOCUMENT: LazyLock<String> = LazyLock::new(|| {
+    ApiDoc::openapi()
+        .to_json()
+        .expect("the OpenAPI document serializes")
+});
+
+/// `/openapi.json` and the docs page at `/docs`.
+pub fn routes() -> Router<Service> {
+    let ui = SwaggerUi::new("/docs").config(
+        Config::new(["/openapi.json"])
+            // Swagger UI would otherwise show a badge fetched from validator.swagger.io.
+            .validator_url("none")
+            .persist_authorization(false),
+    );
+    Router::new()
+        .route("/openapi.json", get(openapi_json))
+        .merge(Router::from(ui).layer(from_fn(docs_headers)))
+}
+
+async fn openapi_json() -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        DOCUMENT.as_str(),
+    )
+        .into_response()
+}
+
+/// Swagger UI draws with inline styles and data: images; it loads nothing from another host
+/// and talks only to this server.
+pub const DOCS_CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
+     style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; \
+     connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+async fn docs_headers(req: Request, next: Next) -> Response {
+    let mut resp = next.run(req).await;
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(DOCS_CONTENT_SECURITY_POLICY),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    resp
+}
+
+/// `info` written out (Cargo's fields alone leave parts empty) and the bearer key scheme.
+struct InfoAndSecurity;
+
+impl Modify for InfoAndSecurity {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        doc.info = InfoBuilder::new()
+            .title("sayso")
+            .version(env!("CARGO_PKG_VERSION"))
+            .description(Some(DESCRIPTION))
+            .license(Some(
+                LicenseBuilder::new()
+                    .name("MIT")
+                    .identifier(Some("MIT"))
+                    .build(),
+            ))
+            .build();
+        doc.components
+            .get_or_insert_with(Default::default)
+            .add_security_scheme(
+                "bearer",
+                SecurityScheme::Http(
+                    HttpBuilder::new()
+                        .scheme(HttpAuthScheme::Bearer)
+                        .bearer_format("sk_…")
+                        .description(Some(
+                            "The inbox's API key: `Authorization: Bearer sk_…`. A decision of \
+                             another inbox is `404`, never `403`.",
+                        ))
+                        .build(),
+                ),
+            );
+    }
+}
+
+/// What the annotations cannot say.
+struct Precisions;
+
+impl Modify for Precisions {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        let paths = &mut doc.paths.paths;
+        // `timeout_s` is any whole number of seconds, clamped: no int64 bound applies.
+        if let Some(op) = paths
+            .get_mut("/v1/decisions/{id}/await")
+            .and_then(|p| p.get.as_mut())
+        {
+            for param in op.parameters.iter_mut().flatten() {
+                if let RefOr::T(p) = param
+                    && p.name == "timeout_s"
+                {
+                    p.schema = Some(
+                        ObjectBuilder::new()
+                            .schema_type(Type::Integer)
+                            .minimum(Some(0))
+                            .build()
+                            .into(),
+                    );
+                }
+            }
+        }
+        // An empty `status` or `kind` filters nothing, as a form with nothing picked sends.
+        if let Some(op) = paths.get_mut("/v1/decisions").and_then(|p| p.get.as_mut()) {
+            for param in op.parameters.iter_mut().flatten() {
+                let RefOr::T(p) = param else { continue };
+                let schema = match p.name.as_str() {
+                    "status" => "Status",
+                    "kind" => "Kind",
+                    _ => continue,
+                };
+                let one_of = OneOfBuilder::new()
+                    .item(Ref::from_schema_name(schema))
+                    .item(
+                        ObjectBuilder::new()
+                            .schema_type(Type::String)
+                            .enum_values(Some([""])),
+                    )
+                    .build();
+                p.schema = Some(Schema::OneOf(one_of).into());
+            }
+        }
+        // A cancel may have no body at all.
+        if let Some(RefOr::T(body)) = paths
+            .get_mut("/v1/decisions/{id}/cancel")
+            .and_then(|p| p.post.as_mut())
+            .and_then(|op| op.request_body.as_mut())
+        {
+            body.required = Some(Required::False);
+        }
+    }
+}
+
+const DESCRIPTION: &str = "A self-hosted decision service for AI agents: an agent asks a \
+question, a person answers it from their phone, and the agent gets the answer back.\n\n\
+Create a decision with `POST /v1/decisions`, share or let sayso send its `web_url`, then wait \
+with `GET /v1/decisions/{id}/await` (call again while `status` is `pending`).\n\n\
+Every error has one shape, `{\"error\": {\"code\", \"message\", \"details\"}}`; branch on \
+`code`. A body that is not JSON is `400 bad_request`; JSON of the wrong shape is \
+`422 validation_failed` with every problem in `details`, each with its JSON path. Fields \
+sayso does not know are accepted and reported in `warnings`.";
+
+// ---- Request bodies parsed by hand, described here ----
+
+/// A create request (`POST /v1/decisions`), the `ask_user` of the MCP tool. Which fields
+/// apply depends on `kind`; a field of another kind, or one sayso does not know, is accepted
+/// and reported in `warnings`.
+#[derive(Deserialize, ToSchema)]
+#[allow(dead_code)]
+#[schema(example = json!({
+    "question": "Deploy v2.3 to production?",
+    "kind": "bool",
+    "project": "billing",
+    "context_md": "All checks green. Migration `0042` is reversible.",
+    "ttl_minutes": 30,
+    "metadata": {"run": 4711}
+}))]
+pub struct CreateDecision {
+    /// 1–2000 characters after trimming.
+    #[schema(min_length = 1, max_length = 2000)]
+    question: String,
+    kind: Kind,
+    /// At most 100 characters; groups and filters.
+    project: Option<String>,
+    /// `choose`: 2–20 options, each a label or `{label, description?, preview?}`; labels
+    /// 1–200 characters and unique within the decision.
+    options: Option<Vec<ChoiceOption>>,
+    /// `choose`: several options may be picked (default false).
+    multi: Option<bool>,
+    /// `choose`: index of the recommended option, from 0; out of range is a warning.
+    recommended: Option<i64>,
+    /// `choose`: offer "Other (type your own)" (default true).
+    allow_other: Option<bool>,
+    /// `bool`: the yes button's text (default "Yes"), 1–100 characters.
+    yes_label: Option<String>,
+    /// `bool`: the no button's text (default "No"), 1–100 characters.
+    no_label: Option<String>,
+    /// `text` and the Other box: hint text, at most 200 characters.
+    placeholder: Option<String>,
+    /// `form`: a flat JSON Schema object, the MCP elicitation subset: `{"type": "object",
+    /// "properties": {…}, "required": […]}`, at most 30 properties of type string, number,
+    /// integer, boolean, or an array of enum strings.
+    #[schema(value_type = Option<Object>)]
+    schema: Option<Value>,
+    /// `form`, instead of `schema`: 1–10 questions in the shape coding agents' ask tools send.
+    questions: Option<Vec<CodingQuestion>>,
+    /// Markdown shown above the controls, at most 64 KiB; rendered sanitised.
+    context_md: Option<String>,
+    /// A PNG, JPEG, GIF or WebP image, base64, at most 5 MiB decoded; the type is sniffed.
+    context_image_b64: Option<String>,
+    /// At most 10 links, http(s) only.
+    attachments: Option<Vec<Attachment>>,
+    /// 1–43200, default 60. Not together with `ttl_seconds`.
+    #[schema(minimum = 1, maximum = 43200)]
+    ttl_minutes: Option<i64>,
+    /// For short waits, 10–2592000. Not together with `ttl_minutes`.
+    #[schema(minimum = 10, maximum = 2592000)]
+    ttl_seconds: Option<i64>,
+    /// Applied on expiry; must be a valid answer for the decision.
+    #[schema(value_type = Option<Value>)]
+    default_outcome: Option<Value>,
+    /// The person may add a free-text remark (default true).
+    allow_remark: Option<bool>,
+    /// How the person is told (default `push`).
+    notify: Option<Notify>,
+    /// An http(s) URL that receives a signed webhook on resolution.
+    callback_url: Option<String>,
+    /// At most 4 KiB serialised; echoed back unchanged.
+    #[schema(value_type = Option<Object>)]
+    metadata: Option<Value>,
+}
+
+/// An option of a `choose` decision: a plain label, or a label with more to show.
+#[derive(Deserialize, ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub enum ChoiceOption {
+    Label(String),
+    Full {
+        label: String,
+        description: Option<String>,
+        /// Markdown shown when the option is picked: a diff, a mock-up.
+        preview: Option<String>,
+    },
+}
+
+/// A question as Claude Code's AskUserQuestion, gemini-cli's and pi's ask_user send it.
+#[derive(Deserialize, ToSchema)]
+#[allow(dead_code, non_snake_case)]
+pub struct CodingQuestion {
+    /// The answer's key in the outcome; the question text when absent.
+    id: Option<String>,
+    question: String,
+    /// A short chip shown above the question.
+    header: Option<String>,
+    /// `choice` when options are given, else `text`.
+    #[schema(value_type = Option<String>, example = "choice")]
+    r#type: Option<String>,
+    options: Option<Vec<ChoiceOption>>,
+    multiSelect: Option<bool>,
+    placeholder: Option<String>,
+    recommended: Option<i64>,
+}
+
+/// A link shown with the question.
+#[derive(Deserialize, ToSchema)]
+#[allow(dead_code)]
+pub struct Attachment {
+    name: String,
+    /// http(s) only.
+    url: String,
+}
+
+// ---- Responses built by hand in the handlers, described here ----
+
+/// The audit trail of a decision, oldest first.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[schema(example = json!({"items": [
+    {"at": "2026-05-04T16:58:40Z", "kind": "created", "detail": {}},
+    {"at": "2026-05-04T17:01:02Z", "kind": "viewed", "detail": {}},
+    {"at": "2026-05-04T17:02:11Z", "kind": "answered", "detail": {"action": "answer"}}
+]}))]
+pub struct EventList {
+    items: Vec<DecisionEvent>,
+}
+
+/// Actions used by the key's inbox; a create costs 2 actions.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[schema(example = json!({"today": {"actions": 12}, "month": {"actions": 340}, "quota": 500}))]
+pub struct Usage {
+    today: UsagePeriod,
+    month: UsagePeriod,
+    /// The inbox's daily quota of actions; null when it has none.
+    quota: Option<u64>,
+}
+
+/// Actions used in a period (UTC).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct UsagePeriod {
+    actions: u64,
+}
+
+// ---- Paths served elsewhere (other modules), described here ----
+
+/// Server-Sent Events: one `decision.resolved` event, the Decision as data, per resolution
+/// in the key's inbox, each with an `id:`; reconnect with `Last-Event-ID` to miss none.
+/// Comments keep the connection alive.
+#[utoipa::path(
+    get, path = "/v1/events", tag = "events", operation_id = "stream_events",
+    security(("bearer" = [])),
+    params(
+        ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event id."),
+    ),
+    responses(
+        (status = 200, description = "An endless event stream.", content_type = "text/event-stream", body = String,
+         example = "id: 42\nevent: decision.resolved\ndata: {\"decision_id\": \"01968a2e-7c1a-7b3e-9f42-5d0c6e8a1b2c\", \"status\": \"answered\", …}\n\n"),
+        (status = 401, response = Unauthorized),
+        (status = 429, response = TooManyRequests),
+        (status = 503, response = Unavailable),
+    )
+)]
+#[allow(dead_code)]
+fn decision_stream() {}
+
+/// Actions used today and this month (UTC), and the daily quota.
+#[utoipa::path(
+    get, path = "/v1/usage", tag = "usage", operation_id = "get_usage",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Actions used.", body = Usage),
+        (status = 401, response = Unauthorized),
+        (status = 429, response = TooManyRequests),
+        (status = 503, response = Unavailable),
+    )
+)]
+#[allow(dead_code)]
+fn usage() {}
+
+// ---- The error responses, each the one error shape with its own example ----
+
+macro_rules! error_responses {
+    ($($name:ident: $description:literal, $code:literal, $message:literal, [$($header:literal),*];)*) => {$(
+        #[doc = $description]
+        pub struct $name;
+
+        impl<'r> ToResponse<'r> for $name {
+            fn response() -> (&'r str, RefOr<response::Response>) {
+                (stringify!($name), error_response($description, $code, $message, &[$($header),*]))
+            }
+        }
+    )*};
+}
+
+error_responses! {
+    BadRequest: "The body is not JSON at all (or is empty, or nested deeper than 128 levels).",
+        "bad_request", "the request body is not valid JSON: expected value at line 1 column 1", [];
+    Unauthorized: "No API key, or one sayso does not know.",
+        "unauthorized", "missing or unknown API key: send Authorization: Bearer sk_…", ["WWW-Authenticate"];
+    NotFound: "No such decision in the key's inbox (or no such link).",
+        "not_found", "no such decision", [];
+    AlreadyResolved: "The decision was already resolved: answered, declined, cancelled or expired.",
+        "already_resolved", "the decision was already answered at 2026-05-04T17:02:11Z", [];
+    Expired: "The decision expired before this answer.",
+        "expired", "the decision was already expired at 2026-05-04T17:58:40Z", [];
+    PayloadTooLarge: "The body is larger than the limit (8 MiB for a create, 64 KiB otherwise).",
+        "payload_too_large", "the request body is too large", [];
+    ValidationFailed: "JSON of the wrong shape (`validation_failed`, every problem in `details`), \
+        or an `Idempotency-Key` reused with another body (`idempotency_mismatch`).",
+        "validation_failed", "options[2].label: must be 1–200 characters", [];
+    TooManyRequests: "Rate limited (`rate_limited`), or the inbox's daily quota is spent \
+        (`quota_exceeded`); retry after `Retry-After` seconds.",
+        "rate_limited", "too many requests; retry after 2 seconds", ["Retry-After"];
+    Unavailable: "The database cannot be reached; retry after `Retry-After` seconds.",
+        "unavailable", "the database is unavailable; retry shortly", ["Retry-After"];
+}
+
+fn error_response(
+    description: &str,
+    code: &str,
+    message: &str,
+    headers: &[&str],
+) -> RefOr<response::Response> {
+    let details = if code == "validation_failed" {
+        json!([{"path": "options[2].label", "message": "must be 1–200 characters"}])
+    } else {
+        json!([])
+    };
+    let example = json!({"error": {"code": code, "message": message, "details": details}});
+    let mut builder = ResponseBuilder::new().description(description).content(
+        "application/json",
+        ContentBuilder::new()
+            .schema(Some(Ref::from_schema_name("Error")))
+            .example(Some(example))
+            .build(),
+    );
+    for name in headers {
+        let (schema, text) = match *name {
+            "Retry-After" => (Type::Integer, "Seconds to wait before retrying."),
+            _ => (Type::String, "`Bearer realm=\"sayso\"`"),
+        };
+        builder = builder.header(
+            *name,
+            HeaderBuilder::new()
+                .schema(Some(Object::with_type(schema)))
+                .description(Some(text))
+                .build(),
+        );
+    }
+    builder.build().into()
+}

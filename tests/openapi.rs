@@ -1,0 +1,507 @@
+//! The OpenAPI document (`/openapi.json`) and the docs page (`/docs`): the document is valid
+//! OpenAPI 3.1 (checked by `openapi-spec-validator`), covers every endpoint with the one error
+//! shape, real responses validate against its own schemas (the `jsonschema` crate), and
+//! schemathesis fuzzing a real server from it finds no 5xx and no response that breaks it.
+//! The Python tools come from PyPI into a venv under `target/`; without Python, venv or
+//! network the tests that need them say SKIPPED, except in CI (`CI` set), where they fail.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use common::browser::Browser;
+use common::db::fresh_sqlite_url;
+use common::server::{TestServer, s, send};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+/// Every operation the document must describe, with the error statuses it must list.
+const OPERATIONS: &[(&str, &str, &[u16])] = &[
+    (
+        "post",
+        "/v1/decisions",
+        &[200, 201, 400, 401, 413, 422, 429, 503],
+    ),
+    ("get", "/v1/decisions", &[200, 401, 422, 429, 503]),
+    ("get", "/v1/decisions/{id}", &[200, 401, 404, 429, 503]),
+    (
+        "get",
+        "/v1/decisions/{id}/await",
+        &[200, 401, 404, 422, 429, 503],
+    ),
+    (
+        "post",
+        "/v1/decisions/{id}/cancel",
+        &[200, 400, 401, 404, 409, 413, 422, 429, 503],
+    ),
+    (
+        "get",
+        "/v1/decisions/{id}/events",
+        &[200, 401, 404, 429, 503],
+    ),
+    (
+        "post",
+        "/d/{token}",
+        &[200, 400, 404, 409, 410, 413, 422, 429, 503],
+    ),
+    ("get", "/v1/events", &[200, 401, 429, 503]),
+    ("get", "/v1/usage", &[200, 401, 429, 503]),
+    ("get", "/healthz", &[200]),
+    ("get", "/readyz", &[200, 503]),
+];
+
+async fn document(srv: &TestServer) -> Value {
+    let resp = srv
+        .client
+        .get(srv.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let ct = resp.headers()[reqwest::header::CONTENT_TYPE]
+        .to_str()
+        .unwrap();
+    assert!(ct.starts_with("application/json"), "{ct}");
+    resp.json().await.unwrap()
+}
+
+/// Follows a local `$ref` (`#/components/…`) once.
+fn deref<'a>(doc: &'a Value, v: &'a Value) -> &'a Value {
+    match v["$ref"].as_str() {
+        Some(r) => doc
+            .pointer(r.trim_start_matches('#'))
+            .unwrap_or_else(|| panic!("dangling $ref {r}")),
+        None => v,
+    }
+}
+
+#[tokio::test]
+async fn the_document_describes_every_endpoint_with_the_one_error_shape() {
+    let db = fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    let doc = document(&srv).await;
+
+    assert!(
+        doc["openapi"].as_str().unwrap().starts_with("3.1"),
+        "{}",
+        doc["openapi"]
+    );
+    assert_eq!(doc["info"]["title"], "sayso");
+    assert_eq!(doc["info"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(doc["info"]["license"]["identifier"], "MIT");
+    assert!(!doc["info"]["description"].as_str().unwrap().is_empty());
+    let bearer = &doc["components"]["securitySchemes"]["bearer"];
+    assert_eq!(
+        (bearer["type"].as_str(), bearer["scheme"].as_str()),
+        (Some("http"), Some("bearer"))
+    );
+
+    for (method, path, statuses) in OPERATIONS {
+        let op = &doc["paths"][path][method];
+        assert!(op.is_object(), "{method} {path} is not in the document");
+        for status in *statuses {
+            let resp = deref(&doc, &op["responses"][status.to_string()]);
+            assert!(resp.is_object(), "{method} {path} does not list {status}");
+            if *status >= 400 && resp["content"]["application/json"].is_object() {
+                let media = &resp["content"]["application/json"];
+                assert_eq!(
+                    media["schema"]["$ref"], "#/components/schemas/Error",
+                    "{method} {path} {status} is not the error shape"
+                );
+                assert!(
+                    media["example"].is_object(),
+                    "{method} {path} {status} has no example"
+                );
+            }
+        }
+        if path.starts_with("/v1/") {
+            assert_eq!(op["security"], json!([{"bearer": []}]), "{method} {path}");
+        }
+    }
+    // Requests carry examples; the agent's create one per kind.
+    let create = &doc["paths"]["/v1/decisions"]["post"];
+    let examples = &create["requestBody"]["content"]["application/json"]["examples"];
+    for kind in ["bool", "choose", "text", "form", "todo"] {
+        assert!(examples[kind]["value"].is_object(), "no {kind} example");
+    }
+    let idempotency = create["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "Idempotency-Key")
+        .expect("Idempotency-Key is documented");
+    assert_eq!(idempotency["in"], "header");
+    assert!(create["responses"]["201"]["headers"]["Location"].is_object());
+    let list_params: Vec<&str> = doc["paths"]["/v1/decisions"]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        list_params,
+        ["status", "kind", "project", "limit", "cursor"]
+    );
+    let stream = &doc["paths"]["/v1/events"]["get"]["responses"]["200"]["content"];
+    assert!(stream["text/event-stream"].is_object(), "{stream}");
+
+    if let Some(python) = python_tools() {
+        let file = std::env::temp_dir().join(format!("sayso-openapi-{}.json", std::process::id()));
+        std::fs::write(&file, doc.to_string()).unwrap();
+        let out = Command::new(python)
+            .args(["-m", "openapi_spec_validator"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let _ = std::fs::remove_file(&file);
+        assert!(
+            out.status.success(),
+            "openapi-spec-validator refuses the document:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    srv.stop().await;
+}
+
+/// Asserts that `instance` validates against `#/components/schemas/{name}` of `doc`.
+fn assert_matches(doc: &Value, name: &str, instance: &Value) {
+    let mut schema = doc.clone();
+    let root = schema.as_object_mut().unwrap();
+    root.insert(
+        "$schema".into(),
+        json!("https://json-schema.org/draft/2020-12/schema"),
+    );
+    root.insert("$ref".into(), json!(format!("#/components/schemas/{name}")));
+    let validator = jsonschema::validator_for(&schema).expect("the document's schemas compile");
+    let errors: Vec<String> = validator
+        .iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{name} does not match {instance}:\n{}",
+        errors.join("\n")
+    );
+}
+
+#[tokio::test]
+async fn real_responses_match_the_documents_own_schemas() {
+    let db = fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    let doc = document(&srv).await;
+
+    // The document's own request examples are accepted, and each handle matches.
+    let examples = doc["paths"]["/v1/decisions"]["post"]["requestBody"]["content"]
+        ["application/json"]["examples"]
+        .as_object()
+        .unwrap()
+        .clone();
+    let mut handles = Vec::new();
+    for (kind, example) in &examples {
+        let resp = srv
+            .req(Method::POST, "/v1/decisions")
+            .json(&example["value"])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::CREATED, "the {kind} example");
+        let location = resp.headers()["location"].to_str().unwrap().to_string();
+        let handle: Value = resp.json().await.unwrap();
+        assert_eq!(
+            location,
+            format!("/v1/decisions/{}", s(&handle, "decision_id"))
+        );
+        assert_matches(&doc, "AskHandle", &handle);
+        handles.push((kind.clone(), handle));
+    }
+    let (_, bool_handle) = handles.iter().find(|(k, _)| k == "bool").unwrap();
+    let id = s(bool_handle, "decision_id");
+
+    assert_matches(&doc, "Decision", &srv.get(id).await);
+    let (status, list) = send(srv.req(Method::GET, "/v1/decisions?limit=2")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_matches(&doc, "ListPage", &list);
+    assert!(
+        list["next"].is_string(),
+        "five decisions make a second page of two"
+    );
+
+    // Answered through the link, as the document's example says.
+    let answer = &doc["paths"]["/d/{token}"]["post"]["requestBody"]["content"]["application/json"]
+        ["examples"]["yes"]["value"];
+    let (status, result) = srv.answer(s(bool_handle, "web_url"), answer.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{result}");
+    assert_matches(&doc, "AnswerResult", &result);
+    let (status, answered) = srv.await_decision(id, 0).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(answered["status"], "answered");
+    assert_matches(&doc, "Decision", &answered);
+    let (status, events) = send(srv.req(Method::GET, &format!("/v1/decisions/{id}/events"))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_matches(&doc, "EventList", &events);
+
+    // Cancelled, with and without a reason.
+    let (_, text_handle) = handles.iter().find(|(k, _)| k == "text").unwrap();
+    let cancel = format!("/v1/decisions/{}/cancel", s(text_handle, "decision_id"));
+    let (status, cancelled) = send(
+        srv.req(Method::POST, &cancel)
+            .json(&json!({"reason": "fixed it myself"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_matches(&doc, "Decision", &cancelled);
+
+    // Every error is the one error shape.
+    let errors = [
+        (srv.req(Method::POST, &cancel), StatusCode::CONFLICT),
+        (
+            srv.client.get(srv.url("/v1/decisions")),
+            StatusCode::UNAUTHORIZED,
+        ),
+        (
+            srv.req(
+                Method::GET,
+                "/v1/decisions/01968a2e-7c1a-7b3e-9f42-5d0c6e8a1b2c",
+            ),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            srv.req(Method::POST, "/v1/decisions").body("{not json"),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            srv.req(Method::POST, "/v1/decisions")
+                .json(&json!({"kind": "poll"})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            srv.client
+                .post(s(bool_handle, "web_url"))
+                .json(&json!({"action": "decline"})),
+            StatusCode::CONFLICT,
+        ),
+    ];
+    for (req, expected) in errors {
+        let (status, body) = send(req).await;
+        assert_eq!(status, expected, "{body}");
+        assert_matches(&doc, "Error", &body);
+    }
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn the_docs_page_is_served_from_this_server_alone() {
+    let db = fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+
+    let resp = srv.client.get(srv.url("/docs/")).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let csp = resp.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        csp.contains("default-src 'none'") && csp.contains("connect-src 'self'"),
+        "{csp}"
+    );
+    let html = resp.text().await.unwrap();
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "{html}"
+    );
+    let init = srv
+        .client
+        .get(srv.url("/docs/swagger-initializer.js"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(init.contains("\"/openapi.json\""), "{init}");
+    assert!(init.contains("\"validatorUrl\": \"none\""), "{init}");
+
+    // A real browser draws every operation, loading nothing from another host.
+    let Some(browser) = Browser::start().await else {
+        return srv.stop().await;
+    };
+    browser.goto(&srv.url("/docs/")).await;
+    browser.wait_for(".opblock").await;
+    let drawn = browser
+        .js(
+            "return document.querySelectorAll('.opblock').length",
+            vec![],
+        )
+        .await;
+    assert!(
+        drawn.as_u64().unwrap() >= OPERATIONS.len() as u64,
+        "{drawn} operations drawn"
+    );
+    let loaded = browser
+        .js(
+            "return performance.getEntriesByType('resource').map(e => e.name)",
+            vec![],
+        )
+        .await;
+    let loaded: Vec<&str> = loaded
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        loaded.iter().any(|u| u.ends_with("/openapi.json")),
+        "{loaded:?}"
+    );
+    for url in &loaded {
+        assert!(
+            url.starts_with(&srv.base) || url.starts_with("data:"),
+            "loaded {url}"
+        );
+    }
+    browser.close().await;
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn schemathesis_finds_no_server_error_and_no_response_off_the_document() {
+    let db = fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    let Some(python) = python_tools() else {
+        return srv.stop().await;
+    };
+    let schemathesis = python.with_file_name("schemathesis");
+    let mut cmd = Command::new(schemathesis);
+    // Its cache goes to `.schemathesis/` in the working directory: keep it under target/.
+    cmd.current_dir(env!("CARGO_TARGET_TMPDIR"));
+    cmd.arg("--config-file")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/schemathesis.toml"
+        ))
+        .arg("--no-color")
+        .arg("run")
+        .arg(srv.url("/openapi.json"))
+        .args(["--header", &format!("Authorization: Bearer {}", srv.key)])
+        // Every check runs but those tests/schemathesis.toml turns off, each with its reason.
+        .args([
+            "--max-examples",
+            "50",
+            "--seed",
+            "20260504",
+            "--request-timeout",
+            "20",
+        ])
+        .args(["--max-failures", "20"])
+        // An endless stream: nothing to fuzz in a request that never ends.
+        .args(["--exclude-path", "/v1/events"]);
+    // Documented ahead of the handler landing on this branch: fuzz it once it is served.
+    let usage = send(srv.req(Method::GET, "/v1/usage")).await;
+    if usage.0 == StatusCode::NOT_FOUND && usage.1["error"]["message"] == "no such endpoint" {
+        eprintln!("NOTE: /v1/usage is not served yet; schemathesis leaves it out");
+        cmd.args(["--exclude-path", "/v1/usage"]);
+    }
+    let handle = srv
+        .create(json!({"question": "Which database?", "kind": "choose",
+                       "options": ["PostgreSQL", "SQLite"], "notify": "none"}))
+        .await;
+    let token = s(&handle, "web_url")
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string();
+    cmd.env("SAYSO_TEST_TOKEN", token);
+    let started = Instant::now();
+    let out = tokio::task::spawn_blocking(move || cmd.stdin(Stdio::null()).output().unwrap())
+        .await
+        .unwrap();
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = report.find("SUMMARY").map_or("", |i| &report[i..]);
+    eprintln!("schemathesis took {:?}\n{summary}", started.elapsed());
+    assert!(
+        out.status.success(),
+        "schemathesis found problems:\n{report}"
+    );
+    assert!(
+        report.contains("Stateful"),
+        "the stateful phase ran:\n{report}"
+    );
+    srv.stop().await;
+}
+
+/// The venv's Python with schemathesis and openapi-spec-validator, made once per run under
+/// `target/`. `None` after a loud SKIPPED when it cannot be made, except in CI.
+fn python_tools() -> Option<&'static PathBuf> {
+    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PYTHON
+        .get_or_init(|| match install_python_tools() {
+            Ok(python) => Some(python),
+            Err(why) => {
+                if std::env::var_os("CI").is_some() {
+                    panic!("schemathesis and openapi-spec-validator are required in CI: {why}");
+                }
+                eprintln!(
+                    "SKIPPED: schemathesis / openapi-spec-validator unavailable ({why}); \
+                     the OpenAPI document was not validated or fuzzed"
+                );
+                None
+            }
+        })
+        .as_ref()
+}
+
+fn install_python_tools() -> Result<PathBuf, String> {
+    let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("schemathesis-venv");
+    let python = venv.join("bin").join("python");
+    let has_tools = |python: &PathBuf| {
+        Command::new(python)
+            .args(["-c", "import schemathesis, openapi_spec_validator"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if has_tools(&python) {
+        return Ok(python);
+    }
+    let run = |cmd: &mut Command, what: &str| -> Result<(), String> {
+        let out = cmd.output().map_err(|e| format!("{what}: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what} failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    };
+    run(
+        Command::new("python3").args(["-m", "venv"]).arg(&venv),
+        "python3 -m venv",
+    )?;
+    run(
+        Command::new(venv.join("bin").join("pip")).args([
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--timeout",
+            "60",
+            "schemathesis",
+            "openapi-spec-validator",
+        ]),
+        "pip install schemathesis openapi-spec-validator",
+    )?;
+    if has_tools(&python) {
+        Ok(python)
+    } else {
+        Err("schemathesis does not import after installing".into())
+    }
+}
