@@ -43,7 +43,7 @@ use crate::service::Service;
         super::readyz,
     ),
     components(
-        schemas(super::error::Body, CreateDecision, EventList, Usage),
+        schemas(super::error::Body, CreateDecision, EventList, crate::service::UsageView),
         responses(
             BadRequest,
             Unauthorized,
@@ -343,24 +343,6 @@ pub struct EventList {
     items: Vec<DecisionEvent>,
 }
 
-/// Actions used by the key's inbox; a create costs 2 actions.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[schema(example = json!({"today": {"actions": 12}, "month": {"actions": 340}, "quota": 500}))]
-pub struct Usage {
-    today: UsagePeriod,
-    month: UsagePeriod,
-    /// The inbox's daily quota of actions; null when it has none.
-    quota: Option<u64>,
-}
-
-/// Actions used in a period (UTC).
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct UsagePeriod {
-    actions: u64,
-}
-
 // ---- Paths served elsewhere (other modules), described here ----
 
 /// Server-Sent Events: one `decision.resolved` event, the Decision as data, per resolution
@@ -388,7 +370,7 @@ fn decision_stream() {}
     get, path = "/v1/usage", tag = "usage", operation_id = "get_usage",
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "Actions used.", body = Usage),
+        (status = 200, description = "Actions used (a create costs 2) and the daily quota.", body = crate::service::UsageView),
         (status = 401, response = Unauthorized),
         (status = 429, response = TooManyRequests),
         (status = 503, response = Unavailable),

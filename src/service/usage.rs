@@ -7,7 +7,8 @@ use super::{Service, ServiceError, now};
 use crate::storage::{Inbox, UsageCount};
 
 /// `GET /v1/usage`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = Usage, example = json!({"today": {"actions": 12, "creates": 6}, "month": {"actions": 340, "creates": 170}, "quota": {"daily_actions": 500, "remaining_today": 488}}))]
 pub struct UsageView {
     /// This UTC day so far.
     pub today: UsageCount,
@@ -17,7 +18,8 @@ pub struct UsageView {
 }
 
 /// The daily quota and what is left of it today; both null when the inbox has none.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = Quota)]
 pub struct QuotaView {
     pub daily_actions: Option<i64>,
     pub remaining_today: Option<i64>,

@@ -82,7 +82,7 @@ pub enum Inserted {
 pub const CREATE_ACTIONS: i64 = 2;
 
 /// Actions used in a span of days, and the creates among them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
 pub struct UsageCount {
     pub actions: i64,
     pub creates: i64,
