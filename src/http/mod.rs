@@ -1,6 +1,7 @@
 //! HTTP: the agent API, the person's pages, health checks, and the router that joins them.
 
 pub mod api;
+mod drain;
 pub mod error;
 pub mod events;
 pub mod extract;
@@ -33,6 +34,7 @@ pub fn router(svc: Service) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(api::SMALL_BODY_LIMIT))
+        .layer(axum::middleware::from_fn(drain::drain_refused_bodies))
         .layer(rate_limit::layer(svc.settings().rate_limit))
         .layer(TraceLayer::new_for_http())
         .with_state(svc)
