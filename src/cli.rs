@@ -108,6 +108,12 @@ async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> 
         .await
         .with_context(|| format!("cannot listen on {}", global.listen))?;
     let bound = listener.local_addr()?;
+    // Links are built from the address actually bound (port 0 picks one) unless
+    // SAYSO_PUBLIC_URL says otherwise.
+    let global = &GlobalArgs {
+        listen: bound,
+        ..global.clone()
+    };
     let max_await = Duration::from_secs(args.max_await_s);
     let rate_limit = RateLimit {
         per_second: args.rate_limit_per_s,

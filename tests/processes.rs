@@ -97,6 +97,11 @@ async fn first_run_prints_a_working_key_and_admin_commands_print_alone() {
     )
     .await;
     assert_eq!(status, StatusCode::CREATED, "{h}");
+    // Listening on port 0, the links name the port actually bound.
+    assert!(
+        s(&h, "web_url").starts_with(&format!("{}/d/", a.base)),
+        "{h}"
+    );
     a.child.kill().await.unwrap();
 
     // A second start on the same database prints no key.
