@@ -4,7 +4,9 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock build.rs* ./
 COPY src src
 COPY migrations migrations
-RUN cargo build --release --locked && strip target/release/sayso
+COPY templates templates
+COPY static static
+RUN cargo build --release --locked --bin sayso && strip target/release/sayso
 
 FROM debian:bookworm-slim
 RUN apt-get update \
