@@ -603,66 +603,16 @@ async fn the_python_sdk_lists_asks_awaits_and_gets_the_answer() {
     );
 }
 
-/// The venv's Python with the `mcp` SDK, made once per run under `target/`. `None` after a
-/// loud SKIPPED when it cannot be installed, except in CI (`CI` set), where that fails.
+/// The venv's Python with the `mcp` SDK (see `common::python`).
 fn python_with_mcp() -> Option<&'static PathBuf> {
     static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    PYTHON
-        .get_or_init(|| match install_mcp_sdk() {
-            Ok(python) => Some(python),
-            Err(why) => {
-                if std::env::var_os("CI").is_some() {
-                    panic!("the Python MCP SDK is required in CI: {why}");
-                }
-                eprintln!("SKIPPED: the Python MCP SDK is unavailable ({why})");
-                None
-            }
-        })
-        .as_ref()
-}
-
-fn install_mcp_sdk() -> Result<PathBuf, String> {
-    use std::process::Command;
-    let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mcp-venv");
-    let python = venv.join("bin").join("python");
-    let has_sdk = |python: &PathBuf| {
-        Command::new(python)
-            .args(["-c", "import mcp"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if has_sdk(&python) {
-        return Ok(python);
-    }
-    let run = |cmd: &mut Command, what: &str| -> Result<(), String> {
-        let out = cmd.output().map_err(|e| format!("{what}: {e}"))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{what} failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ))
-        }
-    };
-    run(
-        Command::new("python3").args(["-m", "venv"]).arg(&venv),
-        "python3 -m venv",
-    )?;
-    run(
-        Command::new(venv.join("bin").join("pip")).args([
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "mcp",
-        ]),
-        "pip install mcp",
-    )?;
-    if has_sdk(&python) {
-        Ok(python)
-    } else {
-        Err("mcp does not import after installing".into())
-    }
+    common::python::venv_python(
+        &PYTHON,
+        common::python::Venv {
+            dir: "mcp-venv",
+            modules: "mcp",
+            packages: &["mcp"],
+            purpose: "the Python MCP SDK",
+        },
+    )
 }

@@ -437,71 +437,16 @@ async fn schemathesis_finds_no_server_error_and_no_response_off_the_document() {
     srv.stop().await;
 }
 
-/// The venv's Python with schemathesis and openapi-spec-validator, made once per run under
-/// `target/`. `None` after a loud SKIPPED when it cannot be made, except in CI.
+/// The venv's Python with schemathesis and openapi-spec-validator (see `common::python`).
 fn python_tools() -> Option<&'static PathBuf> {
     static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    PYTHON
-        .get_or_init(|| match install_python_tools() {
-            Ok(python) => Some(python),
-            Err(why) => {
-                if std::env::var_os("CI").is_some() {
-                    panic!("schemathesis and openapi-spec-validator are required in CI: {why}");
-                }
-                eprintln!(
-                    "SKIPPED: schemathesis / openapi-spec-validator unavailable ({why}); \
-                     the OpenAPI document was not validated or fuzzed"
-                );
-                None
-            }
-        })
-        .as_ref()
-}
-
-fn install_python_tools() -> Result<PathBuf, String> {
-    let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("schemathesis-venv");
-    let python = venv.join("bin").join("python");
-    let has_tools = |python: &PathBuf| {
-        Command::new(python)
-            .args(["-c", "import schemathesis, openapi_spec_validator"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if has_tools(&python) {
-        return Ok(python);
-    }
-    let run = |cmd: &mut Command, what: &str| -> Result<(), String> {
-        let out = cmd.output().map_err(|e| format!("{what}: {e}"))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{what} failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ))
-        }
-    };
-    run(
-        Command::new("python3").args(["-m", "venv"]).arg(&venv),
-        "python3 -m venv",
-    )?;
-    run(
-        Command::new(venv.join("bin").join("pip")).args([
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--timeout",
-            "60",
-            "schemathesis",
-            "openapi-spec-validator",
-        ]),
-        "pip install schemathesis openapi-spec-validator",
-    )?;
-    if has_tools(&python) {
-        Ok(python)
-    } else {
-        Err("schemathesis does not import after installing".into())
-    }
+    common::python::venv_python(
+        &PYTHON,
+        common::python::Venv {
+            dir: "schemathesis-venv",
+            modules: "schemathesis, openapi_spec_validator",
+            packages: &["schemathesis", "openapi-spec-validator"],
+            purpose: "schemathesis and openapi-spec-validator",
+        },
+    )
 }

@@ -133,70 +133,18 @@ fn rust_verify(secret: &str, headers: &HeaderMap, body: &[u8]) -> Result<(), Str
     Err("no matching v1 signature".into())
 }
 
-/// The venv's Python with `standardwebhooks`, made once per run under `target/`. `None` after
-/// a loud SKIPPED when it cannot be installed, except in CI (`CI` set), where that fails.
+/// The venv's Python with `standardwebhooks` (see `common::python`).
 fn python_verifier() -> Option<&'static PathBuf> {
     static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    PYTHON
-        .get_or_init(|| match install_standardwebhooks() {
-            Ok(python) => Some(python),
-            Err(why) => {
-                if std::env::var_os("CI").is_some() {
-                    panic!("the Python standardwebhooks verifier is required in CI: {why}");
-                }
-                eprintln!(
-                    "SKIPPED: Python standardwebhooks verifier unavailable ({why}); \
-                     only the Rust verifier runs"
-                );
-                None
-            }
-        })
-        .as_ref()
-}
-
-fn install_standardwebhooks() -> Result<PathBuf, String> {
-    let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("standardwebhooks-venv");
-    let python = venv.join("bin").join("python");
-    let has_library = |python: &PathBuf| {
-        Command::new(python)
-            .args(["-c", "import standardwebhooks"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if has_library(&python) {
-        return Ok(python);
-    }
-    let run = |cmd: &mut Command, what: &str| -> Result<(), String> {
-        let out = cmd.output().map_err(|e| format!("{what}: {e}"))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{what} failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ))
-        }
-    };
-    run(
-        Command::new("python3").args(["-m", "venv"]).arg(&venv),
-        "python3 -m venv",
-    )?;
-    run(
-        Command::new(venv.join("bin").join("pip")).args([
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "standardwebhooks",
-        ]),
-        "pip install standardwebhooks",
-    )?;
-    if has_library(&python) {
-        Ok(python)
-    } else {
-        Err("standardwebhooks does not import after installing".into())
-    }
+    common::python::venv_python(
+        &PYTHON,
+        common::python::Venv {
+            dir: "standardwebhooks-venv",
+            modules: "standardwebhooks",
+            packages: &["standardwebhooks"],
+            purpose: "the Python standardwebhooks verifier",
+        },
+    )
 }
 
 /// `Some(verified)` from the Python reference library, `None` when it is unavailable.

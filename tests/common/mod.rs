@@ -3,5 +3,6 @@
 
 pub mod browser;
 pub mod db;
+pub mod python;
 pub mod server;
 pub mod smtp;
