@@ -101,13 +101,7 @@ impl Fixture {
     async fn start() -> Fixture {
         let db = fresh_sqlite_url();
         let srv = TestServer::start(&db.url).await;
-        let inbox = srv
-            .svc
-            .store()
-            .inbox_by_name("default")
-            .await
-            .unwrap()
-            .unwrap();
+        let inbox = srv.default_inbox().await;
         Fixture {
             srv,
             inbox,

@@ -146,6 +146,16 @@ impl TestServer {
         }
     }
 
+    /// The inbox `default`, made on the first run with the server's key.
+    pub async fn default_inbox(&self) -> sayso::storage::Inbox {
+        self.svc
+            .store()
+            .inbox_by_name("default")
+            .await
+            .unwrap()
+            .expect("the first run makes the inbox default")
+    }
+
     /// A new inbox with its own key.
     pub async fn other_inbox_key(&self, name: &str) -> String {
         self.svc.create_inbox(name, None).await.unwrap();
