@@ -27,6 +27,37 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("{key}");
             Ok(())
         }
+        Some(Command::Key(KeyCommand::Revoke { key, all_of })) => {
+            let svc = open(&cli.global, None, false).await?;
+            match (key, all_of) {
+                (_, Some(inbox)) => {
+                    let n = svc.revoke_inbox_keys(&inbox).await.map_err(|e| match e {
+                        ServiceError::NotFound => {
+                            anyhow::anyhow!("there is no inbox named {inbox:?}")
+                        }
+                        e => describe(e),
+                    })?;
+                    println!("revoked {n} key(s) of inbox {inbox:?}");
+                }
+                (Some(key), None) => {
+                    let key = if key == "-" {
+                        let mut line = String::new();
+                        std::io::stdin()
+                            .read_line(&mut line)
+                            .context("cannot read the key from stdin")?;
+                        line
+                    } else {
+                        key
+                    };
+                    if !svc.revoke_api_key(&key).await.map_err(describe)? {
+                        anyhow::bail!("no live API key matches; it may be revoked already");
+                    }
+                    println!("revoked");
+                }
+                (None, None) => anyhow::bail!("give the key to revoke, or --all-of INBOX"),
+            }
+            Ok(())
+        }
         Some(Command::Inbox(InboxCommand::Create { name, channels })) => {
             let svc = open(&cli.global, None, false).await?;
             let inbox = svc

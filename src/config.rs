@@ -165,6 +165,16 @@ pub enum KeyCommand {
         #[arg(long, default_value = "default")]
         inbox: String,
     },
+    /// Revoke an API key: it stops working at once. Give the key, or `-` to read it from
+    /// stdin (kept out of the shell's history), or `--all-of INBOX` for every key of an inbox.
+    Revoke {
+        /// The key to revoke (`sk_…`), or `-` to read it from stdin.
+        #[arg(required_unless_present = "all_of", conflicts_with = "all_of")]
+        key: Option<String>,
+        /// Revoke every key of this inbox instead.
+        #[arg(long, value_name = "INBOX")]
+        all_of: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

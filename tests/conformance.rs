@@ -387,7 +387,7 @@ async fn inbox_names_are_unique(store: &dyn Store) {
         .await
         .unwrap();
     assert_eq!(home.name, "home");
-    assert_eq!(home.email.as_deref(), Some("me@example.com"));
+    assert_eq!(home.channels.email.as_deref(), Some("me@example.com"));
     assert_eq!(home.created_at, ms(T0));
 
     let again = store.create_inbox("home", None, T0).await;
@@ -1700,7 +1700,14 @@ async fn inbox_channels_round_trip(store: &dyn Store) {
     store.set_inbox_channels(home, &channels).await.unwrap();
     assert_eq!(store.inbox_channels(home).await.unwrap(), channels);
     let inbox = store.inbox_by_id(home).await.unwrap().unwrap();
-    assert_eq!(inbox.email.as_deref(), Some("other@example.com"));
+    assert_eq!(
+        inbox,
+        sayso::storage::Inbox {
+            channels: channels.clone(),
+            ..inbox.clone()
+        }
+    );
+    assert_eq!(inbox.channels.email.as_deref(), Some("other@example.com"));
     store
         .set_inbox_channels(home, &InboxChannels::default())
         .await

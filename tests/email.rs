@@ -327,11 +327,11 @@ async fn an_inbox_without_an_address_is_skipped_and_its_own_address_is_the_fallb
         "{skipped:?}"
     );
 
-    let inbox = Inbox {
+    let owner = InboxChannels {
         email: Some("owner@example.com".into()),
-        ..f.inbox.clone()
+        ..InboxChannels::default()
     };
-    let sent = f.deliver_with(&ch, "ask", &inbox, &none).await;
+    let sent = f.deliver_with(&ch, "ask", &f.inbox, &owner).await;
     assert_eq!(sent, Delivery::Sent(Some("to owner@example.com".into())));
     let mails = sink.wait_for(1).await;
     assert_eq!(one(&mails).rcpt_tos, vec!["owner@example.com".to_string()]);

@@ -134,6 +134,87 @@ async fn first_run_prints_a_working_key_and_admin_commands_print_alone() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no inbox named"));
 }
 
+/// Revokes `key` with the admin command and checks that every replica refuses it at once,
+/// while a second key of the same inbox goes on working.
+async fn revoke_and_check(database_url: &str, replicas: &[&Replica], key: &str) {
+    let out = sayso(&["key", "create"], database_url).await;
+    assert!(out.status.success(), "{out:?}");
+    let other = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let client = Client::new();
+    let list = |base: &str, key: &str| {
+        client
+            .get(format!("{base}/v1/decisions"))
+            .bearer_auth(key.to_string())
+    };
+    for r in replicas {
+        assert_eq!(send(list(&r.base, key)).await.0, StatusCode::OK);
+    }
+
+    // From stdin, so the key stays out of the process list.
+    let mut revoke = Command::new(BIN)
+        .args(["key", "revoke", "-"])
+        .env("SAYSO_DATABASE_URL", database_url)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use tokio::io::AsyncWriteExt;
+    let mut stdin = revoke.stdin.take().unwrap();
+    stdin
+        .write_all(format!("{key}\n").as_bytes())
+        .await
+        .unwrap();
+    drop(stdin);
+    let out = revoke.wait_with_output().await.unwrap();
+    assert!(out.status.success(), "{out:?}");
+
+    // The very next request, on any replica, is refused; the other key still works.
+    for r in replicas {
+        let (status, body) = send(list(&r.base, key)).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+        assert_eq!(body["error"]["code"], "unauthorized", "{body}");
+        assert_eq!(send(list(&r.base, &other)).await.0, StatusCode::OK);
+    }
+
+    // Revoking it again says so; revoking a whole inbox stops its last key.
+    let out = sayso(&["key", "revoke", key], database_url).await;
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no live API key matches"));
+    let out = sayso(&["key", "revoke", "--all-of", "default"], database_url).await;
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("revoked 1 key(s)"));
+    for r in replicas {
+        assert_eq!(
+            send(list(&r.base, &other)).await.0,
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    let out = sayso(&["key", "revoke", "--all-of", "nobody"], database_url).await;
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no inbox named"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_key_stops_working_at_once_on_sqlite() {
+    init_tls();
+    let db = common::db::fresh_sqlite_url();
+    let a = start_replica(&db.url).await;
+    let key = a.key.clone().expect("the first run prints a key");
+    revoke_and_check(&db.url, &[&a], &key).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_key_stops_working_at_once_on_every_replica() {
+    init_tls();
+    let Some(db) = common::db::fresh_pg_url().await else {
+        return;
+    };
+    let a = start_replica(&db.url).await;
+    let key = a.key.clone().expect("the first replica makes the inbox");
+    let b = start_replica(&db.url).await;
+    revoke_and_check(&db.url, &[&a, &b], &key).await;
+}
+
 #[tokio::test]
 async fn an_unknown_database_scheme_is_refused_clearly() {
     let out = sayso(&["key", "create"], "mysql://root@localhost/x").await;

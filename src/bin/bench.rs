@@ -43,8 +43,22 @@ struct Row {
 #[tokio::main]
 async fn main() -> Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    if std::env::args().nth(1).as_deref() == Some("bare-server") {
-        return bare_server().await;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["bare-server"] => return bare_server().await,
+        // Drives a server started by hand, to profile it: `bench load get URL KEY SECONDS`.
+        ["load", scenario, base, key, seconds] => {
+            let server = Server::external(base, key);
+            let seconds = seconds.parse().context("SECONDS must be a number")?;
+            match scenario {
+                "create" => create_rate(&server, seconds).await?,
+                "get" => get_rate(&server, seconds).await?,
+                other => return Err(anyhow!("no load scenario {other:?}; try create or get")),
+            };
+            return Ok(());
+        }
+        [] => {}
+        _ => return Err(anyhow!("usage: bench [load create|get URL KEY SECONDS]")),
     }
     let settings = Settings {
         seconds: env_num("BENCH_SECONDS", 5),
@@ -161,7 +175,8 @@ fn print_table(rows: &[Row]) {
 
 /// The release server as a child process on port 0.
 struct Server {
-    child: Child,
+    /// None for a server started by someone else, which `stop` leaves running.
+    child: Option<Child>,
     base: String,
     key: String,
     client: reqwest::Client,
@@ -210,15 +225,25 @@ impl Server {
             .timeout(Duration::from_secs(900))
             .build()?;
         Ok(Server {
-            child,
+            child: Some(child),
             base,
             key: key.unwrap_or_default(),
             client,
         })
     }
 
+    /// A server started by someone else.
+    fn external(base: &str, key: &str) -> Server {
+        Server {
+            child: None,
+            base: base.trim_end_matches('/').to_string(),
+            key: key.to_string(),
+            client: reqwest::Client::new(),
+        }
+    }
+
     fn pid(&self) -> Option<u32> {
-        self.child.id()
+        self.child.as_ref().and_then(Child::id)
     }
 
     async fn create(&self, body: &Value) -> Result<Value> {
@@ -236,7 +261,9 @@ impl Server {
     }
 
     async fn stop(mut self) {
-        let _ = self.child.kill().await;
+        if let Some(child) = &mut self.child {
+            let _ = child.kill().await;
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::error::ApiError;
-use super::extract::{Auth, JsonBody, Segment, decision_id};
+use super::extract::{ApiKey, Auth, JsonBody, Segment, decision_id};
 #[allow(unused_imports)] // named only in the OpenAPI annotations
 use super::openapi::{
     AlreadyResolved, BadRequest, CreateDecision, EventList, NotFound, PayloadTooLarge,
@@ -130,11 +130,19 @@ pub(crate) async fn create_decision(
 )]
 pub(crate) async fn get_decision(
     State(svc): State<Service>,
-    Auth(inbox): Auth,
+    ApiKey(key): ApiKey,
     Segment(id): Segment,
 ) -> Result<Response, ApiError> {
-    let d = svc.get_decision(&inbox, decision_id(&id)?).await?;
-    Ok(Json(svc.view(&d).await?).into_response())
+    let id = match decision_id(&id) {
+        Ok(id) => id,
+        // A bad key is still a 401 before the id is looked at, as on every other endpoint.
+        Err(e) => {
+            svc.authenticate(&key).await?;
+            return Err(e);
+        }
+    };
+    let view = svc.get_decision_view(&key, id).await?;
+    Ok(Json(view).into_response())
 }
 
 /// The audit trail: every step of the decision's life, oldest first.

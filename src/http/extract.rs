@@ -87,6 +87,19 @@ impl FromRequestParts<Service> for Auth {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, svc: &Service) -> Result<Self, ApiError> {
+        let ApiKey(key) = ApiKey::from_request_parts(parts, svc).await?;
+        Ok(Auth(svc.authenticate(&key).await.map_err(ApiError::from)?))
+    }
+}
+
+/// The request's API key, not yet checked: for a handler that checks it in its own query.
+/// Empty when the request has none, which no check accepts.
+pub struct ApiKey(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for ApiKey {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         let key = parts
             .headers
             .get(AUTHORIZATION)
@@ -97,7 +110,7 @@ impl FromRequestParts<Service> for Auth {
             })
             .map(str::trim)
             .unwrap_or("");
-        Ok(Auth(svc.authenticate(key).await.map_err(ApiError::from)?))
+        Ok(ApiKey(key.to_owned()))
     }
 }
 

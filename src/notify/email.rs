@@ -97,13 +97,13 @@ impl Channel for EmailChannel {
     }
 }
 
-/// The inbox's notification address, else its own.
+/// The inbox's notification address.
 fn recipient<'a>(d: &'a Delivering<'_>) -> Option<&'a str> {
-    [d.channels.email.as_deref(), d.inbox.email.as_deref()]
-        .into_iter()
-        .flatten()
+    d.channels
+        .email
+        .as_deref()
         .map(str::trim)
-        .find(|a| !a.is_empty())
+        .filter(|a| !a.is_empty())
 }
 
 /// A refusal (5xx) will not change by trying again; anything else might.

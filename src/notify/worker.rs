@@ -179,10 +179,6 @@ impl Worker {
             .await
             .map_err(|e| e.to_string())?
             .ok_or("the inbox no longer exists")?;
-        let channels = store
-            .inbox_channels(inbox.id)
-            .await
-            .map_err(|e| e.to_string())?;
         let view = svc.view(decision).await.map_err(|e| e.to_string())?;
         let web_url = svc.web_url(decision);
         Ok(channel
@@ -191,7 +187,7 @@ impl Worker {
                 decision,
                 view: &view,
                 inbox: &inbox,
-                channels: &channels,
+                channels: &inbox.channels,
                 web_url: &web_url,
                 public_url: &svc.settings().public_url,
                 store: store.as_ref(),

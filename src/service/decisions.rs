@@ -3,7 +3,8 @@
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::tokens::sha256_hex;
+use super::inboxes::check_api_key_shape;
+use super::tokens::{hash_api_key, sha256_hex};
 use super::view::{AskHandle, DecisionView};
 use super::{Service, ServiceError, now};
 use crate::domain::new_decision::parse_new_decision;
@@ -55,8 +56,7 @@ impl Service {
         let request_hash = sha256_hex(canonical_json(body).as_bytes());
         let created_at = now();
         let expires_at = created_at + new.ttl;
-        let channels = self.store().inbox_channels(inbox.id).await?;
-        let plan = self.plan_notifications(inbox, &channels, &new, created_at, expires_at);
+        let plan = self.plan_notifications(inbox, &inbox.channels, &new, created_at, expires_at);
         let row = crate::storage::InsertDecision {
             id: Uuid::now_v7(),
             inbox_id: inbox.id,
@@ -109,6 +109,32 @@ impl Service {
             .await?
             .ok_or(ServiceError::NotFound)?;
         self.settle(d).await
+    }
+
+    /// The decision of the API key's inbox as the API shows it, expired first if its time is
+    /// up. Reading is the hottest request an agent makes, so the key is checked in the same
+    /// query as the read; only a miss asks again, to tell a bad key (401) from a decision that
+    /// is not there (404).
+    pub async fn get_decision_view(
+        &self,
+        api_key: &str,
+        id: Uuid,
+    ) -> Result<DecisionView, ServiceError> {
+        check_api_key_shape(api_key)?;
+        let found = self
+            .store()
+            .decision_for_key(&hash_api_key(api_key), id)
+            .await?;
+        let Some((d, notifications)) = found else {
+            self.authenticate(api_key).await?;
+            return Err(ServiceError::NotFound);
+        };
+        if d.status == Status::Pending && now() >= d.expires_at {
+            // Expiring it may change its notifications: read them again.
+            let d = self.settle(d).await?;
+            return self.view(&d).await;
+        }
+        Ok(DecisionView::new(&d, self.web_url(&d), notifications))
     }
 
     /// The decision's audit trail, oldest first.

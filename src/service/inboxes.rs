@@ -2,7 +2,7 @@
 
 use super::tokens::{generate_api_key, generate_webhook_secret, hash_api_key};
 use super::{Service, ServiceError, now};
-use crate::storage::{Inbox, InboxChannels};
+use crate::storage::{Inbox, InboxChannels, KeysToRevoke};
 
 /// Changes to where an inbox's notifications go: `None` keeps a setting, `Some("")` removes it.
 #[derive(Debug, Clone, Default)]
@@ -24,9 +24,7 @@ pub struct FirstRun {
 impl Service {
     /// The inbox of an API key (`Authorization: Bearer sk_…`).
     pub async fn authenticate(&self, api_key: &str) -> Result<Inbox, ServiceError> {
-        if !api_key.starts_with("sk_") || api_key.len() > 200 {
-            return Err(ServiceError::Unauthorized);
-        }
+        check_api_key_shape(api_key)?;
         self.store()
             .inbox_for_key(&hash_api_key(api_key))
             .await?
@@ -115,6 +113,30 @@ impl Service {
         Ok(key)
     }
 
+    /// Revokes an API key, given the key itself; it stops working at once, on every replica,
+    /// because every request looks its key up. False if no live key matches.
+    pub async fn revoke_api_key(&self, api_key: &str) -> Result<bool, ServiceError> {
+        let hash = hash_api_key(api_key.trim());
+        let n = self
+            .store()
+            .revoke_api_keys(KeysToRevoke::Hash(&hash), now())
+            .await?;
+        Ok(n > 0)
+    }
+
+    /// Revokes every API key of the named inbox and returns how many were live.
+    pub async fn revoke_inbox_keys(&self, inbox_name: &str) -> Result<u64, ServiceError> {
+        let inbox = self
+            .store()
+            .inbox_by_name(inbox_name)
+            .await?
+            .ok_or(ServiceError::NotFound)?;
+        Ok(self
+            .store()
+            .revoke_api_keys(KeysToRevoke::AllOf(inbox.id), now())
+            .await?)
+    }
+
     /// The feed link of an inbox.
     pub fn feed_url(&self, inbox: &Inbox) -> String {
         format!(
@@ -149,6 +171,15 @@ impl Service {
             feed_url,
             webhook_secret,
         }))
+    }
+}
+
+/// Refuses, without asking the database, what cannot be an API key.
+pub(super) fn check_api_key_shape(api_key: &str) -> Result<(), ServiceError> {
+    if api_key.starts_with("sk_") && api_key.len() <= 200 {
+        Ok(())
+    } else {
+        Err(ServiceError::Unauthorized)
     }
 }
 

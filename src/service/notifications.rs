@@ -42,7 +42,7 @@ impl Service {
         match new.spec.notify {
             Notify::None => {}
             Notify::Email => {
-                let email = channels.email.as_ref().or(inbox.email.as_ref());
+                let email = channels.email.as_ref();
                 if !self.settings().email_enabled {
                     plan.states.push(state(
                         "email",

@@ -38,8 +38,19 @@ pub enum StoreError {
 pub struct Inbox {
     pub id: Uuid,
     pub name: String,
-    pub email: Option<String>,
     pub created_at: OffsetDateTime,
+    /// Where its notifications go, as of when the inbox was read. Read with the inbox (and
+    /// with its API key) so a create needs no second query for them.
+    pub channels: InboxChannels,
+}
+
+/// Which API keys a revocation stops.
+#[derive(Debug, Clone, Copy)]
+pub enum KeysToRevoke<'a> {
+    /// The key with this hash.
+    Hash(&'a str),
+    /// Every key of the inbox.
+    AllOf(Uuid),
 }
 
 /// A decision to insert, with its idempotency key and initial notification states.
@@ -118,7 +129,7 @@ pub struct ListFilter {
     pub before: Option<Uuid>,
 }
 
-/// Where an inbox's notifications go, besides its email address on `Inbox`.
+/// Where an inbox's notifications go.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InboxChannels {
     pub email: Option<String>,
@@ -250,6 +261,13 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<(), StoreError>;
     /// The inbox of an unrevoked key, by the key's hash.
     async fn inbox_for_key(&self, key_hash: &str) -> Result<Option<Inbox>, StoreError>;
+    /// Revokes the key with this hash, or every key of `inbox_id`; returns how many live keys
+    /// it revoked.
+    async fn revoke_api_keys(
+        &self,
+        which: KeysToRevoke<'_>,
+        now: OffsetDateTime,
+    ) -> Result<u64, StoreError>;
 
     /// Inserts a decision, its image, its `created` event and its notification states, unless
     /// the idempotency key is already used in the inbox (then returns the existing decision).
@@ -313,6 +331,13 @@ pub trait Store: Send + Sync + 'static {
     /// The decision's events, oldest first.
     async fn events(&self, id: Uuid) -> Result<Vec<DecisionEvent>, StoreError>;
     async fn notifications(&self, id: Uuid) -> Result<Vec<NotificationState>, StoreError>;
+    /// The decision with its notification states, if it belongs to the inbox of the live API
+    /// key with this hash: a read of the API in one query, key check included.
+    async fn decision_for_key(
+        &self,
+        key_hash: &str,
+        id: Uuid,
+    ) -> Result<Option<(Decision, Vec<NotificationState>)>, StoreError>;
     /// The context image: its content type and bytes.
     async fn image(&self, id: Uuid) -> Result<Option<(String, Vec<u8>)>, StoreError>;
 

@@ -21,11 +21,34 @@ use uuid::Uuid;
 
 use super::rows::{self, DecisionColumns, store_error, to_ms_precision};
 use super::{
-    CREATE_ACTIONS, Inbox, InboxChannels, InsertDecision, Inserted, ListFilter, MessageResult,
-    NewMessage, OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError, Usage,
+    CREATE_ACTIONS, Inbox, InboxChannels, InsertDecision, Inserted, KeysToRevoke, ListFilter,
+    MessageResult, NewMessage, OutboxMessage, PushSubscription, Resolved, SignalSink, Store,
+    StoreError, Usage,
 };
 use crate::domain::{Decision, DecisionEvent, NotificationState, Resolution, Status};
 use outbox::{MessageArrays, insert_outbox, resolved_fan_out, sql_uuid_v7, unnest_messages};
+
+/// The columns `InboxRow` reads, each prefixed with the table's alias.
+macro_rules! inbox_columns {
+    ($t:literal) => {
+        concat!(
+            $t,
+            "id, ",
+            $t,
+            "name, ",
+            $t,
+            "created_at, ",
+            $t,
+            "email, ",
+            $t,
+            "ntfy_url, ",
+            $t,
+            "ntfy_token, ",
+            $t,
+            "webhook_secret"
+        )
+    };
+}
 
 /// The columns `DecisionRow` reads, in a macro so queries stay `&'static str`.
 macro_rules! decision_columns {
@@ -235,8 +258,9 @@ async fn insert_statement<'e>(
 struct InboxRow {
     id: Uuid,
     name: String,
-    email: Option<String>,
     created_at: OffsetDateTime,
+    #[sqlx(flatten)]
+    channels: rows::ChannelsRow,
 }
 
 impl From<InboxRow> for Inbox {
@@ -244,8 +268,8 @@ impl From<InboxRow> for Inbox {
         Inbox {
             id: r.id,
             name: r.name,
-            email: r.email,
             created_at: r.created_at,
+            channels: r.channels.into(),
         }
     }
 }
@@ -302,6 +326,13 @@ struct EventRow {
 }
 
 #[derive(sqlx::FromRow)]
+struct NotifiedRow {
+    #[sqlx(flatten)]
+    decision: DecisionRow,
+    notifications: Json<Vec<rows::NotificationJson>>,
+}
+
+#[derive(sqlx::FromRow)]
 struct NotificationRow {
     channel: String,
     status: String,
@@ -353,8 +384,11 @@ impl Store for PgStore {
         let inbox = Inbox {
             id: Uuid::now_v7(),
             name: name.to_owned(),
-            email: email.map(str::to_owned),
             created_at: to_ms_precision(now),
+            channels: InboxChannels {
+                email: email.map(str::to_owned),
+                ..InboxChannels::default()
+            },
         };
         sqlx::query("INSERT INTO inboxes (id, name, email, created_at) VALUES ($1, $2, $3, $4)")
             .bind(inbox.id)
@@ -373,9 +407,11 @@ impl Store for PgStore {
     }
 
     async fn inbox_by_name(&self, name: &str) -> Result<Option<Inbox>, StoreError> {
-        sqlx::query_as::<_, InboxRow>(
-            "SELECT id, name, email, created_at FROM inboxes WHERE name = $1",
-        )
+        sqlx::query_as::<_, InboxRow>(concat!(
+            "SELECT ",
+            inbox_columns!("inboxes."),
+            " FROM inboxes WHERE name = $1"
+        ))
         .bind(name)
         .fetch_optional(&self.pool)
         .await
@@ -384,9 +420,11 @@ impl Store for PgStore {
     }
 
     async fn inbox_by_id(&self, id: Uuid) -> Result<Option<Inbox>, StoreError> {
-        sqlx::query_as::<_, InboxRow>(
-            "SELECT id, name, email, created_at FROM inboxes WHERE id = $1",
-        )
+        sqlx::query_as::<_, InboxRow>(concat!(
+            "SELECT ",
+            inbox_columns!("inboxes."),
+            " FROM inboxes WHERE id = $1"
+        ))
         .bind(id)
         .fetch_optional(&self.pool)
         .await
@@ -420,12 +458,37 @@ impl Store for PgStore {
         Ok(())
     }
 
+    async fn revoke_api_keys(
+        &self,
+        which: KeysToRevoke<'_>,
+        now: OffsetDateTime,
+    ) -> Result<u64, StoreError> {
+        let query = match which {
+            KeysToRevoke::Hash(hash) => sqlx::query(
+                "UPDATE api_keys SET revoked_at = $1 WHERE key_hash = $2 AND revoked_at IS NULL",
+            )
+            .bind(to_ms_precision(now))
+            .bind(hash.to_owned()),
+            KeysToRevoke::AllOf(inbox) => sqlx::query(
+                "UPDATE api_keys SET revoked_at = $1 WHERE inbox_id = $2 AND revoked_at IS NULL",
+            )
+            .bind(to_ms_precision(now))
+            .bind(inbox),
+        };
+        query
+            .execute(&self.pool)
+            .await
+            .map(|r| r.rows_affected())
+            .map_err(store_error)
+    }
+
     async fn inbox_for_key(&self, key_hash: &str) -> Result<Option<Inbox>, StoreError> {
-        sqlx::query_as::<_, InboxRow>(
-            "SELECT i.id, i.name, i.email, i.created_at FROM api_keys k \
-             JOIN inboxes i ON i.id = k.inbox_id \
-             WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
-        )
+        sqlx::query_as::<_, InboxRow>(concat!(
+            "SELECT ",
+            inbox_columns!("i."),
+            " FROM api_keys k JOIN inboxes i ON i.id = k.inbox_id \
+                 WHERE k.key_hash = $1 AND k.revoked_at IS NULL"
+        ))
         .bind(key_hash)
         .fetch_optional(&self.pool)
         .await
@@ -721,6 +784,30 @@ impl Store for PgStore {
                 detail: r.detail,
             })
             .collect())
+    }
+
+    async fn decision_for_key(
+        &self,
+        key_hash: &str,
+        id: Uuid,
+    ) -> Result<Option<(Decision, Vec<NotificationState>)>, StoreError> {
+        let found = sqlx::query_as::<_, NotifiedRow>(concat!(
+            "SELECT ",
+            decision_columns!(),
+            ", (SELECT coalesce(json_agg(json_build_object('channel', n.channel, \
+             'status', n.status, 'detail', n.detail) ORDER BY n.channel), '[]'::json) \
+             FROM notifications n WHERE n.decision_id = decisions.id) AS notifications \
+             FROM decisions WHERE id = $1 AND inbox_id = \
+             (SELECT inbox_id FROM api_keys WHERE key_hash = $2 AND revoked_at IS NULL)"
+        ))
+        .bind(id)
+        .bind(key_hash)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(store_error)?;
+        let Some(row) = found else { return Ok(None) };
+        let notifications = row.notifications.0.into_iter().map(Into::into).collect();
+        Ok(Some((row.decision.try_into()?, notifications)))
     }
 
     async fn image(&self, id: Uuid) -> Result<Option<(String, Vec<u8>)>, StoreError> {

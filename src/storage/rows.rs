@@ -300,3 +300,41 @@ mod tests {
         assert!(!pg_code_unavailable(""));
     }
 }
+
+/// A notification state as the stores aggregate it into JSON next to its decision.
+#[derive(Debug, serde::Deserialize)]
+pub(super) struct NotificationJson {
+    channel: String,
+    status: String,
+    detail: Option<String>,
+}
+
+impl From<NotificationJson> for crate::domain::NotificationState {
+    fn from(n: NotificationJson) -> Self {
+        crate::domain::NotificationState {
+            channel: n.channel,
+            status: n.status,
+            detail: n.detail,
+        }
+    }
+}
+
+/// An inbox's channel settings as both stores keep them: four nullable text columns.
+#[derive(Debug, sqlx::FromRow)]
+pub(super) struct ChannelsRow {
+    email: Option<String>,
+    ntfy_url: Option<String>,
+    ntfy_token: Option<String>,
+    webhook_secret: Option<String>,
+}
+
+impl From<ChannelsRow> for super::InboxChannels {
+    fn from(r: ChannelsRow) -> Self {
+        super::InboxChannels {
+            email: r.email,
+            ntfy_url: r.ntfy_url,
+            ntfy_token: r.ntfy_token,
+            webhook_secret: r.webhook_secret,
+        }
+    }
+}

@@ -21,11 +21,12 @@ use uuid::Uuid;
 use uuid::fmt::Hyphenated;
 
 use super::rows::{
-    self, DecisionColumns, MessageColumns, from_millis, millis, store_error, to_ms_precision,
+    self, ChannelsRow, DecisionColumns, MessageColumns, from_millis, millis, store_error,
+    to_ms_precision,
 };
 use super::{
-    Inbox, InboxChannels, InsertDecision, Inserted, ListFilter, MessageResult, NewMessage,
-    OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError, Usage,
+    Inbox, InboxChannels, InsertDecision, Inserted, KeysToRevoke, ListFilter, MessageResult,
+    NewMessage, OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError, Usage,
 };
 use crate::domain::{Decision, DecisionEvent, NotificationState, Resolution, Status};
 
@@ -34,6 +35,28 @@ macro_rules! decision_columns {
     () => {
         "id, inbox_id, spec, status, outcome, outcome_source, custom, remark, \
          created_at, expires_at, resolved_at, has_image"
+    };
+}
+
+/// The columns `InboxRow` reads, each prefixed with the table's alias.
+macro_rules! inbox_columns {
+    ($t:literal) => {
+        concat!(
+            $t,
+            "id, ",
+            $t,
+            "name, ",
+            $t,
+            "created_at, ",
+            $t,
+            "email, ",
+            $t,
+            "ntfy_url, ",
+            $t,
+            "ntfy_token, ",
+            $t,
+            "webhook_secret"
+        )
     };
 }
 
@@ -46,8 +69,14 @@ macro_rules! message_columns {
 }
 
 /// A store on one SQLite file.
+///
+/// SQLite lets one writer in at a time and makes the others wait in its busy handler, which
+/// sleeps in steps of milliseconds. Every write therefore goes through `writer`, a pool of one
+/// connection, so writers queue in the process (in order, without sleeping) and SQLite never
+/// sees two. Reads use `pool`; in WAL mode they never wait for the writer.
 pub struct SqliteStore {
     pool: SqlitePool,
+    writer: SqlitePool,
 }
 
 impl SqliteStore {
@@ -62,31 +91,39 @@ impl SqliteStore {
             .busy_timeout(Duration::from_secs(5))
             .foreign_keys(true);
         let in_memory = url.contains(":memory:") || url.contains("mode=memory");
-        let pool = if in_memory {
-            // Each connection to a memory database is its own database unless the cache is
-            // shared, and a shared cache fails fast on locks instead of waiting: keep one
-            // connection, forever.
+        // One connection that never closes: the writer, and for a memory database (each
+        // connection to which is its own database) the reader too.
+        let single = || {
             SqlitePoolOptions::new()
                 .max_connections(1)
                 .min_connections(1)
                 .idle_timeout(None)
                 .max_lifetime(None)
-        } else {
-            SqlitePoolOptions::new().max_connections(8)
-        }
-        .acquire_timeout(Duration::from_secs(10))
-        .connect_with(options)
-        .await
-        .map_err(store_error)?;
+                .acquire_timeout(Duration::from_secs(10))
+        };
+        let writer = single()
+            .connect_with(options.clone())
+            .await
+            .map_err(store_error)?;
         sqlx::migrate!("migrations/sqlite")
-            .run(&pool)
+            .run(&writer)
             .await
             .map_err(rows::migrate_error)?;
-        Ok(SqliteStore { pool })
+        let pool = if in_memory {
+            writer.clone()
+        } else {
+            SqlitePoolOptions::new()
+                .max_connections(8)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect_with(options.read_only(true))
+                .await
+                .map_err(store_error)?
+        };
+        Ok(SqliteStore { pool, writer })
     }
 
     async fn begin_immediate(&self) -> Result<sqlx::Transaction<'static, Sqlite>, StoreError> {
-        self.pool
+        self.writer
             .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(store_error)
@@ -101,8 +138,9 @@ fn id(u: Uuid) -> Hyphenated {
 struct InboxRow {
     id: Hyphenated,
     name: String,
-    email: Option<String>,
     created_at: i64,
+    #[sqlx(flatten)]
+    channels: ChannelsRow,
 }
 
 impl From<InboxRow> for Inbox {
@@ -110,8 +148,8 @@ impl From<InboxRow> for Inbox {
         Inbox {
             id: r.id.into_uuid(),
             name: r.name,
-            email: r.email,
             created_at: from_millis(r.created_at),
+            channels: r.channels.into(),
         }
     }
 }
@@ -151,6 +189,13 @@ impl TryFrom<DecisionRow> for Decision {
             has_image: r.has_image,
         })
     }
+}
+
+#[derive(sqlx::FromRow)]
+struct NotifiedRow {
+    #[sqlx(flatten)]
+    decision: DecisionRow,
+    notifications: Json<Vec<rows::NotificationJson>>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -213,14 +258,6 @@ impl TryFrom<MessageRow> for OutboxMessage {
             last_error: r.last_error,
         })
     }
-}
-
-#[derive(sqlx::FromRow)]
-struct ChannelsRow {
-    email: Option<String>,
-    ntfy_url: Option<String>,
-    ntfy_token: Option<String>,
-    webhook_secret: Option<String>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -328,12 +365,12 @@ impl Store for SqliteStore {
         )
         .bind(name)
         .bind(candidate)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await
         .map_err(store_error)?;
         sqlx::query_scalar("SELECT value FROM settings WHERE name = ?")
             .bind(name)
-            .fetch_one(&self.pool)
+            .fetch_one(&self.writer)
             .await
             .map_err(store_error)
     }
@@ -347,15 +384,18 @@ impl Store for SqliteStore {
         let inbox = Inbox {
             id: Uuid::now_v7(),
             name: name.to_owned(),
-            email: email.map(str::to_owned),
             created_at: to_ms_precision(now),
+            channels: InboxChannels {
+                email: email.map(str::to_owned),
+                ..InboxChannels::default()
+            },
         };
         sqlx::query("INSERT INTO inboxes (id, name, email, created_at) VALUES (?, ?, ?, ?)")
             .bind(id(inbox.id))
             .bind(name)
             .bind(email)
             .bind(millis(inbox.created_at))
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await
             .map_err(|e| match store_error(e) {
                 StoreError::Conflict(_) => {
@@ -367,9 +407,11 @@ impl Store for SqliteStore {
     }
 
     async fn inbox_by_name(&self, name: &str) -> Result<Option<Inbox>, StoreError> {
-        sqlx::query_as::<_, InboxRow>(
-            "SELECT id, name, email, created_at FROM inboxes WHERE name = ?",
-        )
+        sqlx::query_as::<_, InboxRow>(concat!(
+            "SELECT ",
+            inbox_columns!("inboxes."),
+            " FROM inboxes WHERE name = ?"
+        ))
         .bind(name)
         .fetch_optional(&self.pool)
         .await
@@ -378,9 +420,11 @@ impl Store for SqliteStore {
     }
 
     async fn inbox_by_id(&self, inbox: Uuid) -> Result<Option<Inbox>, StoreError> {
-        sqlx::query_as::<_, InboxRow>(
-            "SELECT id, name, email, created_at FROM inboxes WHERE id = ?",
-        )
+        sqlx::query_as::<_, InboxRow>(concat!(
+            "SELECT ",
+            inbox_columns!("inboxes."),
+            " FROM inboxes WHERE id = ?"
+        ))
         .bind(id(inbox))
         .fetch_optional(&self.pool)
         .await
@@ -408,23 +452,48 @@ impl Store for SqliteStore {
         .bind(id(inbox_id))
         .bind(key_hash)
         .bind(millis(now))
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await
         .map_err(store_error)?;
         Ok(())
     }
 
     async fn inbox_for_key(&self, key_hash: &str) -> Result<Option<Inbox>, StoreError> {
-        sqlx::query_as::<_, InboxRow>(
-            "SELECT i.id, i.name, i.email, i.created_at FROM api_keys k \
-             JOIN inboxes i ON i.id = k.inbox_id \
-             WHERE k.key_hash = ? AND k.revoked_at IS NULL",
-        )
+        sqlx::query_as::<_, InboxRow>(concat!(
+            "SELECT ",
+            inbox_columns!("i."),
+            " FROM api_keys k JOIN inboxes i ON i.id = k.inbox_id \
+                 WHERE k.key_hash = ? AND k.revoked_at IS NULL"
+        ))
         .bind(key_hash)
         .fetch_optional(&self.pool)
         .await
         .map(|r| r.map(Inbox::from))
         .map_err(store_error)
+    }
+
+    async fn revoke_api_keys(
+        &self,
+        which: KeysToRevoke<'_>,
+        now: OffsetDateTime,
+    ) -> Result<u64, StoreError> {
+        let query = match which {
+            KeysToRevoke::Hash(hash) => sqlx::query(
+                "UPDATE api_keys SET revoked_at = ? WHERE key_hash = ? AND revoked_at IS NULL",
+            )
+            .bind(millis(now))
+            .bind(hash.to_owned()),
+            KeysToRevoke::AllOf(inbox) => sqlx::query(
+                "UPDATE api_keys SET revoked_at = ? WHERE inbox_id = ? AND revoked_at IS NULL",
+            )
+            .bind(millis(now))
+            .bind(id(inbox).to_string()),
+        };
+        query
+            .execute(&self.writer)
+            .await
+            .map(|r| r.rows_affected())
+            .map_err(store_error)
     }
 
     async fn insert_decision(&self, row: InsertDecision<'_>) -> Result<Inserted, StoreError> {
@@ -581,7 +650,7 @@ impl Store for SqliteStore {
     }
 
     async fn set_daily_quota(&self, inbox_id: Uuid, quota: Option<i64>) -> Result<(), StoreError> {
-        usage::set_daily_quota(&self.pool, inbox_id, quota).await
+        usage::set_daily_quota(&self.writer, inbox_id, quota).await
     }
 
     async fn projects(&self, inbox_id: Uuid) -> Result<Vec<String>, StoreError> {
@@ -730,7 +799,7 @@ impl Store for SqliteStore {
         detail: &Value,
         now: OffsetDateTime,
     ) -> Result<(), StoreError> {
-        let mut conn = self.pool.acquire().await.map_err(store_error)?;
+        let mut conn = self.writer.acquire().await.map_err(store_error)?;
         insert_event(&mut conn, decision, now, kind, detail).await
     }
 
@@ -771,6 +840,30 @@ impl Store for SqliteStore {
             .collect())
     }
 
+    async fn decision_for_key(
+        &self,
+        key_hash: &str,
+        decision: Uuid,
+    ) -> Result<Option<(Decision, Vec<NotificationState>)>, StoreError> {
+        let found = sqlx::query_as::<_, NotifiedRow>(concat!(
+            "SELECT ",
+            decision_columns!(),
+            ", (SELECT json_group_array(json_object('channel', channel, 'status', status, \
+             'detail', detail)) FROM (SELECT channel, status, detail FROM notifications \
+             WHERE decision_id = decisions.id ORDER BY channel)) AS notifications \
+             FROM decisions WHERE id = ? AND inbox_id = \
+             (SELECT inbox_id FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL)"
+        ))
+        .bind(id(decision))
+        .bind(key_hash)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(store_error)?;
+        let Some(row) = found else { return Ok(None) };
+        let notifications = row.notifications.0.into_iter().map(Into::into).collect();
+        Ok(Some((row.decision.try_into()?, notifications)))
+    }
+
     async fn image(&self, decision: Uuid) -> Result<Option<(String, Vec<u8>)>, StoreError> {
         sqlx::query_as::<_, (String, Vec<u8>)>(
             "SELECT content_type, bytes FROM decision_images WHERE decision_id = ?",
@@ -790,12 +883,7 @@ impl Store for SqliteStore {
         .await
         .map_err(store_error)?
         .ok_or(StoreError::NotFound)?;
-        Ok(InboxChannels {
-            email: row.email,
-            ntfy_url: row.ntfy_url,
-            ntfy_token: row.ntfy_token,
-            webhook_secret: row.webhook_secret,
-        })
+        Ok(row.into())
     }
 
     async fn set_inbox_channels(
@@ -812,7 +900,7 @@ impl Store for SqliteStore {
         .bind(&channels.ntfy_token)
         .bind(&channels.webhook_secret)
         .bind(id(inbox_id))
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await
         .map_err(store_error)?
         .rows_affected();
@@ -839,7 +927,7 @@ impl Store for SqliteStore {
         .bind(&sub.p256dh)
         .bind(&sub.auth)
         .bind(millis(now))
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await
         .map_err(store_error)?;
         Ok(())
@@ -870,7 +958,7 @@ impl Store for SqliteStore {
     async fn remove_push_subscription(&self, endpoint: &str) -> Result<(), StoreError> {
         sqlx::query("DELETE FROM push_subscriptions WHERE endpoint = ?")
             .bind(endpoint)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await
             .map_err(store_error)?;
         Ok(())

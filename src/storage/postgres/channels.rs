@@ -5,16 +5,8 @@ use sqlx::postgres::PgPool;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::storage::rows::{store_error, to_ms_precision};
+use crate::storage::rows::{ChannelsRow, store_error, to_ms_precision};
 use crate::storage::{InboxChannels, PushSubscription, StoreError};
-
-#[derive(sqlx::FromRow)]
-struct ChannelsRow {
-    email: Option<String>,
-    ntfy_url: Option<String>,
-    ntfy_token: Option<String>,
-    webhook_secret: Option<String>,
-}
 
 #[derive(sqlx::FromRow)]
 struct PushRow {
@@ -35,12 +27,7 @@ pub(super) async fn inbox_channels(
     .await
     .map_err(store_error)?
     .ok_or(StoreError::NotFound)?;
-    Ok(InboxChannels {
-        email: row.email,
-        ntfy_url: row.ntfy_url,
-        ntfy_token: row.ntfy_token,
-        webhook_secret: row.webhook_secret,
-    })
+    Ok(row.into())
 }
 
 pub(super) async fn set_inbox_channels(
