@@ -119,3 +119,32 @@ impl Drop for PgTestDb {
         }
     }
 }
+
+/// Every decision in the database at `url` (either backend), by id: its status and how many
+/// resolution events (`answered`, `declined`, `cancelled`, `expired`) the store kept for it.
+pub async fn resolution_events(url: &str) -> std::collections::HashMap<String, (String, i64)> {
+    const COUNT: &str = "(SELECT count(*) FROM decision_events e WHERE e.decision_id = d.id \
+         AND e.kind IN ('answered', 'declined', 'cancelled', 'expired'))";
+    let rows: Vec<(String, String, i64)> = if url.starts_with("sqlite:") {
+        let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
+        let sql = format!("SELECT d.id, d.status, {COUNT} FROM decisions d");
+        let rows = sqlx::query_as(AssertSqlSafe(sql))
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+        let _ = conn.close().await;
+        rows
+    } else {
+        let mut conn = PgConnection::connect(url).await.unwrap();
+        let sql = format!("SELECT d.id::text, d.status, {COUNT} FROM decisions d");
+        let rows = sqlx::query_as(AssertSqlSafe(sql))
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+        let _ = conn.close().await;
+        rows
+    };
+    rows.into_iter()
+        .map(|(id, status, n)| (id, (status, n)))
+        .collect()
+}

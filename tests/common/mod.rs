@@ -3,6 +3,7 @@
 
 pub mod browser;
 pub mod db;
+pub mod process;
 pub mod python;
 pub mod server;
 pub mod smtp;
