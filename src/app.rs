@@ -1,29 +1,39 @@
-//! Serving: the accept loop with a header-read timeout and a connection cap, and graceful
-//! shutdown that answers parked awaits before the process leaves.
+//! Serving: the accept loop with a header-read timeout, a body-read timeout and a connection
+//! cap, and graceful shutdown that answers parked awaits before the process leaves.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::ConnectInfo;
-use hyper::body::Incoming;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::IntoResponse;
+use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tower::ServiceExt;
 
+use crate::http::error::ApiError;
 use crate::http::router;
 use crate::service::Service;
 
 /// Limits of the accept loop.
 #[derive(Debug, Clone)]
 pub struct ServeLimits {
-    /// A client must send its request head within this time, or is disconnected.
+    /// A client must send its request head within this time, or is disconnected. Also how
+    /// long a kept-alive connection may sit idle between requests.
     pub header_read_timeout: Duration,
+    /// A request body that stops arriving for this long (no byte while the server waits for
+    /// one) is answered 408 and the connection closed.
+    pub body_read_timeout: Duration,
     /// Connections held at once; further clients wait in the listen backlog.
     pub max_connections: usize,
     /// How long shutdown waits for open requests to finish.
@@ -34,6 +44,7 @@ impl Default for ServeLimits {
     fn default() -> Self {
         ServeLimits {
             header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
             max_connections: 15_000,
             shutdown_grace: Duration::from_secs(10),
         }
@@ -74,15 +85,30 @@ pub async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let app = app.clone();
+        let body_timeout = limits.body_read_timeout;
         let hyper_svc = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
             req.extensions_mut().insert(ConnectInfo(peer));
             // Router is always ready and never fails: `oneshot` cannot return an error.
             let app = app.clone();
+            let stalled = Arc::new(AtomicBool::new(false));
+            let req = req.map(|body| {
+                axum::body::Body::new(IdleTimeoutBody::new(
+                    body,
+                    body_timeout,
+                    Arc::clone(&stalled),
+                ))
+            });
             async move {
                 let resp = app
-                    .oneshot(req.map(axum::body::Body::new))
+                    .oneshot(req)
                     .await
                     .unwrap_or_else(|never: Infallible| match never {});
+                // Whatever the handler made of the failed read, the client hears why. A
+                // refused body (413) keeps its answer: its rest was only being discarded.
+                if stalled.load(Ordering::Relaxed) && resp.status() != StatusCode::PAYLOAD_TOO_LARGE
+                {
+                    return Ok(body_timed_out(body_timeout));
+                }
                 Ok::<_, Infallible>(resp)
             }
         });
@@ -104,6 +130,80 @@ pub async fn serve(
         .is_err()
     {
         tracing::warn!("some connections were still open after the grace period");
+    }
+}
+
+/// The answer to a request whose body stopped arriving; the connection is closed after it.
+fn body_timed_out(timeout: Duration) -> axum::response::Response {
+    let mut resp = ApiError::new(
+        StatusCode::REQUEST_TIMEOUT,
+        "request_timeout",
+        format!(
+            "the request body stopped arriving: no data for {} s",
+            timeout.as_secs_f64()
+        ),
+    )
+    .into_response();
+    resp.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    resp
+}
+
+/// A request body that fails when no data arrives for `timeout` while it is being read.
+/// The clock runs only while the body is polled and nothing is ready, so a handler that reads
+/// the body late (after authentication, say) does not count against the client.
+struct IdleTimeoutBody {
+    inner: Incoming,
+    timeout: Duration,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    stalled: Arc<AtomicBool>,
+}
+
+impl IdleTimeoutBody {
+    fn new(inner: Incoming, timeout: Duration, stalled: Arc<AtomicBool>) -> Self {
+        IdleTimeoutBody {
+            inner,
+            timeout,
+            sleep: None,
+            stalled,
+        }
+    }
+}
+
+impl Body for IdleTimeoutBody {
+    type Data = Bytes;
+    type Error = axum::BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::BoxError>>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(frame) => {
+                this.sleep = None;
+                Poll::Ready(frame.map(|f| f.map_err(Into::into)))
+            }
+            Poll::Pending => {
+                let timeout = this.timeout;
+                let sleep = this
+                    .sleep
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+                if sleep.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                this.stalled.store(true, Ordering::Relaxed);
+                Poll::Ready(Some(Err("the request body stopped arriving".into())))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
     }
 }
 

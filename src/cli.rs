@@ -1,6 +1,7 @@
 //! Running the commands of `config::Cli`: `serve` and the admin commands.
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use tokio::net::TcpListener;
@@ -10,7 +11,7 @@ use crate::client;
 use crate::config::{Cli, Command, GlobalArgs, InboxCommand, KeyCommand, LogFormat, ServeArgs};
 use crate::notify;
 use crate::service::{ChannelChanges, RateLimit, Service, ServiceError, ServiceSettings};
-use crate::storage;
+use crate::storage::{self, Store, StoreError};
 
 /// Runs the command the user asked for.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -150,7 +151,9 @@ async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> 
         per_second: args.rate_limit_per_s,
         burst: args.rate_limit_burst.max(1),
     };
-    let svc = open_with(
+    let store = connect_waiting(&global.database_url, Duration::from_secs(args.db_wait_s)).await?;
+    let svc = open_on(
+        store,
         global,
         Some(max_await),
         args.smtp_url.is_some(),
@@ -170,6 +173,7 @@ async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> 
     tracing::info!(address = %bound, public_url = %svc.settings().public_url, "sayso is listening");
     let limits = ServeLimits {
         header_read_timeout: Duration::from_secs(args.header_timeout_s.max(1)),
+        body_read_timeout: Duration::from_secs(args.body_timeout_s.max(1)),
         max_connections: args.max_connections.max(1),
         ..ServeLimits::default()
     };
@@ -201,10 +205,58 @@ async fn open_with(
     rate_limit: RateLimit,
     mcp_allowed_hosts: Vec<String>,
 ) -> anyhow::Result<Service> {
+    let store = connect_waiting(&global.database_url, Duration::ZERO).await?;
+    open_on(
+        store,
+        global,
+        max_await,
+        email_enabled,
+        rate_limit,
+        mcp_allowed_hosts,
+    )
+    .await
+}
+
+/// Connects to the database; while it cannot be reached, retries for up to `wait` (a server
+/// started with its database, or just before it, waits for it instead of exiting at once).
+async fn connect_waiting(url: &str, wait: Duration) -> anyhow::Result<Arc<dyn Store>> {
+    let started = Instant::now();
+    loop {
+        match storage::connect(url).await {
+            Ok(store) => return Ok(store),
+            Err(StoreError::Unavailable(cause)) if started.elapsed() < wait => {
+                tracing::warn!(
+                    %cause,
+                    waited_s = started.elapsed().as_secs(),
+                    wait_s = wait.as_secs(),
+                    "cannot reach the database; waiting for it"
+                );
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Err(StoreError::Unavailable(cause)) if wait.is_zero() => {
+                anyhow::bail!("cannot reach the database: {cause}")
+            }
+            Err(StoreError::Unavailable(cause)) => {
+                anyhow::bail!(
+                    "cannot reach the database (waited {} s): {cause}",
+                    started.elapsed().as_secs()
+                )
+            }
+            Err(e) => anyhow::bail!("cannot open the database: {e}"),
+        }
+    }
+}
+
+/// Opens the service on a connected store.
+async fn open_on(
+    store: Arc<dyn Store>,
+    global: &GlobalArgs,
+    max_await: Option<Duration>,
+    email_enabled: bool,
+    rate_limit: RateLimit,
+    mcp_allowed_hosts: Vec<String>,
+) -> anyhow::Result<Service> {
     let public_url = global.public_url()?;
-    let store = storage::connect(&global.database_url)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot open the database: {e}"))?;
     let settings = ServiceSettings {
         public_url,
         max_await: max_await.unwrap_or(Duration::from_secs(600)),

@@ -110,6 +110,12 @@ pub struct ServeArgs {
     /// Seconds a client has to send its request head before it is disconnected.
     #[arg(long, env = "SAYSO_HEADER_TIMEOUT_S", default_value_t = 10)]
     pub header_timeout_s: u64,
+    /// Seconds a request body may stop arriving before the request is answered 408.
+    #[arg(long, env = "SAYSO_BODY_TIMEOUT_S", default_value_t = 30)]
+    pub body_timeout_s: u64,
+    /// Seconds the server waits at start for an unreachable database before it gives up.
+    #[arg(long, env = "SAYSO_DB_WAIT_S", default_value_t = 60)]
+    pub db_wait_s: u64,
     /// SMTP server for email: smtp://HOST:PORT (plain), smtp://…?tls=required (STARTTLS),
     /// smtps://… (TLS), with USER:PASSWORD@ if needed. Email is off when unset.
     #[arg(long, env = "SAYSO_SMTP_URL")]

@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::types::Json;
-use sqlx::{Postgres, QueryBuilder};
+use sqlx::{Connection, Postgres, QueryBuilder};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -95,6 +95,9 @@ macro_rules! expired_events {
     };
 }
 
+/// How long a request waits for a database connection before it is `Unavailable` (503).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
 /// A store on a PostgreSQL database.
 pub struct PgStore {
     pool: PgPool,
@@ -104,10 +107,25 @@ impl PgStore {
     /// Connects to `url` (`postgres://…`) and migrates the database. An unreachable server
     /// is `Unavailable` within a few seconds, here and on every later call.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let options: PgConnectOptions = url.parse().map_err(store_error)?;
+        // One connection of its own first, so an unreachable server is reported with its
+        // cause (refused, unknown host, starting up) rather than as the pool's timeout.
+        match tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect_with(&options)).await {
+            Ok(Ok(conn)) => {
+                let _ = conn.close().await;
+            }
+            Ok(Err(e)) => return Err(store_error(e)),
+            Err(_) => {
+                return Err(StoreError::Unavailable(format!(
+                    "no answer from the database within {} s",
+                    CONNECT_TIMEOUT.as_secs()
+                )));
+            }
+        }
         let pool = PgPoolOptions::new()
             .max_connections(10)
-            .acquire_timeout(Duration::from_secs(3))
-            .connect(url)
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .connect_with(options)
             .await
             .map_err(store_error)?;
         sqlx::migrate!("migrations/postgres")

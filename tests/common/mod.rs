@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod cluster;
 pub mod db;
 pub mod process;
 pub mod python;

@@ -18,8 +18,10 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 /// Delivers signals to `sink` until the pool is closed (the store shut down).
 pub(super) async fn run(pool: PgPool, sink: SignalSink) {
     let mut backoff = FIRST_BACKOFF;
-    // Whether signals may have been lost since `listen` was called.
-    let mut missed = false;
+    // Whether signals may have been lost since `listen` was called: also before the first
+    // subscription, since waiters may already be parked (a server starting under traffic)
+    // and a resolution announced before the LISTEN took effect never reaches them.
+    let mut missed = true;
     loop {
         if pool.is_closed() {
             return;
