@@ -22,7 +22,7 @@ use error::ApiError;
 
 /// The whole application as one router, ready to serve or to call with `oneshot` in tests.
 pub fn router(svc: Service) -> Router {
-    Router::new()
+    let app = Router::new()
         .merge(api::routes())
         .merge(pages::routes(svc.clone()))
         .merge(events::routes())
@@ -34,8 +34,8 @@ pub fn router(svc: Service) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(api::SMALL_BODY_LIMIT))
-        .layer(axum::middleware::from_fn(drain::drain_refused_bodies))
-        .layer(rate_limit::layer(svc.settings().rate_limit))
+        .layer(axum::middleware::from_fn(drain::drain_refused_bodies));
+    rate_limit::limit(app, svc.settings().rate_limit)
         .layer(TraceLayer::new_for_http())
         .with_state(svc)
 }

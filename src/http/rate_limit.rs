@@ -2,18 +2,23 @@
 //! (the person's pages, `/mcp`, health checks). Every request counts once, however long it
 //! stays open, so parked awaits and event streams cost no more than quick calls. A refused
 //! request gets `429 rate_limited` in the JSON error shape, with `Retry-After`.
+//!
+//! A key that turns out wrong (`401`) also counts against the address that sent it: counted
+//! only per key, a guesser who sends a new key with every request would never be limited.
 
+use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use axum::extract::ConnectInfo;
-use axum::http::Request;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{ConnectInfo, State};
 use axum::http::header::AUTHORIZATION;
-use axum::response::IntoResponse;
+use axum::http::{Request, StatusCode};
+use axum::middleware::{Next, from_fn_with_state};
+use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
-use tower::layer::util::Identity;
-use tower::util::Either;
 use tower_governor::GovernorError;
 use tower_governor::governor::GovernorConfigBuilder;
 use tower_governor::key_extractor::KeyExtractor;
@@ -68,27 +73,100 @@ fn client_of<T>(req: &Request<T>) -> Client {
             return Client::ApiKey(key);
         }
     }
-    match req.extensions().get::<ConnectInfo<SocketAddr>>() {
-        Some(ConnectInfo(peer)) => Client::Address(match peer.ip() {
-            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-                Some(v4) => IpAddr::V4(v4),
-                None => {
-                    let s = v6.segments();
-                    IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
-                }
-            },
-            v4 => v4,
-        }),
+    match address_of(req) {
+        Some(address) => Client::Address(address),
         None => Client::Unknown,
     }
 }
 
-/// The layer for `limit`, or a layer that does nothing when it is off.
-pub fn layer(
-    limit: RateLimit,
-) -> Either<tower_governor::GovernorLayer<ClientKey, NoOp, axum::body::Body>, Identity> {
+/// The peer's address as the limiter counts it: IPv6 by its /64, which one host usually
+/// has whole.
+fn address_of<T>(req: &Request<T>) -> Option<IpAddr> {
+    let ConnectInfo(peer) = req.extensions().get::<ConnectInfo<SocketAddr>>()?;
+    Some(match peer.ip() {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let s = v6.segments();
+                IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+        },
+        v4 => v4,
+    })
+}
+
+/// The wrong API keys each address sent, as a generic cell rate: `burst` of them at once,
+/// then one per `period`.
+#[derive(Clone)]
+struct WrongKeys {
+    period: Duration,
+    /// How far ahead of now an address's theoretical arrival time may run.
+    tolerance: Duration,
+    arrivals: Arc<Mutex<HashMap<IpAddr, Instant>>>,
+}
+
+impl WrongKeys {
+    fn new(period: Duration, burst: u32) -> Self {
+        WrongKeys {
+            period,
+            tolerance: period * burst.saturating_sub(1),
+            arrivals: Arc::default(),
+        }
+    }
+
+    /// The seconds `address` must wait when it has used up its wrong keys, else `None`.
+    fn refused(&self, address: IpAddr, now: Instant) -> Option<u64> {
+        let arrivals = self.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+        let wait = arrivals
+            .get(&address)?
+            .checked_duration_since(now + self.tolerance)
+            .filter(|wait| !wait.is_zero())?;
+        Some((wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1))
+    }
+
+    /// Counts one wrong key from `address`.
+    fn count(&self, address: IpAddr, now: Instant) {
+        let mut arrivals = self.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+        let tat = arrivals.entry(address).or_insert(now);
+        *tat = (*tat).max(now) + self.period;
+    }
+
+    /// Forgets the addresses that are back to a full burst.
+    fn forget_idle(&self, now: Instant) {
+        let mut arrivals = self.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+        arrivals.retain(|_, tat| *tat > now);
+        arrivals.shrink_to_fit();
+    }
+}
+
+/// Refuses a request with an API key from an address that has sent too many wrong keys,
+/// before the key is looked up; counts the request's key when it turns out wrong.
+async fn limit_wrong_keys(
+    State(wrong): State<WrongKeys>,
+    req: Request<Body>,
+    next: Next,
+) -> Response {
+    let address = match client_of(&req) {
+        Client::ApiKey(_) => address_of(&req),
+        Client::Address(_) | Client::Unknown => None,
+    };
+    let Some(address) = address else {
+        return next.run(req).await;
+    };
+    if let Some(wait) = wrong.refused(address, Instant::now()) {
+        return ApiError::rate_limited(wait).into_response();
+    }
+    let resp = next.run(req).await;
+    if resp.status() == StatusCode::UNAUTHORIZED {
+        wrong.count(address, Instant::now());
+    }
+    resp
+}
+
+/// `router` behind the rate limit `limit`; unchanged when the limit is off.
+pub fn limit<S: Clone + Send + Sync + 'static>(router: Router<S>, limit: RateLimit) -> Router<S> {
     if limit.is_off() {
-        return Either::Right(Identity::new());
+        return router;
     }
     // `period` is the time to earn back one request: a second divided by the rate.
     let period = Duration::from_nanos(1_000_000_000 / u64::from(limit.per_second));
@@ -98,11 +176,12 @@ pub fn layer(
         .burst_size(limit.burst.max(1))
         .finish()
     else {
-        return Either::Right(Identity::new());
+        return router;
     };
     let config = Arc::new(config);
-    forget_idle_clients(&config);
-    Either::Left(tower_governor::GovernorLayer::new(config).error_handler(
+    let wrong_keys = WrongKeys::new(period, limit.burst.max(1));
+    forget_idle_clients(&config, wrong_keys.clone());
+    let governor = tower_governor::GovernorLayer::<_, _, Body>::new(config).error_handler(
         |e: GovernorError| match e {
             // The wait is given in whole seconds, rounded down: round up instead.
             GovernorError::TooManyRequests { wait_time, .. } => {
@@ -113,11 +192,17 @@ pub fn layer(
                 ApiError::rate_limited(1).into_response()
             }
         },
-    ))
+    );
+    router
+        .layer(from_fn_with_state(wrong_keys, limit_wrong_keys))
+        .layer(governor)
 }
 
 /// Forgets keys that are back to a full burst, every minute, for as long as the layer lives.
-fn forget_idle_clients(config: &Arc<tower_governor::governor::GovernorConfig<ClientKey, NoOp>>) {
+fn forget_idle_clients(
+    config: &Arc<tower_governor::governor::GovernorConfig<ClientKey, NoOp>>,
+    wrong_keys: WrongKeys,
+) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return;
     };
@@ -129,6 +214,7 @@ fn forget_idle_clients(config: &Arc<tower_governor::governor::GovernorConfig<Cli
                 Some(limiter) => {
                     limiter.retain_recent();
                     limiter.shrink_to_fit();
+                    wrong_keys.forget_idle(Instant::now());
                 }
                 None => return,
             }
@@ -172,6 +258,26 @@ mod tests {
         let anonymous = client_of(&request("/v1/usage", None, Some("1.2.3.4:7")));
         assert_eq!(anonymous, page);
         assert_eq!(client_of(&request("/healthz", None, None)), Client::Unknown);
+    }
+
+    #[test]
+    fn an_address_runs_out_of_wrong_keys_and_earns_them_back() {
+        let wrong = WrongKeys::new(Duration::from_secs(1), 3);
+        let address: IpAddr = "1.2.3.4".parse().unwrap();
+        let other: IpAddr = "1.2.3.5".parse().unwrap();
+        let t0 = Instant::now();
+        for _ in 0..3 {
+            assert_eq!(wrong.refused(address, t0), None);
+            wrong.count(address, t0);
+        }
+        assert_eq!(wrong.refused(address, t0), Some(1));
+        assert_eq!(wrong.refused(other, t0), None);
+        let later = t0 + Duration::from_millis(1500);
+        assert_eq!(wrong.refused(address, later), None);
+        wrong.count(address, later);
+        assert!(wrong.refused(address, later).is_some());
+        wrong.forget_idle(t0 + Duration::from_secs(10));
+        assert!(wrong.arrivals.lock().unwrap().is_empty());
     }
 
     #[test]

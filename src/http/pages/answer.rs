@@ -13,6 +13,7 @@ use serde_json::Value;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use super::Token;
 use super::markdown::render_markdown;
 use super::submitted::Submitted;
 use super::templates::{AnswerPage, error_page, render};
@@ -20,7 +21,7 @@ use super::view::{self, PageErrors};
 use crate::domain::answer_text::answer_text;
 use crate::domain::{AnswerInput, Decision, Issue, Kind, OutcomeSource, Status};
 use crate::http::error::ApiError;
-use crate::http::extract::{Segment, parse_json};
+use crate::http::extract::parse_json;
 use crate::service::{Service, ServiceError};
 
 pub fn routes() -> Router<Service> {
@@ -42,10 +43,7 @@ pub fn routes() -> Router<Service> {
         (status = 503, description = "The database cannot be reached.", content_type = "text/html", body = String),
     )
 )]
-pub(crate) async fn show_answer_page(
-    State(svc): State<Service>,
-    Segment(token): Segment,
-) -> Response {
+pub(crate) async fn show_answer_page(State(svc): State<Service>, Token(token): Token) -> Response {
     match svc.view_by_token(&token).await {
         Ok(d) => answer_page(StatusCode::OK, &token, &d, None, &PageErrors::default()),
         Err(e) => service_error_page(&token, e),
@@ -79,7 +77,7 @@ pub(crate) async fn show_answer_page(
 )]
 pub(crate) async fn submit_answer(
     State(svc): State<Service>,
-    Segment(token): Segment,
+    Token(token): Token,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
@@ -180,7 +178,7 @@ async fn submit_json(svc: &Service, token: &str, body: &[u8]) -> Result<Response
 }
 
 /// The context image, with the type sniffed from its bytes when it was created.
-async fn context_image(State(svc): State<Service>, Segment(token): Segment) -> Response {
+async fn context_image(State(svc): State<Service>, Token(token): Token) -> Response {
     let d = match svc.decision_by_token(&token).await {
         Ok(d) if d.has_image => d,
         Ok(_) | Err(ServiceError::NotFound) => {

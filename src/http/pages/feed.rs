@@ -7,10 +7,10 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use time::OffsetDateTime;
 
+use super::Token;
 use super::templates::{FeedItem, FeedPage, FeedTodo, ProjectLink, error_page, render};
 use super::view;
 use crate::domain::{Decision, Kind, Status};
-use crate::http::extract::Segment;
 use crate::service::{Service, ServiceError};
 
 pub fn routes() -> Router<Service> {
@@ -19,7 +19,7 @@ pub fn routes() -> Router<Service> {
 
 async fn show_feed(
     State(svc): State<Service>,
-    Segment(token): Segment,
+    Token(token): Token,
     RawQuery(query): RawQuery,
 ) -> Response {
     let filter = query.as_deref().and_then(|q| {

@@ -11,9 +11,14 @@ mod submitted;
 mod templates;
 mod view;
 
+use std::convert::Infallible;
+
 use axum::Router;
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
 use axum::middleware::{from_fn, from_fn_with_state};
 
+use crate::http::extract::Segment;
 use crate::service::Service;
 
 pub use markdown::render_markdown;
@@ -27,4 +32,17 @@ pub fn routes(svc: Service) -> Router<Service> {
         .layer(from_fn_with_state(svc, security::refuse_cross_site))
         .layer(from_fn(security::page_headers))
         .merge(assets::routes())
+}
+
+/// The token in a page's path. One that is not even UTF-8 opens nothing, like any other wrong
+/// token, and gets the very same answer, so no kind of wrong link can be told from another.
+pub(crate) struct Token(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for Token {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Infallible> {
+        let segment = Segment::from_request_parts(parts, state).await;
+        Ok(Token(segment.map(|s| s.0).unwrap_or_default()))
+    }
 }

@@ -8,8 +8,9 @@ use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
 use serde_json::json;
 
+use super::Token;
 use crate::http::error::ApiError;
-use crate::http::extract::{Segment, parse_json};
+use crate::http::extract::parse_json;
 use crate::notify::push::parse_subscription;
 use crate::service::{Service, ServiceError};
 
@@ -24,7 +25,7 @@ pub fn routes() -> Router<Service> {
 /// usable, 404 for an unknown feed link.
 async fn subscribe_to_push(
     State(svc): State<Service>,
-    Segment(token): Segment,
+    Token(token): Token,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let Some(inbox_id) = svc.tokens().open_feed_token(&token) else {
