@@ -130,6 +130,41 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// Why a decision was not inserted: the decision already made under its idempotency key
+    /// (even when the quota is now used up, a repeat gets it back), else the quota.
+    async fn not_inserted(
+        &self,
+        inbox_id: Uuid,
+        idempotency: Option<(&str, &str)>,
+        why: RowInsert,
+    ) -> Result<Inserted, StoreError> {
+        let existing = match idempotency {
+            Some((key, _)) => sqlx::query_as::<_, ExistingRow>(concat!(
+                "SELECT ",
+                decision_columns!(),
+                ", request_hash FROM decisions WHERE inbox_id = ? AND idempotency_key = ?"
+            ))
+            .bind(id(inbox_id))
+            .bind(key)
+            .fetch_optional(&self.writer)
+            .await
+            .map_err(store_error)?,
+            None => None,
+        };
+        match (existing, why) {
+            (Some(existing), _) => Ok(Inserted::Existing {
+                decision: existing.decision.try_into()?,
+                request_hash: existing.request_hash.unwrap_or_default(),
+            }),
+            (None, RowInsert::OverQuota) => Ok(Inserted::QuotaExceeded),
+            (None, _) => Err(StoreError::Other(
+                "idempotency conflict without a row".into(),
+            )),
+        }
+    }
+}
+
 fn id(u: Uuid) -> Hyphenated {
     u.hyphenated()
 }
@@ -312,6 +347,59 @@ async fn insert_event(
         .await
         .map_err(store_error)?;
     Ok(())
+}
+
+/// What the INSERT of a new decision did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowInsert {
+    New,
+    /// Nothing: its idempotency key is taken in the inbox.
+    KeyTaken,
+    /// Refused by the daily quota (which a repeated idempotency key may also meet first).
+    OverQuota,
+}
+
+/// The message of the quota trigger's `RAISE` (migrations/sqlite/0004).
+const QUOTA_EXCEEDED: &str = "sayso: daily quota exceeded";
+
+/// Inserts the decision row; its triggers check the quota, count the create and keep its
+/// `created` event.
+async fn insert_row(
+    conn: &mut SqliteConnection,
+    decision: &Decision,
+    spec_json: &Value,
+    idempotency: Option<(&str, &str)>,
+) -> Result<RowInsert, StoreError> {
+    let done = sqlx::query(
+        "INSERT INTO decisions (id, inbox_id, kind, question, project, spec, \
+         default_outcome, status, custom, created_at, expires_at, idempotency_key, \
+         request_hash, has_image) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?) \
+         ON CONFLICT (inbox_id, idempotency_key) WHERE idempotency_key IS NOT NULL \
+         DO NOTHING",
+    )
+    .bind(id(decision.id))
+    .bind(id(decision.inbox_id))
+    .bind(decision.kind().as_str())
+    .bind(&decision.spec.question)
+    .bind(&decision.spec.project)
+    .bind(Json(spec_json))
+    .bind(decision.spec.default_outcome.as_ref().map(Json))
+    .bind(millis(decision.created_at))
+    .bind(millis(decision.expires_at))
+    .bind(idempotency.map(|(key, _)| key))
+    .bind(idempotency.map(|(_, hash)| hash))
+    .bind(decision.has_image)
+    .execute(conn)
+    .await;
+    match done {
+        Ok(r) if r.rows_affected() == 0 => Ok(RowInsert::KeyTaken),
+        Ok(_) => Ok(RowInsert::New),
+        Err(sqlx::Error::Database(db)) if db.message() == QUOTA_EXCEEDED => {
+            Ok(RowInsert::OverQuota)
+        }
+        Err(e) => Err(store_error(e)),
+    }
 }
 
 async fn decision_by_id(
@@ -513,61 +601,30 @@ impl Store for SqliteStore {
             spec,
         };
         let spec_json = rows::spec_json(&decision.spec)?;
-        let mut tx = self.begin_immediate().await?;
-        let inserted = sqlx::query(
-            "INSERT INTO decisions (id, inbox_id, kind, question, project, spec, \
-             default_outcome, status, custom, created_at, expires_at, idempotency_key, \
-             request_hash, has_image) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?) \
-             ON CONFLICT (inbox_id, idempotency_key) WHERE idempotency_key IS NOT NULL \
-             DO NOTHING",
-        )
-        .bind(id(decision.id))
-        .bind(id(decision.inbox_id))
-        .bind(decision.kind().as_str())
-        .bind(&decision.spec.question)
-        .bind(&decision.spec.project)
-        .bind(Json(&spec_json))
-        .bind(decision.spec.default_outcome.as_ref().map(Json))
-        .bind(millis(decision.created_at))
-        .bind(millis(decision.expires_at))
-        .bind(row.idempotency.map(|i| i.key))
-        .bind(row.idempotency.map(|i| i.request_hash))
-        .bind(decision.has_image)
-        .execute(&mut *tx)
-        .await
-        .map_err(store_error)?
-        .rows_affected();
+        let idempotency = row.idempotency.map(|i| (i.key, i.request_hash));
 
-        if inserted == 0 {
-            // Only the idempotency index is ignored on conflict, so there is a key.
-            let key = row.idempotency.map(|i| i.key).unwrap_or_default();
-            let existing = sqlx::query_as::<_, ExistingRow>(concat!(
-                "SELECT ",
-                decision_columns!(),
-                ", request_hash FROM decisions WHERE inbox_id = ? AND idempotency_key = ?"
-            ))
-            .bind(id(row.inbox_id))
-            .bind(key)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(store_error)?
-            .ok_or_else(|| StoreError::Other("idempotency conflict without a row".into()))?;
-            return Ok(Inserted::Existing {
-                decision: existing.decision.try_into()?,
-                request_hash: existing.request_hash.unwrap_or_default(),
-            });
+        // The quota check, the usage count and the `created` event ride on the INSERT
+        // (migrations/sqlite/0004): with nothing else to write, a create is one statement.
+        if row.notifications.is_empty() && row.outbox.is_empty() && row.new.image.is_none() {
+            let inserted = {
+                let mut conn = self.writer.acquire().await.map_err(store_error)?;
+                insert_row(&mut conn, &decision, &spec_json, idempotency).await?
+            };
+            // The writer is free again: `not_inserted` reads through it.
+            return match inserted {
+                RowInsert::New => Ok(Inserted::New(decision)),
+                not_new => self.not_inserted(row.inbox_id, idempotency, not_new).await,
+            };
         }
 
-        if !usage::charge_create(
-            &mut tx,
-            row.inbox_id,
-            decision.created_at.to_offset(time::UtcOffset::UTC).date(),
-        )
-        .await?
-        {
-            // Dropping the transaction rolls the insert back.
-            return Ok(Inserted::QuotaExceeded);
+        let mut tx = self.begin_immediate().await?;
+        match insert_row(&mut tx, &decision, &spec_json, idempotency).await? {
+            RowInsert::New => {}
+            not_new => {
+                // Dropping the transaction rolls it back.
+                drop(tx);
+                return self.not_inserted(row.inbox_id, idempotency, not_new).await;
+            }
         }
         if let Some(image) = &row.new.image {
             sqlx::query(
@@ -580,14 +637,6 @@ impl Store for SqliteStore {
             .await
             .map_err(store_error)?;
         }
-        insert_event(
-            &mut tx,
-            decision.id,
-            decision.created_at,
-            "created",
-            &serde_json::json!({}),
-        )
-        .await?;
         for n in &row.notifications {
             sqlx::query(
                 "INSERT INTO notifications (decision_id, channel, status, detail, updated_at) \

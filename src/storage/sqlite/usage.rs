@@ -1,13 +1,13 @@
 //! Usage counters, the daily quota, and the inbox's resolutions in event-id order.
 
-use sqlx::{SqliteConnection, SqlitePool};
+use sqlx::SqlitePool;
 use time::Date;
 use uuid::Uuid;
 use uuid::fmt::Hyphenated;
 
 use super::id;
 use crate::storage::rows::store_error;
-use crate::storage::{CREATE_ACTIONS, StoreError, Usage, UsageCount};
+use crate::storage::{StoreError, Usage, UsageCount};
 
 /// A UTC day as stored: `YYYY-MM-DD`, which sorts as the days do.
 pub(super) fn day_text(day: Date) -> String {
@@ -17,34 +17,6 @@ pub(super) fn day_text(day: Date) -> String {
         u8::from(day.month()),
         day.day()
     )
-}
-
-/// Counts a create on `day`, unless the inbox's quota has no room for it; returns whether it
-/// was counted. Runs inside the create's `BEGIN IMMEDIATE` transaction, which no other writer
-/// can interleave with, so the check and the increment are one step.
-pub(super) async fn charge_create(
-    conn: &mut SqliteConnection,
-    inbox: Uuid,
-    day: Date,
-) -> Result<bool, StoreError> {
-    let counted = sqlx::query(
-        "INSERT INTO usage_daily (inbox_id, day, shard, actions, creates) \
-         SELECT ?1, ?2, 0, ?3, 1 \
-         WHERE (SELECT daily_quota FROM inboxes WHERE id = ?1) IS NULL \
-            OR (SELECT COALESCE(SUM(actions), 0) FROM usage_daily \
-                WHERE inbox_id = ?1 AND day = ?2) + ?3 \
-               <= (SELECT daily_quota FROM inboxes WHERE id = ?1) \
-         ON CONFLICT (inbox_id, day, shard) \
-         DO UPDATE SET actions = actions + excluded.actions, creates = creates + 1",
-    )
-    .bind(id(inbox))
-    .bind(day_text(day))
-    .bind(CREATE_ACTIONS)
-    .execute(conn)
-    .await
-    .map_err(store_error)?
-    .rows_affected();
-    Ok(counted > 0)
 }
 
 pub(super) async fn usage(
