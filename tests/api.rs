@@ -46,6 +46,7 @@ on_both_backends!(
     await_returns_pending_after_its_timeout,
     expiry_applies_default_outcome_or_none,
     cancel_resolves_and_blocks_later_answers,
+    cancel_of_an_expired_decision_gets_409,
     decline_keeps_the_remark,
     second_answer_gets_409,
     list_pages_with_a_cursor_newest_first,
@@ -430,6 +431,25 @@ async fn cancel_resolves_and_blocks_later_answers(srv: &TestServer) {
     assert_eq!(err["error"]["code"], "already_resolved");
     let (status, _) = send(srv.req(Method::POST, &format!("/v1/decisions/{id}/cancel"))).await;
     assert_eq!(status, StatusCode::CONFLICT);
+}
+
+/// Expiry resolves a decision like an answer does: a later cancel is `409 already_resolved`
+/// (DESIGN.md §2), not the `410` a person answering late gets.
+async fn cancel_of_an_expired_decision_gets_409(srv: &TestServer) {
+    let h = srv
+        .create(json!({"question": "Q", "kind": "bool", "ttl_seconds": 10}))
+        .await;
+    let id = s(&h, "decision_id");
+    // The expiry sweep, run as if its time had come.
+    let later = sayso::service::now() + time::Duration::minutes(1);
+    let expired = srv.svc.store().expire_due(later, 1000).await.unwrap();
+    assert!(expired.iter().any(|e| e.to_string() == id), "{expired:?}");
+    let (status, err) = send(srv.req(Method::POST, &format!("/v1/decisions/{id}/cancel"))).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{err}");
+    assert_eq!(err["error"]["code"], "already_resolved");
+    assert_eq!(srv.get(id).await["status"], "expired");
+    let (status, err) = srv.answer(s(&h, "web_url"), json!({"value": true})).await;
+    assert_eq!(status, StatusCode::GONE, "{err}");
 }
 
 async fn decline_keeps_the_remark(srv: &TestServer) {

@@ -135,6 +135,38 @@ async fn the_document_describes_every_endpoint_with_the_one_error_shape() {
         .expect("Idempotency-Key is documented");
     assert_eq!(idempotency["in"], "header");
     assert!(create["responses"]["201"]["headers"]["Location"].is_object());
+    // Links from a create's handle to the operations on the decision: what schemathesis's
+    // stateful phase follows. Each names an operation of the document, with its `id`.
+    let operation_ids: Vec<&str> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|p| p.as_object().unwrap().values())
+        .filter_map(|op| op["operationId"].as_str())
+        .collect();
+    for status in ["200", "201"] {
+        let links = create["responses"][status]["links"].as_object();
+        let links = links.unwrap_or_else(|| panic!("create {status} declares no links"));
+        let mut targets: Vec<&str> = links
+            .values()
+            .map(|l| l["operationId"].as_str().unwrap())
+            .collect();
+        targets.sort_unstable();
+        assert_eq!(
+            targets,
+            [
+                "await_decision",
+                "cancel_decision",
+                "decision_events",
+                "get_decision"
+            ]
+        );
+        for link in links.values() {
+            let target = link["operationId"].as_str().unwrap();
+            assert!(operation_ids.contains(&target), "no operation {target}");
+            assert_eq!(link["parameters"]["id"], "$response.body#/decision_id");
+        }
+    }
     let list_params: Vec<&str> = doc["paths"]["/v1/decisions"]["get"]["parameters"]
         .as_array()
         .unwrap()

@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use utoipa::openapi::content::ContentBuilder;
 use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::link::LinkBuilder;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{
     InfoBuilder, LicenseBuilder, Object, ObjectBuilder, OneOfBuilder, Ref, RefOr, Required,
@@ -196,6 +197,31 @@ impl Modify for Precisions {
                     )
                     .build();
                 p.schema = Some(Schema::OneOf(one_of).into());
+            }
+        }
+        // A create's handle names the decision the other operations take: links say so, for
+        // clients that follow them (and schemathesis's stateful phase, which chains
+        // create → get / await / events / cancel through them).
+        if let Some(op) = paths.get_mut("/v1/decisions").and_then(|p| p.post.as_mut()) {
+            for status in ["200", "201"] {
+                let Some(RefOr::T(resp)) = op.responses.responses.get_mut(status) else {
+                    continue;
+                };
+                for (name, operation_id) in [
+                    ("GetDecision", "get_decision"),
+                    ("AwaitDecision", "await_decision"),
+                    ("DecisionEvents", "decision_events"),
+                    ("CancelDecision", "cancel_decision"),
+                ] {
+                    let link = LinkBuilder::new()
+                        .operation_id(operation_id)
+                        .parameter("id", "$response.body#/decision_id")
+                        .description(format!(
+                            "The `decision_id` of the handle is the `id` of `{operation_id}`."
+                        ))
+                        .build();
+                    resp.links.insert(name.to_string(), RefOr::T(link));
+                }
             }
         }
         // A cancel may have no body at all.

@@ -190,7 +190,14 @@ impl Service {
         reason: Option<String>,
     ) -> Result<Decision, ServiceError> {
         self.get_decision(inbox, id).await?;
-        self.apply(id, &Resolution::cancel(reason)).await
+        // Expiry is a resolution like any other: cancelling after it is `AlreadyResolved`
+        // (409); `Expired` (410) is for a person answering late.
+        self.apply(id, &Resolution::cancel(reason))
+            .await
+            .map_err(|e| match e {
+                ServiceError::Expired(d) => ServiceError::AlreadyResolved(d),
+                e => e,
+            })
     }
 
     /// Applies a resolution; the first one wins and wakes the decision's waiters.
