@@ -513,7 +513,11 @@ impl Run<'_> {
         self.known[i].settle(t0);
         let (status, body) = send(req).await;
         let t1 = sayso::service::now();
-        *self.tally.borrow_mut().entry(status.as_u16().to_string()).or_default() += 1;
+        *self
+            .tally
+            .borrow_mut()
+            .entry(status.as_u16().to_string())
+            .or_default() += 1;
         (status, body, t0, t1)
     }
 

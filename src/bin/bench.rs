@@ -624,17 +624,59 @@ async fn waiting(server: &Server, n: usize) -> Result<Vec<Row>> {
     }
     let fan_s = started.elapsed().as_secs_f64();
     eprintln!("fan-in: {accepted} answers accepted, {woken} awaits woken in {fan_s:.2} s");
+    let once = answered_once(server, &handles[..sample + fan]).await?;
+    eprintln!(
+        "audit trails: {once} of {} answered decisions have exactly one answer",
+        sample + fan
+    );
     rows.push(plain_row(
         "fan-in: 1 000 answers, awaits woken",
         woken as f64,
         "awaits",
         "all, none twice",
-        woken == fan && accepted == fan,
+        woken == fan && accepted == fan && once == sample + fan,
     ));
     for slot in parked.into_iter().flatten() {
         slot.abort();
     }
     Ok(rows)
+}
+
+/// How many of the decisions of `handles` have exactly one `answered` event and no other
+/// resolution in their audit trail: an answer neither lost nor counted twice.
+async fn answered_once(server: &Server, handles: &[Value]) -> Result<usize> {
+    let counts = futures::stream::iter(handles)
+        .map(|h| async move {
+            let url = format!(
+                "{}/v1/decisions/{}/events",
+                server.base,
+                h["decision_id"].as_str().unwrap_or("")
+            );
+            let trail: Value = server
+                .client
+                .get(url)
+                .bearer_auth(&server.key)
+                .send()
+                .await?
+                .json()
+                .await?;
+            let resolutions: Vec<&str> = trail["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e["kind"].as_str())
+                .filter(|k| ["answered", "declined", "cancelled", "expired"].contains(k))
+                .collect();
+            Ok::<_, anyhow::Error>(resolutions == ["answered"])
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect::<Vec<_>>()
+        .await;
+    let mut once = 0;
+    for c in counts {
+        once += usize::from(c?);
+    }
+    Ok(once)
 }
 
 /// The answer page: its server time and the bytes it needs (HTML and stylesheet).
