@@ -346,7 +346,11 @@ fn check_decision(
                 ));
                 continue;
             }
-            (Some(win), _) if win.state.status == "expired" => Outcome::Gone,
+            // A person answering too late hears that the question is gone (410); an agent
+            // cancelling it hears that it is already resolved (409), as for any resolution.
+            (Some(win), _) if win.state.status == "expired" && w.intent != Intent::Cancel => {
+                Outcome::Gone
+            }
             (Some(_), _) => Outcome::Conflict,
         };
         let win = winner.as_ref().unwrap();
@@ -612,6 +616,14 @@ mod tests {
         let mut wrong = h.clone();
         wrong.writes[0].outcome = Outcome::Conflict;
         fails(&wrong, &facts(expired.clone(), 1), "want Gone");
+        // A cancel after expiry is refused as already resolved (409), not gone.
+        let mut cancelled = h.clone();
+        cancelled
+            .writes
+            .push(write(Intent::Cancel, 10_001, 10_002, Outcome::Conflict));
+        check(&cancelled, &facts(expired.clone(), 1)).unwrap();
+        cancelled.writes[1].outcome = Outcome::Gone;
+        fails(&cancelled, &facts(expired.clone(), 1), "want Conflict");
         let mut stale = h.clone();
         stale.reads.push(read(10_001, 10_004, pending()));
         fails(
