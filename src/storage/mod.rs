@@ -1,6 +1,14 @@
 //! Persistence: one `Store` trait, a SQLite and a PostgreSQL implementation, chosen by the
 //! database URL's scheme. Only this module knows sqlx.
 
+/// The columns both stores' `InboxRow` reads, from `inboxes` aliased `i`; a macro so queries
+/// stay `&'static str`.
+macro_rules! inbox_columns {
+    () => {
+        "i.id, i.name, i.created_at, i.email, i.ntfy_url, i.ntfy_token, i.webhook_secret"
+    };
+}
+
 mod postgres;
 mod rows;
 mod sqlite;

@@ -28,28 +28,6 @@ use super::{
 use crate::domain::{Decision, DecisionEvent, NotificationState, Resolution, Status};
 use outbox::{MessageArrays, insert_outbox, resolved_fan_out, sql_uuid_v7, unnest_messages};
 
-/// The columns `InboxRow` reads, each prefixed with the table's alias.
-macro_rules! inbox_columns {
-    ($t:literal) => {
-        concat!(
-            $t,
-            "id, ",
-            $t,
-            "name, ",
-            $t,
-            "created_at, ",
-            $t,
-            "email, ",
-            $t,
-            "ntfy_url, ",
-            $t,
-            "ntfy_token, ",
-            $t,
-            "webhook_secret"
-        )
-    };
-}
-
 /// The columns `DecisionRow` reads, in a macro so queries stay `&'static str`.
 macro_rules! decision_columns {
     () => {
@@ -427,8 +405,8 @@ impl Store for PgStore {
     async fn inbox_by_name(&self, name: &str) -> Result<Option<Inbox>, StoreError> {
         sqlx::query_as::<_, InboxRow>(concat!(
             "SELECT ",
-            inbox_columns!("inboxes."),
-            " FROM inboxes WHERE name = $1"
+            inbox_columns!(),
+            " FROM inboxes i WHERE i.name = $1"
         ))
         .bind(name)
         .fetch_optional(&self.pool)
@@ -440,8 +418,8 @@ impl Store for PgStore {
     async fn inbox_by_id(&self, id: Uuid) -> Result<Option<Inbox>, StoreError> {
         sqlx::query_as::<_, InboxRow>(concat!(
             "SELECT ",
-            inbox_columns!("inboxes."),
-            " FROM inboxes WHERE id = $1"
+            inbox_columns!(),
+            " FROM inboxes i WHERE i.id = $1"
         ))
         .bind(id)
         .fetch_optional(&self.pool)
@@ -503,7 +481,7 @@ impl Store for PgStore {
     async fn inbox_for_key(&self, key_hash: &str) -> Result<Option<Inbox>, StoreError> {
         sqlx::query_as::<_, InboxRow>(concat!(
             "SELECT ",
-            inbox_columns!("i."),
+            inbox_columns!(),
             " FROM api_keys k JOIN inboxes i ON i.id = k.inbox_id \
                  WHERE k.key_hash = $1 AND k.revoked_at IS NULL"
         ))

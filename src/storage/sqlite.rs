@@ -38,28 +38,6 @@ macro_rules! decision_columns {
     };
 }
 
-/// The columns `InboxRow` reads, each prefixed with the table's alias.
-macro_rules! inbox_columns {
-    ($t:literal) => {
-        concat!(
-            $t,
-            "id, ",
-            $t,
-            "name, ",
-            $t,
-            "created_at, ",
-            $t,
-            "email, ",
-            $t,
-            "ntfy_url, ",
-            $t,
-            "ntfy_token, ",
-            $t,
-            "webhook_secret"
-        )
-    };
-}
-
 /// The columns `MessageRow` reads.
 macro_rules! message_columns {
     () => {
@@ -497,8 +475,8 @@ impl Store for SqliteStore {
     async fn inbox_by_name(&self, name: &str) -> Result<Option<Inbox>, StoreError> {
         sqlx::query_as::<_, InboxRow>(concat!(
             "SELECT ",
-            inbox_columns!("inboxes."),
-            " FROM inboxes WHERE name = ?"
+            inbox_columns!(),
+            " FROM inboxes i WHERE i.name = ?"
         ))
         .bind(name)
         .fetch_optional(&self.pool)
@@ -510,8 +488,8 @@ impl Store for SqliteStore {
     async fn inbox_by_id(&self, inbox: Uuid) -> Result<Option<Inbox>, StoreError> {
         sqlx::query_as::<_, InboxRow>(concat!(
             "SELECT ",
-            inbox_columns!("inboxes."),
-            " FROM inboxes WHERE id = ?"
+            inbox_columns!(),
+            " FROM inboxes i WHERE i.id = ?"
         ))
         .bind(id(inbox))
         .fetch_optional(&self.pool)
@@ -549,7 +527,7 @@ impl Store for SqliteStore {
     async fn inbox_for_key(&self, key_hash: &str) -> Result<Option<Inbox>, StoreError> {
         sqlx::query_as::<_, InboxRow>(concat!(
             "SELECT ",
-            inbox_columns!("i."),
+            inbox_columns!(),
             " FROM api_keys k JOIN inboxes i ON i.id = k.inbox_id \
                  WHERE k.key_hash = ? AND k.revoked_at IS NULL"
         ))
