@@ -6,11 +6,10 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use tokio::net::TcpListener;
 
-use crate::app::{ServeLimits, serve, shutdown_signal};
+use crate::app::{self, ServerSettings, serve, shutdown_signal};
 use crate::client;
 use crate::config::{Cli, Command, GlobalArgs, InboxCommand, KeyCommand, LogFormat, ServeArgs};
-use crate::notify;
-use crate::service::{ChannelChanges, RateLimit, Service, ServiceError, ServiceSettings};
+use crate::service::{ChannelChanges, Service, ServiceError, ServiceSettings};
 use crate::storage::{self, Store, StoreError};
 
 /// Runs the command the user asked for.
@@ -20,7 +19,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         None => run_server(&cli.global, ServeArgs::default()).await,
         Some(Command::Serve(args)) => run_server(&cli.global, args).await,
         Some(Command::Key(KeyCommand::Create { inbox })) => {
-            let svc = open(&cli.global, None, false).await?;
+            let svc = open(&cli.global).await?;
             let key = svc.create_api_key(&inbox).await.map_err(|e| match e {
                 ServiceError::NotFound => anyhow::anyhow!("there is no inbox named {inbox:?}"),
                 e => anyhow::anyhow!(e),
@@ -29,7 +28,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Some(Command::Key(KeyCommand::Revoke { key, all_of })) => {
-            let svc = open(&cli.global, None, false).await?;
+            let svc = open(&cli.global).await?;
             match (key, all_of) {
                 (_, Some(inbox)) => {
                     let n = svc.revoke_inbox_keys(&inbox).await.map_err(|e| match e {
@@ -60,7 +59,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Some(Command::Inbox(InboxCommand::Create { name, channels })) => {
-            let svc = open(&cli.global, None, false).await?;
+            let svc = open(&cli.global).await?;
             let inbox = svc
                 .create_inbox(&name, channels.email.as_deref().filter(|e| !e.is_empty()))
                 .await
@@ -83,7 +82,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Some(Command::Inbox(InboxCommand::Set { name, channels })) => {
-            let svc = open(&cli.global, None, false).await?;
+            let svc = open(&cli.global).await?;
             if let Some(quota) = channels.quota {
                 svc.set_daily_quota(&name, quota.0)
                     .await
@@ -146,21 +145,11 @@ async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> 
         listen: bound,
         ..global.clone()
     };
-    let max_await = Duration::from_secs(args.max_await_s);
-    let rate_limit = RateLimit {
-        per_second: args.rate_limit_per_s,
-        burst: args.rate_limit_burst.max(1),
-    };
+    let settings = ServerSettings::from_args(global, &args).map_err(anyhow::Error::msg)?;
     let store = connect_waiting(&global.database_url, Duration::from_secs(args.db_wait_s)).await?;
-    let svc = open_on(
-        store,
-        global,
-        Some(max_await),
-        args.smtp_url.is_some(),
-        rate_limit,
-        args.mcp_allowed_hosts.clone(),
-    )
-    .await?;
+    let svc = Service::new(store, settings.service)
+        .await
+        .map_err(describe)?;
     if let Some(first) = svc.first_run().await.map_err(describe)? {
         println!(
             "sayso: first run, created the inbox \"{}\".\n\
@@ -169,52 +158,22 @@ async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> 
         );
     }
     svc.start_background();
-    svc.start_worker(notify::build_worker(&args, &svc.settings().public_url)?);
+    app::start_worker(&svc, &settings.notify)?;
     tracing::info!(address = %bound, public_url = %svc.settings().public_url, "sayso is listening");
-    let limits = ServeLimits {
-        header_read_timeout: Duration::from_secs(args.header_timeout_s.max(1)),
-        body_read_timeout: Duration::from_secs(args.body_timeout_s.max(1)),
-        max_connections: args.max_connections.max(1),
-        ..ServeLimits::default()
-    };
-    serve(listener, svc, limits, shutdown_signal()).await;
+    serve(listener, svc, settings.app, shutdown_signal()).await;
     Ok(())
 }
 
 /// Connects to the database and opens the service on it, for an admin command.
-async fn open(
-    global: &GlobalArgs,
-    max_await: Option<Duration>,
-    email_enabled: bool,
-) -> anyhow::Result<Service> {
-    open_with(
-        global,
-        max_await,
-        email_enabled,
-        RateLimit::DEFAULT,
-        Vec::new(),
-    )
-    .await
-}
-
-/// `open`, with the rate limit and the hosts the MCP endpoint answers to.
-async fn open_with(
-    global: &GlobalArgs,
-    max_await: Option<Duration>,
-    email_enabled: bool,
-    rate_limit: RateLimit,
-    mcp_allowed_hosts: Vec<String>,
-) -> anyhow::Result<Service> {
+async fn open(global: &GlobalArgs) -> anyhow::Result<Service> {
     let store = connect_waiting(&global.database_url, Duration::ZERO).await?;
-    open_on(
-        store,
-        global,
-        max_await,
-        email_enabled,
-        rate_limit,
-        mcp_allowed_hosts,
-    )
-    .await
+    let settings = ServiceSettings {
+        public_url: global.public_url().map_err(anyhow::Error::msg)?,
+        max_await: Duration::from_secs(600),
+        expiry_interval: Duration::from_secs(1),
+        email_enabled: false,
+    };
+    Service::new(store, settings).await.map_err(describe)
 }
 
 /// Connects to the database; while it cannot be reached, retries for up to `wait` (a server
@@ -245,27 +204,6 @@ async fn connect_waiting(url: &str, wait: Duration) -> anyhow::Result<Arc<dyn St
             Err(e) => anyhow::bail!("cannot open the database: {e}"),
         }
     }
-}
-
-/// Opens the service on a connected store.
-async fn open_on(
-    store: Arc<dyn Store>,
-    global: &GlobalArgs,
-    max_await: Option<Duration>,
-    email_enabled: bool,
-    rate_limit: RateLimit,
-    mcp_allowed_hosts: Vec<String>,
-) -> anyhow::Result<Service> {
-    let public_url = global.public_url()?;
-    let settings = ServiceSettings {
-        public_url,
-        max_await: max_await.unwrap_or(Duration::from_secs(600)),
-        expiry_interval: Duration::from_secs(1),
-        email_enabled,
-        rate_limit,
-        mcp_allowed_hosts,
-    };
-    Service::new(store, settings).await.map_err(describe)
 }
 
 fn describe(e: ServiceError) -> anyhow::Error {

@@ -1,7 +1,7 @@
 //! Command line and environment (DESIGN.md §7): every flag has a `SAYSO_*` variable and a
 //! default, so `sayso` alone serves on SQLite.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -139,12 +139,12 @@ pub struct ServeArgs {
     #[arg(long, env = "SAYSO_OUTBOX_LEASE_S", default_value_t = 120)]
     pub outbox_lease_s: u64,
     /// Requests per second allowed on average per API key (under /v1) and per client address
-    /// (elsewhere); 0 turns rate limiting off.
-    #[arg(long, env = "SAYSO_RATE_LIMIT_PER_S", default_value_t = crate::service::RateLimit::DEFAULT.per_second)]
-    pub rate_limit_per_s: u32,
-    /// Requests allowed at once above that average (the burst).
-    #[arg(long, env = "SAYSO_RATE_LIMIT_BURST", default_value_t = crate::service::RateLimit::DEFAULT.burst)]
-    pub rate_limit_burst: u32,
+    /// (elsewhere); 0 turns rate limiting off [default: 100].
+    #[arg(long, env = "SAYSO_RATE_LIMIT_PER_S")]
+    pub rate_limit_per_s: Option<u32>,
+    /// Requests allowed at once above that average (the burst) [default: 400].
+    #[arg(long, env = "SAYSO_RATE_LIMIT_BURST")]
+    pub rate_limit_burst: Option<u32>,
     /// Host names (or host:port) the MCP endpoint /mcp answers to, comma-separated; `*` for
     /// any [default: the public URL's host, localhost, 127.0.0.1 and ::1].
     #[arg(long, env = "SAYSO_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
@@ -233,19 +233,29 @@ fn parse_quota(raw: &str) -> Result<Quota, String> {
 
 impl GlobalArgs {
     /// The public URL without a trailing slash; refuses one that is not an http(s) URL.
-    pub fn public_url(&self) -> anyhow::Result<String> {
+    pub fn public_url(&self) -> Result<String, String> {
         match &self.public_url {
-            None => Ok(crate::app::default_public_url(self.listen)),
+            None => Ok(default_public_url(self.listen)),
             Some(raw) => {
                 let url = url::Url::parse(raw)
-                    .map_err(|e| anyhow::anyhow!("SAYSO_PUBLIC_URL {raw:?} is not a URL: {e}"))?;
+                    .map_err(|e| format!("SAYSO_PUBLIC_URL {raw:?} is not a URL: {e}"))?;
                 if !matches!(url.scheme(), "http" | "https") {
-                    anyhow::bail!("SAYSO_PUBLIC_URL must start with http:// or https://");
+                    return Err("SAYSO_PUBLIC_URL must start with http:// or https://".into());
                 }
                 Ok(raw.trim_end_matches('/').to_string())
             }
         }
     }
+}
+
+/// The address to print and to build links from when `SAYSO_PUBLIC_URL` is not set.
+pub fn default_public_url(bound: SocketAddr) -> String {
+    let host = match bound.ip() {
+        ip if ip.is_unspecified() => "localhost".to_string(),
+        IpAddr::V6(v6) => format!("[{v6}]"),
+        ip => ip.to_string(),
+    };
+    format!("http://{host}:{}", bound.port())
 }
 
 #[cfg(test)]

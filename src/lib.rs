@@ -10,6 +10,8 @@ pub mod domain;
 pub mod http;
 pub mod mcp;
 pub mod notify;
+pub mod render;
 pub mod service;
 pub mod storage;
 pub mod wake;
+pub mod web;

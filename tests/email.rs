@@ -100,7 +100,7 @@ impl Fixture {
             channels,
             web_url: &self.web_url,
             public_url: &self.srv.base,
-            store: self.srv.svc.store().as_ref(),
+            outbox: &self.srv.svc.outbox(),
         };
         ch.deliver(&d).await
     }

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use common::db::fresh_sqlite_url;
 use common::server::{TestServer, send};
-use sayso::service::RateLimit;
+use sayso::http::RateLimit;
 
 fn body(question: &str) -> Value {
     json!({"question": question, "kind": "bool", "notify": "none"})

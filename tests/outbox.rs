@@ -308,7 +308,7 @@ async fn a_due_reminder_re_sends_on_the_channels_that_reached_the_person() {
     })
     .await;
     // The reminder fan-out falls due now (as it would at 80 % of a longer TTL).
-    let due = sayso::notify::worker::message("*", "reminder", sayso::service::now());
+    let due = sayso::service::message("*", "reminder", sayso::service::now());
     srv.svc
         .store()
         .enqueue(id, &[due], sayso::service::now())
@@ -324,7 +324,7 @@ async fn a_due_reminder_re_sends_on_the_channels_that_reached_the_person() {
     );
     assert_eq!(reminder.header("In-Reply-To"), ask.header("Message-ID"));
     // Enqueued again, it is the same message: no second reminder.
-    let again = sayso::notify::worker::message("*", "reminder", sayso::service::now());
+    let again = sayso::service::message("*", "reminder", sayso::service::now());
     srv.svc
         .store()
         .enqueue(id, &[again], sayso::service::now())

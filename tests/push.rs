@@ -25,7 +25,7 @@ use p256::elliptic_curve::sec1::ToEncodedPoint;
 use rand::RngCore;
 use reqwest::StatusCode;
 use sayso::domain::Decision;
-use sayso::notify::push::{PushNotice, PushOutcome, WebPushChannel, vapid_public_key};
+use sayso::notify::push::{PushNotice, PushOutcome, WebPushChannel};
 use sayso::notify::{Channel, Delivering, Delivery};
 use sayso::storage::{InboxChannels, MessageStatus, OutboxMessage, PushSubscription, Store};
 use serde_json::{Value, json};
@@ -315,7 +315,7 @@ async fn deliver(
             channels: &channels,
             web_url: &web_url,
             public_url: &srv.base,
-            store: store.as_ref(),
+            outbox: &srv.svc.outbox(),
         })
         .await
 }
@@ -337,7 +337,7 @@ async fn notice(srv: &TestServer, d: &Decision, purpose: &str) -> PushNotice {
             channels: &channels,
             web_url: &web_url,
             public_url: &srv.base,
-            store: store.as_ref(),
+            outbox: &srv.svc.outbox(),
         },
         OffsetDateTime::now_utc(),
     )
@@ -391,7 +391,7 @@ async fn the_feed_offers_push_with_the_servers_key_and_no_inline_script() {
     }
     assert!(!csp.contains("unsafe-inline"), "{csp}");
     let html = resp.text().await.unwrap();
-    let key = vapid_public_key(srv.svc.store().as_ref()).await.unwrap();
+    let key = srv.svc.vapid_public_key().await.unwrap();
     assert_eq!(B64.decode(&key).unwrap().len(), 65);
     assert!(
         html.contains(r#"<section id="push" hidden>"#),
@@ -407,10 +407,7 @@ async fn the_feed_offers_push_with_the_servers_key_and_no_inline_script() {
         "no other script, none inline"
     );
     // The key is made once and kept.
-    assert_eq!(
-        vapid_public_key(srv.svc.store().as_ref()).await.unwrap(),
-        key
-    );
+    assert_eq!(srv.svc.vapid_public_key().await.unwrap(), key);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -517,7 +514,7 @@ async fn a_push_decrypts_for_the_browser_and_carries_a_valid_vapid_token() {
 
     let out = channel
         .push(
-            srv.svc.store().as_ref(),
+            srv.svc.vapid_key().await.unwrap(),
             &browser.subscription(&push.endpoint),
             &notice,
         )
@@ -530,7 +527,7 @@ async fn a_push_decrypts_for_the_browser_and_carries_a_valid_vapid_token() {
     assert_eq!(header(&got.headers, "topic"), d.id.simple().to_string());
     let ttl: u64 = header(&got.headers, "ttl").parse().unwrap();
     assert!((3500..=3600).contains(&ttl), "TTL is the time left: {ttl}");
-    let server_key = vapid_public_key(srv.svc.store().as_ref()).await.unwrap();
+    let server_key = srv.svc.vapid_public_key().await.unwrap();
     check_vapid(&got.headers, &server_key, &push.origin(), SUBJECT);
 
     let payload: Value = serde_json::from_slice(&browser.decrypt(&got.body)).unwrap();
@@ -583,7 +580,7 @@ async fn a_resolved_decision_closes_the_notification_with_the_same_tag() {
         channels: &channels,
         web_url: s(&h, "web_url"),
         public_url: &srv.base,
-        store: store.as_ref(),
+        outbox: &srv.svc.outbox(),
     };
     assert!(PushNotice::for_delivery(&delivering, OffsetDateTime::now_utc()).is_err());
     assert!(matches!(
@@ -594,7 +591,7 @@ async fn a_resolved_decision_closes_the_notification_with_the_same_tag() {
     let notice = notice(&srv, &d, "resolved").await;
     let out = channel
         .push(
-            store.as_ref(),
+            srv.svc.vapid_key().await.unwrap(),
             &browser.subscription(&push.endpoint),
             &notice,
         )
@@ -618,7 +615,7 @@ async fn the_push_services_answer_decides_gone_retry_or_refused() {
     let channel = WebPushChannel::new(SUBJECT.into());
     let notice = notice(&srv, &d, "ask").await;
     let sub = browser.subscription(&push.endpoint);
-    let store = srv.svc.store().as_ref();
+    let key = srv.svc.vapid_key().await.unwrap();
     for (status, expect) in [
         (410, "gone"),
         (404, "gone"),
@@ -628,7 +625,7 @@ async fn the_push_services_answer_decides_gone_retry_or_refused() {
         (200, "accepted"),
     ] {
         push.answer_with(status);
-        let got = match channel.push(store, &sub, &notice).await {
+        let got = match channel.push(key, &sub, &notice).await {
             PushOutcome::Accepted => "accepted",
             PushOutcome::Gone(_) => "gone",
             PushOutcome::Retry(_) => "retry",
@@ -640,7 +637,7 @@ async fn the_push_services_answer_decides_gone_retry_or_refused() {
     // Nothing listening: try again later.
     let closed = browser.subscription("http://127.0.0.1:9/push/x");
     assert!(matches!(
-        channel.push(store, &closed, &notice).await,
+        channel.push(key, &closed, &notice).await,
         PushOutcome::Retry(_)
     ));
 }
@@ -686,7 +683,7 @@ async fn a_subscription_from_the_feed_gets_every_new_decision() {
     let out = deliver(&srv, &channel, &d, "ask").await;
     assert!(matches!(out, Delivery::Sent(_)), "{out:?}");
     let got = push.next().await;
-    let server_key = vapid_public_key(srv.svc.store().as_ref()).await.unwrap();
+    let server_key = srv.svc.vapid_public_key().await.unwrap();
     check_vapid(&got.headers, &server_key, &push.origin(), SUBJECT);
     assert_eq!(header(&got.headers, "content-encoding"), "aes128gcm");
     assert!(got.headers.contains_key("ttl"));

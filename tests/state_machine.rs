@@ -18,7 +18,7 @@ use common::server::{TestServer, send};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use reqwest::{Method, StatusCode};
-use sayso::service::RateLimit;
+use sayso::http::RateLimit;
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;

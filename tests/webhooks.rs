@@ -252,7 +252,7 @@ impl Fixture {
                 channels,
                 web_url: &web_url,
                 public_url: &self.srv.base,
-                store: self.srv.svc.store().as_ref(),
+                outbox: &self.srv.svc.outbox(),
             })
             .await
     }

@@ -14,6 +14,7 @@ pub mod options;
 pub mod questions;
 mod read;
 pub mod spec;
+pub mod subscription;
 
 pub use decision::{
     AnswerAction, AnswerInput, Decision, DecisionEvent, NewDecision, NotificationState, Resolution,

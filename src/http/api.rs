@@ -10,8 +10,6 @@ use axum::{Json, Router};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::error::ApiError;
-use super::extract::{ApiKey, Auth, JsonBody, Segment, decision_id};
 #[allow(unused_imports)] // named only in the OpenAPI annotations
 use super::openapi::{
     AlreadyResolved, BadRequest, CreateDecision, EventList, NotFound, PayloadTooLarge,
@@ -21,11 +19,9 @@ use crate::domain::{Issues, Kind, Status};
 #[allow(unused_imports)] // named only in the OpenAPI annotations
 use crate::service::{AskHandle, DecisionView, ListPage};
 use crate::service::{ListQuery, Service};
-
-/// A create may carry a 5 MiB image as base64 and 64 KiB of Markdown.
-pub const CREATE_BODY_LIMIT: usize = 8 * 1024 * 1024;
-/// Every other body is small.
-pub const SMALL_BODY_LIMIT: usize = 64 * 1024;
+use crate::web::CREATE_BODY_LIMIT;
+use crate::web::error::ApiError;
+use crate::web::extract::{ApiKey, Auth, JsonBody, Segment, decision_id};
 
 /// The default wait of an await, below common client and proxy timeouts.
 const DEFAULT_AWAIT_S: u64 = 50;
@@ -243,7 +239,7 @@ pub(crate) async fn cancel_decision(
     let reason = if body.iter().all(u8::is_ascii_whitespace) {
         None
     } else {
-        let v = super::extract::parse_json(&body)?;
+        let v = crate::web::extract::parse_json(&body)?;
         cancel_reason(&v).map_err(ApiError::validation)?
     };
     let d = svc.cancel_decision(&inbox, id, reason).await?;

@@ -17,10 +17,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures::Stream;
 
-use super::error::ApiError;
-use super::extract::Auth;
 use crate::domain::Issue;
 use crate::service::{DecisionView, ResolutionFeed, Service};
+use crate::web::error::ApiError;
+use crate::web::extract::Auth;
 
 /// A comment line this often keeps proxies and clients from timing the stream out.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);

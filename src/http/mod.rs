@@ -2,13 +2,13 @@
 
 pub mod api;
 mod drain;
-pub mod error;
 pub mod events;
-pub mod extract;
 pub mod openapi;
 pub mod pages;
 mod rate_limit;
 pub mod usage;
+
+pub use rate_limit::RateLimit;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
@@ -18,24 +18,36 @@ use axum::routing::get;
 use tower_http::trace::TraceLayer;
 
 use crate::service::Service;
-use error::ApiError;
+use crate::web::error::ApiError;
 
-/// The whole application as one router, ready to serve or to call with `oneshot` in tests.
-pub fn router(svc: Service) -> Router {
-    let app = Router::new()
+/// How the HTTP side is set up; `app` makes it from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct HttpSettings {
+    /// Requests allowed per API key (under `/v1`) and per client address (elsewhere).
+    pub rate_limit: RateLimit,
+}
+
+/// The API's and the pages' routes, without the layers `finish` adds around everything.
+pub fn routes(svc: &Service) -> Router<Service> {
+    Router::new()
         .merge(api::routes())
         .merge(pages::routes(svc.clone()))
         .merge(events::routes())
         .merge(usage::routes())
-        .merge(crate::mcp::routes(svc.clone()))
         .merge(openapi::routes())
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
+}
+
+/// Wraps `routes` (and whatever else is served beside them, such as MCP) in what every request
+/// goes through: the JSON 404 and 405, the body limit, the rate limit and request tracing.
+pub fn finish(routes: Router<Service>, svc: Service, settings: &HttpSettings) -> Router {
+    let app = routes
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(DefaultBodyLimit::max(api::SMALL_BODY_LIMIT))
+        .layer(DefaultBodyLimit::max(crate::web::SMALL_BODY_LIMIT))
         .layer(axum::middleware::from_fn(drain::drain_refused_bodies));
-    rate_limit::limit(app, svc.settings().rate_limit)
+    rate_limit::limit(app, settings.rate_limit)
         .layer(TraceLayer::new_for_http())
         .with_state(svc)
 }

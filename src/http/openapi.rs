@@ -44,7 +44,7 @@ use crate::service::Service;
         super::readyz,
     ),
     components(
-        schemas(super::error::Body, CreateDecision, EventList, crate::service::UsageView),
+        schemas(crate::web::error::Body, CreateDecision, EventList, crate::service::UsageView),
         responses(
             BadRequest,
             Unauthorized,

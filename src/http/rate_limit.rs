@@ -23,8 +23,7 @@ use tower_governor::GovernorError;
 use tower_governor::governor::GovernorConfigBuilder;
 use tower_governor::key_extractor::KeyExtractor;
 
-use super::error::ApiError;
-use crate::service::RateLimit;
+use crate::web::error::ApiError;
 
 type NoOp = governor::middleware::NoOpMiddleware<governor::clock::QuantaInstant>;
 
@@ -161,6 +160,37 @@ async fn limit_wrong_keys(
         wrong.count(address, Instant::now());
     }
     resp
+}
+
+/// A rate limit: `per_second` requests on average, with bursts of up to `burst` at once.
+/// `per_second == 0` turns it off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    pub per_second: u32,
+    pub burst: u32,
+}
+
+impl RateLimit {
+    /// Generous enough for any agent's ordinary traffic and a person's pages; it stops loops.
+    pub const DEFAULT: RateLimit = RateLimit {
+        per_second: 100,
+        burst: 400,
+    };
+    /// No limit.
+    pub const OFF: RateLimit = RateLimit {
+        per_second: 0,
+        burst: 0,
+    };
+
+    pub fn is_off(&self) -> bool {
+        self.per_second == 0
+    }
+}
+
+impl Default for RateLimit {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
 }
 
 /// `router` behind the rate limit `limit`; unchanged when the limit is off.

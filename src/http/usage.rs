@@ -4,9 +4,9 @@ use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
 
-use super::error::ApiError;
-use super::extract::Auth;
 use crate::service::{Service, UsageView};
+use crate::web::error::ApiError;
+use crate::web::extract::Auth;
 
 pub fn routes() -> Router<Service> {
     Router::new().route("/v1/usage", get(show_usage))

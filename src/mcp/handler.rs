@@ -17,7 +17,7 @@ use uuid::Uuid;
 use super::questions;
 use super::tools::{self, Arguments};
 use crate::domain::{Issue, Issues, Kind, Status};
-use crate::http::error::resolved_message;
+use crate::render::resolved_message;
 use crate::service::{DecisionView, ListQuery, Service, ServiceError};
 use crate::storage::Inbox;
 
@@ -398,7 +398,7 @@ fn push_warnings(text: &mut String, warnings: &[String]) {
 /// (text holding a NUL character).
 fn checked_body(body: Value) -> Result<Value, Failure> {
     let bytes = serde_json::to_vec(&body).unwrap_or_default();
-    crate::http::extract::parse_json(&bytes).map_err(|e| match e.details.is_empty() {
+    crate::web::extract::parse_json(&bytes).map_err(|e| match e.details.is_empty() {
         true => Failure::invalid("", &e.message),
         false => Failure::Invalid(e.details),
     })

@@ -17,9 +17,9 @@ use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-use crate::http::api::CREATE_BODY_LIMIT;
-use crate::http::extract::Auth;
 use crate::service::Service;
+use crate::web::CREATE_BODY_LIMIT;
+use crate::web::extract::Auth;
 
 pub use handler::SaysoMcp;
 
@@ -27,16 +27,21 @@ pub use handler::SaysoMcp;
 /// tool call that waits for a person.
 const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
 
+/// How the MCP endpoint is set up; `app` makes it from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct McpSettings {
+    /// `Host` values `/mcp` answers to (`*`: any); empty means the public URL's host and
+    /// loopback.
+    pub allowed_hosts: Vec<String>,
+}
+
 /// The `/mcp` endpoint, behind the API-key check.
-pub fn routes(svc: Service) -> Router<Service> {
+pub fn routes(svc: &Service, settings: &McpSettings) -> Router<Service> {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_sse_keep_alive(Some(KEEP_ALIVE))
         .with_max_request_body_bytes(CREATE_BODY_LIMIT);
-    let hosts = allowed_hosts(
-        &svc.settings().public_url,
-        &svc.settings().mcp_allowed_hosts,
-    );
+    let hosts = allowed_hosts(&svc.settings().public_url, &settings.allowed_hosts);
     let config = match hosts {
         Some(hosts) => config.with_allowed_hosts(hosts),
         None => config.disable_allowed_hosts(),
@@ -49,7 +54,7 @@ pub fn routes(svc: Service) -> Router<Service> {
     );
     Router::new()
         .nest_service("/mcp", mcp)
-        .layer(middleware::from_fn_with_state(svc, require_key))
+        .layer(middleware::from_fn_with_state(svc.clone(), require_key))
 }
 
 /// Refuses a request without a valid API key (401 in the API's error shape); otherwise hands

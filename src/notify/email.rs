@@ -16,10 +16,10 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use time::OffsetDateTime;
 
 use super::{Channel, Delivering, Delivery};
+use crate::domain::Decision;
 use crate::domain::answer_text::answer_text;
 use crate::domain::spec::{ChoiceOption, FieldInput, KindSpec};
-use crate::domain::{Decision, Status};
-use crate::http::pages::render_markdown;
+use crate::render::{format_time, heading, render_markdown, time_left};
 
 /// How long one SMTP conversation may take before the attempt is retried later.
 const SMTP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -186,7 +186,7 @@ fn compose(
         "ask" | "reminder" if !decision.is_open_at(now) => {
             return Composed::Nothing(format!(
                 "the decision is no longer open ({})",
-                status_word(decision, now).to_lowercase()
+                heading(decision, now).to_lowercase()
             ));
         }
         "ask" => {
@@ -220,7 +220,7 @@ fn compose(
         "resolved" => {
             let mail = ResolvedMail {
                 question: decision.spec.question.clone(),
-                heading: status_word(decision, now),
+                heading: heading(decision, now),
                 when: format_time(decision.resolved_at.unwrap_or(decision.expires_at.min(now))),
                 sentence: answer_text(decision),
                 web_url: web_url.to_owned(),
@@ -273,43 +273,6 @@ fn subject_question(question: &str) -> String {
         _ => cut.as_str(),
     };
     format!("{}…", cut.trim_end_matches([' ', ',', ';', ':', '-']))
-}
-
-/// How the decision stands, as a heading: `Answered`, `Expired`, …
-fn status_word(decision: &Decision, now: OffsetDateTime) -> &'static str {
-    match decision.status {
-        Status::Pending if now >= decision.expires_at => "Expired",
-        Status::Pending => "Waiting",
-        Status::Answered => "Answered",
-        Status::Declined => "Declined",
-        Status::Expired => "Expired",
-        Status::Cancelled => "Cancelled",
-    }
-}
-
-/// `in 2 h 5 min`, `in 3 days`, …
-fn time_left(at: OffsetDateTime, now: OffsetDateTime) -> String {
-    let secs = (at - now).whole_seconds().max(0);
-    match secs {
-        0..=59 => "in less than a minute".to_owned(),
-        60..=3599 => format!("in {} min", secs / 60),
-        3600..=86_399 => match (secs / 3600, secs % 3600 / 60) {
-            (h, 0) => format!("in {h} h"),
-            (h, m) => format!("in {h} h {m} min"),
-        },
-        _ => match secs / 86_400 {
-            1 => "in 1 day".to_owned(),
-            days => format!("in {days} days"),
-        },
-    }
-}
-
-/// `2026-11-21 15:04 UTC`.
-fn format_time(t: OffsetDateTime) -> String {
-    let f = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute] UTC");
-    t.to_offset(time::UtcOffset::UTC)
-        .format(&f)
-        .unwrap_or_default()
 }
 
 /// An option as the ask lists it.
@@ -479,6 +442,7 @@ mod tests {
     use uuid::Uuid;
 
     use super::*;
+    use crate::domain::Status;
     use crate::domain::new_decision::parse_new_decision;
 
     const NOW: OffsetDateTime = datetime!(2026-11-21 12:00 UTC);
@@ -663,13 +627,5 @@ mod tests {
                 "{ok}"
             );
         }
-    }
-
-    #[test]
-    fn time_left_reads_naturally() {
-        assert_eq!(time_left(NOW, NOW), "in less than a minute");
-        assert_eq!(time_left(datetime!(2026-11-21 12:23 UTC), NOW), "in 23 min");
-        assert_eq!(time_left(datetime!(2026-11-21 14:00 UTC), NOW), "in 2 h");
-        assert_eq!(time_left(datetime!(2026-11-24 12:00 UTC), NOW), "in 3 days");
     }
 }

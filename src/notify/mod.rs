@@ -19,8 +19,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::domain::Decision;
-use crate::service::DecisionView;
-use crate::storage::{Inbox, InboxChannels, OutboxMessage, Store};
+use crate::service::{DecisionView, Outbox};
+use crate::storage::{Inbox, InboxChannels, OutboxMessage};
 
 /// How one attempt to deliver a message ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,7 +47,8 @@ pub struct Delivering<'a> {
     pub web_url: &'a str,
     /// The service's public base URL, without a trailing slash.
     pub public_url: &'a str,
-    pub store: &'a dyn Store,
+    /// What a channel may read and write besides the message (push subscriptions, keys).
+    pub outbox: &'a Outbox,
 }
 
 /// One way of reaching someone: email, Web Push, ntfy, a webhook.
@@ -61,32 +62,69 @@ pub trait Channel: Send + Sync {
     async fn deliver(&self, d: &Delivering<'_>) -> Delivery;
 }
 
+/// How the notification side is set up; `app` makes it from the command line.
+#[derive(Debug, Clone)]
+pub struct NotifySettings {
+    /// SMTP server URL; email is off without one.
+    pub smtp_url: Option<String>,
+    /// The From of notification mail, and the VAPID contact.
+    pub mail_from: String,
+    /// Deliver webhooks to loopback and private addresses (home set-ups, tests).
+    pub allow_private_webhooks: bool,
+    /// The first retry of a failed message waits this long, doubling up to an hour.
+    pub retry_base: Duration,
+    /// How long a worker holds a message it is sending.
+    pub lease: Duration,
+}
+
+impl Default for NotifySettings {
+    fn default() -> Self {
+        NotifySettings {
+            smtp_url: None,
+            mail_from: "sayso <sayso@localhost>".into(),
+            allow_private_webhooks: false,
+            retry_base: Duration::from_secs(5),
+            lease: Duration::from_secs(120),
+        }
+    }
+}
+
+/// Why the notification side cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum NotifyError {
+    /// The SMTP URL or the From address is unusable; the message says how.
+    #[error("SAYSO_SMTP_URL / SAYSO_MAIL_FROM: {0}")]
+    Email(String),
+}
+
 /// The outbox worker with every channel this server is configured for: email when an SMTP
 /// server is set, and always Web Push, ntfy and webhooks (each skips an inbox that has not
 /// set it up, saying why).
 pub fn build_worker(
-    args: &crate::config::ServeArgs,
+    settings: &NotifySettings,
     public_url: &str,
-) -> anyhow::Result<worker::Worker> {
+) -> Result<worker::Worker, NotifyError> {
     let mut channels: Vec<Arc<dyn Channel>> = vec![
         Arc::new(push::WebPushChannel::new(push_subject(
-            &args.mail_from,
+            &settings.mail_from,
             public_url,
         ))),
         Arc::new(ntfy::NtfyChannel::new()),
-        Arc::new(webhook::WebhookChannel::new(args.allow_private_webhooks)),
+        Arc::new(webhook::WebhookChannel::new(
+            settings.allow_private_webhooks,
+        )),
     ];
-    if let Some(smtp_url) = &args.smtp_url {
-        let email = email::EmailChannel::new(smtp_url, &args.mail_from)
-            .map_err(|e| anyhow::anyhow!("SAYSO_SMTP_URL / SAYSO_MAIL_FROM: {e}"))?;
+    if let Some(smtp_url) = &settings.smtp_url {
+        let email =
+            email::EmailChannel::new(smtp_url, &settings.mail_from).map_err(NotifyError::Email)?;
         channels.push(Arc::new(email));
     }
-    let settings = worker::WorkerSettings {
-        retry_base: Duration::from_millis(args.outbox_retry_base_ms.max(1)),
-        lease: Duration::from_secs(args.outbox_lease_s.max(1)),
+    let pacing = worker::WorkerSettings {
+        retry_base: settings.retry_base.max(Duration::from_millis(1)),
+        lease: settings.lease.max(Duration::from_secs(1)),
         ..worker::WorkerSettings::default()
     };
-    Ok(worker::Worker::new(channels, settings))
+    Ok(worker::Worker::new(channels, pacing))
 }
 
 /// The VAPID `sub`: the mail address people can write to, else the public URL.

@@ -7,11 +7,10 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use rand::Rng;
-use time::OffsetDateTime;
 
 use super::{Channel, Delivering, Delivery};
 use crate::domain::{Decision, Status};
-use crate::service::{Service, now};
+use crate::service::{Outbox, message, now};
 use crate::storage::{MessageResult, MessageStatus, NewMessage, OutboxMessage};
 
 /// The per-person channels a fan-out can expand into (webhooks go to the agent).
@@ -61,16 +60,16 @@ impl Worker {
     }
 
     /// Runs until the task is aborted (on shutdown).
-    pub async fn run(self: Arc<Self>, svc: Service) {
+    pub async fn run(self: Arc<Self>, outbox: Outbox) {
         let mut backoff = Duration::ZERO;
         loop {
             if !backoff.is_zero() {
                 tokio::select! {
                     _ = tokio::time::sleep(backoff) => {}
-                    _ = svc.outbox_kicked() => {}
+                    _ = outbox.kicked() => {}
                 }
             }
-            match self.round(&svc).await {
+            match self.round(&outbox).await {
                 Ok(n) if n as u32 >= self.settings.batch => backoff = Duration::ZERO,
                 Ok(_) => backoff = self.settings.poll_interval,
                 Err(e) => {
@@ -82,32 +81,25 @@ impl Worker {
     }
 
     /// Claims and handles one batch; returns how many messages it claimed.
-    pub async fn round(&self, svc: &Service) -> Result<usize, crate::storage::StoreError> {
-        let claimed = svc
-            .store()
-            .claim_messages(now(), self.settings.lease, self.settings.batch)
+    pub async fn round(&self, outbox: &Outbox) -> Result<usize, crate::storage::StoreError> {
+        let claimed = outbox
+            .claim(self.settings.lease, self.settings.batch)
             .await?;
         let n = claimed.len();
         futures::stream::iter(claimed)
             .for_each_concurrent(self.settings.concurrency, |m| async move {
-                let (result, follow_ups) = self.handle(svc, &m).await;
-                if let Err(e) = svc
-                    .store()
-                    .finish_message(&m, &result, &follow_ups, now())
-                    .await
-                {
+                let (result, follow_ups) = self.handle(outbox, &m).await;
+                if let Err(e) = outbox.finish(&m, &result, &follow_ups).await {
                     // The lease runs out and the message is tried again.
                     tracing::warn!(error = %e, message = %m.id, "could not record a delivery");
-                } else if !follow_ups.is_empty() {
-                    svc.kick_outbox();
                 }
             })
             .await;
         Ok(n)
     }
 
-    async fn handle(&self, svc: &Service, m: &OutboxMessage) -> (MessageResult, Vec<NewMessage>) {
-        let decision = match svc.store().decision(None, m.decision_id).await {
+    async fn handle(&self, outbox: &Outbox, m: &OutboxMessage) -> (MessageResult, Vec<NewMessage>) {
+        let decision = match outbox.decision(m.decision_id).await {
             Ok(Some(d)) => d,
             Ok(None) => {
                 return (
@@ -118,7 +110,7 @@ impl Worker {
             Err(e) => return (self.retry(m, format!("database: {e}")), vec![]),
         };
         if m.channel == "*" {
-            return self.expand(svc, m, &decision).await;
+            return self.expand(outbox, m, &decision).await;
         }
         if matches!(m.purpose.as_str(), "ask" | "reminder") && decision.status != Status::Pending {
             return (
@@ -138,14 +130,14 @@ impl Worker {
                 vec![],
             );
         };
-        let delivered = match self.deliver(svc, channel.as_ref(), m, &decision).await {
+        let delivered = match self.deliver(outbox, channel.as_ref(), m, &decision).await {
             Ok(d) => d,
             Err(e) => Delivery::Retry(e),
         };
         match delivered {
             Delivery::Sent(detail) => {
                 // Resolved while this ask was in flight, after the fan-out looked: withdraw it too.
-                let follow_ups = match svc.store().decision(None, m.decision_id).await {
+                let follow_ups = match outbox.decision(m.decision_id).await {
                     Ok(Some(now_d)) if m.purpose == "ask" && now_d.status != Status::Pending => {
                         vec![message(&m.channel, "resolved", now())]
                     }
@@ -168,19 +160,18 @@ impl Worker {
 
     async fn deliver(
         &self,
-        svc: &Service,
+        outbox: &Outbox,
         channel: &dyn Channel,
         m: &OutboxMessage,
         decision: &Decision,
     ) -> Result<Delivery, String> {
-        let store = svc.store();
-        let inbox = store
-            .inbox_by_id(decision.inbox_id)
+        let inbox = outbox
+            .inbox(decision.inbox_id)
             .await
             .map_err(|e| e.to_string())?
             .ok_or("the inbox no longer exists")?;
-        let view = svc.view(decision).await.map_err(|e| e.to_string())?;
-        let web_url = svc.web_url(decision);
+        let view = outbox.view(decision).await.map_err(|e| e.to_string())?;
+        let web_url = outbox.web_url(decision);
         Ok(channel
             .deliver(&Delivering {
                 message: m,
@@ -189,8 +180,8 @@ impl Worker {
                 inbox: &inbox,
                 channels: &inbox.channels,
                 web_url: &web_url,
-                public_url: &svc.settings().public_url,
-                store: store.as_ref(),
+                public_url: outbox.public_url(),
+                outbox,
             })
             .await)
     }
@@ -198,7 +189,7 @@ impl Worker {
     /// A fan-out: the messages a resolution or a reminder makes, one per channel.
     async fn expand(
         &self,
-        svc: &Service,
+        outbox: &Outbox,
         m: &OutboxMessage,
         decision: &Decision,
     ) -> (MessageResult, Vec<NewMessage>) {
@@ -212,7 +203,7 @@ impl Worker {
                 vec![],
             );
         }
-        let sent = match svc.store().messages(decision.id).await {
+        let sent = match outbox.messages(decision.id).await {
             Ok(all) => all,
             Err(e) => return (self.retry(m, format!("database: {e}")), vec![]),
         };
@@ -267,16 +258,5 @@ fn done(status: MessageStatus, detail: &str) -> MessageResult {
         status,
         retry_at: None,
         detail: Some(detail.to_string()),
-    }
-}
-
-/// A message on `channel` for `purpose`, due now, given up on after an hour.
-pub fn message(channel: &str, purpose: &str, at: OffsetDateTime) -> NewMessage {
-    NewMessage {
-        channel: channel.to_string(),
-        purpose: purpose.to_string(),
-        payload: serde_json::json!({}),
-        not_before: at,
-        give_up_at: at + time::Duration::hours(1),
     }
 }

@@ -19,6 +19,19 @@ impl Service {
         self.settle(d).await
     }
 
+    /// The context image of the decision an answer link opens: its content type and bytes.
+    /// `NotFound` for a wrong link or a decision without one.
+    pub async fn image_by_token(&self, token: &str) -> Result<(String, Vec<u8>), ServiceError> {
+        let d = self.decision_by_token(token).await?;
+        if !d.has_image {
+            return Err(ServiceError::NotFound);
+        }
+        self.store()
+            .image(d.id)
+            .await?
+            .ok_or(ServiceError::NotFound)
+    }
+
     /// The decision for its answer page; a pending one records that it was viewed (the
     /// audit trail's `viewed`), which changes nothing about its state.
     pub async fn view_by_token(&self, token: &str) -> Result<Decision, ServiceError> {

@@ -8,11 +8,15 @@ mod expiry;
 mod feed;
 mod inboxes;
 mod notifications;
+mod outbox;
+mod subscriptions;
 pub mod tokens;
 mod usage;
+mod vapid;
 pub mod view;
 mod waiting;
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,8 +31,10 @@ pub use decisions::{Created, ListPage, ListQuery};
 pub use events::ResolutionFeed;
 pub use feed::Feed;
 pub use inboxes::{ChannelChanges, FirstRun};
+pub use outbox::{Outbox, message};
 pub use tokens::Tokens;
 pub use usage::{QuotaView, UsageView};
+pub use vapid::{VAPID_SETTING, VapidKey};
 pub use view::{AskHandle, DecisionView};
 
 /// Why a service call did not do what was asked.
@@ -99,42 +105,6 @@ pub struct ServiceSettings {
     pub expiry_interval: Duration,
     /// Whether an SMTP server is configured, so email asks are sent rather than skipped.
     pub email_enabled: bool,
-    /// `Host` values `/mcp` answers to (`*`: any); empty means the public URL's host and
-    /// loopback.
-    pub mcp_allowed_hosts: Vec<String>,
-    /// Requests allowed per API key (under `/v1`) and per client address (elsewhere).
-    pub rate_limit: RateLimit,
-}
-
-/// A rate limit: `per_second` requests on average, with bursts of up to `burst` at once.
-/// `per_second == 0` turns it off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RateLimit {
-    pub per_second: u32,
-    pub burst: u32,
-}
-
-impl RateLimit {
-    /// Generous enough for any agent's ordinary traffic and a person's pages; it stops loops.
-    pub const DEFAULT: RateLimit = RateLimit {
-        per_second: 100,
-        burst: 400,
-    };
-    /// No limit.
-    pub const OFF: RateLimit = RateLimit {
-        per_second: 0,
-        burst: 0,
-    };
-
-    pub fn is_off(&self) -> bool {
-        self.per_second == 0
-    }
-}
-
-impl Default for RateLimit {
-    fn default() -> Self {
-        Self::DEFAULT
-    }
 }
 
 /// The service: cheap to clone, shared by every handler.
@@ -154,8 +124,8 @@ struct Inner {
     shutdown_rx: watch::Receiver<bool>,
     /// Wakes the outbox worker when a message was written on this replica.
     outbox_kick: tokio::sync::Notify,
-    /// The VAPID public key, read once (every replica shares the stored one).
-    vapid_public: tokio::sync::OnceCell<String>,
+    /// The VAPID key pair, read once (every replica shares the stored one).
+    vapid: tokio::sync::OnceCell<VapidKey>,
 }
 
 impl Service {
@@ -181,7 +151,7 @@ impl Service {
                 shutdown_tx,
                 shutdown_rx,
                 outbox_kick: tokio::sync::Notify::new(),
-                vapid_public: tokio::sync::OnceCell::new(),
+                vapid: tokio::sync::OnceCell::new(),
             }),
         })
     }
@@ -201,19 +171,9 @@ impl Service {
         self.stop_with_shutdown(sweeper);
     }
 
-    /// Starts the outbox worker; it stops with `shut_down`.
-    pub fn start_worker(&self, worker: crate::notify::worker::Worker) {
-        let task = tokio::spawn(Arc::new(worker).run(self.clone()));
-        self.stop_with_shutdown(task);
-    }
-
-    /// The Web Push application server key the feed page subscribes with.
-    pub async fn vapid_public_key(&self) -> Result<String, StoreError> {
-        self.inner
-            .vapid_public
-            .get_or_try_init(|| crate::notify::push::vapid_public_key(self.store().as_ref()))
-            .await
-            .cloned()
+    /// Runs `task` (the outbox worker, say) until `shut_down`.
+    pub fn spawn_until_shutdown(&self, task: impl Future<Output = ()> + Send + 'static) {
+        self.stop_with_shutdown(tokio::spawn(task));
     }
 
     /// Tells the outbox worker there is something to send.

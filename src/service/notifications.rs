@@ -4,8 +4,8 @@
 use time::{Duration, OffsetDateTime};
 
 use super::Service;
+use super::outbox::message;
 use crate::domain::{Kind, NewDecision, NotificationState, Notify};
-use crate::notify::worker::message;
 use crate::storage::{Inbox, InboxChannels, NewMessage};
 
 /// A pending decision re-notifies once this share of its TTL has passed…

@@ -5,8 +5,11 @@
 use std::time::Duration;
 
 use reqwest::{Client, Method, RequestBuilder, StatusCode};
-use sayso::app::{ServeLimits, default_public_url, serve};
-use sayso::service::{RateLimit, Service, ServiceSettings};
+use sayso::app::{AppSettings, ServeLimits, serve, start_worker};
+use sayso::config::default_public_url;
+use sayso::http::{HttpSettings, RateLimit};
+use sayso::notify::NotifySettings;
+use sayso::service::{Service, ServiceSettings};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -85,8 +88,6 @@ impl TestServer {
                 max_await: Duration::from_secs(600),
                 expiry_interval: Duration::from_millis(200),
                 email_enabled: matches!(notify, Some(Some(_))),
-                rate_limit,
-                mcp_allowed_hosts: Vec::new(),
             },
         )
         .await
@@ -103,17 +104,22 @@ impl TestServer {
         };
         svc.start_background();
         if let Some(smtp_url) = notify {
-            let args = sayso::config::ServeArgs {
+            let settings = NotifySettings {
                 smtp_url,
                 mail_from: "sayso <sayso@example.com>".into(),
                 allow_private_webhooks: true,
-                outbox_retry_base_ms: 50,
-                ..sayso::config::ServeArgs::default()
+                retry_base: Duration::from_millis(50),
+                ..NotifySettings::default()
             };
-            svc.start_worker(sayso::notify::build_worker(&args, &base).unwrap());
+            start_worker(&svc, &settings).unwrap();
         }
         let (tx, rx) = oneshot::channel::<()>();
-        let task = tokio::spawn(serve(listener, svc.clone(), limits, async {
+        let settings = AppSettings {
+            http: HttpSettings { rate_limit },
+            limits,
+            ..AppSettings::default()
+        };
+        let task = tokio::spawn(serve(listener, svc.clone(), settings, async {
             let _ = rx.await;
         }));
         TestServer {

@@ -14,15 +14,15 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::Token;
-use super::markdown::render_markdown;
 use super::submitted::Submitted;
 use super::templates::{AnswerPage, error_page, render};
 use super::view::{self, PageErrors};
 use crate::domain::answer_text::answer_text;
 use crate::domain::{AnswerInput, Decision, Issue, Kind, OutcomeSource, Status};
-use crate::http::error::ApiError;
-use crate::http::extract::parse_json;
+use crate::render::{self, render_markdown};
 use crate::service::{Service, ServiceError};
+use crate::web::error::ApiError;
+use crate::web::extract::parse_json;
 
 pub fn routes() -> Router<Service> {
     use axum::routing::get;
@@ -179,19 +179,8 @@ async fn submit_json(svc: &Service, token: &str, body: &[u8]) -> Result<Response
 
 /// The context image, with the type sniffed from its bytes when it was created.
 async fn context_image(State(svc): State<Service>, Token(token): Token) -> Response {
-    let d = match svc.decision_by_token(&token).await {
-        Ok(d) if d.has_image => d,
-        Ok(_) | Err(ServiceError::NotFound) => {
-            return error_page(
-                StatusCode::NOT_FOUND,
-                "Not found",
-                "This decision has no image.",
-            );
-        }
-        Err(e) => return service_error_page(&token, e),
-    };
-    match svc.store().image(d.id).await {
-        Ok(Some((content_type, bytes))) => {
+    match svc.image_by_token(&token).await {
+        Ok((content_type, bytes)) => {
             let mut resp = bytes.into_response();
             let h = resp.headers_mut();
             if let Ok(v) = HeaderValue::from_str(&content_type) {
@@ -203,12 +192,12 @@ async fn context_image(State(svc): State<Service>, Token(token): Token) -> Respo
             );
             resp
         }
-        Ok(None) => error_page(
+        Err(ServiceError::NotFound) => error_page(
             StatusCode::NOT_FOUND,
             "Not found",
             "This decision has no image.",
         ),
-        Err(e) => service_error_page(&token, e.into()),
+        Err(e) => service_error_page(&token, e),
     }
 }
 
@@ -230,8 +219,8 @@ pub fn answer_page(
         context_html: d.spec.context_md.as_deref().map(render_markdown),
         image_url: d.has_image.then(|| format!("/d/{token}/image")),
         attachments: view::attachments(d),
-        expires_in: open.then(|| view::time_left(d.expires_at, now)),
-        expires_iso: view::iso(d.expires_at),
+        expires_in: open.then(|| render::time_left(d.expires_at, now)),
+        expires_iso: render::iso(d.expires_at),
         needs_submit: !matches!(d.kind(), Kind::Bool | Kind::Todo),
         body,
         allow_remark: d.spec.allow_remark,
@@ -243,7 +232,7 @@ pub fn answer_page(
         value_error: errors.get("value").or_else(|| errors.get("action")),
         other_error: errors.get("other"),
         remark_error: errors.get("remark"),
-        result: (!open && d.status != Status::Pending).then(|| view::result(d)),
+        result: (!open && d.status != Status::Pending).then(|| view::result(d, now)),
     };
     render(status, &page)
 }

@@ -9,8 +9,8 @@ use time::OffsetDateTime;
 
 use super::Token;
 use super::templates::{FeedItem, FeedPage, FeedTodo, ProjectLink, error_page, render};
-use super::view;
 use crate::domain::{Decision, Kind, Status};
+use crate::render;
 use crate::service::{Service, ServiceError};
 
 pub fn routes() -> Router<Service> {
@@ -69,7 +69,7 @@ fn page(
         kind: d.kind().as_str(),
         status: d.status.as_str(),
         url: link(d),
-        when: view::format_time(when),
+        when: render::format_time(when),
     };
     let (todos, pending): (Vec<&Decision>, Vec<&Decision>) =
         feed.pending.iter().partition(|d| d.kind() == Kind::Todo);
@@ -93,7 +93,7 @@ fn page(
         pending: pending
             .iter()
             .map(|d| FeedItem {
-                when: view::time_left(d.expires_at, now),
+                when: render::time_left(d.expires_at, now),
                 ..item(d, d.expires_at)
             })
             .collect(),
@@ -103,7 +103,7 @@ fn page(
                 question: d.spec.question.clone(),
                 project: d.spec.project.clone(),
                 action: link(d),
-                when: view::time_left(d.expires_at, now),
+                when: render::time_left(d.expires_at, now),
             })
             .collect(),
         history: feed

@@ -4,7 +4,6 @@
 pub(crate) mod answer;
 mod assets;
 mod feed;
-mod markdown;
 mod push;
 mod security;
 mod submitted;
@@ -18,10 +17,9 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::middleware::{from_fn, from_fn_with_state};
 
-use crate::http::extract::Segment;
 use crate::service::Service;
+use crate::web::extract::Segment;
 
-pub use markdown::render_markdown;
 pub use security::CONTENT_SECURITY_POLICY;
 
 pub fn routes(svc: Service) -> Router<Service> {

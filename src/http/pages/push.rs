@@ -9,10 +9,9 @@ use axum::{Json, Router};
 use serde_json::json;
 
 use super::Token;
-use crate::http::error::ApiError;
-use crate::http::extract::parse_json;
-use crate::notify::push::parse_subscription;
 use crate::service::{Service, ServiceError};
+use crate::web::error::ApiError;
+use crate::web::extract::parse_json;
 
 pub fn routes() -> Router<Service> {
     Router::new().route(
@@ -28,20 +27,15 @@ async fn subscribe_to_push(
     Token(token): Token,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let Some(inbox_id) = svc.tokens().open_feed_token(&token) else {
+    // An unknown link is refused before the body is even parsed.
+    if svc.tokens().open_feed_token(&token).is_none() {
         return Err(no_such_inbox());
+    }
+    let sub = match svc.subscribe_to_push(&token, &parse_json(&body)?).await {
+        Ok(sub) => sub,
+        Err(ServiceError::NotFound) => return Err(no_such_inbox()),
+        Err(e) => return Err(e.into()),
     };
-    let sub = parse_subscription(&parse_json(&body)?).map_err(ApiError::validation)?;
-    let store = svc.store();
-    let inbox = store
-        .inbox_by_id(inbox_id)
-        .await
-        .map_err(ServiceError::from)?
-        .ok_or_else(no_such_inbox)?;
-    store
-        .add_push_subscription(inbox.id, &sub, crate::service::now())
-        .await
-        .map_err(ServiceError::from)?;
     Ok((
         StatusCode::CREATED,
         Json(json!({"subscribed": true, "endpoint": sub.endpoint})),

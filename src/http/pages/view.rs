@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use super::markdown::render_markdown;
 use super::submitted::{OTHER, Submitted, other_name};
 use crate::domain::spec::{
     Attachment, ChoiceOption, FieldInput, FormField, FormSource, KindSpec, StringFormat,
 };
 use crate::domain::{Decision, Issue, OutcomeSource, Status};
+use crate::render::{self, render_markdown};
 
 /// The controls of the page, by kind.
 pub enum Body {
@@ -405,31 +405,16 @@ fn display_scalar(v: &Value) -> String {
 }
 
 /// The outcome of a resolved decision, for people.
-pub fn result(d: &Decision) -> ResultView {
+pub fn result(d: &Decision, now: OffsetDateTime) -> ResultView {
     let when = d.resolved_at.unwrap_or(d.expires_at);
-    let (heading, note) = match d.status {
-        Status::Answered if d.kind() == crate::domain::Kind::Todo => ("Done".to_string(), None),
-        Status::Answered => ("Answered".to_string(), None),
-        Status::Declined => ("Declined".to_string(), Some("Nobody picked an answer: this was declined.".to_string())),
-        Status::Cancelled => (
-            "Cancelled".to_string(),
-            Some("The agent withdrew this question before anyone answered.".to_string()),
+    let note = match d.status {
+        Status::Declined => Some("Nobody picked an answer: this was declined."),
+        Status::Cancelled => Some("The agent withdrew this question before anyone answered."),
+        Status::Expired if d.outcome_source == Some(OutcomeSource::Default) => Some(
+            "Nobody answered in time. The agent's default applied; it was not a person's choice.",
         ),
-        Status::Expired if d.outcome_source == Some(OutcomeSource::Default) => (
-            "Expired".to_string(),
-            Some("Nobody answered in time. The agent's default applied; it was not a person's choice.".to_string()),
-        ),
-        Status::Expired => (
-            "Expired".to_string(),
-            Some("Nobody answered in time. There is no answer.".to_string()),
-        ),
-        Status::Pending => ("Waiting".to_string(), None),
-    };
-    let heading = match (d.kind(), &d.outcome) {
-        (crate::domain::Kind::Todo, Some(Value::String(s))) if s == "skipped" => {
-            "Skipped".to_string()
-        }
-        _ => heading,
+        Status::Expired => Some("Nobody answered in time. There is no answer."),
+        Status::Pending | Status::Answered => None,
     };
     let mut lines = outcome_lines(d);
     if d.outcome_source == Some(OutcomeSource::Default) {
@@ -442,12 +427,12 @@ pub fn result(d: &Decision) -> ResultView {
     }
     ResultView {
         status: d.status.as_str(),
-        heading,
+        heading: render::heading(d, now).to_string(),
         lines,
-        note,
+        note: note.map(str::to_string),
         remark: d.remark.clone(),
-        when: format_time(when),
-        when_iso: iso(when),
+        when: render::format_time(when),
+        when_iso: render::iso(when),
     }
 }
 
@@ -516,59 +501,9 @@ pub fn attachments(d: &Decision) -> Vec<Attachment> {
     d.spec.attachments.clone()
 }
 
-/// "in 23 min", "in 2 h 5 min", "in 3 days": how long until `at`.
-pub fn time_left(at: OffsetDateTime, now: OffsetDateTime) -> String {
-    let secs = (at - now).whole_seconds().max(0);
-    match secs {
-        0..=59 => "in less than a minute".to_string(),
-        60..=3599 => format!("in {} min", secs / 60),
-        3600..=86_399 => {
-            let (h, m) = (secs / 3600, secs % 3600 / 60);
-            if m == 0 {
-                format!("in {h} h")
-            } else {
-                format!("in {h} h {m} min")
-            }
-        }
-        _ => {
-            let days = secs / 86_400;
-            if days == 1 {
-                "in 1 day".to_string()
-            } else {
-                format!("in {days} days")
-            }
-        }
-    }
-}
-
-/// `2026-11-21 15:04 UTC`.
-pub fn format_time(t: OffsetDateTime) -> String {
-    let f = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute] UTC");
-    t.format(&f).unwrap_or_default()
-}
-
-pub fn iso(t: OffsetDateTime) -> String {
-    t.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use time::macros::datetime;
-
-    #[test]
-    fn time_left_reads_naturally() {
-        let now = datetime!(2026-11-21 12:00 UTC);
-        assert_eq!(time_left(now, now), "in less than a minute");
-        assert_eq!(time_left(datetime!(2026-11-21 12:23 UTC), now), "in 23 min");
-        assert_eq!(
-            time_left(datetime!(2026-11-21 14:05 UTC), now),
-            "in 2 h 5 min"
-        );
-        assert_eq!(time_left(datetime!(2026-11-21 14:00 UTC), now), "in 2 h");
-        assert_eq!(time_left(datetime!(2026-11-24 12:00 UTC), now), "in 3 days");
-    }
 
     #[test]
     fn errors_are_placed_by_control() {

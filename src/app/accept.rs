@@ -3,26 +3,22 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::ConnectInfo;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::IntoResponse;
-use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
+use axum::http::StatusCode;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tower::ServiceExt;
 
-use crate::http::error::ApiError;
-use crate::http::router;
+use super::body::{IdleTimeoutBody, body_timed_out};
+use super::{AppSettings, router};
 use crate::service::Service;
 
 /// Limits of the accept loop.
@@ -56,10 +52,11 @@ impl Default for ServeLimits {
 pub async fn serve(
     listener: TcpListener,
     svc: Service,
-    limits: ServeLimits,
+    settings: AppSettings,
     shutdown: impl Future<Output = ()> + Send,
 ) {
-    let app: Router = router(svc.clone());
+    let app: Router = router(&svc, &settings);
+    let limits = settings.limits;
     let graceful = GracefulShutdown::new();
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     tokio::pin!(shutdown);
@@ -131,90 +128,6 @@ pub async fn serve(
     {
         tracing::warn!("some connections were still open after the grace period");
     }
-}
-
-/// The answer to a request whose body stopped arriving; the connection is closed after it.
-fn body_timed_out(timeout: Duration) -> axum::response::Response {
-    let mut resp = ApiError::new(
-        StatusCode::REQUEST_TIMEOUT,
-        "request_timeout",
-        format!(
-            "the request body stopped arriving: no data for {} s",
-            timeout.as_secs_f64()
-        ),
-    )
-    .into_response();
-    resp.headers_mut()
-        .insert(header::CONNECTION, HeaderValue::from_static("close"));
-    resp
-}
-
-/// A request body that fails when no data arrives for `timeout` while it is being read.
-/// The clock runs only while the body is polled and nothing is ready, so a handler that reads
-/// the body late (after authentication, say) does not count against the client.
-struct IdleTimeoutBody {
-    inner: Incoming,
-    timeout: Duration,
-    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
-    stalled: Arc<AtomicBool>,
-}
-
-impl IdleTimeoutBody {
-    fn new(inner: Incoming, timeout: Duration, stalled: Arc<AtomicBool>) -> Self {
-        IdleTimeoutBody {
-            inner,
-            timeout,
-            sleep: None,
-            stalled,
-        }
-    }
-}
-
-impl Body for IdleTimeoutBody {
-    type Data = Bytes;
-    type Error = axum::BoxError;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::BoxError>>> {
-        let this = self.get_mut();
-        match Pin::new(&mut this.inner).poll_frame(cx) {
-            Poll::Ready(frame) => {
-                this.sleep = None;
-                Poll::Ready(frame.map(|f| f.map_err(Into::into)))
-            }
-            Poll::Pending => {
-                let timeout = this.timeout;
-                let sleep = this
-                    .sleep
-                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
-                if sleep.as_mut().poll(cx).is_pending() {
-                    return Poll::Pending;
-                }
-                this.stalled.store(true, Ordering::Relaxed);
-                Poll::Ready(Some(Err("the request body stopped arriving".into())))
-            }
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
-
-/// The address to print and to build links from when `SAYSO_PUBLIC_URL` is not set.
-pub fn default_public_url(bound: SocketAddr) -> String {
-    let host = match bound.ip() {
-        ip if ip.is_unspecified() => "localhost".to_string(),
-        std::net::IpAddr::V6(v6) => format!("[{v6}]"),
-        ip => ip.to_string(),
-    };
-    format!("http://{host}:{}", bound.port())
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

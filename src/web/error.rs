@@ -7,6 +7,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::{Issue, Status};
+use crate::render::resolved_message;
 use crate::service::ServiceError;
 
 /// An error response: `{"error": {"code", "message", "details"}}`.
@@ -155,18 +156,6 @@ impl From<ServiceError> for ApiError {
             }
         }
     }
-}
-
-/// "The decision was already answered at …", for 409 and 410 responses.
-pub fn resolved_message(status: Status, at: Option<time::OffsetDateTime>) -> String {
-    let when = at
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        })
-        .map(|t| format!(" at {t}"))
-        .unwrap_or_default();
-    format!("the decision was already {}{when}", status.as_str())
 }
 
 impl IntoResponse for ApiError {

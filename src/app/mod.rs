@@ -1,0 +1,90 @@
+//! Putting sayso together: the command line's settings turned into each layer's own, the
+//! router that joins the API, the pages and MCP, the outbox worker, and the server that runs
+//! them. The only module that sees every layer.
+
+mod accept;
+mod body;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+
+pub use accept::{ServeLimits, serve, shutdown_signal};
+
+use crate::config::{GlobalArgs, ServeArgs};
+use crate::http::{self, HttpSettings, RateLimit};
+use crate::mcp::{self, McpSettings};
+use crate::notify::{self, NotifyError, NotifySettings};
+use crate::service::{Service, ServiceSettings};
+
+/// What the router and the accept loop are set up with.
+#[derive(Debug, Clone, Default)]
+pub struct AppSettings {
+    pub http: HttpSettings,
+    pub mcp: McpSettings,
+    pub limits: ServeLimits,
+}
+
+/// Everything `sayso serve` runs with, each layer's part typed for that layer.
+#[derive(Debug, Clone)]
+pub struct ServerSettings {
+    pub service: ServiceSettings,
+    pub app: AppSettings,
+    pub notify: NotifySettings,
+}
+
+impl ServerSettings {
+    /// The settings the command line and `SAYSO_*` variables give; an unusable one (a public
+    /// URL that is not http) is refused with a message that names it.
+    pub fn from_args(global: &GlobalArgs, args: &ServeArgs) -> Result<Self, String> {
+        let defaults = RateLimit::DEFAULT;
+        Ok(ServerSettings {
+            service: ServiceSettings {
+                public_url: global.public_url()?,
+                max_await: Duration::from_secs(args.max_await_s),
+                expiry_interval: Duration::from_secs(1),
+                email_enabled: args.smtp_url.is_some(),
+            },
+            app: AppSettings {
+                http: HttpSettings {
+                    rate_limit: RateLimit {
+                        per_second: args.rate_limit_per_s.unwrap_or(defaults.per_second),
+                        burst: args.rate_limit_burst.unwrap_or(defaults.burst).max(1),
+                    },
+                },
+                mcp: McpSettings {
+                    allowed_hosts: args.mcp_allowed_hosts.clone(),
+                },
+                limits: ServeLimits {
+                    header_read_timeout: Duration::from_secs(args.header_timeout_s.max(1)),
+                    body_read_timeout: Duration::from_secs(args.body_timeout_s.max(1)),
+                    max_connections: args.max_connections.max(1),
+                    ..ServeLimits::default()
+                },
+            },
+            notify: NotifySettings {
+                smtp_url: args.smtp_url.clone(),
+                mail_from: args.mail_from.clone(),
+                allow_private_webhooks: args.allow_private_webhooks,
+                retry_base: Duration::from_millis(args.outbox_retry_base_ms),
+                lease: Duration::from_secs(args.outbox_lease_s),
+            },
+        })
+    }
+}
+
+/// The whole application as one router: the API and the pages, with MCP beside them, all
+/// behind the same limits and tracing. Tests call it with `oneshot`.
+pub fn router(svc: &Service, settings: &AppSettings) -> Router {
+    let routes = http::routes(svc).merge(mcp::routes(svc, &settings.mcp));
+    http::finish(routes, svc.clone(), &settings.http)
+}
+
+/// Starts the outbox worker with every channel `settings` sets up; it stops with the
+/// service's shutdown.
+pub fn start_worker(svc: &Service, settings: &NotifySettings) -> Result<(), NotifyError> {
+    let worker = Arc::new(notify::build_worker(settings, &svc.settings().public_url)?);
+    svc.spawn_until_shutdown(worker.run(svc.outbox()));
+    Ok(())
+}

@@ -1,0 +1,13 @@
+//! What the person's pages and the notification mails both say: Markdown made safe, times in
+//! words, a decision's state as a heading. One place, so a page and a mail about the same
+//! decision never phrase it differently. Pure functions, no IO.
+
+mod markdown;
+mod resolved;
+mod status;
+mod time;
+
+pub use self::time::{format_time, iso, time_left};
+pub use markdown::render_markdown;
+pub use resolved::resolved_message;
+pub use status::heading;

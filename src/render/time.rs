@@ -1,0 +1,68 @@
+//! Times as people read them on a page or in a mail.
+
+use time::{OffsetDateTime, UtcOffset};
+
+/// "in 23 min", "in 2 h 5 min", "in 3 days": how long until `at`.
+pub fn time_left(at: OffsetDateTime, now: OffsetDateTime) -> String {
+    let secs = (at - now).whole_seconds().max(0);
+    match secs {
+        0..=59 => "in less than a minute".to_owned(),
+        60..=3599 => format!("in {} min", secs / 60),
+        3600..=86_399 => match (secs / 3600, secs % 3600 / 60) {
+            (h, 0) => format!("in {h} h"),
+            (h, m) => format!("in {h} h {m} min"),
+        },
+        _ => match secs / 86_400 {
+            1 => "in 1 day".to_owned(),
+            days => format!("in {days} days"),
+        },
+    }
+}
+
+/// `2026-11-21 15:04 UTC`, whatever offset `t` carries.
+pub fn format_time(t: OffsetDateTime) -> String {
+    let f = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute] UTC");
+    t.to_offset(UtcOffset::UTC).format(&f).unwrap_or_default()
+}
+
+/// RFC 3339, for `<time datetime>` and scripts.
+pub fn iso(t: OffsetDateTime) -> String {
+    t.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::{datetime, offset};
+
+    #[test]
+    fn time_left_reads_naturally() {
+        let now = datetime!(2026-11-21 12:00 UTC);
+        assert_eq!(time_left(now, now), "in less than a minute");
+        assert_eq!(time_left(datetime!(2026-11-21 12:23 UTC), now), "in 23 min");
+        assert_eq!(
+            time_left(datetime!(2026-11-21 14:05 UTC), now),
+            "in 2 h 5 min"
+        );
+        assert_eq!(time_left(datetime!(2026-11-21 14:00 UTC), now), "in 2 h");
+        assert_eq!(time_left(datetime!(2026-11-22 12:00 UTC), now), "in 1 day");
+        assert_eq!(time_left(datetime!(2026-11-24 12:00 UTC), now), "in 3 days");
+        assert_eq!(
+            time_left(now, datetime!(2026-11-22 12:00 UTC)),
+            "in less than a minute"
+        );
+    }
+
+    #[test]
+    fn times_are_shown_in_utc() {
+        assert_eq!(
+            format_time(datetime!(2026-11-21 15:04 UTC)),
+            "2026-11-21 15:04 UTC"
+        );
+        assert_eq!(
+            format_time(datetime!(2026-11-21 16:04 UTC).to_offset(offset!(+1))),
+            "2026-11-21 16:04 UTC"
+        );
+    }
+}

@@ -1,0 +1,117 @@
+//! What the outbox worker may read and write, and nothing else: the narrow context the
+//! notification layer works through, so it never holds the whole service or its store.
+
+use std::time::Duration;
+
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::vapid::VapidKey;
+use super::{DecisionView, Service, ServiceError, now};
+use crate::domain::Decision;
+use crate::storage::{
+    Inbox, MessageResult, NewMessage, OutboxMessage, PushSubscription, StoreError,
+};
+
+/// The outbox as the worker and its channels see it. Cheap to clone.
+#[derive(Clone)]
+pub struct Outbox {
+    svc: Service,
+}
+
+impl Service {
+    /// The context the outbox worker runs on.
+    pub fn outbox(&self) -> Outbox {
+        Outbox { svc: self.clone() }
+    }
+}
+
+impl Outbox {
+    /// Claims up to `limit` due messages for `lease`, counting the attempt.
+    pub async fn claim(
+        &self,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<OutboxMessage>, StoreError> {
+        self.svc.store().claim_messages(now(), lease, limit).await
+    }
+
+    /// Records how an attempt ended, with its follow-up messages; wakes the worker again when
+    /// there are follow-ups, so they go out at once.
+    pub async fn finish(
+        &self,
+        message: &OutboxMessage,
+        result: &MessageResult,
+        follow_ups: &[NewMessage],
+    ) -> Result<(), StoreError> {
+        self.svc
+            .store()
+            .finish_message(message, result, follow_ups, now())
+            .await?;
+        if !follow_ups.is_empty() {
+            self.svc.kick_outbox();
+        }
+        Ok(())
+    }
+
+    /// Resolves when a message was written on this replica.
+    pub async fn kicked(&self) {
+        self.svc.outbox_kicked().await;
+    }
+
+    pub async fn decision(&self, id: Uuid) -> Result<Option<Decision>, StoreError> {
+        self.svc.store().decision(None, id).await
+    }
+
+    /// Every message of a decision, oldest first.
+    pub async fn messages(&self, decision_id: Uuid) -> Result<Vec<OutboxMessage>, StoreError> {
+        self.svc.store().messages(decision_id).await
+    }
+
+    pub async fn inbox(&self, id: Uuid) -> Result<Option<Inbox>, StoreError> {
+        self.svc.store().inbox_by_id(id).await
+    }
+
+    /// The decision as the API shows it (a webhook's body).
+    pub async fn view(&self, d: &Decision) -> Result<DecisionView, ServiceError> {
+        self.svc.view(d).await
+    }
+
+    /// The decision's answer link.
+    pub fn web_url(&self, d: &Decision) -> String {
+        self.svc.web_url(d)
+    }
+
+    /// The service's public base URL, without a trailing slash.
+    pub fn public_url(&self) -> &str {
+        &self.svc.settings().public_url
+    }
+
+    pub async fn push_subscriptions(
+        &self,
+        inbox_id: Uuid,
+    ) -> Result<Vec<PushSubscription>, StoreError> {
+        self.svc.store().push_subscriptions(inbox_id).await
+    }
+
+    /// Forgets a subscription the push service says is gone.
+    pub async fn remove_push_subscription(&self, endpoint: &str) -> Result<(), StoreError> {
+        self.svc.store().remove_push_subscription(endpoint).await
+    }
+
+    /// The server's VAPID key pair, made and stored on first use.
+    pub async fn vapid_key(&self) -> Result<&VapidKey, StoreError> {
+        self.svc.vapid_key().await
+    }
+}
+
+/// A message on `channel` for `purpose`, due at `at`, given up on an hour later.
+pub fn message(channel: &str, purpose: &str, at: OffsetDateTime) -> NewMessage {
+    NewMessage {
+        channel: channel.to_string(),
+        purpose: purpose.to_string(),
+        payload: serde_json::json!({}),
+        not_before: at,
+        give_up_at: at + time::Duration::hours(1),
+    }
+}

@@ -1,0 +1,33 @@
+//! Web Push subscriptions, added from an inbox's feed page.
+
+use serde_json::Value;
+
+use super::{Service, ServiceError, now};
+use crate::domain::subscription::parse_subscription;
+use crate::storage::PushSubscription;
+
+impl Service {
+    /// Stores (or refreshes) a browser's push subscription for the inbox of a feed link.
+    /// `NotFound` for a link that opens no inbox, `Validation` for a subscription that
+    /// cannot be used.
+    pub async fn subscribe_to_push(
+        &self,
+        feed_token: &str,
+        subscription: &Value,
+    ) -> Result<PushSubscription, ServiceError> {
+        let inbox_id = self
+            .tokens()
+            .open_feed_token(feed_token)
+            .ok_or(ServiceError::NotFound)?;
+        let sub = parse_subscription(subscription).map_err(ServiceError::Validation)?;
+        let inbox = self
+            .store()
+            .inbox_by_id(inbox_id)
+            .await?
+            .ok_or(ServiceError::NotFound)?;
+        self.store()
+            .add_push_subscription(inbox.id, &sub, now())
+            .await?;
+        Ok(sub)
+    }
+}

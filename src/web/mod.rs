@@ -1,0 +1,11 @@
+//! The HTTP edge that the agent API, the person's pages and MCP share: the one error shape
+//! every JSON answer uses, the extractors that read API keys and bodies, and the body limits.
+//! It sits on the service and below `http` and `mcp`, so neither reaches into the other.
+
+pub mod error;
+pub mod extract;
+
+/// A create may carry a 5 MiB image as base64 and 64 KiB of Markdown.
+pub const CREATE_BODY_LIMIT: usize = 8 * 1024 * 1024;
+/// Every other body is small.
+pub const SMALL_BODY_LIMIT: usize = 64 * 1024;
