@@ -121,7 +121,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Cancel(args)) => client::exit(client::cancel(args).await),
         Some(Command::Todo(args)) => client::exit(client::todo(args).await),
         // --- MCP stdio bridge ---
-        Some(Command::Mcp(args)) => crate::mcp::bridge::run(&args.server, &args.key).await,
+        Some(Command::Mcp(args)) => crate::mcp::bridge::run(&args.server, &args.key)
+            .await
+            .map_err(anyhow::Error::msg),
         // --- end MCP stdio bridge ---
     }
 }

@@ -22,14 +22,14 @@ use super::tools;
 type Remote = RunningService<RoleClient, ClientConfig>;
 
 /// Serves the bridge on stdin/stdout until the client closes it.
-pub async fn run(server: &str, key: &str) -> anyhow::Result<()> {
+pub async fn run(server: &str, key: &str) -> Result<(), String> {
     let bridge = Bridge::new(server, key)?;
     tracing::info!(remote = %bridge.url, "sayso mcp: forwarding stdio to the server");
     let running = bridge
         .clone()
         .serve(rmcp::transport::stdio())
         .await
-        .map_err(|e| anyhow::anyhow!("the MCP client on stdin did not start a session: {e}"))?;
+        .map_err(|e| format!("the MCP client on stdin did not start a session: {e}"))?;
     let _ = running.waiting().await;
     if let Some(remote) = bridge.remote.lock().await.take() {
         let _ = remote.cancel().await;
@@ -48,16 +48,16 @@ pub struct Bridge {
 
 impl Bridge {
     /// A bridge to the sayso server at `server` (its base URL, or its `/mcp` URL).
-    pub fn new(server: &str, key: &str) -> anyhow::Result<Bridge> {
+    pub fn new(server: &str, key: &str) -> Result<Bridge, String> {
         let key = key.trim();
         if key.is_empty() {
-            anyhow::bail!("an API key is needed: --key sk_… or SAYSO_KEY");
+            return Err("an API key is needed: --key sk_… or SAYSO_KEY".into());
         }
         let key = key.strip_prefix("Bearer ").unwrap_or(key).to_string();
         let parsed = url::Url::parse(server.trim())
-            .map_err(|e| anyhow::anyhow!("--server {server:?} is not a URL: {e}"))?;
+            .map_err(|e| format!("--server {server:?} is not a URL: {e}"))?;
         if !matches!(parsed.scheme(), "http" | "https") {
-            anyhow::bail!("--server must start with http:// or https://");
+            return Err("--server must start with http:// or https://".into());
         }
         Ok(Bridge {
             url: mcp_url(server),
