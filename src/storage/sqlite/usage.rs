@@ -1,11 +1,10 @@
-//! Usage counters, the daily quota, and the inbox's resolutions in event-id order.
+//! Usage counters and the daily quota.
 
 use sqlx::SqlitePool;
 use time::Date;
 use uuid::Uuid;
-use uuid::fmt::Hyphenated;
 
-use super::id;
+use super::rows::id;
 use crate::storage::rows::store_error;
 use crate::storage::{StoreError, Usage, UsageCount};
 
@@ -73,31 +72,4 @@ pub(super) async fn set_daily_quota(
         return Err(StoreError::NotFound);
     }
     Ok(())
-}
-
-/// One writer at a time commits, in `BEGIN IMMEDIATE` order, so event ids are visible in the
-/// order they were given out.
-pub(super) async fn resolutions_since(
-    pool: &SqlitePool,
-    inbox: Uuid,
-    after: i64,
-    limit: u32,
-) -> Result<Vec<(i64, Uuid)>, StoreError> {
-    let rows: Vec<(i64, Hyphenated)> = sqlx::query_as(
-        "SELECT e.id, e.decision_id FROM decision_events e \
-         JOIN decisions d ON d.id = e.decision_id \
-         WHERE e.id > ? AND e.kind IN ('answered', 'declined', 'cancelled', 'expired') \
-           AND d.inbox_id = ? \
-         ORDER BY e.id LIMIT ?",
-    )
-    .bind(after)
-    .bind(id(inbox))
-    .bind(i64::from(limit))
-    .fetch_all(pool)
-    .await
-    .map_err(store_error)?;
-    Ok(rows
-        .into_iter()
-        .map(|(event, decision)| (event, decision.into_uuid()))
-        .collect())
 }

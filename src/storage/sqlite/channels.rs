@@ -1,0 +1,105 @@
+//! Where an inbox's notifications go: its channels and its browsers' push subscriptions.
+
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::SqliteStore;
+use super::rows::{PushRow, id};
+use crate::storage::rows::{ChannelsRow, millis, store_error};
+use crate::storage::{InboxChannels, PushSubscription, StoreError};
+
+pub(super) async fn inbox_channels(
+    store: &SqliteStore,
+    inbox_id: Uuid,
+) -> Result<InboxChannels, StoreError> {
+    let row = sqlx::query_as::<_, ChannelsRow>(
+        "SELECT email, ntfy_url, ntfy_token, webhook_secret FROM inboxes WHERE id = ?",
+    )
+    .bind(id(inbox_id))
+    .fetch_optional(&store.pool)
+    .await
+    .map_err(store_error)?
+    .ok_or(StoreError::NotFound)?;
+    Ok(row.into())
+}
+
+pub(super) async fn set_inbox_channels(
+    store: &SqliteStore,
+    inbox_id: Uuid,
+    channels: &InboxChannels,
+) -> Result<(), StoreError> {
+    let updated = sqlx::query(
+        "UPDATE inboxes SET email = ?, ntfy_url = ?, ntfy_token = ?, webhook_secret = ? \
+         WHERE id = ?",
+    )
+    .bind(&channels.email)
+    .bind(&channels.ntfy_url)
+    .bind(&channels.ntfy_token)
+    .bind(&channels.webhook_secret)
+    .bind(id(inbox_id))
+    .execute(&store.writer)
+    .await
+    .map_err(store_error)?
+    .rows_affected();
+    if updated == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
+}
+
+pub(super) async fn add_push_subscription(
+    store: &SqliteStore,
+    inbox_id: Uuid,
+    sub: &PushSubscription,
+    now: OffsetDateTime,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO push_subscriptions (endpoint, inbox_id, p256dh, auth, created_at) \
+         VALUES (?, ?, ?, ?, ?) \
+         ON CONFLICT (endpoint) DO UPDATE SET inbox_id = excluded.inbox_id, \
+         p256dh = excluded.p256dh, auth = excluded.auth, created_at = excluded.created_at",
+    )
+    .bind(&sub.endpoint)
+    .bind(id(inbox_id))
+    .bind(&sub.p256dh)
+    .bind(&sub.auth)
+    .bind(millis(now))
+    .execute(&store.writer)
+    .await
+    .map_err(store_error)?;
+    Ok(())
+}
+
+pub(super) async fn push_subscriptions(
+    store: &SqliteStore,
+    inbox_id: Uuid,
+) -> Result<Vec<PushSubscription>, StoreError> {
+    let rows = sqlx::query_as::<_, PushRow>(
+        "SELECT endpoint, p256dh, auth FROM push_subscriptions WHERE inbox_id = ? \
+         ORDER BY created_at, endpoint",
+    )
+    .bind(id(inbox_id))
+    .fetch_all(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| PushSubscription {
+            endpoint: r.endpoint,
+            p256dh: r.p256dh,
+            auth: r.auth,
+        })
+        .collect())
+}
+
+pub(super) async fn remove_push_subscription(
+    store: &SqliteStore,
+    endpoint: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM push_subscriptions WHERE endpoint = ?")
+        .bind(endpoint)
+        .execute(&store.writer)
+        .await
+        .map_err(store_error)?;
+    Ok(())
+}

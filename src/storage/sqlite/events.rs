@@ -1,0 +1,115 @@
+//! The audit trail: events, notification states, and an inbox's resolutions in event-id
+//! order.
+
+use serde_json::Value;
+use sqlx::SqliteConnection;
+use sqlx::SqlitePool;
+use sqlx::types::Json;
+use time::OffsetDateTime;
+use uuid::Uuid;
+use uuid::fmt::Hyphenated;
+
+use super::SqliteStore;
+use super::rows::{EventRow, NotificationRow, id};
+use crate::domain::{DecisionEvent, NotificationState};
+use crate::storage::StoreError;
+use crate::storage::rows::{from_millis, millis, store_error};
+
+pub(super) async fn insert_event(
+    conn: &mut SqliteConnection,
+    decision: Uuid,
+    at: OffsetDateTime,
+    kind: &str,
+    detail: &Value,
+) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO decision_events (decision_id, at, kind, detail) VALUES (?, ?, ?, ?)")
+        .bind(id(decision))
+        .bind(millis(at))
+        .bind(kind)
+        .bind(Json(detail))
+        .execute(conn)
+        .await
+        .map_err(store_error)?;
+    Ok(())
+}
+
+pub(super) async fn record_event(
+    store: &SqliteStore,
+    decision: Uuid,
+    kind: &str,
+    detail: &Value,
+    now: OffsetDateTime,
+) -> Result<(), StoreError> {
+    let mut conn = store.writer.acquire().await.map_err(store_error)?;
+    insert_event(&mut conn, decision, now, kind, detail).await
+}
+
+pub(super) async fn events(
+    store: &SqliteStore,
+    decision: Uuid,
+) -> Result<Vec<DecisionEvent>, StoreError> {
+    let rows = sqlx::query_as::<_, EventRow>(
+        "SELECT at, kind, detail FROM decision_events WHERE decision_id = ? ORDER BY at, id",
+    )
+    .bind(id(decision))
+    .fetch_all(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| DecisionEvent {
+            at: from_millis(r.at),
+            kind: r.kind,
+            detail: r.detail.0,
+        })
+        .collect())
+}
+
+pub(super) async fn notifications(
+    store: &SqliteStore,
+    decision: Uuid,
+) -> Result<Vec<NotificationState>, StoreError> {
+    let rows = sqlx::query_as::<_, NotificationRow>(
+        "SELECT channel, status, detail FROM notifications WHERE decision_id = ? \
+         ORDER BY channel",
+    )
+    .bind(id(decision))
+    .fetch_all(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| NotificationState {
+            channel: r.channel,
+            status: r.status,
+            detail: r.detail,
+        })
+        .collect())
+}
+
+/// One writer at a time commits, in `BEGIN IMMEDIATE` order, so event ids are visible in the
+/// order they were given out.
+pub(super) async fn resolutions_since(
+    pool: &SqlitePool,
+    inbox: Uuid,
+    after: i64,
+    limit: u32,
+) -> Result<Vec<(i64, Uuid)>, StoreError> {
+    let rows: Vec<(i64, Hyphenated)> = sqlx::query_as(
+        "SELECT e.id, e.decision_id FROM decision_events e \
+         JOIN decisions d ON d.id = e.decision_id \
+         WHERE e.id > ? AND e.kind IN ('answered', 'declined', 'cancelled', 'expired') \
+           AND d.inbox_id = ? \
+         ORDER BY e.id LIMIT ?",
+    )
+    .bind(after)
+    .bind(id(inbox))
+    .bind(i64::from(limit))
+    .fetch_all(pool)
+    .await
+    .map_err(store_error)?;
+    Ok(rows
+        .into_iter()
+        .map(|(event, decision)| (event, decision.into_uuid()))
+        .collect())
+}

@@ -1,0 +1,324 @@
+//! The SQLite store: the embedded default, one process writing one file.
+//!
+//! Ids are stored as lowercase hyphenated text (whose order is the UUID's byte order),
+//! times as integer milliseconds since the epoch, JSON as text. Writes that read first run
+//! in `BEGIN IMMEDIATE` transactions, so two writers never deadlock upgrading a read lock.
+
+/// The columns `DecisionRow` reads, in a macro so queries stay `&'static str`.
+macro_rules! decision_columns {
+    () => {
+        "id, inbox_id, spec, status, outcome, outcome_source, custom, remark, \
+         created_at, expires_at, resolved_at, has_image"
+    };
+}
+
+/// The columns `MessageRow` reads.
+macro_rules! message_columns {
+    () => {
+        "id, decision_id, channel, purpose, payload, status, attempts, created_at, \
+         next_attempt_at, give_up_at, last_error"
+    };
+}
+
+mod channels;
+mod decisions;
+mod events;
+mod inboxes;
+mod listen;
+mod outbox;
+mod rows;
+mod usage;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use sqlx::Sqlite;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::rows::{migrate_error, store_error};
+use super::{
+    Inbox, InboxChannels, InsertDecision, Inserted, KeysToRevoke, ListFilter, MessageResult,
+    NewMessage, OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError, Usage,
+};
+use crate::domain::{Decision, DecisionEvent, NotificationState, Resolution};
+
+/// A store on one SQLite file.
+///
+/// SQLite lets one writer in at a time and makes the others wait in its busy handler, which
+/// sleeps in steps of milliseconds. Every write therefore goes through `writer`, a pool of one
+/// connection, so writers queue in the process (in order, without sleeping) and SQLite never
+/// sees two. Reads use `pool`; in WAL mode they never wait for the writer.
+pub struct SqliteStore {
+    pool: SqlitePool,
+    writer: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Opens (creating if missing) the database at `url` — `sqlite://PATH`, or
+    /// `sqlite::memory:` for a database that lives as long as the store — and migrates it.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let options = SqliteConnectOptions::from_str(url)
+            .map_err(|e| StoreError::Other(format!("database URL {url:?}: {e}")))?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(5))
+            .foreign_keys(true);
+        let in_memory = url.contains(":memory:") || url.contains("mode=memory");
+        // One connection that never closes: the writer, and for a memory database (each
+        // connection to which is its own database) the reader too.
+        let single = || {
+            SqlitePoolOptions::new()
+                .max_connections(1)
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None)
+                .acquire_timeout(Duration::from_secs(10))
+        };
+        let writer = single()
+            .connect_with(options.clone())
+            .await
+            .map_err(store_error)?;
+        sqlx::migrate!("migrations/sqlite")
+            .run(&writer)
+            .await
+            .map_err(migrate_error)?;
+        let pool = if in_memory {
+            writer.clone()
+        } else {
+            SqlitePoolOptions::new()
+                .max_connections(8)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect_with(options.read_only(true))
+                .await
+                .map_err(store_error)?
+        };
+        Ok(SqliteStore { pool, writer })
+    }
+
+    async fn begin_immediate(&self) -> Result<sqlx::Transaction<'static, Sqlite>, StoreError> {
+        self.writer
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(store_error)
+    }
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1")
+            .execute(&self.pool)
+            .await
+            .map_err(store_error)?;
+        Ok(())
+    }
+
+    async fn setting_or_init(&self, name: &str, candidate: &str) -> Result<String, StoreError> {
+        inboxes::setting_or_init(self, name, candidate).await
+    }
+
+    async fn create_inbox(
+        &self,
+        name: &str,
+        email: Option<&str>,
+        now: OffsetDateTime,
+    ) -> Result<Inbox, StoreError> {
+        inboxes::create_inbox(self, name, email, now).await
+    }
+
+    async fn inbox_by_name(&self, name: &str) -> Result<Option<Inbox>, StoreError> {
+        inboxes::inbox_by_name(self, name).await
+    }
+
+    async fn inbox_by_id(&self, inbox: Uuid) -> Result<Option<Inbox>, StoreError> {
+        inboxes::inbox_by_id(self, inbox).await
+    }
+
+    async fn count_inboxes(&self) -> Result<i64, StoreError> {
+        inboxes::count_inboxes(self).await
+    }
+
+    async fn create_api_key(
+        &self,
+        inbox_id: Uuid,
+        key_hash: &str,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        inboxes::create_api_key(self, inbox_id, key_hash, now).await
+    }
+
+    async fn inbox_for_key(&self, key_hash: &str) -> Result<Option<Inbox>, StoreError> {
+        inboxes::inbox_for_key(self, key_hash).await
+    }
+
+    async fn revoke_api_keys(
+        &self,
+        which: KeysToRevoke<'_>,
+        now: OffsetDateTime,
+    ) -> Result<u64, StoreError> {
+        inboxes::revoke_api_keys(self, which, now).await
+    }
+
+    async fn insert_decision(&self, row: InsertDecision<'_>) -> Result<Inserted, StoreError> {
+        decisions::insert_decision(self, row).await
+    }
+
+    async fn decision(
+        &self,
+        inbox_id: Option<Uuid>,
+        decision: Uuid,
+    ) -> Result<Option<Decision>, StoreError> {
+        decisions::decision(self, inbox_id, decision).await
+    }
+
+    async fn resolutions_since(
+        &self,
+        inbox_id: Uuid,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<(i64, Uuid)>, StoreError> {
+        events::resolutions_since(&self.pool, inbox_id, after, limit).await
+    }
+
+    async fn usage(&self, inbox_id: Uuid, today: time::Date) -> Result<Usage, StoreError> {
+        usage::usage(&self.pool, inbox_id, today).await
+    }
+
+    async fn set_daily_quota(&self, inbox_id: Uuid, quota: Option<i64>) -> Result<(), StoreError> {
+        usage::set_daily_quota(&self.writer, inbox_id, quota).await
+    }
+
+    async fn projects(&self, inbox_id: Uuid) -> Result<Vec<String>, StoreError> {
+        decisions::projects(self, inbox_id).await
+    }
+
+    async fn list_decisions(
+        &self,
+        inbox_id: Uuid,
+        filter: &ListFilter,
+    ) -> Result<Vec<Decision>, StoreError> {
+        decisions::list_decisions(self, inbox_id, filter).await
+    }
+
+    async fn resolve(
+        &self,
+        decision: Uuid,
+        resolution: &Resolution,
+        now: OffsetDateTime,
+    ) -> Result<Resolved, StoreError> {
+        decisions::resolve(self, decision, resolution, now).await
+    }
+
+    async fn expire(&self, decision: Uuid, now: OffsetDateTime) -> Result<Resolved, StoreError> {
+        decisions::expire(self, decision, now).await
+    }
+
+    async fn expire_due(&self, now: OffsetDateTime, limit: u32) -> Result<Vec<Uuid>, StoreError> {
+        decisions::expire_due(self, now, limit).await
+    }
+
+    async fn record_event(
+        &self,
+        decision: Uuid,
+        kind: &str,
+        detail: &Value,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        events::record_event(self, decision, kind, detail, now).await
+    }
+
+    async fn events(&self, decision: Uuid) -> Result<Vec<DecisionEvent>, StoreError> {
+        events::events(self, decision).await
+    }
+
+    async fn notifications(&self, decision: Uuid) -> Result<Vec<NotificationState>, StoreError> {
+        events::notifications(self, decision).await
+    }
+
+    async fn decision_for_key(
+        &self,
+        key_hash: &str,
+        decision: Uuid,
+    ) -> Result<Option<(Decision, Vec<NotificationState>)>, StoreError> {
+        decisions::decision_for_key(self, key_hash, decision).await
+    }
+
+    async fn image(&self, decision: Uuid) -> Result<Option<(String, Vec<u8>)>, StoreError> {
+        decisions::image(self, decision).await
+    }
+
+    async fn inbox_channels(&self, inbox_id: Uuid) -> Result<InboxChannels, StoreError> {
+        channels::inbox_channels(self, inbox_id).await
+    }
+
+    async fn set_inbox_channels(
+        &self,
+        inbox_id: Uuid,
+        channels: &InboxChannels,
+    ) -> Result<(), StoreError> {
+        channels::set_inbox_channels(self, inbox_id, channels).await
+    }
+
+    async fn add_push_subscription(
+        &self,
+        inbox_id: Uuid,
+        sub: &PushSubscription,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        channels::add_push_subscription(self, inbox_id, sub, now).await
+    }
+
+    async fn push_subscriptions(
+        &self,
+        inbox_id: Uuid,
+    ) -> Result<Vec<PushSubscription>, StoreError> {
+        channels::push_subscriptions(self, inbox_id).await
+    }
+
+    async fn remove_push_subscription(&self, endpoint: &str) -> Result<(), StoreError> {
+        channels::remove_push_subscription(self, endpoint).await
+    }
+
+    async fn enqueue(
+        &self,
+        decision_id: Uuid,
+        messages: &[NewMessage],
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        outbox::enqueue(self, decision_id, messages, now).await
+    }
+
+    async fn claim_messages(
+        &self,
+        now: OffsetDateTime,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<OutboxMessage>, StoreError> {
+        outbox::claim_messages(self, now, lease, limit).await
+    }
+
+    async fn finish_message(
+        &self,
+        message: &OutboxMessage,
+        result: &MessageResult,
+        follow_ups: &[NewMessage],
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        outbox::finish_message(self, message, result, follow_ups, now).await
+    }
+
+    async fn messages(&self, decision_id: Uuid) -> Result<Vec<OutboxMessage>, StoreError> {
+        outbox::messages(self, decision_id).await
+    }
+
+    fn listen(&self, _sink: SignalSink) -> Option<tokio::task::JoinHandle<()>> {
+        listen::listen(_sink)
+    }
+}
