@@ -1,29 +1,23 @@
 //! Where an inbox's notifications go: its channel settings and its browsers' push
 //! subscriptions.
 
-use sqlx::postgres::PgPool;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use super::PgStore;
+use super::rows::PushRow;
 use crate::storage::rows::{ChannelsRow, store_error, to_ms_precision};
 use crate::storage::{InboxChannels, PushSubscription, StoreError};
 
-#[derive(sqlx::FromRow)]
-struct PushRow {
-    endpoint: String,
-    p256dh: String,
-    auth: String,
-}
-
 pub(super) async fn inbox_channels(
-    pool: &PgPool,
+    store: &PgStore,
     inbox_id: Uuid,
 ) -> Result<InboxChannels, StoreError> {
     let row = sqlx::query_as::<_, ChannelsRow>(
         "SELECT email, ntfy_url, ntfy_token, webhook_secret FROM inboxes WHERE id = $1",
     )
     .bind(inbox_id)
-    .fetch_optional(pool)
+    .fetch_optional(&store.pool)
     .await
     .map_err(store_error)?
     .ok_or(StoreError::NotFound)?;
@@ -31,7 +25,7 @@ pub(super) async fn inbox_channels(
 }
 
 pub(super) async fn set_inbox_channels(
-    pool: &PgPool,
+    store: &PgStore,
     inbox_id: Uuid,
     channels: &InboxChannels,
 ) -> Result<(), StoreError> {
@@ -44,7 +38,7 @@ pub(super) async fn set_inbox_channels(
     .bind(&channels.ntfy_url)
     .bind(&channels.ntfy_token)
     .bind(&channels.webhook_secret)
-    .execute(pool)
+    .execute(&store.pool)
     .await
     .map_err(store_error)?
     .rows_affected();
@@ -55,7 +49,7 @@ pub(super) async fn set_inbox_channels(
 }
 
 pub(super) async fn add_push_subscription(
-    pool: &PgPool,
+    store: &PgStore,
     inbox_id: Uuid,
     sub: &PushSubscription,
     now: OffsetDateTime,
@@ -73,14 +67,14 @@ pub(super) async fn add_push_subscription(
     .bind(&sub.p256dh)
     .bind(&sub.auth)
     .bind(to_ms_precision(now))
-    .execute(pool)
+    .execute(&store.pool)
     .await
     .map_err(store_error)?;
     Ok(())
 }
 
 pub(super) async fn push_subscriptions(
-    pool: &PgPool,
+    store: &PgStore,
     inbox_id: Uuid,
 ) -> Result<Vec<PushSubscription>, StoreError> {
     let rows = sqlx::query_as::<_, PushRow>(
@@ -88,7 +82,7 @@ pub(super) async fn push_subscriptions(
          ORDER BY created_at, endpoint",
     )
     .bind(inbox_id)
-    .fetch_all(pool)
+    .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
     Ok(rows
@@ -102,12 +96,12 @@ pub(super) async fn push_subscriptions(
 }
 
 pub(super) async fn remove_push_subscription(
-    pool: &PgPool,
+    store: &PgStore,
     endpoint: &str,
 ) -> Result<(), StoreError> {
     sqlx::query("DELETE FROM push_subscriptions WHERE endpoint = $1")
         .bind(endpoint)
-        .execute(pool)
+        .execute(&store.pool)
         .await
         .map_err(store_error)?;
     Ok(())

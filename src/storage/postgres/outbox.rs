@@ -5,12 +5,13 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use sqlx::postgres::PgPool;
 use sqlx::types::Json;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::storage::rows::{self, MessageColumns, store_error, to_ms_precision};
+use super::PgStore;
+use super::rows::MessageRow;
+use crate::storage::rows::{self, store_error, to_ms_precision};
 use crate::storage::{MessageResult, NewMessage, OutboxMessage, StoreError};
 
 /// The columns `MessageRow` reads.
@@ -115,41 +116,8 @@ impl<'a> MessageArrays<'a> {
     }
 }
 
-#[derive(sqlx::FromRow)]
-struct MessageRow {
-    id: Uuid,
-    decision_id: Uuid,
-    channel: String,
-    purpose: String,
-    payload: Json<Value>,
-    status: String,
-    attempts: i32,
-    created_at: OffsetDateTime,
-    give_up_at: OffsetDateTime,
-    last_error: Option<String>,
-}
-
-impl TryFrom<MessageRow> for OutboxMessage {
-    type Error = StoreError;
-
-    fn try_from(r: MessageRow) -> Result<Self, StoreError> {
-        OutboxMessage::try_from(MessageColumns {
-            id: r.id,
-            decision_id: r.decision_id,
-            channel: r.channel,
-            purpose: r.purpose,
-            payload: r.payload.0,
-            status: r.status,
-            attempts: i64::from(r.attempts),
-            created_at: r.created_at,
-            give_up_at: r.give_up_at,
-            last_error: r.last_error,
-        })
-    }
-}
-
 pub(super) async fn enqueue(
-    pool: &PgPool,
+    store: &PgStore,
     decision_id: Uuid,
     messages: &[NewMessage],
     now: OffsetDateTime,
@@ -170,14 +138,14 @@ pub(super) async fn enqueue(
     .bind(m.payloads)
     .bind(m.not_before)
     .bind(m.give_up_at)
-    .execute(pool)
+    .execute(&store.pool)
     .await
     .map_err(store_error)?;
     Ok(())
 }
 
 pub(super) async fn claim_messages(
-    pool: &PgPool,
+    store: &PgStore,
     now: OffsetDateTime,
     lease: Duration,
     limit: u32,
@@ -204,7 +172,7 @@ pub(super) async fn claim_messages(
     .bind(to_ms_precision(now))
     .bind(to_ms_precision(rows::lease_end(now, lease)))
     .bind(i64::from(limit))
-    .fetch_all(pool)
+    .fetch_all(&store.pool)
     .await
     .map_err(store_error)?
     .into_iter()
@@ -213,7 +181,7 @@ pub(super) async fn claim_messages(
 }
 
 pub(super) async fn finish_message(
-    pool: &PgPool,
+    store: &PgStore,
     message: &OutboxMessage,
     result: &MessageResult,
     follow_ups: &[NewMessage],
@@ -260,14 +228,14 @@ pub(super) async fn finish_message(
     .bind(f.payloads)
     .bind(f.not_before)
     .bind(f.give_up_at)
-    .execute(pool)
+    .execute(&store.pool)
     .await
     .map_err(store_error)?;
     Ok(())
 }
 
 pub(super) async fn messages(
-    pool: &PgPool,
+    store: &PgStore,
     decision_id: Uuid,
 ) -> Result<Vec<OutboxMessage>, StoreError> {
     sqlx::query_as::<_, MessageRow>(concat!(
@@ -276,7 +244,7 @@ pub(super) async fn messages(
         " FROM outbox WHERE decision_id = $1 ORDER BY created_at, id"
     ))
     .bind(decision_id)
-    .fetch_all(pool)
+    .fetch_all(&store.pool)
     .await
     .map_err(store_error)?
     .into_iter()

@@ -1,10 +1,10 @@
-//! Usage counters, the daily quota, and the inbox's resolutions in event-id order.
+//! Usage counters and the daily quota.
 
 use sqlx::PgConnection;
-use sqlx::postgres::PgPool;
 use time::Date;
 use uuid::Uuid;
 
+use super::PgStore;
 use crate::storage::rows::store_error;
 use crate::storage::{CREATE_ACTIONS, StoreError, Usage, UsageCount};
 
@@ -42,7 +42,7 @@ pub(super) async fn charge_with_quota(
     Ok(counted.is_some())
 }
 
-pub(super) async fn usage(pool: &PgPool, inbox: Uuid, today: Date) -> Result<Usage, StoreError> {
+pub(super) async fn usage(store: &PgStore, inbox: Uuid, today: Date) -> Result<Usage, StoreError> {
     let month_start = today.replace_day(1).unwrap_or(today);
     let (day_actions, day_creates, month_actions, month_creates, quota): (
         i64,
@@ -60,7 +60,7 @@ pub(super) async fn usage(pool: &PgPool, inbox: Uuid, today: Date) -> Result<Usa
     .bind(inbox)
     .bind(today)
     .bind(month_start)
-    .fetch_one(pool)
+    .fetch_one(&store.pool)
     .await
     .map_err(store_error)?;
     Ok(Usage {
@@ -77,14 +77,14 @@ pub(super) async fn usage(pool: &PgPool, inbox: Uuid, today: Date) -> Result<Usa
 }
 
 pub(super) async fn set_daily_quota(
-    pool: &PgPool,
+    store: &PgStore,
     inbox: Uuid,
     quota: Option<i64>,
 ) -> Result<(), StoreError> {
     let updated = sqlx::query("UPDATE inboxes SET daily_quota = $1 WHERE id = $2")
         .bind(quota)
         .bind(inbox)
-        .execute(pool)
+        .execute(&store.pool)
         .await
         .map_err(store_error)?
         .rows_affected();
@@ -92,27 +92,4 @@ pub(super) async fn set_daily_quota(
         return Err(StoreError::NotFound);
     }
     Ok(())
-}
-
-/// Resolution events get their ids under a per-inbox lock held to commit (see
-/// `resolution_locks!`), so within an inbox ids become visible in increasing order.
-pub(super) async fn resolutions_since(
-    pool: &PgPool,
-    inbox: Uuid,
-    after: i64,
-    limit: u32,
-) -> Result<Vec<(i64, Uuid)>, StoreError> {
-    sqlx::query_as(
-        "SELECT e.id, e.decision_id FROM decision_events e \
-         JOIN decisions d ON d.id = e.decision_id \
-         WHERE e.id > $1 AND e.kind IN ('answered', 'declined', 'cancelled', 'expired') \
-           AND d.inbox_id = $2 \
-         ORDER BY e.id LIMIT $3",
-    )
-    .bind(after)
-    .bind(inbox)
-    .bind(i64::from(limit))
-    .fetch_all(pool)
-    .await
-    .map_err(store_error)
 }

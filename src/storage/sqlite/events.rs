@@ -3,7 +3,6 @@
 
 use serde_json::Value;
 use sqlx::SqliteConnection;
-use sqlx::SqlitePool;
 use sqlx::types::Json;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -90,7 +89,7 @@ pub(super) async fn notifications(
 /// One writer at a time commits, in `BEGIN IMMEDIATE` order, so event ids are visible in the
 /// order they were given out.
 pub(super) async fn resolutions_since(
-    pool: &SqlitePool,
+    store: &SqliteStore,
     inbox: Uuid,
     after: i64,
     limit: u32,
@@ -105,7 +104,7 @@ pub(super) async fn resolutions_since(
     .bind(after)
     .bind(id(inbox))
     .bind(i64::from(limit))
-    .fetch_all(pool)
+    .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
     Ok(rows

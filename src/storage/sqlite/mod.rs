@@ -184,15 +184,15 @@ impl Store for SqliteStore {
         after: i64,
         limit: u32,
     ) -> Result<Vec<(i64, Uuid)>, StoreError> {
-        events::resolutions_since(&self.pool, inbox_id, after, limit).await
+        events::resolutions_since(self, inbox_id, after, limit).await
     }
 
     async fn usage(&self, inbox_id: Uuid, today: time::Date) -> Result<Usage, StoreError> {
-        usage::usage(&self.pool, inbox_id, today).await
+        usage::usage(self, inbox_id, today).await
     }
 
     async fn set_daily_quota(&self, inbox_id: Uuid, quota: Option<i64>) -> Result<(), StoreError> {
-        usage::set_daily_quota(&self.writer, inbox_id, quota).await
+        usage::set_daily_quota(self, inbox_id, quota).await
     }
 
     async fn projects(&self, inbox_id: Uuid) -> Result<Vec<String>, StoreError> {

@@ -1,9 +1,9 @@
 //! Usage counters and the daily quota.
 
-use sqlx::SqlitePool;
 use time::Date;
 use uuid::Uuid;
 
+use super::SqliteStore;
 use super::rows::id;
 use crate::storage::rows::store_error;
 use crate::storage::{StoreError, Usage, UsageCount};
@@ -19,7 +19,7 @@ pub(super) fn day_text(day: Date) -> String {
 }
 
 pub(super) async fn usage(
-    pool: &SqlitePool,
+    store: &SqliteStore,
     inbox: Uuid,
     today: Date,
 ) -> Result<Usage, StoreError> {
@@ -40,7 +40,7 @@ pub(super) async fn usage(
     .bind(id(inbox))
     .bind(day_text(today))
     .bind(day_text(month_start))
-    .fetch_one(pool)
+    .fetch_one(&store.pool)
     .await
     .map_err(store_error)?;
     Ok(Usage {
@@ -57,14 +57,14 @@ pub(super) async fn usage(
 }
 
 pub(super) async fn set_daily_quota(
-    pool: &SqlitePool,
+    store: &SqliteStore,
     inbox: Uuid,
     quota: Option<i64>,
 ) -> Result<(), StoreError> {
     let updated = sqlx::query("UPDATE inboxes SET daily_quota = ? WHERE id = ?")
         .bind(quota)
         .bind(id(inbox))
-        .execute(pool)
+        .execute(&store.writer)
         .await
         .map_err(store_error)?
         .rows_affected();

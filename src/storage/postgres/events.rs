@@ -1,0 +1,96 @@
+//! The audit trail: events, notification states, and an inbox's resolutions in event-id
+//! order.
+
+use serde_json::Value;
+use sqlx::types::Json;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::PgStore;
+use super::rows::{EventRow, NotificationRow};
+use crate::domain::{DecisionEvent, NotificationState};
+use crate::storage::StoreError;
+use crate::storage::rows::{store_error, to_ms_precision};
+
+pub(super) async fn record_event(
+    store: &PgStore,
+    id: Uuid,
+    kind: &str,
+    detail: &Value,
+    now: OffsetDateTime,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO decision_events (decision_id, at, kind, detail) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(id)
+    .bind(to_ms_precision(now))
+    .bind(kind)
+    .bind(Json(detail))
+    .execute(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(())
+}
+
+pub(super) async fn events(store: &PgStore, id: Uuid) -> Result<Vec<DecisionEvent>, StoreError> {
+    let rows = sqlx::query_as::<_, EventRow>(
+        "SELECT at, kind, detail FROM decision_events WHERE decision_id = $1 ORDER BY at, id",
+    )
+    .bind(id)
+    .fetch_all(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| DecisionEvent {
+            at: r.at,
+            kind: r.kind,
+            detail: r.detail.0,
+        })
+        .collect())
+}
+
+pub(super) async fn notifications(
+    store: &PgStore,
+    id: Uuid,
+) -> Result<Vec<NotificationState>, StoreError> {
+    let rows = sqlx::query_as::<_, NotificationRow>(
+        "SELECT channel, status, detail FROM notifications WHERE decision_id = $1 \
+         ORDER BY channel",
+    )
+    .bind(id)
+    .fetch_all(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| NotificationState {
+            channel: r.channel,
+            status: r.status,
+            detail: r.detail,
+        })
+        .collect())
+}
+
+/// Resolution events get their ids under a per-inbox lock held to commit (see
+/// `resolution_locks!`), so within an inbox ids become visible in increasing order.
+pub(super) async fn resolutions_since(
+    store: &PgStore,
+    inbox: Uuid,
+    after: i64,
+    limit: u32,
+) -> Result<Vec<(i64, Uuid)>, StoreError> {
+    sqlx::query_as(
+        "SELECT e.id, e.decision_id FROM decision_events e \
+         JOIN decisions d ON d.id = e.decision_id \
+         WHERE e.id > $1 AND e.kind IN ('answered', 'declined', 'cancelled', 'expired') \
+           AND d.inbox_id = $2 \
+         ORDER BY e.id LIMIT $3",
+    )
+    .bind(after)
+    .bind(inbox)
+    .bind(i64::from(limit))
+    .fetch_all(&store.pool)
+    .await
+    .map_err(store_error)
+}

@@ -1,0 +1,154 @@
+//! Inboxes, their API keys, and server-wide settings.
+
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::PgStore;
+use super::rows::InboxRow;
+use crate::storage::rows::{store_error, to_ms_precision};
+use crate::storage::{Inbox, InboxChannels, KeysToRevoke, StoreError};
+
+pub(super) async fn setting_or_init(
+    store: &PgStore,
+    name: &str,
+    candidate: &str,
+) -> Result<String, StoreError> {
+    sqlx::query("INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING")
+        .bind(name)
+        .bind(candidate)
+        .execute(&store.pool)
+        .await
+        .map_err(store_error)?;
+    sqlx::query_scalar("SELECT value FROM settings WHERE name = $1")
+        .bind(name)
+        .fetch_one(&store.pool)
+        .await
+        .map_err(store_error)
+}
+
+pub(super) async fn create_inbox(
+    store: &PgStore,
+    name: &str,
+    email: Option<&str>,
+    now: OffsetDateTime,
+) -> Result<Inbox, StoreError> {
+    let inbox = Inbox {
+        id: Uuid::now_v7(),
+        name: name.to_owned(),
+        created_at: to_ms_precision(now),
+        channels: InboxChannels {
+            email: email.map(str::to_owned),
+            ..InboxChannels::default()
+        },
+    };
+    sqlx::query("INSERT INTO inboxes (id, name, email, created_at) VALUES ($1, $2, $3, $4)")
+        .bind(inbox.id)
+        .bind(name)
+        .bind(email)
+        .bind(inbox.created_at)
+        .execute(&store.pool)
+        .await
+        .map_err(|e| match store_error(e) {
+            StoreError::Conflict(_) => {
+                StoreError::Conflict(format!("an inbox named {name:?} already exists"))
+            }
+            other => other,
+        })?;
+    Ok(inbox)
+}
+
+pub(super) async fn inbox_by_name(
+    store: &PgStore,
+    name: &str,
+) -> Result<Option<Inbox>, StoreError> {
+    sqlx::query_as::<_, InboxRow>(concat!(
+        "SELECT ",
+        inbox_columns!(),
+        " FROM inboxes i WHERE i.name = $1"
+    ))
+    .bind(name)
+    .fetch_optional(&store.pool)
+    .await
+    .map(|r| r.map(Inbox::from))
+    .map_err(store_error)
+}
+
+pub(super) async fn inbox_by_id(store: &PgStore, id: Uuid) -> Result<Option<Inbox>, StoreError> {
+    sqlx::query_as::<_, InboxRow>(concat!(
+        "SELECT ",
+        inbox_columns!(),
+        " FROM inboxes i WHERE i.id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(&store.pool)
+    .await
+    .map(|r| r.map(Inbox::from))
+    .map_err(store_error)
+}
+
+pub(super) async fn count_inboxes(store: &PgStore) -> Result<i64, StoreError> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM inboxes")
+        .fetch_one(&store.pool)
+        .await
+        .map_err(store_error)
+}
+
+pub(super) async fn create_api_key(
+    store: &PgStore,
+    inbox_id: Uuid,
+    key_hash: &str,
+    now: OffsetDateTime,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO api_keys (id, inbox_id, key_hash, created_at) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(Uuid::now_v7())
+    .bind(inbox_id)
+    .bind(key_hash)
+    .bind(to_ms_precision(now))
+    .execute(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(())
+}
+
+pub(super) async fn revoke_api_keys(
+    store: &PgStore,
+    which: KeysToRevoke<'_>,
+    now: OffsetDateTime,
+) -> Result<u64, StoreError> {
+    let query = match which {
+        KeysToRevoke::Hash(hash) => sqlx::query(
+            "UPDATE api_keys SET revoked_at = $1 WHERE key_hash = $2 AND revoked_at IS NULL",
+        )
+        .bind(to_ms_precision(now))
+        .bind(hash.to_owned()),
+        KeysToRevoke::AllOf(inbox) => sqlx::query(
+            "UPDATE api_keys SET revoked_at = $1 WHERE inbox_id = $2 AND revoked_at IS NULL",
+        )
+        .bind(to_ms_precision(now))
+        .bind(inbox),
+    };
+    query
+        .execute(&store.pool)
+        .await
+        .map(|r| r.rows_affected())
+        .map_err(store_error)
+}
+
+pub(super) async fn inbox_for_key(
+    store: &PgStore,
+    key_hash: &str,
+) -> Result<Option<Inbox>, StoreError> {
+    sqlx::query_as::<_, InboxRow>(concat!(
+        "SELECT ",
+        inbox_columns!(),
+        " FROM api_keys k JOIN inboxes i ON i.id = k.inbox_id \
+             WHERE k.key_hash = $1 AND k.revoked_at IS NULL"
+    ))
+    .bind(key_hash)
+    .fetch_optional(&store.pool)
+    .await
+    .map(|r| r.map(Inbox::from))
+    .map_err(store_error)
+}

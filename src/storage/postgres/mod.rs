@@ -1,0 +1,329 @@
+//! The PostgreSQL store: for production, where several replicas share one database.
+//!
+//! Each write is one statement where it can be (data-modifying CTEs), so it is one round
+//! trip and one transaction. Resolutions `NOTIFY` the channel `sayso_resolved` with the
+//! decision's id, which `listen` turns into signals for the waiters of every replica.
+
+/// The columns `DecisionRow` reads, in a macro so queries stay `&'static str`.
+macro_rules! decision_columns {
+    () => {
+        "id, inbox_id, spec, status, outcome, outcome_source, custom, remark, \
+         created_at, expires_at, resolved_at, has_image"
+    };
+}
+
+/// The `SET` list that expires a pending decision: its default, if any, becomes the outcome,
+/// and it is resolved at the moment its time ran out.
+macro_rules! expire_set {
+    () => {
+        "status = 'expired', outcome = default_outcome, \
+         outcome_source = CASE WHEN default_outcome IS NULL THEN NULL ELSE 'default' END, \
+         resolved_at = expires_at"
+    };
+}
+
+/// Takes, in a fixed order, the per-inbox lock under which resolution events get their ids,
+/// for the inboxes of the rows of `upd`. Held to commit, it makes the ids of one inbox's
+/// resolutions visible in increasing order, which `resolutions_since` readers rely on: a
+/// bigserial alone can commit 11 before 10.
+macro_rules! resolution_locks {
+    () => {
+        "lk AS (SELECT COUNT(*) AS n FROM ( \
+           SELECT pg_advisory_xact_lock(1447, k) FROM ( \
+             SELECT DISTINCT hashtext(inbox_id::text) AS k FROM upd ORDER BY k) s) l)"
+    };
+}
+
+/// Inserts the `expired` events of the rows of `upd` (with the same detail as
+/// `rows::expiry_detail`), under `resolution_locks!`.
+macro_rules! expired_events {
+    () => {
+        concat!(
+            resolution_locks!(),
+            ", ev AS (INSERT INTO decision_events (decision_id, at, kind, detail) \
+             SELECT id, expires_at, 'expired', \
+             CASE WHEN outcome IS NULL THEN '{}'::jsonb \
+             ELSE jsonb_build_object('outcome', outcome, 'outcome_source', 'default') END \
+             FROM upd, lk)"
+        )
+    };
+}
+
+mod channels;
+mod decisions;
+mod events;
+mod inboxes;
+mod listen;
+mod outbox;
+mod rows;
+mod usage;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use sqlx::Connection;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::rows::{migrate_error, store_error};
+use super::{
+    Inbox, InboxChannels, InsertDecision, Inserted, KeysToRevoke, ListFilter, MessageResult,
+    NewMessage, OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError, Usage,
+};
+use crate::domain::{Decision, DecisionEvent, NotificationState, Resolution};
+
+/// How long a request waits for a database connection before it is `Unavailable` (503).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// A store on a PostgreSQL database.
+pub struct PgStore {
+    pool: PgPool,
+}
+
+impl PgStore {
+    /// Connects to `url` (`postgres://…`) and migrates the database. An unreachable server
+    /// is `Unavailable` within a few seconds, here and on every later call.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let options: PgConnectOptions = url.parse().map_err(store_error)?;
+        // One connection of its own first, so an unreachable server is reported with its
+        // cause (refused, unknown host, starting up) rather than as the pool's timeout.
+        match tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect_with(&options)).await {
+            Ok(Ok(conn)) => {
+                let _ = conn.close().await;
+            }
+            Ok(Err(e)) => return Err(store_error(e)),
+            Err(_) => {
+                return Err(StoreError::Unavailable(format!(
+                    "no answer from the database within {} s",
+                    CONNECT_TIMEOUT.as_secs()
+                )));
+            }
+        }
+        let pool = PgPoolOptions::new()
+            .max_connections(10)
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .connect_with(options)
+            .await
+            .map_err(store_error)?;
+        sqlx::migrate!("migrations/postgres")
+            .run(&pool)
+            .await
+            .map_err(migrate_error)?;
+        Ok(PgStore { pool })
+    }
+}
+
+#[async_trait]
+impl Store for PgStore {
+    async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1")
+            .execute(&self.pool)
+            .await
+            .map_err(store_error)?;
+        Ok(())
+    }
+
+    async fn setting_or_init(&self, name: &str, candidate: &str) -> Result<String, StoreError> {
+        inboxes::setting_or_init(self, name, candidate).await
+    }
+
+    async fn create_inbox(
+        &self,
+        name: &str,
+        email: Option<&str>,
+        now: OffsetDateTime,
+    ) -> Result<Inbox, StoreError> {
+        inboxes::create_inbox(self, name, email, now).await
+    }
+
+    async fn inbox_by_name(&self, name: &str) -> Result<Option<Inbox>, StoreError> {
+        inboxes::inbox_by_name(self, name).await
+    }
+
+    async fn inbox_by_id(&self, id: Uuid) -> Result<Option<Inbox>, StoreError> {
+        inboxes::inbox_by_id(self, id).await
+    }
+
+    async fn count_inboxes(&self) -> Result<i64, StoreError> {
+        inboxes::count_inboxes(self).await
+    }
+
+    async fn create_api_key(
+        &self,
+        inbox_id: Uuid,
+        key_hash: &str,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        inboxes::create_api_key(self, inbox_id, key_hash, now).await
+    }
+
+    async fn revoke_api_keys(
+        &self,
+        which: KeysToRevoke<'_>,
+        now: OffsetDateTime,
+    ) -> Result<u64, StoreError> {
+        inboxes::revoke_api_keys(self, which, now).await
+    }
+
+    async fn inbox_for_key(&self, key_hash: &str) -> Result<Option<Inbox>, StoreError> {
+        inboxes::inbox_for_key(self, key_hash).await
+    }
+
+    async fn insert_decision(&self, row: InsertDecision<'_>) -> Result<Inserted, StoreError> {
+        decisions::insert_decision(self, row).await
+    }
+
+    async fn decision(
+        &self,
+        inbox_id: Option<Uuid>,
+        id: Uuid,
+    ) -> Result<Option<Decision>, StoreError> {
+        decisions::decision(self, inbox_id, id).await
+    }
+
+    async fn resolutions_since(
+        &self,
+        inbox_id: Uuid,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<(i64, Uuid)>, StoreError> {
+        events::resolutions_since(self, inbox_id, after, limit).await
+    }
+
+    async fn usage(&self, inbox_id: Uuid, today: time::Date) -> Result<Usage, StoreError> {
+        usage::usage(self, inbox_id, today).await
+    }
+
+    async fn set_daily_quota(&self, inbox_id: Uuid, quota: Option<i64>) -> Result<(), StoreError> {
+        usage::set_daily_quota(self, inbox_id, quota).await
+    }
+
+    async fn projects(&self, inbox_id: Uuid) -> Result<Vec<String>, StoreError> {
+        decisions::projects(self, inbox_id).await
+    }
+
+    async fn list_decisions(
+        &self,
+        inbox_id: Uuid,
+        filter: &ListFilter,
+    ) -> Result<Vec<Decision>, StoreError> {
+        decisions::list_decisions(self, inbox_id, filter).await
+    }
+
+    async fn resolve(
+        &self,
+        id: Uuid,
+        resolution: &Resolution,
+        now: OffsetDateTime,
+    ) -> Result<Resolved, StoreError> {
+        decisions::resolve(self, id, resolution, now).await
+    }
+
+    async fn expire(&self, id: Uuid, now: OffsetDateTime) -> Result<Resolved, StoreError> {
+        decisions::expire(self, id, now).await
+    }
+
+    async fn expire_due(&self, now: OffsetDateTime, limit: u32) -> Result<Vec<Uuid>, StoreError> {
+        decisions::expire_due(self, now, limit).await
+    }
+
+    async fn record_event(
+        &self,
+        id: Uuid,
+        kind: &str,
+        detail: &Value,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        events::record_event(self, id, kind, detail, now).await
+    }
+
+    async fn events(&self, id: Uuid) -> Result<Vec<DecisionEvent>, StoreError> {
+        events::events(self, id).await
+    }
+
+    async fn notifications(&self, id: Uuid) -> Result<Vec<NotificationState>, StoreError> {
+        events::notifications(self, id).await
+    }
+
+    async fn decision_for_key(
+        &self,
+        key_hash: &str,
+        id: Uuid,
+    ) -> Result<Option<(Decision, Vec<NotificationState>)>, StoreError> {
+        decisions::decision_for_key(self, key_hash, id).await
+    }
+
+    async fn image(&self, id: Uuid) -> Result<Option<(String, Vec<u8>)>, StoreError> {
+        decisions::image(self, id).await
+    }
+
+    async fn inbox_channels(&self, inbox_id: Uuid) -> Result<InboxChannels, StoreError> {
+        channels::inbox_channels(self, inbox_id).await
+    }
+
+    async fn set_inbox_channels(
+        &self,
+        inbox_id: Uuid,
+        channels: &InboxChannels,
+    ) -> Result<(), StoreError> {
+        channels::set_inbox_channels(self, inbox_id, channels).await
+    }
+
+    async fn add_push_subscription(
+        &self,
+        inbox_id: Uuid,
+        sub: &PushSubscription,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        channels::add_push_subscription(self, inbox_id, sub, now).await
+    }
+
+    async fn push_subscriptions(
+        &self,
+        inbox_id: Uuid,
+    ) -> Result<Vec<PushSubscription>, StoreError> {
+        channels::push_subscriptions(self, inbox_id).await
+    }
+
+    async fn remove_push_subscription(&self, endpoint: &str) -> Result<(), StoreError> {
+        channels::remove_push_subscription(self, endpoint).await
+    }
+
+    async fn enqueue(
+        &self,
+        decision_id: Uuid,
+        messages: &[NewMessage],
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        outbox::enqueue(self, decision_id, messages, now).await
+    }
+
+    async fn claim_messages(
+        &self,
+        now: OffsetDateTime,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<OutboxMessage>, StoreError> {
+        outbox::claim_messages(self, now, lease, limit).await
+    }
+
+    async fn finish_message(
+        &self,
+        message: &OutboxMessage,
+        result: &MessageResult,
+        follow_ups: &[NewMessage],
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        outbox::finish_message(self, message, result, follow_ups, now).await
+    }
+
+    async fn messages(&self, decision_id: Uuid) -> Result<Vec<OutboxMessage>, StoreError> {
+        outbox::messages(self, decision_id).await
+    }
+
+    fn listen(&self, sink: SignalSink) -> Option<tokio::task::JoinHandle<()>> {
+        Some(tokio::spawn(listen::run(self.pool.clone(), sink)))
+    }
+}
