@@ -14,17 +14,21 @@ use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
+use sayso::domain::inbox::{InboxChannels, PushSubscription};
+use sayso::domain::outbox::{
+    Channel, MessageResult, MessageStatus, NewMessage, OutboxMessage, Purpose, Route,
+};
 use sayso::domain::spec::{
     Attachment, ChoiceOption, FieldInput, FormField, FormSource, FormSpec, Image, KindSpec,
     StringFormat,
 };
 use sayso::domain::{
-    DecisionSpec, Kind, NewDecision, NotificationState, Notify, OutcomeSource, Resolution, Status,
+    DecisionSpec, EventKind, Kind, NewDecision, NotificationState, Notify, OutcomeSource,
+    Resolution, Status,
 };
 use sayso::storage::{
-    CREATE_ACTIONS, Idempotency, InboxChannels, InsertDecision, Inserted, ListFilter,
-    MessageResult, MessageStatus, NewMessage, OutboxMessage, PgStore, PushSubscription, Resolved,
-    Signal, SqliteStore, Store, StoreError,
+    CREATE_ACTIONS, Idempotency, InsertDecision, Inserted, ListFilter, PgStore, Resolved, Signal,
+    SqliteStore, Store, StoreError,
 };
 
 /// A store and the database under it, which is removed after the store is dropped.
@@ -509,8 +513,8 @@ async fn idempotent_insert_returns_the_first_decision(store: &dyn Store) {
         expires_at: T0 + Duration::hours(1),
         idempotency: key(hash),
         notifications: vec![NotificationState {
-            channel: notify.to_owned(),
-            status: "pending".into(),
+            channel: Channel::parse(notify).expect("a channel"),
+            status: MessageStatus::Pending,
             detail: None,
         }],
         outbox: vec![],
@@ -551,7 +555,7 @@ async fn idempotent_insert_returns_the_first_decision(store: &dyn Store) {
     assert_eq!(all, vec![first.clone()]);
     let notifications = store.notifications(first.id).await.unwrap();
     assert_eq!(notifications.len(), 1);
-    assert_eq!(notifications[0].channel, "email");
+    assert_eq!(notifications[0].channel, Channel::Email);
     let events = store.events(first.id).await.unwrap();
     assert_eq!(events.len(), 1);
 
@@ -851,7 +855,9 @@ async fn unknown_decision_is_not_found(store: &dyn Store) {
     assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
     let r = store.expire(missing, T0).await;
     assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
-    let r = store.record_event(missing, "viewed", &json!({}), T0).await;
+    let r = store
+        .record_event(missing, EventKind::Viewed, &json!({}), T0)
+        .await;
     assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
     assert!(store.events(missing).await.unwrap().is_empty());
     assert!(store.notifications(missing).await.unwrap().is_empty());
@@ -892,7 +898,7 @@ async fn expiry_applies_the_default_outcome(store: &dyn Store) {
 
     let events = store.events(d.id).await.unwrap();
     let last = events.last().unwrap();
-    assert_eq!(last.kind, "expired");
+    assert_eq!(last.kind, EventKind::Expired);
     assert_eq!(last.at, d.expires_at);
     assert_eq!(last.detail["outcome_source"], "default");
     assert_eq!(
@@ -960,14 +966,14 @@ async fn expire_due_expires_each_due_decision_once(store: &dyn Store) {
     );
     assert_eq!(a.resolved_at, Some(a.expires_at));
     for id in [a.id, b.id, c.id] {
-        let kinds: Vec<String> = store
+        let kinds: Vec<EventKind> = store
             .events(id)
             .await
             .unwrap()
             .into_iter()
             .map(|e| e.kind)
             .collect();
-        assert_eq!(kinds, ["created", "expired"]);
+        assert_eq!(kinds, [EventKind::Created, EventKind::Expired]);
     }
     let later = store.decision(None, later.id).await.unwrap().unwrap();
     assert_eq!(later.status, Status::Pending);
@@ -1027,14 +1033,19 @@ async fn events_are_kept_in_order(store: &dyn Store) {
     store
         .record_event(
             d.id,
-            "notified",
+            EventKind::Notified,
             &json!({"channel": "email"}),
             T0 + Duration::seconds(1),
         )
         .await
         .unwrap();
     store
-        .record_event(d.id, "viewed", &json!({}), T0 + Duration::seconds(2))
+        .record_event(
+            d.id,
+            EventKind::Viewed,
+            &json!({}),
+            T0 + Duration::seconds(2),
+        )
         .await
         .unwrap();
     let mut r = answer(json!(true));
@@ -1046,7 +1057,7 @@ async fn events_are_kept_in_order(store: &dyn Store) {
     store
         .record_event(
             d.id,
-            "webhook.delivered",
+            EventKind::Notified,
             &json!({"status": 200}),
             T0 + Duration::seconds(4),
         )
@@ -1057,13 +1068,7 @@ async fn events_are_kept_in_order(store: &dyn Store) {
     let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
     assert_eq!(
         kinds,
-        [
-            "created",
-            "notified",
-            "viewed",
-            "answered",
-            "webhook.delivered"
-        ]
+        ["created", "notified", "viewed", "answered", "notified"]
     );
     let times: Vec<OffsetDateTime> = events.iter().map(|e| e.at).collect();
     let expected: Vec<OffsetDateTime> = (0..5).map(|s| ms(T0 + Duration::seconds(s))).collect();
@@ -1080,18 +1085,18 @@ async fn notifications_read_back(store: &dyn Store) {
     let new = new_decision(bool_spec("Tell me"));
     let states = vec![
         NotificationState {
-            channel: "email".into(),
-            status: "pending".into(),
+            channel: Channel::Email,
+            status: MessageStatus::Pending,
             detail: None,
         },
         NotificationState {
-            channel: "ntfy".into(),
-            status: "skipped".into(),
+            channel: Channel::Ntfy,
+            status: MessageStatus::Skipped,
             detail: Some("no topic configured".into()),
         },
         NotificationState {
-            channel: "push".into(),
-            status: "failed".into(),
+            channel: Channel::Push,
+            status: MessageStatus::Failed,
             detail: Some("no subscription".into()),
         },
     ];
@@ -1116,8 +1121,8 @@ const LEASE: StdDuration = StdDuration::from_secs(30);
 
 fn message(channel: &str, purpose: &str, not_before: OffsetDateTime) -> NewMessage {
     NewMessage {
-        channel: channel.to_owned(),
-        purpose: purpose.to_owned(),
+        route: Route::parse(channel).expect("a route"),
+        purpose: Purpose::parse(purpose).expect("a purpose"),
         payload: json!({ "to": channel, "n": [1, 2], "ü": "✓" }),
         not_before,
         give_up_at: not_before + Duration::hours(2),
@@ -1126,11 +1131,21 @@ fn message(channel: &str, purpose: &str, not_before: OffsetDateTime) -> NewMessa
 
 /// The parts of a stored message that come from its `NewMessage`.
 fn new_parts(m: &OutboxMessage) -> (&str, &str, &Value, OffsetDateTime) {
-    (&m.channel, &m.purpose, &m.payload, m.give_up_at)
+    (
+        m.route.as_str(),
+        m.purpose.as_str(),
+        &m.payload,
+        m.give_up_at,
+    )
 }
 
 fn expected_parts(m: &NewMessage) -> (&str, &str, &Value, OffsetDateTime) {
-    (&m.channel, &m.purpose, &m.payload, ms(m.give_up_at))
+    (
+        m.route.as_str(),
+        m.purpose.as_str(),
+        &m.payload,
+        ms(m.give_up_at),
+    )
 }
 
 /// Inserts a decision with outbox messages.
@@ -1169,7 +1184,7 @@ fn assert_one_fan_out(messages: &[OutboxMessage], at: OffsetDateTime) {
     assert_eq!(messages.len(), 1, "{messages:?}");
     let m = &messages[0];
     assert_eq!(
-        (m.channel.as_str(), m.purpose.as_str(), &m.payload),
+        (m.route.as_str(), m.purpose.as_str(), &m.payload),
         ("*", "resolved", &json!({}))
     );
     assert_eq!((m.status, m.attempts), (MessageStatus::Pending, 0));
@@ -1230,7 +1245,7 @@ async fn outbox_rows_of_an_insert_come_back(store: &dyn Store) {
     assert!(matches!(again, Inserted::Existing { .. }), "{again:?}");
     let kept = store.messages(first.id).await.unwrap();
     assert_eq!(kept.len(), 1);
-    assert_eq!(kept[0].channel, "email");
+    assert_eq!(kept[0].route, Route::Email);
     assert!(store.messages(Uuid::now_v7()).await.unwrap().is_empty());
 }
 
@@ -1258,7 +1273,7 @@ async fn each_resolution_leaves_one_fan_out(store: &dyn Store) {
     );
     let messages = store.messages(answered.id).await.unwrap();
     assert_eq!(messages.len(), 2);
-    assert_eq!(messages[0].channel, "email");
+    assert_eq!(messages[0].route, Route::Email);
     assert_one_fan_out(&messages[1..], at);
 
     // A resolution that loses to the clock writes nothing.
@@ -1301,7 +1316,7 @@ async fn each_resolution_leaves_one_fan_out(store: &dyn Store) {
     let claimed = store.claim_messages(now, LEASE, 100).await.unwrap();
     let mut claimed_for: Vec<Uuid> = claimed
         .iter()
-        .filter(|m| m.channel == "*")
+        .filter(|m| m.route == Route::FanOut)
         .map(|m| m.decision_id)
         .collect();
     claimed_for.sort();
@@ -1374,7 +1389,7 @@ async fn claim_respects_due_times_and_leases(store: &dyn Store) {
     // Due ones only, soonest first, up to the limit, with the attempt counted.
     let now = T0 + Duration::seconds(3);
     let first = store.claim_messages(now, LEASE, 2).await.unwrap();
-    let channels: Vec<&str> = first.iter().map(|m| m.channel.as_str()).collect();
+    let channels: Vec<&str> = first.iter().map(|m| m.route.as_str()).collect();
     assert_eq!(channels, ["push", "email"]);
     assert!(first.iter().all(|m| m.attempts == 1));
     assert!(first.iter().all(|m| m.status == MessageStatus::Pending));
@@ -1383,7 +1398,7 @@ async fn claim_respects_due_times_and_leases(store: &dyn Store) {
     assert_eq!(stored.iter().find(|m| m.id == first[0].id), Some(&first[0]));
     let rest = store.claim_messages(now, LEASE, 10).await.unwrap();
     assert_eq!(rest.len(), 1);
-    assert_eq!(rest[0].channel, "ntfy");
+    assert_eq!(rest[0].route, Route::Ntfy);
 
     // Not again while the lease runs.
     let just_before = now + Duration::seconds(30) - Duration::milliseconds(1);
@@ -1480,8 +1495,8 @@ async fn a_retried_message_is_rescheduled(store: &dyn Store) {
     assert_eq!(
         store.notifications(d.id).await.unwrap(),
         vec![NotificationState {
-            channel: "email".into(),
-            status: "pending".into(),
+            channel: Channel::Email,
+            status: MessageStatus::Pending,
             detail: Some("421 try later".into()),
         }]
     );
@@ -1523,7 +1538,13 @@ async fn a_finished_message_is_final_with_its_side_effects(store: &dyn Store) {
     let now = T0 + Duration::seconds(1);
     let claimed = store.claim_messages(now, LEASE, 10).await.unwrap();
     assert_eq!(claimed.len(), 3);
-    let by_channel = |c: &str| claimed.iter().find(|m| m.channel == c).unwrap().clone();
+    let by_channel = |c: &str| {
+        claimed
+            .iter()
+            .find(|m| m.route.as_str() == c)
+            .unwrap()
+            .clone()
+    };
     let (email, ntfy, push) = (by_channel("email"), by_channel("ntfy"), by_channel("push"));
 
     let reminder = message("email", "reminder", T0 + Duration::minutes(30));
@@ -1560,7 +1581,7 @@ async fn a_finished_message_is_final_with_its_side_effects(store: &dyn Store) {
     let status_of = |c: &str, p: &str| {
         stored
             .iter()
-            .find(|m| m.channel == c && m.purpose == p)
+            .find(|m| m.route.as_str() == c && m.purpose.as_str() == p)
             .map(|m| (m.status, m.attempts, m.last_error.clone()))
             .unwrap()
     };
@@ -1583,18 +1604,18 @@ async fn a_finished_message_is_final_with_its_side_effects(store: &dyn Store) {
     let notifications = store.notifications(d.id).await.unwrap();
     let expected_notifications = vec![
         NotificationState {
-            channel: "email".into(),
-            status: "sent".into(),
+            channel: Channel::Email,
+            status: MessageStatus::Sent,
             detail: None,
         },
         NotificationState {
-            channel: "ntfy".into(),
-            status: "failed".into(),
+            channel: Channel::Ntfy,
+            status: MessageStatus::Failed,
             detail: Some("403 forbidden".into()),
         },
         NotificationState {
-            channel: "push".into(),
-            status: "skipped".into(),
+            channel: Channel::Push,
+            status: MessageStatus::Skipped,
             detail: Some("no subscription".into()),
         },
     ];
@@ -1602,7 +1623,7 @@ async fn a_finished_message_is_final_with_its_side_effects(store: &dyn Store) {
     let events = store.events(d.id).await.unwrap();
     let notified: Vec<&Value> = events
         .iter()
-        .filter(|e| e.kind == "notified")
+        .filter(|e| e.kind == EventKind::Notified)
         .map(|e| &e.detail)
         .collect();
     assert_eq!(notified.len(), 3);
@@ -1670,10 +1691,10 @@ async fn a_fan_out_leaves_notifications_alone(store: &dyn Store) {
     assert!(store.notifications(d.id).await.unwrap().is_empty());
     let stored = store.messages(d.id).await.unwrap();
     assert_eq!(stored[0].status, MessageStatus::Sent);
-    let expanded: Vec<&str> = stored[1..].iter().map(|m| m.channel.as_str()).collect();
+    let expanded: Vec<&str> = stored[1..].iter().map(|m| m.route.as_str()).collect();
     assert_eq!(expanded, ["email", "webhook"]);
     let last = store.events(d.id).await.unwrap().pop().unwrap();
-    assert_eq!(last.kind, "notified");
+    assert_eq!(last.kind, EventKind::Notified);
     assert_eq!(last.detail["channel"], "*");
     assert_eq!(last.detail["purpose"], "resolved");
 }
@@ -1702,7 +1723,7 @@ async fn inbox_channels_round_trip(store: &dyn Store) {
     let inbox = store.inbox_by_id(home).await.unwrap().unwrap();
     assert_eq!(
         inbox,
-        sayso::storage::Inbox {
+        sayso::domain::inbox::Inbox {
             channels: channels.clone(),
             ..inbox.clone()
         }
@@ -1969,7 +1990,7 @@ async fn resolutions_are_listed_per_inbox_in_event_order(store: &dyn Store) {
         .await
         .unwrap();
     store
-        .record_event(a1.id, "viewed", &json!({}), at)
+        .record_event(a1.id, EventKind::Viewed, &json!({}), at)
         .await
         .unwrap();
     store

@@ -6,9 +6,10 @@ mod common;
 use common::server::{TestServer, s};
 use common::smtp::{ReceivedMail, SmtpSink, free_port};
 use sayso::domain::Decision;
+use sayso::domain::inbox::{Inbox, InboxChannels};
+use sayso::domain::outbox::{Channel, MessageStatus, OutboxMessage, Purpose, Route};
 use sayso::notify::email::EmailChannel;
-use sayso::notify::{Channel, Delivering, Delivery};
-use sayso::storage::{Inbox, InboxChannels, MessageStatus, OutboxMessage};
+use sayso::notify::{Courier, Delivering, Delivery};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -82,8 +83,8 @@ impl Fixture {
         let message = OutboxMessage {
             id: Uuid::now_v7(),
             decision_id: self.decision.id,
-            channel: "email".into(),
-            purpose: purpose.into(),
+            route: Route::Email,
+            purpose: Purpose::parse(purpose).expect("a purpose"),
             payload: json!({}),
             status: MessageStatus::Pending,
             attempts: 1,
@@ -146,7 +147,7 @@ async fn the_ask_arrives_with_text_and_html_and_only_the_page_link() {
     )
     .await;
     let ch = EmailChannel::new(&sink.url(), FROM).unwrap();
-    assert_eq!(ch.name(), "email");
+    assert_eq!(ch.channel(), Channel::Email);
 
     let sent = f.deliver(&ch, "ask", Some(TO)).await;
     assert_eq!(sent, Delivery::Sent(Some(format!("to {TO}"))));

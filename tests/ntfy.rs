@@ -16,9 +16,10 @@ use common::db::{SqliteTestDb, fresh_sqlite_url};
 use common::server::{TestServer, s, send};
 use sayso::domain::Decision;
 use sayso::domain::answer_text::answer_text;
+use sayso::domain::inbox::{Inbox, InboxChannels};
+use sayso::domain::outbox::{Channel, MessageStatus, OutboxMessage, Purpose, Route};
 use sayso::notify::ntfy::NtfyChannel;
-use sayso::notify::{Channel, Delivering, Delivery};
-use sayso::storage::{Inbox, InboxChannels, MessageStatus, OutboxMessage};
+use sayso::notify::{Courier, Delivering, Delivery};
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 use tokio::net::TcpListener;
@@ -125,8 +126,8 @@ impl Fixture {
         let message = OutboxMessage {
             id: Uuid::now_v7(),
             decision_id: d.id,
-            channel: "ntfy".into(),
-            purpose: purpose.into(),
+            route: Route::Ntfy,
+            purpose: Purpose::parse(purpose).expect("a purpose"),
             payload: json!({}),
             status: MessageStatus::Pending,
             attempts: 1,
@@ -381,6 +382,6 @@ async fn inbox_without_a_topic_is_skipped() {
     let (d, _) = f.create(json!({"question": "Ok?", "kind": "text"})).await;
     let result = f.deliver("ask", &d, &InboxChannels::default()).await;
     assert!(matches!(result, Delivery::Skipped(_)), "{result:?}");
-    assert_eq!(NtfyChannel::new().name(), "ntfy");
+    assert_eq!(NtfyChannel::new().channel(), Channel::Ntfy);
     f.srv.stop().await;
 }

@@ -11,6 +11,7 @@ use base64::Engine;
 use common::server::{TestServer, s};
 use common::smtp::SmtpSink;
 use hmac::{Hmac, Mac};
+use sayso::domain::outbox::{Purpose, Route};
 use sayso::service::ChannelChanges;
 use serde_json::{Value, json};
 use sha2::Sha256;
@@ -257,7 +258,7 @@ async fn a_reminder_is_scheduled_once_for_long_decisions_but_not_for_todos() {
                 .await
                 .unwrap()
                 .into_iter()
-                .filter(|m| m.purpose == "reminder")
+                .filter(|m| m.purpose == Purpose::Reminder)
                 .count()
         }
     };
@@ -308,7 +309,7 @@ async fn a_due_reminder_re_sends_on_the_channels_that_reached_the_person() {
     })
     .await;
     // The reminder fan-out falls due now (as it would at 80 % of a longer TTL).
-    let due = sayso::service::message("*", "reminder", sayso::service::now());
+    let due = sayso::service::message(Route::FanOut, Purpose::Reminder, sayso::service::now());
     srv.svc
         .store()
         .enqueue(id, &[due], sayso::service::now())
@@ -324,7 +325,7 @@ async fn a_due_reminder_re_sends_on_the_channels_that_reached_the_person() {
     );
     assert_eq!(reminder.header("In-Reply-To"), ask.header("Message-ID"));
     // Enqueued again, it is the same message: no second reminder.
-    let again = sayso::service::message("*", "reminder", sayso::service::now());
+    let again = sayso::service::message(Route::FanOut, Purpose::Reminder, sayso::service::now());
     srv.svc
         .store()
         .enqueue(id, &[again], sayso::service::now())

@@ -25,9 +25,11 @@ use p256::elliptic_curve::sec1::ToEncodedPoint;
 use rand::RngCore;
 use reqwest::StatusCode;
 use sayso::domain::Decision;
+use sayso::domain::inbox::{InboxChannels, PushSubscription};
+use sayso::domain::outbox::{MessageStatus, OutboxMessage, Purpose, Route};
 use sayso::notify::push::{PushNotice, PushOutcome, WebPushChannel};
-use sayso::notify::{Channel, Delivering, Delivery};
-use sayso::storage::{InboxChannels, MessageStatus, OutboxMessage, PushSubscription, Store};
+use sayso::notify::{Courier, Delivering, Delivery};
+use sayso::storage::Store;
 use serde_json::{Value, json};
 use sha2::Sha256;
 use time::OffsetDateTime;
@@ -282,8 +284,8 @@ fn message(d: &Decision, purpose: &str) -> OutboxMessage {
     OutboxMessage {
         id: Uuid::now_v7(),
         decision_id: d.id,
-        channel: "push".into(),
-        purpose: purpose.into(),
+        route: Route::Push,
+        purpose: Purpose::parse(purpose).expect("a purpose"),
         payload: json!({}),
         status: MessageStatus::Pending,
         attempts: 1,

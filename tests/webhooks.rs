@@ -19,10 +19,11 @@ use common::db::{SqliteTestDb, fresh_sqlite_url};
 use common::server::{TestServer, s};
 use hmac::{Hmac, Mac};
 use sayso::domain::Decision;
+use sayso::domain::inbox::{Inbox, InboxChannels};
+use sayso::domain::outbox::{Channel, MessageStatus, OutboxMessage, Purpose, Route};
 use sayso::notify::webhook::{WebhookChannel, generate_webhook_secret};
-use sayso::notify::{Channel, Delivering, Delivery};
+use sayso::notify::{Courier, Delivering, Delivery};
 use sayso::service::DecisionView;
-use sayso::storage::{Inbox, InboxChannels, MessageStatus, OutboxMessage};
 use serde_json::{Value, json};
 use sha2::Sha256;
 use time::OffsetDateTime;
@@ -263,8 +264,8 @@ fn message(decision_id: Uuid, purpose: &str) -> OutboxMessage {
     OutboxMessage {
         id: Uuid::now_v7(),
         decision_id,
-        channel: "webhook".into(),
-        purpose: purpose.into(),
+        route: Route::Webhook,
+        purpose: Purpose::parse(purpose).expect("a purpose"),
         payload: json!({}),
         status: MessageStatus::Pending,
         attempts: 1,
@@ -299,7 +300,7 @@ async fn signed_delivery_verifies_and_carries_the_decision() {
     let (d, view) = f.answered_decision(&format!("{}/hook", recv.base)).await;
     let msg = message(d.id, "resolved");
     let channel = WebhookChannel::new(true);
-    assert_eq!(channel.name(), "webhook");
+    assert_eq!(channel.channel(), Channel::Webhook);
 
     let result = f
         .deliver(&channel, &msg, &d, &view, &with_secret(&secret))

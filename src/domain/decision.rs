@@ -6,7 +6,8 @@ use serde_json::Value;
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
-use super::kind::{Kind, OutcomeSource, Status};
+use super::kind::{EventKind, Kind, OutcomeSource, Status};
+use super::outbox::{Channel, MessageStatus};
 use super::spec::{DecisionSpec, Image};
 
 /// A validated create request. One that exists can be stored as is.
@@ -79,8 +80,8 @@ impl Resolution {
     }
 
     /// The event name this resolution is logged under.
-    pub fn event_kind(&self) -> &'static str {
-        self.status.as_str()
+    pub fn event_kind(&self) -> EventKind {
+        EventKind::from(self.status)
     }
 }
 
@@ -115,16 +116,14 @@ pub enum AnswerAction {
 pub struct DecisionEvent {
     #[serde(with = "time::serde::rfc3339")]
     pub at: OffsetDateTime,
-    /// `created`, `notified`, `viewed`, `answered`, `declined`, `expired`, `cancelled`, …
-    pub kind: String,
+    pub kind: EventKind,
     pub detail: Value,
 }
 
 /// The state of one notification channel of a decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct NotificationState {
-    pub channel: String,
-    /// `sent`, `pending`, `failed` or `skipped`.
-    pub status: String,
+    pub channel: Channel,
+    pub status: MessageStatus,
     pub detail: Option<String>,
 }

@@ -1,11 +1,11 @@
 //! The small closed vocabularies of a decision: its kind, its status, where its outcome
 //! came from and how the person is told.
 
-use serde::{Deserialize, Serialize};
+use super::words::words;
 
 /// What sort of answer a decision asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
 pub enum Kind {
     Bool,
     Choose,
@@ -14,27 +14,17 @@ pub enum Kind {
     Todo,
 }
 
-impl Kind {
-    pub const ALL: [Kind; 5] = [Kind::Bool, Kind::Choose, Kind::Text, Kind::Form, Kind::Todo];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Bool => "bool",
-            Kind::Choose => "choose",
-            Kind::Text => "text",
-            Kind::Form => "form",
-            Kind::Todo => "todo",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.as_str() == s)
-    }
-}
+words!(Kind {
+    Bool => "bool",
+    Choose => "choose",
+    Text => "text",
+    Form => "form",
+    Todo => "todo",
+});
 
 /// Where a decision is in its life: `pending`, then exactly one of the other four.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
 pub enum Status {
     Pending,
     Answered,
@@ -43,62 +33,36 @@ pub enum Status {
     Cancelled,
 }
 
+words!(Status {
+    Pending => "pending",
+    Answered => "answered",
+    Declined => "declined",
+    Expired => "expired",
+    Cancelled => "cancelled",
+});
+
 impl Status {
-    pub const ALL: [Status; 5] = [
-        Status::Pending,
-        Status::Answered,
-        Status::Declined,
-        Status::Expired,
-        Status::Cancelled,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Pending => "pending",
-            Status::Answered => "answered",
-            Status::Declined => "declined",
-            Status::Expired => "expired",
-            Status::Cancelled => "cancelled",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Status> {
-        Status::ALL.into_iter().find(|k| k.as_str() == s)
-    }
-
     pub fn is_resolved(self) -> bool {
         self != Status::Pending
     }
 }
 
 /// Who supplied an outcome: a person, or the decision's `default_outcome` on expiry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
 pub enum OutcomeSource {
     Human,
     Default,
 }
 
-impl OutcomeSource {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OutcomeSource::Human => "human",
-            OutcomeSource::Default => "default",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<OutcomeSource> {
-        match s {
-            "human" => Some(OutcomeSource::Human),
-            "default" => Some(OutcomeSource::Default),
-            _ => None,
-        }
-    }
-}
+words!(OutcomeSource {
+    Human => "human",
+    Default => "default",
+});
 
 /// The channel the person is told about a new decision on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
 pub enum Notify {
     #[default]
     Push,
@@ -106,21 +70,46 @@ pub enum Notify {
     None,
 }
 
-impl Notify {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Notify::Push => "push",
-            Notify::Email => "email",
-            Notify::None => "none",
-        }
-    }
+words!(Notify {
+    Push => "push",
+    Email => "email",
+    None => "none",
+});
 
-    pub fn parse(s: &str) -> Option<Notify> {
+/// What happened to a decision, as its event log names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
+pub enum EventKind {
+    Created,
+    /// Its page was opened.
+    Viewed,
+    /// A notification went out (or failed, or was skipped) on one channel.
+    Notified,
+    Answered,
+    Declined,
+    Expired,
+    Cancelled,
+}
+
+words!(EventKind {
+    Created => "created",
+    Viewed => "viewed",
+    Notified => "notified",
+    Answered => "answered",
+    Declined => "declined",
+    Expired => "expired",
+    Cancelled => "cancelled",
+});
+
+impl From<Status> for EventKind {
+    /// The event a resolution to this status is logged under.
+    fn from(s: Status) -> Self {
         match s {
-            "push" => Some(Notify::Push),
-            "email" => Some(Notify::Email),
-            "none" => Some(Notify::None),
-            _ => None,
+            Status::Pending => EventKind::Created,
+            Status::Answered => EventKind::Answered,
+            Status::Declined => EventKind::Declined,
+            Status::Expired => EventKind::Expired,
+            Status::Cancelled => EventKind::Cancelled,
         }
     }
 }

@@ -7,18 +7,21 @@ pub mod decision;
 mod form_answer;
 pub mod form_schema;
 pub mod image;
+pub mod inbox;
 pub mod issues;
 pub mod kind;
 pub mod new_decision;
 pub mod options;
+pub mod outbox;
 pub mod questions;
 mod read;
 pub mod spec;
 pub mod subscription;
+mod words;
 
 pub use decision::{
     AnswerAction, AnswerInput, Decision, DecisionEvent, NewDecision, NotificationState, Resolution,
 };
 pub use issues::{Issue, Issues};
-pub use kind::{Kind, Notify, OutcomeSource, Status};
+pub use kind::{EventKind, Kind, Notify, OutcomeSource, Status};
 pub use spec::DecisionSpec;

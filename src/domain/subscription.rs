@@ -6,7 +6,7 @@ use serde_json::Value;
 use web_push_native::p256;
 
 use super::Issue;
-use crate::storage::PushSubscription;
+use super::inbox::PushSubscription;
 
 /// Checks a subscription as a browser's `PushSubscription.toJSON()` gives it:
 /// `{"endpoint": "https://…", "keys": {"p256dh": "…", "auth": "…"}}`. The endpoint must be

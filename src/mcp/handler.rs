@@ -16,10 +16,10 @@ use uuid::Uuid;
 
 use super::questions;
 use super::tools::{self, Arguments};
+use crate::domain::inbox::Inbox;
 use crate::domain::{Issue, Issues, Kind, Status};
 use crate::render::resolved_message;
 use crate::service::{DecisionView, ListQuery, Service, ServiceError};
-use crate::storage::Inbox;
 
 /// How long `await_decision` and `ask_user_question` wait by default: below the tool-call
 /// timeouts of common MCP clients.

@@ -15,9 +15,10 @@ use lettre::transport::smtp;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use time::OffsetDateTime;
 
-use super::{Channel, Delivering, Delivery};
+use super::{Courier, Delivering, Delivery};
 use crate::domain::Decision;
 use crate::domain::answer_text::answer_text;
+use crate::domain::outbox::{Channel, Purpose};
 use crate::domain::spec::{ChoiceOption, FieldInput, KindSpec};
 use crate::render::{format_time, heading, render_markdown, time_left};
 
@@ -65,9 +66,9 @@ impl EmailChannel {
 }
 
 #[async_trait]
-impl Channel for EmailChannel {
-    fn name(&self) -> &'static str {
-        "email"
+impl Courier for EmailChannel {
+    fn channel(&self) -> Channel {
+        Channel::Email
     }
 
     async fn deliver(&self, d: &Delivering<'_>) -> Delivery {
@@ -81,7 +82,7 @@ impl Channel for EmailChannel {
             }
         };
         let now = OffsetDateTime::now_utc();
-        let mail = match compose(&d.message.purpose, d.decision, d.web_url, d.public_url, now) {
+        let mail = match compose(d.message.purpose, d.decision, d.web_url, d.public_url, now) {
             Composed::Mail(mail) => mail,
             Composed::Nothing(why) => return Delivery::Skipped(why),
             Composed::Broken(why) => return Delivery::Failed(why),
@@ -173,7 +174,7 @@ impl Mail {
 
 /// The mail for a message of `purpose` about `decision`, whose answer page is `web_url`.
 fn compose(
-    purpose: &str,
+    purpose: Purpose,
     decision: &Decision,
     web_url: &str,
     public_url: &str,
@@ -183,13 +184,13 @@ fn compose(
     let thread = thread_id(decision, &host, "");
     let subject = format!("[sayso] {}", subject_question(&decision.spec.question));
     let rendered = match purpose {
-        "ask" | "reminder" if !decision.is_open_at(now) => {
+        Purpose::Ask | Purpose::Reminder if !decision.is_open_at(now) => {
             return Composed::Nothing(format!(
                 "the decision is no longer open ({})",
                 heading(decision, now).to_lowercase()
             ));
         }
-        "ask" => {
+        Purpose::Ask => {
             let mail = AskMail::new(decision, web_url, now);
             render_pair(AskText { m: &mail }, AskHtml { m: &mail }).map(|(text, html)| Mail {
                 subject,
@@ -199,7 +200,7 @@ fn compose(
                 html,
             })
         }
-        "reminder" => {
+        Purpose::Reminder => {
             let mail = ReminderMail {
                 question: decision.spec.question.clone(),
                 project: decision.spec.project.clone(),
@@ -217,7 +218,7 @@ fn compose(
                 }
             })
         }
-        "resolved" => {
+        Purpose::Resolved => {
             let mail = ResolvedMail {
                 question: decision.spec.question.clone(),
                 heading: heading(decision, now),
@@ -235,7 +236,6 @@ fn compose(
                 }
             })
         }
-        other => return Composed::Nothing(format!("email has nothing to send for {other:?}")),
     };
     match rendered {
         Ok(mail) => Composed::Mail(mail),
@@ -466,7 +466,7 @@ mod tests {
         }
     }
 
-    fn mail(purpose: &str, d: &Decision) -> Mail {
+    fn mail(purpose: Purpose, d: &Decision) -> Mail {
         match compose(purpose, d, WEB_URL, PUBLIC_URL, NOW) {
             Composed::Mail(m) => m,
             Composed::Nothing(why) | Composed::Broken(why) => panic!("no mail: {why}"),
@@ -480,7 +480,7 @@ mod tests {
             "options": [{"label": "A", "description": "cheap"}, "B <fast>"],
             "context_md": "Costs **differ**. <script>x</script>"}),
         );
-        let m = mail("ask", &d);
+        let m = mail(Purpose::Ask, &d);
         assert_eq!(m.subject, "[sayso] Which plan?");
         assert_eq!(
             m.message_id,
@@ -510,8 +510,8 @@ mod tests {
     #[test]
     fn the_reminder_and_the_note_reply_to_the_ask() {
         let mut d = decision(json!({"question": "Deploy?", "kind": "bool"}));
-        let ask = mail("ask", &d).message_id;
-        let reminder = mail("reminder", &d);
+        let ask = mail(Purpose::Ask, &d).message_id;
+        let reminder = mail(Purpose::Reminder, &d);
         assert_eq!(reminder.subject, "Reminder: [sayso] Deploy?");
         assert_eq!(reminder.in_reply_to.as_deref(), Some(ask.as_str()));
         assert!(
@@ -524,7 +524,7 @@ mod tests {
         d.status = Status::Answered;
         d.outcome = Some(json!(true));
         d.resolved_at = Some(datetime!(2026-11-21 12:34 UTC));
-        let note = mail("resolved", &d);
+        let note = mail(Purpose::Resolved, &d);
         assert_eq!(note.subject, "Re: [sayso] Deploy?");
         assert_eq!(note.in_reply_to.as_deref(), Some(ask.as_str()));
         assert!(note.message_id.ends_with("-resolved@sayso.example.com>"));
@@ -543,19 +543,15 @@ mod tests {
     fn nothing_is_asked_once_the_decision_is_closed() {
         let mut d = decision(json!({"question": "Deploy?", "kind": "bool"}));
         d.status = Status::Cancelled;
-        for purpose in ["ask", "reminder"] {
+        for purpose in [Purpose::Ask, Purpose::Reminder] {
             assert!(matches!(
                 compose(purpose, &d, WEB_URL, PUBLIC_URL, NOW),
                 Composed::Nothing(_)
             ));
         }
         assert!(matches!(
-            compose("resolved", &d, WEB_URL, PUBLIC_URL, NOW),
+            compose(Purpose::Resolved, &d, WEB_URL, PUBLIC_URL, NOW),
             Composed::Mail(_)
-        ));
-        assert!(matches!(
-            compose("other", &d, WEB_URL, PUBLIC_URL, NOW),
-            Composed::Nothing(_)
         ));
     }
 
@@ -564,7 +560,7 @@ mod tests {
         let mut d = decision(json!({"question": "Deploy?", "kind": "bool"}));
         d.status = Status::Expired;
         d.resolved_at = Some(d.expires_at);
-        let note = mail("resolved", &d);
+        let note = mail(Purpose::Resolved, &d);
         assert!(note.text.starts_with("Expired — 2026-11-21 14:05 UTC\n"));
         assert!(note.text.contains("Nobody answered"), "{}", note.text);
     }
@@ -574,7 +570,7 @@ mod tests {
         let d = decision(json!({"question": "Setup", "kind": "form", "questions": [
             {"id": "db", "question": "Which database?", "options": ["PostgreSQL", "SQLite"]},
             {"question": "Anything else?"}]}));
-        let m = mail("ask", &d);
+        let m = mail(Purpose::Ask, &d);
         assert!(m.text.contains("2 questions:"), "{}", m.text);
         assert!(m.text.contains("Which database? (PostgreSQL / SQLite)"));
         assert!(m.text.contains("Anything else?"));

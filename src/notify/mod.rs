@@ -19,8 +19,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::domain::Decision;
+use crate::domain::inbox::{Inbox, InboxChannels};
+use crate::domain::outbox::Channel;
+use crate::domain::outbox::OutboxMessage;
 use crate::service::{DecisionView, Outbox};
-use crate::storage::{Inbox, InboxChannels, OutboxMessage};
 
 /// How one attempt to deliver a message ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,11 +53,11 @@ pub struct Delivering<'a> {
     pub outbox: &'a Outbox,
 }
 
-/// One way of reaching someone: email, Web Push, ntfy, a webhook.
+/// What delivers the messages of one channel: email, Web Push, ntfy, a webhook.
 #[async_trait]
-pub trait Channel: Send + Sync {
-    /// The `channel` name of the messages this channel delivers.
-    fn name(&self) -> &'static str;
+pub trait Courier: Send + Sync {
+    /// The channel whose messages this courier delivers.
+    fn channel(&self) -> Channel;
 
     /// Delivers one message. Called at least once per message: a crash between delivery and
     /// its record repeats it, so deliveries carry stable ids (Message-ID, webhook-id, tag).
@@ -104,7 +106,7 @@ pub fn build_worker(
     settings: &NotifySettings,
     public_url: &str,
 ) -> Result<worker::Worker, NotifyError> {
-    let mut channels: Vec<Arc<dyn Channel>> = vec![
+    let mut channels: Vec<Arc<dyn Courier>> = vec![
         Arc::new(push::WebPushChannel::new(push_subject(
             &settings.mail_from,
             public_url,

@@ -22,8 +22,9 @@ use serde_json::{Value, json};
 use url::Url;
 
 use super::http_client::{client_builder, delivery_for_error, delivery_for_status};
-use super::{Channel, Delivering, Delivery};
+use super::{Courier, Delivering, Delivery};
 use crate::domain::answer_text::answer_text;
+use crate::domain::outbox::{Channel, Purpose};
 use crate::domain::spec::KindSpec;
 use crate::domain::{Decision, Status};
 
@@ -52,9 +53,9 @@ impl Default for NtfyChannel {
 }
 
 #[async_trait]
-impl Channel for NtfyChannel {
-    fn name(&self) -> &'static str {
-        "ntfy"
+impl Courier for NtfyChannel {
+    fn channel(&self) -> Channel {
+        Channel::Ntfy
     }
 
     async fn deliver(&self, d: &Delivering<'_>) -> Delivery {
@@ -65,11 +66,10 @@ impl Channel for NtfyChannel {
             Ok(parts) => parts,
             Err(why) => return Delivery::Failed(why),
         };
-        let body = match d.message.purpose.as_str() {
-            "ask" => ask_message(d.decision, d.web_url, false),
-            "reminder" => ask_message(d.decision, d.web_url, true),
-            "resolved" => resolved_message(d.decision, d.web_url),
-            other => return Delivery::Skipped(format!("nothing to send to ntfy for {other:?}")),
+        let body = match d.message.purpose {
+            Purpose::Ask => ask_message(d.decision, d.web_url, false),
+            Purpose::Reminder => ask_message(d.decision, d.web_url, true),
+            Purpose::Resolved => resolved_message(d.decision, d.web_url),
         };
         let mut body = body;
         body["topic"] = Value::String(topic);

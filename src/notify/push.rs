@@ -13,10 +13,11 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use web_push_native::{Auth, WebPushBuilder, p256};
 
-use super::{Channel, Delivering, Delivery};
+use super::{Courier, Delivering, Delivery};
+use crate::domain::inbox::PushSubscription;
+use crate::domain::outbox::{Channel, Purpose};
 use crate::domain::subscription::{check_endpoint, decode_key};
 use crate::service::VapidKey;
-use crate::storage::PushSubscription;
 
 /// The longest push services keep an undelivered message (FCM: four weeks).
 const MAX_TTL: Duration = Duration::from_secs(28 * 24 * 60 * 60);
@@ -61,8 +62,8 @@ impl PushNotice {
         let tag = decision.id.to_string();
         let topic = decision.id.simple().to_string();
         let left = duration_until(decision.expires_at, now);
-        match d.message.purpose.as_str() {
-            purpose @ ("ask" | "reminder") => {
+        match d.message.purpose {
+            purpose @ (Purpose::Ask | Purpose::Reminder) => {
                 if !decision.is_open_at(now) {
                     return Err("the decision is no longer pending".into());
                 }
@@ -71,7 +72,7 @@ impl PushNotice {
                     .project
                     .clone()
                     .unwrap_or_else(|| "sayso".into());
-                if purpose == "reminder" {
+                if purpose == Purpose::Reminder {
                     title = format!("Reminder · {title}");
                 }
                 Ok(PushNotice {
@@ -87,13 +88,12 @@ impl PushNotice {
                     topic,
                 })
             }
-            "resolved" => Ok(PushNotice {
+            Purpose::Resolved => Ok(PushNotice {
                 payload: json!({"type": "close", "tag": tag}),
                 ttl: left.clamp(MIN_CLOSE_TTL, MAX_TTL),
                 urgency: Urgency::Normal,
                 topic,
             }),
-            other => Err(format!("push has nothing to send for a {other:?} message")),
         }
     }
 }
@@ -223,9 +223,9 @@ impl WebPushChannel {
 }
 
 #[async_trait]
-impl Channel for WebPushChannel {
-    fn name(&self) -> &'static str {
-        "push"
+impl Courier for WebPushChannel {
+    fn channel(&self) -> Channel {
+        Channel::Push
     }
 
     async fn deliver(&self, d: &Delivering<'_>) -> Delivery {

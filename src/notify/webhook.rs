@@ -23,7 +23,8 @@ use time::OffsetDateTime;
 use url::{Host, Url};
 
 use super::http_client::{TIMEOUT, client_builder, delivery_for_error, delivery_for_status};
-use super::{Channel, Delivering, Delivery};
+use super::{Courier, Delivering, Delivery};
+use crate::domain::outbox::{Channel, Purpose};
 
 /// The prefix of a webhook secret.
 pub const SECRET_PREFIX: &str = "whsec_";
@@ -77,16 +78,16 @@ impl WebhookChannel {
 }
 
 #[async_trait]
-impl Channel for WebhookChannel {
-    fn name(&self) -> &'static str {
-        "webhook"
+impl Courier for WebhookChannel {
+    fn channel(&self) -> Channel {
+        Channel::Webhook
     }
 
     async fn deliver(&self, d: &Delivering<'_>) -> Delivery {
-        if d.message.purpose != "resolved" {
+        if d.message.purpose != Purpose::Resolved {
             return Delivery::Skipped(format!(
                 "webhooks are sent on resolution only, not for {:?}",
-                d.message.purpose
+                d.message.purpose.as_str()
             ));
         }
         let Some(callback_url) = d.decision.spec.callback_url.as_deref() else {

@@ -8,13 +8,15 @@ use std::time::Duration;
 use futures::StreamExt;
 use rand::Rng;
 
-use super::{Channel, Delivering, Delivery};
+use super::{Courier, Delivering, Delivery};
+use crate::domain::outbox::{
+    Channel, MessageResult, MessageStatus, NewMessage, OutboxMessage, Purpose, Route,
+};
 use crate::domain::{Decision, Status};
 use crate::service::{Outbox, message, now};
-use crate::storage::{MessageResult, MessageStatus, NewMessage, OutboxMessage};
 
 /// The per-person channels a fan-out can expand into (webhooks go to the agent).
-const PERSON_CHANNELS: [&str; 3] = ["email", "push", "ntfy"];
+const PERSON_CHANNELS: [Channel; 3] = [Channel::Email, Channel::Push, Channel::Ntfy];
 
 /// How the worker paces itself.
 #[derive(Debug, Clone)]
@@ -45,16 +47,16 @@ impl Default for WorkerSettings {
     }
 }
 
-/// The channels by name, and how to pace them.
+/// The couriers by channel, and how to pace them.
 pub struct Worker {
-    channels: HashMap<&'static str, Arc<dyn Channel>>,
+    couriers: HashMap<Channel, Arc<dyn Courier>>,
     settings: WorkerSettings,
 }
 
 impl Worker {
-    pub fn new(channels: Vec<Arc<dyn Channel>>, settings: WorkerSettings) -> Self {
+    pub fn new(couriers: Vec<Arc<dyn Courier>>, settings: WorkerSettings) -> Self {
         Worker {
-            channels: channels.into_iter().map(|c| (c.name(), c)).collect(),
+            couriers: couriers.into_iter().map(|c| (c.channel(), c)).collect(),
             settings,
         }
     }
@@ -109,10 +111,12 @@ impl Worker {
             }
             Err(e) => return (self.retry(m, format!("database: {e}")), vec![]),
         };
-        if m.channel == "*" {
+        let Some(channel) = m.route.channel() else {
             return self.expand(outbox, m, &decision).await;
-        }
-        if matches!(m.purpose.as_str(), "ask" | "reminder") && decision.status != Status::Pending {
+        };
+        if matches!(m.purpose, Purpose::Ask | Purpose::Reminder)
+            && decision.status != Status::Pending
+        {
             return (
                 done(
                     MessageStatus::Skipped,
@@ -121,16 +125,16 @@ impl Worker {
                 vec![],
             );
         }
-        let Some(channel) = self.channels.get(m.channel.as_str()) else {
+        let Some(courier) = self.couriers.get(&channel) else {
             return (
                 done(
                     MessageStatus::Skipped,
-                    &format!("{} is not configured on this server", m.channel),
+                    &format!("{channel} is not configured on this server"),
                 ),
                 vec![],
             );
         };
-        let delivered = match self.deliver(outbox, channel.as_ref(), m, &decision).await {
+        let delivered = match self.deliver(outbox, courier.as_ref(), m, &decision).await {
             Ok(d) => d,
             Err(e) => Delivery::Retry(e),
         };
@@ -138,8 +142,10 @@ impl Worker {
             Delivery::Sent(detail) => {
                 // Resolved while this ask was in flight, after the fan-out looked: withdraw it too.
                 let follow_ups = match outbox.decision(m.decision_id).await {
-                    Ok(Some(now_d)) if m.purpose == "ask" && now_d.status != Status::Pending => {
-                        vec![message(&m.channel, "resolved", now())]
+                    Ok(Some(now_d))
+                        if m.purpose == Purpose::Ask && now_d.status != Status::Pending =>
+                    {
+                        vec![message(m.route, Purpose::Resolved, now())]
                     }
                     _ => vec![],
                 };
@@ -161,7 +167,7 @@ impl Worker {
     async fn deliver(
         &self,
         outbox: &Outbox,
-        channel: &dyn Channel,
+        courier: &dyn Courier,
         m: &OutboxMessage,
         decision: &Decision,
     ) -> Result<Delivery, String> {
@@ -172,7 +178,7 @@ impl Worker {
             .ok_or("the inbox no longer exists")?;
         let view = outbox.view(decision).await.map_err(|e| e.to_string())?;
         let web_url = outbox.web_url(decision);
-        Ok(channel
+        Ok(courier
             .deliver(&Delivering {
                 message: m,
                 decision,
@@ -194,7 +200,7 @@ impl Worker {
         decision: &Decision,
     ) -> (MessageResult, Vec<NewMessage>) {
         let at = now();
-        if m.purpose == "reminder" && decision.status != Status::Pending {
+        if m.purpose == Purpose::Reminder && decision.status != Status::Pending {
             return (
                 done(
                     MessageStatus::Skipped,
@@ -212,15 +218,17 @@ impl Worker {
             .iter()
             .filter(|c| {
                 sent.iter().any(|s| {
-                    s.channel == **c && s.purpose == "ask" && s.status == MessageStatus::Sent
+                    s.route == Route::from(**c)
+                        && s.purpose == Purpose::Ask
+                        && s.status == MessageStatus::Sent
                 })
             })
-            .map(|c| message(c, &m.purpose, at))
+            .map(|c| message((*c).into(), m.purpose, at))
             .collect();
-        if m.purpose == "resolved" && decision.spec.callback_url.is_some() {
+        if m.purpose == Purpose::Resolved && decision.spec.callback_url.is_some() {
             follow_ups.push(NewMessage {
                 give_up_at: at + time::Duration::hours(24),
-                ..message("webhook", "resolved", at)
+                ..message(Route::Webhook, Purpose::Resolved, at)
             });
         }
         let detail = format!("{} message(s) queued", follow_ups.len());

@@ -2,7 +2,7 @@
 
 use super::{Service, ServiceError};
 use crate::domain::answer::validate_answer;
-use crate::domain::{AnswerInput, Decision, Status};
+use crate::domain::{AnswerInput, Decision, EventKind, Status};
 
 impl Service {
     /// The decision an answer link opens; a forged or unknown token is `NotFound`.
@@ -40,7 +40,7 @@ impl Service {
             let detail = serde_json::Value::Object(Default::default());
             if let Err(e) = self
                 .store()
-                .record_event(d.id, "viewed", &detail, super::now())
+                .record_event(d.id, EventKind::Viewed, &detail, super::now())
                 .await
             {
                 tracing::warn!(error = %e, "could not record a view");

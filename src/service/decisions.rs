@@ -7,9 +7,10 @@ use super::inboxes::check_api_key_shape;
 use super::tokens::{hash_api_key, sha256_hex};
 use super::view::{AskHandle, DecisionView};
 use super::{Service, ServiceError, now};
+use crate::domain::inbox::Inbox;
 use crate::domain::new_decision::parse_new_decision;
 use crate::domain::{Decision, Kind, Resolution, Status};
-use crate::storage::{Idempotency, Inbox, Inserted, ListFilter, Resolved};
+use crate::storage::{Idempotency, Inserted, ListFilter, Resolved};
 
 /// The longest `Idempotency-Key` kept.
 const MAX_IDEMPOTENCY_KEY: usize = 255;

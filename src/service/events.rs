@@ -6,7 +6,8 @@ use tokio::sync::watch;
 
 use super::view::DecisionView;
 use super::{Service, ServiceError};
-use crate::storage::{Inbox, Signal};
+use crate::domain::inbox::Inbox;
+use crate::storage::Signal;
 use crate::wake::Waiter;
 
 /// How many resolutions one read of the store returns.

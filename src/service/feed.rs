@@ -1,8 +1,9 @@
 //! What an inbox's feed shows, reached through its feed link.
 
 use super::{Service, ServiceError};
+use crate::domain::inbox::Inbox;
 use crate::domain::{Decision, Status};
-use crate::storage::{Inbox, ListFilter};
+use crate::storage::ListFilter;
 
 /// The most pending decisions a feed lists.
 const MAX_PENDING: u32 = 500;

@@ -2,7 +2,8 @@
 
 use super::tokens::{generate_api_key, generate_webhook_secret, hash_api_key};
 use super::{Service, ServiceError, now};
-use crate::storage::{Inbox, InboxChannels, KeysToRevoke};
+use crate::domain::inbox::{Inbox, InboxChannels};
+use crate::storage::KeysToRevoke;
 
 /// Changes to where an inbox's notifications go: `None` keeps a setting, `Some("")` removes it.
 #[derive(Debug, Clone, Default)]

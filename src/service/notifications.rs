@@ -5,8 +5,9 @@ use time::{Duration, OffsetDateTime};
 
 use super::Service;
 use super::outbox::message;
+use crate::domain::inbox::{Inbox, InboxChannels};
+use crate::domain::outbox::{Channel, MessageStatus, NewMessage, Purpose, Route};
 use crate::domain::{Kind, NewDecision, NotificationState, Notify};
-use crate::storage::{Inbox, InboxChannels, NewMessage};
 
 /// A pending decision re-notifies once this share of its TTL has passed…
 const REMINDER_AT: f64 = 0.8;
@@ -32,11 +33,12 @@ impl Service {
             states: Vec::new(),
             messages: Vec::new(),
         };
-        let mut ask = |channel: &str| {
-            plan.states.push(state(channel, "pending", None));
+        let mut ask = |channel: Channel| {
+            plan.states
+                .push(state(channel, MessageStatus::Pending, None));
             plan.messages.push(NewMessage {
                 give_up_at: expires_at,
-                ..message(channel, "ask", created_at)
+                ..message(channel.into(), Purpose::Ask, created_at)
             });
         };
         match new.spec.notify {
@@ -45,29 +47,29 @@ impl Service {
                 let email = channels.email.as_ref();
                 if !self.settings().email_enabled {
                     plan.states.push(state(
-                        "email",
-                        "skipped",
+                        Channel::Email,
+                        MessageStatus::Skipped,
                         Some("email is not configured on this server (SAYSO_SMTP_URL); share the web_url yourself".into()),
                     ));
                 } else if email.is_none() {
                     plan.states.push(state(
-                        "email",
-                        "skipped",
+                        Channel::Email,
+                        MessageStatus::Skipped,
                         Some(format!(
                             "the inbox {:?} has no email address; set one with `sayso inbox set {} --email ADDR`",
                             inbox.name, inbox.name
                         )),
                     ));
                 } else {
-                    ask("email");
+                    ask(Channel::Email);
                 }
             }
             Notify::Push => {
                 // Devices may subscribe until the message goes out: the push channel itself
                 // says `skipped` when none has.
-                ask("push");
+                ask(Channel::Push);
                 if channels.ntfy_url.is_some() {
-                    ask("ntfy");
+                    ask(Channel::Ntfy);
                 }
             }
         }
@@ -75,17 +77,21 @@ impl Service {
         if !plan.messages.is_empty() && new.spec.kind() != Kind::Todo && ttl >= REMINDER_MIN_TTL {
             plan.messages.push(NewMessage {
                 give_up_at: expires_at,
-                ..message("*", "reminder", created_at + ttl * REMINDER_AT)
+                ..message(
+                    Route::FanOut,
+                    Purpose::Reminder,
+                    created_at + ttl * REMINDER_AT,
+                )
             });
         }
         plan
     }
 }
 
-fn state(channel: &str, status: &str, detail: Option<String>) -> NotificationState {
+fn state(channel: Channel, status: MessageStatus, detail: Option<String>) -> NotificationState {
     NotificationState {
-        channel: channel.to_string(),
-        status: status.to_string(),
+        channel,
+        status,
         detail,
     }
 }

@@ -9,9 +9,9 @@ use uuid::Uuid;
 use super::vapid::VapidKey;
 use super::{DecisionView, Service, ServiceError, now};
 use crate::domain::Decision;
-use crate::storage::{
-    Inbox, MessageResult, NewMessage, OutboxMessage, PushSubscription, StoreError,
-};
+use crate::domain::inbox::{Inbox, PushSubscription};
+use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage, Purpose, Route};
+use crate::storage::StoreError;
 
 /// The outbox as the worker and its channels see it. Cheap to clone.
 #[derive(Clone)]
@@ -105,11 +105,11 @@ impl Outbox {
     }
 }
 
-/// A message on `channel` for `purpose`, due at `at`, given up on an hour later.
-pub fn message(channel: &str, purpose: &str, at: OffsetDateTime) -> NewMessage {
+/// A message on `route` for `purpose`, due at `at`, given up on an hour later.
+pub fn message(route: Route, purpose: Purpose, at: OffsetDateTime) -> NewMessage {
     NewMessage {
-        channel: channel.to_string(),
-        purpose: purpose.to_string(),
+        route,
+        purpose,
         payload: serde_json::json!({}),
         not_before: at,
         give_up_at: at + time::Duration::hours(1),

@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use super::{Service, ServiceError, now};
+use crate::domain::inbox::PushSubscription;
 use crate::domain::subscription::parse_subscription;
-use crate::storage::PushSubscription;
 
 impl Service {
     /// Stores (or refreshes) a browser's push subscription for the inbox of a feed link.

@@ -4,7 +4,7 @@ use serde::Serialize;
 use time::OffsetDateTime;
 
 use super::{Service, ServiceError, now};
-use crate::storage::{Inbox, UsageCount};
+use crate::domain::inbox::{Inbox, UsageCount};
 
 /// `GET /v1/usage`.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]

@@ -5,8 +5,8 @@ use std::time::Duration;
 use uuid::Uuid;
 
 use super::{Service, ServiceError, now};
+use crate::domain::inbox::Inbox;
 use crate::domain::{Decision, Status};
-use crate::storage::Inbox;
 
 impl Service {
     /// Returns the decision once it is not pending, or still pending after `timeout`

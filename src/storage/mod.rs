@@ -12,6 +12,7 @@ macro_rules! inbox_columns {
 mod postgres;
 mod rows;
 mod sqlite;
+mod words;
 
 use std::sync::Arc;
 
@@ -19,8 +20,10 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::domain::inbox::{Inbox, InboxChannels, PushSubscription, Usage};
+use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage};
 use crate::domain::{
-    Decision, DecisionEvent, Kind, NewDecision, NotificationState, Resolution, Status,
+    Decision, DecisionEvent, EventKind, Kind, NewDecision, NotificationState, Resolution, Status,
 };
 
 pub use postgres::PgStore;
@@ -39,17 +42,6 @@ pub enum StoreError {
     Unavailable(String),
     #[error("storage error: {0}")]
     Other(String),
-}
-
-/// A person's (or a team's) place, which owns API keys and decisions.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Inbox {
-    pub id: Uuid,
-    pub name: String,
-    pub created_at: OffsetDateTime,
-    /// Where its notifications go, as of when the inbox was read. Read with the inbox (and
-    /// with its API key) so a create needs no second query for them.
-    pub channels: InboxChannels,
 }
 
 /// Which API keys a revocation stops.
@@ -100,22 +92,6 @@ pub enum Inserted {
 /// What a create costs, in actions.
 pub const CREATE_ACTIONS: i64 = 2;
 
-/// Actions used in a span of days, and the creates among them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
-pub struct UsageCount {
-    pub actions: i64,
-    pub creates: i64,
-}
-
-/// An inbox's usage on one UTC day and in that day's month so far, with its quota.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Usage {
-    pub today: UsageCount,
-    pub month: UsageCount,
-    /// Actions allowed per UTC day; `None` for no limit.
-    pub daily_quota: Option<i64>,
-}
-
 /// The result of a conditional resolution.
 #[derive(Debug)]
 pub enum Resolved {
@@ -135,97 +111,6 @@ pub struct ListFilter {
     pub limit: u32,
     /// Only decisions with an id below this one (the cursor).
     pub before: Option<Uuid>,
-}
-
-/// Where an inbox's notifications go.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct InboxChannels {
-    pub email: Option<String>,
-    /// An ntfy topic URL, e.g. `https://ntfy.sh/my-topic`.
-    pub ntfy_url: Option<String>,
-    /// The access token of that topic, if it needs one.
-    pub ntfy_token: Option<String>,
-    /// The inbox's webhook signing secret, `whsec_…`.
-    pub webhook_secret: Option<String>,
-}
-
-/// A browser's Web Push subscription, as its `PushSubscription.toJSON()` gives it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PushSubscription {
-    pub endpoint: String,
-    /// The browser's P-256 public key, base64url.
-    pub p256dh: String,
-    /// The 16-byte auth secret, base64url.
-    pub auth: String,
-}
-
-/// A message to put into the outbox.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewMessage {
-    /// `email`, `push`, `ntfy`, `webhook`, or `*` for a fan-out the worker expands.
-    pub channel: String,
-    /// `ask`, `reminder` or `resolved`.
-    pub purpose: String,
-    pub payload: serde_json::Value,
-    /// Not sent before this moment.
-    pub not_before: OffsetDateTime,
-    /// Marked failed when still unsent at this moment.
-    pub give_up_at: OffsetDateTime,
-}
-
-/// The state of an outbox message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MessageStatus {
-    /// Waiting for its (next) attempt.
-    Pending,
-    Sent,
-    /// Given up on.
-    Failed,
-    /// Nothing to send (channel not configured, decision resolved first, …).
-    Skipped,
-}
-
-impl MessageStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MessageStatus::Pending => "pending",
-            MessageStatus::Sent => "sent",
-            MessageStatus::Failed => "failed",
-            MessageStatus::Skipped => "skipped",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        [Self::Pending, Self::Sent, Self::Failed, Self::Skipped]
-            .into_iter()
-            .find(|m| m.as_str() == s)
-    }
-}
-
-/// A message in the outbox.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OutboxMessage {
-    pub id: Uuid,
-    pub decision_id: Uuid,
-    pub channel: String,
-    pub purpose: String,
-    pub payload: serde_json::Value,
-    pub status: MessageStatus,
-    /// Attempts made so far, counting the one a claim starts.
-    pub attempts: u32,
-    pub created_at: OffsetDateTime,
-    pub give_up_at: OffsetDateTime,
-    pub last_error: Option<String>,
-}
-
-/// How an attempt at a message ended.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MessageResult {
-    /// `Pending` to try again at `retry_at`.
-    pub status: MessageStatus,
-    pub retry_at: Option<OffsetDateTime>,
-    /// What happened, for the event log and `notifications` (an error, a reason to skip).
-    pub detail: Option<String>,
 }
 
 /// Something another replica did, heard over the database (PostgreSQL `LISTEN`).
@@ -332,7 +217,7 @@ pub trait Store: Send + Sync + 'static {
     async fn record_event(
         &self,
         id: Uuid,
-        kind: &str,
+        kind: EventKind,
         detail: &serde_json::Value,
         now: OffsetDateTime,
     ) -> Result<(), StoreError>;

@@ -5,7 +5,10 @@ use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::{MessageResult, MessageStatus, NewMessage, OutboxMessage, StoreError};
+use super::StoreError;
+use crate::domain::outbox::{
+    Channel, MessageResult, MessageStatus, NewMessage, OutboxMessage, Purpose, Route,
+};
 use crate::domain::{Decision, DecisionSpec, OutcomeSource, Resolution, Status};
 
 /// The columns of a decision, once each backend has decoded its own types.
@@ -13,9 +16,9 @@ pub(super) struct DecisionColumns {
     pub id: Uuid,
     pub inbox_id: Uuid,
     pub spec: Value,
-    pub status: String,
+    pub status: Status,
     pub outcome: Option<Value>,
-    pub outcome_source: Option<String>,
+    pub outcome_source: Option<OutcomeSource>,
     pub custom: bool,
     pub remark: Option<String>,
     pub created_at: OffsetDateTime,
@@ -30,22 +33,13 @@ impl TryFrom<DecisionColumns> for Decision {
     fn try_from(c: DecisionColumns) -> Result<Self, StoreError> {
         let spec: DecisionSpec = serde_json::from_value(c.spec)
             .map_err(|e| StoreError::Other(format!("decision {}: stored spec: {e}", c.id)))?;
-        let status = Status::parse(&c.status).ok_or_else(|| {
-            StoreError::Other(format!("decision {}: unknown status {:?}", c.id, c.status))
-        })?;
-        let outcome_source = match c.outcome_source.as_deref() {
-            None => None,
-            Some(s) => Some(OutcomeSource::parse(s).ok_or_else(|| {
-                StoreError::Other(format!("decision {}: unknown outcome source {s:?}", c.id))
-            })?),
-        };
         Ok(Decision {
             id: c.id,
             inbox_id: c.inbox_id,
             spec,
-            status,
+            status: c.status,
             outcome: c.outcome,
-            outcome_source,
+            outcome_source: c.outcome_source,
             custom: c.custom,
             remark: c.remark,
             created_at: c.created_at,
@@ -105,10 +99,10 @@ pub(super) fn expiry_detail(outcome: Option<&Value>) -> Value {
 pub(super) struct MessageColumns {
     pub id: Uuid,
     pub decision_id: Uuid,
-    pub channel: String,
-    pub purpose: String,
+    pub route: Route,
+    pub purpose: Purpose,
     pub payload: Value,
-    pub status: String,
+    pub status: MessageStatus,
     pub attempts: i64,
     pub created_at: OffsetDateTime,
     pub give_up_at: OffsetDateTime,
@@ -119,18 +113,15 @@ impl TryFrom<MessageColumns> for OutboxMessage {
     type Error = StoreError;
 
     fn try_from(c: MessageColumns) -> Result<Self, StoreError> {
-        let status = MessageStatus::parse(&c.status).ok_or_else(|| {
-            StoreError::Other(format!("message {}: unknown status {:?}", c.id, c.status))
-        })?;
         let attempts = u32::try_from(c.attempts)
             .map_err(|_| StoreError::Other(format!("message {}: attempts {}", c.id, c.attempts)))?;
         Ok(OutboxMessage {
             id: c.id,
             decision_id: c.decision_id,
-            channel: c.channel,
+            route: c.route,
             purpose: c.purpose,
             payload: c.payload,
-            status,
+            status: c.status,
             attempts,
             created_at: c.created_at,
             give_up_at: c.give_up_at,
@@ -139,9 +130,6 @@ impl TryFrom<MessageColumns> for OutboxMessage {
     }
 }
 
-/// The channel of a fan-out message, which the worker expands into one per channel.
-pub(super) const FAN_OUT: &str = "*";
-
 /// How long the `resolved` fan-out of a resolution is worth trying.
 pub(super) const RESOLVED_GIVE_UP: time::Duration = time::Duration::hours(24);
 
@@ -149,8 +137,8 @@ pub(super) const RESOLVED_GIVE_UP: time::Duration = time::Duration::hours(24);
 /// call the webhook.
 pub(super) fn resolved_fan_out(now: OffsetDateTime) -> NewMessage {
     NewMessage {
-        channel: FAN_OUT.to_owned(),
-        purpose: "resolved".to_owned(),
+        route: Route::FanOut,
+        purpose: Purpose::Resolved,
         payload: Value::Object(Map::new()),
         not_before: now,
         give_up_at: now + RESOLVED_GIVE_UP,
@@ -181,7 +169,7 @@ pub(super) fn finish_times(
 /// The detail of the `notified` event an attempt leaves.
 pub(super) fn notified_detail(message: &OutboxMessage, result: &MessageResult) -> Value {
     serde_json::json!({
-        "channel": message.channel,
+        "channel": message.route,
         "purpose": message.purpose,
         "attempt": message.attempts,
         "status": result.status.as_str(),
@@ -304,8 +292,8 @@ mod tests {
 /// A notification state as the stores aggregate it into JSON next to its decision.
 #[derive(Debug, serde::Deserialize)]
 pub(super) struct NotificationJson {
-    channel: String,
-    status: String,
+    channel: Channel,
+    status: MessageStatus,
     detail: Option<String>,
 }
 

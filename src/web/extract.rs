@@ -10,8 +10,8 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::error::ApiError;
+use crate::domain::inbox::Inbox;
 use crate::service::Service;
-use crate::storage::Inbox;
 
 /// The body parsed as JSON: not JSON at all → 400, too large → 413.
 pub struct JsonBody(pub Value);

@@ -153,7 +153,7 @@ impl TestServer {
     }
 
     /// The inbox `default`, made on the first run with the server's key.
-    pub async fn default_inbox(&self) -> sayso::storage::Inbox {
+    pub async fn default_inbox(&self) -> sayso::domain::inbox::Inbox {
         self.svc
             .store()
             .inbox_by_name("default")

@@ -6,8 +6,9 @@ use uuid::Uuid;
 
 use super::PgStore;
 use super::rows::PushRow;
+use crate::domain::inbox::{InboxChannels, PushSubscription};
+use crate::storage::StoreError;
 use crate::storage::rows::{ChannelsRow, store_error, to_ms_precision};
-use crate::storage::{InboxChannels, PushSubscription, StoreError};
 
 pub(super) async fn inbox_channels(
     store: &PgStore,

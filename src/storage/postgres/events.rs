@@ -8,14 +8,14 @@ use uuid::Uuid;
 
 use super::PgStore;
 use super::rows::{EventRow, NotificationRow};
-use crate::domain::{DecisionEvent, NotificationState};
+use crate::domain::{DecisionEvent, EventKind, NotificationState};
 use crate::storage::StoreError;
 use crate::storage::rows::{store_error, to_ms_precision};
 
 pub(super) async fn record_event(
     store: &PgStore,
     id: Uuid,
-    kind: &str,
+    kind: EventKind,
     detail: &Value,
     now: OffsetDateTime,
 ) -> Result<(), StoreError> {

@@ -72,7 +72,7 @@ use super::{
     Inbox, InboxChannels, InsertDecision, Inserted, KeysToRevoke, ListFilter, MessageResult,
     NewMessage, OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError, Usage,
 };
-use crate::domain::{Decision, DecisionEvent, NotificationState, Resolution};
+use crate::domain::{Decision, DecisionEvent, EventKind, NotificationState, Resolution};
 
 /// How long a request waits for a database connection before it is `Unavailable` (503).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -232,7 +232,7 @@ impl Store for PgStore {
     async fn record_event(
         &self,
         id: Uuid,
-        kind: &str,
+        kind: EventKind,
         detail: &Value,
         now: OffsetDateTime,
     ) -> Result<(), StoreError> {

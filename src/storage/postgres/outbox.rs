@@ -11,8 +11,9 @@ use uuid::Uuid;
 
 use super::PgStore;
 use super::rows::MessageRow;
+use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage};
+use crate::storage::StoreError;
 use crate::storage::rows::{self, store_error, to_ms_precision};
-use crate::storage::{MessageResult, NewMessage, OutboxMessage, StoreError};
 
 /// The columns `MessageRow` reads.
 macro_rules! message_columns {
@@ -101,7 +102,7 @@ impl<'a> MessageArrays<'a> {
     pub fn new(messages: &'a [NewMessage]) -> Self {
         MessageArrays {
             ids: messages.iter().map(|_| Uuid::now_v7()).collect(),
-            channels: messages.iter().map(|m| m.channel.as_str()).collect(),
+            channels: messages.iter().map(|m| m.route.as_str()).collect(),
             purposes: messages.iter().map(|m| m.purpose.as_str()).collect(),
             payloads: messages.iter().map(|m| Json(&m.payload)).collect(),
             not_before: messages
@@ -219,7 +220,7 @@ pub(super) async fn finish_message(
     .bind(next_attempt_at.map(to_ms_precision))
     .bind(sent_at)
     .bind(&result.detail)
-    .bind(&message.channel)
+    .bind(message.route)
     .bind(now)
     .bind(Json(&detail))
     .bind(f.ids)

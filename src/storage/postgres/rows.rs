@@ -6,9 +6,11 @@ use sqlx::types::Json;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::domain::Decision;
+use crate::domain::inbox::Inbox;
+use crate::domain::outbox::{Channel, MessageStatus, OutboxMessage, Purpose, Route};
+use crate::domain::{Decision, EventKind, OutcomeSource, Status};
+use crate::storage::StoreError;
 use crate::storage::rows::{self, DecisionColumns, MessageColumns};
-use crate::storage::{Inbox, OutboxMessage, StoreError};
 
 #[derive(sqlx::FromRow)]
 pub(super) struct InboxRow {
@@ -35,9 +37,9 @@ pub(super) struct DecisionRow {
     pub(super) id: Uuid,
     pub(super) inbox_id: Uuid,
     pub(super) spec: Json<Value>,
-    pub(super) status: String,
+    pub(super) status: Status,
     pub(super) outcome: Option<Json<Value>>,
-    pub(super) outcome_source: Option<String>,
+    pub(super) outcome_source: Option<OutcomeSource>,
     pub(super) custom: bool,
     pub(super) remark: Option<String>,
     pub(super) created_at: OffsetDateTime,
@@ -77,7 +79,7 @@ pub(super) struct ExistingRow {
 #[derive(sqlx::FromRow)]
 pub(super) struct EventRow {
     pub(super) at: OffsetDateTime,
-    pub(super) kind: String,
+    pub(super) kind: EventKind,
     pub(super) detail: Json<Value>,
 }
 
@@ -90,8 +92,8 @@ pub(super) struct NotifiedRow {
 
 #[derive(sqlx::FromRow)]
 pub(super) struct NotificationRow {
-    pub(super) channel: String,
-    pub(super) status: String,
+    pub(super) channel: Channel,
+    pub(super) status: MessageStatus,
     pub(super) detail: Option<String>,
 }
 
@@ -99,10 +101,11 @@ pub(super) struct NotificationRow {
 pub(super) struct MessageRow {
     pub(super) id: Uuid,
     pub(super) decision_id: Uuid,
-    pub(super) channel: String,
-    pub(super) purpose: String,
+    #[sqlx(rename = "channel")]
+    pub(super) route: Route,
+    pub(super) purpose: Purpose,
     pub(super) payload: Json<Value>,
-    pub(super) status: String,
+    pub(super) status: MessageStatus,
     pub(super) attempts: i32,
     pub(super) created_at: OffsetDateTime,
     pub(super) give_up_at: OffsetDateTime,
@@ -116,7 +119,7 @@ impl TryFrom<MessageRow> for OutboxMessage {
         OutboxMessage::try_from(MessageColumns {
             id: r.id,
             decision_id: r.decision_id,
-            channel: r.channel,
+            route: r.route,
             purpose: r.purpose,
             payload: r.payload.0,
             status: r.status,

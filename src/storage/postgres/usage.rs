@@ -5,8 +5,9 @@ use time::Date;
 use uuid::Uuid;
 
 use super::PgStore;
+use crate::domain::inbox::{Usage, UsageCount};
 use crate::storage::rows::store_error;
-use crate::storage::{CREATE_ACTIONS, StoreError, Usage, UsageCount};
+use crate::storage::{CREATE_ACTIONS, StoreError};
 
 /// Counts a create on `day` for an inbox with a quota, unless the quota has no room for it;
 /// returns whether it was counted. The inbox's row for the day (shard 0) is locked until the

@@ -5,8 +5,9 @@ use uuid::Uuid;
 
 use super::SqliteStore;
 use super::rows::{PushRow, id};
+use crate::domain::inbox::{InboxChannels, PushSubscription};
+use crate::storage::StoreError;
 use crate::storage::rows::{ChannelsRow, millis, store_error};
-use crate::storage::{InboxChannels, PushSubscription, StoreError};
 
 pub(super) async fn inbox_channels(
     store: &SqliteStore,

@@ -11,7 +11,7 @@ use super::SqliteStore;
 use super::events::insert_event;
 use super::outbox::insert_messages;
 use super::rows::{DecisionRow, ExistingRow, ExpiredRow, NotifiedRow, id};
-use crate::domain::{Decision, NotificationState, Resolution, Status};
+use crate::domain::{Decision, EventKind, NotificationState, Resolution, Status};
 use crate::storage::rows::{self, from_millis, millis, store_error, to_ms_precision};
 use crate::storage::{InsertDecision, Inserted, ListFilter, Resolved, StoreError};
 
@@ -77,8 +77,8 @@ pub(super) async fn insert_decision(
              VALUES (?, ?, ?, ?, ?)",
         )
         .bind(id(decision.id))
-        .bind(&n.channel)
-        .bind(&n.status)
+        .bind(n.channel)
+        .bind(n.status)
         .bind(&n.detail)
         .bind(millis(decision.created_at))
         .execute(&mut *tx)
@@ -226,7 +226,14 @@ pub(super) async fn expire(
     };
     let won = Decision::try_from(won)?;
     let detail = rows::expiry_detail(won.outcome.as_ref());
-    insert_event(&mut tx, decision, won.expires_at, "expired", &detail).await?;
+    insert_event(
+        &mut tx,
+        decision,
+        won.expires_at,
+        EventKind::Expired,
+        &detail,
+    )
+    .await?;
     insert_messages(&mut tx, decision, &[rows::resolved_fan_out(now)], now).await?;
     tx.commit().await.map_err(store_error)?;
     Ok(Resolved::Won(won))
@@ -259,7 +266,7 @@ pub(super) async fn expire_due(
             &mut tx,
             r.id.into_uuid(),
             from_millis(r.expires_at),
-            "expired",
+            EventKind::Expired,
             &detail,
         )
         .await?;

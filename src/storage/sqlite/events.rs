@@ -10,7 +10,7 @@ use uuid::fmt::Hyphenated;
 
 use super::SqliteStore;
 use super::rows::{EventRow, NotificationRow, id};
-use crate::domain::{DecisionEvent, NotificationState};
+use crate::domain::{DecisionEvent, EventKind, NotificationState};
 use crate::storage::StoreError;
 use crate::storage::rows::{from_millis, millis, store_error};
 
@@ -18,7 +18,7 @@ pub(super) async fn insert_event(
     conn: &mut SqliteConnection,
     decision: Uuid,
     at: OffsetDateTime,
-    kind: &str,
+    kind: EventKind,
     detail: &Value,
 ) -> Result<(), StoreError> {
     sqlx::query("INSERT INTO decision_events (decision_id, at, kind, detail) VALUES (?, ?, ?, ?)")
@@ -35,7 +35,7 @@ pub(super) async fn insert_event(
 pub(super) async fn record_event(
     store: &SqliteStore,
     decision: Uuid,
-    kind: &str,
+    kind: EventKind,
     detail: &Value,
     now: OffsetDateTime,
 ) -> Result<(), StoreError> {

@@ -46,7 +46,7 @@ use super::{
     Inbox, InboxChannels, InsertDecision, Inserted, KeysToRevoke, ListFilter, MessageResult,
     NewMessage, OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError, Usage,
 };
-use crate::domain::{Decision, DecisionEvent, NotificationState, Resolution};
+use crate::domain::{Decision, DecisionEvent, EventKind, NotificationState, Resolution};
 
 /// A store on one SQLite file.
 ///
@@ -227,7 +227,7 @@ impl Store for SqliteStore {
     async fn record_event(
         &self,
         decision: Uuid,
-        kind: &str,
+        kind: EventKind,
         detail: &Value,
         now: OffsetDateTime,
     ) -> Result<(), StoreError> {

@@ -11,8 +11,10 @@ use uuid::Uuid;
 use super::SqliteStore;
 use super::events::insert_event;
 use super::rows::{MessageRow, id};
+use crate::domain::EventKind;
+use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage};
+use crate::storage::StoreError;
 use crate::storage::rows::{self, millis, store_error};
-use crate::storage::{MessageResult, NewMessage, OutboxMessage, StoreError};
 
 /// Adds outbox messages for a decision; one with the same channel and purpose already there
 /// stays as it is.
@@ -30,8 +32,8 @@ pub(super) async fn insert_messages(
         )
         .bind(id(Uuid::now_v7()))
         .bind(id(decision))
-        .bind(&m.channel)
-        .bind(&m.purpose)
+        .bind(m.route)
+        .bind(m.purpose)
         .bind(Json(&m.payload))
         .bind(millis(now))
         .bind(millis(m.not_before))
@@ -109,7 +111,7 @@ pub(super) async fn finish_message(
     if updated == 0 {
         return Ok(());
     }
-    if message.channel != rows::FAN_OUT {
+    if let Some(channel) = message.route.channel() {
         sqlx::query(
             "INSERT INTO notifications (decision_id, channel, status, detail, updated_at) \
              VALUES (?, ?, ?, ?, ?) \
@@ -117,7 +119,7 @@ pub(super) async fn finish_message(
              detail = excluded.detail, updated_at = excluded.updated_at",
         )
         .bind(id(message.decision_id))
-        .bind(&message.channel)
+        .bind(channel)
         .bind(result.status.as_str())
         .bind(&result.detail)
         .bind(millis(now))
@@ -126,7 +128,14 @@ pub(super) async fn finish_message(
         .map_err(store_error)?;
     }
     let detail = rows::notified_detail(message, result);
-    insert_event(&mut tx, message.decision_id, now, "notified", &detail).await?;
+    insert_event(
+        &mut tx,
+        message.decision_id,
+        now,
+        EventKind::Notified,
+        &detail,
+    )
+    .await?;
     insert_messages(&mut tx, message.decision_id, follow_ups, now).await?;
     tx.commit().await.map_err(store_error)
 }

@@ -6,9 +6,11 @@ use sqlx::types::Json;
 use uuid::Uuid;
 use uuid::fmt::Hyphenated;
 
-use crate::domain::Decision;
+use crate::domain::inbox::Inbox;
+use crate::domain::outbox::{Channel, MessageStatus, OutboxMessage, Purpose, Route};
+use crate::domain::{Decision, EventKind, OutcomeSource, Status};
+use crate::storage::StoreError;
 use crate::storage::rows::{self, ChannelsRow, DecisionColumns, MessageColumns, from_millis};
-use crate::storage::{Inbox, OutboxMessage, StoreError};
 
 pub(super) fn id(u: Uuid) -> Hyphenated {
     u.hyphenated()
@@ -39,9 +41,9 @@ pub(super) struct DecisionRow {
     pub(super) id: Hyphenated,
     pub(super) inbox_id: Hyphenated,
     pub(super) spec: Json<Value>,
-    pub(super) status: String,
+    pub(super) status: Status,
     pub(super) outcome: Option<Json<Value>>,
-    pub(super) outcome_source: Option<String>,
+    pub(super) outcome_source: Option<OutcomeSource>,
     pub(super) custom: bool,
     pub(super) remark: Option<String>,
     pub(super) created_at: i64,
@@ -95,14 +97,14 @@ pub(super) struct ExpiredRow {
 #[derive(sqlx::FromRow)]
 pub(super) struct EventRow {
     pub(super) at: i64,
-    pub(super) kind: String,
+    pub(super) kind: EventKind,
     pub(super) detail: Json<Value>,
 }
 
 #[derive(sqlx::FromRow)]
 pub(super) struct NotificationRow {
-    pub(super) channel: String,
-    pub(super) status: String,
+    pub(super) channel: Channel,
+    pub(super) status: MessageStatus,
     pub(super) detail: Option<String>,
 }
 
@@ -110,10 +112,11 @@ pub(super) struct NotificationRow {
 pub(super) struct MessageRow {
     pub(super) id: Hyphenated,
     pub(super) decision_id: Hyphenated,
-    pub(super) channel: String,
-    pub(super) purpose: String,
+    #[sqlx(rename = "channel")]
+    pub(super) route: Route,
+    pub(super) purpose: Purpose,
     pub(super) payload: Json<Value>,
-    pub(super) status: String,
+    pub(super) status: MessageStatus,
     pub(super) attempts: i64,
     pub(super) created_at: i64,
     pub(super) next_attempt_at: i64,
@@ -128,7 +131,7 @@ impl TryFrom<MessageRow> for OutboxMessage {
         OutboxMessage::try_from(MessageColumns {
             id: r.id.into_uuid(),
             decision_id: r.decision_id.into_uuid(),
-            channel: r.channel,
+            route: r.route,
             purpose: r.purpose,
             payload: r.payload.0,
             status: r.status,

@@ -5,8 +5,9 @@ use uuid::Uuid;
 
 use super::SqliteStore;
 use super::rows::id;
+use crate::domain::inbox::{Usage, UsageCount};
+use crate::storage::StoreError;
 use crate::storage::rows::store_error;
-use crate::storage::{StoreError, Usage, UsageCount};
 
 /// A UTC day as stored: `YYYY-MM-DD`, which sorts as the days do.
 pub(super) fn day_text(day: Date) -> String {

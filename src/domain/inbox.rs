@@ -1,0 +1,53 @@
+//! An inbox, where its notifications go, and what it has used.
+
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// A person's (or a team's) place, which owns API keys and decisions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inbox {
+    pub id: Uuid,
+    pub name: String,
+    pub created_at: OffsetDateTime,
+    /// Where its notifications go, as of when the inbox was read. Read with the inbox (and
+    /// with its API key) so a create needs no second query for them.
+    pub channels: InboxChannels,
+}
+
+/// Where an inbox's notifications go.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InboxChannels {
+    pub email: Option<String>,
+    /// An ntfy topic URL, e.g. `https://ntfy.sh/my-topic`.
+    pub ntfy_url: Option<String>,
+    /// The access token of that topic, if it needs one.
+    pub ntfy_token: Option<String>,
+    /// The inbox's webhook signing secret, `whsec_…`.
+    pub webhook_secret: Option<String>,
+}
+
+/// A browser's Web Push subscription, as its `PushSubscription.toJSON()` gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushSubscription {
+    pub endpoint: String,
+    /// The browser's P-256 public key, base64url.
+    pub p256dh: String,
+    /// The 16-byte auth secret, base64url.
+    pub auth: String,
+}
+
+/// Actions used in a span of days, and the creates among them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub struct UsageCount {
+    pub actions: i64,
+    pub creates: i64,
+}
+
+/// An inbox's usage on one UTC day and in that day's month so far, with its quota.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub today: UsageCount,
+    pub month: UsageCount,
+    /// Actions allowed per UTC day; `None` for no limit.
+    pub daily_quota: Option<i64>,
+}
