@@ -5,14 +5,9 @@
 
 mod common;
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
-
-use axum::Json;
-use axum::extract::State;
-use axum::http::{HeaderMap, Method, StatusCode, Uri};
-use axum::response::IntoResponse;
+use axum::http::{HeaderMap, Method};
 use common::db::{SqliteTestDb, fresh_sqlite_url};
+use common::receiver::{Receiver, Recorded, Reply};
 use common::server::{TestServer, s, send};
 use sayso::domain::Decision;
 use sayso::domain::answer_text::answer_text;
@@ -27,6 +22,7 @@ use uuid::Uuid;
 
 // ---- the stand-in ntfy server ----
 
+/// A publish as the stand-in server got it, its body read as JSON.
 #[derive(Debug, Clone)]
 struct Published {
     method: Method,
@@ -35,35 +31,35 @@ struct Published {
     body: Value,
 }
 
-#[derive(Clone, Default)]
-struct Log {
-    published: Arc<Mutex<Vec<Published>>>,
-    statuses: Arc<Mutex<VecDeque<u16>>>,
-}
-
 struct FakeNtfy {
     base: String,
-    log: Log,
+    receiver: Receiver,
 }
 
 impl FakeNtfy {
     async fn start() -> FakeNtfy {
-        let log = Log::default();
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let app = axum::Router::new()
-            .fallback(publish)
-            .with_state(log.clone());
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        FakeNtfy { base, log }
+        let receiver = Receiver::start(Reply::Json(ntfy_reply)).await;
+        FakeNtfy {
+            base: receiver.base.clone(),
+            receiver,
+        }
     }
 
     fn answer_with(&self, statuses: &[u16]) {
-        self.log.statuses.lock().unwrap().extend(statuses);
+        self.receiver.answer_with(statuses);
     }
 
     fn published(&self) -> Vec<Published> {
-        self.log.published.lock().unwrap().clone()
+        self.receiver
+            .requests()
+            .into_iter()
+            .map(|r| Published {
+                body: r.json(),
+                method: r.method,
+                path: r.path,
+                headers: r.headers,
+            })
+            .collect()
     }
 
     fn last(&self) -> Published {
@@ -71,23 +67,9 @@ impl FakeNtfy {
     }
 }
 
-async fn publish(
-    State(log): State<Log>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: String,
-) -> impl IntoResponse {
-    let status = log.statuses.lock().unwrap().pop_front().unwrap_or(200);
-    let body: Value = serde_json::from_str(&body).unwrap_or(Value::String(body));
-    let reply = json!({"id": "msg1", "event": "message", "topic": body["topic"]});
-    log.published.lock().unwrap().push(Published {
-        method,
-        path: uri.path().to_owned(),
-        headers,
-        body,
-    });
-    (StatusCode::from_u16(status).unwrap(), Json(reply))
+/// What ntfy answers a publish with: the message it made.
+fn ntfy_reply(r: &Recorded) -> Value {
+    json!({"id": "msg1", "event": "message", "topic": r.json()["topic"]})
 }
 
 // ---- decisions to notify about ----

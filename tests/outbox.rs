@@ -3,11 +3,11 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use base64::Engine;
+use common::receiver::{Receiver, Reply};
 use common::server::{TestServer, s};
 use common::smtp::SmtpSink;
 use hmac::{Hmac, Mac};
@@ -111,41 +111,11 @@ async fn an_email_decision_is_mailed_and_its_thread_gets_the_resolution() {
     srv.stop().await;
 }
 
-/// One request the receiver got: its headers, body, and the status it answered.
-type Seen = (HeaderMap, Vec<u8>, StatusCode);
-
-/// A receiver that answers 500 to the first `failures` requests, then 200, and keeps them all.
-#[derive(Clone, Default)]
-struct Receiver {
-    seen: Arc<Mutex<Vec<Seen>>>,
-    failures: usize,
-}
-
+/// A webhook receiver that answers 500 to the first `failures` requests, then 200.
 async fn start_receiver(failures: usize) -> (Receiver, String) {
-    let r = Receiver {
-        failures,
-        ..Receiver::default()
-    };
-    let state = r.clone();
-    let app = axum::Router::new().route(
-        "/hook",
-        axum::routing::post(move |headers: HeaderMap, body: axum::body::Bytes| {
-            let state = state.clone();
-            async move {
-                let mut seen = state.seen.lock().unwrap();
-                let status = if seen.len() < state.failures {
-                    StatusCode::INTERNAL_SERVER_ERROR
-                } else {
-                    StatusCode::OK
-                };
-                seen.push((headers, body.to_vec(), status));
-                status
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let r = Receiver::start(Reply::Text).await;
+    r.answer_with(&vec![500; failures]);
+    let url = format!("{}/hook", r.base);
     (r, url)
 }
 
@@ -181,11 +151,13 @@ async fn a_callback_url_gets_one_signed_webhook_after_three_failures() {
         channel_status(d, "webhook").as_deref() == Some("sent")
     })
     .await;
-    let seen = receiver.seen.lock().unwrap().clone();
+    let seen = receiver.requests();
     assert_eq!(seen.len(), 4, "three failures, then one accepted delivery");
-    assert_eq!(seen.iter().filter(|r| r.2 == StatusCode::OK).count(), 1);
-    let ids: std::collections::HashSet<_> =
-        seen.iter().map(|r| r.0["webhook-id"].clone()).collect();
+    assert_eq!(seen.iter().filter(|r| r.status == 200).count(), 1);
+    let ids: std::collections::HashSet<_> = seen
+        .iter()
+        .map(|r| r.headers["webhook-id"].clone())
+        .collect();
     assert_eq!(ids.len(), 1, "every attempt carries the same webhook-id");
     let inbox = srv
         .svc
@@ -202,7 +174,7 @@ async fn a_callback_url_gets_one_signed_webhook_after_three_failures() {
         .unwrap()
         .webhook_secret
         .unwrap();
-    let (headers, body, _) = &seen[3];
+    let (headers, body) = (&seen[3].headers, &seen[3].body);
     assert!(signature_ok(&secret, headers, body));
     assert!(!signature_ok(&secret, headers, b"{\"tampered\":true}"));
     let sent: Value = serde_json::from_slice(body).unwrap();

@@ -9,15 +9,12 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU16, Ordering};
-
 use aes_gcm::aead::{Aead, KeyInit};
 use aes_gcm::{Aes128Gcm, Nonce};
-use axum::body::Bytes;
-use axum::http::{HeaderMap, StatusCode as AxumStatus};
+use axum::http::HeaderMap;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use common::receiver::{Receiver, Recorded, Reply};
 use common::server::{TestServer, s};
 use hkdf::Hkdf;
 use p256::ecdsa::signature::Verifier;
@@ -33,7 +30,6 @@ use sayso::storage::Store;
 use serde_json::{Value, json};
 use sha2::Sha256;
 use time::OffsetDateTime;
-use tokio::sync::mpsc;
 use uuid::Uuid;
 
 // ---- the browser ----------------------------------------------------------------------
@@ -145,44 +141,20 @@ impl Browser {
 
 // ---- the push service -----------------------------------------------------------------
 
-/// One request the push service received.
-struct Received {
-    headers: HeaderMap,
-    body: Bytes,
-}
-
-/// A push service on 127.0.0.1:0 that records every request and answers `status`.
+/// A push service on 127.0.0.1:0 that records every request and answers 201, or the status
+/// a case sets.
 struct PushService {
     endpoint: String,
-    status: Arc<AtomicU16>,
-    received: mpsc::UnboundedReceiver<Received>,
+    receiver: Receiver,
 }
 
 impl PushService {
     async fn start() -> PushService {
-        let status = Arc::new(AtomicU16::new(201));
-        let (tx, received) = mpsc::unbounded_channel();
-        let answer = Arc::clone(&status);
-        let app = axum::Router::new().route(
-            "/push/{id}",
-            axum::routing::post(move |headers: HeaderMap, body: Bytes| {
-                let tx = tx.clone();
-                let answer = Arc::clone(&answer);
-                async move {
-                    let _ = tx.send(Received { headers, body });
-                    AxumStatus::from_u16(answer.load(Ordering::SeqCst)).unwrap()
-                }
-            }),
-        );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
+        let receiver = Receiver::start(Reply::Text).await;
+        receiver.answer_from_now_with(201);
         PushService {
-            endpoint: format!("http://{addr}/push/{}", Uuid::new_v4().simple()),
-            status,
-            received,
+            endpoint: format!("{}/push/{}", receiver.base, Uuid::new_v4().simple()),
+            receiver,
         }
     }
 
@@ -192,14 +164,11 @@ impl PushService {
     }
 
     fn answer_with(&self, status: u16) {
-        self.status.store(status, Ordering::SeqCst);
+        self.receiver.answer_from_now_with(status);
     }
 
-    async fn next(&mut self) -> Received {
-        tokio::time::timeout(std::time::Duration::from_secs(10), self.received.recv())
-            .await
-            .expect("the push service got a request in time")
-            .expect("the push service is running")
+    async fn next(&mut self) -> Recorded {
+        self.receiver.next().await
     }
 }
 

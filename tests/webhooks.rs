@@ -4,18 +4,15 @@
 
 mod common;
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, Method, StatusCode, Uri};
-use axum::response::IntoResponse;
+use axum::http::{HeaderMap, Method};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use common::db::{SqliteTestDb, fresh_sqlite_url};
+use common::receiver::{Receiver, Recorded, Reply};
 use common::server::{TestServer, s};
 use hmac::{Hmac, Mac};
 use sayso::domain::Decision;
@@ -29,70 +26,6 @@ use sha2::Sha256;
 use time::OffsetDateTime;
 use tokio::net::TcpListener;
 use uuid::Uuid;
-
-// ---- a receiver that records every request ----
-
-#[derive(Debug, Clone)]
-struct Recorded {
-    method: Method,
-    path: String,
-    headers: HeaderMap,
-    body: Bytes,
-    /// The status the receiver answered with.
-    status: u16,
-}
-
-#[derive(Clone, Default)]
-struct Log {
-    requests: Arc<Mutex<Vec<Recorded>>>,
-    /// Statuses to answer with, in order; 200 once they run out.
-    statuses: Arc<Mutex<VecDeque<u16>>>,
-}
-
-struct Receiver {
-    /// `http://127.0.0.1:PORT`
-    base: String,
-    log: Log,
-}
-
-impl Receiver {
-    async fn start() -> Receiver {
-        let log = Log::default();
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let app = axum::Router::new().fallback(record).with_state(log.clone());
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        Receiver { base, log }
-    }
-
-    fn answer_with(&self, statuses: &[u16]) {
-        self.log.statuses.lock().unwrap().extend(statuses);
-    }
-
-    fn requests(&self) -> Vec<Recorded> {
-        self.log.requests.lock().unwrap().clone()
-    }
-}
-
-async fn record(
-    State(log): State<Log>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> impl IntoResponse {
-    let status = log.statuses.lock().unwrap().pop_front().unwrap_or(200);
-    log.requests.lock().unwrap().push(Recorded {
-        method,
-        path: uri.path().to_owned(),
-        headers,
-        body,
-        status,
-    });
-    let status = StatusCode::from_u16(status).unwrap();
-    // A redirect that a client following redirects would take (it must not).
-    (status, [("location", "/elsewhere")], "recorded")
-}
 
 // ---- the independent verifiers ----
 
@@ -295,7 +228,7 @@ fn header<'a>(r: &'a Recorded, name: &str) -> &'a str {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn signed_delivery_verifies_and_carries_the_decision() {
     let f = Fixture::start().await;
-    let recv = Receiver::start().await;
+    let recv = Receiver::start(Reply::Text).await;
     let secret = generate_webhook_secret();
     let (d, view) = f.answered_decision(&format!("{}/hook", recv.base)).await;
     let msg = message(d.id, "resolved");
@@ -343,7 +276,7 @@ async fn signed_delivery_verifies_and_carries_the_decision() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failing_receiver_is_retried_under_the_same_id_until_it_accepts() {
     let f = Fixture::start().await;
-    let recv = Receiver::start().await;
+    let recv = Receiver::start(Reply::Text).await;
     recv.answer_with(&[500, 500, 500]);
     let secret = generate_webhook_secret();
     let (d, view) = f.answered_decision(&format!("{}/hook", recv.base)).await;
@@ -385,7 +318,7 @@ async fn failing_receiver_is_retried_under_the_same_id_until_it_accepts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn receiver_answers_decide_between_retry_and_failure() {
     let f = Fixture::start().await;
-    let recv = Receiver::start().await;
+    let recv = Receiver::start(Reply::Text).await;
     let (d, view) = f.answered_decision(&format!("{}/hook", recv.base)).await;
     let channel = WebhookChannel::new(true);
     let channels = with_secret(&generate_webhook_secret());
@@ -453,7 +386,7 @@ async fn unreachable_receiver_is_retried() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_callbacks_are_refused_without_a_request_unless_allowed() {
     let f = Fixture::start().await;
-    let recv = Receiver::start().await;
+    let recv = Receiver::start(Reply::Text).await;
     let port = recv.base.rsplit(':').next().unwrap().to_owned();
     let channels = with_secret(&generate_webhook_secret());
     let refusing = WebhookChannel::new(false);
@@ -500,7 +433,7 @@ async fn private_callbacks_are_refused_without_a_request_unless_allowed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_a_resolution_with_a_callback_and_a_secret_is_sent() {
     let f = Fixture::start().await;
-    let recv = Receiver::start().await;
+    let recv = Receiver::start(Reply::Text).await;
     let channel = WebhookChannel::new(true);
     let (d, view) = f.answered_decision(&format!("{}/hook", recv.base)).await;
     let channels = with_secret(&generate_webhook_secret());

@@ -6,5 +6,6 @@ pub mod cluster;
 pub mod db;
 pub mod process;
 pub mod python;
+pub mod receiver;
 pub mod server;
 pub mod smtp;
