@@ -342,4 +342,35 @@ mod tests {
         g.public_url = Some("ftp://x".into());
         assert!(g.public_url().is_err());
     }
+
+    #[test]
+    fn client_commands_parse() {
+        let cli = Cli::try_parse_from([
+            "sayso",
+            "ask",
+            "Deploy?",
+            "--kind",
+            "bool",
+            "--wait",
+            "--timeout",
+            "10m",
+            "--key",
+            "sk_1",
+            "--server",
+            "http://h:1",
+        ])
+        .unwrap();
+        let Some(Command::Ask(ask)) = cli.command else {
+            panic!("not ask")
+        };
+        assert_eq!(ask.timeout, Some(std::time::Duration::from_secs(600)));
+        assert_eq!(ask.common.server.key.as_deref(), Some("sk_1"));
+        // A client-side timeout only makes sense while waiting.
+        assert!(
+            Cli::try_parse_from(["sayso", "ask", "Q", "--kind", "bool", "--timeout", "1m"])
+                .is_err()
+        );
+        assert!(Cli::try_parse_from(["sayso", "cancel", "id", "--reason", "r"]).is_ok());
+        assert!(Cli::try_parse_from(["sayso", "todo", "Renew", "--ttl", "1d"]).is_ok());
+    }
 }
