@@ -12,6 +12,9 @@ use super::spec::{ChoiceOption, DecisionSpec, KindSpec};
 pub const MAX_REMARK_CHARS: usize = 2000;
 /// The longest typed "Other" answer.
 pub const MAX_OTHER_CHARS: usize = 2000;
+/// What a page's "Other" radio or checkbox sends; it stands for the typed text, never for an
+/// answer of its own.
+pub const OTHER_MARKER: &str = "__other__";
 pub const MAX_TEXT_ANSWER_CHARS: usize = 10_000;
 
 /// Validates an answer request against the decision it answers and builds the resolution.
@@ -299,7 +302,7 @@ fn choose_answer(
         );
         return None;
     }
-    if other.is_some_and(|o| !read::check_len(o, "other", issues, 1, MAX_OTHER_CHARS)) {
+    if other.is_some_and(|o| !check_typed(o, "other", issues)) {
         return None;
     }
     if !multi {
@@ -333,6 +336,19 @@ fn choose_answer(
         outcome.push(json!(o));
     }
     Some((Value::Array(outcome), other.is_some()))
+}
+
+/// Text typed as "Other": not empty, not too long, and not the "Other" marker itself (a page
+/// that sent the marker with an empty box).
+pub(super) fn check_typed(s: &str, path: &str, issues: &mut Issues) -> bool {
+    if s.trim() == OTHER_MARKER {
+        issues.push(
+            path,
+            "\"Other\" was picked with nothing typed: type your own answer, or pick an option",
+        );
+        return false;
+    }
+    read::check_len(s, path, issues, 1, MAX_OTHER_CHARS)
 }
 
 fn required_choice(allow_other: bool) -> &'static str {

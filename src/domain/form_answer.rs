@@ -5,7 +5,7 @@ use serde_json::{Map, Number, Value};
 use time::format_description::well_known::Rfc3339;
 use time::{Date, Month, OffsetDateTime};
 
-use super::answer::{MAX_OTHER_CHARS, MAX_TEXT_ANSWER_CHARS, not_an_option};
+use super::answer::{MAX_TEXT_ANSWER_CHARS, check_typed, not_an_option};
 use super::issues::{Issues, index, join};
 use super::read::{self, quote_short};
 use super::spec::{ChoiceOption, FieldInput, FormSpec, StringFormat};
@@ -234,7 +234,7 @@ fn check_choice(
         issues.push(path, not_an_option(options, &s));
         return None;
     }
-    read::check_len(&s, path, issues, 1, MAX_OTHER_CHARS).then_some((Value::String(s), true))
+    check_typed(&s, path, issues).then_some((Value::String(s), true))
 }
 
 fn check_multi(
@@ -289,7 +289,7 @@ fn check_multi(
             issues.push(&item_path, not_an_option(options, s));
         } else if typed.iter().any(|t| t == s) {
             issues.push(&item_path, format!("{} is given twice", quote_short(s)));
-        } else if read::check_len(s, &item_path, issues, 1, MAX_OTHER_CHARS) {
+        } else if check_typed(s, &item_path, issues) {
             typed.push(s.to_string());
         }
     }

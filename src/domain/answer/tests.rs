@@ -481,3 +481,21 @@ fn every_question_must_be_answered_and_yesno_is_closed() {
         "\"maybe\" is not one of the options: yes, no"
     );
 }
+
+#[test]
+fn the_other_marker_is_never_an_answer() {
+    let s = questions_spec();
+    for value in [
+        json!({"db": "__other__", "extras": ["metrics"], "go": "yes", "notes": "x"}),
+        json!({"db": "SQLite", "extras": ["__other__"], "go": "yes", "notes": "x"}),
+    ] {
+        let issues = validate_answer(&s, &answer(value)).unwrap_err();
+        assert_eq!(issues.len(), 1, "{issues:?}");
+        assert!(issues[0].message.contains("nothing typed"), "{issues:?}");
+    }
+    let choose = spec(
+        json!({"question": "Q", "kind": "choose", "options": ["A", "B"], "allow_other": true}),
+    );
+    let issues = validate_answer(&choose, &other(None, "__other__")).unwrap_err();
+    assert_eq!(issues[0].path, "other");
+}

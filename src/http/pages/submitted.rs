@@ -8,7 +8,7 @@ use crate::domain::spec::{FieldInput, FormField, KindSpec};
 use crate::domain::{AnswerAction, AnswerInput, DecisionSpec};
 
 /// The radio or checkbox value that stands for "Other (type your own)".
-pub const OTHER: &str = "__other__";
+pub use crate::domain::answer::OTHER_MARKER as OTHER;
 
 /// The name of the text box holding the typed "Other" of a form field.
 pub fn other_name(field: &str) -> String {
