@@ -616,3 +616,43 @@ fn python_with_mcp() -> Option<&'static PathBuf> {
         },
     )
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn await_decision_longer_than_the_servers_maximum_keeps_waiting_in_rounds() {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start_max_await(&db.url, std::time::Duration::from_secs(1)).await;
+    let client = connect(&srv).await;
+    let asked = call(
+        &client,
+        "ask_user",
+        json!({"question": "Ship it?", "kind": "bool"}),
+    )
+    .await;
+    let web_url = s(ok(&asked), "web_url").to_string();
+    let id = s(ok(&asked), "decision_id").to_string();
+    // Answered after the first one-second round has ended: only a wait that goes on past
+    // the server's maximum sees it.
+    let answering = tokio::spawn({
+        let srv_answer = srv.client.clone();
+        async move {
+            tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+            let resp = srv_answer
+                .post(&web_url)
+                .json(&json!({"value": "yes"}))
+                .send()
+                .await
+                .unwrap();
+            assert!(resp.status().is_success(), "{}", resp.status());
+        }
+    });
+    let awaited = call(
+        &client,
+        "await_decision",
+        json!({"decision_id": id, "timeout_s": 30}),
+    )
+    .await;
+    answering.await.unwrap();
+    assert_eq!(ok(&awaited)["status"], "answered", "{}", text(&awaited));
+    assert_eq!(ok(&awaited)["outcome"], true);
+    client.cancel().await.unwrap();
+}

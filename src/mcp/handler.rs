@@ -21,9 +21,12 @@ use crate::domain::{Issue, Issues, Kind, Status};
 use crate::render::resolved_message;
 use crate::service::{DecisionView, ListQuery, Service, ServiceError};
 
-/// How long `await_decision` and `ask_user_question` wait by default: below the tool-call
-/// timeouts of common MCP clients.
+/// How long `ask_user_question` waits by default: below the tool-call timeouts of common MCP
+/// clients.
 pub const DEFAULT_WAIT_S: u64 = 50;
+
+/// How long `await_decision` waits by default, as the hosted `ask` tool documents it.
+pub const DEFAULT_AWAIT_S: u64 = 600;
 
 /// sayso's tools, served for the inbox of each request's API key.
 #[derive(Clone)]
@@ -120,10 +123,28 @@ impl SaysoMcp {
         let timeout = seconds(args, "timeout_s", &mut issues);
         let id = issues.finish(id).map_err(Failure::Invalid)?;
         let id = id.ok_or_else(|| Failure::invalid("decision_id", "is required"))?;
-        let wait = Duration::from_secs(timeout.unwrap_or(DEFAULT_WAIT_S));
-        let d = self.svc.await_decision(inbox, id, wait).await?;
+        let wait = Duration::from_secs(timeout.unwrap_or(DEFAULT_AWAIT_S));
+        let d = self.await_in_rounds(inbox, id, wait).await?;
         let view = self.svc.view(&d).await?;
         Ok(decision_result(&view))
+    }
+
+    /// Waits the whole of `wait`, in rounds of the server's longest single await, so a
+    /// `timeout_s` above that maximum is honoured rather than cut short; a shutdown ends it.
+    async fn await_in_rounds(
+        &self,
+        inbox: &Inbox,
+        id: Uuid,
+        wait: Duration,
+    ) -> Result<crate::domain::Decision, Failure> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let d = self.svc.await_decision(inbox, id, left).await?;
+            if d.status != Status::Pending || left.is_zero() || self.svc.is_shutting_down() {
+                return Ok(d);
+            }
+        }
     }
 
     async fn cancel_decision(

@@ -184,14 +184,14 @@ fn await_decision() -> Tool {
         "Wait for the user's answer",
         "Wait for the user's answer to a question asked with ask_user or ask_user_question. \
 Returns as soon as the decision is answered, declined, expired or cancelled, or after timeout_s \
-seconds (default 50) with status pending: then call await_decision again with the same \
+seconds (default 600) with status pending: then call await_decision again with the same \
 decision_id. The result's text says what the user answered in one sentence; the structured \
 content has the full decision (status, outcome, remark).",
         json!({
             "type": "object",
             "properties": {
                 "decision_id": decision_id_property(),
-                "timeout_s": {"type": "integer", "minimum": 0, "description": "Longest wait in seconds (default 50; capped by the server's maximum). Keep it below your client's tool-call timeout."}
+                "timeout_s": {"type": "integer", "minimum": 0, "description": "Longest wait in seconds (default 600). A wait longer than the server's longest single await is kept in rounds, never cut short. Your MCP client's tool-call timeout must be longer (docs/MCP.md)."}
             },
             "required": ["decision_id"]
         }),

@@ -231,6 +231,11 @@ impl Service {
         self.inner.store.ping().await.is_ok()
     }
 
+    /// Whether the server is shutting down (waits then end early).
+    pub fn is_shutting_down(&self) -> bool {
+        *self.inner.shutdown_rx.borrow()
+    }
+
     fn shutdown_signal(&self) -> watch::Receiver<bool> {
         self.inner.shutdown_rx.clone()
     }

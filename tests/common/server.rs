@@ -30,53 +30,87 @@ pub fn init_tls() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
+/// How a test server differs from the default one.
+struct Setup {
+    limits: ServeLimits,
+    /// `Some` to run the outbox worker, with this SMTP URL if any.
+    notify: Option<Option<String>>,
+    rate_limit: RateLimit,
+    /// The API key of an existing inbox; a fresh database makes its first one otherwise.
+    key: Option<String>,
+    max_await: Duration,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup {
+            limits: ServeLimits::default(),
+            notify: None,
+            rate_limit: RateLimit::DEFAULT,
+            key: None,
+            max_await: Duration::from_secs(600),
+        }
+    }
+}
+
 impl TestServer {
     pub async fn start(database_url: &str) -> TestServer {
         Self::start_with(database_url, ServeLimits::default()).await
     }
 
     pub async fn start_with(database_url: &str, limits: ServeLimits) -> TestServer {
-        Self::start_full(database_url, limits, None, RateLimit::DEFAULT, None).await
+        let setup = Setup {
+            limits,
+            ..Setup::default()
+        };
+        Self::start_full(database_url, setup).await
     }
 
     /// A server with its own rate limit.
     pub async fn start_rate_limited(database_url: &str, rate_limit: RateLimit) -> TestServer {
-        Self::start_full(database_url, ServeLimits::default(), None, rate_limit, None).await
+        let setup = Setup {
+            rate_limit,
+            ..Setup::default()
+        };
+        Self::start_full(database_url, setup).await
+    }
+
+    /// A server whose longest single await is `max_await`.
+    pub async fn start_max_await(database_url: &str, max_await: Duration) -> TestServer {
+        let setup = Setup {
+            max_await,
+            ..Setup::default()
+        };
+        Self::start_full(database_url, setup).await
     }
 
     /// Another replica on the database of `first`, with its key.
     pub async fn start_replica(database_url: &str, first: &TestServer) -> TestServer {
-        let key = Some(first.key.clone());
-        Self::start_full(
-            database_url,
-            ServeLimits::default(),
-            None,
-            RateLimit::DEFAULT,
-            key,
-        )
-        .await
+        let setup = Setup {
+            key: Some(first.key.clone()),
+            ..Setup::default()
+        };
+        Self::start_full(database_url, setup).await
     }
 
     /// A server whose outbox worker delivers: email through `smtp_url` when given, and Web
     /// Push, ntfy and webhooks (private addresses allowed), retrying after 50 ms.
     pub async fn start_notifying(database_url: &str, smtp_url: Option<&str>) -> TestServer {
-        Self::start_full(
-            database_url,
-            ServeLimits::default(),
-            Some(smtp_url.map(str::to_string)),
-            RateLimit::DEFAULT,
-            None,
-        )
-        .await
+        let setup = Setup {
+            notify: Some(smtp_url.map(str::to_string)),
+            ..Setup::default()
+        };
+        Self::start_full(database_url, setup).await
     }
 
-    async fn start_full(
-        database_url: &str,
-        limits: ServeLimits,
-        notify: Option<Option<String>>,
-        rate_limit: RateLimit,
-        key: Option<String>,
-    ) -> TestServer {
+    async fn start_full(database_url: &str, setup: Setup) -> TestServer {
+        let Setup {
+            limits,
+            notify,
+            rate_limit,
+            key,
+            max_await,
+        } = setup;
         init_tls();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = default_public_url(listener.local_addr().unwrap());
@@ -85,7 +119,7 @@ impl TestServer {
             store,
             ServiceSettings {
                 public_url: base.clone(),
-                max_await: Duration::from_secs(600),
+                max_await,
                 expiry_interval: Duration::from_millis(200),
                 email_enabled: matches!(notify, Some(Some(_))),
             },
