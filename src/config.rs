@@ -128,7 +128,16 @@ pub struct ServeArgs {
     )]
     pub mail_from: String,
     /// Deliver webhooks to loopback, private and link-local addresses (home set-ups, tests).
-    #[arg(long, env = "SAYSO_ALLOW_PRIVATE_WEBHOOKS", default_value_t = false)]
+    /// Read the way people write it: 1/0, true/false, yes/no, on/off, in any case.
+    #[arg(
+        long,
+        env = "SAYSO_ALLOW_PRIVATE_WEBHOOKS",
+        value_parser = clap::builder::BoolishValueParser::new(),
+        num_args = 0..=1,
+        require_equals = true,
+        default_value_t = false,
+        default_missing_value = "true"
+    )]
     pub allow_private_webhooks: bool,
     /// Milliseconds before the first retry of a failed notification; each retry waits twice
     /// as long as the one before (with jitter), up to an hour.
@@ -372,5 +381,36 @@ mod tests {
         );
         assert!(Cli::try_parse_from(["sayso", "cancel", "id", "--reason", "r"]).is_ok());
         assert!(Cli::try_parse_from(["sayso", "todo", "Renew", "--ttl", "1d"]).is_ok());
+    }
+
+    #[test]
+    fn booleans_are_read_the_way_people_write_them() {
+        let allow = |args: &[&str]| {
+            let mut argv = vec!["sayso", "serve"];
+            argv.extend_from_slice(args);
+            match Cli::try_parse_from(argv).map(|c| c.command) {
+                Ok(Some(Command::Serve(serve))) => Ok(serve.allow_private_webhooks),
+                Ok(_) => panic!("not serve"),
+                Err(e) => Err(e.to_string()),
+            }
+        };
+        assert_eq!(allow(&[]), Ok(false));
+        assert_eq!(allow(&["--allow-private-webhooks"]), Ok(true));
+        for yes in ["1", "true", "YES", "on", "True"] {
+            assert_eq!(
+                allow(&[&format!("--allow-private-webhooks={yes}")]),
+                Ok(true),
+                "{yes}"
+            );
+        }
+        for no in ["0", "false", "No", "OFF"] {
+            assert_eq!(
+                allow(&[&format!("--allow-private-webhooks={no}")]),
+                Ok(false),
+                "{no}"
+            );
+        }
+        let err = allow(&["--allow-private-webhooks=maybe"]).unwrap_err();
+        assert!(err.contains("maybe"), "{err}");
     }
 }
