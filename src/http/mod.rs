@@ -6,6 +6,7 @@ pub mod events;
 pub mod openapi;
 pub mod pages;
 mod rate_limit;
+mod trace;
 pub mod usage;
 
 pub use rate_limit::RateLimit;
@@ -15,7 +16,6 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::get;
-use tower_http::trace::TraceLayer;
 
 use crate::service::Service;
 use crate::web::error::ApiError;
@@ -47,9 +47,8 @@ pub fn finish(routes: Router<Service>, svc: Service, settings: &HttpSettings) ->
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(crate::web::SMALL_BODY_LIMIT))
         .layer(axum::middleware::from_fn(drain::drain_refused_bodies));
-    rate_limit::limit(app, settings.rate_limit)
-        .layer(TraceLayer::new_for_http())
-        .with_state(svc)
+    let app = rate_limit::limit(app, settings.rate_limit).with_state(svc);
+    trace::traced(app)
 }
 
 /// The process is up.

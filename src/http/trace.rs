@@ -1,0 +1,32 @@
+//! Request tracing: each request gets an id (the caller's `X-Request-Id`, or a new UUID),
+//! returned in the response and carried by its span, so one request's log lines can be
+//! picked out. The span names the route template, `/d/{token}`, never the path itself: paths
+//! carry capability tokens, and logs must not.
+
+use axum::Router;
+use axum::extract::{MatchedPath, Request};
+use axum::http::HeaderName;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Wraps `app` in the request id and the request span.
+pub fn traced(app: Router) -> Router {
+    app.layer(TraceLayer::new_for_http().make_span_with(span))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+}
+
+fn span(req: &Request) -> tracing::Span {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("(no route)", MatchedPath::as_str);
+    let request_id = req
+        .headers()
+        .get(&REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    tracing::info_span!("request", method = %req.method(), route, request_id)
+}
