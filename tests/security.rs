@@ -1417,3 +1417,22 @@ async fn every_page_in_every_state_carries_the_security_headers() {
     }
     srv.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sqlite_database_and_its_wal_are_readable_by_their_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let db = common::db::fresh_sqlite_url();
+    let srv = common::server::TestServer::start(&db.url).await;
+    srv.create(serde_json::json!({"question": "Private?", "kind": "bool", "notify": "none"}))
+        .await;
+    for suffix in ["", "-wal", "-shm"] {
+        let mut file = db.path.clone().into_os_string();
+        file.push(suffix);
+        let mode = std::fs::metadata(&file)
+            .unwrap_or_else(|e| panic!("{file:?}: {e}"))
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{file:?} has mode {:o}", mode & 0o777);
+    }
+    srv.stop().await;
+}

@@ -71,6 +71,9 @@ impl SqliteStore {
             .busy_timeout(Duration::from_secs(5))
             .foreign_keys(true);
         let in_memory = url.contains(":memory:") || url.contains("mode=memory");
+        if !in_memory {
+            create_private(options.get_filename())?;
+        }
         // One connection that never closes: the writer, and for a memory database (each
         // connection to which is its own database) the reader too.
         let single = || {
@@ -320,5 +323,23 @@ impl Store for SqliteStore {
 
     fn listen(&self, _sink: SignalSink) -> Option<tokio::task::JoinHandle<()>> {
         listen::listen(_sink)
+    }
+}
+
+/// Creates the database file readable and writable by its owner only, before SQLite opens it:
+/// it holds the key that signs answer links and the inboxes' webhook secrets. SQLite gives its
+/// `-wal` and `-shm` files the mode of the database file. An existing file keeps its mode.
+fn create_private(path: &std::path::Path) -> Result<(), StoreError> {
+    let mut open = std::fs::OpenOptions::new();
+    open.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
+    match open.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(StoreError::Other(format!(
+            "cannot create the database file {}: {e}",
+            path.display()
+        ))),
     }
 }
