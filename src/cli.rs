@@ -174,6 +174,7 @@ async fn open(global: &GlobalArgs) -> anyhow::Result<Service> {
         max_await: Duration::from_secs(600),
         expiry_interval: Duration::from_secs(1),
         email_enabled: false,
+        allow_private_webhooks: false,
     };
     Service::new(store, settings).await.map_err(describe)
 }

@@ -45,6 +45,7 @@ impl ServerSettings {
                 max_await: Duration::from_secs(args.max_await_s),
                 expiry_interval: Duration::from_secs(1),
                 email_enabled: args.smtp_url.is_some(),
+                allow_private_webhooks: args.allow_private_webhooks,
             },
             app: AppSettings {
                 http: HttpSettings {

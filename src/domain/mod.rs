@@ -1,6 +1,7 @@
 //! The rules of a decision, with no IO: what a valid request is, what a valid answer is,
 //! and how a resolution reads in one sentence.
 
+pub mod address;
 pub mod answer;
 pub mod answer_text;
 pub mod decision;

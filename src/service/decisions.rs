@@ -7,10 +7,14 @@ use super::inboxes::check_api_key_shape;
 use super::tokens::{hash_api_key, sha256_hex};
 use super::view::{AskHandle, DecisionView};
 use super::{Service, ServiceError, now};
+use crate::domain::address::{inner_literal, is_global};
 use crate::domain::inbox::Inbox;
 use crate::domain::new_decision::parse_new_decision;
-use crate::domain::{Decision, Kind, Resolution, Status};
+use crate::domain::{Decision, Kind, NewDecision, Resolution, Status};
 use crate::storage::{Idempotency, Inserted, ListFilter, Resolved};
+
+/// How long a create waits to see where a `callback_url`'s host name leads.
+const CALLBACK_LOOKUP: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The longest `Idempotency-Key` kept.
 const MAX_IDEMPOTENCY_KEY: usize = 255;
@@ -53,7 +57,8 @@ impl Service {
         if let Some(key) = idempotency_key {
             check_idempotency_key(key)?;
         }
-        let new = parse_new_decision(body).map_err(ServiceError::Validation)?;
+        let mut new = parse_new_decision(body).map_err(ServiceError::Validation)?;
+        self.check_callback_url(&mut new).await?;
         let request_hash = sha256_hex(canonical_json(body).as_bytes());
         let created_at = now();
         let expires_at = created_at + new.ttl;
@@ -100,6 +105,42 @@ impl Service {
             },
             replayed,
         })
+    }
+
+    /// A `callback_url` that names an inner address literally is refused now, where the
+    /// agent sees why, rather than failing at send time where it never would; a host name
+    /// that resolves inward is a warning (it may resolve differently when the webhook goes).
+    async fn check_callback_url(&self, new: &mut NewDecision) -> Result<(), ServiceError> {
+        let Some(url) = new.spec.callback_url.as_deref() else {
+            return Ok(());
+        };
+        if self.settings().allow_private_webhooks {
+            return Ok(());
+        }
+        let Ok(url) = url::Url::parse(url) else {
+            return Ok(());
+        };
+        if let Some(ip) = inner_literal(&url) {
+            return Err(ServiceError::invalid(
+                "callback_url",
+                format!(
+                    "names the inner address {ip}; this server calls public addresses only \
+                     (set SAYSO_ALLOW_PRIVATE_WEBHOOKS=1 to allow loopback and private ones)"
+                ),
+            ));
+        }
+        if let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) {
+            let lookup = tokio::net::lookup_host((host, port));
+            if let Ok(Ok(addrs)) = tokio::time::timeout(CALLBACK_LOOKUP, lookup).await {
+                if let Some(inner) = addrs.map(|a| a.ip()).find(|ip| !is_global(*ip)) {
+                    new.warnings.push(format!(
+                        "callback_url: {host} resolves to the inner address {inner}; the webhook \
+                         will be refused unless it resolves to a public address when sent"
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The inbox's decision, expired first if its time is up.

@@ -105,6 +105,9 @@ pub struct ServiceSettings {
     pub expiry_interval: Duration,
     /// Whether an SMTP server is configured, so email asks are sent rather than skipped.
     pub email_enabled: bool,
+    /// Whether a `callback_url` may name a loopback, private or other inner address
+    /// (`SAYSO_ALLOW_PRIVATE_WEBHOOKS`); without it such a literal address is refused at create.
+    pub allow_private_webhooks: bool,
 }
 
 /// The service: cheap to clone, shared by every handler.

@@ -39,6 +39,7 @@ struct Setup {
     /// The API key of an existing inbox; a fresh database makes its first one otherwise.
     key: Option<String>,
     max_await: Duration,
+    allow_private_webhooks: bool,
 }
 
 impl Default for Setup {
@@ -49,6 +50,7 @@ impl Default for Setup {
             rate_limit: RateLimit::DEFAULT,
             key: None,
             max_await: Duration::from_secs(600),
+            allow_private_webhooks: true,
         }
     }
 }
@@ -70,6 +72,15 @@ impl TestServer {
     pub async fn start_rate_limited(database_url: &str, rate_limit: RateLimit) -> TestServer {
         let setup = Setup {
             rate_limit,
+            ..Setup::default()
+        };
+        Self::start_full(database_url, setup).await
+    }
+
+    /// A server that, as by default, calls public addresses only.
+    pub async fn start_public_only(database_url: &str) -> TestServer {
+        let setup = Setup {
+            allow_private_webhooks: false,
             ..Setup::default()
         };
         Self::start_full(database_url, setup).await
@@ -110,6 +121,7 @@ impl TestServer {
             rate_limit,
             key,
             max_await,
+            allow_private_webhooks,
         } = setup;
         init_tls();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -120,6 +132,7 @@ impl TestServer {
             ServiceSettings {
                 public_url: base.clone(),
                 max_await,
+                allow_private_webhooks,
                 expiry_interval: Duration::from_millis(200),
                 email_enabled: matches!(notify, Some(Some(_))),
             },
