@@ -131,13 +131,13 @@ impl Service {
         }
         if let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) {
             let lookup = tokio::net::lookup_host((host, port));
-            if let Ok(Ok(addrs)) = tokio::time::timeout(CALLBACK_LOOKUP, lookup).await {
-                if let Some(inner) = addrs.map(|a| a.ip()).find(|ip| !is_global(*ip)) {
-                    new.warnings.push(format!(
-                        "callback_url: {host} resolves to the inner address {inner}; the webhook \
-                         will be refused unless it resolves to a public address when sent"
-                    ));
-                }
+            if let Ok(Ok(addrs)) = tokio::time::timeout(CALLBACK_LOOKUP, lookup).await
+                && let Some(inner) = addrs.map(|a| a.ip()).find(|ip| !is_global(*ip))
+            {
+                new.warnings.push(format!(
+                    "callback_url: {host} resolves to the inner address {inner}; the webhook \
+                     will be refused unless it resolves to a public address when sent"
+                ));
             }
         }
         Ok(())
