@@ -158,6 +158,10 @@ pub struct ServeArgs {
     /// any [default: the public URL's host, localhost, 127.0.0.1 and ::1].
     #[arg(long, env = "SAYSO_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
     pub mcp_allowed_hosts: Vec<String>,
+    /// Browser origins (`https://app.example.com`) allowed to call /mcp besides the public
+    /// URL's own, comma-separated; `*` for any. Requests without an `Origin` always pass.
+    #[arg(long, env = "SAYSO_MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
+    pub mcp_allowed_origins: Vec<String>,
 }
 
 impl Default for ServeArgs {

@@ -509,6 +509,38 @@ async fn a_host_that_is_not_allowed_is_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_from_another_origin_is_refused() {
+    let (_db, srv) = start().await;
+    let init = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    });
+    let req = || {
+        srv.client
+            .post(srv.url("/mcp"))
+            .bearer_auth(&srv.key)
+            .header("accept", "application/json, text/event-stream")
+            .json(&init)
+    };
+    for evil in ["https://evil.example", "null", "http://localhost:1"] {
+        let resp = req().header("origin", evil).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::FORBIDDEN, "{evil}");
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "origin_not_allowed", "{body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("SAYSO_MCP_ALLOWED_ORIGINS"), "{message}");
+    }
+    // The server's own pages, and clients that send no Origin, are served.
+    let own = req()
+        .header("origin", srv.base.as_str())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(own.status(), StatusCode::OK);
+    assert_eq!(req().send().await.unwrap().status(), StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stdio_bridge_serves_the_same_tools() {
     let (_db, srv) = start().await;
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_sayso"));

@@ -56,6 +56,7 @@ impl ServerSettings {
                 },
                 mcp: McpSettings {
                     allowed_hosts: args.mcp_allowed_hosts.clone(),
+                    allowed_origins: args.mcp_allowed_origins.clone(),
                 },
                 limits: ServeLimits {
                     header_read_timeout: Duration::from_secs(args.header_timeout_s.max(1)),

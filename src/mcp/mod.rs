@@ -11,14 +11,15 @@ mod questions;
 mod tools;
 
 use axum::Router;
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use crate::service::Service;
 use crate::web::CREATE_BODY_LIMIT;
+use crate::web::error::ApiError;
 use crate::web::extract::Auth;
 
 pub use handler::SaysoMcp;
@@ -33,6 +34,8 @@ pub struct McpSettings {
     /// `Host` values `/mcp` answers to (`*`: any); empty means the public URL's host and
     /// loopback.
     pub allowed_hosts: Vec<String>,
+    /// Browser origins allowed besides the public URL's (`*`: any).
+    pub allowed_origins: Vec<String>,
 }
 
 /// The `/mcp` endpoint, behind the API-key check.
@@ -52,9 +55,67 @@ pub fn routes(svc: &Service, settings: &McpSettings) -> Router<Service> {
         NeverSessionManager::default().into(),
         config,
     );
+    let origins = AllowedOrigins::new(&svc.settings().public_url, &settings.allowed_origins);
     Router::new()
         .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(svc.clone(), require_key))
+        .layer(middleware::from_fn_with_state(origins, require_origin))
+}
+
+/// The browser origins `/mcp` answers. A web page may not call it from elsewhere: the MCP
+/// transport requires servers to check `Origin` against DNS rebinding.
+#[derive(Debug, Clone)]
+struct AllowedOrigins {
+    any: bool,
+    origins: Vec<url::Origin>,
+}
+
+impl AllowedOrigins {
+    fn new(public_url: &str, configured: &[String]) -> Self {
+        let configured: Vec<&str> = configured
+            .iter()
+            .map(|o| o.trim())
+            .filter(|o| !o.is_empty())
+            .collect();
+        let origins = std::iter::once(public_url)
+            .chain(configured.iter().copied())
+            .filter_map(|o| url::Url::parse(o).ok())
+            .map(|u| u.origin())
+            .filter(url::Origin::is_tuple)
+            .collect();
+        AllowedOrigins {
+            any: configured.contains(&"*"),
+            origins,
+        }
+    }
+
+    fn allows(&self, origin: &str) -> bool {
+        self.any || url::Url::parse(origin).is_ok_and(|u| self.origins.contains(&u.origin()))
+    }
+}
+
+/// Refuses a request whose `Origin` is not allowed, with a 403 that says how to allow it.
+async fn require_origin(
+    State(origins): State<AllowedOrigins>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let Some(origin) = req.headers().get(axum::http::header::ORIGIN) else {
+        return next.run(req).await;
+    };
+    let origin = origin.to_str().unwrap_or("(not text)");
+    if origins.allows(origin) {
+        return next.run(req).await;
+    }
+    ApiError::new(
+        axum::http::StatusCode::FORBIDDEN,
+        "origin_not_allowed",
+        format!(
+            "a page at {origin:?} may not call /mcp; allow its origin with \
+             SAYSO_MCP_ALLOWED_ORIGINS (comma-separated, * for any)"
+        ),
+    )
+    .into_response()
 }
 
 /// Refuses a request without a valid API key (401 in the API's error shape); otherwise hands
@@ -99,6 +160,20 @@ mod tests {
         assert_eq!(hosts, ["localhost", "127.0.0.1", "::1", "ask.example.com"]);
         let hosts = allowed_hosts("http://127.0.0.1:8080", &[]).unwrap();
         assert_eq!(hosts, ["localhost", "127.0.0.1", "::1"]);
+    }
+
+    #[test]
+    fn origins_are_the_public_urls_and_the_configured_ones() {
+        let o = AllowedOrigins::new("https://ask.example.com", &["http://localhost:6274".into()]);
+        assert!(o.allows("https://ask.example.com"));
+        assert!(o.allows("https://ask.example.com:443"));
+        assert!(o.allows("http://localhost:6274"));
+        assert!(!o.allows("http://ask.example.com"));
+        assert!(!o.allows("https://evil.example"));
+        assert!(!o.allows("null"));
+        assert!(!o.allows("not a url"));
+        let any = AllowedOrigins::new("https://ask.example.com", &["*".into()]);
+        assert!(any.allows("https://evil.example"));
     }
 
     #[test]
