@@ -26,6 +26,7 @@ const KNOWN: &[&str] = &[
     "type",
     "options",
     "multiSelect",
+    "multi",
     "placeholder",
     "recommended",
 ];
@@ -138,9 +139,20 @@ fn parse_question(
             None => None,
         },
     };
-    let multi = read::get(obj, "multiSelect")
-        .and_then(|v| read::boolean(v, &join(path, "multiSelect"), issues))
-        .unwrap_or(false);
+    // `multiSelect` is Claude Code's name, `multi` oh-my-pi's: either turns on multi-select.
+    let flag = |name: &str, issues: &mut Issues| {
+        read::get(obj, name).and_then(|v| read::boolean(v, &join(path, name), issues))
+    };
+    let multi = match (flag("multiSelect", issues), flag("multi", issues)) {
+        (Some(a), Some(b)) if a != b => {
+            issues.push(
+                &join(path, "multi"),
+                "contradicts multiSelect: give one of the two",
+            );
+            false
+        }
+        (a, b) => a.or(b).unwrap_or(false),
+    };
     let placeholder = read::optional_text(
         read::get(obj, "placeholder"),
         &join(path, "placeholder"),
@@ -326,6 +338,29 @@ mod tests {
         let (form, _) = parse(json!([{"id": "db", "question": "Which?", "options": ["a"]}]));
         assert_eq!(form.fields[0].name, "db");
         assert_eq!(form.fields[0].title.as_deref(), Some("Which?"));
+    }
+
+    #[test]
+    fn oh_my_pis_multi_is_multi_select_too() {
+        let (form, warnings) = parse(
+            json!([{"id": "langs", "question": "Which?", "options": ["a", "b"], "multi": true}]),
+        );
+        assert!(
+            matches!(form.fields[0].input, FieldInput::MultiChoice { .. }),
+            "{:?}",
+            form.fields[0].input
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let (form, _) =
+            parse(json!([{"question": "Which?", "options": ["a", "b"], "multi": false}]));
+        assert!(matches!(form.fields[0].input, FieldInput::Choice { .. }));
+        assert_eq!(
+            message_at(
+                json!([{"question": "Which?", "options": ["a", "b"], "multi": true, "multiSelect": false}]),
+                "questions[0].multi"
+            ),
+            "contradicts multiSelect: give one of the two"
+        );
     }
 
     #[test]
