@@ -146,7 +146,7 @@ fn parse_question(
     let multi = match (flag("multiSelect", issues), flag("multi", issues)) {
         (Some(a), Some(b)) if a != b => {
             issues.push(
-                &join(path, "multi"),
+                join(path, "multi"),
                 "contradicts multiSelect: give one of the two",
             );
             false
