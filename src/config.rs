@@ -162,6 +162,10 @@ pub struct ServeArgs {
     /// URL's own, comma-separated; `*` for any. Requests without an `Origin` always pass.
     #[arg(long, env = "SAYSO_MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub mcp_allowed_origins: Vec<String>,
+    /// Reverse proxies (CIDRs or addresses, comma-separated) whose `Forwarded` and
+    /// `X-Forwarded-For` headers name the client; from anywhere else they are ignored.
+    #[arg(long, env = "SAYSO_TRUSTED_PROXIES", value_delimiter = ',')]
+    pub trusted_proxies: Vec<String>,
 }
 
 impl Default for ServeArgs {

@@ -192,3 +192,58 @@ async fn a_zero_rate_turns_the_limit_off() {
     }
     server.stop().await;
 }
+
+/// The status of `GET /healthz` sent with `X-Forwarded-For: forwarded_for`.
+async fn health_as(server: &TestServer, forwarded_for: &str) -> StatusCode {
+    server
+        .client
+        .get(server.url("/healthz"))
+        .header("x-forwarded-for", forwarded_for)
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forwarded_addresses_count_only_from_a_trusted_proxy() {
+    let limit = RateLimit {
+        per_second: 1,
+        burst: 1,
+    };
+    // The test's requests come from 127.0.0.1: here that is a trusted proxy, so each
+    // forwarded client has its own budget.
+    let db = fresh_sqlite_url();
+    let behind = TestServer::start_behind_proxies(&db.url, limit, &["127.0.0.0/8"]).await;
+    assert_eq!(health_as(&behind, "203.0.113.7").await, StatusCode::OK);
+    assert_eq!(health_as(&behind, "203.0.113.8").await, StatusCode::OK);
+    assert_eq!(
+        health_as(&behind, "203.0.113.7").await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    // What the client itself wrote on the left of the chain changes nothing.
+    assert_eq!(
+        health_as(&behind, "6.6.6.6, 203.0.113.8").await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    behind.stop().await;
+
+    // Trusting nobody (the default), spoofed headers change nothing: one budget for the peer.
+    let db = fresh_sqlite_url();
+    let direct = TestServer::start_behind_proxies(&db.url, limit, &[]).await;
+    assert_eq!(health_as(&direct, "203.0.113.7").await, StatusCode::OK);
+    assert_eq!(
+        health_as(&direct, "203.0.113.8").await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    direct.stop().await;
+    // Nor when the peer is not among the trusted ones.
+    let db = fresh_sqlite_url();
+    let elsewhere = TestServer::start_behind_proxies(&db.url, limit, &["10.0.0.0/8"]).await;
+    assert_eq!(health_as(&elsewhere, "203.0.113.7").await, StatusCode::OK);
+    assert_eq!(
+        health_as(&elsewhere, "203.0.113.8").await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    elsewhere.stop().await;
+}

@@ -17,6 +17,7 @@ use crate::http::{self, HttpSettings, RateLimit};
 use crate::mcp::{self, McpSettings};
 use crate::notify::{self, NotifyError, NotifySettings};
 use crate::service::{Service, ServiceSettings};
+use crate::web::client_addr::TrustedProxies;
 
 /// What the router and the accept loop are set up with.
 #[derive(Debug, Clone, Default)]
@@ -53,6 +54,7 @@ impl ServerSettings {
                         per_second: args.rate_limit_per_s.unwrap_or(defaults.per_second),
                         burst: args.rate_limit_burst.unwrap_or(defaults.burst).max(1),
                     },
+                    trusted_proxies: TrustedProxies::parse(&args.trusted_proxies)?,
                 },
                 mcp: McpSettings {
                     allowed_hosts: args.mcp_allowed_hosts.clone(),

@@ -18,6 +18,7 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 
 use crate::service::Service;
+use crate::web::client_addr::{self, TrustedProxies};
 use crate::web::error::ApiError;
 
 /// How the HTTP side is set up; `app` makes it from the command line.
@@ -25,6 +26,8 @@ use crate::web::error::ApiError;
 pub struct HttpSettings {
     /// Requests allowed per API key (under `/v1`) and per client address (elsewhere).
     pub rate_limit: RateLimit,
+    /// Proxies whose `Forwarded` / `X-Forwarded-For` name the client.
+    pub trusted_proxies: TrustedProxies,
 }
 
 /// The API's and the pages' routes, without the layers `finish` adds around everything.
@@ -48,7 +51,10 @@ pub fn finish(routes: Router<Service>, svc: Service, settings: &HttpSettings) ->
         .layer(DefaultBodyLimit::max(crate::web::SMALL_BODY_LIMIT))
         .layer(axum::middleware::from_fn(drain::drain_refused_bodies));
     let app = rate_limit::limit(app, settings.rate_limit).with_state(svc);
-    trace::traced(app)
+    trace::traced(app).layer(axum::middleware::from_fn_with_state(
+        settings.trusted_proxies.clone(),
+        client_addr::record,
+    ))
 }
 
 /// The process is up.

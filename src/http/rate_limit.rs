@@ -23,6 +23,7 @@ use tower_governor::GovernorError;
 use tower_governor::governor::GovernorConfigBuilder;
 use tower_governor::key_extractor::KeyExtractor;
 
+use crate::web::client_addr::ClientAddr;
 use crate::web::error::ApiError;
 
 type NoOp = governor::middleware::NoOpMiddleware<governor::clock::QuantaInstant>;
@@ -81,8 +82,11 @@ fn client_of<T>(req: &Request<T>) -> Client {
 /// The peer's address as the limiter counts it: IPv6 by its /64, which one host usually
 /// has whole.
 fn address_of<T>(req: &Request<T>) -> Option<IpAddr> {
-    let ConnectInfo(peer) = req.extensions().get::<ConnectInfo<SocketAddr>>()?;
-    Some(match peer.ip() {
+    let client = match req.extensions().get::<ClientAddr>() {
+        Some(ClientAddr(client)) => *client,
+        None => req.extensions().get::<ConnectInfo<SocketAddr>>()?.0.ip(),
+    };
+    Some(match client {
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
             Some(v4) => IpAddr::V4(v4),
             None => {

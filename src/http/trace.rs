@@ -9,6 +9,8 @@ use axum::http::HeaderName;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
+use crate::web::client_addr::ClientAddr;
+
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// Wraps `app` in the request id and the request span.
@@ -28,5 +30,9 @@ fn span(req: &Request) -> tracing::Span {
         .get(&REQUEST_ID)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    tracing::info_span!("request", method = %req.method(), route, request_id)
+    let client = req
+        .extensions()
+        .get::<ClientAddr>()
+        .map(|ClientAddr(ip)| tracing::field::display(*ip));
+    tracing::info_span!("request", method = %req.method(), route, request_id, client)
 }

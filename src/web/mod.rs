@@ -2,6 +2,7 @@
 //! every JSON answer uses, the extractors that read API keys and bodies, and the body limits.
 //! It sits on the service and below `http` and `mcp`, so neither reaches into the other.
 
+pub mod client_addr;
 pub mod error;
 pub mod extract;
 

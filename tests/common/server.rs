@@ -40,6 +40,7 @@ struct Setup {
     key: Option<String>,
     max_await: Duration,
     allow_private_webhooks: bool,
+    trusted_proxies: Vec<String>,
 }
 
 impl Default for Setup {
@@ -51,6 +52,7 @@ impl Default for Setup {
             key: None,
             max_await: Duration::from_secs(600),
             allow_private_webhooks: true,
+            trusted_proxies: vec![],
         }
     }
 }
@@ -72,6 +74,20 @@ impl TestServer {
     pub async fn start_rate_limited(database_url: &str, rate_limit: RateLimit) -> TestServer {
         let setup = Setup {
             rate_limit,
+            ..Setup::default()
+        };
+        Self::start_full(database_url, setup).await
+    }
+
+    /// A rate-limited server that believes the forwarding headers of `trusted_proxies`.
+    pub async fn start_behind_proxies(
+        database_url: &str,
+        rate_limit: RateLimit,
+        trusted_proxies: &[&str],
+    ) -> TestServer {
+        let setup = Setup {
+            rate_limit,
+            trusted_proxies: trusted_proxies.iter().map(|p| p.to_string()).collect(),
             ..Setup::default()
         };
         Self::start_full(database_url, setup).await
@@ -122,6 +138,7 @@ impl TestServer {
             key,
             max_await,
             allow_private_webhooks,
+            trusted_proxies,
         } = setup;
         init_tls();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -162,7 +179,11 @@ impl TestServer {
         }
         let (tx, rx) = oneshot::channel::<()>();
         let settings = AppSettings {
-            http: HttpSettings { rate_limit },
+            http: HttpSettings {
+                rate_limit,
+                trusted_proxies: sayso::web::client_addr::TrustedProxies::parse(&trusted_proxies)
+                    .unwrap(),
+            },
             limits,
             ..AppSettings::default()
         };
