@@ -18,6 +18,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         None => run_server(&cli.global, ServeArgs::default()).await,
         Some(Command::Serve(args)) => run_server(&cli.global, args).await,
+        Some(Command::Config(_)) => {
+            let argv = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
+            for line in crate::config::variables::effective(argv)? {
+                println!("{line}");
+            }
+            for line in crate::config::variables::unknown_in_environment() {
+                eprintln!("warning: {line}");
+            }
+            Ok(())
+        }
         Some(Command::Key(KeyCommand::Create { inbox })) => {
             let svc = open(&cli.global).await?;
             let key = svc.create_api_key(&inbox).await.map_err(|e| match e {
@@ -137,6 +147,9 @@ fn changes(c: crate::config::ChannelArgs) -> ChannelChanges {
 }
 
 async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> {
+    for line in crate::config::variables::unknown_in_environment() {
+        tracing::warn!("{line}");
+    }
     let listener = TcpListener::bind(global.listen)
         .await
         .with_context(|| format!("cannot listen on {}", global.listen))?;

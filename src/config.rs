@@ -1,6 +1,8 @@
 //! Command line and environment (DESIGN.md §7): every flag has a `SAYSO_*` variable and a
 //! default, so `sayso` alone serves on SQLite.
 
+pub mod variables;
+
 use std::net::{IpAddr, SocketAddr};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -62,6 +64,9 @@ pub enum LogFormat {
 pub enum Command {
     /// Run the service (the default).
     Serve(ServeArgs),
+    /// Print the settings `serve` would run with (flags, `SAYSO_*` variables, defaults),
+    /// secrets masked, and any `SAYSO_*` variable that nothing reads.
+    Config(ServeArgs),
     /// Manage API keys.
     #[command(subcommand)]
     Key(KeyCommand),
