@@ -199,7 +199,8 @@ fn no_redirects() -> Client {
         .unwrap()
 }
 
-/// What a client can tell about a response: status, headers other than `Date`, and body.
+/// What a client can tell about a response: status, headers other than `Date` and
+/// `X-Request-Id` (fresh for every request, whatever it asked), and body.
 #[derive(Debug, PartialEq, Eq)]
 struct Seen {
     status: StatusCode,
@@ -213,7 +214,7 @@ async fn seen(req: reqwest::RequestBuilder) -> Seen {
     let headers = resp
         .headers()
         .iter()
-        .filter(|(name, _)| *name != "date")
+        .filter(|(name, _)| *name != "date" && *name != "x-request-id")
         .map(|(n, v)| (n.to_string(), String::from_utf8_lossy(v.as_bytes()).into()))
         .collect();
     let body = resp.bytes().await.expect("body read").to_vec();
