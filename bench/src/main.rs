@@ -1,4 +1,4 @@
-//! The project's benchmark: `cargo run --release --bin bench`.
+//! The project's benchmark: `cargo build --release --workspace && ./target/release/bench`.
 //!
 //! It starts the release `sayso` server itself (SQLite in a temporary file, then PostgreSQL in
 //! a fresh database), drives it over loopback with bounded counts and times, and measures
@@ -196,7 +196,12 @@ impl Server {
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .with_context(|| format!("starting {} (build it with --release)", exe.display()))?;
+            .with_context(|| {
+                format!(
+                    "starting {} (build it with `cargo build --release -p sayso`)",
+                    exe.display()
+                )
+            })?;
         let mut err = BufReader::new(child.stderr.take().context("stderr")?).lines();
         let base = loop {
             let line = err
