@@ -3,6 +3,8 @@ FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock build.rs* ./
 COPY src src
+# A workspace member; its manifest must be there for cargo to read the workspace.
+COPY bench bench
 COPY migrations migrations
 COPY templates templates
 COPY static static

@@ -1,0 +1,184 @@
+//! The ceilings measured in the same run: a bare axum handler for `get`, raw single-row
+//! inserts through sqlx for `create`, and the fresh PostgreSQL database the run uses.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde_json::json;
+use sqlx::Connection;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+use crate::load::{CONCURRENCY, rate};
+
+/// The ceiling of `get`: a bare axum handler returning a Decision-sized JSON body, in its own
+/// process like the server.
+pub async fn bare_rate(seconds: u64) -> Result<f64> {
+    let exe = std::env::current_exe()?;
+    let mut child = Command::new(exe)
+        .arg("bare-server")
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let mut out = BufReader::new(child.stdout.take().context("stdout")?).lines();
+    let url = out.next_line().await?.context("bare server")?;
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(CONCURRENCY * 2)
+        .build()?;
+    let r = rate(seconds, move || {
+        let (client, url) = (client.clone(), url.clone());
+        async move {
+            // Sent with a key like the real request, so both parse the same headers.
+            client
+                .get(url)
+                .bearer_auth("sk_0000000000000000000000000000000000000000000")
+                .send()
+                .await?
+                .bytes()
+                .await?;
+            Ok(())
+        }
+    })
+    .await?;
+    let _ = child.kill().await;
+    eprintln!("bare axum: {r:.0}/s");
+    Ok(r)
+}
+
+pub async fn bare_server() -> Result<()> {
+    let body = json!({
+        "decision_id": "01a1fcef-e019-774b-aab6-5bc859efd961", "kind": "bool", "question": "Read me",
+        "project": null, "status": "pending", "outcome": null, "outcome_source": null, "custom": false,
+        "remark": null, "answered_at": null, "created_at": "2026-11-21T07:32:01.123Z",
+        "expires_at": "2026-11-21T08:32:01.123Z",
+        "web_url": "http://127.0.0.1:8080/d/AaH87-AZd0uqtlvIWe_ZYfK7zSS0sAmq1LFGgUgaZNssTKbo",
+        "metadata": {}, "answer_text": "\"Read me\" is still waiting for an answer; it expires at 2026-11-21T08:32:01Z.",
+        "notifications": []
+    });
+    let app = axum::Router::new().route(
+        "/",
+        axum::routing::get(move || {
+            let body = body.clone();
+            async move { axum::Json(body) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    println!("http://{}/", listener.local_addr()?);
+    axum::serve(listener, app).await?;
+    Ok(())
+}
+
+/// The ceiling of `create` on SQLite: single-row inserts of a few columns of similar width,
+/// same pragmas (WAL, synchronous=NORMAL), same concurrency, through sqlx.
+pub async fn raw_sqlite_insert_rate(url: &str, seconds: u64) -> Result<f64> {
+    use sqlx::sqlite::{
+        SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
+    };
+    use std::str::FromStr;
+    let opts = SqliteConnectOptions::from_str(url)?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .busy_timeout(Duration::from_secs(5));
+    let pool = SqlitePoolOptions::new()
+        .max_connections(8)
+        .connect_with(opts)
+        .await?;
+    sqlx::query(RAW_TABLE).execute(&pool).await?;
+    let r = rate(seconds, move || {
+        let pool = pool.clone();
+        async move {
+            let id = uuid::Uuid::now_v7().to_string();
+            sqlx::query(
+                "INSERT INTO raw (id, inbox_id, kind, question, spec, status, created_at, expires_at) \
+                 VALUES (?, ?, 'bool', ?, ?, 'pending', ?, ?)",
+            )
+            .bind(&id)
+            .bind(&id)
+            .bind("Deploy the build to staging?")
+            .bind(RAW_SPEC)
+            .bind(1_i64)
+            .bind(2_i64)
+            .execute(&pool)
+            .await?;
+            Ok(())
+        }
+    })
+    .await?;
+    eprintln!("raw SQLite insert: {r:.0}/s");
+    Ok(r)
+}
+
+const RAW_TABLE: &str = "CREATE TABLE IF NOT EXISTS raw (id text PRIMARY KEY, inbox_id text NOT NULL, \
+    kind text NOT NULL, question text NOT NULL, spec text NOT NULL, status text NOT NULL, \
+    created_at bigint NOT NULL, expires_at bigint NOT NULL)";
+
+/// About the size of a stored bool decision's spec.
+const RAW_SPEC: &str = r#"{"question":"Deploy the build to staging?","project":null,"body":{"kind":"bool","yes_label":"Yes","no_label":"No"},"context_md":null,"attachments":[],"allow_remark":true,"notify":"none","callback_url":null,"metadata":{},"default_outcome":null}"#;
+
+/// The ceiling of `create` on PostgreSQL: the same, through a pool of the server's size.
+pub async fn raw_pg_insert_rate(url: &str, seconds: u64) -> Result<f64> {
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(10)
+        .connect(url)
+        .await?;
+    sqlx::query(RAW_TABLE).execute(&pool).await?;
+    let r = rate(seconds, move || {
+        let pool = pool.clone();
+        async move {
+            let id = uuid::Uuid::now_v7().to_string();
+            sqlx::query(
+                "INSERT INTO raw (id, inbox_id, kind, question, spec, status, created_at, expires_at) \
+                 VALUES ($1, $2, 'bool', $3, $4, 'pending', $5, $6)",
+            )
+            .bind(&id)
+            .bind(&id)
+            .bind("Deploy the build to staging?")
+            .bind(RAW_SPEC)
+            .bind(1_i64)
+            .bind(2_i64)
+            .execute(&pool)
+            .await?;
+            Ok(())
+        }
+    })
+    .await?;
+    eprintln!("raw PostgreSQL insert: {r:.0}/s");
+    Ok(r)
+}
+
+/// A fresh PostgreSQL database for one run, dropped at the end.
+pub struct PgDatabase {
+    admin: String,
+    name: String,
+    pub url: String,
+}
+
+impl PgDatabase {
+    pub async fn create(admin: &str) -> Result<PgDatabase> {
+        let name = format!("sayso_bench_{}", uuid::Uuid::new_v4().simple());
+        let mut conn = sqlx::PgConnection::connect(admin).await?;
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut conn)
+            .await?;
+        let mut url = url::Url::parse(admin)?;
+        url.set_path(&name);
+        Ok(PgDatabase {
+            admin: admin.into(),
+            name,
+            url: url.to_string(),
+        })
+    }
+
+    pub async fn drop_it(self) -> Result<()> {
+        let mut conn = sqlx::PgConnection::connect(&self.admin).await?;
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            self.name
+        )))
+        .execute(&mut conn)
+        .await?;
+        Ok(())
+    }
+}

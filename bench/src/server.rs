@@ -1,0 +1,124 @@
+//! The `sayso` server the benchmark drives: the release binary beside the benchmark's own,
+//! started as a child process, or one started by hand.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::load::CONCURRENCY;
+
+/// The release server as a child process on port 0.
+pub struct Server {
+    /// None for a server started by someone else, which `stop` leaves running.
+    child: Option<Child>,
+    pub base: String,
+    pub key: String,
+    pub client: reqwest::Client,
+}
+
+impl Server {
+    pub async fn start(database_url: &str) -> Result<Server> {
+        let exe = std::env::current_exe()?.with_file_name("sayso");
+        let mut child = Command::new(&exe)
+            .env("SAYSO_DATABASE_URL", database_url)
+            .env("SAYSO_LISTEN", "127.0.0.1:0")
+            .env("SAYSO_LOG", "warn,sayso::cli=info")
+            .env("SAYSO_LOG_FORMAT", "json")
+            .env("SAYSO_RATE_LIMIT_PER_S", "0")
+            .env("SAYSO_MAX_CONNECTIONS", "19000")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| {
+                format!(
+                    "starting {} (build it with `cargo build --release -p sayso`)",
+                    exe.display()
+                )
+            })?;
+        let mut err = BufReader::new(child.stderr.take().context("stderr")?).lines();
+        let base = loop {
+            let line = err
+                .next_line()
+                .await?
+                .context("sayso exited before listening")?;
+            if let Ok(v) = serde_json::from_str::<Value>(&line)
+                && v["fields"]["message"] == "sayso is listening"
+            {
+                break format!("http://{}", v["fields"]["address"].as_str().unwrap_or(""));
+            }
+        };
+        tokio::spawn(async move { while let Ok(Some(_)) = err.next_line().await {} });
+        let mut out = BufReader::new(child.stdout.take().context("stdout")?).lines();
+        let mut key = None;
+        while key.is_none() {
+            let line = out.next_line().await?.context("no first-run key")?;
+            key = line
+                .split_whitespace()
+                .find(|w| w.starts_with("sk_"))
+                .map(String::from);
+        }
+        tokio::spawn(async move { while let Ok(Some(_)) = out.next_line().await {} });
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(CONCURRENCY * 2)
+            .timeout(Duration::from_secs(900))
+            .build()?;
+        Ok(Server {
+            child: Some(child),
+            base,
+            key: key.unwrap_or_default(),
+            client,
+        })
+    }
+
+    /// A server started by someone else.
+    pub fn external(base: &str, key: &str) -> Server {
+        Server {
+            child: None,
+            base: base.trim_end_matches('/').to_string(),
+            key: key.to_string(),
+            client: reqwest::Client::new(),
+        }
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(Child::id)
+    }
+
+    pub async fn create(&self, body: &Value) -> Result<Value> {
+        let resp = self
+            .client
+            .post(format!("{}/v1/decisions", self.base))
+            .bearer_auth(&self.key)
+            .json(body)
+            .send()
+            .await?;
+        if resp.status() != reqwest::StatusCode::CREATED {
+            return Err(anyhow!("create answered {}", resp.status()));
+        }
+        Ok(resp.json().await?)
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.kill().await;
+        }
+    }
+}
+
+/// The resident memory of a process, in kB (0 when it cannot be read).
+pub fn rss_kb(pid: Option<u32>) -> u64 {
+    let Some(pid) = pid else { return 0 };
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
