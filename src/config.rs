@@ -132,7 +132,8 @@ pub struct ServeArgs {
         default_value = "sayso <sayso@localhost>"
     )]
     pub mail_from: String,
-    /// Deliver webhooks to loopback, private and link-local addresses (home set-ups, tests).
+    /// Call webhooks and Web Push endpoints on loopback, private and other inner addresses
+    /// (home set-ups, tests).
     /// Read the way people write it: 1/0, true/false, yes/no, on/off, in any case.
     #[arg(
         long,

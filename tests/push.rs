@@ -480,7 +480,7 @@ async fn a_push_decrypts_for_the_browser_and_carries_a_valid_vapid_token() {
         .create(json!({"question": "Deploy to production?", "kind": "bool", "project": "api", "ttl_seconds": 3600}))
         .await;
     let d = decision(&srv, s(&h, "decision_id")).await;
-    let channel = WebPushChannel::new(SUBJECT.into());
+    let channel = WebPushChannel::new(SUBJECT.into(), true);
     let notice = notice(&srv, &d, "ask").await;
 
     let out = channel
@@ -535,7 +535,7 @@ async fn a_resolved_decision_closes_the_notification_with_the_same_tag() {
         .await;
     assert_eq!(status, StatusCode::OK);
     let d = decision(&srv, s(&h, "decision_id")).await;
-    let channel = WebPushChannel::new(SUBJECT.into());
+    let channel = WebPushChannel::new(SUBJECT.into(), true);
 
     // A reminder for a resolved decision sends nothing.
     let store = srv.svc.store();
@@ -583,7 +583,7 @@ async fn the_push_services_answer_decides_gone_retry_or_refused() {
     let browser = Browser::new();
     let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;
     let d = decision(&srv, s(&h, "decision_id")).await;
-    let channel = WebPushChannel::new(SUBJECT.into());
+    let channel = WebPushChannel::new(SUBJECT.into(), true);
     let notice = notice(&srv, &d, "ask").await;
     let sub = browser.subscription(&push.endpoint);
     let key = srv.svc.vapid_key().await.unwrap();
@@ -650,7 +650,7 @@ async fn a_subscription_from_the_feed_gets_every_new_decision() {
         .create(json!({"question": "Merge the PR?", "kind": "bool"}))
         .await;
     let d = decision(&srv, s(&h, "decision_id")).await;
-    let channel = WebPushChannel::new(SUBJECT.into());
+    let channel = WebPushChannel::new(SUBJECT.into(), true);
     let out = deliver(&srv, &channel, &d, "ask").await;
     assert!(matches!(out, Delivery::Sent(_)), "{out:?}");
     let got = push.next().await;
@@ -701,7 +701,7 @@ async fn a_subscription_the_push_service_calls_gone_is_forgotten() {
     push.answer_with(410);
     let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;
     let d = decision(&srv, s(&h, "decision_id")).await;
-    let channel = WebPushChannel::new(SUBJECT.into());
+    let channel = WebPushChannel::new(SUBJECT.into(), true);
 
     // One device still reached: sent; the gone one is removed.
     let out = deliver(&srv, &channel, &d, "ask").await;
@@ -759,7 +759,7 @@ async fn a_busy_push_service_is_tried_again() {
     push.answer_with(503);
     let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;
     let d = decision(&srv, s(&h, "decision_id")).await;
-    let channel = WebPushChannel::new(SUBJECT.into());
+    let channel = WebPushChannel::new(SUBJECT.into(), true);
     let out = deliver(&srv, &channel, &d, "ask").await;
     assert!(matches!(out, Delivery::Retry(_)), "{out:?}");
     push.next().await;
@@ -778,5 +778,37 @@ async fn a_busy_push_service_is_tried_again() {
             .unwrap()
             .len(),
         1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoint_on_an_inner_address_is_not_called_unless_allowed() {
+    let (srv, _db) = start().await;
+    let push = PushService::start().await;
+    let browser = Browser::new();
+    let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;
+    let d = decision(&srv, s(&h, "decision_id")).await;
+    let notice = notice(&srv, &d, "ask").await;
+    let key = srv.svc.vapid_key().await.unwrap();
+    let public_only = WebPushChannel::new(SUBJECT.into(), false);
+    // The push service listens on 127.0.0.1, however the endpoint spells it.
+    let port = url::Url::parse(&push.endpoint).unwrap().port().unwrap();
+    for host in ["127.0.0.1", "127.1", "localhost", "[::ffff:7f00:1]"] {
+        let sub = browser.subscription(&format!("https://{host}:{port}/push/x"));
+        let PushOutcome::Refused(why) = public_only.push(key, &sub, &notice).await else {
+            panic!("{host} was called");
+        };
+        assert!(why.contains("SAYSO_ALLOW_PRIVATE_WEBHOOKS=1"), "{why}");
+    }
+    assert!(
+        push.receiver.requests().is_empty(),
+        "the push service was called"
+    );
+    // Allowed, the same endpoint is called.
+    let sub = browser.subscription(&push.endpoint);
+    let allowing = WebPushChannel::new(SUBJECT.into(), true);
+    assert_eq!(
+        allowing.push(key, &sub, &notice).await,
+        PushOutcome::Accepted
     );
 }

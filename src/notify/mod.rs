@@ -9,6 +9,7 @@
 pub mod email;
 pub mod http_client;
 pub mod ntfy;
+pub mod outbound;
 pub mod push;
 pub mod webhook;
 pub mod worker;
@@ -107,10 +108,10 @@ pub fn build_worker(
     public_url: &str,
 ) -> Result<worker::Worker, NotifyError> {
     let mut channels: Vec<Arc<dyn Courier>> = vec![
-        Arc::new(push::WebPushChannel::new(push_subject(
-            &settings.mail_from,
-            public_url,
-        ))),
+        Arc::new(push::WebPushChannel::new(
+            push_subject(&settings.mail_from, public_url),
+            settings.allow_private_webhooks,
+        )),
         Arc::new(ntfy::NtfyChannel::new()),
         Arc::new(webhook::WebhookChannel::new(
             settings.allow_private_webhooks,

@@ -13,6 +13,8 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use web_push_native::{Auth, WebPushBuilder, p256};
 
+use super::http_client::USER_AGENT;
+use super::outbound::{Outbound, Refusal, capped_text};
 use super::{Courier, Delivering, Delivery};
 use crate::domain::inbox::PushSubscription;
 use crate::domain::outbox::{Channel, Purpose};
@@ -126,21 +128,21 @@ pub enum PushOutcome {
 pub struct WebPushChannel {
     /// The VAPID `sub` claim: `mailto:` or the service's public URL.
     subject: String,
-    client: reqwest::Client,
+    /// Push endpoints are chosen by whoever subscribed: called only where they may lead.
+    outbound: Outbound,
 }
+
+/// How much of a push service's answer is read, for the reason it gives.
+const MAX_ANSWER_BYTES: usize = 4096;
 
 impl WebPushChannel {
     /// `subject` is the contact push services see: a `mailto:` address or the public URL.
-    pub fn new(subject: String) -> Self {
-        // reqwest is built without a default TLS provider; ring is the one this build has.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .timeout(Duration::from_secs(30))
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .expect("the push HTTP client builds");
-        Self { subject, client }
+    /// `allow_private` lets endpoints on loopback and private addresses be called.
+    pub fn new(subject: String, allow_private: bool) -> Self {
+        WebPushChannel {
+            subject,
+            outbound: Outbound::new(allow_private, push_client),
+        }
     }
 
     /// Encrypts `notice` for one subscription, signs it, and posts it to its push service.
@@ -157,8 +159,17 @@ impl WebPushChannel {
         let (parts, body) = request.into_parts();
         let mut headers = parts.headers;
         headers.remove(reqwest::header::CONTENT_LENGTH);
-        let sent = self
-            .client
+        let client = match url::Url::parse(&sub.endpoint) {
+            Ok(url) => self.outbound.client_for(&url, "push endpoint").await,
+            Err(e) => return PushOutcome::Gone(format!("unusable push endpoint: {e}")),
+        };
+        let client = match client {
+            Ok(client) => client,
+            Err(Refusal::Retry(why)) => return PushOutcome::Retry(why),
+            // Kept: allowing private addresses later makes it usable again.
+            Err(Refusal::Never(why)) => return PushOutcome::Refused(why),
+        };
+        let sent = client
             .post(&sub.endpoint)
             .headers(headers)
             .body(body)
@@ -170,7 +181,7 @@ impl WebPushChannel {
         };
         let status = resp.status();
         let said = |resp: reqwest::Response| async move {
-            let text = resp.text().await.unwrap_or_default();
+            let text = capped_text(resp, MAX_ANSWER_BYTES).await;
             let text = shorten(text.trim(), 200);
             if text.is_empty() {
                 format!("push service answered {status}")
@@ -220,6 +231,17 @@ impl WebPushChannel {
         h.insert("topic", value(&notice.topic)?);
         Ok(request)
     }
+}
+
+/// The push client: push services can be slow to answer, so 30 s; no redirects followed.
+fn push_client() -> reqwest::ClientBuilder {
+    // reqwest is built without a default TLS provider; ring is the one this build has.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .timeout(Duration::from_secs(30))
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(USER_AGENT)
 }
 
 #[async_trait]

@@ -10,8 +10,6 @@
 //! (rebinding) cannot reach an inside address. Such requests bypass any HTTP proxy from the
 //! environment, since a proxy would make its own connection to an unchecked address.
 
-use std::net::{IpAddr, SocketAddr};
-
 use async_trait::async_trait;
 use base64::Engine;
 use base64::alphabet;
@@ -20,11 +18,11 @@ use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STAN
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use time::OffsetDateTime;
-use url::{Host, Url};
+use url::Url;
 
-use super::http_client::{TIMEOUT, client_builder, delivery_for_error, delivery_for_status};
+use super::http_client::{client_builder, delivery_for_error, delivery_for_status};
+use super::outbound::{Outbound, Refusal};
 use super::{Courier, Delivering, Delivery};
-use crate::domain::address::is_global;
 use crate::domain::outbox::{Channel, Purpose};
 
 /// The prefix of a webhook secret.
@@ -32,48 +30,14 @@ pub const SECRET_PREFIX: &str = "whsec_";
 
 /// Delivers the `resolved` message of a decision to its `callback_url`.
 pub struct WebhookChannel {
-    allow_private: bool,
-    /// Honours proxy settings; used when any address may be called.
-    open: reqwest::Client,
-    /// No proxy; used for IP-literal URLs once their address passed the check.
-    direct: reqwest::Client,
+    outbound: Outbound,
 }
 
 impl WebhookChannel {
     /// `allow_private` lets callbacks reach loopback, private and other non-global addresses.
     pub fn new(allow_private: bool) -> Self {
-        let build = |b: reqwest::ClientBuilder| b.build().expect("the HTTP client builds");
         WebhookChannel {
-            allow_private,
-            open: build(client_builder()),
-            direct: build(client_builder().no_proxy()),
-        }
-    }
-
-    /// The client to send with, after checking where `url` leads; `Err` is the delivery's end.
-    async fn client_for(&self, url: &Url) -> Result<reqwest::Client, Delivery> {
-        if self.allow_private {
-            return Ok(self.open.clone());
-        }
-        let domain = match url.host() {
-            Some(Host::Ipv4(ip)) => return self.literal(IpAddr::V4(ip)),
-            Some(Host::Ipv6(ip)) => return self.literal(IpAddr::V6(ip)),
-            Some(Host::Domain(domain)) => domain,
-            None => return Err(Delivery::Failed("callback_url has no host".into())),
-        };
-        let port = url.port_or_known_default().unwrap_or(443);
-        let addrs = resolve(domain, port).await?;
-        if let Some(bad) = addrs.iter().find(|a| !is_global(a.ip())) {
-            return Err(refused(bad.ip()));
-        }
-        pinned_client(domain, &addrs)
-    }
-
-    fn literal(&self, ip: IpAddr) -> Result<reqwest::Client, Delivery> {
-        if is_global(ip) {
-            Ok(self.direct.clone())
-        } else {
-            Err(refused(ip))
+            outbound: Outbound::new(allow_private, client_builder),
         }
     }
 }
@@ -110,9 +74,10 @@ impl Courier for WebhookChannel {
             }
             Err(e) => return Delivery::Failed(format!("callback_url is not a URL: {e}")),
         };
-        let client = match self.client_for(&url).await {
+        let client = match self.outbound.client_for(&url, "callback_url").await {
             Ok(client) => client,
-            Err(end) => return end,
+            Err(Refusal::Retry(why)) => return Delivery::Retry(why),
+            Err(Refusal::Never(why)) => return Delivery::Failed(why),
         };
         let body = match serde_json::to_vec(d.view) {
             Ok(body) => body,
@@ -162,83 +127,9 @@ pub fn sign(key: &[u8], id: &str, timestamp: i64, body: &[u8]) -> String {
     format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes()))
 }
 
-/// Every address `domain` resolves to; a lookup that fails may work later.
-async fn resolve(domain: &str, port: u16) -> Result<Vec<SocketAddr>, Delivery> {
-    let lookup = tokio::time::timeout(TIMEOUT, tokio::net::lookup_host((domain, port))).await;
-    let addrs: Vec<SocketAddr> = match lookup {
-        Ok(Ok(addrs)) => addrs.collect(),
-        Ok(Err(e)) => {
-            return Err(Delivery::Retry(format!(
-                "the callback_url host {domain} did not resolve: {e}"
-            )));
-        }
-        Err(_) => {
-            return Err(Delivery::Retry(format!(
-                "resolving the callback_url host {domain} timed out"
-            )));
-        }
-    };
-    if addrs.is_empty() {
-        return Err(Delivery::Retry(format!(
-            "the callback_url host {domain} resolved to no address"
-        )));
-    }
-    Ok(addrs)
-}
-
-/// A client that connects to `addrs` whenever a URL names `domain`, without looking it up
-/// again, and ignores proxies: the connection goes to exactly the addresses checked.
-fn pinned_client(domain: &str, addrs: &[SocketAddr]) -> Result<reqwest::Client, Delivery> {
-    client_builder()
-        .no_proxy()
-        .resolve_to_addrs(domain, addrs)
-        .build()
-        .map_err(|e| Delivery::Retry(format!("could not set up the HTTP client: {e}")))
-}
-
-fn refused(ip: IpAddr) -> Delivery {
-    Delivery::Failed(format!(
-        "callback_url resolves to a private address ({ip}); \
-         set SAYSO_ALLOW_PRIVATE_WEBHOOKS=1 to allow"
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[tokio::test]
-    async fn pinned_client_connects_to_the_checked_address_without_a_lookup() {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            let (mut conn, _) = listener.accept().await.unwrap();
-            let mut buf = [0u8; 1024];
-            let _ = conn.read(&mut buf).await;
-            let _ = conn
-                .write_all(b"HTTP/1.1 204 No Content\r\nconnection: close\r\n\r\n")
-                .await;
-        });
-        // `.invalid` never resolves (RFC 6761): only the pinned address can be reached.
-        let client = pinned_client("pinned.invalid", &[addr]).unwrap();
-        let resp = client
-            .get(format!("http://pinned.invalid:{}/", addr.port()))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(resp.status(), reqwest::StatusCode::NO_CONTENT);
-    }
-
-    #[tokio::test]
-    async fn a_name_that_resolves_to_loopback_is_refused() {
-        let channel = WebhookChannel::new(false);
-        let url = Url::parse("http://localhost:9/hook").unwrap();
-        let Err(Delivery::Failed(why)) = channel.client_for(&url).await else {
-            panic!("localhost was not refused");
-        };
-        assert!(why.contains("private address"), "{why}");
-    }
 
     #[test]
     fn generated_secrets_are_32_random_bytes() {
