@@ -92,6 +92,7 @@ macro_rules! conformance_tests {
             creates_count_on_their_utc_day_and_month,
             a_daily_quota_refuses_the_create_past_it,
             concurrent_creates_never_overshoot_the_quota,
+            old_resolved_decisions_are_deleted_oldest_first_with_their_trails,
         );
     };
     (@cases $backend:ident, $setup:ident; $($case:ident),* $(,)?) => {
@@ -2170,4 +2171,73 @@ async fn concurrent_creates_never_overshoot_the_quota(store: &dyn Store) {
     assert_eq!((new, refused), (7, 5));
     let usage = store.usage(home, T0.date()).await.unwrap();
     assert_eq!((usage.today.actions, usage.today.creates), (20, 10));
+}
+
+// ---- retention and backup ----
+
+async fn old_resolved_decisions_are_deleted_oldest_first_with_their_trails(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let first = insert(store, home, "First").await;
+    let second = insert(store, home, "Second").await;
+    let open = insert(store, home, "Still open").await;
+    won(store
+        .resolve(first.id, &answer(json!(true)), T0 + Duration::seconds(1))
+        .await
+        .unwrap());
+    won(store
+        .resolve(second.id, &decline("no"), T0 + Duration::seconds(2))
+        .await
+        .unwrap());
+    // Nothing was resolved before the cutoff: nothing goes.
+    assert_eq!(store.delete_resolved_before(T0, 10).await.unwrap(), 0);
+    let cutoff = T0 + Duration::seconds(10);
+    assert_eq!(store.delete_resolved_before(cutoff, 1).await.unwrap(), 1);
+    assert!(
+        store.decision(None, first.id).await.unwrap().is_none(),
+        "oldest first"
+    );
+    assert!(store.decision(None, second.id).await.unwrap().is_some());
+    assert_eq!(store.delete_resolved_before(cutoff, 1).await.unwrap(), 1);
+    assert_eq!(store.delete_resolved_before(cutoff, 1).await.unwrap(), 0);
+    for gone in [first.id, second.id] {
+        assert!(store.decision(None, gone).await.unwrap().is_none());
+        assert!(
+            store.events(gone).await.unwrap().is_empty(),
+            "its audit trail goes too"
+        );
+        assert!(
+            store.messages(gone).await.unwrap().is_empty(),
+            "and its outbox messages"
+        );
+    }
+    let kept = store.decision(None, open.id).await.unwrap().unwrap();
+    assert_eq!(kept.status, Status::Pending);
+    assert_eq!(store.events(open.id).await.unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sqlite_backup_is_a_working_copy_and_never_overwrites() {
+    let t = sqlite_store().await.unwrap();
+    let store = &*t.store;
+    let home = inbox(store, "home").await;
+    let d = insert(store, home, "Back me up").await;
+    let copy = common::db::fresh_sqlite_url();
+    store.backup_to(&copy.path).await.unwrap();
+    let again = store.backup_to(&copy.path).await.unwrap_err();
+    assert!(matches!(again, StoreError::Conflict(_)), "{again:?}");
+    let restored = SqliteStore::connect(&copy.url).await.unwrap();
+    let read = restored.decision(None, d.id).await.unwrap().unwrap();
+    assert_eq!(read.spec.question, "Back me up");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&copy.path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_backup_says_to_use_pg_dump() {
+    let Some(t) = pg_store().await else { return };
+    let path = std::env::temp_dir().join(format!("sayso-backup-{}.db", Uuid::new_v4().simple()));
+    let err = t.store.backup_to(&path).await.unwrap_err();
+    assert!(err.to_string().contains("pg_dump"), "{err}");
+    assert!(!path.exists());
 }

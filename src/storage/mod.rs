@@ -284,6 +284,18 @@ pub trait Store: Send + Sync + 'static {
     /// Every message of a decision, oldest first.
     async fn messages(&self, decision_id: Uuid) -> Result<Vec<OutboxMessage>, StoreError>;
 
+    /// Deletes up to `limit` decisions resolved before `cutoff`, oldest first, with their
+    /// audit trails, notifications, messages and images; returns how many.
+    async fn delete_resolved_before(
+        &self,
+        cutoff: OffsetDateTime,
+        limit: u32,
+    ) -> Result<u64, StoreError>;
+
+    /// A consistent copy of the whole database, as of one moment, written to `path` (a new
+    /// file). SQLite only; PostgreSQL says to use `pg_dump`.
+    async fn backup_to(&self, path: &std::path::Path) -> Result<(), StoreError>;
+
     /// Starts delivering other replicas' signals to `sink`, where the backend has them
     /// (PostgreSQL); `None` for a backend that is only ever used by one process.
     fn listen(&self, sink: SignalSink) -> Option<tokio::task::JoinHandle<()>>;

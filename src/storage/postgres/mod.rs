@@ -55,6 +55,7 @@ mod events;
 mod inboxes;
 mod listen;
 mod outbox;
+mod retention;
 mod rows;
 mod usage;
 
@@ -321,6 +322,18 @@ impl Store for PgStore {
 
     async fn messages(&self, decision_id: Uuid) -> Result<Vec<OutboxMessage>, StoreError> {
         outbox::messages(self, decision_id).await
+    }
+
+    async fn delete_resolved_before(
+        &self,
+        cutoff: OffsetDateTime,
+        limit: u32,
+    ) -> Result<u64, StoreError> {
+        retention::delete_resolved_before(self, cutoff, limit).await
+    }
+
+    async fn backup_to(&self, path: &std::path::Path) -> Result<(), StoreError> {
+        retention::backup_to(self, path).await
     }
 
     fn listen(&self, sink: SignalSink) -> Option<tokio::task::JoinHandle<()>> {

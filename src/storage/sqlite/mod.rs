@@ -26,6 +26,7 @@ mod events;
 mod inboxes;
 mod listen;
 mod outbox;
+mod retention;
 mod rows;
 mod usage;
 
@@ -319,6 +320,18 @@ impl Store for SqliteStore {
 
     async fn messages(&self, decision_id: Uuid) -> Result<Vec<OutboxMessage>, StoreError> {
         outbox::messages(self, decision_id).await
+    }
+
+    async fn delete_resolved_before(
+        &self,
+        cutoff: OffsetDateTime,
+        limit: u32,
+    ) -> Result<u64, StoreError> {
+        retention::delete_resolved_before(self, cutoff, limit).await
+    }
+
+    async fn backup_to(&self, path: &std::path::Path) -> Result<(), StoreError> {
+        retention::backup_to(self, path).await
     }
 
     fn listen(&self, _sink: SignalSink) -> Option<tokio::task::JoinHandle<()>> {
