@@ -9,7 +9,7 @@ use tokio::net::TcpListener;
 use crate::app::{self, ServerSettings, serve, shutdown_signal};
 use crate::client;
 use crate::config::{Cli, Command, GlobalArgs, InboxCommand, KeyCommand, LogFormat, ServeArgs};
-use crate::service::{ChannelChanges, Service, ServiceError, ServiceSettings};
+use crate::service::{ChannelChanges, ExportQuery, Service, ServiceError, ServiceSettings};
 use crate::storage::{self, Store, StoreError};
 
 /// Runs the command the user asked for.
@@ -18,6 +18,37 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         None => run_server(&cli.global, ServeArgs::default()).await,
         Some(Command::Serve(args)) => run_server(&cli.global, args).await,
+        Some(Command::Export(args)) => {
+            use std::io::Write;
+            let svc = open(&cli.global).await?;
+            let query = ExportQuery {
+                inbox: args.inbox.clone(),
+                since: args.since,
+                until: args.until,
+            };
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            let written = svc
+                .export(&query, |line| {
+                    serde_json::to_writer(&mut out, line)?;
+                    out.write_all(b"\n")
+                })
+                .await
+                .map_err(|e| match e {
+                    ServiceError::NotFound => {
+                        anyhow::anyhow!("there is no inbox named {:?}", args.inbox)
+                    }
+                    e => describe(e),
+                })?;
+            out.flush()?;
+            eprintln!("exported {written} decision(s) of inbox {:?}", args.inbox);
+            Ok(())
+        }
+        Some(Command::Backup { path }) => {
+            let svc = open(&cli.global).await?;
+            svc.backup_to(&path).await.map_err(describe)?;
+            eprintln!("backed up to {}", path.display());
+            Ok(())
+        }
         Some(Command::Config(_)) => {
             let argv = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
             for line in crate::config::variables::effective(argv)? {
@@ -188,6 +219,7 @@ async fn open(global: &GlobalArgs) -> anyhow::Result<Service> {
         expiry_interval: Duration::from_secs(1),
         email_enabled: false,
         allow_private_webhooks: false,
+        retention: None,
     };
     Service::new(store, settings).await.map_err(describe)
 }

@@ -67,6 +67,15 @@ pub enum Command {
     /// Print the settings `serve` would run with (flags, `SAYSO_*` variables, defaults),
     /// secrets masked, and any `SAYSO_*` variable that nothing reads.
     Config(ServeArgs),
+    /// Write an inbox's decisions with their audit trails to stdout as JSON lines, newest
+    /// first (same database settings as `serve`).
+    Export(ExportArgs),
+    /// Copy the live SQLite database to a new file, consistent as of one moment (PostgreSQL:
+    /// use pg_dump; docs/OPERATIONS.md).
+    Backup {
+        /// The new file to write; an existing one is never overwritten.
+        path: std::path::PathBuf,
+    },
     /// Manage API keys.
     #[command(subcommand)]
     Key(KeyCommand),
@@ -90,6 +99,33 @@ pub enum Command {
     /// stdio MCP servers).
     Mcp(McpArgs),
     // --- end MCP stdio bridge ---
+}
+
+/// What `sayso export` takes.
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// The inbox whose decisions to write.
+    #[arg(long)]
+    pub inbox: String,
+    /// Only decisions created at or after this time (RFC 3339, or a date: 2026-11-01 is its
+    /// midnight UTC).
+    #[arg(long, value_parser = parse_moment)]
+    pub since: Option<time::OffsetDateTime>,
+    /// Only decisions created before this time (same forms).
+    #[arg(long, value_parser = parse_moment)]
+    pub until: Option<time::OffsetDateTime>,
+}
+
+/// An RFC 3339 time, or a date meaning its midnight UTC.
+fn parse_moment(s: &str) -> Result<time::OffsetDateTime, String> {
+    use time::format_description::well_known::Rfc3339;
+    if let Ok(t) = time::OffsetDateTime::parse(s, &Rfc3339) {
+        return Ok(t);
+    }
+    let date_format = time::macros::format_description!("[year]-[month]-[day]");
+    time::Date::parse(s, &date_format)
+        .map(|d| d.midnight().assume_utc())
+        .map_err(|_| format!("{s:?} is neither an RFC 3339 time nor a date like 2026-11-01"))
 }
 
 /// Settings of `sayso mcp`, the stdio bridge.
@@ -168,6 +204,10 @@ pub struct ServeArgs {
     /// URL's own, comma-separated; `*` for any. Requests without an `Origin` always pass.
     #[arg(long, env = "SAYSO_MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub mcp_allowed_origins: Vec<String>,
+    /// Days resolved decisions (with their audit trails) are kept; older ones are deleted
+    /// in small batches. 0 or unset keeps everything.
+    #[arg(long, env = "SAYSO_RETENTION_DAYS")]
+    pub retention_days: Option<u32>,
     /// Reverse proxies (CIDRs or addresses, comma-separated) whose `Forwarded` and
     /// `X-Forwarded-For` headers name the client; from anywhere else they are ignored.
     #[arg(long, env = "SAYSO_TRUSTED_PROXIES", value_delimiter = ',')]

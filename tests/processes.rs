@@ -514,3 +514,101 @@ async fn debug_logs_name_routes_and_request_ids_never_tokens_or_keys() {
     );
     assert!(all.contains(&made_id), "a made request id is logged too");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_under_write_load_holds_every_acknowledged_decision_and_exports() {
+    init_tls();
+    let db = common::db::fresh_sqlite_url();
+    let mut live = start_replica_with(&db.url, &[("SAYSO_RATE_LIMIT_PER_S", "0")]).await;
+    let key = live.key.clone().expect("the first run prints a key");
+    let client = Client::new();
+    // Writers create decisions without pause while the backup runs; the ids acknowledged
+    // before the backup started must all be in the copy.
+    let acknowledged = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for w in 0..4 {
+        let (client, base, key) = (client.clone(), live.base.clone(), key.clone());
+        let (acknowledged, stop) = (acknowledged.clone(), stop.clone());
+        writers.push(tokio::spawn(async move {
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let (status, h) = send(
+                    client
+                        .post(format!("{base}/v1/decisions"))
+                        .bearer_auth(&key)
+                        .json(&json!({"question": format!("w{w} #{n}"), "kind": "bool", "notify": "none"})),
+                )
+                .await;
+                assert_eq!(status, StatusCode::CREATED, "{h}");
+                acknowledged.lock().unwrap().push(s(&h, "decision_id").to_string());
+                n += 1;
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before: Vec<String> = acknowledged.lock().unwrap().clone();
+    let copy = common::db::fresh_sqlite_url();
+    let out = sayso(&["backup", copy.path.to_str().unwrap()], &db.url).await;
+    assert!(out.status.success(), "{out:?}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for w in writers {
+        w.await.unwrap();
+    }
+    live.child.kill().await.unwrap();
+    assert!(
+        before.len() >= 10,
+        "the writers were writing: {}",
+        before.len()
+    );
+
+    // A second backup to the same file is refused, never overwriting it.
+    let again = sayso(&["backup", copy.path.to_str().unwrap()], &db.url).await;
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+
+    // A server on the copy has every decision acknowledged before the backup began.
+    let mut restored = start_replica(&copy.url).await;
+    assert_eq!(restored.key, None, "the copy has the inbox already");
+    for id in &before {
+        let resp = client
+            .get(format!("{}/v1/decisions/{id}", restored.base))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            resp.status(),
+            StatusCode::OK,
+            "{id} is missing from the backup"
+        );
+    }
+    restored.child.kill().await.unwrap();
+
+    // The export of the copy has each of them once, with its audit trail.
+    let out = sayso(&["export", "--inbox", "default"], &copy.url).await;
+    assert!(out.status.success(), "{out:?}");
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let exported: std::collections::HashSet<&str> = lines
+        .iter()
+        .map(|l| l["decision"]["decision_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(exported.len(), lines.len(), "each decision once");
+    for id in &before {
+        assert!(exported.contains(id.as_str()), "{id} is not exported");
+    }
+    assert!(lines.iter().all(|l| l["events"][0]["kind"] == "created"));
+    let none = sayso(
+        &["export", "--inbox", "default", "--since", "2999-01-01"],
+        &copy.url,
+    )
+    .await;
+    assert!(none.status.success() && none.stdout.is_empty(), "{none:?}");
+    let bad = sayso(&["export", "--inbox", "nobody"], &copy.url).await;
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no inbox named"));
+}

@@ -47,6 +47,10 @@ impl ServerSettings {
                 expiry_interval: Duration::from_secs(1),
                 email_enabled: args.smtp_url.is_some(),
                 allow_private_webhooks: args.allow_private_webhooks,
+                retention: args
+                    .retention_days
+                    .filter(|d| *d > 0)
+                    .map(|d| time::Duration::days(i64::from(d))),
             },
             app: AppSettings {
                 http: HttpSettings {

@@ -5,10 +5,12 @@ mod answers;
 mod decisions;
 mod events;
 mod expiry;
+mod export;
 mod feed;
 mod inboxes;
 mod notifications;
 mod outbox;
+mod retention;
 mod subscriptions;
 pub mod tokens;
 mod usage;
@@ -29,6 +31,7 @@ use crate::wake::Waiters;
 
 pub use decisions::{Created, ListPage, ListQuery};
 pub use events::ResolutionFeed;
+pub use export::ExportQuery;
 pub use feed::Feed;
 pub use inboxes::{ChannelChanges, FirstRun};
 pub use outbox::{Outbox, message};
@@ -108,6 +111,8 @@ pub struct ServiceSettings {
     /// Whether a `callback_url` may name a loopback, private or other inner address
     /// (`SAYSO_ALLOW_PRIVATE_WEBHOOKS`); without it such a literal address is refused at create.
     pub allow_private_webhooks: bool,
+    /// How long resolved decisions are kept (`SAYSO_RETENTION_DAYS`); `None` keeps them all.
+    pub retention: Option<time::Duration>,
 }
 
 /// The service: cheap to clone, shared by every handler.
@@ -172,6 +177,10 @@ impl Service {
         }
         let sweeper = tokio::spawn(expiry::sweep(self.clone()));
         self.stop_with_shutdown(sweeper);
+        if let Some(keep) = self.settings().retention {
+            let pruner = tokio::spawn(retention::prune(self.clone(), keep));
+            self.stop_with_shutdown(pruner);
+        }
     }
 
     /// Runs `task` (the outbox worker, say) until `shut_down`.

@@ -150,6 +150,7 @@ impl TestServer {
                 public_url: base.clone(),
                 max_await,
                 allow_private_webhooks,
+                retention: None,
                 expiry_interval: Duration::from_millis(200),
                 email_enabled: matches!(notify, Some(Some(_))),
             },
