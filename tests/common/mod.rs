@@ -4,6 +4,7 @@
 pub mod browser;
 pub mod cluster;
 pub mod db;
+pub mod faulty_proxy;
 pub mod process;
 pub mod python;
 pub mod receiver;
