@@ -513,6 +513,20 @@ async fn debug_logs_name_routes_and_request_ids_never_tokens_or_keys() {
         "the create's lines carry its request id: {of_create:?}"
     );
     assert!(all.contains(&made_id), "a made request id is logged too");
+    // Inside the request, the service's span names the work, the inbox and the decision.
+    let decision_id = s(&handle, "decision_id").to_string();
+    assert!(
+        of_create
+            .iter()
+            .any(|l| l.contains("\"name\":\"create\"") && l.contains("\"inbox\":\"default\"")),
+        "the create's lines carry the service span: {of_create:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("\"name\":\"answer\"") && l.contains(&decision_id)),
+        "the answer's lines name its decision"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

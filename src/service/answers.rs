@@ -51,12 +51,14 @@ impl Service {
 
     /// A person answers, declines, or marks a to-do done or skipped. The first resolution
     /// wins; a later one gets `AlreadyResolved`, and one after the decision's time `Expired`.
+    #[tracing::instrument(name = "answer", skip_all, fields(decision, action = ?input.action))]
     pub async fn submit_answer(
         &self,
         token: &str,
         input: &AnswerInput,
     ) -> Result<Decision, ServiceError> {
         let d = self.decision_by_token(token).await?;
+        tracing::Span::current().record("decision", tracing::field::display(d.id));
         match d.status {
             Status::Pending => {}
             Status::Expired => return Err(ServiceError::Expired(Box::new(d))),

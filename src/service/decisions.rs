@@ -48,6 +48,7 @@ pub struct ListPage {
 
 impl Service {
     /// Validates and stores a new decision for `inbox`.
+    #[tracing::instrument(name = "create", skip_all, fields(inbox = %inbox.name, decision))]
     pub async fn create_decision(
         &self,
         inbox: &Inbox,
@@ -76,7 +77,8 @@ impl Service {
             notifications: plan.states,
             outbox: plan.messages,
         };
-        let (decision, replayed) = match self.store().insert_decision(row).await? {
+        let inserted = self.store().insert_decision(row).await?;
+        let (decision, replayed) = match inserted {
             Inserted::New(d) => {
                 self.kick_outbox();
                 (d, false)
@@ -96,6 +98,7 @@ impl Service {
                 });
             }
         };
+        tracing::Span::current().record("decision", tracing::field::display(decision.id));
         Ok(Created {
             handle: AskHandle {
                 decision_id: decision.id,
@@ -144,6 +147,7 @@ impl Service {
     }
 
     /// The inbox's decision, expired first if its time is up.
+    #[tracing::instrument(name = "get", skip_all, fields(inbox = %inbox.name, decision = %id))]
     pub async fn get_decision(&self, inbox: &Inbox, id: Uuid) -> Result<Decision, ServiceError> {
         let d = self
             .store()
@@ -225,6 +229,7 @@ impl Service {
     }
 
     /// The agent withdraws a pending decision.
+    #[tracing::instrument(name = "cancel", skip_all, fields(inbox = %inbox.name, decision = %id))]
     pub async fn cancel_decision(
         &self,
         inbox: &Inbox,

@@ -12,6 +12,7 @@ impl Service {
     /// Returns the decision once it is not pending, or still pending after `timeout`
     /// (clamped to the server's maximum). Costs no database work while parked: it re-reads
     /// only when woken by a resolution (local or from another replica) or at `expires_at`.
+    #[tracing::instrument(name = "await", skip_all, fields(inbox = %inbox.name, decision = %id))]
     pub async fn await_decision(
         &self,
         inbox: &Inbox,
