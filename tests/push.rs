@@ -812,3 +812,38 @@ async fn an_endpoint_on_an_inner_address_is_not_called_unless_allowed() {
         PushOutcome::Accepted
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_naming_an_inner_address_is_refused_unless_allowed() {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start_public_only(&db.url).await;
+    let token = feed_token(&srv).await;
+    let browser = Browser::new();
+    for endpoint in [
+        "https://127.1/push/x",
+        "https://[::ffff:7f00:1]/push/x",
+        "https://10.0.0.7/push/x",
+        "https://0.0.0.0/push/x",
+    ] {
+        let (status, err) = subscribe(&srv, &token, &browser.subscription_json(endpoint)).await;
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{endpoint}: {err}"
+        );
+        assert_eq!(err["error"]["details"][0]["path"], "endpoint", "{err}");
+        let message = err["error"]["details"][0]["message"].as_str().unwrap();
+        assert!(
+            message.contains("SAYSO_ALLOW_PRIVATE_WEBHOOKS=1"),
+            "{message}"
+        );
+    }
+    let (status, err) = subscribe(
+        &srv,
+        &token,
+        &browser.subscription_json("https://push.example.com/x"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{err}");
+    srv.stop().await;
+}

@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use super::{Service, ServiceError, now};
+use crate::domain::address::inner_literal;
 use crate::domain::inbox::PushSubscription;
 use crate::domain::subscription::parse_subscription;
 
@@ -20,6 +21,20 @@ impl Service {
             .open_feed_token(feed_token)
             .ok_or(ServiceError::NotFound)?;
         let sub = parse_subscription(subscription).map_err(ServiceError::Validation)?;
+        if !self.settings().allow_private_webhooks
+            && let Some(ip) = url::Url::parse(&sub.endpoint)
+                .ok()
+                .as_ref()
+                .and_then(inner_literal)
+        {
+            return Err(ServiceError::invalid(
+                "endpoint",
+                format!(
+                    "names the inner address {ip}; this server calls public addresses only \
+                     (set SAYSO_ALLOW_PRIVATE_WEBHOOKS=1 to allow loopback and private ones)"
+                ),
+            ));
+        }
         let inbox = self
             .store()
             .inbox_by_id(inbox_id)
