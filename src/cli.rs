@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use tokio::net::TcpListener;
 
-use crate::app::{self, ServerSettings, serve, shutdown_signal};
+use crate::app::{self, ServerSettings, serve, serve_router, shutdown_signal};
 use crate::client;
 use crate::config::{Cli, Command, GlobalArgs, InboxCommand, KeyCommand, LogFormat, ServeArgs};
 use crate::service::{ChannelChanges, ExportQuery, Service, ServiceError, ServiceSettings};
@@ -202,6 +202,15 @@ async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> 
              \n  API key (shown once; keep it):  {}\n  Feed link (open on your phone): {}\n  Webhook signing secret:         {}\n",
             first.inbox.name, first.api_key, first.feed_url, first.webhook_secret
         );
+    }
+    if let Some((address, token)) = &settings.metrics_listener {
+        let metrics = TcpListener::bind(address)
+            .await
+            .with_context(|| format!("cannot listen on {address} (SAYSO_METRICS_LISTEN)"))?;
+        tracing::info!(address = %metrics.local_addr()?, "metrics are served");
+        let app = crate::http::metrics_only(svc.clone(), token);
+        let limits = settings.app.limits.clone();
+        tokio::spawn(serve_router(metrics, app, limits, shutdown_signal(), || ()));
     }
     svc.start_background();
     app::start_worker(&svc, &settings.notify)?;

@@ -212,6 +212,14 @@ pub struct ServeArgs {
     /// `X-Forwarded-For` headers name the client; from anywhere else they are ignored.
     #[arg(long, env = "SAYSO_TRUSTED_PROXIES", value_delimiter = ',')]
     pub trusted_proxies: Vec<String>,
+    /// Serve Prometheus metrics at `GET /metrics` to requests with `Authorization: Bearer`
+    /// and this token. Unset, there is no /metrics.
+    #[arg(long, env = "SAYSO_METRICS_TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<String>,
+    /// Serve /metrics on this address (e.g. `127.0.0.1:9464`) instead of the main one; the
+    /// token is still required.
+    #[arg(long, env = "SAYSO_METRICS_LISTEN")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
 
 impl Default for ServeArgs {

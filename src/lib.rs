@@ -9,6 +9,7 @@ pub mod config;
 pub mod domain;
 pub mod http;
 pub mod mcp;
+pub mod metrics;
 pub mod notify;
 pub mod render;
 pub mod service;

@@ -443,7 +443,10 @@ async fn cancel_of_an_expired_decision_gets_409(srv: &TestServer) {
     // The expiry sweep, run as if its time had come.
     let later = sayso::service::now() + time::Duration::minutes(1);
     let expired = srv.svc.store().expire_due(later, 1000).await.unwrap();
-    assert!(expired.iter().any(|e| e.to_string() == id), "{expired:?}");
+    assert!(
+        expired.iter().any(|e| e.id.to_string() == id),
+        "{expired:?}"
+    );
     let (status, err) = send(srv.req(Method::POST, &format!("/v1/decisions/{id}/cancel"))).await;
     assert_eq!(status, StatusCode::CONFLICT, "{err}");
     assert_eq!(err["error"]["code"], "already_resolved");

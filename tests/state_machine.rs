@@ -697,7 +697,7 @@ impl Run<'_> {
                         // The sweep (this one, or the server's own on the real clock) did it.
                     }
                 }
-                let ids: Vec<String> = expired.iter().map(|id| id.to_string()).collect();
+                let ids: Vec<String> = expired.iter().map(|e| e.id.to_string()).collect();
                 for k in &self.known {
                     if ids.contains(&k.id) {
                         prop_assert_eq!(&k.state, &State::Expired, "swept a decision not due");

@@ -56,7 +56,22 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) {
     let app: Router = router(&svc, &settings);
-    let limits = settings.limits;
+    serve_router(listener, app, settings.limits, shutdown, move || {
+        tracing::info!("shutting down: answering parked awaits");
+        svc.shut_down();
+    })
+    .await;
+}
+
+/// Serves `app` on `listener` until `shutdown` completes; then calls `stopping` and waits
+/// (up to the grace period) for open requests to finish.
+pub async fn serve_router(
+    listener: TcpListener,
+    app: Router,
+    limits: ServeLimits,
+    shutdown: impl Future<Output = ()> + Send,
+    stopping: impl FnOnce(),
+) {
     let graceful = GracefulShutdown::new();
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     tokio::pin!(shutdown);
@@ -120,8 +135,7 @@ pub async fn serve(
         });
     }
     drop(listener);
-    tracing::info!("shutting down: answering parked awaits");
-    svc.shut_down();
+    stopping();
     if tokio::time::timeout(limits.shutdown_grace, graceful.shutdown())
         .await
         .is_err()

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use axum::Router;
 
-pub use accept::{ServeLimits, serve, shutdown_signal};
+pub use accept::{ServeLimits, serve, serve_router, shutdown_signal};
 
 use crate::config::{GlobalArgs, ServeArgs};
 use crate::http::{self, HttpSettings, RateLimit};
@@ -33,6 +33,8 @@ pub struct ServerSettings {
     pub service: ServiceSettings,
     pub app: AppSettings,
     pub notify: NotifySettings,
+    /// `/metrics` on an address of its own (`SAYSO_METRICS_LISTEN`), with its token.
+    pub metrics_listener: Option<(std::net::SocketAddr, String)>,
 }
 
 impl ServerSettings {
@@ -40,6 +42,19 @@ impl ServerSettings {
     /// URL that is not http) is refused with a message that names it.
     pub fn from_args(global: &GlobalArgs, args: &ServeArgs) -> Result<Self, String> {
         let defaults = RateLimit::DEFAULT;
+        let metrics_token = args
+            .metrics_token
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string);
+        if args.metrics_listen.is_some() && metrics_token.is_none() {
+            return Err(
+                "SAYSO_METRICS_LISTEN is set but SAYSO_METRICS_TOKEN is not: /metrics is only \
+                 served with a token"
+                    .into(),
+            );
+        }
         Ok(ServerSettings {
             service: ServiceSettings {
                 public_url: global.public_url()?,
@@ -59,6 +74,10 @@ impl ServerSettings {
                         burst: args.rate_limit_burst.unwrap_or(defaults.burst).max(1),
                     },
                     trusted_proxies: TrustedProxies::parse(&args.trusted_proxies)?,
+                    // With an address of its own, /metrics is served there only.
+                    metrics_token: metrics_token
+                        .clone()
+                        .filter(|_| args.metrics_listen.is_none()),
                 },
                 mcp: McpSettings {
                     allowed_hosts: args.mcp_allowed_hosts.clone(),
@@ -78,6 +97,7 @@ impl ServerSettings {
                 retry_base: Duration::from_millis(args.outbox_retry_base_ms),
                 lease: Duration::from_secs(args.outbox_lease_s),
             },
+            metrics_listener: args.metrics_listen.zip(metrics_token),
         })
     }
 }

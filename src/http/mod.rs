@@ -3,6 +3,7 @@
 pub mod api;
 mod drain;
 pub mod events;
+mod metrics;
 pub mod openapi;
 pub mod pages;
 mod rate_limit;
@@ -28,6 +29,9 @@ pub struct HttpSettings {
     pub rate_limit: RateLimit,
     /// Proxies whose `Forwarded` / `X-Forwarded-For` name the client.
     pub trusted_proxies: TrustedProxies,
+    /// Serve `GET /metrics` to requests bearing this token; `None` leaves it unrouted (on
+    /// this listener: `SAYSO_METRICS_LISTEN` serves it on its own).
+    pub metrics_token: Option<String>,
 }
 
 /// The API's and the pages' routes, without the layers `finish` adds around everything.
@@ -45,16 +49,37 @@ pub fn routes(svc: &Service) -> Router<Service> {
 /// Wraps `routes` (and whatever else is served beside them, such as MCP) in what every request
 /// goes through: the JSON 404 and 405, the body limit, the rate limit and request tracing.
 pub fn finish(routes: Router<Service>, svc: Service, settings: &HttpSettings) -> Router {
+    let routes = match &settings.metrics_token {
+        Some(token) => routes.merge(metrics::routes(token)),
+        None => routes,
+    };
+    let counted = svc.metrics().clone();
     let app = routes
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(crate::web::SMALL_BODY_LIMIT))
         .layer(axum::middleware::from_fn(drain::drain_refused_bodies));
-    let app = rate_limit::limit(app, settings.rate_limit).with_state(svc);
+    let app = rate_limit::limit(app, settings.rate_limit, counted.clone())
+        .with_state(svc)
+        .layer(axum::middleware::from_fn_with_state(
+            counted,
+            metrics::measure,
+        ));
     trace::traced(app).layer(axum::middleware::from_fn_with_state(
         settings.trusted_proxies.clone(),
         client_addr::record,
     ))
+}
+
+/// `GET /metrics` alone, for `SAYSO_METRICS_LISTEN`: an address of its own that only the
+/// scraper reaches. The token is asked for there too.
+pub fn metrics_only(svc: Service, token: &str) -> Router {
+    trace::traced(
+        metrics::routes(token)
+            .fallback(not_found)
+            .method_not_allowed_fallback(method_not_allowed)
+            .with_state(svc),
+    )
 }
 
 /// The process is up.

@@ -23,6 +23,7 @@ use tower_governor::GovernorError;
 use tower_governor::governor::GovernorConfigBuilder;
 use tower_governor::key_extractor::KeyExtractor;
 
+use crate::metrics::{Limit, Metrics};
 use crate::web::client_addr::ClientAddr;
 use crate::web::error::ApiError;
 
@@ -157,7 +158,7 @@ async fn limit_wrong_keys(
         return next.run(req).await;
     };
     if let Some(wait) = wrong.refused(address, Instant::now()) {
-        return ApiError::rate_limited(wait).into_response();
+        return refused(wait, Some(Limit::WrongKey));
     }
     let resp = next.run(req).await;
     if resp.status() == StatusCode::UNAUTHORIZED {
@@ -197,8 +198,41 @@ impl Default for RateLimit {
     }
 }
 
-/// `router` behind the rate limit `limit`; unchanged when the limit is off.
-pub fn limit<S: Clone + Send + Sync + 'static>(router: Router<S>, limit: RateLimit) -> Router<S> {
+/// Marks a response as a rate limit's refusal, for the metrics: which limit, where the
+/// refusing layer knows it (the governor does not say whose bucket ran dry).
+#[derive(Debug, Clone, Copy)]
+struct Refused(Option<Limit>);
+
+fn refused(wait: u64, limit: Option<Limit>) -> Response {
+    let mut resp = ApiError::rate_limited(wait).into_response();
+    resp.extensions_mut().insert(Refused(limit));
+    resp
+}
+
+/// Counts the refusals of the layers inside it, by limit.
+async fn count_refusals(
+    State(metrics): State<Metrics>,
+    req: Request<Body>,
+    next: Next,
+) -> Response {
+    let bucket = match client_of(&req) {
+        Client::ApiKey(_) => Limit::Key,
+        Client::Address(_) | Client::Unknown => Limit::Address,
+    };
+    let resp = next.run(req).await;
+    if let Some(Refused(limit)) = resp.extensions().get::<Refused>() {
+        metrics.rate_limited(limit.unwrap_or(bucket));
+    }
+    resp
+}
+
+/// `router` behind the rate limit `limit`, its refusals counted in `metrics`; unchanged when
+/// the limit is off.
+pub fn limit<S: Clone + Send + Sync + 'static>(
+    router: Router<S>,
+    limit: RateLimit,
+    metrics: Metrics,
+) -> Router<S> {
     if limit.is_off() {
         return router;
     }
@@ -218,18 +252,17 @@ pub fn limit<S: Clone + Send + Sync + 'static>(router: Router<S>, limit: RateLim
     let governor = tower_governor::GovernorLayer::<_, _, Body>::new(config).error_handler(
         |e: GovernorError| match e {
             // The wait is given in whole seconds, rounded down: round up instead.
-            GovernorError::TooManyRequests { wait_time, .. } => {
-                ApiError::rate_limited(wait_time + 1).into_response()
-            }
+            GovernorError::TooManyRequests { wait_time, .. } => refused(wait_time + 1, None),
             other => {
                 tracing::error!(error = %other, "rate limiter failed");
-                ApiError::rate_limited(1).into_response()
+                refused(1, None)
             }
         },
     );
     router
         .layer(from_fn_with_state(wrong_keys, limit_wrong_keys))
         .layer(governor)
+        .layer(from_fn_with_state(metrics, count_refusals))
 }
 
 /// Forgets keys that are back to a full burst, every minute, for as long as the layer lives.

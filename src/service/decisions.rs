@@ -80,6 +80,7 @@ impl Service {
         let inserted = self.store().insert_decision(row).await?;
         let (decision, replayed) = match inserted {
             Inserted::New(d) => {
+                self.metrics().decision_created(d.kind());
                 self.kick_outbox();
                 (d, false)
             }

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::{Service, now};
+use crate::domain::Status;
 
 /// How many decisions one sweep expires before looking again.
 const BATCH: u32 = 500;
@@ -13,17 +14,18 @@ pub(super) async fn sweep(svc: Service) {
     loop {
         tokio::time::sleep(backoff).await;
         match svc.store().expire_due(now(), BATCH).await {
-            Ok(ids) => {
-                for id in &ids {
-                    svc.waiters().wake(*id);
+            Ok(swept) => {
+                for s in &swept {
+                    svc.metrics().decision_resolved(s.kind, Status::Expired);
+                    svc.waiters().wake(s.id);
                 }
-                if !ids.is_empty() {
+                if !swept.is_empty() {
                     svc.kick_outbox();
                     // The sweep does not say whose decisions these were: every stream
                     // re-reads, at most once a sweep.
                     svc.wake_all_event_streams();
                 }
-                backoff = if ids.len() as u32 == BATCH {
+                backoff = if swept.len() as u32 == BATCH {
                     Duration::ZERO
                 } else {
                     svc.settings().expiry_interval

@@ -26,6 +26,7 @@ use time::OffsetDateTime;
 use tokio::sync::watch;
 
 use crate::domain::{Decision, Issue};
+use crate::metrics::Metrics;
 use crate::storage::{Store, StoreError};
 use crate::wake::Waiters;
 
@@ -134,6 +135,7 @@ struct Inner {
     outbox_kick: tokio::sync::Notify,
     /// The VAPID key pair, read once (every replica shares the stored one).
     vapid: tokio::sync::OnceCell<VapidKey>,
+    metrics: Metrics,
 }
 
 impl Service {
@@ -160,6 +162,7 @@ impl Service {
                 shutdown_rx,
                 outbox_kick: tokio::sync::Notify::new(),
                 vapid: tokio::sync::OnceCell::new(),
+                metrics: Metrics::new(),
             }),
         })
     }
@@ -208,6 +211,7 @@ impl Service {
     /// Wakes what waits on a decision this replica resolved: its awaits, its inbox's event
     /// streams, and the outbox worker.
     fn resolved_here(&self, d: &Decision) {
+        self.inner.metrics.decision_resolved(d.kind(), d.status);
         self.inner.waiters.wake(d.id);
         self.inner.inbox_waiters.wake(d.inbox_id);
         self.kick_outbox();
@@ -227,6 +231,23 @@ impl Service {
 
     pub fn settings(&self) -> &ServiceSettings {
         &self.inner.settings
+    }
+
+    /// What this replica counts about itself.
+    pub fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+
+    /// The metrics as Prometheus scrapes them, with the database's states read now. Served
+    /// when the database is down too: that is when they are wanted most.
+    pub async fn scrape_metrics(&self) -> String {
+        match self.inner.store.metrics_snapshot().await {
+            Ok(now) => self.inner.metrics.render(Some(&now)),
+            Err(error) => {
+                tracing::warn!(%error, "metrics: the database did not answer");
+                self.inner.metrics.render(None)
+            }
+        }
     }
 
     /// The answer link of a decision.

@@ -48,6 +48,9 @@ impl Outbox {
             .store()
             .finish_message(message, result, follow_ups, now())
             .await?;
+        if let Some(channel) = message.route.channel() {
+            self.svc.metrics().attempt(channel, result.status);
+        }
         if !follow_ups.is_empty() {
             self.svc.kick_outbox();
         }

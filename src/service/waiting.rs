@@ -21,6 +21,7 @@ impl Service {
     ) -> Result<Decision, ServiceError> {
         let deadline = tokio::time::Instant::now() + timeout.min(self.settings().max_await);
         let waiter = self.waiters().subscribe(id);
+        let _parked = self.metrics().await_parked();
         let mut shutdown = self.shutdown_signal();
         loop {
             let woken = waiter.notify().notified();

@@ -25,6 +25,7 @@ use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage};
 use crate::domain::{
     Decision, DecisionEvent, EventKind, Kind, NewDecision, NotificationState, Resolution, Status,
 };
+use crate::metrics::Snapshot;
 
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
@@ -122,6 +123,13 @@ pub enum Signal {
     Reconnected,
 }
 
+/// A decision the expiry sweep expired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Swept {
+    pub id: Uuid,
+    pub kind: Kind,
+}
+
 /// Where signals from other replicas are delivered.
 pub type SignalSink = Arc<dyn Fn(Signal) + Send + Sync>;
 
@@ -212,7 +220,7 @@ pub trait Store: Send + Sync + 'static {
     async fn expire(&self, id: Uuid, now: OffsetDateTime) -> Result<Resolved, StoreError>;
     /// Expires up to `limit` due decisions (safe to run on every replica at once) and returns
     /// their ids.
-    async fn expire_due(&self, now: OffsetDateTime, limit: u32) -> Result<Vec<Uuid>, StoreError>;
+    async fn expire_due(&self, now: OffsetDateTime, limit: u32) -> Result<Vec<Swept>, StoreError>;
 
     async fn record_event(
         &self,
@@ -295,6 +303,10 @@ pub trait Store: Send + Sync + 'static {
     /// A consistent copy of the whole database, as of one moment, written to `path` (a new
     /// file). SQLite only; PostgreSQL says to use `pg_dump`.
     async fn backup_to(&self, path: &std::path::Path) -> Result<(), StoreError>;
+
+    /// What the metrics read when scraped: pending decisions by kind, waiting messages by
+    /// route, and the connection pools.
+    async fn metrics_snapshot(&self) -> Result<Snapshot, StoreError>;
 
     /// Starts delivering other replicas' signals to `sink`, where the backend has them
     /// (PostgreSQL); `None` for a backend that is only ever used by one process.

@@ -10,6 +10,7 @@ use crate::domain::outbox::{
     Channel, MessageResult, MessageStatus, NewMessage, OutboxMessage, Purpose, Route,
 };
 use crate::domain::{Decision, DecisionSpec, OutcomeSource, Resolution, Status};
+use crate::metrics::PoolState;
 
 /// The columns of a decision, once each backend has decoded its own types.
 pub(super) struct DecisionColumns {
@@ -324,5 +325,20 @@ impl From<ChannelsRow> for super::InboxChannels {
             ntfy_token: r.ntfy_token,
             webhook_secret: r.webhook_secret,
         }
+    }
+}
+
+/// How a connection pool stands, for the metrics.
+pub(super) fn pool_state<DB: sqlx::Database>(
+    name: &'static str,
+    pool: &sqlx::Pool<DB>,
+) -> PoolState {
+    let size = pool.size();
+    let idle = u32::try_from(pool.num_idle()).unwrap_or(u32::MAX).min(size);
+    PoolState {
+        name,
+        idle,
+        in_use: size - idle,
+        max: pool.options().get_max_connections(),
     }
 }

@@ -184,6 +184,7 @@ impl TestServer {
                 rate_limit,
                 trusted_proxies: sayso::web::client_addr::TrustedProxies::parse(&trusted_proxies)
                     .unwrap(),
+                metrics_token: None,
             },
             limits,
             ..AppSettings::default()

@@ -11,9 +11,11 @@ use uuid::Uuid;
 use super::outbox::{MessageArrays, insert_outbox, resolved_fan_out, sql_uuid_v7, unnest_messages};
 use super::rows::{DecisionRow, ExistingRow, NotifiedRow};
 use super::{PgStore, usage};
-use crate::domain::{Decision, NotificationState, Resolution, Status};
+use crate::domain::{Decision, Kind, NotificationState, Resolution, Status};
 use crate::storage::rows::{self, store_error, to_ms_precision};
-use crate::storage::{CREATE_ACTIONS, InsertDecision, Inserted, ListFilter, Resolved, StoreError};
+use crate::storage::{
+    CREATE_ACTIONS, InsertDecision, Inserted, ListFilter, Resolved, StoreError, Swept,
+};
 
 pub(super) async fn insert_decision(
     store: &PgStore,
@@ -214,11 +216,11 @@ pub(super) async fn expire_due(
     store: &PgStore,
     now: OffsetDateTime,
     limit: u32,
-) -> Result<Vec<Uuid>, StoreError> {
+) -> Result<Vec<Swept>, StoreError> {
     let now = to_ms_precision(now);
     // Replicas running this at once skip each other's locked rows instead of waiting. The
     // fan-outs' ids are made in SQL, one per expired row.
-    let rows: Vec<(Uuid, bool)> = sqlx::query_as(concat!(
+    let rows: Vec<(Uuid, Kind, bool)> = sqlx::query_as(concat!(
         "WITH due AS ( \
            SELECT id FROM decisions WHERE status = 'pending' AND expires_at <= $1 \
            ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED), \
@@ -226,11 +228,11 @@ pub(super) async fn expire_due(
            UPDATE decisions SET ",
         expire_set!(),
         " WHERE id IN (SELECT id FROM due) AND status = 'pending' \
-           RETURNING id, inbox_id, expires_at, outcome), ",
+           RETURNING id, kind, inbox_id, expires_at, outcome), ",
         expired_events!(),
         ", ",
         resolved_fan_out!(sql_uuid_v7!(), "$1", "$3"),
-        " SELECT id, pg_notify('sayso_resolved', id::text) IS NULL AS notified FROM upd \
+        " SELECT id, kind, pg_notify('sayso_resolved', id::text) IS NULL AS notified FROM upd \
           ORDER BY expires_at, id"
     ))
     .bind(now)
@@ -239,7 +241,10 @@ pub(super) async fn expire_due(
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(rows.into_iter().map(|(id, _)| id).collect())
+    Ok(rows
+        .into_iter()
+        .map(|(id, kind, _)| Swept { id, kind })
+        .collect())
 }
 
 pub(super) async fn decision_for_key(

@@ -52,6 +52,7 @@ macro_rules! expired_events {
 mod channels;
 mod decisions;
 mod events;
+mod gauges;
 mod inboxes;
 mod listen;
 mod outbox;
@@ -71,9 +72,11 @@ use uuid::Uuid;
 use super::rows::{migrate_error, store_error};
 use super::{
     Inbox, InboxChannels, InsertDecision, Inserted, KeysToRevoke, ListFilter, MessageResult,
-    NewMessage, OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError, Usage,
+    NewMessage, OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError, Swept,
+    Usage,
 };
 use crate::domain::{Decision, DecisionEvent, EventKind, NotificationState, Resolution};
+use crate::metrics::Snapshot;
 
 /// How long a request waits for a database connection before it is `Unavailable` (503).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -226,7 +229,7 @@ impl Store for PgStore {
         decisions::expire(self, id, now).await
     }
 
-    async fn expire_due(&self, now: OffsetDateTime, limit: u32) -> Result<Vec<Uuid>, StoreError> {
+    async fn expire_due(&self, now: OffsetDateTime, limit: u32) -> Result<Vec<Swept>, StoreError> {
         decisions::expire_due(self, now, limit).await
     }
 
@@ -334,6 +337,10 @@ impl Store for PgStore {
 
     async fn backup_to(&self, path: &std::path::Path) -> Result<(), StoreError> {
         retention::backup_to(self, path).await
+    }
+
+    async fn metrics_snapshot(&self) -> Result<Snapshot, StoreError> {
+        gauges::snapshot(self).await
     }
 
     fn listen(&self, sink: SignalSink) -> Option<tokio::task::JoinHandle<()>> {

@@ -13,7 +13,7 @@ use super::outbox::insert_messages;
 use super::rows::{DecisionRow, ExistingRow, ExpiredRow, NotifiedRow, id};
 use crate::domain::{Decision, EventKind, NotificationState, Resolution, Status};
 use crate::storage::rows::{self, from_millis, millis, store_error, to_ms_precision};
-use crate::storage::{InsertDecision, Inserted, ListFilter, Resolved, StoreError};
+use crate::storage::{InsertDecision, Inserted, ListFilter, Resolved, StoreError, Swept};
 
 pub(super) async fn insert_decision(
     store: &SqliteStore,
@@ -243,7 +243,7 @@ pub(super) async fn expire_due(
     store: &SqliteStore,
     now: OffsetDateTime,
     limit: u32,
-) -> Result<Vec<Uuid>, StoreError> {
+) -> Result<Vec<Swept>, StoreError> {
     let mut tx = store.begin_immediate().await?;
     let mut expired = sqlx::query_as::<_, ExpiredRow>(
         "UPDATE decisions SET status = 'expired', outcome = default_outcome, \
@@ -251,7 +251,7 @@ pub(super) async fn expire_due(
          resolved_at = expires_at \
          WHERE id IN (SELECT id FROM decisions WHERE status = 'pending' AND expires_at <= ? \
                       ORDER BY expires_at LIMIT ?) \
-         RETURNING id, expires_at, outcome",
+         RETURNING id, kind, expires_at, outcome",
     )
     .bind(millis(now))
     .bind(i64::from(limit))
@@ -273,7 +273,13 @@ pub(super) async fn expire_due(
         insert_messages(&mut tx, r.id.into_uuid(), &fan_out, now).await?;
     }
     tx.commit().await.map_err(store_error)?;
-    Ok(expired.into_iter().map(|r| r.id.into_uuid()).collect())
+    Ok(expired
+        .into_iter()
+        .map(|r| Swept {
+            id: r.id.into_uuid(),
+            kind: r.kind,
+        })
+        .collect())
 }
 
 pub(super) async fn decision_for_key(

@@ -23,6 +23,7 @@ macro_rules! message_columns {
 mod channels;
 mod decisions;
 mod events;
+mod gauges;
 mod inboxes;
 mod listen;
 mod outbox;
@@ -45,9 +46,11 @@ use uuid::Uuid;
 use super::rows::{migrate_error, store_error};
 use super::{
     Inbox, InboxChannels, InsertDecision, Inserted, KeysToRevoke, ListFilter, MessageResult,
-    NewMessage, OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError, Usage,
+    NewMessage, OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError, Swept,
+    Usage,
 };
 use crate::domain::{Decision, DecisionEvent, EventKind, NotificationState, Resolution};
+use crate::metrics::Snapshot;
 
 /// A store on one SQLite file.
 ///
@@ -224,7 +227,7 @@ impl Store for SqliteStore {
         decisions::expire(self, decision, now).await
     }
 
-    async fn expire_due(&self, now: OffsetDateTime, limit: u32) -> Result<Vec<Uuid>, StoreError> {
+    async fn expire_due(&self, now: OffsetDateTime, limit: u32) -> Result<Vec<Swept>, StoreError> {
         decisions::expire_due(self, now, limit).await
     }
 
@@ -332,6 +335,10 @@ impl Store for SqliteStore {
 
     async fn backup_to(&self, path: &std::path::Path) -> Result<(), StoreError> {
         retention::backup_to(self, path).await
+    }
+
+    async fn metrics_snapshot(&self) -> Result<Snapshot, StoreError> {
+        gauges::snapshot(self).await
     }
 
     fn listen(&self, _sink: SignalSink) -> Option<tokio::task::JoinHandle<()>> {

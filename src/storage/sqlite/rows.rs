@@ -8,7 +8,7 @@ use uuid::fmt::Hyphenated;
 
 use crate::domain::inbox::Inbox;
 use crate::domain::outbox::{Channel, MessageStatus, OutboxMessage, Purpose, Route};
-use crate::domain::{Decision, EventKind, OutcomeSource, Status};
+use crate::domain::{Decision, EventKind, Kind, OutcomeSource, Status};
 use crate::storage::StoreError;
 use crate::storage::rows::{self, ChannelsRow, DecisionColumns, MessageColumns, from_millis};
 
@@ -90,6 +90,7 @@ pub(super) struct ExistingRow {
 #[derive(sqlx::FromRow)]
 pub(super) struct ExpiredRow {
     pub(super) id: Hyphenated,
+    pub(super) kind: Kind,
     pub(super) expires_at: i64,
     pub(super) outcome: Option<Json<Value>>,
 }
