@@ -45,6 +45,18 @@ pub enum StoreError {
     Other(String),
 }
 
+impl StoreError {
+    /// The same error for another request that shared the failed work (a group of creates).
+    pub fn for_another(&self) -> StoreError {
+        match self {
+            StoreError::NotFound => StoreError::NotFound,
+            StoreError::Conflict(m) => StoreError::Conflict(m.clone()),
+            StoreError::Unavailable(m) => StoreError::Unavailable(m.clone()),
+            StoreError::Other(m) => StoreError::Other(m.clone()),
+        }
+    }
+}
+
 /// Which API keys a revocation stops.
 #[derive(Debug, Clone, Copy)]
 pub enum KeysToRevoke<'a> {

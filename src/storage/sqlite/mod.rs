@@ -12,6 +12,14 @@ macro_rules! decision_columns {
     };
 }
 
+/// The columns a create writes, in the order its VALUES give them.
+macro_rules! insert_columns {
+    () => {
+        "id, inbox_id, kind, question, project, spec, default_outcome, status, custom, \
+         created_at, expires_at, idempotency_key, request_hash, has_image"
+    };
+}
+
 /// The columns `MessageRow` reads.
 macro_rules! message_columns {
     () => {
@@ -21,6 +29,7 @@ macro_rules! message_columns {
 }
 
 mod channels;
+mod creates;
 mod decisions;
 mod events;
 mod gauges;
@@ -61,6 +70,8 @@ use crate::metrics::Snapshot;
 pub struct SqliteStore {
     pool: SqlitePool,
     writer: SqlitePool,
+    /// Creates go in groups, through the writer (creates.rs).
+    creates: creates::Creates,
 }
 
 impl SqliteStore {
@@ -106,7 +117,12 @@ impl SqliteStore {
                 .await
                 .map_err(store_error)?
         };
-        Ok(SqliteStore { pool, writer })
+        let creates = creates::Creates::start(writer.clone());
+        Ok(SqliteStore {
+            pool,
+            writer,
+            creates,
+        })
     }
 
     async fn begin_immediate(&self) -> Result<sqlx::Transaction<'static, Sqlite>, StoreError> {
@@ -174,7 +190,7 @@ impl Store for SqliteStore {
     }
 
     async fn insert_decision(&self, row: InsertDecision<'_>) -> Result<Inserted, StoreError> {
-        decisions::insert_decision(self, row).await
+        creates::insert_decision(self, row).await
     }
 
     async fn decision(
