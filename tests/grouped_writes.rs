@@ -36,7 +36,7 @@ async fn a_burst_of_creates_is_each_written_once(database_url: &str) {
     // idempotency keys, all at once.
     let mut burst: Vec<(Value, Option<String>)> = (0..PLAIN)
         .map(|i| {
-            let notify = if i % 3 == 0 { "push" } else { "none" };
+            let notify = if i.is_multiple_of(3) { "push" } else { "none" };
             (
                 json!({"question": format!("Plain {i}?"), "kind": "bool", "notify": notify}),
                 None,
@@ -111,7 +111,12 @@ async fn a_burst_of_creates_is_each_written_once(database_url: &str) {
                 .parse()
                 .unwrap();
             let messages = store.messages(id).await.unwrap();
-            assert_eq!(!messages.is_empty(), n % 3 == 0, "{}", d.spec.question);
+            assert_eq!(
+                !messages.is_empty(),
+                n.is_multiple_of(3),
+                "{}",
+                d.spec.question
+            );
         }
     }
     let usage = store
