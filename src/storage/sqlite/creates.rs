@@ -32,15 +32,8 @@ const QUOTA_EXCEEDED: &str = "sayso: daily quota exceeded";
 
 /// A create as the writing task needs it: owned, so it can wait in the queue.
 struct Prepared {
-    id: Uuid,
-    inbox_id: Uuid,
-    kind: &'static str,
-    question: String,
-    project: Option<String>,
+    decision: Decision,
     spec_json: Value,
-    default_outcome: Option<Value>,
-    created_at: i64,
-    expires_at: i64,
     idempotency: Option<(String, String)>,
     image: Option<Image>,
     notifications: Vec<NotificationState>,
@@ -64,9 +57,10 @@ enum RowInsert {
     OverQuota,
 }
 
+/// A create in the queue, and where to hand it back once written.
 struct Queued {
     create: Prepared,
-    done: oneshot::Sender<Result<RowInsert, StoreError>>,
+    done: oneshot::Sender<(Prepared, Result<RowInsert, StoreError>)>,
 }
 
 /// The queue of creates and the task that writes them.
@@ -93,7 +87,7 @@ impl Creates {
                 let results = write_group(&writer, &creates).await;
                 for (queued, result) in group.drain(..).zip(results) {
                     // A request that went away still had its decision written.
-                    let _ = queued.done.send(result);
+                    let _ = queued.done.send((queued.create, result));
                 }
             }
         });
@@ -121,15 +115,8 @@ pub(super) async fn insert_decision(
         spec,
     };
     let create = Prepared {
-        id: decision.id,
-        inbox_id: decision.inbox_id,
-        kind: decision.kind().as_str(),
-        question: decision.spec.question.clone(),
-        project: decision.spec.project.clone(),
         spec_json: rows::spec_json(&decision.spec)?,
-        default_outcome: decision.spec.default_outcome.clone(),
-        created_at: millis(decision.created_at),
-        expires_at: millis(decision.expires_at),
+        decision,
         idempotency: row
             .idempotency
             .map(|i| (i.key.to_string(), i.request_hash.to_string())),
@@ -137,19 +124,19 @@ pub(super) async fn insert_decision(
         notifications: row.notifications,
         outbox: row.outbox,
     };
-    let key = create.idempotency.as_ref().map(|(key, _)| key.clone());
     let (done, written) = oneshot::channel();
     store
         .creates
         .queue
         .send(Queued { create, done })
         .map_err(|_| StoreError::Unavailable("the store is closing".into()))?;
-    let inserted = written
+    let (create, inserted) = written
         .await
-        .map_err(|_| StoreError::Other("the create writer stopped".into()))??;
-    match inserted {
-        RowInsert::New => Ok(Inserted::New(decision)),
-        not_new => not_inserted(store, row.inbox_id, key.as_deref(), not_new).await,
+        .map_err(|_| StoreError::Other("the create writer stopped".into()))?;
+    let key = create.idempotency.as_ref().map(|(key, _)| key.as_str());
+    match inserted? {
+        RowInsert::New => Ok(Inserted::New(create.decision)),
+        not_new => not_inserted(store, create.decision.inbox_id, key, not_new).await,
     }
 }
 
@@ -202,17 +189,18 @@ async fn insert_rows(
     let mut insert =
         QueryBuilder::<Sqlite>::new(concat!("INSERT INTO decisions (", insert_columns!(), ") "));
     insert.push_values(group, |mut row, c| {
-        row.push_bind(id(c.id))
-            .push_bind(id(c.inbox_id))
-            .push_bind(c.kind)
-            .push_bind(&c.question)
-            .push_bind(&c.project)
+        let d = &c.decision;
+        row.push_bind(id(d.id))
+            .push_bind(id(d.inbox_id))
+            .push_bind(d.kind().as_str())
+            .push_bind(&d.spec.question)
+            .push_bind(&d.spec.project)
             .push_bind(Json(&c.spec_json))
-            .push_bind(c.default_outcome.as_ref().map(Json))
+            .push_bind(d.spec.default_outcome.as_ref().map(Json))
             .push("'pending'")
             .push("0")
-            .push_bind(c.created_at)
-            .push_bind(c.expires_at)
+            .push_bind(millis(d.created_at))
+            .push_bind(millis(d.expires_at))
             .push_bind(c.idempotency.as_ref().map(|(key, _)| key))
             .push_bind(c.idempotency.as_ref().map(|(_, hash)| hash))
             .push_bind(c.image.is_some());
@@ -229,7 +217,7 @@ async fn insert_rows(
             Ok(group
                 .iter()
                 .map(|c| {
-                    if ids.contains(&c.id) {
+                    if ids.contains(&c.decision.id) {
                         RowInsert::New
                     } else {
                         RowInsert::KeyTaken
@@ -258,15 +246,15 @@ async fn insert_row(conn: &mut SqliteConnection, c: &Prepared) -> Result<RowInse
          ON CONFLICT (inbox_id, idempotency_key) WHERE idempotency_key IS NOT NULL \
          DO NOTHING"
     ))
-    .bind(id(c.id))
-    .bind(id(c.inbox_id))
-    .bind(c.kind)
-    .bind(&c.question)
-    .bind(&c.project)
+    .bind(id(c.decision.id))
+    .bind(id(c.decision.inbox_id))
+    .bind(c.decision.kind().as_str())
+    .bind(&c.decision.spec.question)
+    .bind(&c.decision.spec.project)
     .bind(Json(&c.spec_json))
-    .bind(c.default_outcome.as_ref().map(Json))
-    .bind(c.created_at)
-    .bind(c.expires_at)
+    .bind(c.decision.spec.default_outcome.as_ref().map(Json))
+    .bind(millis(c.decision.created_at))
+    .bind(millis(c.decision.expires_at))
     .bind(c.idempotency.as_ref().map(|(key, _)| key))
     .bind(c.idempotency.as_ref().map(|(_, hash)| hash))
     .bind(c.image.is_some())
@@ -288,7 +276,7 @@ async fn insert_extras(conn: &mut SqliteConnection, c: &Prepared) -> Result<(), 
         sqlx::query(
             "INSERT INTO decision_images (decision_id, content_type, bytes) VALUES (?, ?, ?)",
         )
-        .bind(id(c.id))
+        .bind(id(c.decision.id))
         .bind(image.content_type)
         .bind(&image.bytes)
         .execute(&mut *conn)
@@ -300,16 +288,16 @@ async fn insert_extras(conn: &mut SqliteConnection, c: &Prepared) -> Result<(), 
             "INSERT INTO notifications (decision_id, channel, status, detail, updated_at) \
              VALUES (?, ?, ?, ?, ?)",
         )
-        .bind(id(c.id))
+        .bind(id(c.decision.id))
         .bind(n.channel)
         .bind(n.status)
         .bind(&n.detail)
-        .bind(c.created_at)
+        .bind(millis(c.decision.created_at))
         .execute(&mut *conn)
         .await
         .map_err(store_error)?;
     }
-    insert_messages(conn, c.id, &c.outbox, rows::from_millis(c.created_at)).await
+    insert_messages(conn, c.decision.id, &c.outbox, c.decision.created_at).await
 }
 
 /// Why a decision was not inserted: the decision already made under its idempotency key

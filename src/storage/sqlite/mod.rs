@@ -12,14 +12,6 @@ macro_rules! decision_columns {
     };
 }
 
-/// The columns a create writes, in the order its VALUES give them.
-macro_rules! insert_columns {
-    () => {
-        "id, inbox_id, kind, question, project, spec, default_outcome, status, custom, \
-         created_at, expires_at, idempotency_key, request_hash, has_image"
-    };
-}
-
 /// The columns `MessageRow` reads.
 macro_rules! message_columns {
     () => {
