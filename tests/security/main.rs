@@ -1,7 +1,7 @@
 //! Trust under hostile input: capability links and API keys are long, random and never kept
 //! in plain text; a wrong link or key looks exactly like an absent one and costs no database
 //! work; one inbox's key sees nothing of another's; guessing is rate-limited per address;
-//! every page carries its security headers. (tests/api.rs, tests/pages.rs and
+//! every page carries its security headers. (tests/api/, tests/pages.rs and
 //! tests/hostile.rs cover the ordinary 401/404 paths, a few page headers and malformed input.)
 
 #[path = "../common/mod.rs"]
