@@ -19,7 +19,7 @@ pub fn ms(t: OffsetDateTime) -> OffsetDateTime {
         .unwrap()
 }
 
-pub fn spec(question: &str, body: KindSpec) -> DecisionSpec {
+fn spec(question: &str, body: KindSpec) -> DecisionSpec {
     DecisionSpec {
         question: question.to_owned(),
         project: None,
