@@ -123,3 +123,116 @@ async fn the_answer_page_shows_without_deciding() {
     assert_eq!(srv.get(s(&h, "decision_id")).await["status"], "pending");
     srv.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_past_the_limit_is_told_which_limit() {
+    let db = common::db::fresh_sqlite_url();
+    let limits = ServeLimits {
+        max_connections: 2,
+        ..ServeLimits::default()
+    };
+    let srv = TestServer::start_with(&db.url, limits).await;
+    let addr = srv.base.trim_start_matches("http://").to_string();
+    // Two connections that say nothing hold both places.
+    let _held = [
+        TcpStream::connect(&addr).await.unwrap(),
+        TcpStream::connect(&addr).await.unwrap(),
+    ];
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let resp = srv.client.get(srv.url("/healthz")).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(resp.headers()["retry-after"], "1");
+    let body: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "unavailable");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("SAYSO_MAX_CONNECTIONS") && message.contains("(2"),
+        "{message}"
+    );
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_past_the_open_files_limit_is_told_so() {
+    let db = common::db::fresh_sqlite_url();
+    common::server::init_tls();
+    // The real binary with few files to open: the database, its readers and a handful of
+    // connections use them up.
+    let bin = env!("CARGO_BIN_EXE_sayso");
+    let mut child = tokio::process::Command::new("sh")
+        .args(["-c", "ulimit -n 64 && exec \"$0\" serve", bin])
+        .env("SAYSO_DATABASE_URL", &db.url)
+        .env("SAYSO_LISTEN", "127.0.0.1:0")
+        .env("SAYSO_LOG_FORMAT", "json")
+        .env("SAYSO_RATE_LIMIT_PER_S", "0")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap());
+    let mut address = String::new();
+    let mut line = String::new();
+    while tokio::io::AsyncBufReadExt::read_line(&mut lines, &mut line)
+        .await
+        .unwrap()
+        > 0
+    {
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+        if v["fields"]["message"] == "sayso is listening" {
+            address = v["fields"]["address"].as_str().unwrap().to_string();
+            break;
+        }
+        line.clear();
+    }
+    assert!(!address.is_empty(), "sayso did not start");
+    tokio::spawn(async move {
+        let mut rest = String::new();
+        while tokio::io::AsyncBufReadExt::read_line(&mut lines, &mut rest)
+            .await
+            .unwrap_or(0)
+            > 0
+        {
+            rest.clear();
+        }
+    });
+    // Hold connections (each asks once and keeps its connection) until the server can take
+    // no more.
+    let mut held = Vec::new();
+    for _ in 0..80 {
+        let mut c = TcpStream::connect(&address).await.unwrap();
+        c.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        held.push(c);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let client = reqwest::Client::new();
+    let mut told = None;
+    for _ in 0..20 {
+        if let Ok(resp) = client.get(format!("http://{address}/healthz")).send().await
+            && resp.status() == StatusCode::SERVICE_UNAVAILABLE
+        {
+            told = Some(resp.json::<serde_json::Value>().await.unwrap());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let body = told.expect("a connection past the open-files limit gets a 503");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("ulimit -n"), "{message}");
+    // Files come back as the held connections go, and the server serves again.
+    drop(held);
+    let mut served = false;
+    for _ in 0..50 {
+        if let Ok(resp) = client.get(format!("http://{address}/healthz")).send().await
+            && resp.status() == StatusCode::OK
+        {
+            served = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(served, "the server serves again once files are free");
+    child.kill().await.unwrap();
+}

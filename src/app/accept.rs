@@ -23,6 +23,7 @@ use tokio::sync::Semaphore;
 use tower::ServiceExt;
 
 use super::body::{IdleTimeoutBody, body_timed_out};
+use super::refuse::{Limit, Reserve, refuse};
 use super::{AppSettings, router};
 use crate::service::Service;
 
@@ -35,7 +36,7 @@ pub struct ServeLimits {
     /// A request body that stops arriving for this long (no byte while the server waits for
     /// one) is answered 408 and the connection closed.
     pub body_read_timeout: Duration,
-    /// Connections held at once; further clients wait in the listen backlog.
+    /// Connections held at once; a client past them is answered 503 naming the limit.
     pub max_connections: usize,
     /// How long shutdown waits for open requests to finish.
     pub shutdown_grace: Duration,
@@ -82,26 +83,44 @@ pub async fn serve_router(
 ) {
     let graceful = GracefulShutdown::new();
     let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let mut reserve = Reserve::new();
+    // Out of files, the loop refuses a connection every few milliseconds: say so once a
+    // second, not each time.
+    let mut out_of_files_said: Option<std::time::Instant> = None;
     tokio::pin!(shutdown);
     loop {
-        let permit = tokio::select! {
-            p = Arc::clone(&slots).acquire_owned() => match p {
-                Ok(p) => p,
-                Err(_) => break,
-            },
-            _ = &mut shutdown => break,
-        };
+        // The reserve comes back before any other connection is taken: while it is out, the
+        // next file freed is its.
+        if !reserve.refill() {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(10)) => continue,
+                _ = &mut shutdown => break,
+            }
+        }
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(conn) => conn,
+                Err(e) if Reserve::is_out_of_files(&e) => {
+                    if out_of_files_said.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+                        tracing::warn!(error = %e, "out of files (ulimit -n): refusing connections");
+                        out_of_files_said = Some(std::time::Instant::now());
+                    }
+                    reserve.refuse_one(&listener).await;
+                    // Give the files a moment to come back instead of spinning.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
                 Err(e) => {
-                    // Out of file descriptors and the like: pause instead of spinning.
                     tracing::warn!(error = %e, "accept failed");
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
             },
             _ = &mut shutdown => break,
+        };
+        let Ok(permit) = Arc::clone(&slots).try_acquire_owned() else {
+            refuse(stream, Limit::Connections(limits.max_connections));
+            continue;
         };
         let _ = stream.set_nodelay(true);
         let connection = serve_connection(

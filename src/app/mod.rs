@@ -4,6 +4,7 @@
 
 mod accept;
 mod body;
+mod refuse;
 
 use std::sync::Arc;
 use std::time::Duration;
