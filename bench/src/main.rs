@@ -7,6 +7,7 @@
 //! rate. It prints one table and writes `target/bench.json`. See docs/PERFORMANCE.md.
 
 mod ceiling;
+mod fleet;
 mod load;
 mod page;
 mod report;
@@ -21,6 +22,7 @@ use serde_json::json;
 use crate::ceiling::{
     PgDatabase, bare_rate, bare_server, raw_pg_insert_rate, raw_sqlite_insert_rate,
 };
+use crate::fleet::{FleetSize, fleet};
 use crate::load::{create_rate, get_rate};
 use crate::page::page_weight;
 use crate::report::{print_table, ratio_row};
@@ -30,6 +32,7 @@ use crate::waiting::waiting;
 struct Settings {
     seconds: u64,
     awaits: usize,
+    fleet: FleetSize,
     pg_url: String,
 }
 
@@ -56,6 +59,11 @@ async fn main() -> Result<()> {
     let settings = Settings {
         seconds: env_num("BENCH_SECONDS", 5),
         awaits: env_num("BENCH_AWAITS", 10_000) as usize,
+        fleet: FleetSize {
+            h2_awaits: env_num("BENCH_FLEET_H2", 100_000) as usize,
+            h1_awaits: env_num("BENCH_FLEET_H1", 19_000) as usize,
+            h2_connections: env_num("BENCH_FLEET_CONNECTIONS", 250) as usize,
+        },
         pg_url: std::env::var("BENCH_PG_URL")
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into()),
     };
@@ -78,6 +86,13 @@ async fn main() -> Result<()> {
     rows.extend(waiting(&server, settings.awaits).await?);
     rows.push(page_weight(&server).await?);
     server.stop().await;
+    if settings.fleet.h2_awaits + settings.fleet.h1_awaits > 0 {
+        // A server of its own, so the fleet's memory is measured from a fresh start.
+        let fleet_url = format!("sqlite://{}", dir.join("fleet.db").display());
+        let server = Server::start(&fleet_url).await?;
+        rows.extend(fleet(&server, &settings.fleet).await?);
+        server.stop().await;
+    }
     let _ = std::fs::remove_dir_all(&dir);
 
     eprintln!("== PostgreSQL");

@@ -11,6 +11,9 @@ use tokio::process::{Child, Command};
 
 use crate::load::CONCURRENCY;
 
+/// The bench's own server serves `/metrics` with this token.
+const METRICS_TOKEN: &str = "bench";
+
 /// The release server as a child process on port 0.
 pub struct Server {
     /// None for a server started by someone else, which `stop` leaves running.
@@ -29,7 +32,10 @@ impl Server {
             .env("SAYSO_LOG", "warn,sayso::cli=info")
             .env("SAYSO_LOG_FORMAT", "json")
             .env("SAYSO_RATE_LIMIT_PER_S", "0")
-            .env("SAYSO_MAX_CONNECTIONS", "19000")
+            // The fleet's 19 000 HTTP/1.1 waiters and its HTTP/2 connections, under the
+            // 20 000 files a process may open here.
+            .env("SAYSO_MAX_CONNECTIONS", "19600")
+            .env("SAYSO_METRICS_TOKEN", METRICS_TOKEN)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
@@ -101,6 +107,23 @@ impl Server {
             return Err(anyhow!("create answered {}", resp.status()));
         }
         Ok(resp.json().await?)
+    }
+
+    /// Awaits parked on the server now, from its `/metrics`.
+    pub async fn parked_awaits(&self) -> Result<usize> {
+        let text = self
+            .client
+            .get(format!("{}/metrics", self.base))
+            .bearer_auth(METRICS_TOKEN)
+            .send()
+            .await?
+            .text()
+            .await?;
+        text.lines()
+            .find_map(|l| l.strip_prefix("sayso_awaits_parked "))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .map(|v| v as usize)
+            .context("no sayso_awaits_parked in /metrics")
     }
 
     pub async fn stop(mut self) {
