@@ -308,3 +308,67 @@ async fn a_due_reminder_re_sends_on_the_channels_that_reached_the_person() {
     assert_eq!(sink.received().len(), 2);
     srv.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_that_never_answers_holds_up_no_other_delivery() {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start_notifying(&db.url, None).await;
+    // Takes connections and never answers: the delivery waits for its 10 s timeout.
+    let hanging = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hanging_url = format!("http://{}/hook", hanging.local_addr().unwrap());
+    let (reached, mut reached_rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((conn, _)) = hanging.accept().await {
+            held.push(conn);
+            let _ = reached.send(());
+        }
+    });
+    let h = srv
+        .create(json!({"question": "Hang?", "kind": "bool", "notify": "none", "callback_url": hanging_url}))
+        .await;
+    let stuck = s(&h, "decision_id").to_string();
+    srv.answer(s(&h, "web_url"), json!({"value": "yes"})).await;
+    tokio::time::timeout(Duration::from_secs(20), reached_rx.recv())
+        .await
+        .expect("the hanging receiver is reached");
+
+    // While that one hangs, others are delivered.
+    let (good, url) = start_receiver(0).await;
+    for i in 0..20 {
+        let h = srv
+            .create(json!({"question": format!("Go {i}?"), "kind": "bool", "notify": "none", "callback_url": url}))
+            .await;
+        srv.answer(s(&h, "web_url"), json!({"value": "yes"})).await;
+    }
+    let started = Instant::now();
+    while good.requests().len() < 20 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "only {} of 20 webhooks arrived",
+            good.requests().len()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // ...all before the hanging delivery gave up.
+    let messages = srv
+        .svc
+        .store()
+        .messages(stuck.parse().unwrap())
+        .await
+        .unwrap();
+    let webhook = messages
+        .iter()
+        .find(|m| m.route == Route::Webhook)
+        .expect("the stuck decision's webhook message");
+    assert_eq!(
+        (
+            webhook.status,
+            webhook.attempts,
+            webhook.last_error.as_deref()
+        ),
+        (sayso::domain::outbox::MessageStatus::Pending, 1, None),
+        "the hanging delivery is still in its first attempt"
+    );
+    srv.stop().await;
+}

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use rand::Rng;
+use tokio::sync::Semaphore;
 
 use super::{Courier, Delivering, Delivery};
 use crate::domain::outbox::{
@@ -61,8 +61,12 @@ impl Worker {
         }
     }
 
-    /// Runs until the task is aborted (on shutdown).
+    /// Runs until the task is aborted (on shutdown). Deliveries go on side by side, up to
+    /// `concurrency`, each in a slot of its own: a slow or hanging endpoint holds one slot
+    /// until its timeout while the others keep claiming and sending, so one dead receiver
+    /// never delays the rest.
     pub async fn run(self: Arc<Self>, outbox: Outbox) {
+        let slots = Arc::new(Semaphore::new(self.settings.concurrency.max(1)));
         let mut backoff = Duration::ZERO;
         loop {
             if !backoff.is_zero() {
@@ -71,33 +75,49 @@ impl Worker {
                     _ = outbox.kicked() => {}
                 }
             }
-            match self.round(&outbox).await {
-                Ok(n) if n as u32 >= self.settings.batch => backoff = Duration::ZERO,
-                Ok(_) => backoff = self.settings.poll_interval,
+            // Claim only what free slots can start now: a claimed message waits for nobody.
+            let Ok(first) = Arc::clone(&slots).acquire_owned().await else {
+                return;
+            };
+            let free = (1 + slots.available_permits()).min(self.settings.batch as usize);
+            let claimed = match outbox.claim(self.settings.lease, free as u32).await {
+                Ok(claimed) => claimed,
                 Err(e) => {
-                    tracing::warn!(error = %e, "outbox round failed; retrying");
+                    tracing::warn!(error = %e, "outbox claim failed; retrying");
                     backoff = (backoff * 2).clamp(Duration::from_secs(1), Duration::from_secs(30));
+                    continue;
                 }
+            };
+            backoff = if claimed.len() == free {
+                Duration::ZERO
+            } else {
+                self.settings.poll_interval
+            };
+            let mut permit = Some(first);
+            for m in claimed {
+                let slot = match permit.take() {
+                    Some(slot) => slot,
+                    None => match Arc::clone(&slots).acquire_owned().await {
+                        Ok(slot) => slot,
+                        Err(_) => return,
+                    },
+                };
+                let (worker, outbox) = (Arc::clone(&self), outbox.clone());
+                tokio::spawn(async move {
+                    worker.handle_and_record(&outbox, &m).await;
+                    drop(slot);
+                });
             }
         }
     }
 
-    /// Claims and handles one batch; returns how many messages it claimed.
-    pub async fn round(&self, outbox: &Outbox) -> Result<usize, crate::storage::StoreError> {
-        let claimed = outbox
-            .claim(self.settings.lease, self.settings.batch)
-            .await?;
-        let n = claimed.len();
-        futures::stream::iter(claimed)
-            .for_each_concurrent(self.settings.concurrency, |m| async move {
-                let (result, follow_ups) = self.handle(outbox, &m).await;
-                if let Err(e) = outbox.finish(&m, &result, &follow_ups).await {
-                    // The lease runs out and the message is tried again.
-                    tracing::warn!(error = %e, message = %m.id, "could not record a delivery");
-                }
-            })
-            .await;
-        Ok(n)
+    /// Delivers one message and records the outcome.
+    async fn handle_and_record(&self, outbox: &Outbox, m: &OutboxMessage) {
+        let (result, follow_ups) = self.handle(outbox, m).await;
+        if let Err(e) = outbox.finish(m, &result, &follow_ups).await {
+            // The lease runs out and the message is tried again.
+            tracing::warn!(error = %e, message = %m.id, "could not record a delivery");
+        }
     }
 
     async fn handle(&self, outbox: &Outbox, m: &OutboxMessage) -> (MessageResult, Vec<NewMessage>) {
