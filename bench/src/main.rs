@@ -9,6 +9,7 @@
 mod ceiling;
 mod fleet;
 mod load;
+mod notify;
 mod page;
 mod report;
 mod server;
@@ -86,6 +87,24 @@ async fn main() -> Result<()> {
     rows.extend(waiting(&server, settings.awaits).await?);
     rows.push(page_weight(&server).await?);
     server.stop().await;
+    eprintln!("== notifications");
+    match notify::Receivers::start().await {
+        Ok(rx) => {
+            let notify_url = format!("sqlite://{}", dir.join("notify.db").display());
+            let env = [
+                (
+                    "SAYSO_SMTP_URL",
+                    format!("smtp://127.0.0.1:{}", rx.smtp_port),
+                ),
+                ("SAYSO_ALLOW_PRIVATE_WEBHOOKS", "1".to_string()),
+            ];
+            let server = Server::start_with_env(&notify_url, &env).await?;
+            notify::set_up_inbox(&notify_url, &rx).await?;
+            rows.extend(notify::notifications(&server, &rx, settings.seconds).await?);
+            server.stop().await;
+        }
+        Err(e) => eprintln!("notifications skipped: {e:#}"),
+    }
     if settings.fleet.h2_awaits + settings.fleet.h1_awaits > 0 {
         // A server of its own, so the fleet's memory is measured from a fresh start.
         let fleet_url = format!("sqlite://{}", dir.join("fleet.db").display());

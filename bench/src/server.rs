@@ -25,7 +25,12 @@ pub struct Server {
 
 impl Server {
     pub async fn start(database_url: &str) -> Result<Server> {
-        let exe = std::env::current_exe()?.with_file_name("sayso");
+        Self::start_with_env(database_url, &[]).await
+    }
+
+    /// As `start`, with `env` set on top of the bench's settings.
+    pub async fn start_with_env(database_url: &str, env: &[(&str, String)]) -> Result<Server> {
+        let exe = Self::exe();
         let mut child = Command::new(&exe)
             .env("SAYSO_DATABASE_URL", database_url)
             .env("SAYSO_LISTEN", "127.0.0.1:0")
@@ -36,6 +41,7 @@ impl Server {
             // 20 000 files a process may open here.
             .env("SAYSO_MAX_CONNECTIONS", "19600")
             .env("SAYSO_METRICS_TOKEN", METRICS_TOKEN)
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
@@ -89,6 +95,13 @@ impl Server {
             key: key.to_string(),
             client: reqwest::Client::new(),
         }
+    }
+
+    /// The release `sayso` binary beside the benchmark's own.
+    pub fn exe() -> std::path::PathBuf {
+        std::env::current_exe()
+            .map(|p| p.with_file_name("sayso"))
+            .unwrap_or_else(|_| "sayso".into())
     }
 
     pub fn pid(&self) -> Option<u32> {
