@@ -182,3 +182,62 @@ impl PgDatabase {
         Ok(())
     }
 }
+
+/// The ceiling the scale targets name for PostgreSQL: pgbench's own rate of single-row
+/// inserts (a commit each) at `clients` clients, into a table of similar width.
+pub async fn pgbench_insert_rate(url: &str, seconds: u64, clients: usize) -> Result<f64> {
+    let mut conn = sqlx::PgConnection::connect(url).await?;
+    sqlx::query(RAW_TABLE).execute(&mut conn).await?;
+    let script = std::env::temp_dir().join(format!("sayso-pgbench-{}.sql", std::process::id()));
+    std::fs::write(
+        &script,
+        format!(
+            "INSERT INTO raw (id, inbox_id, kind, question, spec, status, created_at, expires_at) \
+             VALUES (gen_random_uuid()::text, 'i', 'bool', 'Deploy the build to staging?', \
+             '{}', 'pending', 1, 2);\n",
+            // pgbench reads `:name` as one of its variables: the same length, no colons.
+            RAW_SPEC.replace(':', "=")
+        ),
+    )?;
+    let out = Command::new("pgbench")
+        .args(["-n", "-j", "2", "-M", "prepared"])
+        .args(["-c", &clients.to_string(), "-T", &seconds.to_string(), "-f"])
+        .arg(&script)
+        .arg(url)
+        .output()
+        .await
+        .context("pgbench (Debian: postgresql-contrib or postgresql-client)")?;
+    let _ = std::fs::remove_file(&script);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let tps = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("tps = "))
+        .and_then(|l| l.split_whitespace().next()?.parse::<f64>().ok())
+        .with_context(|| {
+            format!(
+                "no tps in pgbench's output: {text}{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })?;
+    eprintln!("pgbench single-row inserts, {clients} clients: {tps:.0}/s");
+    Ok(tps)
+}
+
+/// The server's own `/healthz` rate: the HTTP path without any work, the other half of the
+/// SQLite create ceiling.
+pub async fn healthz_rate(base: &str, seconds: u64) -> Result<f64> {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(CONCURRENCY * 2)
+        .build()?;
+    let url = format!("{base}/healthz");
+    let r = rate(seconds, move || {
+        let (client, url) = (client.clone(), url.clone());
+        async move {
+            client.get(url).send().await?.bytes().await?;
+            Ok(())
+        }
+    })
+    .await?;
+    eprintln!("/healthz: {r:.0}/s");
+    Ok(r)
+}

@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::server::Server;
 
 /// Concurrent clients for the throughput scenarios.
-pub const CONCURRENCY: usize = 16;
+pub const CONCURRENCY: usize = 64;
 
 /// Runs `op` from `CONCURRENCY` workers for `seconds` and returns completions per second.
 pub async fn rate<F, Fut>(seconds: u64, op: F) -> Result<f64>

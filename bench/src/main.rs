@@ -11,6 +11,7 @@ mod fleet;
 mod load;
 mod notify;
 mod page;
+mod replicas;
 mod report;
 mod server;
 mod waiting;
@@ -21,10 +22,11 @@ use anyhow::{Context, Result, anyhow};
 use serde_json::json;
 
 use crate::ceiling::{
-    PgDatabase, bare_rate, bare_server, raw_pg_insert_rate, raw_sqlite_insert_rate,
+    PgDatabase, bare_rate, bare_server, healthz_rate, pgbench_insert_rate, raw_pg_insert_rate,
+    raw_sqlite_insert_rate,
 };
 use crate::fleet::{FleetSize, fleet};
-use crate::load::{create_rate, get_rate};
+use crate::load::{CONCURRENCY, create_rate, get_rate};
 use crate::page::page_weight;
 use crate::report::{print_table, ratio_row};
 use crate::server::Server;
@@ -34,6 +36,7 @@ struct Settings {
     seconds: u64,
     awaits: usize,
     fleet: FleetSize,
+    replica_waiters: usize,
     pg_url: String,
 }
 
@@ -60,6 +63,7 @@ async fn main() -> Result<()> {
     let settings = Settings {
         seconds: env_num("BENCH_SECONDS", 5),
         awaits: env_num("BENCH_AWAITS", 10_000) as usize,
+        replica_waiters: env_num("BENCH_REPLICA_WAITERS", 30_000) as usize,
         fleet: FleetSize {
             h2_awaits: env_num("BENCH_FLEET_H2", 100_000) as usize,
             h1_awaits: env_num("BENCH_FLEET_H1", 19_000) as usize,
@@ -81,6 +85,13 @@ async fn main() -> Result<()> {
     let create = create_rate(&server, settings.seconds).await?;
     let raw = raw_sqlite_insert_rate(&raw_sqlite_url, settings.seconds).await?;
     rows.push(ratio_row("create, SQLite (req/s)", create, raw, 0.5));
+    let healthz = healthz_rate(&server.base, settings.seconds).await?;
+    rows.push(ratio_row(
+        "create, SQLite vs min(/healthz, raw insert)",
+        create,
+        healthz.min(raw),
+        0.2,
+    ));
     let get = get_rate(&server, settings.seconds).await?;
     let bare = bare_rate(settings.seconds).await?;
     rows.push(ratio_row("get (req/s) vs bare axum", get, bare, 0.4));
@@ -122,7 +133,29 @@ async fn main() -> Result<()> {
             server.stop().await;
             let raw = raw_pg_insert_rate(&db.url, settings.seconds).await?;
             rows.push(ratio_row("create, PostgreSQL (req/s)", create, raw, 0.5));
+            let pgbench = pgbench_insert_rate(&db.url, settings.seconds, CONCURRENCY).await?;
+            rows.push(ratio_row(
+                "create, PostgreSQL vs pgbench inserts",
+                create,
+                pgbench,
+                0.4,
+            ));
             db.drop_it().await?;
+            if settings.replica_waiters > 0 {
+                eprintln!("== PostgreSQL, 3 replicas");
+                let db = PgDatabase::create(&settings.pg_url).await?;
+                rows.extend(
+                    replicas::replicas(
+                        &db.url,
+                        3,
+                        settings.replica_waiters,
+                        settings.seconds,
+                        pgbench,
+                    )
+                    .await?,
+                );
+                db.drop_it().await?;
+            }
         }
         Err(e) => eprintln!("PostgreSQL skipped: {e:#}"),
     }

@@ -30,6 +30,19 @@ impl Server {
 
     /// As `start`, with `env` set on top of the bench's settings.
     pub async fn start_with_env(database_url: &str, env: &[(&str, String)]) -> Result<Server> {
+        Self::start_full(database_url, env, None).await
+    }
+
+    /// Another replica on the database of `first`, with its key.
+    pub async fn start_replica(database_url: &str, first: &Server) -> Result<Server> {
+        Self::start_full(database_url, &[], Some(first.key.clone())).await
+    }
+
+    async fn start_full(
+        database_url: &str,
+        env: &[(&str, String)],
+        key: Option<String>,
+    ) -> Result<Server> {
         let exe = Self::exe();
         let mut child = Command::new(&exe)
             .env("SAYSO_DATABASE_URL", database_url)
@@ -66,7 +79,7 @@ impl Server {
         };
         tokio::spawn(async move { while let Ok(Some(_)) = err.next_line().await {} });
         let mut out = BufReader::new(child.stdout.take().context("stdout")?).lines();
-        let mut key = None;
+        let mut key = key;
         while key.is_none() {
             let line = out.next_line().await?.context("no first-run key")?;
             key = line
