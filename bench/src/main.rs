@@ -57,9 +57,10 @@ async fn main() -> Result<()> {
             };
             return Ok(());
         }
-        [] => {}
-        _ => return Err(anyhow!("usage: bench [load create|get URL KEY SECONDS]")),
+        [] | ["fleet"] => {}
+        _ => return Err(anyhow!("usage: bench [fleet | load create|get URL KEY SECONDS]")),
     }
+    let fleet_only = args.first().is_some_and(|a| a == "fleet");
     let settings = Settings {
         seconds: env_num("BENCH_SECONDS", 5),
         awaits: env_num("BENCH_AWAITS", 10_000) as usize,
@@ -79,6 +80,15 @@ async fn main() -> Result<()> {
     std::fs::create_dir_all(&dir)?;
     let sqlite_url = format!("sqlite://{}", dir.join("bench.db").display());
     let raw_sqlite_url = format!("sqlite://{}", dir.join("raw.db").display());
+
+    if fleet_only {
+        let server = Server::start(&sqlite_url).await?;
+        rows.extend(fleet(&server, &settings.fleet).await?);
+        server.stop().await;
+        print_table(&rows);
+        let _ = std::fs::remove_dir_all(&dir);
+        return Ok(());
+    }
 
     eprintln!("== SQLite");
     let server = Server::start(&sqlite_url).await?;
