@@ -133,6 +133,7 @@ fn spec(question: &str, body: KindSpec) -> DecisionSpec {
         callback_url: None,
         metadata: serde_json::Map::new(),
         default_outcome: None,
+        shape: None,
     }
 }
 
@@ -294,6 +295,7 @@ fn specs_of_every_kind() -> Vec<DecisionSpec> {
                     title: Some("Email".into()),
                     description: Some("where to write".into()),
                     header: None,
+                    placeholder: None,
                     required: true,
                     default: Some(json!("a@example.com")),
                     input: FieldInput::Text {
@@ -309,6 +311,7 @@ fn specs_of_every_kind() -> Vec<DecisionSpec> {
                     title: None,
                     description: None,
                     header: Some("Size".into()),
+                    placeholder: None,
                     required: false,
                     default: None,
                     input: FieldInput::Choice {
@@ -322,6 +325,7 @@ fn specs_of_every_kind() -> Vec<DecisionSpec> {
                     title: None,
                     description: None,
                     header: None,
+                    placeholder: None,
                     required: false,
                     default: Some(json!(["red"])),
                     input: FieldInput::MultiChoice {
@@ -337,6 +341,7 @@ fn specs_of_every_kind() -> Vec<DecisionSpec> {
                     title: None,
                     description: None,
                     header: None,
+                    placeholder: None,
                     required: false,
                     default: Some(json!(2.5)),
                     input: FieldInput::Number {
@@ -350,6 +355,7 @@ fn specs_of_every_kind() -> Vec<DecisionSpec> {
                     title: None,
                     description: None,
                     header: None,
+                    placeholder: None,
                     required: true,
                     default: None,
                     input: FieldInput::Boolean,

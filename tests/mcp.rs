@@ -262,15 +262,16 @@ async fn ask_user_question_answered_within_the_wait_returns_the_answers_in_one_c
     assert_eq!(answerer.await.unwrap(), StatusCode::OK);
     assert_eq!(
         text(&r),
-        "User has answered your questions: \"Which database should we use?\"=\"SQLite\", \
+        "User has answered your questions: \"Which database should we use?\"=\"SQLite\" \
+         selected preview:\n```toml\nurl = \"sqlite://x.db\"\n```, \
          \"Which features do you want?\"=\"Search, Sharing\". You can now continue with the \
          user's answers in mind."
     );
+    // The structured result is the tool's own data: the questions and the answers.
     let d = ok(&r);
-    assert_eq!(d["kind"], "form");
-    assert_eq!(d["status"], "answered");
+    assert_eq!(d["questions"][0]["header"], "Database");
     assert_eq!(
-        d["outcome"]["Which features do you want?"],
+        d["answers"]["Which features do you want?"],
         json!(["Search", "Sharing"])
     );
     client.cancel().await.unwrap();
@@ -344,7 +345,11 @@ async fn ask_user_question_still_pending_returns_the_handle_and_how_to_wait() {
         .await;
     assert_eq!(status, StatusCode::OK);
     let awaited = call(&client, "await_decision", json!({"decision_id": id})).await;
-    assert_eq!(ok(&awaited)["status"], "answered");
+    assert_eq!(
+        ok(&awaited)["answers"]["Which database should we use?"],
+        "PostgreSQL"
+    );
+    assert!(text(&awaited).starts_with("User has answered your questions:"));
     client.cancel().await.unwrap();
 }
 
@@ -386,7 +391,7 @@ async fn invalid_arguments_come_back_as_a_tool_error_listing_each_path() {
 
     let r = call(&client, "ask_user_question", json!({"questions": []})).await;
     assert_eq!(r.is_error, Some(true));
-    assert!(text(&r).contains("- questions:"), "{}", text(&r));
+    assert_eq!(text(&r), "Provide 1-4 questions");
 
     let r = call(&client, "get_decision", json!({"decision_id": "nope"})).await;
     assert_eq!(r.is_error, Some(true));

@@ -228,6 +228,7 @@ fn parse_property(
         title,
         description,
         header: None,
+        placeholder: None,
         required,
         default,
         input,
