@@ -25,12 +25,13 @@ impl SaysoMcp {
         inbox: &Inbox,
         args: Arguments,
     ) -> Result<CallToolResult, Failure> {
+        let wait = wait_s(&args)?;
         let timeout = self.omp_timeout;
         let body = match omp::create_body(&args, timeout) {
             Ok(body) => body,
             Err(w) => return Ok(w.into_result()),
         };
-        let wait = omp::wait(Duration::from_secs(DEFAULT_WAIT_S), timeout);
+        let wait = omp::wait(wait, timeout);
         self.ask_in_shape(inbox, body, Shape::Omp, wait, waiting_text)
             .await
     }
@@ -41,11 +42,11 @@ impl SaysoMcp {
         inbox: &Inbox,
         args: Arguments,
     ) -> Result<CallToolResult, Failure> {
+        let wait = wait_s(&args)?;
         if let Err(w) = gemini::check(&args) {
             return Ok(w.into_result());
         }
         let body = gemini::create_body(&args);
-        let wait = Duration::from_secs(DEFAULT_WAIT_S);
         self.ask_in_shape(inbox, body, Shape::Gemini, wait, waiting_text)
             .await
     }
@@ -56,9 +57,7 @@ impl SaysoMcp {
         inbox: &Inbox,
         args: Arguments,
     ) -> Result<CallToolResult, Failure> {
-        let mut issues = Issues::new();
-        let wait = seconds(&args, "wait_s", &mut issues);
-        issues.finish(()).map_err(Failure::Invalid)?;
+        let wait = wait_s(&args)?;
         if let Err(w) = claude::check(&args) {
             return Ok(w.into_result());
         }
@@ -66,7 +65,6 @@ impl SaysoMcp {
             return Ok(w.into_result());
         }
         let body = claude::create_body(&args);
-        let wait = Duration::from_secs(wait.unwrap_or(DEFAULT_WAIT_S));
         self.ask_in_shape(inbox, body, Shape::Claude, wait, waiting_text)
             .await
     }
@@ -77,11 +75,11 @@ impl SaysoMcp {
         inbox: &Inbox,
         args: Arguments,
     ) -> Result<CallToolResult, Failure> {
+        let wait = wait_s(&args)?;
         let body = match pi::create_body(&args) {
             Ok(body) => body,
             Err(w) => return Ok(w.into_result()),
         };
-        let wait = Duration::from_secs(DEFAULT_WAIT_S);
         self.ask_in_shape(inbox, body, Shape::Pi, wait, pi::pending)
             .await
     }
@@ -136,6 +134,15 @@ impl SaysoMcp {
         let view = self.svc.view(d).await?;
         Ok(super::handler::decision_result(&view))
     }
+}
+
+/// How long the call waits for the person: sayso's `wait_s` (every profile takes it,
+/// though only `/mcp` lists it), else `DEFAULT_WAIT_S`.
+fn wait_s(args: &Arguments) -> Result<Duration, Failure> {
+    let mut issues = Issues::new();
+    let wait = seconds(args, "wait_s", &mut issues);
+    issues.finish(()).map_err(Failure::Invalid)?;
+    Ok(Duration::from_secs(wait.unwrap_or(DEFAULT_WAIT_S)))
 }
 
 /// The usual text when the person has not answered within the call's wait.
