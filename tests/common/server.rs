@@ -204,7 +204,6 @@ impl TestServer {
                 omp_ask_timeout,
                 ..Default::default()
             },
-            ..AppSettings::default()
         };
         let task = tokio::spawn(serve(listener, svc.clone(), settings, async {
             let _ = rx.await;
