@@ -243,3 +243,47 @@ async fn the_ask_timeout_chooses_the_recommended_option_and_says_so() {
     );
     py.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stdio_bridge_serves_the_profile_it_is_given() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    let (_db, srv) = start().await;
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_sayso"));
+    cmd.args(["mcp", "--profile", "omp"])
+        .env("SAYSO_URL", &srv.base)
+        .env("SAYSO_KEY", &srv.key)
+        .env("SAYSO_LOG", "warn")
+        .stderr(std::process::Stdio::inherit());
+    let child = rmcp::transport::TokioChildProcess::new(cmd).expect("sayso mcp starts");
+    let client = ().serve(child).await.expect("stdio handshake");
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        ["ask", "await_decision", "get_decision", "cancel_decision"]
+    );
+    let Value::Object(args) = json!({"questions": []}) else {
+        unreachable!()
+    };
+    let r = client
+        .call_tool(CallToolRequestParams::new("ask").with_arguments(args))
+        .await
+        .unwrap();
+    let text = r.content[0].as_text().unwrap().text.clone();
+    assert_eq!(text, "Error: questions must not be empty");
+    client.cancel().await.unwrap();
+
+    let bad = tokio::process::Command::new(env!("CARGO_BIN_EXE_sayso"))
+        .args(["mcp", "--profile", "cursor", "--key", "sk_x"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("use omp, gemini, claude or pi"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}
