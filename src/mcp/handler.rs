@@ -185,8 +185,10 @@ impl SaysoMcp {
         };
         let id = issues.finish(id).map_err(Failure::Invalid)?;
         let id = id.ok_or_else(|| Failure::invalid("decision_id", "is required"))?;
+        // The agent withdrew it: sayso's own sentence, not the asking tool's cancel error.
         let d = self.svc.cancel_decision(inbox, id, reason).await?;
-        self.decision_result(inbox, &d).await
+        let view = self.svc.view(&d).await?;
+        Ok(decision_result(&view))
     }
 
     async fn list_todos(&self, inbox: &Inbox, args: &Arguments) -> Result<CallToolResult, Failure> {

@@ -125,7 +125,7 @@ fn ask_user() -> Tool {
         "Ask the user (a person who may be away from the computer) a question. They are \
 notified by push or email and answer on a small web page. Returns at once with a handle: \
 decision_id, web_url (the user's answer page) and expires_at. Then call await_decision with the \
-decision_id to get the answer; it waits up to about a minute per call, so call it again while \
+decision_id to get the answer; it waits up to 10 minutes per call (timeout_s), so call it again while \
 the status is pending. \
 Kinds: `bool` (yes/no; optional yes_label/no_label), `choose` (pick one of `options`, or several \
 with `multi`; the user may type their own answer unless allow_other is false), `text` (free \
