@@ -287,3 +287,34 @@ async fn the_stdio_bridge_serves_the_profile_it_is_given() {
         String::from_utf8_lossy(&bad.stderr)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_select_comes_back_in_the_order_ticked_in_a_browser() {
+    let Some(b) = common::browser::Browser::start().await else {
+        return;
+    };
+    let (_db, srv) = start().await;
+    let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
+        return;
+    };
+    py.start(
+        "ask",
+        json!({"questions": [{"id": "features", "question": "Which features?", "multi": true,
+            "options": [{"label": "Search"}, {"label": "Export"}, {"label": "Sharing"}]}]}),
+    )
+    .await;
+    let web_url = pending_web_url(&srv).await;
+    b.goto(&web_url).await;
+    // Ticked last option first; the terminal returns picks in the order ticked.
+    b.click("label[for='f-0-2']").await;
+    b.click("label[for='f-0-0']").await;
+    b.click_and_wait("#submit").await;
+    let r = py.result().await;
+    assert_eq!(r.text, "User selected: Sharing, Search");
+    assert_eq!(
+        r.structured["selectedOptions"],
+        json!(["Sharing", "Search"])
+    );
+    py.finish().await;
+    b.close().await;
+}

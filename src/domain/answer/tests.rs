@@ -463,8 +463,14 @@ fn question_choices_take_other_answers_as_custom() {
     assert!(custom);
     assert_eq!(
         v,
-        json!({"db": "MySQL", "extras": ["metrics", "logs"], "go": "yes", "notes": "x"})
+        json!({"db": "MySQL", "extras": ["logs", "metrics"], "go": "yes", "notes": "x"})
     );
+    // A question's picks keep the order given: the order the person ticked them.
+    let (v, _) = outcome(
+        &s,
+        answer(json!({"db": "SQLite", "extras": ["tracing", "metrics"], "go": "no", "notes": "x"})),
+    );
+    assert_eq!(v["extras"], json!(["tracing", "metrics"]));
 }
 
 #[test]
