@@ -237,6 +237,7 @@ async fn the_ask_timeout_chooses_the_recommended_option_and_says_so() {
         .cloned()
         .expect("an expired entry");
     assert_eq!(expired["detail"]["outcome_source"], "default");
+    assert_eq!(expired["detail"]["chosen_by"], "ask_timeout");
     assert_eq!(
         expired["detail"]["outcome"],
         json!({"auth_method": "OAuth2"})

@@ -204,8 +204,20 @@ impl Service {
         inbox: &Inbox,
         id: Uuid,
     ) -> Result<Vec<crate::domain::DecisionEvent>, ServiceError> {
-        self.get_decision(inbox, id).await?;
-        Ok(self.store().events(id).await?)
+        let d = self.get_decision(inbox, id).await?;
+        let mut events = self.store().events(id).await?;
+        // On oh-my-pi's `ask` the default is what its ask timeout picked: the trail says so.
+        if d.spec.shape == Some(Shape::Omp) {
+            for e in &mut events {
+                if e.kind == crate::domain::EventKind::Expired
+                    && e.detail.get("outcome_source").and_then(Value::as_str) == Some("default")
+                    && let Some(detail) = e.detail.as_object_mut()
+                {
+                    detail.insert("chosen_by".into(), Value::from("ask_timeout"));
+                }
+            }
+        }
+        Ok(events)
     }
 
     /// The API view of a decision.
