@@ -152,6 +152,9 @@ pub struct ServeArgs {
     /// Connections held at once.
     #[arg(long, env = "SAYSO_MAX_CONNECTIONS", default_value_t = 15_000)]
     pub max_connections: usize,
+    /// Requests one HTTP/2 connection may have open at once (each parked await is one).
+    #[arg(long, env = "SAYSO_H2_MAX_STREAMS", default_value_t = 1_000)]
+    pub h2_max_streams: u32,
     /// Seconds a client has to send its request head before it is disconnected.
     #[arg(long, env = "SAYSO_HEADER_TIMEOUT_S", default_value_t = 10)]
     pub header_timeout_s: u64,

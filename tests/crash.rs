@@ -7,7 +7,7 @@
 //! seed is printed.
 
 mod common;
-#[path = "common/history.rs"]
+#[path = "common/history/mod.rs"]
 mod history;
 
 use std::collections::HashMap;

@@ -1,11 +1,11 @@
 //! Exactly-once resolution under contention, proven over a recorded history: many clients
 //! answer (API and page), decline, cancel and let decisions expire, all at once and on two
 //! replicas of the real binary sharing one PostgreSQL database, while readers (get and
-//! await) on both replicas record what they saw. `common/history.rs` checks the history.
+//! await) on both replicas record what they saw. `common/history/` checks the history.
 //! The same workload runs on SQLite with one server.
 
 mod common;
-#[path = "common/history.rs"]
+#[path = "common/history/mod.rs"]
 mod history;
 
 use std::collections::HashMap;

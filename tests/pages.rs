@@ -1,5 +1,5 @@
 //! The person's pages over plain HTTP: statuses, redirects, headers, the feed, the image.
-//! (tests/browser.rs drives the same pages in Chromium.)
+//! (tests/browser/ drives the same pages in Chromium.)
 
 mod common;
 

@@ -1,5 +1,10 @@
 //! Serving: the accept loop with a header-read timeout, a body-read timeout and a connection
 //! cap, and graceful shutdown that answers parked awaits before the process leaves.
+//!
+//! Each connection speaks HTTP/1.1, or HTTP/2 when it opens with the HTTP/2 preface (h2c with
+//! prior knowledge): one HTTP/2 connection carries many parked awaits as streams, so a fleet of
+//! waiting agents is not bounded by the process's open files. TLS, and with it ALPN, is the
+//! reverse proxy's (docs/OPERATIONS.md).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -11,9 +16,9 @@ use axum::Router;
 use axum::extract::ConnectInfo;
 use axum::http::StatusCode;
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
-use tokio::net::TcpListener;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tower::ServiceExt;
 
@@ -34,6 +39,8 @@ pub struct ServeLimits {
     pub max_connections: usize,
     /// How long shutdown waits for open requests to finish.
     pub shutdown_grace: Duration,
+    /// Requests one HTTP/2 connection may have open at once (each parked await is one).
+    pub h2_max_streams: u32,
 }
 
 impl Default for ServeLimits {
@@ -43,6 +50,7 @@ impl Default for ServeLimits {
             body_read_timeout: Duration::from_secs(30),
             max_connections: 15_000,
             shutdown_grace: Duration::from_secs(10),
+            h2_max_streams: 1_000,
         }
     }
 }
@@ -96,41 +104,15 @@ pub async fn serve_router(
             _ = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let app = app.clone();
-        let body_timeout = limits.body_read_timeout;
-        let hyper_svc = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
-            req.extensions_mut().insert(ConnectInfo(peer));
-            // Router is always ready and never fails: `oneshot` cannot return an error.
-            let app = app.clone();
-            let stalled = Arc::new(AtomicBool::new(false));
-            let req = req.map(|body| {
-                axum::body::Body::new(IdleTimeoutBody::new(
-                    body,
-                    body_timeout,
-                    Arc::clone(&stalled),
-                ))
-            });
-            async move {
-                let resp = app
-                    .oneshot(req)
-                    .await
-                    .unwrap_or_else(|never: Infallible| match never {});
-                // Whatever the handler made of the failed read, the client hears why. A
-                // refused body (413) keeps its answer: its rest was only being discarded.
-                if stalled.load(Ordering::Relaxed) && resp.status() != StatusCode::PAYLOAD_TOO_LARGE
-                {
-                    return Ok(body_timed_out(body_timeout));
-                }
-                Ok::<_, Infallible>(resp)
-            }
-        });
-        let conn = hyper::server::conn::http1::Builder::new()
-            .timer(TokioTimer::new())
-            .header_read_timeout(limits.header_read_timeout)
-            .serve_connection(TokioIo::new(stream), hyper_svc);
-        let conn = graceful.watch(conn);
+        let connection = serve_connection(
+            stream,
+            peer,
+            app.clone(),
+            limits.clone(),
+            graceful.watcher(),
+        );
         tokio::spawn(async move {
-            let _ = conn.await;
+            connection.await;
             drop(permit);
         });
     }
@@ -141,6 +123,94 @@ pub async fn serve_router(
         .is_err()
     {
         tracing::warn!("some connections were still open after the grace period");
+    }
+}
+
+/// The first bytes of every HTTP/2 connection (RFC 9113, 3.4).
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Serves one connection until it closes, in the protocol its first bytes ask for.
+async fn serve_connection(
+    stream: TcpStream,
+    peer: std::net::SocketAddr,
+    app: Router,
+    limits: ServeLimits,
+    watcher: Watcher,
+) {
+    let body_timeout = limits.body_read_timeout;
+    let hyper_svc = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
+        req.extensions_mut().insert(ConnectInfo(peer));
+        // Router is always ready and never fails: `oneshot` cannot return an error.
+        let app = app.clone();
+        let stalled = Arc::new(AtomicBool::new(false));
+        let req = req.map(|body| {
+            axum::body::Body::new(IdleTimeoutBody::new(
+                body,
+                body_timeout,
+                Arc::clone(&stalled),
+            ))
+        });
+        async move {
+            let resp = app
+                .oneshot(req)
+                .await
+                .unwrap_or_else(|never: Infallible| match never {});
+            // Whatever the handler made of the failed read, the client hears why. A
+            // refused body (413) keeps its answer: its rest was only being discarded.
+            if stalled.load(Ordering::Relaxed) && resp.status() != StatusCode::PAYLOAD_TOO_LARGE {
+                return Ok(body_timed_out(body_timeout));
+            }
+            Ok::<_, Infallible>(resp)
+        }
+    });
+    // A client that sends nothing is dropped at the header timeout, whichever protocol it
+    // would have spoken.
+    let speaks_h2 = match tokio::time::timeout(
+        limits.header_read_timeout,
+        opens_with_h2_preface(&stream),
+    )
+    .await
+    {
+        Ok(Ok(h2)) => h2,
+        Ok(Err(_)) | Err(_) => return,
+    };
+    let io = TokioIo::new(stream);
+    if speaks_h2 {
+        let conn = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+            .timer(TokioTimer::new())
+            .max_concurrent_streams(limits.h2_max_streams)
+            // A dead peer's streams are let go: a ping every 20 s, answered within 20 s.
+            .keep_alive_interval(Duration::from_secs(20))
+            .keep_alive_timeout(Duration::from_secs(20))
+            .serve_connection(io, hyper_svc);
+        let _ = watcher.watch(conn).await;
+    } else {
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(limits.header_read_timeout)
+            .serve_connection(io, hyper_svc);
+        let _ = watcher.watch(conn).await;
+    }
+}
+
+/// Whether the connection's first bytes are the HTTP/2 preface; peeks, so the bytes stay for
+/// whichever protocol serves it. Decides as soon as the bytes differ from the preface.
+async fn opens_with_h2_preface(stream: &TcpStream) -> std::io::Result<bool> {
+    let mut buf = [0u8; H2_PREFACE.len()];
+    loop {
+        let n = stream.peek(&mut buf).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        if buf[..n] != H2_PREFACE[..n] {
+            return Ok(false);
+        }
+        if n == H2_PREFACE.len() {
+            return Ok(true);
+        }
+        // Part of the preface so far. Peeking leaves the socket readable, so waiting for
+        // readiness would spin: look again shortly (the header timeout bounds the whole).
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 

@@ -89,6 +89,7 @@ impl ServerSettings {
                     header_read_timeout: Duration::from_secs(args.header_timeout_s.max(1)),
                     body_read_timeout: Duration::from_secs(args.body_timeout_s.max(1)),
                     max_connections: args.max_connections.max(1),
+                    h2_max_streams: args.h2_max_streams.max(1),
                     ..ServeLimits::default()
                 },
             },

@@ -1,6 +1,14 @@
 //! Persistence: one `Store` trait, a SQLite and a PostgreSQL implementation, chosen by the
 //! database URL's scheme. Only this module knows sqlx.
 
+/// The columns a create writes, in the order its VALUES give them.
+macro_rules! insert_columns {
+    () => {
+        "id, inbox_id, kind, question, project, spec, default_outcome, status, custom, \
+         created_at, expires_at, idempotency_key, request_hash, has_image"
+    };
+}
+
 /// The columns both stores' `InboxRow` reads, from `inboxes` aliased `i`; a macro so queries
 /// stay `&'static str`.
 macro_rules! inbox_columns {
@@ -43,6 +51,18 @@ pub enum StoreError {
     Unavailable(String),
     #[error("storage error: {0}")]
     Other(String),
+}
+
+impl StoreError {
+    /// The same error for another request that shared the failed work (a group of creates).
+    pub fn for_another(&self) -> StoreError {
+        match self {
+            StoreError::NotFound => StoreError::NotFound,
+            StoreError::Conflict(m) => StoreError::Conflict(m.clone()),
+            StoreError::Unavailable(m) => StoreError::Unavailable(m.clone()),
+            StoreError::Other(m) => StoreError::Other(m.clone()),
+        }
+    }
 }
 
 /// Which API keys a revocation stops.

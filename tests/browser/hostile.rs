@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use crate::checks::result_status;
 use crate::common::browser::Browser;
 use crate::common::server::s;
-use crate::{awaited, feed_url, setup};
+use crate::support::{awaited, feed_url, setup};
 
 /// Each payload, if it ran, would set a marker.
 fn payloads() -> Vec<String> {

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::common::browser::Browser;
 use crate::common::server::{TestServer, s};
-use crate::{feed_url, setup};
+use crate::support::{feed_url, setup};
 
 /// The budget of an answer page with everything it loads.
 const BUDGET: u64 = 30 * 1024;

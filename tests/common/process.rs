@@ -21,6 +21,15 @@ impl SaysoProcess {
     /// Starts `sayso serve` on `database_url` with the rate limit off (the tests' load is
     /// deliberate) and waits until it listens.
     pub async fn start(bin: &str, database_url: &str) -> SaysoProcess {
+        Self::start_with_env(bin, database_url, &[]).await
+    }
+
+    /// As `start`, with `env` set on top (later entries win over the defaults above).
+    pub async fn start_with_env(
+        bin: &str,
+        database_url: &str,
+        env: &[(&str, &str)],
+    ) -> SaysoProcess {
         let mut child = Command::new(bin)
             .env("SAYSO_DATABASE_URL", database_url)
             .env("SAYSO_LISTEN", "127.0.0.1:0")
@@ -29,6 +38,7 @@ impl SaysoProcess {
             .env("SAYSO_RATE_LIMIT_PER_S", "0")
             .env_remove("SAYSO_PUBLIC_URL")
             .env_remove("SAYSO_SMTP_URL")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)

@@ -50,6 +50,7 @@ macro_rules! expired_events {
 }
 
 mod channels;
+mod creates;
 mod decisions;
 mod events;
 mod gauges;
@@ -84,6 +85,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// A store on a PostgreSQL database.
 pub struct PgStore {
     pool: PgPool,
+    /// Creates go in groups (creates.rs).
+    creates: creates::Creates,
 }
 
 impl PgStore {
@@ -115,7 +118,8 @@ impl PgStore {
             .run(&pool)
             .await
             .map_err(migrate_error)?;
-        Ok(PgStore { pool })
+        let creates = creates::Creates::start(pool.clone());
+        Ok(PgStore { pool, creates })
     }
 }
 
@@ -176,7 +180,7 @@ impl Store for PgStore {
     }
 
     async fn insert_decision(&self, row: InsertDecision<'_>) -> Result<Inserted, StoreError> {
-        decisions::insert_decision(self, row).await
+        creates::insert_decision(self, row).await
     }
 
     async fn decision(

@@ -1,7 +1,6 @@
 //! Decisions: the insert (with its idempotency key and quota), reads, lists, and the
 //! conditional updates that resolve and expire them.
 
-use serde_json::Value;
 use sqlx::types::Json;
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 use time::OffsetDateTime;
@@ -10,85 +9,10 @@ use uuid::Uuid;
 use super::SqliteStore;
 use super::events::insert_event;
 use super::outbox::insert_messages;
-use super::rows::{DecisionRow, ExistingRow, ExpiredRow, NotifiedRow, id};
+use super::rows::{DecisionRow, ExpiredRow, NotifiedRow, id};
 use crate::domain::{Decision, EventKind, NotificationState, Resolution, Status};
 use crate::storage::rows::{self, from_millis, millis, store_error, to_ms_precision};
-use crate::storage::{InsertDecision, Inserted, ListFilter, Resolved, StoreError, Swept};
-
-pub(super) async fn insert_decision(
-    store: &SqliteStore,
-    row: InsertDecision<'_>,
-) -> Result<Inserted, StoreError> {
-    let spec = rows::stored_spec(&row.new.spec);
-    let decision = Decision {
-        id: row.id,
-        inbox_id: row.inbox_id,
-        status: Status::Pending,
-        outcome: None,
-        outcome_source: None,
-        custom: false,
-        remark: None,
-        created_at: to_ms_precision(row.created_at),
-        expires_at: to_ms_precision(row.expires_at),
-        resolved_at: None,
-        has_image: row.new.image.is_some(),
-        spec,
-    };
-    let spec_json = rows::spec_json(&decision.spec)?;
-    let idempotency = row.idempotency.map(|i| (i.key, i.request_hash));
-
-    // The quota check, the usage count and the `created` event ride on the INSERT
-    // (migrations/sqlite/0004): with nothing else to write, a create is one statement.
-    if row.notifications.is_empty() && row.outbox.is_empty() && row.new.image.is_none() {
-        let inserted = {
-            let mut conn = store.writer.acquire().await.map_err(store_error)?;
-            insert_row(&mut conn, &decision, &spec_json, idempotency).await?
-        };
-        // The writer is free again: `not_inserted` reads through it.
-        return match inserted {
-            RowInsert::New => Ok(Inserted::New(decision)),
-            not_new => not_inserted(store, row.inbox_id, idempotency, not_new).await,
-        };
-    }
-
-    let mut tx = store.begin_immediate().await?;
-    match insert_row(&mut tx, &decision, &spec_json, idempotency).await? {
-        RowInsert::New => {}
-        not_new => {
-            // Dropping the transaction rolls it back.
-            drop(tx);
-            return not_inserted(store, row.inbox_id, idempotency, not_new).await;
-        }
-    }
-    if let Some(image) = &row.new.image {
-        sqlx::query(
-            "INSERT INTO decision_images (decision_id, content_type, bytes) VALUES (?, ?, ?)",
-        )
-        .bind(id(decision.id))
-        .bind(image.content_type)
-        .bind(&image.bytes)
-        .execute(&mut *tx)
-        .await
-        .map_err(store_error)?;
-    }
-    for n in &row.notifications {
-        sqlx::query(
-            "INSERT INTO notifications (decision_id, channel, status, detail, updated_at) \
-             VALUES (?, ?, ?, ?, ?)",
-        )
-        .bind(id(decision.id))
-        .bind(n.channel)
-        .bind(n.status)
-        .bind(&n.detail)
-        .bind(millis(decision.created_at))
-        .execute(&mut *tx)
-        .await
-        .map_err(store_error)?;
-    }
-    insert_messages(&mut tx, decision.id, &row.outbox, decision.created_at).await?;
-    tx.commit().await.map_err(store_error)?;
-    Ok(Inserted::New(decision))
-}
+use crate::storage::{ListFilter, Resolved, StoreError, Swept};
 
 pub(super) async fn decision(
     store: &SqliteStore,
@@ -317,92 +241,6 @@ pub(super) async fn image(
     .fetch_optional(&store.pool)
     .await
     .map_err(store_error)
-}
-
-/// Why a decision was not inserted: the decision already made under its idempotency key
-/// (even when the quota is now used up, a repeat gets it back), else the quota.
-async fn not_inserted(
-    store: &SqliteStore,
-    inbox_id: Uuid,
-    idempotency: Option<(&str, &str)>,
-    why: RowInsert,
-) -> Result<Inserted, StoreError> {
-    let existing = match idempotency {
-        Some((key, _)) => sqlx::query_as::<_, ExistingRow>(concat!(
-            "SELECT ",
-            decision_columns!(),
-            ", request_hash FROM decisions WHERE inbox_id = ? AND idempotency_key = ?"
-        ))
-        .bind(id(inbox_id))
-        .bind(key)
-        .fetch_optional(&store.writer)
-        .await
-        .map_err(store_error)?,
-        None => None,
-    };
-    match (existing, why) {
-        (Some(existing), _) => Ok(Inserted::Existing {
-            decision: existing.decision.try_into()?,
-            request_hash: existing.request_hash.unwrap_or_default(),
-        }),
-        (None, RowInsert::OverQuota) => Ok(Inserted::QuotaExceeded),
-        (None, _) => Err(StoreError::Other(
-            "idempotency conflict without a row".into(),
-        )),
-    }
-}
-
-/// What the INSERT of a new decision did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum RowInsert {
-    New,
-    /// Nothing: its idempotency key is taken in the inbox.
-    KeyTaken,
-    /// Refused by the daily quota (which a repeated idempotency key may also meet first).
-    OverQuota,
-}
-
-/// The message of the quota trigger's `RAISE` (migrations/sqlite/0004).
-const QUOTA_EXCEEDED: &str = "sayso: daily quota exceeded";
-
-/// Inserts the decision row; its triggers check the quota, count the create and keep its
-/// `created` event.
-async fn insert_row(
-    conn: &mut SqliteConnection,
-    decision: &Decision,
-    spec_json: &Value,
-    idempotency: Option<(&str, &str)>,
-) -> Result<RowInsert, StoreError> {
-    let done = sqlx::query(
-        "INSERT INTO decisions (id, inbox_id, kind, question, project, spec, \
-         default_outcome, status, custom, created_at, expires_at, idempotency_key, \
-         request_hash, has_image) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?) \
-         ON CONFLICT (inbox_id, idempotency_key) WHERE idempotency_key IS NOT NULL \
-         DO NOTHING",
-    )
-    .bind(id(decision.id))
-    .bind(id(decision.inbox_id))
-    .bind(decision.kind().as_str())
-    .bind(&decision.spec.question)
-    .bind(&decision.spec.project)
-    .bind(Json(spec_json))
-    .bind(decision.spec.default_outcome.as_ref().map(Json))
-    .bind(millis(decision.created_at))
-    .bind(millis(decision.expires_at))
-    .bind(idempotency.map(|(key, _)| key))
-    .bind(idempotency.map(|(_, hash)| hash))
-    .bind(decision.has_image)
-    .execute(conn)
-    .await;
-    match done {
-        Ok(r) if r.rows_affected() == 0 => Ok(RowInsert::KeyTaken),
-        Ok(_) => Ok(RowInsert::New),
-        Err(sqlx::Error::Database(db)) if db.message() == QUOTA_EXCEEDED => {
-            Ok(RowInsert::OverQuota)
-        }
-        Err(e) => Err(store_error(e)),
-    }
 }
 
 async fn decision_by_id(

@@ -21,6 +21,7 @@ macro_rules! message_columns {
 }
 
 mod channels;
+mod creates;
 mod decisions;
 mod events;
 mod gauges;
@@ -61,6 +62,8 @@ use crate::metrics::Snapshot;
 pub struct SqliteStore {
     pool: SqlitePool,
     writer: SqlitePool,
+    /// Creates go in groups, through the writer (creates.rs).
+    creates: creates::Creates,
 }
 
 impl SqliteStore {
@@ -106,7 +109,12 @@ impl SqliteStore {
                 .await
                 .map_err(store_error)?
         };
-        Ok(SqliteStore { pool, writer })
+        let creates = creates::Creates::start(writer.clone());
+        Ok(SqliteStore {
+            pool,
+            writer,
+            creates,
+        })
     }
 
     async fn begin_immediate(&self) -> Result<sqlx::Transaction<'static, Sqlite>, StoreError> {
@@ -174,7 +182,7 @@ impl Store for SqliteStore {
     }
 
     async fn insert_decision(&self, row: InsertDecision<'_>) -> Result<Inserted, StoreError> {
-        decisions::insert_decision(self, row).await
+        creates::insert_decision(self, row).await
     }
 
     async fn decision(

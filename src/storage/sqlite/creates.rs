@@ -1,0 +1,334 @@
+//! Creates, written in groups. Every create goes to one task that owns the right to write
+//! them: what arrived while it was writing the last group goes in together, in one
+//! transaction whose decision rows are one multi-row INSERT. Each statement is a round trip
+//! to the writer connection's thread, and each commit appends the touched pages to the WAL
+//! again, so under load a group of N costs a few statements and one commit instead of N of
+//! each. Alone, a create is written as before: one autocommitted statement when it has nothing
+//! but its row. A request is answered only after its group committed; a group that fails
+//! leaves nothing behind and every request in it gets the error.
+
+use serde_json::Value;
+use sqlx::types::Json;
+use sqlx::{QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
+use tokio::sync::{mpsc, oneshot};
+use uuid::Uuid;
+use uuid::fmt::Hyphenated;
+
+use super::SqliteStore;
+use super::outbox::insert_messages;
+use super::rows::{ExistingRow, id};
+use crate::domain::outbox::NewMessage;
+use crate::domain::spec::Image;
+use crate::domain::{Decision, NotificationState, Status};
+use crate::storage::rows::{self, millis, store_error, to_ms_precision};
+use crate::storage::{InsertDecision, Inserted, StoreError};
+
+/// The most creates one group writes: 14 parameters a row keeps one statement well under
+/// SQLite's limit of bound parameters.
+const MAX_GROUP: usize = 64;
+
+/// The message of the quota trigger's `RAISE` (migrations/sqlite/0004).
+const QUOTA_EXCEEDED: &str = "sayso: daily quota exceeded";
+
+/// A create as the writing task needs it: owned, so it can wait in the queue.
+struct Prepared {
+    decision: Decision,
+    spec_json: Value,
+    idempotency: Option<(String, String)>,
+    image: Option<Image>,
+    notifications: Vec<NotificationState>,
+    outbox: Vec<NewMessage>,
+}
+
+impl Prepared {
+    /// Nothing to write but the decision row (its triggers do the rest).
+    fn is_row_only(&self) -> bool {
+        self.image.is_none() && self.notifications.is_empty() && self.outbox.is_empty()
+    }
+}
+
+/// What the INSERT of a new decision did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowInsert {
+    New,
+    /// Nothing: its idempotency key is taken in the inbox.
+    KeyTaken,
+    /// Refused by the daily quota (which a repeated idempotency key may also meet first).
+    OverQuota,
+}
+
+/// A create in the queue, and where to hand it back once written.
+struct Queued {
+    create: Prepared,
+    done: oneshot::Sender<(Prepared, Result<RowInsert, StoreError>)>,
+}
+
+/// The queue of creates and the task that writes them.
+pub(super) struct Creates {
+    queue: mpsc::UnboundedSender<Queued>,
+}
+
+impl Creates {
+    /// Starts the writing task on `writer`; it ends when the store (and so the queue) is
+    /// dropped, after writing what was queued.
+    pub(super) fn start(writer: SqlitePool) -> Creates {
+        let (queue, mut arrivals) = mpsc::unbounded_channel::<Queued>();
+        tokio::spawn(async move {
+            let mut group = Vec::with_capacity(MAX_GROUP);
+            while let Some(first) = arrivals.recv().await {
+                group.push(first);
+                while group.len() < MAX_GROUP {
+                    match arrivals.try_recv() {
+                        Ok(next) => group.push(next),
+                        Err(_) => break,
+                    }
+                }
+                let creates: Vec<&Prepared> = group.iter().map(|q| &q.create).collect();
+                let results = write_group(&writer, &creates).await;
+                for (queued, result) in group.drain(..).zip(results) {
+                    // A request that went away still had its decision written.
+                    let _ = queued.done.send((queued.create, result));
+                }
+            }
+        });
+        Creates { queue }
+    }
+}
+
+pub(super) async fn insert_decision(
+    store: &SqliteStore,
+    row: InsertDecision<'_>,
+) -> Result<Inserted, StoreError> {
+    let spec = rows::stored_spec(&row.new.spec);
+    let decision = Decision {
+        id: row.id,
+        inbox_id: row.inbox_id,
+        status: Status::Pending,
+        outcome: None,
+        outcome_source: None,
+        custom: false,
+        remark: None,
+        created_at: to_ms_precision(row.created_at),
+        expires_at: to_ms_precision(row.expires_at),
+        resolved_at: None,
+        has_image: row.new.image.is_some(),
+        spec,
+    };
+    let create = Prepared {
+        spec_json: rows::spec_json(&decision.spec)?,
+        decision,
+        idempotency: row
+            .idempotency
+            .map(|i| (i.key.to_string(), i.request_hash.to_string())),
+        image: row.new.image.clone(),
+        notifications: row.notifications,
+        outbox: row.outbox,
+    };
+    let (done, written) = oneshot::channel();
+    store
+        .creates
+        .queue
+        .send(Queued { create, done })
+        .map_err(|_| StoreError::Unavailable("the store is closing".into()))?;
+    let (create, inserted) = written
+        .await
+        .map_err(|_| StoreError::Other("the create writer stopped".into()))?;
+    let key = create.idempotency.as_ref().map(|(key, _)| key.as_str());
+    match inserted? {
+        RowInsert::New => Ok(Inserted::New(create.decision)),
+        not_new => not_inserted(store, create.decision.inbox_id, key, not_new).await,
+    }
+}
+
+/// Writes one group, answering for each create in order.
+async fn write_group(
+    writer: &SqlitePool,
+    group: &[&Prepared],
+) -> Vec<Result<RowInsert, StoreError>> {
+    let written = match group {
+        // Alone and with nothing but its row: one autocommitted statement, as light as it gets.
+        [only] if only.is_row_only() => match writer.acquire().await {
+            Ok(mut conn) => insert_row(&mut conn, only).await.map(|r| vec![r]),
+            Err(e) => Err(store_error(e)),
+        },
+        _ => write_in_one_transaction(writer, group).await,
+    };
+    match written {
+        Ok(results) => results.into_iter().map(Ok).collect(),
+        Err(e) => group.iter().map(|_| Err(e.for_another())).collect(),
+    }
+}
+
+async fn write_in_one_transaction(
+    writer: &SqlitePool,
+    group: &[&Prepared],
+) -> Result<Vec<RowInsert>, StoreError> {
+    let mut tx = writer
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(store_error)?;
+    let results = match group {
+        [only] => vec![insert_row(&mut tx, only).await?],
+        _ => insert_rows(&mut tx, group).await?,
+    };
+    for (create, result) in group.iter().zip(&results) {
+        if *result == RowInsert::New {
+            insert_extras(&mut tx, create).await?;
+        }
+    }
+    tx.commit().await.map_err(store_error)?;
+    Ok(results)
+}
+
+/// The group's decision rows in one statement. A row the quota refuses fails the whole
+/// statement (and only it: the transaction goes on), so then each row is tried alone.
+async fn insert_rows(
+    conn: &mut SqliteConnection,
+    group: &[&Prepared],
+) -> Result<Vec<RowInsert>, StoreError> {
+    let mut insert =
+        QueryBuilder::<Sqlite>::new(concat!("INSERT INTO decisions (", insert_columns!(), ") "));
+    insert.push_values(group, |mut row, c| {
+        let d = &c.decision;
+        row.push_bind(id(d.id))
+            .push_bind(id(d.inbox_id))
+            .push_bind(d.kind().as_str())
+            .push_bind(&d.spec.question)
+            .push_bind(&d.spec.project)
+            .push_bind(Json(&c.spec_json))
+            .push_bind(d.spec.default_outcome.as_ref().map(Json))
+            .push("'pending'")
+            .push("0")
+            .push_bind(millis(d.created_at))
+            .push_bind(millis(d.expires_at))
+            .push_bind(c.idempotency.as_ref().map(|(key, _)| key))
+            .push_bind(c.idempotency.as_ref().map(|(_, hash)| hash))
+            .push_bind(c.image.is_some());
+    });
+    insert.push(
+        " ON CONFLICT (inbox_id, idempotency_key) WHERE idempotency_key IS NOT NULL \
+         DO NOTHING RETURNING id",
+    );
+    let inserted: Result<Vec<(Hyphenated,)>, _> =
+        insert.build_query_as().fetch_all(&mut *conn).await;
+    match inserted {
+        Ok(ids) => {
+            let ids: Vec<Uuid> = ids.into_iter().map(|(i,)| i.into_uuid()).collect();
+            Ok(group
+                .iter()
+                .map(|c| {
+                    if ids.contains(&c.decision.id) {
+                        RowInsert::New
+                    } else {
+                        RowInsert::KeyTaken
+                    }
+                })
+                .collect())
+        }
+        Err(sqlx::Error::Database(db)) if db.message() == QUOTA_EXCEEDED => {
+            let mut results = Vec::with_capacity(group.len());
+            for create in group {
+                results.push(insert_row(&mut *conn, create).await?);
+            }
+            Ok(results)
+        }
+        Err(e) => Err(store_error(e)),
+    }
+}
+
+/// Inserts one decision row; its triggers check the quota, count the create and keep its
+/// `created` event.
+async fn insert_row(conn: &mut SqliteConnection, c: &Prepared) -> Result<RowInsert, StoreError> {
+    let done = sqlx::query(concat!(
+        "INSERT INTO decisions (",
+        insert_columns!(),
+        ") VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?) \
+         ON CONFLICT (inbox_id, idempotency_key) WHERE idempotency_key IS NOT NULL \
+         DO NOTHING"
+    ))
+    .bind(id(c.decision.id))
+    .bind(id(c.decision.inbox_id))
+    .bind(c.decision.kind().as_str())
+    .bind(&c.decision.spec.question)
+    .bind(&c.decision.spec.project)
+    .bind(Json(&c.spec_json))
+    .bind(c.decision.spec.default_outcome.as_ref().map(Json))
+    .bind(millis(c.decision.created_at))
+    .bind(millis(c.decision.expires_at))
+    .bind(c.idempotency.as_ref().map(|(key, _)| key))
+    .bind(c.idempotency.as_ref().map(|(_, hash)| hash))
+    .bind(c.image.is_some())
+    .execute(conn)
+    .await;
+    match done {
+        Ok(r) if r.rows_affected() == 0 => Ok(RowInsert::KeyTaken),
+        Ok(_) => Ok(RowInsert::New),
+        Err(sqlx::Error::Database(db)) if db.message() == QUOTA_EXCEEDED => {
+            Ok(RowInsert::OverQuota)
+        }
+        Err(e) => Err(store_error(e)),
+    }
+}
+
+/// What a new decision has beside its row: its image, notification states and outbox.
+async fn insert_extras(conn: &mut SqliteConnection, c: &Prepared) -> Result<(), StoreError> {
+    if let Some(image) = &c.image {
+        sqlx::query(
+            "INSERT INTO decision_images (decision_id, content_type, bytes) VALUES (?, ?, ?)",
+        )
+        .bind(id(c.decision.id))
+        .bind(image.content_type)
+        .bind(&image.bytes)
+        .execute(&mut *conn)
+        .await
+        .map_err(store_error)?;
+    }
+    for n in &c.notifications {
+        sqlx::query(
+            "INSERT INTO notifications (decision_id, channel, status, detail, updated_at) \
+             VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(id(c.decision.id))
+        .bind(n.channel)
+        .bind(n.status)
+        .bind(&n.detail)
+        .bind(millis(c.decision.created_at))
+        .execute(&mut *conn)
+        .await
+        .map_err(store_error)?;
+    }
+    insert_messages(conn, c.decision.id, &c.outbox, c.decision.created_at).await
+}
+
+/// Why a decision was not inserted: the decision already made under its idempotency key
+/// (even when the quota is now used up, a repeat gets it back), else the quota.
+async fn not_inserted(
+    store: &SqliteStore,
+    inbox_id: Uuid,
+    idempotency_key: Option<&str>,
+    why: RowInsert,
+) -> Result<Inserted, StoreError> {
+    let existing = match idempotency_key {
+        Some(key) => sqlx::query_as::<_, ExistingRow>(concat!(
+            "SELECT ",
+            decision_columns!(),
+            ", request_hash FROM decisions WHERE inbox_id = ? AND idempotency_key = ?"
+        ))
+        .bind(id(inbox_id))
+        .bind(key)
+        .fetch_optional(&store.writer)
+        .await
+        .map_err(store_error)?,
+        None => None,
+    };
+    match (existing, why) {
+        (Some(existing), _) => Ok(Inserted::Existing {
+            decision: existing.decision.try_into()?,
+            request_hash: existing.request_hash.unwrap_or_default(),
+        }),
+        (None, RowInsert::OverQuota) => Ok(Inserted::QuotaExceeded),
+        (None, _) => Err(StoreError::Other(
+            "idempotency conflict without a row".into(),
+        )),
+    }
+}

@@ -1,0 +1,73 @@
+//! The agent API against a real server on port 0, on SQLite and on PostgreSQL.
+//!
+//! The cases live in modules by what they exercise; `on_both_backends!` below runs each on
+//! both stores, as `sqlite::case_name` and `postgres::case_name`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod access;
+mod awaits;
+mod create;
+mod races;
+mod resolutions;
+
+/// Runs each case once on a fresh SQLite file and once on a fresh PostgreSQL database; each
+/// case is listed under the module that holds it.
+macro_rules! on_both_backends {
+    ($($module:ident: [$($case:ident),* $(,)?]),* $(,)?) => {
+        mod sqlite {
+            $($(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let db = crate::common::db::fresh_sqlite_url();
+                    let srv = crate::common::server::TestServer::start(&db.url).await;
+                    super::$module::$case(&srv).await;
+                    srv.stop().await;
+                }
+            )*)*
+        }
+        mod postgres {
+            $($(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let Some(db) = crate::common::db::fresh_pg_url().await else { return };
+                    let srv = crate::common::server::TestServer::start(&db.url).await;
+                    super::$module::$case(&srv).await;
+                    srv.stop().await;
+                }
+            )*)*
+        }
+    };
+}
+
+on_both_backends!(
+    create: [
+        every_kind_is_created_and_answered,
+        each_validation_rule_is_refused_with_its_path,
+        harmless_problems_become_warnings,
+        idempotent_create_returns_the_first_handle,
+    ],
+    awaits: [
+        await_returns_at_once_when_resolved,
+        await_wakes_on_an_answer_made_while_it_waits,
+        await_returns_pending_after_its_timeout,
+    ],
+    resolutions: [
+        expiry_applies_default_outcome_or_none,
+        cancel_resolves_and_blocks_later_answers,
+        cancel_of_an_expired_decision_gets_409,
+        decline_keeps_the_remark,
+        second_answer_gets_409,
+        bad_answers_are_refused_with_their_path,
+    ],
+    access: [
+        list_pages_with_a_cursor_newest_first,
+        another_inbox_gets_404,
+        requests_without_a_valid_key_get_401,
+    ],
+    races: [
+        concurrent_answers_and_cancels_have_one_winner,
+        answers_racing_expiry_have_one_outcome,
+    ],
+);

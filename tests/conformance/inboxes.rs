@@ -1,0 +1,160 @@
+//! Inboxes, their API keys, their channels and push subscriptions.
+
+use time::Duration;
+use uuid::Uuid;
+
+use sayso::domain::inbox::{InboxChannels, PushSubscription};
+use sayso::storage::{Store, StoreError};
+
+use crate::support::{T0, inbox, ms};
+
+pub async fn inbox_names_are_unique(store: &dyn Store) {
+    assert_eq!(store.count_inboxes().await.unwrap(), 0);
+    let home = store
+        .create_inbox("home", Some("me@example.com"), T0)
+        .await
+        .unwrap();
+    assert_eq!(home.name, "home");
+    assert_eq!(home.channels.email.as_deref(), Some("me@example.com"));
+    assert_eq!(home.created_at, ms(T0));
+
+    let again = store.create_inbox("home", None, T0).await;
+    assert!(matches!(again, Err(StoreError::Conflict(_))), "{again:?}");
+    let work = store.create_inbox("work", None, T0).await.unwrap();
+    assert_ne!(work.id, home.id);
+
+    assert_eq!(
+        store.inbox_by_name("home").await.unwrap(),
+        Some(home.clone())
+    );
+    assert_eq!(store.inbox_by_id(home.id).await.unwrap(), Some(home));
+    assert_eq!(store.inbox_by_name("Home").await.unwrap(), None);
+    assert_eq!(store.inbox_by_id(Uuid::now_v7()).await.unwrap(), None);
+    assert_eq!(store.count_inboxes().await.unwrap(), 2);
+}
+
+pub async fn keys_find_their_inbox(store: &dyn Store) {
+    let home = store.create_inbox("home", None, T0).await.unwrap();
+    let work = store.create_inbox("work", None, T0).await.unwrap();
+    store.create_api_key(home.id, "hash-1", T0).await.unwrap();
+    store.create_api_key(home.id, "hash-2", T0).await.unwrap();
+    store.create_api_key(work.id, "hash-3", T0).await.unwrap();
+
+    assert_eq!(
+        store.inbox_for_key("hash-1").await.unwrap(),
+        Some(home.clone())
+    );
+    assert_eq!(
+        store.inbox_for_key("hash-2").await.unwrap(),
+        Some(home.clone())
+    );
+    assert_eq!(store.inbox_for_key("hash-3").await.unwrap(), Some(work));
+    assert_eq!(store.inbox_for_key("hash-4").await.unwrap(), None);
+
+    let taken = store.create_api_key(home.id, "hash-3", T0).await;
+    assert!(matches!(taken, Err(StoreError::Conflict(_))), "{taken:?}");
+    let orphan = store.create_api_key(Uuid::now_v7(), "hash-5", T0).await;
+    assert!(matches!(orphan, Err(StoreError::NotFound)), "{orphan:?}");
+}
+
+pub async fn inbox_channels_round_trip(store: &dyn Store) {
+    let home = store
+        .create_inbox("home", Some("me@example.com"), T0)
+        .await
+        .unwrap()
+        .id;
+    assert_eq!(
+        store.inbox_channels(home).await.unwrap(),
+        InboxChannels {
+            email: Some("me@example.com".into()),
+            ..InboxChannels::default()
+        }
+    );
+    let channels = InboxChannels {
+        email: Some("other@example.com".into()),
+        ntfy_url: Some("https://ntfy.sh/my-topic".into()),
+        ntfy_token: Some("tk_secret".into()),
+        webhook_secret: Some("whsec_c2VjcmV0".into()),
+    };
+    store.set_inbox_channels(home, &channels).await.unwrap();
+    assert_eq!(store.inbox_channels(home).await.unwrap(), channels);
+    let inbox = store.inbox_by_id(home).await.unwrap().unwrap();
+    assert_eq!(
+        inbox,
+        sayso::domain::inbox::Inbox {
+            channels: channels.clone(),
+            ..inbox.clone()
+        }
+    );
+    assert_eq!(inbox.channels.email.as_deref(), Some("other@example.com"));
+    store
+        .set_inbox_channels(home, &InboxChannels::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        store.inbox_channels(home).await.unwrap(),
+        InboxChannels::default()
+    );
+
+    let missing = Uuid::now_v7();
+    let r = store.inbox_channels(missing).await;
+    assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
+    let r = store.set_inbox_channels(missing, &channels).await;
+    assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
+}
+
+pub async fn push_subscriptions_are_upserted_listed_and_removed(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let work = inbox(store, "work").await;
+    let sub = |endpoint: &str, key: &str| PushSubscription {
+        endpoint: format!("https://push.example.com/{endpoint}"),
+        p256dh: format!("BP256-{key}"),
+        auth: format!("auth-{key}"),
+    };
+    let (a, b, c) = (sub("a", "1"), sub("b", "2"), sub("c", "3"));
+    store.add_push_subscription(home, &b, T0).await.unwrap();
+    store
+        .add_push_subscription(home, &a, T0 + Duration::seconds(1))
+        .await
+        .unwrap();
+    store
+        .add_push_subscription(work, &c, T0 + Duration::seconds(2))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.push_subscriptions(home).await.unwrap(),
+        vec![b.clone(), a.clone()]
+    );
+
+    // Subscribing again with new keys, and from another inbox, moves the subscription.
+    let b2 = sub("b", "2-new");
+    store
+        .add_push_subscription(work, &b2, T0 + Duration::seconds(3))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.push_subscriptions(home).await.unwrap(),
+        vec![a.clone()]
+    );
+    assert_eq!(
+        store.push_subscriptions(work).await.unwrap(),
+        vec![c.clone(), b2]
+    );
+
+    store.remove_push_subscription(&a.endpoint).await.unwrap();
+    store.remove_push_subscription(&a.endpoint).await.unwrap();
+    store
+        .remove_push_subscription("https://push.example.com/never")
+        .await
+        .unwrap();
+    assert!(store.push_subscriptions(home).await.unwrap().is_empty());
+    assert!(
+        store
+            .push_subscriptions(Uuid::now_v7())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let r = store.add_push_subscription(Uuid::now_v7(), &a, T0).await;
+    assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
+}

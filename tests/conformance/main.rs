@@ -1,0 +1,120 @@
+//! The storage conformance suite: every case runs against SQLite and PostgreSQL, each on a
+//! fresh database. PostgreSQL comes from `SAYSO_TEST_PG_URL` (see `common::db`).
+//!
+//! The cases live in modules by resource; `conformance_tests!` below runs each over both
+//! stores, as `sqlite::case_name` and `postgres::case_name`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod claims;
+mod decisions;
+mod events;
+mod expiry;
+mod inboxes;
+mod outbox;
+mod resolutions;
+mod store;
+mod support;
+mod usage;
+
+use sayso::storage::{PgStore, SqliteStore, Store};
+
+/// A store and the database under it, which is removed after the store is dropped.
+struct TestStore {
+    store: Box<dyn Store>,
+    _db: Box<dyn std::any::Any>,
+}
+
+async fn sqlite_store() -> Option<TestStore> {
+    let db = common::db::fresh_sqlite_url();
+    let store = SqliteStore::connect(&db.url).await.expect("sqlite store");
+    Some(TestStore {
+        store: Box::new(store),
+        _db: Box::new(db),
+    })
+}
+
+async fn pg_store() -> Option<TestStore> {
+    let db = common::db::fresh_pg_url().await?;
+    let store = PgStore::connect(&db.url).await.expect("postgres store");
+    Some(TestStore {
+        store: Box::new(store),
+        _db: Box::new(db),
+    })
+}
+
+/// Instantiates every case for one backend, as `$backend::case_name`; each case is listed
+/// under the module that holds it.
+macro_rules! conformance_tests {
+    ($backend:ident, $setup:ident) => {
+        conformance_tests!(@cases $backend, $setup;
+            store: [
+                ping_answers,
+                settings_keep_their_first_value,
+            ],
+            inboxes: [
+                inbox_names_are_unique,
+                keys_find_their_inbox,
+                inbox_channels_round_trip,
+                push_subscriptions_are_upserted_listed_and_removed,
+            ],
+            decisions: [
+                decisions_of_every_kind_read_back_exactly,
+                idempotent_insert_returns_the_first_decision,
+                concurrent_inserts_with_one_key_make_one_decision,
+                decision_of_another_inbox_is_not_found,
+                list_is_newest_first_filtered_and_paged,
+            ],
+            resolutions: [
+                second_resolution_loses_to_the_first,
+                resolve_after_expiry_loses_and_stays_pending,
+                unknown_decision_is_not_found,
+                concurrent_resolutions_have_one_winner_each,
+            ],
+            expiry: [
+                expire_before_its_time_loses,
+                expiry_applies_the_default_outcome,
+                expiry_without_default_has_no_outcome,
+                expire_due_expires_each_due_decision_once,
+                old_resolved_decisions_are_deleted_oldest_first_with_their_trails,
+            ],
+            events: [
+                events_are_kept_in_order,
+                notifications_read_back,
+                resolutions_are_listed_per_inbox_in_event_order,
+            ],
+            outbox: [
+                outbox_rows_of_an_insert_come_back,
+                each_resolution_leaves_one_fan_out,
+                enqueue_is_idempotent,
+            ],
+            claims: [
+                claim_respects_due_times_and_leases,
+                concurrent_claims_hand_out_each_message_once,
+                a_retried_message_is_rescheduled,
+                a_finished_message_is_final_with_its_side_effects,
+                a_fan_out_leaves_notifications_alone,
+            ],
+            usage: [
+                creates_count_on_their_utc_day_and_month,
+                a_daily_quota_refuses_the_create_past_it,
+                concurrent_creates_never_overshoot_the_quota,
+            ],
+        );
+    };
+    (@cases $backend:ident, $setup:ident; $($module:ident: [$($case:ident),* $(,)?]),* $(,)?) => {
+        mod $backend {
+            $($(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let Some(t) = super::$setup().await else { return };
+                    super::$module::$case(&*t.store).await;
+                }
+            )*)*
+        }
+    };
+}
+
+conformance_tests!(sqlite, sqlite_store);
+conformance_tests!(postgres, pg_store);

@@ -1,0 +1,132 @@
+//! What the debug log says: routes and request ids, never tokens or keys.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use reqwest::{Client, StatusCode};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::common;
+use crate::common::server::{init_tls, s, send};
+use crate::replica::BIN;
+
+/// Every stderr line of a `sayso serve` at debug level, kept as it comes.
+struct LoggedServer {
+    _child: Child,
+    base: String,
+    key: String,
+    lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+async fn start_logging_debug(database_url: &str) -> LoggedServer {
+    let mut child = Command::new(BIN)
+        .env("SAYSO_DATABASE_URL", database_url)
+        .env("SAYSO_LISTEN", "127.0.0.1:0")
+        .env("SAYSO_LOG_FORMAT", "json")
+        .env("SAYSO_LOG", "debug")
+        .env_remove("SAYSO_PUBLIC_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("sayso starts");
+    let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    let kept = lines.clone();
+    let base = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = stderr.next_line().await.unwrap() {
+            kept.lock().unwrap().push(line.clone());
+            let Ok(v) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if v["fields"]["message"] == "sayso is listening" {
+                return format!("http://{}", v["fields"]["address"].as_str().unwrap());
+            }
+        }
+        panic!("sayso exited before listening");
+    })
+    .await
+    .expect("sayso listens within 30 s");
+    let kept = lines.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = stderr.next_line().await {
+            kept.lock().unwrap().push(line);
+        }
+    });
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut key = None;
+    while let Ok(Ok(Some(line))) =
+        tokio::time::timeout(Duration::from_millis(500), stdout.next_line()).await
+    {
+        if let Some(k) = line.split_whitespace().find(|w| w.starts_with("sk_")) {
+            key = Some(k.to_string());
+        }
+    }
+    tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
+    LoggedServer {
+        _child: child,
+        base,
+        key: key.expect("the first run prints a key"),
+        lines,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debug_logs_name_routes_and_request_ids_never_tokens_or_keys() {
+    init_tls();
+    let db = common::db::fresh_sqlite_url();
+    let srv = start_logging_debug(&db.url).await;
+    let http = Client::new();
+    let (status, handle) = send(
+        http.post(format!("{}/v1/decisions", srv.base))
+            .bearer_auth(&srv.key)
+            .header("x-request-id", "trace-me-42")
+            .json(&json!({"question": "Log me?", "kind": "bool", "notify": "none"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{handle}");
+    let web_url = s(&handle, "web_url").to_string();
+    let page = http.get(&web_url).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    let made_id = page.headers()["x-request-id"].to_str().unwrap().to_string();
+    assert!(!made_id.is_empty(), "a request without an id gets one");
+    let (status, _) = send(http.post(&web_url).json(&json!({"value": "yes"}))).await;
+    assert_eq!(status, StatusCode::OK);
+    let echoed = http
+        .get(format!("{}/healthz", srv.base))
+        .header("x-request-id", "given-id")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(echoed.headers()["x-request-id"], "given-id");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let lines = srv.lines.lock().unwrap().clone();
+    let token = web_url.rsplit('/').next().unwrap();
+    let all = lines.join("\n");
+    assert!(!all.contains(token), "an answer token is in the logs");
+    assert!(!all.contains(&srv.key), "an API key is in the logs");
+    assert!(all.contains("/d/{token}"), "the route template is logged");
+    let of_create: Vec<&String> = lines.iter().filter(|l| l.contains("trace-me-42")).collect();
+    assert!(
+        !of_create.is_empty() && of_create.iter().all(|l| l.contains("/v1/decisions")),
+        "the create's lines carry its request id: {of_create:?}"
+    );
+    assert!(all.contains(&made_id), "a made request id is logged too");
+    // Inside the request, the service's span names the work, the inbox and the decision.
+    let decision_id = s(&handle, "decision_id").to_string();
+    assert!(
+        of_create
+            .iter()
+            .any(|l| l.contains("\"name\":\"create\"") && l.contains("\"inbox\":\"default\"")),
+        "the create's lines carry the service span: {of_create:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("\"name\":\"answer\"") && l.contains(&decision_id)),
+        "the answer's lines name its decision"
+    );
+}

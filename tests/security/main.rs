@@ -1,0 +1,16 @@
+//! Trust under hostile input: capability links and API keys are long, random and never kept
+//! in plain text; a wrong link or key looks exactly like an absent one and costs no database
+//! work; one inbox's key sees nothing of another's; guessing is rate-limited per address;
+//! every page carries its security headers. (tests/api/, tests/pages.rs and
+//! tests/hostile.rs cover the ordinary 401/404 paths, a few page headers and malformed input.)
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod headers;
+mod inner_addresses;
+mod isolation;
+mod rate_limit;
+mod secrets;
+mod support;
+mod wrong_links_and_keys;

@@ -1,0 +1,226 @@
+//! What the security tests share: the database behind a server, random and tampered
+//! tokens, and what a client can tell about a response.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use rand::Rng;
+use reqwest::redirect::Policy;
+use reqwest::{Client, StatusCode};
+use sqlx::{Connection, Row};
+
+use crate::common;
+use crate::common::db::{fresh_pg_url, fresh_sqlite_url};
+use crate::common::server::TestServer;
+
+/// The database behind a test server, kept alive (and removed at the end) by its guard.
+pub enum Db {
+    Sqlite(common::db::SqliteTestDb),
+    Pg(common::db::PgTestDb),
+}
+
+impl Db {
+    pub async fn fresh(pg: bool) -> Option<Db> {
+        if pg {
+            fresh_pg_url().await.map(Db::Pg)
+        } else {
+            Some(Db::Sqlite(fresh_sqlite_url()))
+        }
+    }
+
+    pub fn url(&self) -> &str {
+        match self {
+            Db::Sqlite(db) => &db.url,
+            Db::Pg(db) => &db.url,
+        }
+    }
+
+    /// Every value of every column of every table, as bytes: text as its UTF-8, blobs as
+    /// they are, numbers as their decimal text.
+    pub async fn dump(&self) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        match self {
+            Db::Sqlite(db) => {
+                let opts = sqlx::sqlite::SqliteConnectOptions::from_str(&db.url).unwrap();
+                let mut conn = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
+                let tables: Vec<String> = sqlx::query_scalar(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+                )
+                .fetch_all(&mut conn)
+                .await
+                .unwrap();
+                for table in tables {
+                    let columns: Vec<String> =
+                        sqlx::query_scalar("SELECT name FROM pragma_table_info(?)")
+                            .bind(&table)
+                            .fetch_all(&mut conn)
+                            .await
+                            .unwrap();
+                    for column in columns {
+                        let sql = format!("SELECT CAST(\"{column}\" AS BLOB) FROM \"{table}\"");
+                        let values: Vec<Option<Vec<u8>>> =
+                            sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                                .fetch_all(&mut conn)
+                                .await
+                                .unwrap();
+                        out.extend(
+                            values
+                                .into_iter()
+                                .flatten()
+                                .map(|v| (format!("{table}.{column}"), v)),
+                        );
+                    }
+                }
+                conn.close().await.unwrap();
+            }
+            Db::Pg(db) => {
+                let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
+                let columns = sqlx::query(
+                    "SELECT table_schema::text, table_name::text, column_name::text \
+                     FROM information_schema.columns \
+                     WHERE table_schema NOT IN ('pg_catalog', 'information_schema') \
+                     ORDER BY 1, 2, 3",
+                )
+                .fetch_all(&mut conn)
+                .await
+                .unwrap();
+                assert!(!columns.is_empty(), "no columns found");
+                for row in columns {
+                    let (schema, table, column): (String, String, String) =
+                        (row.get(0), row.get(1), row.get(2));
+                    let sql = format!(
+                        "SELECT convert_to(\"{column}\"::text, 'UTF8') FROM \"{schema}\".\"{table}\""
+                    );
+                    let values: Vec<Option<Vec<u8>>> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                        .fetch_all(&mut conn)
+                        .await
+                        .unwrap();
+                    out.extend(
+                        values
+                            .into_iter()
+                            .flatten()
+                            .map(|v| (format!("{table}.{column}"), v)),
+                    );
+                }
+                conn.close().await.unwrap();
+            }
+        }
+        out
+    }
+
+    /// The server key as stored in the settings table.
+    pub async fn server_key_hex(&self) -> String {
+        let sql = "SELECT value FROM settings WHERE name = 'token_key'";
+        match self {
+            Db::Sqlite(db) => {
+                let opts = sqlx::sqlite::SqliteConnectOptions::from_str(&db.url).unwrap();
+                let mut conn = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
+                sqlx::query_scalar(sql).fetch_one(&mut conn).await.unwrap()
+            }
+            Db::Pg(db) => {
+                let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
+                sqlx::query_scalar(sql).fetch_one(&mut conn).await.unwrap()
+            }
+        }
+    }
+}
+
+/// Makes a request for one token.
+pub type MakeRequest<'a> = Box<dyn Fn(&str) -> reqwest::RequestBuilder + 'a>;
+/// Makes the token of one timing sample from its number.
+pub type MakeToken<'a> = Box<dyn Fn(usize) -> String + 'a>;
+/// Makes one guess (URL and API key) against a server.
+pub type MakeGuess = Box<dyn Fn(&TestServer) -> (String, Option<String>)>;
+
+/// A 1×1 PNG, so the image table has a row.
+pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+/// The token at the end of a link (`…/d/TOKEN` or `…/inbox/TOKEN`).
+pub fn token_of(url: &str) -> &str {
+    url.rsplit('/').next().unwrap()
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A random string of `n` URL-safe characters.
+pub fn random_text(n: usize) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut rng = rand::rng();
+    (0..n)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect()
+}
+
+/// An `sk_` key of the right shape that no inbox has.
+pub fn random_api_key() -> String {
+    let bytes: [u8; 32] = rand::rng().random();
+    format!("sk_{}", URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// A token of the right shape (id ‖ 160-bit MAC) with a random id and a random MAC.
+pub fn random_token() -> String {
+    let raw: [u8; 36] = rand::rng().random();
+    URL_SAFE_NO_PAD.encode(raw)
+}
+
+/// `token` with one character of its MAC part changed.
+pub fn tampered(token: &str) -> String {
+    let mut bytes = token.as_bytes().to_vec();
+    let i = rand::rng().random_range(24..bytes.len());
+    bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
+    String::from_utf8(bytes).unwrap()
+}
+
+pub fn no_redirects() -> Client {
+    Client::builder()
+        .redirect(Policy::none())
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap()
+}
+
+/// What a client can tell about a response: status, headers other than `Date` and
+/// `X-Request-Id` (fresh for every request, whatever it asked), and body.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Seen {
+    pub status: StatusCode,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+async fn seen(req: reqwest::RequestBuilder) -> Seen {
+    let resp = req.send().await.expect("request sent");
+    let status = resp.status();
+    let headers = resp
+        .headers()
+        .iter()
+        .filter(|(name, _)| *name != "date" && *name != "x-request-id")
+        .map(|(n, v)| (n.to_string(), String::from_utf8_lossy(v.as_bytes()).into()))
+        .collect();
+    let body = resp.bytes().await.expect("body read").to_vec();
+    Seen {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// Every one of `cases` must be seen exactly as the first one is.
+pub async fn all_look_the_same(what: &str, cases: Vec<(String, reqwest::RequestBuilder)>) -> Seen {
+    let mut first: Option<(String, Seen)> = None;
+    for (name, req) in cases {
+        let got = seen(req).await;
+        match &first {
+            None => first = Some((name, got)),
+            Some((first_name, expected)) => assert_eq!(
+                &got, expected,
+                "{what}: {name} is told apart from {first_name}"
+            ),
+        }
+    }
+    first.expect("at least one case").1
+}
