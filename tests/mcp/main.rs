@@ -1,8 +1,9 @@
 //! MCP against a real server on port 0: rmcp's client over streamable HTTP, the official
 //! Python SDK (tests/mcp_client.py), and `sayso mcp` (stdio) as a child process.
 
+#[path = "../common/mod.rs"]
 mod common;
-#[path = "mcp/questions.rs"]
+
 mod questions;
 
 use std::path::PathBuf;
