@@ -75,7 +75,21 @@ async fn ask_user_question_is_listed_under_claude_codes_name_with_its_schema() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_with_a_preview_and_notes_read_as_format_answers_for_model() {
     let (_db, srv) = start().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/claude").await else {
+    preview_and_notes(&srv).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_with_a_preview_and_notes_read_the_same_on_postgresql() {
+    let Some(db) = common::db::fresh_pg_url().await else {
+        return;
+    };
+    let srv = TestServer::start(&db.url).await;
+    preview_and_notes(&srv).await;
+}
+
+/// The questions answered on the page with a preview picked, Other typed and a note.
+async fn preview_and_notes(srv: &TestServer) {
+    let Some(mut py) = PyMcp::connect(srv, "/mcp/claude").await else {
         return;
     };
     py.start(
@@ -83,7 +97,7 @@ async fn answers_with_a_preview_and_notes_read_as_format_answers_for_model() {
         json!({"questions": questions(), "metadata": {"source": "dashboard"}}),
     )
     .await;
-    let web_url = pending_web_url(&srv).await;
+    let web_url = pending_web_url(srv).await;
     let page = srv
         .client
         .get(&web_url)
@@ -101,7 +115,7 @@ async fn answers_with_a_preview_and_notes_read_as_format_answers_for_model() {
     assert!(!page.contains("steal()"), "never its script");
     assert!(page.contains("name=\"note:Which widgets should it show?\""));
     post_page(
-        &srv,
+        srv,
         &web_url,
         &[
             ("Which layout should the dashboard use?", "Top bar"),
@@ -144,7 +158,7 @@ async fn answers_with_a_preview_and_notes_read_as_format_answers_for_model() {
     let later = py.call("get_decision", json!({"decision_id": id})).await;
     assert_eq!(later.text, expected);
     py.finish().await;
-    let Some(mut hosted) = PyMcp::connect(&srv, "/mcp").await else {
+    let Some(mut hosted) = PyMcp::connect(srv, "/mcp").await else {
         return;
     };
     let later = hosted
