@@ -19,7 +19,7 @@ fn auth_question() -> Value {
     json!({
         "id": "auth_method",
         "question": "Which authentication method should this API use?",
-        "options": [{"label": "JWT"}, {"label": "OAuth2"}, {"label": "Session cookies"}],
+        "options": [{"label": "JWT"}, {"label": "OAuth2 (Recommended)"}, {"label": "Session cookies"}],
         "recommended": 0
     })
 }
@@ -73,7 +73,10 @@ async fn a_single_pick_reads_user_selected_now_and_later() {
         post_page(
             &srv,
             &web_url,
-            &[("auth_method", "OAuth2"), ("action", "answer")]
+            &[
+                ("auth_method", "OAuth2 (Recommended)"),
+                ("action", "answer")
+            ]
         )
         .await,
         200
@@ -85,7 +88,7 @@ async fn a_single_pick_reads_user_selected_now_and_later() {
         r.structured,
         json!({
             "question": "Which authentication method should this API use?",
-            "options": ["JWT", "OAuth2", "Session cookies"],
+            "options": ["JWT", "OAuth2 (Recommended)", "Session cookies"],
             "multi": false,
             "selectedOptions": ["OAuth2"]
         })
@@ -240,7 +243,7 @@ async fn the_ask_timeout_chooses_the_recommended_option_and_says_so() {
     assert_eq!(expired["detail"]["chosen_by"], "ask_timeout");
     assert_eq!(
         expired["detail"]["outcome"],
-        json!({"auth_method": "OAuth2"})
+        json!({"auth_method": "OAuth2 (Recommended)"})
     );
     py.finish().await;
 }

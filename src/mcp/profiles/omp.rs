@@ -140,7 +140,15 @@ pub fn word(asked: &Asked<'_>) -> Worded {
         };
     }
     let timed_out = asked.timed_out();
-    let questions = asked.questions();
+    let mut questions = asked.questions();
+    for q in questions.iter_mut().filter(|q| !q.multi) {
+        // A single pick reads without the "(Recommended)" the picker shows beside it.
+        for label in &mut q.selected {
+            if let Some(bare) = label.strip_suffix(RECOMMENDED) {
+                *label = bare.to_string();
+            }
+        }
+    }
     if let [one] = questions.as_slice() {
         let mut details = json!({
             "question": one.question(),
@@ -185,6 +193,8 @@ fn extras(details: &mut Value, q: &QuestionAnswer<'_>, timed_out: bool) {
 }
 
 const TIMED_OUT: &str = " (auto-selected after timeout)";
+/// What the tool's picker appends to the recommended option's label.
+const RECOMMENDED: &str = " (Recommended)";
 
 /// The text of a single question's answer.
 fn single_text(q: &QuestionAnswer<'_>, timed_out: bool) -> String {
