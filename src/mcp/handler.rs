@@ -21,8 +21,8 @@ use crate::domain::{Issue, Issues, Kind, Status};
 use crate::render::resolved_message;
 use crate::service::{DecisionView, ListQuery, Service, ServiceError};
 
-/// How long `ask_user_question` waits by default: below the tool-call timeouts of common MCP
-/// clients.
+/// How long the ask tools that wait in the call (`ask_user_question` and the profiles')
+/// wait by default: below the tool-call timeouts of common MCP clients.
 pub const DEFAULT_WAIT_S: u64 = 50;
 
 /// How long `await_decision` waits by default, as the hosted `ask` tool documents it.
