@@ -162,7 +162,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Cancel(args)) => client::exit(client::cancel(args).await),
         Some(Command::Todo(args)) => client::exit(client::todo(args).await),
         // --- MCP stdio bridge ---
-        Some(Command::Mcp(args)) => crate::mcp::bridge::run(&args.server, &args.key)
+        Some(Command::Mcp(args)) => crate::mcp::bridge::run(&args.server, &args.key, &args.profile)
             .await
             .map_err(anyhow::Error::msg),
         // --- end MCP stdio bridge ---

@@ -137,6 +137,10 @@ pub struct McpArgs {
     /// The API key (sk_…) of the inbox to ask in.
     #[arg(long, env = "SAYSO_KEY", hide_env_values = true)]
     pub key: String,
+    /// Which tools to serve: those of /mcp, or one ask tool agents already know (omp,
+    /// gemini, claude or pi, served at /mcp/<profile>).
+    #[arg(long, env = "SAYSO_MCP_PROFILE", default_value = "hosted")]
+    pub profile: String,
 }
 
 /// Settings of the server.
@@ -207,6 +211,10 @@ pub struct ServeArgs {
     /// URL's own, comma-separated; `*` for any. Requests without an `Origin` always pass.
     #[arg(long, env = "SAYSO_MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub mcp_allowed_origins: Vec<String>,
+    /// oh-my-pi's `ask.timeout` for /mcp/omp, in seconds: when it runs out, the recommended
+    /// option (else the first) is chosen. 0 waits for the person.
+    #[arg(long, env = "SAYSO_OMP_ASK_TIMEOUT_S", default_value_t = 0)]
+    pub omp_ask_timeout_s: u64,
     /// Days resolved decisions (with their audit trails) are kept; older ones are deleted
     /// in small batches. 0 or unset keeps everything.
     #[arg(long, env = "SAYSO_RETENTION_DAYS")]

@@ -83,6 +83,8 @@ impl ServerSettings {
                 mcp: McpSettings {
                     allowed_hosts: args.mcp_allowed_hosts.clone(),
                     allowed_origins: args.mcp_allowed_origins.clone(),
+                    omp_ask_timeout: Some(Duration::from_secs(args.omp_ask_timeout_s))
+                        .filter(|t| !t.is_zero()),
                 },
                 limits: ServeLimits {
                     header_read_timeout: Duration::from_secs(args.header_timeout_s.max(1)),

@@ -1,6 +1,6 @@
 //! Checking a person's answer against its decision.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::decision::{AnswerAction, AnswerInput, Resolution};
 use super::form_answer::check_form;
@@ -16,11 +16,17 @@ pub const MAX_OTHER_CHARS: usize = 2000;
 /// answer of its own.
 pub const OTHER_MARKER: &str = "__other__";
 pub const MAX_TEXT_ANSWER_CHARS: usize = 10_000;
+/// The longest note on one question.
+pub const MAX_NOTE_CHARS: usize = 2000;
 
 /// Validates an answer request against the decision it answers and builds the resolution.
 pub fn validate_answer(spec: &DecisionSpec, input: &AnswerInput) -> Result<Resolution, Vec<Issue>> {
     let mut issues = Issues::new();
     let remark = check_remark(spec, input.remark.as_deref(), &mut issues);
+    let notes = match input.action {
+        AnswerAction::Answer => check_notes(spec, input.notes.as_ref(), &mut issues),
+        _ => Map::new(),
+    };
     let kind = spec.kind();
     let (status, outcome, custom) = match input.action {
         AnswerAction::Decline => (Status::Declined, None, false),
@@ -48,14 +54,63 @@ pub fn validate_answer(spec: &DecisionSpec, input: &AnswerInput) -> Result<Resol
         AnswerAction::Done => "done",
         AnswerAction::Skip => "skip",
     };
+    let mut detail = json!({ "action": action });
+    if !notes.is_empty() {
+        detail["notes"] = Value::Object(notes);
+    }
     issues.finish(Resolution {
         status,
         outcome_source: (status == Status::Answered).then_some(OutcomeSource::Human),
         outcome,
         custom,
         remark,
-        detail: json!({ "action": action }),
+        detail,
     })
+}
+
+/// The per-question notes of a question form: each keyed by a question of the form, a
+/// string of at most `MAX_NOTE_CHARS`; blank ones are dropped. They are kept in the answer's
+/// audit-trail entry, where the ask tools that return notes read them.
+fn check_notes(
+    spec: &DecisionSpec,
+    notes: Option<&Value>,
+    issues: &mut Issues,
+) -> Map<String, Value> {
+    let mut kept = Map::new();
+    let Some(notes) = notes.filter(|n| !n.is_null()) else {
+        return kept;
+    };
+    let KindSpec::Form(form) = &spec.body else {
+        issues.push("notes", "only a form decision takes notes per question");
+        return kept;
+    };
+    let Value::Object(given) = notes else {
+        issues.push(
+            "notes",
+            format!(
+                "must be an object of notes keyed by question (got {})",
+                read::type_name(notes)
+            ),
+        );
+        return kept;
+    };
+    for (name, note) in given {
+        let path = super::issues::join("notes", name);
+        if !form.fields.iter().any(|f| &f.name == name) {
+            issues.push(
+                &path,
+                format!("{} is not a question of this form", quote_short(name)),
+            );
+            continue;
+        }
+        let Some(text) = read::string(note, &path, issues).map(str::trim) else {
+            continue;
+        };
+        if !text.is_empty() && read::check_len(text, &path, issues, 0, MAX_NOTE_CHARS) {
+            kept.insert(name.clone(), Value::String(text.to_string()));
+        }
+    }
+    kept
 }
 
 fn check_remark(spec: &DecisionSpec, remark: Option<&str>, issues: &mut Issues) -> Option<String> {

@@ -98,6 +98,9 @@ pub struct AnswerInput {
     pub other: Option<String>,
     #[serde(default)]
     pub remark: Option<String>,
+    /// A note per question of a question form, keyed like `value`: `{"<question>": "…"}`.
+    #[serde(default)]
+    pub notes: Option<Value>,
 }
 
 /// The action of an answer request.

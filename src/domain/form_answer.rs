@@ -8,7 +8,7 @@ use time::{Date, Month, OffsetDateTime};
 use super::answer::{MAX_TEXT_ANSWER_CHARS, check_typed, not_an_option};
 use super::issues::{Issues, index, join};
 use super::read::{self, quote_short};
-use super::spec::{ChoiceOption, FieldInput, FormSpec, StringFormat};
+use super::spec::{ChoiceOption, FieldInput, FormSource, FormSpec, StringFormat};
 
 /// Checks a form answer: every field, every problem listed at `path.<field>`. The
 /// normalised outcome holds only the form's fields; unknown members are dropped.
@@ -37,7 +37,12 @@ pub(crate) fn check_form(
             None if field.required => issues.push(field_path, "is required"),
             None => {}
             Some(v) => {
-                if let Some((v, typed)) = check_field(&field.input, v, &field_path, issues) {
+                // A question's picks keep the order given (the order ticked); a schema
+                // array's are put in option order.
+                let given_order = form.source == FormSource::Questions;
+                if let Some((v, typed)) =
+                    check_field(&field.input, v, given_order, &field_path, issues)
+                {
                     custom |= typed;
                     outcome.insert(field.name.clone(), v);
                 }
@@ -58,10 +63,12 @@ fn is_blank(v: &Value) -> bool {
 }
 
 /// Checks one present, non-blank value against its field's input; returns it normalised,
-/// with whether it is a typed "Other" answer.
+/// with whether it is a typed "Other" answer. `given_order` keeps a multi-select's picks in
+/// the order given rather than in option order.
 pub(crate) fn check_field(
     input: &FieldInput,
     v: &Value,
+    given_order: bool,
     path: &str,
     issues: &mut Issues,
 ) -> Option<(Value, bool)> {
@@ -85,10 +92,13 @@ pub(crate) fn check_field(
             allow_other,
             ..
         } => check_multi(
-            options,
-            *min_items,
-            *max_items,
-            *allow_other,
+            MultiRules {
+                options,
+                min_items: *min_items,
+                max_items: *max_items,
+                allow_other: *allow_other,
+                given_order,
+            },
             v,
             path,
             issues,
@@ -237,15 +247,28 @@ fn check_choice(
     check_typed(&s, path, issues).then_some((Value::String(s), true))
 }
 
-fn check_multi(
-    options: &[ChoiceOption],
+/// What a multi-select field takes.
+struct MultiRules<'a> {
+    options: &'a [ChoiceOption],
     min_items: Option<u64>,
     max_items: Option<u64>,
     allow_other: bool,
+    given_order: bool,
+}
+
+fn check_multi(
+    rules: MultiRules<'_>,
     v: &Value,
     path: &str,
     issues: &mut Issues,
 ) -> Option<(Value, bool)> {
+    let MultiRules {
+        options,
+        min_items,
+        max_items,
+        allow_other,
+        given_order,
+    } = rules;
     let items: Vec<&Value> = match v {
         Value::Array(items) => items.iter().collect(),
         // One ticked box arrives from a browser as a single value.
@@ -264,6 +287,8 @@ fn check_multi(
     let before = issues.len();
     let mut picked = vec![false; options.len()];
     let mut typed: Vec<String> = vec![];
+    // In the order given: the page sends the order the boxes were ticked.
+    let mut chosen: Vec<Value> = vec![];
     for (i, item) in items.iter().enumerate() {
         let item_path = if v.is_array() {
             index(path, i)
@@ -285,25 +310,31 @@ fn check_multi(
                 );
             }
             picked[at] = true;
+            chosen.push(Value::String(options[at].value.clone()));
         } else if !allow_other {
             issues.push(&item_path, not_an_option(options, s));
         } else if typed.iter().any(|t| t == s) {
             issues.push(&item_path, format!("{} is given twice", quote_short(s)));
         } else if check_typed(s, &item_path, issues) {
             typed.push(s.to_string());
+            chosen.push(Value::String(s.to_string()));
         }
     }
     if issues.len() != before {
         return None;
     }
-    let mut chosen: Vec<Value> = options
-        .iter()
-        .zip(picked)
-        .filter(|(_, p)| *p)
-        .map(|(o, _)| Value::String(o.value.clone()))
-        .collect();
     let custom = !typed.is_empty();
-    chosen.extend(typed.into_iter().map(Value::String));
+    if !given_order {
+        // Options in their order, then typed answers.
+        let mut in_order: Vec<Value> = options
+            .iter()
+            .zip(&picked)
+            .filter(|(_, p)| **p)
+            .map(|(o, _)| Value::String(o.value.clone()))
+            .collect();
+        in_order.extend(typed.into_iter().map(Value::String));
+        chosen = in_order;
+    }
     let n = chosen.len() as u64;
     if let Some(min) = min_items.filter(|min| n < *min) {
         issues.push(path, format!("must have at least {min} chosen (got {n})"));
@@ -400,7 +431,8 @@ mod tests {
 
     fn check(input: &FieldInput, v: Value) -> Result<(Value, bool), String> {
         let mut issues = Issues::new();
-        check_field(input, &v, "f", &mut issues).ok_or_else(|| issues.into_vec().remove(0).message)
+        check_field(input, &v, false, "f", &mut issues)
+            .ok_or_else(|| issues.into_vec().remove(0).message)
     }
 
     fn text(format: StringFormat) -> FieldInput {

@@ -213,7 +213,7 @@ fn parse_property(
     }
     let default = read::get(obj, "default").and_then(|d| {
         let mut scratch = Issues::new();
-        let checked = check_field(&input, d, &join(path, "default"), &mut scratch);
+        let checked = check_field(&input, d, false, &join(path, "default"), &mut scratch);
         if checked.is_none() {
             let why = scratch.into_vec().into_iter().next().map(|i| i.message);
             warnings.push(format!(
@@ -228,6 +228,7 @@ fn parse_property(
         title,
         description,
         header: None,
+        placeholder: None,
         required,
         default,
         input,

@@ -125,6 +125,7 @@ pub fn parse_new_decision(body: &Value) -> Result<NewDecision, Vec<Issue>> {
         callback_url,
         metadata,
         default_outcome: None,
+        shape: None,
     };
     if let Some(default) = read::get(obj, "default_outcome") {
         spec.default_outcome = check_outcome(&spec, default, "default_outcome", &mut issues)

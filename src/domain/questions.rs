@@ -165,6 +165,7 @@ fn parse_question(
             "{path}.{field} is not used by a {kind} question and was ignored"
         ));
     };
+    let placeholder_for_other = placeholder.clone();
     let input = match question_type? {
         QuestionType::Choice => {
             let options_path = join(path, "options");
@@ -189,9 +190,6 @@ fn parse_question(
                 issues,
                 warnings,
             );
-            if placeholder.is_some() {
-                unused("placeholder", warnings, "choice");
-            }
             let options = options?;
             if multi {
                 FieldInput::MultiChoice {
@@ -250,11 +248,20 @@ fn parse_question(
         Some(id) => id?,
         None => question.clone(),
     };
+    // A choice's placeholder is its "Other" box's hint.
+    let other_placeholder = match &input {
+        FieldInput::Choice {
+            allow_other: true, ..
+        }
+        | FieldInput::MultiChoice { .. } => placeholder_for_other,
+        _ => None,
+    };
     Some(FormField {
         name,
         title: Some(question),
         description: None,
         header,
+        placeholder: other_placeholder,
         required: true,
         default: None,
         input,

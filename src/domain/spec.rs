@@ -23,6 +23,32 @@ pub struct DecisionSpec {
     pub metadata: Map<String, Value>,
     /// Applied on expiry; already checked to be a valid outcome for this decision.
     pub default_outcome: Option<Value>,
+    /// The ask tool whose shape the agent asked in (an MCP profile), so every later read
+    /// words the result the way that tool does. `None` for sayso's own shapes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Shape>,
+}
+
+/// An ask tool agents already know, whose input and result sayso speaks (docs/SEEDS.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Shape {
+    /// oh-my-pi's `ask`.
+    Omp,
+    /// gemini-cli's `ask_user`.
+    Gemini,
+    /// Claude Code's `AskUserQuestion` (`ask_user_question` on `/mcp`).
+    Claude,
+    /// pi's `ask_user`.
+    Pi,
+}
+
+impl Shape {
+    /// Whether the page offers a note box per question: only where the tool's result has a
+    /// place for it.
+    pub fn takes_notes(self) -> bool {
+        matches!(self, Shape::Omp | Shape::Claude)
+    }
 }
 
 impl DecisionSpec {
@@ -103,6 +129,9 @@ pub struct FormField {
     pub description: Option<String>,
     /// The short chip of a coding-agent question.
     pub header: Option<String>,
+    /// Hint text of a question's "Other" box (a text question keeps its own in `input`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<String>,
     pub required: bool,
     /// A valid value for this field, used to prefill the page.
     pub default: Option<Value>,

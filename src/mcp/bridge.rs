@@ -1,5 +1,6 @@
 //! `sayso mcp`: an MCP server on stdin/stdout that forwards every request to a sayso server's
-//! `/mcp`, for clients that only start stdio servers. The tools, their schemas and their
+//! `/mcp` (or, with `--profile`, a profile's endpoint such as `/mcp/omp`), for clients that
+//! only start stdio servers. The tools, their schemas and their
 //! results are the remote server's own, so both ways of connecting behave the same.
 //!
 //! stdout carries the protocol: nothing else may be written there (logs go to stderr).
@@ -17,13 +18,15 @@ use rmcp::{Peer, RoleClient, RoleServer, ServerHandler, ServiceExt};
 use tokio::sync::Mutex;
 
 use super::handler::server_config;
+use super::profiles::Profile;
 use super::tools;
 
 type Remote = RunningService<RoleClient, ClientConfig>;
 
 /// Serves the bridge on stdin/stdout until the client closes it.
-pub async fn run(server: &str, key: &str) -> Result<(), String> {
-    let bridge = Bridge::new(server, key)?;
+pub async fn run(server: &str, key: &str, profile: &str) -> Result<(), String> {
+    let profile = Profile::parse(profile).map_err(|e| format!("--profile: {e}"))?;
+    let bridge = Bridge::new(server, key, profile)?;
     tracing::info!(remote = %bridge.url, "sayso mcp: forwarding stdio to the server");
     let running = bridge
         .clone()
@@ -42,13 +45,15 @@ pub async fn run(server: &str, key: &str) -> Result<(), String> {
 #[derive(Clone)]
 pub struct Bridge {
     url: String,
+    profile: Profile,
     key: String,
     remote: Arc<Mutex<Option<Remote>>>,
 }
 
 impl Bridge {
-    /// A bridge to the sayso server at `server` (its base URL, or its `/mcp` URL).
-    pub fn new(server: &str, key: &str) -> Result<Bridge, String> {
+    /// A bridge to `profile`'s endpoint of the sayso server at `server` (its base URL, or
+    /// its `/mcp` URL).
+    pub fn new(server: &str, key: &str, profile: Profile) -> Result<Bridge, String> {
         let key = key.trim();
         if key.is_empty() {
             return Err("an API key is needed: --key sk_… or SAYSO_KEY".into());
@@ -60,7 +65,8 @@ impl Bridge {
             return Err("--server must start with http:// or https://".into());
         }
         Ok(Bridge {
-            url: mcp_url(server),
+            url: mcp_url(server, profile),
+            profile,
             key,
             remote: Arc::new(Mutex::new(None)),
         })
@@ -105,7 +111,7 @@ impl Bridge {
 
 impl ServerHandler for Bridge {
     fn get_info(&self) -> ServerConfig {
-        server_config()
+        server_config(self.profile)
     }
 
     async fn list_tools(
@@ -124,7 +130,7 @@ impl ServerHandler for Bridge {
                 // out of reach.
                 tracing::warn!(error = %e, "listing the remote tools failed; listing this build's");
                 self.reset().await;
-                Ok(ListToolsResult::with_all_items(tools::all()))
+                Ok(ListToolsResult::with_all_items(tools::of(self.profile)))
             }
         }
     }
@@ -163,14 +169,11 @@ fn unreachable_result(why: &str) -> CallToolResult {
     ))])
 }
 
-/// `/mcp` under the server's base URL, unless the URL already names it.
-fn mcp_url(server: &str) -> String {
+/// The profile's endpoint under the server's base URL (which may already end in `/mcp`).
+fn mcp_url(server: &str, profile: Profile) -> String {
     let base = server.trim().trim_end_matches('/');
-    if base.ends_with("/mcp") {
-        base.to_string()
-    } else {
-        format!("{base}/mcp")
-    }
+    let base = base.strip_suffix("/mcp").unwrap_or(base);
+    format!("{base}{}", profile.path())
 }
 
 #[cfg(test)]
@@ -179,26 +182,32 @@ mod tests {
 
     #[test]
     fn the_remote_is_the_servers_mcp_endpoint() {
+        let hosted = Profile::Hosted;
         assert_eq!(
-            mcp_url("http://127.0.0.1:8080"),
+            mcp_url("http://127.0.0.1:8080", hosted),
             "http://127.0.0.1:8080/mcp"
         );
         assert_eq!(
-            mcp_url("https://ask.example.com/"),
+            mcp_url("https://ask.example.com/", hosted),
             "https://ask.example.com/mcp"
         );
         assert_eq!(
-            mcp_url("https://ask.example.com/mcp"),
+            mcp_url("https://ask.example.com/mcp", hosted),
             "https://ask.example.com/mcp"
+        );
+        assert_eq!(
+            mcp_url("https://ask.example.com/mcp/", Profile::Omp),
+            "https://ask.example.com/mcp/omp"
         );
     }
 
     #[test]
     fn a_bridge_needs_a_key_and_an_http_url() {
-        assert!(Bridge::new("http://localhost:8080", "").is_err());
-        assert!(Bridge::new("ftp://localhost", "sk_x").is_err());
-        assert!(Bridge::new("localhost:8080", "sk_x").is_err());
-        let b = Bridge::new("http://localhost:8080", "Bearer sk_x").unwrap();
+        let p = Profile::Hosted;
+        assert!(Bridge::new("http://localhost:8080", "", p).is_err());
+        assert!(Bridge::new("ftp://localhost", "sk_x", p).is_err());
+        assert!(Bridge::new("localhost:8080", "sk_x", p).is_err());
+        let b = Bridge::new("http://localhost:8080", "Bearer sk_x", p).unwrap();
         assert_eq!(b.key, "sk_x");
     }
 }

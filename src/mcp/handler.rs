@@ -14,29 +14,42 @@ use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
-use super::questions;
+use super::profiles::{Profile, claude, gemini, omp, pi};
 use super::tools::{self, Arguments};
 use crate::domain::inbox::Inbox;
 use crate::domain::{Issue, Issues, Kind, Status};
 use crate::render::resolved_message;
 use crate::service::{DecisionView, ListQuery, Service, ServiceError};
 
-/// How long `ask_user_question` waits by default: below the tool-call timeouts of common MCP
-/// clients.
+/// How long the ask tools that wait in the call (`ask_user_question` and the profiles')
+/// wait by default: below the tool-call timeouts of common MCP clients.
 pub const DEFAULT_WAIT_S: u64 = 50;
 
 /// How long `await_decision` waits by default, as the hosted `ask` tool documents it.
 pub const DEFAULT_AWAIT_S: u64 = 600;
 
-/// sayso's tools, served for the inbox of each request's API key.
+/// sayso's tools, served for the inbox of each request's API key, in one profile's shape.
 #[derive(Clone)]
 pub struct SaysoMcp {
-    svc: Service,
+    pub(super) svc: Service,
+    profile: Profile,
+    /// oh-my-pi's `ask.timeout` (`SAYSO_OMP_ASK_TIMEOUT_S`); `None` waits for the person.
+    pub(super) omp_timeout: Option<Duration>,
 }
 
 impl SaysoMcp {
+    /// `/mcp`'s tools.
     pub fn new(svc: Service) -> Self {
-        SaysoMcp { svc }
+        Self::with_profile(svc, Profile::Hosted, None)
+    }
+
+    /// The tools of `profile`'s endpoint.
+    pub fn with_profile(svc: Service, profile: Profile, omp_timeout: Option<Duration>) -> Self {
+        SaysoMcp {
+            svc,
+            profile,
+            omp_timeout: omp_timeout.filter(|t| !t.is_zero()),
+        }
     }
 
     /// Runs one tool for `inbox`. Every failure the model can act on is a tool error (a result
@@ -47,14 +60,18 @@ impl SaysoMcp {
         name: &str,
         args: Arguments,
     ) -> Result<CallToolResult, ErrorData> {
-        let result = match name {
-            tools::ASK_USER => self.ask_user(inbox, args).await,
-            tools::GET_DECISION => self.get_decision(inbox, &args).await,
-            tools::AWAIT_DECISION => self.await_decision(inbox, &args).await,
-            tools::CANCEL_DECISION => self.cancel_decision(inbox, &args).await,
-            tools::LIST_TODOS => self.list_todos(inbox, &args).await,
-            tools::ASK_USER_QUESTION => self.ask_user_question(inbox, args).await,
-            other => {
+        let result = match (self.profile, name) {
+            (Profile::Omp, omp::TOOL) => self.omp_ask(inbox, args).await,
+            (Profile::Gemini, gemini::TOOL) => self.gemini_ask(inbox, args).await,
+            (Profile::Claude, claude::TOOL) => self.claude_ask(inbox, args).await,
+            (Profile::Pi, pi::TOOL) => self.pi_ask(inbox, args).await,
+            (_, tools::GET_DECISION) => self.get_decision(inbox, &args).await,
+            (_, tools::AWAIT_DECISION) => self.await_decision(inbox, &args).await,
+            (_, tools::CANCEL_DECISION) => self.cancel_decision(inbox, &args).await,
+            (Profile::Hosted, tools::ASK_USER) => self.ask_user(inbox, args).await,
+            (Profile::Hosted, tools::LIST_TODOS) => self.list_todos(inbox, &args).await,
+            (Profile::Hosted, claude::HOSTED_TOOL) => self.claude_ask(inbox, args).await,
+            (_, other) => {
                 return Err(ErrorData::invalid_params(
                     format!("there is no tool named {other:?}"),
                     None,
@@ -109,8 +126,7 @@ impl SaysoMcp {
     ) -> Result<CallToolResult, Failure> {
         let id = only_decision_id(args)?;
         let d = self.svc.get_decision(inbox, id).await?;
-        let view = self.svc.view(&d).await?;
-        Ok(decision_result(&view))
+        self.decision_result(inbox, &d).await
     }
 
     async fn await_decision(
@@ -125,13 +141,12 @@ impl SaysoMcp {
         let id = id.ok_or_else(|| Failure::invalid("decision_id", "is required"))?;
         let wait = Duration::from_secs(timeout.unwrap_or(DEFAULT_AWAIT_S));
         let d = self.await_in_rounds(inbox, id, wait).await?;
-        let view = self.svc.view(&d).await?;
-        Ok(decision_result(&view))
+        self.decision_result(inbox, &d).await
     }
 
     /// Waits the whole of `wait`, in rounds of the server's longest single await, so a
     /// `timeout_s` above that maximum is honoured rather than cut short; a shutdown ends it.
-    async fn await_in_rounds(
+    pub(super) async fn await_in_rounds(
         &self,
         inbox: &Inbox,
         id: Uuid,
@@ -170,6 +185,7 @@ impl SaysoMcp {
         };
         let id = issues.finish(id).map_err(Failure::Invalid)?;
         let id = id.ok_or_else(|| Failure::invalid("decision_id", "is required"))?;
+        // The agent withdrew it: sayso's own sentence, not the asking tool's cancel error.
         let d = self.svc.cancel_decision(inbox, id, reason).await?;
         let view = self.svc.view(&d).await?;
         Ok(decision_result(&view))
@@ -227,44 +243,11 @@ impl SaysoMcp {
         };
         Ok(result(text, to_json(&page)))
     }
-
-    async fn ask_user_question(
-        &self,
-        inbox: &Inbox,
-        args: Arguments,
-    ) -> Result<CallToolResult, Failure> {
-        let mut issues = Issues::new();
-        let wait = seconds(&args, "wait_s", &mut issues);
-        issues.finish(()).map_err(Failure::Invalid)?;
-        let body = checked_body(questions::create_body(&args))?;
-        let created = self.svc.create_decision(inbox, &body, None).await?;
-        let h = created.handle;
-        let wait = Duration::from_secs(wait.unwrap_or(DEFAULT_WAIT_S));
-        let d = self.svc.await_decision(inbox, h.decision_id, wait).await?;
-        let view = self.svc.view(&d).await?;
-        let questions = args.get("questions").cloned().unwrap_or(Value::Null);
-        if let Some(text) = questions::answered_text(&questions, &view) {
-            return Ok(result(text, to_json(&view)));
-        }
-        if view.status != Status::Pending {
-            return Ok(result(view.answer_text.clone(), to_json(&view)));
-        }
-        let mut text = format!(
-            "The user has not answered yet (decision_id \"{}\"; they answer at {} before {}). \
-             Call await_decision with decision_id \"{}\" to wait for the answers.",
-            h.decision_id,
-            h.web_url,
-            rfc3339(h.expires_at),
-            h.decision_id
-        );
-        push_warnings(&mut text, &h.warnings);
-        Ok(result(text, to_json(&view)))
-    }
 }
 
 impl ServerHandler for SaysoMcp {
     fn get_info(&self) -> ServerConfig {
-        server_config()
+        server_config(self.profile)
     }
 
     async fn list_tools(
@@ -272,11 +255,11 @@ impl ServerHandler for SaysoMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools::all()))
+        Ok(ListToolsResult::with_all_items(tools::of(self.profile)))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tools::find(name)
+        tools::of(self.profile).into_iter().find(|t| t.name == name)
     }
 
     async fn call_tool(
@@ -296,15 +279,15 @@ impl ServerHandler for SaysoMcp {
     }
 }
 
-/// What sayso says about itself to a connecting client.
-pub fn server_config() -> ServerConfig {
+/// What sayso says about itself to a client connecting to `profile`'s endpoint.
+pub fn server_config(profile: Profile) -> ServerConfig {
     ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
         .with_server_info(Implementation::new("sayso", env!("CARGO_PKG_VERSION")))
-        .with_instructions(tools::INSTRUCTIONS)
+        .with_instructions(tools::instructions(profile))
 }
 
 /// Why a tool did not do what was asked, before it is worded for the model.
-enum Failure {
+pub(super) enum Failure {
     Invalid(Vec<Issue>),
     Service(ServiceError),
 }
@@ -329,7 +312,7 @@ impl From<ServiceError> for Failure {
 
 /// A failure as a tool error: the text says what went wrong and what to do; structured
 /// content carries the API's error shape (or, for a resolved decision, the decision).
-fn tool_error(f: Failure) -> CallToolResult {
+pub(super) fn tool_error(f: Failure) -> CallToolResult {
     let (text, structured) = match f {
         Failure::Invalid(issues) => {
             let lines: Vec<String> = issues
@@ -397,7 +380,7 @@ fn result(text: String, structured: Value) -> CallToolResult {
 }
 
 /// A decision: its `answer_text`, and while pending, how to keep waiting.
-fn decision_result(view: &DecisionView) -> CallToolResult {
+pub(super) fn decision_result(view: &DecisionView) -> CallToolResult {
     let mut text = view.answer_text.clone();
     if view.status == Status::Pending && view.kind != Kind::Todo {
         text.push_str(&format!(
@@ -408,7 +391,7 @@ fn decision_result(view: &DecisionView) -> CallToolResult {
     result(text, to_json(view))
 }
 
-fn push_warnings(text: &mut String, warnings: &[String]) {
+pub(super) fn push_warnings(text: &mut String, warnings: &[String]) {
     if !warnings.is_empty() {
         text.push_str("\nWarnings (accepted anyway):\n- ");
         text.push_str(&warnings.join("\n- "));
@@ -417,7 +400,7 @@ fn push_warnings(text: &mut String, warnings: &[String]) {
 
 /// The arguments as a create body, refusing what the HTTP API refuses before it parses
 /// (text holding a NUL character).
-fn checked_body(body: Value) -> Result<Value, Failure> {
+pub(super) fn checked_body(body: Value) -> Result<Value, Failure> {
     let bytes = serde_json::to_vec(&body).unwrap_or_default();
     crate::web::extract::parse_json(&bytes).map_err(|e| match e.details.is_empty() {
         true => Failure::invalid("", &e.message),
@@ -456,7 +439,7 @@ fn decision_id(args: &Arguments, issues: &mut Issues) -> Option<Uuid> {
 }
 
 /// A whole number of seconds (a numeric string is accepted: some clients send those).
-fn seconds(args: &Map<String, Value>, name: &str, issues: &mut Issues) -> Option<u64> {
+pub(super) fn seconds(args: &Map<String, Value>, name: &str, issues: &mut Issues) -> Option<u64> {
     let v = args.get(name)?;
     let n = match v {
         Value::Null => return None,
@@ -472,11 +455,11 @@ fn seconds(args: &Map<String, Value>, name: &str, issues: &mut Issues) -> Option
     n
 }
 
-fn rfc3339(t: time::OffsetDateTime) -> String {
+pub(super) fn rfc3339(t: time::OffsetDateTime) -> String {
     t.format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_else(|_| t.to_string())
 }
 
-fn to_json<T: serde::Serialize>(v: &T) -> Value {
+pub(super) fn to_json<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }

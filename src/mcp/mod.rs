@@ -1,5 +1,7 @@
-//! MCP (DESIGN.md §5): the agent API as MCP tools over streamable HTTP at `/mcp`, and the
-//! `sayso mcp` stdio bridge for clients that only start stdio servers.
+//! MCP (DESIGN.md §5): the agent API as MCP tools over streamable HTTP at `/mcp`, one
+//! endpoint per ask tool agents already know (`/mcp/omp`, `/mcp/gemini`, `/mcp/claude`,
+//! `/mcp/pi`: src/mcp/profiles), and the `sayso mcp` stdio bridge for clients that only start
+//! stdio servers.
 //!
 //! The HTTP side is stateless (no MCP session is kept between requests), so any replica can
 //! serve any request. An axum middleware in front authenticates the API key and puts the
@@ -7,7 +9,8 @@
 
 pub mod bridge;
 mod handler;
-mod questions;
+pub mod profiles;
+mod shaped;
 mod tools;
 
 use axum::Router;
@@ -23,6 +26,7 @@ use crate::web::error::ApiError;
 use crate::web::extract::Auth;
 
 pub use handler::SaysoMcp;
+pub use profiles::Profile;
 
 /// How often an open response stream gets a keep-alive comment, so proxies do not cut a
 /// tool call that waits for a person.
@@ -36,9 +40,12 @@ pub struct McpSettings {
     pub allowed_hosts: Vec<String>,
     /// Browser origins allowed besides the public URL's (`*`: any).
     pub allowed_origins: Vec<String>,
+    /// oh-my-pi's `ask.timeout` for `/mcp/omp`: after it, the recommended (else first)
+    /// option is chosen. `None` (or zero) waits for the person.
+    pub omp_ask_timeout: Option<std::time::Duration>,
 }
 
-/// The `/mcp` endpoint, behind the API-key check.
+/// The `/mcp` endpoint and the profiles' (`/mcp/omp`, …), behind the API-key check.
 pub fn routes(svc: &Service, settings: &McpSettings) -> Router<Service> {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
@@ -49,15 +56,18 @@ pub fn routes(svc: &Service, settings: &McpSettings) -> Router<Service> {
         Some(hosts) => config.with_allowed_hosts(hosts),
         None => config.disable_allowed_hosts(),
     };
-    let tools = SaysoMcp::new(svc.clone());
-    let mcp = StreamableHttpService::new(
-        move || Ok(tools.clone()),
-        NeverSessionManager::default().into(),
-        config,
-    );
+    let mut router = Router::new();
+    for profile in std::iter::once(Profile::Hosted).chain(Profile::NAMED) {
+        let tools = SaysoMcp::with_profile(svc.clone(), profile, settings.omp_ask_timeout);
+        let mcp = StreamableHttpService::new(
+            move || Ok(tools.clone()),
+            NeverSessionManager::default().into(),
+            config.clone(),
+        );
+        router = router.nest_service(&profile.path(), mcp);
+    }
     let origins = AllowedOrigins::new(&svc.settings().public_url, &settings.allowed_origins);
-    Router::new()
-        .nest_service("/mcp", mcp)
+    router
         .layer(middleware::from_fn_with_state(svc.clone(), require_key))
         .layer(middleware::from_fn_with_state(origins, require_origin))
 }

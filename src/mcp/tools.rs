@@ -9,14 +9,15 @@ use std::sync::Arc;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
+use super::profiles::{Profile, claude, gemini, omp, pi};
+
 pub const ASK_USER: &str = "ask_user";
 pub const GET_DECISION: &str = "get_decision";
 pub const AWAIT_DECISION: &str = "await_decision";
 pub const CANCEL_DECISION: &str = "cancel_decision";
 pub const LIST_TODOS: &str = "list_todos";
-pub const ASK_USER_QUESTION: &str = "ask_user_question";
 
-/// What the server tells a client about itself when it connects.
+/// What `/mcp` tells a client about itself when it connects.
 pub const INSTRUCTIONS: &str = "sayso asks a person (the user) questions on your behalf and \
 brings back their answers. The user may be away from the computer: they get a notification \
 and answer on a web page, which can take minutes or hours. Use ask_user_question for quick \
@@ -24,21 +25,61 @@ multiple-choice or free-text questions (it waits for the answer in the same call
 everything else (yes/no, a choice, text, a form, or a to-do reminder), then await_decision \
 until the answer arrives.";
 
-/// Every tool, in the order they are listed.
-pub fn all() -> Vec<Tool> {
-    vec![
-        ask_user_question(),
-        ask_user(),
-        await_decision(),
-        get_decision(),
-        cancel_decision(),
-        list_todos(),
-    ]
+/// What a profile's endpoint tells a client about itself when it connects.
+pub fn instructions(profile: Profile) -> &'static str {
+    match profile {
+        Profile::Hosted => INSTRUCTIONS,
+        _ => {
+            "sayso asks a person (the user) questions on your behalf and brings back their \
+answers. The user may be away from the computer: they are notified and answer on a web page. \
+If the answer has not come when the ask tool returns, call await_decision with the decision_id \
+it gives until it does; its result is the ask tool's own."
+        }
+    }
 }
 
-/// The tool called `name`.
-pub fn find(name: &str) -> Option<Tool> {
-    all().into_iter().find(|t| t.name == name)
+/// The tools `profile`'s endpoint lists: its ask tool, and what resuming needs.
+pub fn of(profile: Profile) -> Vec<Tool> {
+    let ask = match profile {
+        Profile::Hosted => {
+            return vec![
+                ask_user_question(claude::HOSTED_TOOL, claude::schema(true)),
+                ask_user(),
+                await_decision(),
+                get_decision(),
+                cancel_decision(),
+                list_todos(),
+            ];
+        }
+        Profile::Omp => tool(
+            omp::TOOL,
+            "Ask",
+            "Ask the user one or more questions, each with options to pick from; they may \
+always type their own answer instead (do not add an \"Other\" option). Give each question an \
+id; set multi to let them pick several, recommended to mark the option you suggest. The user \
+may be away: they are notified and answer on a web page.",
+            omp::schema(),
+        ),
+        Profile::Gemini => tool(
+            gemini::TOOL,
+            "Ask User",
+            "Ask the user one or more questions to learn their preferences, clarify what is \
+wanted, or have them decide. The user may be away: they are notified and answer on a web page.",
+            gemini::schema(),
+        ),
+        Profile::Claude => ask_user_question(claude::TOOL, claude::schema(false)),
+        Profile::Pi => tool(
+            pi::TOOL,
+            "Ask User",
+            "Ask the user one or more questions when you need a decision, a preference, a \
+confirmation or input you cannot infer. Options are suggestions: the user may always answer in \
+their own words. Put the option you recommend first, with \"(Recommended)\" in its label, and \
+ask related questions together. The user may be away: they answer on a web page; if they have \
+not yet, the result says the questions are pending and await_decision gets the answers.",
+            pi::schema(),
+        ),
+    };
+    vec![ask, await_decision(), get_decision(), cancel_decision()]
 }
 
 fn tool(name: &'static str, title: &str, description: &'static str, schema: Value) -> Tool {
@@ -60,7 +101,7 @@ fn read_only(t: Tool) -> Tool {
 fn decision_id_property() -> Value {
     json!({
         "type": "string",
-        "description": "The decision_id returned by ask_user or ask_user_question."
+        "description": "The decision_id the question was asked under."
     })
 }
 
@@ -84,7 +125,7 @@ fn ask_user() -> Tool {
         "Ask the user (a person who may be away from the computer) a question. They are \
 notified by push or email and answer on a small web page. Returns at once with a handle: \
 decision_id, web_url (the user's answer page) and expires_at. Then call await_decision with the \
-decision_id to get the answer; it waits up to about a minute per call, so call it again while \
+decision_id to get the answer; it waits up to 10 minutes per call (timeout_s), so call it again while \
 the status is pending. \
 Kinds: `bool` (yes/no; optional yes_label/no_label), `choose` (pick one of `options`, or several \
 with `multi`; the user may type their own answer unless allow_other is false), `text` (free \
@@ -152,29 +193,18 @@ fn question_item() -> Value {
     })
 }
 
-fn ask_user_question() -> Tool {
+fn ask_user_question(name: &'static str, schema: Value) -> Tool {
     tool(
-        ASK_USER_QUESTION,
+        name,
         "Ask the user questions",
-        "Ask the user one or more questions and wait for the answers in the same call. Use it \
-to gather preferences, clarify ambiguous instructions, or get a decision between approaches. \
-The user may be away: they are notified and answer on a web page. Each question has a short \
-header, 1–20 options with a label and a description (and optionally a Markdown preview), or no \
-options for a free-text answer; \"Other\" is always offered, so do not add it yourself. Set \
-multiSelect to let them pick several. If the user answers within wait_s seconds (default 50), \
-the answers come back at once; otherwise you get a decision_id: call await_decision with it to \
-keep waiting.",
-        json!({
-            "type": "object",
-            "properties": {
-                "questions": {"type": "array", "minItems": 1, "maxItems": 10, "items": question_item(), "description": "The questions, 1–10."},
-                "project": {"type": "string", "description": "Optional project name to group questions."},
-                "context_md": {"type": "string", "description": "Optional Markdown shown above the questions."},
-                "ttl_minutes": {"type": "integer", "minimum": 1, "maximum": 43200, "description": "Minutes until the questions expire (default 60)."},
-                "wait_s": {"type": "integer", "minimum": 0, "description": "Seconds to wait for the answers in this call (default 50, at most the server's maximum)."}
-            },
-            "required": ["questions"]
-        }),
+        "Ask the user 1-4 multiple-choice questions and wait for the answers: to gather \
+preferences, clarify ambiguous instructions, or have them choose between approaches. Each \
+question has a header of at most 12 characters and 2-4 options with a label and a description \
+(and optionally a preview); the user may always type their own answer and add a note, so do \
+not add an \"Other\" option. Set multiSelect to let them pick several. The user may be away: \
+they are notified and answer on a web page. If they have not answered when this returns, call \
+await_decision with the decision_id it gives.",
+        schema,
     )
 }
 
@@ -182,11 +212,10 @@ fn await_decision() -> Tool {
     read_only(tool(
         AWAIT_DECISION,
         "Wait for the user's answer",
-        "Wait for the user's answer to a question asked with ask_user or ask_user_question. \
-Returns as soon as the decision is answered, declined, expired or cancelled, or after timeout_s \
+        "Wait for the user's answer to a question asked earlier. Returns as soon as the decision is answered, declined, expired or cancelled, or after timeout_s \
 seconds (default 600) with status pending: then call await_decision again with the same \
-decision_id. The result's text says what the user answered in one sentence; the structured \
-content has the full decision (status, outcome, remark).",
+decision_id. The result is what the asking tool returns for the answer (for ask_user, one \
+sentence, with the full decision as structured content).",
         json!({
             "type": "object",
             "properties": {
@@ -260,7 +289,7 @@ mod tests {
 
     #[test]
     fn every_tool_has_a_description_and_an_object_schema() {
-        let tools = all();
+        let tools = of(Profile::Hosted);
         assert_eq!(tools.len(), 6);
         for t in tools {
             assert!(t.description.as_deref().is_some_and(|d| d.len() > 80));

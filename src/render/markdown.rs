@@ -23,6 +23,19 @@ pub fn render_markdown(source: &str) -> String {
     cleaner().clean(&out).to_string()
 }
 
+/// Renders an option's preview: Markdown, or an HTML fragment (a mock-up), shown as markup
+/// once ammonia has removed anything that could run or load (scripts, styles, event
+/// handlers, images, other URL schemes).
+pub fn render_preview(source: &str) -> String {
+    let parser = Parser::new_ext(
+        source,
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS,
+    );
+    let mut out = String::with_capacity(source.len() * 3 / 2);
+    html::push_html(&mut out, parser);
+    cleaner().clean(&out).to_string()
+}
+
 fn cleaner() -> &'static ammonia::Builder<'static> {
     static CLEANER: OnceLock<ammonia::Builder<'static>> = OnceLock::new();
     CLEANER.get_or_init(|| {

@@ -8,6 +8,6 @@ mod status;
 mod time;
 
 pub use self::time::{format_time, iso, time_left};
-pub use markdown::render_markdown;
+pub use markdown::{render_markdown, render_preview};
 pub use resolved::resolved_message;
 pub use status::heading;

@@ -10,6 +10,7 @@ use super::{Service, ServiceError, now};
 use crate::domain::address::{inner_literal, is_global};
 use crate::domain::inbox::Inbox;
 use crate::domain::new_decision::parse_new_decision;
+use crate::domain::spec::Shape;
 use crate::domain::{Decision, Kind, NewDecision, Resolution, Status};
 use crate::storage::{Idempotency, Inserted, ListFilter, Resolved};
 
@@ -48,17 +49,30 @@ pub struct ListPage {
 
 impl Service {
     /// Validates and stores a new decision for `inbox`.
-    #[tracing::instrument(name = "create", skip_all, fields(inbox = %inbox.name, decision))]
     pub async fn create_decision(
         &self,
         inbox: &Inbox,
         body: &Value,
         idempotency_key: Option<&str>,
     ) -> Result<Created, ServiceError> {
+        self.create_shaped(inbox, body, idempotency_key, None).await
+    }
+
+    /// Validates and stores a new decision for `inbox`, asked in the shape of a known ask
+    /// tool (`shape`), which every later read words its result in.
+    #[tracing::instrument(name = "create", skip_all, fields(inbox = %inbox.name, decision))]
+    pub async fn create_shaped(
+        &self,
+        inbox: &Inbox,
+        body: &Value,
+        idempotency_key: Option<&str>,
+        shape: Option<Shape>,
+    ) -> Result<Created, ServiceError> {
         if let Some(key) = idempotency_key {
             check_idempotency_key(key)?;
         }
         let mut new = parse_new_decision(body).map_err(ServiceError::Validation)?;
+        new.spec.shape = shape;
         self.check_callback_url(&mut new).await?;
         let request_hash = sha256_hex(canonical_json(body).as_bytes());
         let created_at = now();
@@ -190,8 +204,20 @@ impl Service {
         inbox: &Inbox,
         id: Uuid,
     ) -> Result<Vec<crate::domain::DecisionEvent>, ServiceError> {
-        self.get_decision(inbox, id).await?;
-        Ok(self.store().events(id).await?)
+        let d = self.get_decision(inbox, id).await?;
+        let mut events = self.store().events(id).await?;
+        // On oh-my-pi's `ask` the default is what its ask timeout picked: the trail says so.
+        if d.spec.shape == Some(Shape::Omp) {
+            for e in &mut events {
+                if e.kind == crate::domain::EventKind::Expired
+                    && e.detail.get("outcome_source").and_then(Value::as_str) == Some("default")
+                    && let Some(detail) = e.detail.as_object_mut()
+                {
+                    detail.insert("chosen_by".into(), Value::from("ask_timeout"));
+                }
+            }
+        }
+        Ok(events)
     }
 
     /// The API view of a decision.

@@ -171,9 +171,10 @@ async fn form_answers_are_corrected_after_a_refusal_and_reach_the_agent() {
     b.click_and_wait("#submit").await;
     let d = awaited(&srv, &h).await;
     assert_eq!(d["status"], "answered", "{d}");
+    // A question's picks come in the order ticked.
     assert_eq!(
         d["outcome"],
-        json!({"db": "SQLite", "extras": ["metrics", "audit"], "runtime": "smol",
+        json!({"db": "SQLite", "extras": ["audit", "metrics"], "runtime": "smol",
                "go": "yes", "notes": "ship it"})
     );
     assert_eq!(d["custom"], true);

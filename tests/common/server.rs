@@ -41,6 +41,7 @@ struct Setup {
     max_await: Duration,
     allow_private_webhooks: bool,
     trusted_proxies: Vec<String>,
+    omp_ask_timeout: Option<Duration>,
 }
 
 impl Default for Setup {
@@ -53,6 +54,7 @@ impl Default for Setup {
             max_await: Duration::from_secs(600),
             allow_private_webhooks: true,
             trusted_proxies: vec![],
+            omp_ask_timeout: None,
         }
     }
 }
@@ -111,6 +113,16 @@ impl TestServer {
         Self::start_full(database_url, setup).await
     }
 
+    /// A server whose `/mcp/omp` times its questions out after `timeout`
+    /// (`SAYSO_OMP_ASK_TIMEOUT_S`).
+    pub async fn start_omp_timeout(database_url: &str, timeout: Duration) -> TestServer {
+        let setup = Setup {
+            omp_ask_timeout: Some(timeout),
+            ..Setup::default()
+        };
+        Self::start_full(database_url, setup).await
+    }
+
     /// Another replica on the database of `first`, with its key.
     pub async fn start_replica(database_url: &str, first: &TestServer) -> TestServer {
         let setup = Setup {
@@ -139,6 +151,7 @@ impl TestServer {
             max_await,
             allow_private_webhooks,
             trusted_proxies,
+            omp_ask_timeout,
         } = setup;
         init_tls();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -187,7 +200,10 @@ impl TestServer {
                 metrics_token: None,
             },
             limits,
-            ..AppSettings::default()
+            mcp: sayso::mcp::McpSettings {
+                omp_ask_timeout,
+                ..Default::default()
+            },
         };
         let task = tokio::spawn(serve(listener, svc.clone(), settings, async {
             let _ = rx.await;

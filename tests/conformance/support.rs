@@ -31,6 +31,7 @@ fn spec(question: &str, body: KindSpec) -> DecisionSpec {
         callback_url: None,
         metadata: serde_json::Map::new(),
         default_outcome: None,
+        shape: None,
     }
 }
 
@@ -192,6 +193,7 @@ pub fn specs_of_every_kind() -> Vec<DecisionSpec> {
                     title: Some("Email".into()),
                     description: Some("where to write".into()),
                     header: None,
+                    placeholder: None,
                     required: true,
                     default: Some(json!("a@example.com")),
                     input: FieldInput::Text {
@@ -207,6 +209,7 @@ pub fn specs_of_every_kind() -> Vec<DecisionSpec> {
                     title: None,
                     description: None,
                     header: Some("Size".into()),
+                    placeholder: None,
                     required: false,
                     default: None,
                     input: FieldInput::Choice {
@@ -220,6 +223,7 @@ pub fn specs_of_every_kind() -> Vec<DecisionSpec> {
                     title: None,
                     description: None,
                     header: None,
+                    placeholder: None,
                     required: false,
                     default: Some(json!(["red"])),
                     input: FieldInput::MultiChoice {
@@ -235,6 +239,7 @@ pub fn specs_of_every_kind() -> Vec<DecisionSpec> {
                     title: None,
                     description: None,
                     header: None,
+                    placeholder: None,
                     required: false,
                     default: Some(json!(2.5)),
                     input: FieldInput::Number {
@@ -248,6 +253,7 @@ pub fn specs_of_every_kind() -> Vec<DecisionSpec> {
                     title: None,
                     description: None,
                     header: None,
+                    placeholder: None,
                     required: true,
                     default: None,
                     input: FieldInput::Boolean,

@@ -463,8 +463,14 @@ fn question_choices_take_other_answers_as_custom() {
     assert!(custom);
     assert_eq!(
         v,
-        json!({"db": "MySQL", "extras": ["metrics", "logs"], "go": "yes", "notes": "x"})
+        json!({"db": "MySQL", "extras": ["logs", "metrics"], "go": "yes", "notes": "x"})
     );
+    // A question's picks keep the order given: the order the person ticked them.
+    let (v, _) = outcome(
+        &s,
+        answer(json!({"db": "SQLite", "extras": ["tracing", "metrics"], "go": "no", "notes": "x"})),
+    );
+    assert_eq!(v["extras"], json!(["tracing", "metrics"]));
 }
 
 #[test]
@@ -498,4 +504,53 @@ fn the_other_marker_is_never_an_answer() {
     );
     let issues = validate_answer(&choose, &other(None, "__other__")).unwrap_err();
     assert_eq!(issues[0].path, "other");
+}
+
+fn noted_spec() -> DecisionSpec {
+    spec(json!({"question": "q", "kind": "form", "questions": [
+        {"id": "db", "question": "Which database?", "options": ["PostgreSQL", "SQLite"]},
+        {"question": "Name?"}
+    ]}))
+}
+
+#[test]
+fn notes_per_question_go_to_the_audit_trail_entry() {
+    let input = AnswerInput {
+        value: Some(json!({"db": "SQLite", "Name?": "orders"})),
+        notes: Some(json!({"db": "  for now  ", "Name?": " "})),
+        ..AnswerInput::default()
+    };
+    let r = accepted(&noted_spec(), input);
+    assert_eq!(r.detail["notes"], json!({"db": "for now"}));
+    let plain = accepted(
+        &noted_spec(),
+        answer(json!({"db": "SQLite", "Name?": "orders"})),
+    );
+    assert!(plain.detail.get("notes").is_none());
+}
+
+#[test]
+fn notes_must_name_questions_of_a_form() {
+    let refused = |spec: &DecisionSpec, notes: Value| {
+        let input = AnswerInput {
+            value: Some(json!({"db": "SQLite", "Name?": "orders"})),
+            notes: Some(notes),
+            ..AnswerInput::default()
+        };
+        validate_answer(spec, &input).unwrap_err()
+    };
+    let issues = refused(&noted_spec(), json!({"nope": "x", "db": 3}));
+    let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
+    assert_eq!(paths, ["notes.nope", "notes.db"]);
+    assert_eq!(
+        refused(&noted_spec(), json!("x"))[0].message,
+        "must be an object of notes keyed by question (got a string)"
+    );
+    let long = "x".repeat(MAX_NOTE_CHARS + 1);
+    assert_eq!(
+        refused(&noted_spec(), json!({ "db": long }))[0].path,
+        "notes.db"
+    );
+    let issues = refused(&bool_spec(), json!({"a": "b"}));
+    assert!(issues.iter().any(|i| i.path == "notes"), "{issues:?}");
 }

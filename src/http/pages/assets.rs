@@ -8,6 +8,7 @@ use axum::routing::get;
 const STYLESHEET: &str = include_str!("../../../static/sayso.css");
 const ICON: &str = include_str!("../../../static/icon.svg");
 const FEED_SCRIPT: &str = include_str!("../../../static/feed.js");
+const ANSWER_SCRIPT: &str = include_str!("../../../static/answer.js");
 const SERVICE_WORKER: &str = include_str!("../../../static/sw.js");
 const MANIFEST: &str = include_str!("../../../static/manifest.webmanifest");
 
@@ -24,6 +25,10 @@ pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
         .route(
             "/static/feed.js",
             get(|| async { asset("text/javascript; charset=utf-8", FEED_SCRIPT) }),
+        )
+        .route(
+            "/static/answer.js",
+            get(|| async { asset("text/javascript; charset=utf-8", ANSWER_SCRIPT) }),
         )
         // At the root, so its scope is the whole site; revalidated on every registration
         // check so a new version reaches phones promptly.

@@ -15,6 +15,11 @@ pub fn other_name(field: &str) -> String {
     format!("other:{field}")
 }
 
+/// The name of the note box of a question.
+pub fn note_name(field: &str) -> String {
+    format!("note:{field}")
+}
+
 /// The fields of one form post, in order, repeated names kept.
 #[derive(Debug, Clone, Default)]
 pub struct Submitted {
@@ -80,6 +85,7 @@ impl Submitted {
             value: None,
             other: None,
             remark,
+            notes: None,
         };
         if action != AnswerAction::Answer {
             return input;
@@ -115,6 +121,15 @@ impl Submitted {
                     }
                 }
                 input.value = Some(Value::Object(object));
+                let notes: Map<String, Value> = form
+                    .fields
+                    .iter()
+                    .filter_map(|f| {
+                        let note = self.get(&note_name(&f.name))?.trim();
+                        (!note.is_empty()).then(|| (f.name.clone(), Value::String(note.into())))
+                    })
+                    .collect();
+                input.notes = (!notes.is_empty()).then_some(Value::Object(notes));
             }
             KindSpec::Todo => {
                 input.value = self.get("value").map(|v| Value::String(v.to_string()));

@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use super::submitted::{OTHER, Submitted, other_name};
+use super::submitted::{OTHER, Submitted, note_name, other_name};
 use crate::domain::spec::{
-    Attachment, ChoiceOption, FieldInput, FormField, FormSource, KindSpec, StringFormat,
+    Attachment, ChoiceOption, FieldInput, FormField, FormSource, KindSpec, Shape, StringFormat,
 };
 use crate::domain::{Decision, Issue, OutcomeSource, Status};
-use crate::render::{self, render_markdown};
+use crate::render;
 
 /// The controls of the page, by kind.
 pub enum Body {
@@ -67,6 +67,15 @@ pub struct FieldView {
     pub required: bool,
     pub control: Control,
     pub error: Option<String>,
+    /// The question's note box, when the asking tool's result carries notes.
+    pub note: Option<NoteView>,
+}
+
+/// A note box beside a question.
+pub struct NoteView {
+    pub id: String,
+    pub name: String,
+    pub value: String,
 }
 
 pub enum Control {
@@ -187,7 +196,10 @@ pub fn body(d: &Decision, sent: Option<&Submitted>, errors: &PageErrors) -> Body
                 .fields
                 .iter()
                 .enumerate()
-                .map(|(i, f)| field_view(i, f, sent, errors))
+                .map(|(i, f)| {
+                    let notes = d.spec.shape.is_some_and(|s| s.takes_notes());
+                    field_view(i, f, sent, errors, notes)
+                })
                 .collect(),
             questions: form.source == FormSource::Questions,
         },
@@ -243,13 +255,19 @@ fn option_view(id: String, o: &ChoiceOption, recommended: bool, picked: &[&str])
         value: o.value.clone(),
         label: o.label.clone(),
         description: o.description.clone(),
-        preview_html: o.preview.as_deref().map(render_markdown),
+        preview_html: o.preview.as_deref().map(render::render_preview),
         recommended,
         checked: picked.contains(&o.value.as_str()),
     }
 }
 
-fn field_view(i: usize, f: &FormField, sent: Option<&Submitted>, errors: &PageErrors) -> FieldView {
+fn field_view(
+    i: usize,
+    f: &FormField,
+    sent: Option<&Submitted>,
+    errors: &PageErrors,
+    notes: bool,
+) -> FieldView {
     let id = format!("f-{i}");
     let sent_all: Vec<&str> = sent.map(|s| s.all(&f.name)).unwrap_or_default();
     // What to show: what the person sent, else the field's default.
@@ -343,7 +361,7 @@ fn field_view(i: usize, f: &FormField, sent: Option<&Submitted>, errors: &PageEr
                     &picked,
                     &typed,
                     &other_name(&f.name),
-                    String::new(),
+                    f.placeholder.clone().unwrap_or_default(),
                 ))
             } else {
                 Control::Select {
@@ -370,9 +388,17 @@ fn field_view(i: usize, f: &FormField, sent: Option<&Submitted>, errors: &PageEr
             &picked,
             &typed,
             &other_name(&f.name),
-            String::new(),
+            f.placeholder.clone().unwrap_or_default(),
         )),
     };
+    let note = notes.then(|| NoteView {
+        id: format!("{id}-note"),
+        name: note_name(&f.name),
+        value: sent
+            .and_then(|s| s.get(&note_name(&f.name)))
+            .unwrap_or("")
+            .to_string(),
+    });
     FieldView {
         id,
         name: f.name.clone(),
@@ -383,7 +409,9 @@ fn field_view(i: usize, f: &FormField, sent: Option<&Submitted>, errors: &PageEr
         control,
         error: errors
             .get(&f.name)
-            .or_else(|| errors.get(&other_name(&f.name))),
+            .or_else(|| errors.get(&other_name(&f.name)))
+            .or_else(|| errors.get(&format!("notes.{}", f.name))),
+        note,
     }
 }
 
@@ -410,6 +438,15 @@ pub fn result(d: &Decision, now: OffsetDateTime) -> ResultView {
     let note = match d.status {
         Status::Declined => Some("Nobody picked an answer: this was declined."),
         Status::Cancelled => Some("The agent withdrew this question before anyone answered."),
+        Status::Expired
+            if d.outcome_source == Some(OutcomeSource::Default)
+                && d.spec.shape == Some(Shape::Omp) =>
+        {
+            Some(
+                "Nobody answered before the ask timeout: the timeout chose the recommended \
+                 option (or the first), not a person.",
+            )
+        }
         Status::Expired if d.outcome_source == Some(OutcomeSource::Default) => Some(
             "Nobody answered in time. The agent's default applied; it was not a person's choice.",
         ),

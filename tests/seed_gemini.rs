@@ -1,0 +1,167 @@
+//! gemini-cli's `ask_user` (../shared/seeds/002, docs/SEEDS.md) at `/mcp/gemini`, through
+//! the official Python MCP SDK, answered on the page as a browser posts it.
+
+mod common;
+
+use common::mcp_py::{PyMcp, pending_web_url, post_page};
+use common::server::{TestServer, s, send};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+async fn start() -> (common::db::SqliteTestDb, TestServer) {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    (db, srv)
+}
+
+fn questions() -> Value {
+    json!([
+        {
+            "question": "Which authentication method should we use?",
+            "header": "Auth method",
+            "type": "choice",
+            "options": [
+                {"label": "OAuth 2.0", "description": "Industry standard, supports SSO"},
+                {"label": "API keys", "description": "Simple, per client"}
+            ],
+            "placeholder": "Another method"
+        },
+        {"question": "What should the service be called?", "header": "Name", "type": "text", "placeholder": "e.g. orders"},
+        {"question": "Should it run in production now?", "header": "Production", "type": "yesno"},
+        {
+            "question": "Which regions?",
+            "header": "Regions",
+            "type": "choice",
+            "multiSelect": true,
+            "options": [
+                {"label": "eu-west", "description": "Ireland"},
+                {"label": "us-east", "description": "Virginia"},
+                {"label": "ap-south", "description": "Mumbai"}
+            ]
+        }
+    ])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_user_is_listed_with_gemini_clis_schema() {
+    let (_db, srv) = start().await;
+    let Some(mut py) = PyMcp::connect(&srv, "/mcp/gemini").await else {
+        return;
+    };
+    let tools = py.tools().await;
+    let names: Vec<&str> = tools.iter().map(|t| s(t, "name")).collect();
+    assert_eq!(
+        names,
+        [
+            "ask_user",
+            "await_decision",
+            "get_decision",
+            "cancel_decision"
+        ]
+    );
+    let item = &tools[0]["inputSchema"]["properties"]["questions"]["items"];
+    assert_eq!(item["required"], json!(["question", "header", "type"]));
+    assert_eq!(item["properties"]["header"]["maxLength"], 16);
+    assert_eq!(
+        item["properties"]["type"]["enum"],
+        json!(["choice", "text", "yesno"])
+    );
+    py.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_answers_come_back_keyed_by_question_index() {
+    let (_db, srv) = start().await;
+    let Some(mut py) = PyMcp::connect(&srv, "/mcp/gemini").await else {
+        return;
+    };
+    py.start("ask_user", json!({"questions": questions()}))
+        .await;
+    let web_url = pending_web_url(&srv).await;
+    let page = srv
+        .client
+        .get(&web_url)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("placeholder=\"Another method\""),
+        "the Other box's placeholder"
+    );
+    assert!(
+        page.contains("placeholder=\"e.g. orders\""),
+        "the text field's placeholder"
+    );
+    assert!(page.contains("class=\"chip\">Auth method"));
+    assert!(
+        !page.contains("name=\"note:"),
+        "gemini's result has no place for notes"
+    );
+    post_page(
+        &srv,
+        &web_url,
+        &[
+            ("Which authentication method should we use?", "__other__"),
+            (
+                "other:Which authentication method should we use?",
+                "Passkeys",
+            ),
+            ("What should the service be called?", "orders"),
+            ("Should it run in production now?", "yes"),
+            ("Which regions?", "eu-west"),
+            ("Which regions?", "ap-south"),
+        ],
+    )
+    .await;
+    let r = py.result().await;
+    assert!(!r.is_error, "{}", r.text);
+    let expected = r#"{"answers":{"0":"Passkeys","1":"orders","2":"Yes","3":"eu-west, ap-south"}}"#;
+    assert_eq!(r.text, expected);
+    let (_, list) = send(srv.req(Method::GET, "/v1/decisions")).await;
+    let id = s(&list["items"][0], "decision_id").to_string();
+    let later = py.call("get_decision", json!({"decision_id": id})).await;
+    assert_eq!(later.text, expected);
+    py.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_documents_refusals_and_its_dismissal() {
+    let (_db, srv) = start().await;
+    let Some(mut py) = PyMcp::connect(&srv, "/mcp/gemini").await else {
+        return;
+    };
+    let mut q = questions();
+    q[0]["header"] = json!("Authentication method");
+    let r = py.call("ask_user", json!({"questions": q})).await;
+    assert!(r.is_error);
+    assert_eq!(
+        r.text,
+        "params/questions/0/header must NOT have more than 16 characters"
+    );
+    let mut q = questions();
+    q[3]["options"] = json!([{"label": "eu-west", "description": "Ireland"}]);
+    let r = py.call("ask_user", json!({"questions": q})).await;
+    assert_eq!(
+        r.text,
+        "Question 4: type='choice' requires 'options' array with 2-4 items."
+    );
+    let mut q = questions();
+    q[0]["options"][1] = json!({"label": "API keys"});
+    let r = py.call("ask_user", json!({"questions": q})).await;
+    assert_eq!(
+        r.text,
+        "Question 1, option 2: 'description' is required and must be a string."
+    );
+
+    py.start("ask_user", json!({"questions": questions()}))
+        .await;
+    let web_url = pending_web_url(&srv).await;
+    post_page(&srv, &web_url, &[("action", "decline")]).await;
+    let r = py.result().await;
+    assert!(!r.is_error);
+    assert_eq!(r.text, "User dismissed ask_user dialog without answering.");
+    py.finish().await;
+}
