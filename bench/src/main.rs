@@ -58,7 +58,11 @@ async fn main() -> Result<()> {
             return Ok(());
         }
         [] | ["fleet"] => {}
-        _ => return Err(anyhow!("usage: bench [fleet | load create|get URL KEY SECONDS]")),
+        _ => {
+            return Err(anyhow!(
+                "usage: bench [fleet | load create|get URL KEY SECONDS]"
+            ));
+        }
     }
     let fleet_only = args.first().is_some_and(|a| a == "fleet");
     let settings = Settings {
