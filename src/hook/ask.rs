@@ -1,0 +1,320 @@
+//! Putting a tool call to the person through the sayso server, and reading the answer.
+//! Everything here is bounded by the hook's deadline; whatever goes wrong comes back as an
+//! `Err` with a one-line reason, which the caller turns into the safe fallback.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use tokio::time::Instant;
+use uuid::Uuid;
+
+use super::call::ToolCall;
+use super::describe::{self, ALLOW, ALLOW_SESSION, DENY};
+use super::reply::Verdict;
+use crate::client::http::Api;
+use crate::client::wait::wait_for_decision;
+
+/// How long the create keeps retrying a server that cannot be reached (within the deadline):
+/// a restart, not an outage.
+const CREATE_WINDOW: Duration = Duration::from_secs(10);
+/// How long the question stays open after the hook stops waiting, so a late answer is still
+/// recorded (and shown as late).
+const OPEN_AFTER_WAIT: Duration = Duration::from_secs(3600);
+/// The most answered decisions looked through for an "Allow for this session".
+const SESSION_PAGES: usize = 3;
+
+/// Why the person's answer could not be had.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoAnswer {
+    /// One line, for stderr and the reason the harness shows.
+    pub reason: String,
+}
+
+/// Asks the person and waits up to `wait`; `Ok` is the person's verdict.
+pub async fn ask_person(api: &Api, call: &ToolCall, wait: Duration) -> Result<Verdict, NoAnswer> {
+    let deadline = Instant::now() + wait;
+    // The last guard: nothing below may outlive the deadline, whatever a server does.
+    match tokio::time::timeout_at(deadline, ask_within(api, call, deadline, wait)).await {
+        Ok(result) => result,
+        Err(_) => Err(NoAnswer {
+            reason: format!("no answer from sayso in {}", words(wait)),
+        }),
+    }
+}
+
+async fn ask_within(
+    api: &Api,
+    call: &ToolCall,
+    deadline: Instant,
+    wait: Duration,
+) -> Result<Verdict, NoAnswer> {
+    let failed = |e: crate::client::http::Failure| NoAnswer {
+        reason: e.to_string().lines().next().unwrap_or_default().to_string(),
+    };
+    if let Some(session) = &call.session_id
+        && session_allowed(api, call, session, deadline)
+            .await
+            .map_err(failed)?
+    {
+        return Ok(Verdict::allow(format!(
+            "The person allowed {} for this session on sayso.",
+            call.tool_name
+        )));
+    }
+    let answer_by = (OffsetDateTime::now_utc() + wait)
+        .format(&Rfc3339)
+        .unwrap_or_default();
+    let body = create_body(call, &answer_by, wait);
+    let key = match &call.tool_use_id {
+        Some(id) => format!("hook-{}-{id}", call.harness.as_str()),
+        None => Uuid::new_v4().to_string(),
+    };
+    let url = api.url(&["v1", "decisions"]);
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    let handle = api
+        .send(
+            || {
+                api.request(Method::POST, url.clone(), remaining)
+                    .header("Idempotency-Key", &key)
+                    .json(&body)
+            },
+            (Instant::now() + CREATE_WINDOW).min(deadline),
+        )
+        .await
+        .map_err(failed)?;
+    let id = handle["decision_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let web_url = handle["web_url"].as_str().unwrap_or_default().to_string();
+    let expires_at = handle["expires_at"]
+        .as_str()
+        .and_then(|s| OffsetDateTime::parse(s, &Rfc3339).ok());
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    let d = wait_for_decision(api, &id, Some(remaining), expires_at)
+        .await
+        .map_err(|e| NoAnswer {
+            reason: format!("{}; still open at {web_url}", failed(e).reason),
+        })?;
+    verdict_of(&d, call, wait, &web_url)
+}
+
+/// The create request: a `choose` of the approval answers, with the `approval` object.
+pub fn create_body(call: &ToolCall, answer_by: &str, wait: Duration) -> Value {
+    let mut options = vec![ALLOW, DENY];
+    if call.session_id.is_some() {
+        options.push(ALLOW_SESSION);
+    }
+    let mut body = json!({
+        "question": describe::question(call),
+        "kind": "choose",
+        "options": options,
+        "allow_other": false,
+        "context_md": describe::context_md(call),
+        "ttl_seconds": (wait + OPEN_AFTER_WAIT).as_secs(),
+        "metadata": {"hook": {
+            "harness": call.harness.as_str(),
+            "session_id": call.session_id,
+            "tool_name": call.tool_name,
+            "tool_use_id": call.tool_use_id,
+        }},
+        "approval": describe::approval(call, answer_by),
+    });
+    if let Some(project) = call.cwd.as_deref().and_then(project_of) {
+        body["project"] = json!(project);
+    }
+    body
+}
+
+/// The project a call is filed under: the last part of its working directory.
+fn project_of(cwd: &str) -> Option<String> {
+    let name = std::path::Path::new(cwd).file_name()?.to_str()?;
+    Some(name.chars().take(100).collect())
+}
+
+/// Whether the person answered "Allow for this session" to this tool earlier in this
+/// session: the server keeps those answers, and the hook looks them up in the inbox's
+/// recent answered decisions of the same project.
+async fn session_allowed(
+    api: &Api,
+    call: &ToolCall,
+    session: &str,
+    deadline: Instant,
+) -> Result<bool, crate::client::http::Failure> {
+    let mut cursor: Option<String> = None;
+    for _ in 0..SESSION_PAGES {
+        let mut url = api.url(&["v1", "decisions"]);
+        {
+            let mut q = url.query_pairs_mut();
+            q.append_pair("status", "answered")
+                .append_pair("limit", "200");
+            if let Some(p) = call.cwd.as_deref().and_then(project_of) {
+                q.append_pair("project", &p);
+            }
+            if let Some(c) = &cursor {
+                q.append_pair("cursor", c);
+            }
+        }
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let page = api
+            .send(
+                || api.request(Method::GET, url.clone(), remaining),
+                (Instant::now() + CREATE_WINDOW).min(deadline),
+            )
+            .await?;
+        let empty = vec![];
+        let items = page["items"].as_array().unwrap_or(&empty);
+        let found = items.iter().any(|d| {
+            let hook = &d["metadata"]["hook"];
+            d["outcome"] == ALLOW_SESSION
+                && hook["harness"] == call.harness.as_str()
+                && hook["session_id"] == session
+                && hook["tool_name"] == call.tool_name.as_str()
+        });
+        if found {
+            return Ok(true);
+        }
+        match page["next"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => break,
+        }
+    }
+    Ok(false)
+}
+
+/// The verdict a resolved (or still pending) decision gives.
+fn verdict_of(
+    d: &Value,
+    call: &ToolCall,
+    wait: Duration,
+    web_url: &str,
+) -> Result<Verdict, NoAnswer> {
+    let remark = d["remark"]
+        .as_str()
+        .map(str::trim)
+        .filter(|r| !r.is_empty());
+    let status = d["status"].as_str().unwrap_or_default();
+    match (status, d["outcome"].as_str()) {
+        ("answered", Some(ALLOW)) => Ok(Verdict::Allow {
+            reason: with_remark("The person allowed this on sayso.", remark),
+            updated_input: edited_input(d, call),
+        }),
+        ("answered", Some(ALLOW_SESSION)) => Ok(Verdict::Allow {
+            reason: with_remark(
+                &format!(
+                    "The person allowed {} for this session on sayso.",
+                    call.tool_name
+                ),
+                remark,
+            ),
+            updated_input: edited_input(d, call),
+        }),
+        ("answered", Some(DENY)) | ("declined", _) => Ok(Verdict::deny(match remark {
+            Some(r) => format!("The person denied this on sayso: {r}"),
+            None => "The person denied this on sayso.".to_string(),
+        })),
+        ("pending", _) => Err(NoAnswer {
+            reason: format!("no answer in {}; still open at {web_url}", words(wait)),
+        }),
+        (other, _) => Err(NoAnswer {
+            reason: format!("the question was {other} without an answer ({web_url})"),
+        }),
+    }
+}
+
+/// The command the person edited before allowing, as the tool's new input; only where
+/// the harness runs an input handed back.
+fn edited_input(d: &Value, call: &ToolCall) -> Option<Value> {
+    let command = d["approval"]["edited_command"].as_str()?;
+    if !call.harness.accepts_updated_input() || call.command() == Some(command) {
+        return None;
+    }
+    let mut input = call.tool_input.clone();
+    input["command"] = json!(command);
+    Some(input)
+}
+
+fn with_remark(text: &str, remark: Option<&str>) -> String {
+    match remark {
+        Some(r) => format!("{text} Remark: {r}"),
+        None => text.to_string(),
+    }
+}
+
+/// A wait as people say it: "15 min", "40 s".
+pub fn words(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 60 && s.is_multiple_of(60) {
+        format!("{} min", s / 60)
+    } else {
+        format!("{s} s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hook::call::Harness;
+
+    fn bash() -> ToolCall {
+        ToolCall {
+            harness: Harness::Claude,
+            event: "PreToolUse".into(),
+            tool_name: "Bash".into(),
+            tool_input: json!({"command": "rm -rf build/", "description": "clean"}),
+            cwd: Some("/home/me/shop".into()),
+            session_id: Some("s1".into()),
+            tool_use_id: Some("toolu_1".into()),
+        }
+    }
+
+    #[test]
+    fn answers_become_verdicts() {
+        let c = bash();
+        let w = Duration::from_secs(900);
+        let d = json!({"status": "answered", "outcome": "Allow", "remark": null});
+        assert_eq!(verdict_of(&d, &c, w, "u").unwrap().word(), "allow");
+        let d = json!({"status": "answered", "outcome": "Deny", "remark": "use make clean"});
+        assert_eq!(
+            verdict_of(&d, &c, w, "u").unwrap(),
+            Verdict::deny("The person denied this on sayso: use make clean")
+        );
+        let d = json!({"status": "pending"});
+        assert_eq!(
+            verdict_of(&d, &c, w, "http://x/d/1").unwrap_err().reason,
+            "no answer in 15 min; still open at http://x/d/1"
+        );
+        let d = json!({"status": "expired", "outcome": null});
+        assert!(verdict_of(&d, &c, w, "u").is_err());
+    }
+
+    #[test]
+    fn an_edited_command_replaces_only_the_command() {
+        let d = json!({"status": "answered", "outcome": "Allow",
+            "approval": {"edited_command": "rm -rf build/cache"}});
+        let Verdict::Allow { updated_input, .. } =
+            verdict_of(&d, &bash(), Duration::from_secs(60), "u").unwrap()
+        else {
+            panic!("not allowed")
+        };
+        assert_eq!(
+            updated_input.unwrap(),
+            json!({"command": "rm -rf build/cache", "description": "clean"})
+        );
+    }
+
+    #[test]
+    fn the_create_body_offers_the_session_answer_only_with_a_session() {
+        let mut c = bash();
+        let body = create_body(&c, "2026-11-25T09:00:00Z", Duration::from_secs(900));
+        assert_eq!(body["options"], json!([ALLOW, DENY, ALLOW_SESSION]));
+        assert_eq!(body["project"], "shop");
+        assert_eq!(body["ttl_seconds"], 4500);
+        c.session_id = None;
+        let body = create_body(&c, "2026-11-25T09:00:00Z", Duration::from_secs(900));
+        assert_eq!(body["options"], json!([ALLOW, DENY]));
+    }
+}
