@@ -23,6 +23,8 @@ const CREATE_WINDOW: Duration = Duration::from_secs(10);
 /// How long the question stays open after the hook stops waiting, so a late answer is still
 /// recorded (and shown as late).
 const OPEN_AFTER_WAIT: Duration = Duration::from_secs(3600);
+/// How long past the deadline the wait may take to come back with the decision pending.
+const WAIT_GRACE: Duration = Duration::from_secs(2);
 /// The most answered decisions looked through for an "Allow for this session".
 const SESSION_PAGES: usize = 3;
 
@@ -36,33 +38,63 @@ pub struct NoAnswer {
 /// Asks the person and waits up to `wait`; `Ok` is the person's verdict.
 pub async fn ask_person(api: &Api, call: &ToolCall, wait: Duration) -> Result<Verdict, NoAnswer> {
     let deadline = Instant::now() + wait;
-    // The last guard: nothing below may outlive the deadline, whatever a server does.
-    match tokio::time::timeout_at(deadline, ask_within(api, call, deadline, wait)).await {
-        Ok(result) => result,
-        Err(_) => Err(NoAnswer {
-            reason: format!("no answer from sayso in {}", words(wait)),
+    // Guards on each step: nothing below may outlive the deadline, whatever a server does.
+    let asked = tokio::time::timeout_at(deadline, put_question(api, call, deadline, wait));
+    let (id, web_url, expires_at) = match asked.await {
+        Ok(Ok(Asked::Handle(id, web_url, expires_at))) => (id, web_url, expires_at),
+        Ok(Ok(Asked::AllowedForSession)) => {
+            return Ok(Verdict::allow(format!(
+                "The person allowed {} for this session on sayso.",
+                call.tool_name
+            )));
+        }
+        Ok(Err(e)) => return Err(e),
+        Err(_) => {
+            return Err(NoAnswer {
+                reason: format!("no answer from sayso in {}", words(wait)),
+            });
+        }
+    };
+    let no_answer = || NoAnswer {
+        reason: format!("no answer in {}; still open at {web_url}", words(wait)),
+    };
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    // The await returns the decision still pending at the deadline; the guard, a moment
+    // later, is for a server that stops answering.
+    let waited = tokio::time::timeout_at(
+        deadline + WAIT_GRACE,
+        wait_for_decision(api, &id, Some(remaining), expires_at),
+    );
+    match waited.await {
+        Ok(Ok(d)) => verdict_of(&d, call, wait, &web_url),
+        Ok(Err(e)) => Err(NoAnswer {
+            reason: format!("{}; still open at {web_url}", first_line(&e)),
         }),
+        Err(_) => Err(no_answer()),
     }
 }
 
-async fn ask_within(
+/// What asking gave: the decision's id, link and expiry, or an earlier "for this session".
+enum Asked {
+    Handle(String, String, Option<OffsetDateTime>),
+    AllowedForSession,
+}
+
+async fn put_question(
     api: &Api,
     call: &ToolCall,
     deadline: Instant,
     wait: Duration,
-) -> Result<Verdict, NoAnswer> {
+) -> Result<Asked, NoAnswer> {
     let failed = |e: crate::client::http::Failure| NoAnswer {
-        reason: e.to_string().lines().next().unwrap_or_default().to_string(),
+        reason: first_line(&e),
     };
     if let Some(session) = &call.session_id
         && session_allowed(api, call, session, deadline)
             .await
             .map_err(failed)?
     {
-        return Ok(Verdict::allow(format!(
-            "The person allowed {} for this session on sayso.",
-            call.tool_name
-        )));
+        return Ok(Asked::AllowedForSession);
     }
     let answer_by = (OffsetDateTime::now_utc() + wait)
         .format(&Rfc3339)
@@ -73,11 +105,10 @@ async fn ask_within(
         None => Uuid::new_v4().to_string(),
     };
     let url = api.url(&["v1", "decisions"]);
-    let remaining = deadline.saturating_duration_since(Instant::now());
     let handle = api
         .send(
             || {
-                api.request(Method::POST, url.clone(), remaining)
+                api.request(Method::POST, url.clone(), request_timeout(deadline))
                     .header("Idempotency-Key", &key)
                     .json(&body)
             },
@@ -93,13 +124,17 @@ async fn ask_within(
     let expires_at = handle["expires_at"]
         .as_str()
         .and_then(|s| OffsetDateTime::parse(s, &Rfc3339).ok());
-    let remaining = deadline.saturating_duration_since(Instant::now());
-    let d = wait_for_decision(api, &id, Some(remaining), expires_at)
-        .await
-        .map_err(|e| NoAnswer {
-            reason: format!("{}; still open at {web_url}", failed(e).reason),
-        })?;
-    verdict_of(&d, call, wait, &web_url)
+    Ok(Asked::Handle(id, web_url, expires_at))
+}
+
+/// A request may take until just past the deadline: the guard around it ends it first,
+/// with the plainer reason.
+fn request_timeout(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(1)
+}
+
+fn first_line(e: &crate::client::http::Failure) -> String {
+    e.to_string().lines().next().unwrap_or_default().to_string()
 }
 
 /// The create request: a `choose` of the approval answers, with the `approval` object.
@@ -158,10 +193,9 @@ async fn session_allowed(
                 q.append_pair("cursor", c);
             }
         }
-        let remaining = deadline.saturating_duration_since(Instant::now());
         let page = api
             .send(
-                || api.request(Method::GET, url.clone(), remaining),
+                || api.request(Method::GET, url.clone(), request_timeout(deadline)),
                 (Instant::now() + CREATE_WINDOW).min(deadline),
             )
             .await?;

@@ -118,12 +118,14 @@ async fn decide(harness: Harness, args: &HookArgs) -> Reply {
     };
     let policy = match policy::Policy::load(args.policy.as_deref(), call.cwd.as_deref()) {
         Ok(p) => p,
-        Err(why) => {
-            if args.explain {
-                println!("error: {why}");
-            }
-            return fallback(&call, args.fallback, &why);
+        Err(why) if args.explain => {
+            println!("error: {why}");
+            return Reply {
+                stdout: None,
+                exit: 1,
+            };
         }
+        Err(why) => return fallback(&call, args.fallback, &why),
     };
     let ruling = policy.decide(&call);
     if args.explain {
