@@ -133,6 +133,7 @@ fn spec(question: &str, body: KindSpec) -> DecisionSpec {
         callback_url: None,
         metadata: serde_json::Map::new(),
         default_outcome: None,
+        approval: None,
     }
 }
 

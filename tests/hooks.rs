@@ -10,6 +10,8 @@ mod fallbacks;
 mod harnesses;
 #[path = "hooks/install.rs"]
 mod install;
+#[path = "hooks/page.rs"]
+mod page;
 #[path = "hooks/policy.rs"]
 mod policy;
 #[path = "hooks/run.rs"]

@@ -23,6 +23,9 @@ pub struct DecisionSpec {
     pub metadata: Map<String, Value>,
     /// Applied on expiry; already checked to be a valid outcome for this decision.
     pub default_outcome: Option<Value>,
+    /// Set when the decision is a coding agent's tool approval (`sayso hook`, `approve`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<super::approval::ApprovalSpec>,
 }
 
 impl DecisionSpec {

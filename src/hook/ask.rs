@@ -232,20 +232,17 @@ fn verdict_of(
         .filter(|r| !r.is_empty());
     let status = d["status"].as_str().unwrap_or_default();
     match (status, d["outcome"].as_str()) {
-        ("answered", Some(ALLOW)) => Ok(Verdict::Allow {
-            reason: with_remark("The person allowed this on sayso.", remark),
-            updated_input: edited_input(d, call),
-        }),
-        ("answered", Some(ALLOW_SESSION)) => Ok(Verdict::Allow {
-            reason: with_remark(
-                &format!(
-                    "The person allowed {} for this session on sayso.",
-                    call.tool_name
-                ),
-                remark,
+        ("answered", Some(ALLOW)) => Ok(Verdict::allow(with_remark(
+            "The person allowed this on sayso.",
+            remark,
+        ))),
+        ("answered", Some(ALLOW_SESSION)) => Ok(Verdict::allow(with_remark(
+            &format!(
+                "The person allowed {} for this session on sayso.",
+                call.tool_name
             ),
-            updated_input: edited_input(d, call),
-        }),
+            remark,
+        ))),
         ("answered", Some(DENY)) | ("declined", _) => Ok(Verdict::deny(match remark {
             Some(r) => format!("The person denied this on sayso: {r}"),
             None => "The person denied this on sayso.".to_string(),
@@ -257,18 +254,6 @@ fn verdict_of(
             reason: format!("the question was {other} without an answer ({web_url})"),
         }),
     }
-}
-
-/// The command the person edited before allowing, as the tool's new input; only where
-/// the harness runs an input handed back.
-fn edited_input(d: &Value, call: &ToolCall) -> Option<Value> {
-    let command = d["approval"]["edited_command"].as_str()?;
-    if !call.harness.accepts_updated_input() || call.command() == Some(command) {
-        return None;
-    }
-    let mut input = call.tool_input.clone();
-    input["command"] = json!(command);
-    Some(input)
 }
 
 fn with_remark(text: &str, remark: Option<&str>) -> String {
@@ -323,21 +308,6 @@ mod tests {
         );
         let d = json!({"status": "expired", "outcome": null});
         assert!(verdict_of(&d, &c, w, "u").is_err());
-    }
-
-    #[test]
-    fn an_edited_command_replaces_only_the_command() {
-        let d = json!({"status": "answered", "outcome": "Allow",
-            "approval": {"edited_command": "rm -rf build/cache"}});
-        let Verdict::Allow { updated_input, .. } =
-            verdict_of(&d, &bash(), Duration::from_secs(60), "u").unwrap()
-        else {
-            panic!("not allowed")
-        };
-        assert_eq!(
-            updated_input.unwrap(),
-            json!({"command": "rm -rf build/cache", "description": "clean"})
-        );
     }
 
     #[test]

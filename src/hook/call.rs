@@ -3,6 +3,9 @@
 
 use serde_json::Value;
 
+use crate::domain::approval;
+pub use crate::domain::approval::Action;
+
 /// The harnesses `sayso hook` speaks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Harness {
@@ -35,11 +38,6 @@ impl Harness {
             Harness::Cursor => "Cursor",
         }
     }
-
-    /// Whether the harness runs a tool with the input the hook hands back (`updatedInput`).
-    pub fn accepts_updated_input(self) -> bool {
-        matches!(self, Harness::Claude | Harness::Codex)
-    }
 }
 
 /// A tool call about to run.
@@ -58,44 +56,7 @@ pub struct ToolCall {
     pub tool_use_id: Option<String>,
 }
 
-/// What a call does, as far as the person and the policy care.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Action<'a> {
-    /// A shell command.
-    Shell { command: &'a str },
-    /// A file written whole.
-    Write { path: &'a str, content: &'a str },
-    /// A file changed in place: the text replaced, or a patch.
-    Edit {
-        path: Option<&'a str>,
-        old: &'a str,
-        new: &'a str,
-    },
-    /// A patch in the `apply_patch` format.
-    Patch { patch: &'a str },
-    /// A URL fetched.
-    Fetch { url: &'a str },
-    /// Anything else: the tool's name and input are all there is.
-    Other,
-}
-
-/// Tools whose `command` is a shell command line.
-const SHELL_TOOLS: &[&str] = &[
-    "Bash",
-    "Shell",
-    "run_shell_command",
-    "bash",
-    "shell",
-    "powershell",
-    "local_shell",
-    "exec_command",
-];
-
 impl ToolCall {
-    fn str_field(&self, names: &[&str]) -> Option<&str> {
-        names.iter().find_map(|n| self.tool_input[*n].as_str())
-    }
-
     /// The shell command, for a shell tool.
     pub fn command(&self) -> Option<&str> {
         match self.action() {
@@ -106,38 +67,12 @@ impl ToolCall {
 
     /// The file the call touches, if it names one.
     pub fn path(&self) -> Option<&str> {
-        self.str_field(&["file_path", "path", "absolute_path", "notebook_path"])
+        approval::path_of(&self.tool_input)
     }
 
     /// What the call does.
     pub fn action(&self) -> Action<'_> {
-        let name = self.tool_name.as_str();
-        if SHELL_TOOLS.contains(&name)
-            && let Some(command) = self.str_field(&["command", "cmd"])
-        {
-            return Action::Shell { command };
-        }
-        if name == "apply_patch"
-            && let Some(patch) = self.str_field(&["input", "patch", "command"])
-        {
-            return Action::Patch { patch };
-        }
-        if let Some(url) = self.str_field(&["url"]) {
-            return Action::Fetch { url };
-        }
-        let path = self.path();
-        if let (Some(old), Some(new)) = (
-            self.str_field(&["old_string", "old_str"]),
-            self.str_field(&["new_string", "new_str"]),
-        ) {
-            return Action::Edit { path, old, new };
-        }
-        if let (Some(path), Some(content)) =
-            (path, self.str_field(&["content", "file_text", "contents"]))
-        {
-            return Action::Write { path, content };
-        }
-        Action::Other
+        approval::action_of(&self.tool_name, &self.tool_input)
     }
 }
 

@@ -5,10 +5,8 @@ use serde_json::{Map, Value, json};
 
 use super::call::{Action, ToolCall};
 
-/// The answers of an approval, as the page shows them and as the outcome holds them.
-pub const ALLOW: &str = "Allow";
-pub const DENY: &str = "Deny";
-pub const ALLOW_SESSION: &str = "Allow for this session";
+pub use crate::domain::approval::{ALLOW, ALLOW_SESSION, DENY};
+use crate::domain::approval::{size_in_words as size, unified_diff};
 
 /// Longest command or path quoted in the question.
 const QUESTION_QUOTE_CHARS: usize = 300;
@@ -86,28 +84,8 @@ pub fn approval(call: &ToolCall, answer_by: &str) -> Value {
     if let Some(s) = &call.session_id {
         a.insert("session_id".into(), json!(s));
     }
-    let editable = call.harness.accepts_updated_input() && call.command().is_some();
-    a.insert("editable".into(), json!(editable));
     a.insert("answer_by".into(), json!(answer_by));
     Value::Object(a)
-}
-
-/// A unified diff of one replacement: every old line removed, every new line added.
-pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
-    let old_lines: Vec<&str> = old.lines().collect();
-    let new_lines: Vec<&str> = new.lines().collect();
-    let mut d = format!(
-        "--- a/{path}\n+++ b/{path}\n@@ -1,{} +1,{} @@\n",
-        old_lines.len(),
-        new_lines.len()
-    );
-    for l in &old_lines {
-        d.push_str(&format!("-{l}\n"));
-    }
-    for l in &new_lines {
-        d.push_str(&format!("+{l}\n"));
-    }
-    d
 }
 
 /// A fenced code block long enough that no run of backticks inside can close it.
@@ -130,15 +108,6 @@ fn cut(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         Some((at, _)) => format!("{}…", &s[..at]),
         None => s.to_string(),
-    }
-}
-
-/// A byte count as people read it.
-pub fn size(bytes: usize) -> String {
-    match bytes {
-        b if b < 1024 => format!("{b} bytes"),
-        b if b < 1024 * 1024 => format!("{:.1} KiB", b as f64 / 1024.0),
-        b => format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0)),
     }
 }
 

@@ -209,6 +209,9 @@ pub fn answer_page(
     sent: Option<&Submitted>,
     errors: &PageErrors,
 ) -> Response {
+    if let Some(a) = &d.spec.approval {
+        return super::approval::approval_page(status, token, d, a, sent, errors);
+    }
     let now = OffsetDateTime::now_utc();
     let open = d.is_open_at(now);
     let body = open.then(|| view::body(d, sent, errors));
