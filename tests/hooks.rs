@@ -4,6 +4,8 @@
 
 mod common;
 
+#[path = "hooks/approve.rs"]
+mod approve;
 #[path = "hooks/fallbacks.rs"]
 mod fallbacks;
 #[path = "hooks/harnesses.rs"]

@@ -5,17 +5,18 @@
 use std::time::Duration;
 
 use reqwest::Method;
-use serde_json::{Value, json};
+use serde_json::Value;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use tokio::time::Instant;
 use uuid::Uuid;
 
 use super::call::ToolCall;
-use super::describe::{self, ALLOW, ALLOW_SESSION, DENY};
 use super::reply::Verdict;
 use crate::client::http::Api;
 use crate::client::wait::wait_for_decision;
+use crate::domain::approval::{ALLOW, ALLOW_SESSION, DENY};
+use crate::render::approval::{self, project_of};
 
 /// How long the create keeps retrying a server that cannot be reached (within the deadline):
 /// a restart, not an outage.
@@ -137,37 +138,10 @@ fn first_line(e: &crate::client::http::Failure) -> String {
     e.to_string().lines().next().unwrap_or_default().to_string()
 }
 
-/// The create request: a `choose` of the approval answers, with the `approval` object.
+/// The create request of the call's approval.
 pub fn create_body(call: &ToolCall, answer_by: &str, wait: Duration) -> Value {
-    let mut options = vec![ALLOW, DENY];
-    if call.session_id.is_some() {
-        options.push(ALLOW_SESSION);
-    }
-    let mut body = json!({
-        "question": describe::question(call),
-        "kind": "choose",
-        "options": options,
-        "allow_other": false,
-        "context_md": describe::context_md(call),
-        "ttl_seconds": (wait + OPEN_AFTER_WAIT).as_secs(),
-        "metadata": {"hook": {
-            "harness": call.harness.as_str(),
-            "session_id": call.session_id,
-            "tool_name": call.tool_name,
-            "tool_use_id": call.tool_use_id,
-        }},
-        "approval": describe::approval(call, answer_by),
-    });
-    if let Some(project) = call.cwd.as_deref().and_then(project_of) {
-        body["project"] = json!(project);
-    }
-    body
-}
-
-/// The project a call is filed under: the last part of its working directory.
-fn project_of(cwd: &str) -> Option<String> {
-    let name = std::path::Path::new(cwd).file_name()?.to_str()?;
-    Some(name.chars().take(100).collect())
+    let ttl = (wait + OPEN_AFTER_WAIT).as_secs();
+    approval::create_body(&call.as_ref(), answer_by, ttl)
 }
 
 /// Whether the person answered "Allow for this session" to this tool earlier in this
@@ -277,6 +251,7 @@ pub fn words(d: Duration) -> String {
 mod tests {
     use super::*;
     use crate::hook::call::Harness;
+    use serde_json::json;
 
     fn bash() -> ToolCall {
         ToolCall {
@@ -308,17 +283,5 @@ mod tests {
         );
         let d = json!({"status": "expired", "outcome": null});
         assert!(verdict_of(&d, &c, w, "u").is_err());
-    }
-
-    #[test]
-    fn the_create_body_offers_the_session_answer_only_with_a_session() {
-        let mut c = bash();
-        let body = create_body(&c, "2026-11-25T09:00:00Z", Duration::from_secs(900));
-        assert_eq!(body["options"], json!([ALLOW, DENY, ALLOW_SESSION]));
-        assert_eq!(body["project"], "shop");
-        assert_eq!(body["ttl_seconds"], 4500);
-        c.session_id = None;
-        let body = create_body(&c, "2026-11-25T09:00:00Z", Duration::from_secs(900));
-        assert_eq!(body["options"], json!([ALLOW, DENY]));
     }
 }

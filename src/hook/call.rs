@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::domain::approval;
 pub use crate::domain::approval::Action;
+use crate::render::approval::ToolCallRef;
 
 /// The harnesses `sayso hook` speaks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -27,17 +28,6 @@ impl Harness {
             Harness::Cursor => "cursor",
         }
     }
-
-    /// The product's own name, as the person knows it.
-    pub fn title(self) -> &'static str {
-        match self {
-            Harness::Claude => "Claude Code",
-            Harness::Codex => "Codex",
-            Harness::Gemini => "Gemini CLI",
-            Harness::Copilot => "Copilot CLI",
-            Harness::Cursor => "Cursor",
-        }
-    }
 }
 
 /// A tool call about to run.
@@ -57,6 +47,18 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
+    /// The call as the approval's phrasing and create request take it.
+    pub fn as_ref(&self) -> ToolCallRef<'_> {
+        ToolCallRef {
+            harness: self.harness.as_str(),
+            tool_name: &self.tool_name,
+            tool_input: &self.tool_input,
+            cwd: self.cwd.as_deref(),
+            session_id: self.session_id.as_deref(),
+            tool_use_id: self.tool_use_id.as_deref(),
+        }
+    }
+
     /// The shell command, for a shell tool.
     pub fn command(&self) -> Option<&str> {
         match self.action() {

@@ -12,7 +12,6 @@ mod call;
 mod claude;
 mod copilot;
 mod cursor;
-mod describe;
 mod gemini;
 mod glob;
 pub mod install;
@@ -31,7 +30,6 @@ use crate::client::args::ServerArgs;
 use crate::client::http::Api;
 
 pub use call::{Harness, ToolCall};
-pub use describe::{ALLOW, ALLOW_SESSION, DENY};
 pub use reply::{Reply, Verdict};
 
 /// The default wait for the person: 15 minutes.

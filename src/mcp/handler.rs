@@ -14,6 +14,9 @@ use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
+#[path = "approve.rs"]
+pub(super) mod approve;
+
 use super::questions;
 use super::tools::{self, Arguments};
 use crate::domain::inbox::Inbox;
@@ -54,6 +57,7 @@ impl SaysoMcp {
             tools::CANCEL_DECISION => self.cancel_decision(inbox, &args).await,
             tools::LIST_TODOS => self.list_todos(inbox, &args).await,
             tools::ASK_USER_QUESTION => self.ask_user_question(inbox, args).await,
+            approve::NAME => return Ok(self.approve(inbox, &args).await),
             other => {
                 return Err(ErrorData::invalid_params(
                     format!("there is no tool named {other:?}"),

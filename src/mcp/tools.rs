@@ -33,6 +33,7 @@ pub fn all() -> Vec<Tool> {
         get_decision(),
         cancel_decision(),
         list_todos(),
+        super::handler::approve::tool(),
     ]
 }
 
@@ -261,7 +262,7 @@ mod tests {
     #[test]
     fn every_tool_has_a_description_and_an_object_schema() {
         let tools = all();
-        assert_eq!(tools.len(), 6);
+        assert_eq!(tools.len(), 7);
         for t in tools {
             assert!(t.description.as_deref().is_some_and(|d| d.len() > 80));
             assert_eq!(t.input_schema.get("type"), Some(&json!("object")));

@@ -100,7 +100,7 @@ pub fn approval_page(
         project: d.spec.project.clone(),
         expires_in: open.then(|| render::time_left(d.expires_at, now)),
         expires_iso: render::iso(d.expires_at),
-        agent: agent_name(&a.harness),
+        agent: render::approval::agent_name(&a.harness).to_string(),
         tool_name: a.tool_name.clone(),
         what: what(&a.tool_name, &input),
         cwd: a.cwd.clone(),
@@ -124,18 +124,6 @@ pub fn approval_page(
         allow_session: ALLOW_SESSION,
     };
     render(status, &page)
-}
-
-fn agent_name(harness: &str) -> String {
-    match harness {
-        "claude" => "Claude Code",
-        "codex" => "Codex",
-        "gemini" => "Gemini CLI",
-        "copilot" => "Copilot CLI",
-        "cursor" => "Cursor",
-        other => other,
-    }
-    .to_string()
 }
 
 fn what(tool_name: &str, input: &Value) -> What {
