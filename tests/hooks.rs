@@ -12,6 +12,8 @@ mod fallbacks;
 mod harnesses;
 #[path = "hooks/install.rs"]
 mod install;
+#[path = "hooks/notify.rs"]
+mod notify;
 #[path = "hooks/page.rs"]
 mod page;
 #[path = "hooks/policy.rs"]

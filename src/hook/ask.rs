@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use super::call::ToolCall;
 use super::reply::Verdict;
+use crate::client::args::NotifyArg;
 use crate::client::http::Api;
 use crate::client::wait::wait_for_decision;
 use crate::domain::approval::{ALLOW, ALLOW_SESSION, DENY};
@@ -37,10 +38,15 @@ pub struct NoAnswer {
 }
 
 /// Asks the person and waits up to `wait`; `Ok` is the person's verdict.
-pub async fn ask_person(api: &Api, call: &ToolCall, wait: Duration) -> Result<Verdict, NoAnswer> {
+pub async fn ask_person(
+    api: &Api,
+    call: &ToolCall,
+    wait: Duration,
+    notify: Option<NotifyArg>,
+) -> Result<Verdict, NoAnswer> {
     let deadline = Instant::now() + wait;
     // Guards on each step: nothing below may outlive the deadline, whatever a server does.
-    let asked = tokio::time::timeout_at(deadline, put_question(api, call, deadline, wait));
+    let asked = tokio::time::timeout_at(deadline, put_question(api, call, deadline, wait, notify));
     let (id, web_url, expires_at) = match asked.await {
         Ok(Ok(Asked::Handle(id, web_url, expires_at))) => (id, web_url, expires_at),
         Ok(Ok(Asked::AllowedForSession)) => {
@@ -86,6 +92,7 @@ async fn put_question(
     call: &ToolCall,
     deadline: Instant,
     wait: Duration,
+    notify: Option<NotifyArg>,
 ) -> Result<Asked, NoAnswer> {
     let failed = |e: crate::client::http::Failure| NoAnswer {
         reason: first_line(&e),
@@ -100,7 +107,10 @@ async fn put_question(
     let answer_by = (OffsetDateTime::now_utc() + wait)
         .format(&Rfc3339)
         .unwrap_or_default();
-    let body = create_body(call, &answer_by, wait);
+    let mut body = create_body(call, &answer_by, wait);
+    if let Some(n) = notify {
+        body["notify"] = Value::from(n.as_str());
+    }
     let key = match &call.tool_use_id {
         Some(id) => format!("hook-{}-{id}", call.harness.as_str()),
         None => Uuid::new_v4().to_string(),

@@ -26,7 +26,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
-use crate::client::args::ServerArgs;
+use crate::client::args::{NotifyArg, ServerArgs};
 use crate::client::http::Api;
 
 pub use call::{Harness, ToolCall};
@@ -79,6 +79,9 @@ pub struct HookArgs {
     /// ~/.config/sayso/policy.json; none: read-only tools allowed, the rest asked].
     #[arg(long, env = "SAYSO_HOOK_POLICY")]
     pub policy: Option<PathBuf>,
+    /// How the person hears of the question [server default: push].
+    #[arg(long, env = "SAYSO_HOOK_NOTIFY", value_enum)]
+    pub notify: Option<NotifyArg>,
     /// Print which rule decides this call and what it decides, then exit; asks nobody.
     #[arg(long)]
     pub explain: bool,
@@ -147,7 +150,7 @@ async fn decide(harness: Harness, args: &HookArgs) -> Reply {
                 Err(e) => return fallback(&call, args.fallback, &e.to_string()),
             };
             let wait = Duration::from_secs(args.timeout_s);
-            match ask::ask_person(&api, &call, wait).await {
+            match ask::ask_person(&api, &call, wait, args.notify).await {
                 Ok(v) => v,
                 Err(no) => return fallback(&call, args.fallback, &no.reason),
             }

@@ -18,6 +18,7 @@ use time::OffsetDateTime;
 use super::{Courier, Delivering, Delivery};
 use crate::domain::Decision;
 use crate::domain::answer_text::answer_text;
+use crate::domain::approval::{ALLOW, DENY};
 use crate::domain::outbox::{Channel, Purpose};
 use crate::domain::spec::{ChoiceOption, FieldInput, KindSpec};
 use crate::render::{format_time, heading, render_markdown, time_left};
@@ -306,6 +307,8 @@ struct AskMail {
     expires_in: String,
     expires_at: String,
     web_url: String,
+    /// A tool approval's answers, each a link to the page asking to confirm it.
+    confirm_links: Vec<(String, String)>,
 }
 
 impl AskMail {
@@ -364,6 +367,13 @@ impl AskMail {
             expires_in: time_left(decision.expires_at, now),
             expires_at: format_time(decision.expires_at),
             web_url: web_url.to_owned(),
+            confirm_links: match &spec.approval {
+                Some(_) => [ALLOW, DENY]
+                    .iter()
+                    .map(|a| (a.to_string(), format!("{web_url}?confirm={a}")))
+                    .collect(),
+                None => Vec::new(),
+            },
         }
     }
 }

@@ -10,6 +10,7 @@
 //!   answer page when tapped; a reminder comes at high priority. A `bool` decision gets two
 //!   buttons that answer from the notification itself: HTTP actions posting
 //!   `{"value": "yes"}` / `{"value": "no"}` as JSON to the answer link, and then clearing it.
+//!   A tool approval gets Allow and Deny buttons the same way (`{"value": "Allow"}`, …).
 //! - `resolved`: the notification is replaced (same sequence id), not deleted: a short
 //!   "Answered" / "Declined" / "Expired" / "Cancelled" note at low priority, with no buttons, so
 //!   the person sees that it is settled without being alerted again. On a server older than
@@ -24,6 +25,7 @@ use url::Url;
 use super::http_client::{client_builder, delivery_for_error, delivery_for_status};
 use super::{Courier, Delivering, Delivery};
 use crate::domain::answer_text::answer_text;
+use crate::domain::approval::{ALLOW, DENY};
 use crate::domain::outbox::{Channel, Purpose};
 use crate::domain::spec::KindSpec;
 use crate::domain::{Decision, Status};
@@ -140,6 +142,14 @@ fn ask_message(decision: &Decision, web_url: &str, reminder: bool) -> Value {
         msg["actions"] = json!([
             answer_action(yes_label, web_url, "yes"),
             answer_action(no_label, web_url, "no"),
+        ]);
+    }
+    // A tool approval: Allow and Deny right from the notification ("for this session"
+    // and a reason need the page).
+    if decision.spec.approval.is_some() {
+        msg["actions"] = json!([
+            answer_action(ALLOW, web_url, ALLOW),
+            answer_action(DENY, web_url, DENY),
         ]);
     }
     msg

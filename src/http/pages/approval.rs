@@ -40,6 +40,9 @@ pub struct ApprovalPage {
     pub with_session: bool,
     /// Set once the agent has stopped waiting for this answer.
     pub stopped_waiting: Option<String>,
+    /// The one answer a notification's link asked to confirm (`?confirm=Allow`): the page
+    /// then offers that button alone, still only a POST decides.
+    pub confirm: Option<&'static str>,
     pub remark: String,
     pub errors: Vec<String>,
     pub result: Option<Outcome>,
@@ -89,8 +92,13 @@ pub fn approval_page(
     a: &ApprovalSpec,
     sent: Option<&Submitted>,
     errors: &PageErrors,
+    confirm: Option<&str>,
 ) -> Response {
     let now = OffsetDateTime::now_utc();
+    let confirm = [ALLOW, DENY, ALLOW_SESSION]
+        .into_iter()
+        .find(|label| confirm == Some(*label))
+        .filter(|label| *label != ALLOW_SESSION || a.session_id.is_some());
     let open = d.is_open_at(now);
     let input = Value::Object(a.tool_input.clone());
     let stopped = a.answer_by.filter(|by| *by <= now);
@@ -113,6 +121,7 @@ pub fn approval_page(
                 render::format_time(stopped.unwrap_or(now))
             )
         }),
+        confirm,
         remark: sent
             .and_then(|s| s.get("remark"))
             .unwrap_or_default()
