@@ -35,6 +35,10 @@ pub struct ApprovalSpec {
     /// When the agent stops waiting; an answer after it is recorded and shown as late.
     #[serde(with = "time::serde::rfc3339::option", default)]
     pub answer_by: Option<OffsetDateTime>,
+    /// The agent runs an edited command handed back (Claude Code's and Codex's
+    /// `updatedInput`): the page lets the person change the command before allowing.
+    #[serde(default)]
+    pub editable: bool,
 }
 
 const FIELDS: &[&str] = &[
@@ -44,6 +48,7 @@ const FIELDS: &[&str] = &[
     "cwd",
     "session_id",
     "answer_by",
+    "editable",
 ];
 
 /// Reads the `approval` object of a create request.
@@ -118,7 +123,11 @@ pub fn parse_approval(
                 None
             }
         });
+    let editable = read::get(obj, "editable")
+        .and_then(|v| read::boolean(v, "approval.editable", issues))
+        .unwrap_or(false);
     Some(ApprovalSpec {
+        editable,
         harness: harness?,
         tool_name: tool_name?,
         tool_input: tool_input?,
@@ -161,6 +170,35 @@ pub fn check_body(approval: &ApprovalSpec, body: &mut KindSpec, issues: &mut Iss
         issues.push("multi", "an approval takes one answer");
     }
     *allow_other = false;
+}
+
+/// The most characters of an edited command.
+pub const MAX_COMMAND_CHARS: usize = 10_000;
+
+/// The command the person edited before allowing, when it changes the call; `None` for any
+/// other answer, or a command left as it was. A command for an approval that cannot be
+/// edited is an issue at `command`.
+pub fn edited_command(
+    approval: &ApprovalSpec,
+    outcome: Option<&Value>,
+    command: Option<&str>,
+    issues: &mut Issues,
+) -> Option<String> {
+    let allowed = matches!(outcome.and_then(Value::as_str), Some(ALLOW | ALLOW_SESSION));
+    let command = command.map(str::trim).filter(|c| !c.is_empty())?;
+    let input = Value::Object(approval.tool_input.clone());
+    let original = match action_of(&approval.tool_name, &input) {
+        Action::Shell { command } => command.trim(),
+        _ => "",
+    };
+    if !allowed || command == original {
+        return None;
+    }
+    if !approval.editable || original.is_empty() {
+        issues.push("command", "this approval's command cannot be edited");
+        return None;
+    }
+    read::check_len(command, "command", issues, 1, MAX_COMMAND_CHARS).then(|| command.to_string())
 }
 
 /// What a tool call does, as far as the person and a policy care.

@@ -98,6 +98,10 @@ pub struct AnswerInput {
     pub other: Option<String>,
     #[serde(default)]
     pub remark: Option<String>,
+    /// A tool approval whose command may be edited: the command as the person changed it
+    /// before allowing (ignored with Deny, and when unchanged).
+    #[serde(default)]
+    pub command: Option<String>,
 }
 
 /// The action of an answer request.

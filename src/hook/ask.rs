@@ -73,7 +73,29 @@ pub async fn ask_person(
         wait_for_decision(api, &id, Some(remaining), expires_at),
     );
     match waited.await {
-        Ok(Ok(d)) => verdict_of(&d, call, wait, &web_url),
+        Ok(Ok(d)) => {
+            let mut verdict = verdict_of(&d, call, wait, &web_url)?;
+            if let Verdict::Allow { updated_input, .. } = &mut verdict
+                && d["custom"] == true
+            {
+                // The person edited the command: the harness runs that one, or nothing.
+                let edited = tokio::time::timeout_at(
+                    deadline + WAIT_GRACE,
+                    edited_input(api, call, &id, deadline),
+                );
+                match edited.await {
+                    Ok(Some(input)) => *updated_input = Some(input),
+                    _ => {
+                        return Err(NoAnswer {
+                            reason: format!(
+                                "the person edited the command, but it could not be read ({web_url})"
+                            ),
+                        });
+                    }
+                }
+            }
+            Ok(verdict)
+        }
         Ok(Err(e)) => Err(NoAnswer {
             reason: format!("{}; still open at {web_url}", first_line(&e)),
         }),
@@ -238,6 +260,27 @@ fn verdict_of(
             reason: format!("the question was {other} without an answer ({web_url})"),
         }),
     }
+}
+
+/// The call's input with the command the person edited before allowing, read from the
+/// decision's `answered` event.
+async fn edited_input(api: &Api, call: &ToolCall, id: &str, deadline: Instant) -> Option<Value> {
+    let url = api.url(&["v1", "decisions", id, "events"]);
+    let events = api
+        .send(
+            || api.request(Method::GET, url.clone(), request_timeout(deadline)),
+            (Instant::now() + CREATE_WINDOW).min(deadline + WAIT_GRACE),
+        )
+        .await
+        .ok()?;
+    let command = events["items"]
+        .as_array()?
+        .iter()
+        .rev()
+        .find_map(|e| e["detail"]["edited_command"].as_str())?;
+    let mut input = call.tool_input.clone();
+    input["command"] = Value::from(command);
+    Some(input)
 }
 
 fn with_remark(text: &str, remark: Option<&str>) -> String {

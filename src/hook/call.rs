@@ -18,6 +18,12 @@ pub enum Harness {
 }
 
 impl Harness {
+    /// Whether the harness runs a tool with the input the hook hands back (`updatedInput`),
+    /// so the person may edit the command before allowing.
+    pub fn accepts_updated_input(self) -> bool {
+        matches!(self, Harness::Claude | Harness::Codex)
+    }
+
     /// The word used on the command line, in policy rules and in the decision's metadata.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -56,6 +62,7 @@ impl ToolCall {
             cwd: self.cwd.as_deref(),
             session_id: self.session_id.as_deref(),
             tool_use_id: self.tool_use_id.as_deref(),
+            editable: self.harness.accepts_updated_input(),
         }
     }
 

@@ -32,7 +32,14 @@ pub fn parse(harness: Harness, v: &Value) -> Result<ToolCall, String> {
 pub fn reply(call: &ToolCall, verdict: &Verdict) -> Reply {
     if call.event == PERMISSION_REQUEST {
         let decision = match verdict {
-            Verdict::Allow { .. } => json!({"behavior": "allow"}),
+            Verdict::Allow { updated_input, .. } => {
+                let mut d = Map::new();
+                d.insert("behavior".into(), json!("allow"));
+                if let Some(input) = updated_input {
+                    d.insert("updatedInput".into(), input.clone());
+                }
+                Value::Object(d)
+            }
             Verdict::Deny { reason } => json!({"behavior": "deny", "message": reason}),
             // No answer leaves the dialog to the person at the terminal.
             Verdict::Ask { .. } => return Reply::nothing(),
@@ -48,6 +55,13 @@ pub fn reply(call: &ToolCall, verdict: &Verdict) -> Reply {
     out.insert("hookEventName".into(), json!(PRE_TOOL_USE));
     out.insert("permissionDecision".into(), json!(verdict.word()));
     out.insert("permissionDecisionReason".into(), json!(verdict.reason()));
+    if let Verdict::Allow {
+        updated_input: Some(input),
+        ..
+    } = verdict
+    {
+        out.insert("updatedInput".into(), input.clone());
+    }
     Reply::json(json!({ "hookSpecificOutput": out }))
 }
 
@@ -89,11 +103,18 @@ mod tests {
     #[test]
     fn permission_request_answers_with_a_behavior_or_nothing() {
         let call = parse(Harness::Claude, &input("PermissionRequest")).unwrap();
-        let r = reply(&call, &Verdict::allow("ok"));
+        let edited = json!({"command": "rm -rf build/cache"});
+        let r = reply(
+            &call,
+            &Verdict::Allow {
+                reason: "ok".into(),
+                updated_input: Some(edited.clone()),
+            },
+        );
         assert_eq!(
             r.stdout.unwrap(),
             json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
-                "decision": {"behavior": "allow"}}})
+                "decision": {"behavior": "allow", "updatedInput": edited}}})
         );
         assert_eq!(reply(&call, &Verdict::ask("x")), Reply::nothing());
     }

@@ -5,8 +5,11 @@ use serde_json::Value;
 /// The hook's answer about one tool call.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
-    /// Run it.
-    Allow { reason: String },
+    /// Run it; with `updated_input`, run this input instead (an edited command).
+    Allow {
+        reason: String,
+        updated_input: Option<Value>,
+    },
     /// Do not run it; the reason reaches the model.
     Deny { reason: String },
     /// Hand the question back to the harness's own prompt in the terminal.
@@ -17,6 +20,7 @@ impl Verdict {
     pub fn allow(reason: impl Into<String>) -> Verdict {
         Verdict::Allow {
             reason: reason.into(),
+            updated_input: None,
         }
     }
 
@@ -43,7 +47,7 @@ impl Verdict {
 
     pub fn reason(&self) -> &str {
         match self {
-            Verdict::Allow { reason } | Verdict::Deny { reason } | Verdict::Ask { reason } => {
+            Verdict::Allow { reason, .. } | Verdict::Deny { reason } | Verdict::Ask { reason } => {
                 reason
             }
         }

@@ -97,6 +97,8 @@ impl SaysoMcp {
             cwd: text("cwd"),
             session_id: None,
             tool_use_id: text("tool_use_id"),
+            // Claude Code runs the `updatedInput` it is handed.
+            editable: true,
         };
         let answer_by = (OffsetDateTime::now_utc() + wait)
             .format(&Rfc3339)
@@ -120,6 +122,12 @@ impl SaysoMcp {
         Ok(
             match (d.status, d.outcome.as_ref().and_then(Value::as_str)) {
                 (Status::Answered, Some(ALLOW | ALLOW_SESSION)) => {
+                    let mut input = input;
+                    if d.custom
+                        && let Some(command) = self.edited_command(inbox, d.id).await
+                    {
+                        input["command"] = json!(command);
+                    }
                     json!({"behavior": "allow", "updatedInput": input})
                 }
                 (Status::Answered | Status::Declined, _) => deny(&match remark {
@@ -143,6 +151,17 @@ impl SaysoMcp {
                 )),
             },
         )
+    }
+}
+
+impl SaysoMcp {
+    /// The command the person edited before allowing, from the `answered` event.
+    async fn edited_command(&self, inbox: &Inbox, id: uuid::Uuid) -> Option<String> {
+        let events = self.svc.decision_events(inbox, id).await.ok()?;
+        events
+            .iter()
+            .rev()
+            .find_map(|e| e.detail["edited_command"].as_str().map(str::to_string))
     }
 }
 

@@ -24,6 +24,8 @@ pub struct ToolCallRef<'a> {
     pub cwd: Option<&'a str>,
     pub session_id: Option<&'a str>,
     pub tool_use_id: Option<&'a str>,
+    /// The agent runs a changed input handed back, so the person may edit the command.
+    pub editable: bool,
 }
 
 /// The agent's own name, as the person knows it.
@@ -117,6 +119,11 @@ pub fn create_body(call: &ToolCallRef, answer_by: &str, ttl_seconds: u64) -> Val
         approval.insert("session_id".into(), json!(s));
     }
     approval.insert("answer_by".into(), json!(answer_by));
+    let is_shell = matches!(
+        action_of(call.tool_name, call.tool_input),
+        Action::Shell { .. }
+    );
+    approval.insert("editable".into(), json!(call.editable && is_shell));
     let mut body = json!({
         "question": question(call),
         "kind": "choose",
@@ -179,6 +186,7 @@ mod tests {
             cwd: Some("/home/me/repo"),
             session_id: Some("abc"),
             tool_use_id: None,
+            editable: true,
         }
     }
 
@@ -220,6 +228,7 @@ mod tests {
         assert_eq!(body["options"], json!([ALLOW, DENY, ALLOW_SESSION]));
         assert_eq!(body["project"], "repo");
         assert_eq!(body["approval"]["session_id"], "abc");
+        assert_eq!(body["approval"]["editable"], true);
         c.session_id = None;
         let body = create_body(&c, "2026-11-25T09:00:00Z", 4500);
         assert_eq!(body["options"], json!([ALLOW, DENY]));

@@ -1,5 +1,5 @@
-//! The `approve` MCP tool through the official Python MCP SDK: the person's Allow comes back
-//! as `{"behavior": "allow", "updatedInput": …}`, a Deny with its remark as the message, and
+//! The `approve` MCP tool through the official Python MCP SDK: the person's Allow (here with
+//! the command edited) comes back as `{"behavior": "allow", "updatedInput": …}`, a Deny with its remark as the message, and
 //! no answer in time as a deny.
 
 use std::path::PathBuf;
@@ -44,7 +44,7 @@ async fn approve_answers_claude_codes_permission_json() {
         .expect("python starts");
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let answers = [
-        json!({"value": "Allow"}),
+        json!({"value": "Allow", "command": "rm -rf build/cache"}),
         json!({"value": "Deny", "remark": "no secrets in .env"}),
     ];
     let mut texts: Vec<Value> = Vec::new();
@@ -78,7 +78,7 @@ async fn approve_answers_claude_codes_permission_json() {
         |i: usize| -> Value { serde_json::from_str(texts[i]["text"].as_str().unwrap()).unwrap() };
     assert_eq!(
         text(0),
-        json!({"behavior": "allow", "updatedInput": {"command": "rm -rf build/", "description": "clean"}})
+        json!({"behavior": "allow", "updatedInput": {"command": "rm -rf build/cache", "description": "clean"}})
     );
     assert_eq!(
         text(1),

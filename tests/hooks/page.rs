@@ -225,3 +225,84 @@ async fn an_approval_takes_only_its_own_answers() {
         .await;
     assert_eq!(status, 422, "no Other on an approval: {body}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_edited_before_allowing_goes_back_as_updated_input() {
+    let (_db, srv) = server().await;
+    let dir = Dir::new();
+    let cwd = dir.path().display().to_string();
+    for event in ["PreToolUse", "PermissionRequest"] {
+        let input = claude_input(event, &cwd, "sess-e", "rm -rf build/");
+        let cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+        let (child, started) = start(cmd, &input).await;
+        let d = pending_decision(&srv).await;
+        let web_url = d["web_url"].as_str().unwrap();
+        let (_, html, _) = page(&srv, web_url).await;
+        assert!(
+            html.contains("name=\"command\" id=\"command\"")
+                && html.contains(">rm -rf build/</textarea>"),
+            "{html}"
+        );
+        assert_eq!(
+            post_form(&srv, web_url, "command=rm+-rf+build%2Fcache&value=Allow").await,
+            303
+        );
+        let out = finish(child, started).await;
+        let edited = json!({"command": "rm -rf build/cache", "description": "Remove the build output",
+            "timeout": 120000, "run_in_background": false});
+        let expected = if event == "PreToolUse" {
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+                "permissionDecisionReason": "The person allowed this on sayso.", "updatedInput": edited}})
+        } else {
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                "decision": {"behavior": "allow", "updatedInput": edited}}})
+        };
+        assert_eq!(out.stdout, expected, "{event}");
+        let (_, html, _) = page(&srv, web_url).await;
+        assert!(html.contains("Allowed, with the command edited"), "{html}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_an_editable_approval_takes_a_command_and_deny_ignores_it() {
+    let (_db, srv) = server().await;
+    let mut body = approval_body(
+        "Bash",
+        json!({"command": "make deploy"}),
+        "2099-01-01T00:00:00Z",
+    );
+    let h = srv.create(body.clone()).await;
+    let web_url = h["web_url"].as_str().unwrap();
+    let (_, html, _) = page(&srv, web_url).await;
+    assert!(!html.contains("name=\"command\""), "not editable: {html}");
+    let (status, err) = srv
+        .answer(
+            web_url,
+            json!({"value": "Allow", "command": "make deploy-all"}),
+        )
+        .await;
+    assert_eq!(status, 422, "{err}");
+    assert_eq!(err["error"]["details"][0]["path"], "command");
+    // The same command as asked is no edit at all.
+    let (status, _) = srv
+        .answer(web_url, json!({"value": "Allow", "command": "make deploy"}))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        srv.get(h["decision_id"].as_str().unwrap()).await["custom"],
+        false
+    );
+
+    body["approval"]["editable"] = json!(true);
+    let h = srv.create(body).await;
+    let web_url = h["web_url"].as_str().unwrap();
+    assert_eq!(
+        post_form(&srv, web_url, "command=make+nothing&value=Deny&remark=no").await,
+        303
+    );
+    let d = srv.get(h["decision_id"].as_str().unwrap()).await;
+    assert_eq!(
+        (d["outcome"].as_str(), d["custom"].as_bool()),
+        (Some("Deny"), Some(false))
+    );
+}

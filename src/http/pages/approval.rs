@@ -43,6 +43,8 @@ pub struct ApprovalPage {
     /// The one answer a notification's link asked to confirm (`?confirm=Allow`): the page
     /// then offers that button alone, still only a POST decides.
     pub confirm: Option<&'static str>,
+    /// An editable command: the text box's content (the command, or what was sent).
+    pub edit_command: Option<String>,
     pub remark: String,
     pub errors: Vec<String>,
     pub result: Option<Outcome>,
@@ -122,6 +124,14 @@ pub fn approval_page(
             )
         }),
         confirm,
+        edit_command: match action_of(&a.tool_name, &input) {
+            Action::Shell { command } if a.editable => Some(
+                sent.and_then(|s| s.get("command"))
+                    .unwrap_or(command)
+                    .to_string(),
+            ),
+            _ => None,
+        },
         remark: sent
             .and_then(|s| s.get("remark"))
             .unwrap_or_default()
@@ -254,6 +264,9 @@ pub fn highlight(command: &str) -> Vec<(&'static str, String)> {
 fn outcome(d: &Decision, a: &ApprovalSpec, now: OffsetDateTime) -> Outcome {
     let when = d.resolved_at.unwrap_or(d.expires_at);
     let (class, heading) = match (d.status, d.outcome.as_ref().and_then(Value::as_str)) {
+        (Status::Answered, Some(ALLOW)) if d.custom => {
+            ("allowed", "Allowed, with the command edited".to_string())
+        }
         (Status::Answered, Some(ALLOW)) => ("allowed", "Allowed".to_string()),
         (Status::Answered, Some(ALLOW_SESSION)) => (
             "allowed",

@@ -80,6 +80,7 @@ impl Submitted {
             value: None,
             other: None,
             remark,
+            command: self.get("command").map(str::to_string),
         };
         if action != AnswerAction::Answer {
             return input;
