@@ -172,6 +172,20 @@ pub fn check_body(approval: &ApprovalSpec, body: &mut KindSpec, issues: &mut Iss
     *allow_other = false;
 }
 
+/// How long the notification of a session's approval waits for more of the same session:
+/// an agent that asks several things at once rings the phone once.
+pub const GATHER: time::Duration = time::Duration::seconds(3);
+
+/// Whether two decisions are approvals of the same agent session.
+pub fn same_session(a: &super::DecisionSpec, b: &super::DecisionSpec) -> bool {
+    match (&a.approval, &b.approval) {
+        (Some(x), Some(y)) => {
+            x.session_id.is_some() && x.session_id == y.session_id && x.harness == y.harness
+        }
+        _ => false,
+    }
+}
+
 /// The most characters of an edited command.
 pub const MAX_COMMAND_CHARS: usize = 10_000;
 

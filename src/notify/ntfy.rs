@@ -69,8 +69,8 @@ impl Courier for NtfyChannel {
             Err(why) => return Delivery::Failed(why),
         };
         let body = match d.message.purpose {
-            Purpose::Ask => ask_message(d.decision, d.web_url, false),
-            Purpose::Reminder => ask_message(d.decision, d.web_url, true),
+            Purpose::Ask => ask_message(d.decision, d.web_url, false, gathered(d)),
+            Purpose::Reminder => ask_message(d.decision, d.web_url, true, 0),
             Purpose::Resolved => resolved_message(d.decision, d.web_url),
         };
         let mut body = body;
@@ -124,11 +124,29 @@ fn title(decision: &Decision) -> String {
         .unwrap_or_else(|| "sayso".to_owned())
 }
 
-/// A new question, or the reminder of one still open.
-fn ask_message(decision: &Decision, web_url: &str, reminder: bool) -> Value {
+/// How many more approvals of the same agent session this message stands for (worker.rs).
+pub fn gathered(d: &Delivering<'_>) -> u64 {
+    d.message.payload["gathered"].as_u64().unwrap_or(0)
+}
+
+/// The line a gathered notification adds under its question.
+pub fn gathered_line(n: u64) -> String {
+    match n {
+        1 => "1 more from this session is waiting.".to_string(),
+        n => format!("{n} more from this session are waiting."),
+    }
+}
+
+/// A new question, or the reminder of one still open; `gathered`: how many more of the
+/// same agent session it stands for.
+fn ask_message(decision: &Decision, web_url: &str, reminder: bool, gathered: u64) -> Value {
+    let message = match gathered {
+        0 => decision.spec.question.clone(),
+        n => format!("{}\n{}", decision.spec.question, gathered_line(n)),
+    };
     let mut msg = json!({
         "title": title(decision),
-        "message": decision.spec.question,
+        "message": message,
         "click": web_url,
         "priority": if reminder { PRIORITY_HIGH } else { PRIORITY_DEFAULT },
         "tags": [if reminder { "alarm_clock" } else { "question" }],
@@ -146,7 +164,8 @@ fn ask_message(decision: &Decision, web_url: &str, reminder: bool) -> Value {
     }
     // A tool approval: Allow and Deny right from the notification ("for this session"
     // and a reason need the page).
-    if decision.spec.approval.is_some() {
+    // (A gathered one has none: a tap there would answer only the newest of them.)
+    if decision.spec.approval.is_some() && gathered == 0 {
         msg["actions"] = json!([
             answer_action(ALLOW, web_url, ALLOW),
             answer_action(DENY, web_url, DENY),

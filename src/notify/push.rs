@@ -78,16 +78,22 @@ impl PushNotice {
                 if purpose == Purpose::Reminder {
                     title = format!("Reminder · {title}");
                 }
+                let gathered = super::ntfy::gathered(d);
+                let mut body = shorten(&decision.spec.question, MAX_BODY_CHARS);
+                if gathered > 0 {
+                    body = format!("{body}\n{}", super::ntfy::gathered_line(gathered));
+                }
                 let mut payload = json!({
                     "type": "show",
                     "tag": tag,
                     "title": title,
-                    "body": shorten(&decision.spec.question, MAX_BODY_CHARS),
+                    "body": body,
                     "url": d.web_url,
                 });
                 // A tool approval is answered from the notification's own buttons; the
-                // service worker posts the picked one to the answer link.
-                if decision.spec.approval.is_some() {
+                // service worker posts the picked one to the answer link. A gathered one
+                // has none: a tap there would answer only the newest.
+                if decision.spec.approval.is_some() && gathered == 0 {
                     payload["answers"] = json!([ALLOW, DENY]);
                 }
                 Ok(PushNotice {

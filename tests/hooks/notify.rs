@@ -255,3 +255,74 @@ async fn the_web_push_of_an_approval_carries_its_two_buttons() {
     assert_eq!(status, 200);
     assert!(sw.contains("actions: answers.map") && sw.contains("answerFromNotification"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_one_sessions_approvals_rings_once() {
+    let db = fresh_sqlite_url();
+    let srv = TestServer::start_notifying(&db.url, None).await;
+    let ntfy = Receiver::start(Reply::Json(ntfy_reply)).await;
+    srv.svc
+        .set_inbox_channels(
+            "default",
+            &ChannelChanges {
+                email: None,
+                ntfy_url: Some(format!("{}/phone", ntfy.base)),
+                ntfy_token: None,
+            },
+        )
+        .await
+        .unwrap();
+    let dir = Dir::new();
+    let cwd = dir.path().display().to_string();
+    let mut running = Vec::new();
+    for command in ["make a", "make b", "make c"] {
+        let input = claude_input("PreToolUse", &cwd, "burst", command);
+        let cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+        running.push(start(cmd, &input).await);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    // Past the gather window of the last one, and a little more.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let asks: Vec<Value> = ntfy.requests().iter().map(|r| r.json()).collect();
+    assert_eq!(asks.len(), 1, "one notification for the burst: {asks:?}");
+    assert_eq!(
+        asks[0]["message"],
+        "Claude Code wants to run: make c\n2 more from this session are waiting."
+    );
+    assert!(
+        asks[0].get("actions").is_none(),
+        "no buttons on a gathered one"
+    );
+
+    let (_, page) =
+        crate::common::server::send(srv.req(Method::GET, "/v1/decisions?status=pending")).await;
+    let pending = page["items"].as_array().unwrap();
+    assert_eq!(pending.len(), 3);
+    for d in pending {
+        let ntfy_state = d["notifications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["channel"] == "ntfy")
+            .unwrap()
+            .clone();
+        if d["question"] == "Claude Code wants to run: make c" {
+            assert_eq!(ntfy_state["status"], "sent", "{ntfy_state}");
+        } else {
+            assert_eq!(ntfy_state["status"], "skipped", "{ntfy_state}");
+            assert!(
+                ntfy_state["detail"].as_str().unwrap().contains("gathered"),
+                "{ntfy_state}"
+            );
+        }
+        srv.answer(d["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
+            .await;
+    }
+    for (child, started) in running {
+        let out = finish(child, started).await;
+        assert_eq!(
+            out.stdout["hookSpecificOutput"]["permissionDecision"], "allow",
+            "{out:?}"
+        );
+    }
+}
