@@ -205,6 +205,27 @@ pub fn render(call: &ToolCall, verdict: &Verdict) -> Reply {
     }
 }
 
+/// A command line that does not parse (a bad flag, or a `SAYSO_HOOK_*` variable with a bad
+/// value) when a harness runs `sayso hook <harness>`: the harness's deny, never its "hook
+/// failed" (which some read as go ahead). `None` when `argv` is not a hook run.
+pub fn usage_error(argv: &[String], message: &str) -> Option<u8> {
+    let at = argv.iter().position(|a| a == "hook")?;
+    let harness = match argv.get(at + 1).map(String::as_str)? {
+        "claude" => Harness::Claude,
+        "codex" => Harness::Codex,
+        "gemini" => Harness::Gemini,
+        "copilot" => Harness::Copilot,
+        "cursor" => Harness::Cursor,
+        _ => return None,
+    };
+    let first = message.lines().next().unwrap_or("bad arguments");
+    let reply = unreadable(harness, first.trim_start_matches("error: "));
+    if let Some(v) = &reply.stdout {
+        println!("{v}");
+    }
+    Some(reply.exit)
+}
+
 /// Input that cannot be read always denies: without it, the hook cannot tell which event
 /// it answers, so it uses the one form each harness reads as a refusal.
 fn unreadable(harness: Harness, why: &str) -> Reply {

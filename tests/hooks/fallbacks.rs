@@ -210,3 +210,37 @@ async fn bad_input_is_refused_in_the_form_each_harness_reads_as_a_denial() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_setting_or_flag_is_the_harness_deny_too() {
+    let dir = Dir::new();
+    let mut cmd = hook_command(
+        dir.path(),
+        "http://127.0.0.1:9",
+        Some("sk_x"),
+        &["hook", "copilot"],
+    );
+    cmd.env("SAYSO_HOOK_TIMEOUT_S", "ten minutes");
+    let out = run(cmd, "{}").await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.stdout["permissionDecision"], "deny");
+    assert!(
+        out.stdout["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("ten minutes")
+    );
+    let cmd = hook_command(
+        dir.path(),
+        "http://127.0.0.1:9",
+        Some("sk_x"),
+        &["hook", "claude", "--fallback", "allow"],
+    );
+    let out = run(cmd, "{}").await;
+    assert_eq!(
+        (out.code, &out.stdout),
+        (2, &serde_json::Value::Null),
+        "{out:?}"
+    );
+    assert!(one_line(&out.stderr).contains("allow"), "{}", out.stderr);
+}
