@@ -6,6 +6,10 @@ mod common;
 
 #[path = "hooks/approve.rs"]
 mod approve;
+#[path = "hooks/browser.rs"]
+mod browser;
+#[path = "browser/checks.rs"]
+mod checks;
 #[path = "hooks/fallbacks.rs"]
 mod fallbacks;
 #[path = "hooks/harnesses.rs"]

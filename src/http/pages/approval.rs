@@ -108,8 +108,12 @@ pub fn approval_page(
         action: format!("/d/{token}"),
         question: d.spec.question.clone(),
         project: d.spec.project.clone(),
-        expires_in: open.then(|| render::time_left(d.expires_at, now)),
-        expires_iso: render::iso(d.expires_at),
+        // While the agent waits, that is the time that counts; after, the question's own.
+        expires_in: open.then(|| match a.answer_by.filter(|by| *by > now) {
+            Some(by) => format!("The agent waits for your answer {}", render::time_left(by, now)),
+            None => format!("Open {}", render::time_left(d.expires_at, now)),
+        }),
+        expires_iso: render::iso(a.answer_by.filter(|by| *by > now).unwrap_or(d.expires_at)),
         agent: render::approval::agent_name(&a.harness).to_string(),
         tool_name: a.tool_name.clone(),
         what: what(&a.tool_name, &input),
