@@ -27,8 +27,9 @@ const CREATE_WINDOW: Duration = Duration::from_secs(10);
 const OPEN_AFTER_WAIT: Duration = Duration::from_secs(3600);
 /// How long past the deadline the wait may take to come back with the decision pending.
 const WAIT_GRACE: Duration = Duration::from_secs(2);
-/// The most answered decisions looked through for an "Allow for this session".
-const SESSION_PAGES: usize = 3;
+/// How many of the project's latest answered decisions are looked through for an "Allow for
+/// this session" (the API's largest page).
+const SESSION_LOOKBACK: u32 = 200;
 
 /// Why the person's answer could not be had.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,7 +135,9 @@ async fn put_question(
         body["notify"] = Value::from(n.as_str());
     }
     let key = match &call.tool_use_id {
-        Some(id) => format!("hook-{}-{id}", call.harness.as_str()),
+        // Per event too: a harness with both PreToolUse and PermissionRequest hooks sends
+        // the same call twice, with another answer_by.
+        Some(id) => format!("hook-{}-{}-{id}", call.harness.as_str(), call.event),
         None => Uuid::new_v4().to_string(),
     };
     let url = api.url(&["v1", "decisions"]);
@@ -177,52 +180,39 @@ pub fn create_body(call: &ToolCall, answer_by: &str, wait: Duration) -> Value {
 }
 
 /// Whether the person answered "Allow for this session" to this tool earlier in this
-/// session: the server keeps those answers, and the hook looks them up in the inbox's
-/// recent answered decisions of the same project.
+/// session: the server keeps those answers, and the hook looks for one among the project's
+/// latest answered decisions.
 async fn session_allowed(
     api: &Api,
     call: &ToolCall,
     session: &str,
     deadline: Instant,
 ) -> Result<bool, crate::client::http::Failure> {
-    let mut cursor: Option<String> = None;
-    for _ in 0..SESSION_PAGES {
-        let mut url = api.url(&["v1", "decisions"]);
-        {
-            let mut q = url.query_pairs_mut();
-            q.append_pair("status", "answered")
-                .append_pair("limit", "200");
-            if let Some(p) = call.cwd.as_deref().and_then(project_of) {
-                q.append_pair("project", &p);
-            }
-            if let Some(c) = &cursor {
-                q.append_pair("cursor", c);
-            }
-        }
-        let page = api
-            .send(
-                || api.request(Method::GET, url.clone(), request_timeout(deadline)),
-                (Instant::now() + CREATE_WINDOW).min(deadline),
-            )
-            .await?;
-        let empty = vec![];
-        let items = page["items"].as_array().unwrap_or(&empty);
-        let found = items.iter().any(|d| {
-            let hook = &d["metadata"]["hook"];
-            d["outcome"] == ALLOW_SESSION
-                && hook["harness"] == call.harness.as_str()
-                && hook["session_id"] == session
-                && hook["tool_name"] == call.tool_name.as_str()
-        });
-        if found {
-            return Ok(true);
-        }
-        match page["next"].as_str() {
-            Some(next) => cursor = Some(next.to_string()),
-            None => break,
+    let mut url = api.url(&["v1", "decisions"]);
+    {
+        let mut q = url.query_pairs_mut();
+        q.append_pair("status", "answered")
+            .append_pair("kind", "choose")
+            .append_pair("limit", &SESSION_LOOKBACK.to_string());
+        if let Some(p) = call.cwd.as_deref().and_then(project_of) {
+            q.append_pair("project", &p);
         }
     }
-    Ok(false)
+    let page = api
+        .send(
+            || api.request(Method::GET, url.clone(), request_timeout(deadline)),
+            (Instant::now() + CREATE_WINDOW).min(deadline),
+        )
+        .await?;
+    let empty = vec![];
+    let items = page["items"].as_array().unwrap_or(&empty);
+    Ok(items.iter().any(|d| {
+        let hook = &d["metadata"]["hook"];
+        d["outcome"] == ALLOW_SESSION
+            && hook["harness"] == call.harness.as_str()
+            && hook["session_id"] == session
+            && hook["tool_name"] == call.tool_name.as_str()
+    }))
 }
 
 /// The verdict a resolved (or still pending) decision gives.

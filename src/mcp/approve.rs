@@ -104,10 +104,11 @@ impl SaysoMcp {
             .format(&Rfc3339)
             .unwrap_or_default();
         let body = create_body(&call, &answer_by, wait_s + OPEN_AFTER_WAIT_S);
-        let key = call.tool_use_id.map(|id| format!("approve-{id}"));
+        // No idempotency key: a call made again (after a client timeout) asks again, rather
+        // than failing on its new `answer_by`.
         let created = self
             .svc
-            .create_decision(inbox, &body, key.as_deref())
+            .create_decision(inbox, &body, None)
             .await
             .map_err(describe)?;
         let h = created.handle;
