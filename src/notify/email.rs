@@ -83,7 +83,7 @@ impl Courier for EmailChannel {
             }
         };
         let now = OffsetDateTime::now_utc();
-        let gathered = super::ntfy::gathered(d);
+        let gathered = d.gathered();
         let mail = match compose_gathered(
             d.message.purpose,
             d.decision,
@@ -215,7 +215,7 @@ fn compose_gathered(
         Purpose::Ask => {
             let mut mail = AskMail::new(decision, web_url, now);
             if gathered > 0 {
-                mail.gathered = Some(super::ntfy::gathered_line(gathered));
+                mail.gathered = Some(crate::render::approval::gathered_line(gathered));
             }
             render_pair(AskText { m: &mail }, AskHtml { m: &mail }).map(|(text, html)| Mail {
                 subject,

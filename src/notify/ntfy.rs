@@ -29,6 +29,7 @@ use crate::domain::approval::{ALLOW, DENY};
 use crate::domain::outbox::{Channel, Purpose};
 use crate::domain::spec::KindSpec;
 use crate::domain::{Decision, Status};
+use crate::render::approval::gathered_line;
 
 /// ntfy's priorities, 1 (min) to 5 (max).
 const PRIORITY_LOW: u8 = 2;
@@ -69,7 +70,7 @@ impl Courier for NtfyChannel {
             Err(why) => return Delivery::Failed(why),
         };
         let body = match d.message.purpose {
-            Purpose::Ask => ask_message(d.decision, d.web_url, false, gathered(d)),
+            Purpose::Ask => ask_message(d.decision, d.web_url, false, d.gathered()),
             Purpose::Reminder => ask_message(d.decision, d.web_url, true, 0),
             Purpose::Resolved => resolved_message(d.decision, d.web_url),
         };
@@ -122,19 +123,6 @@ fn title(decision: &Decision) -> String {
         .project
         .clone()
         .unwrap_or_else(|| "sayso".to_owned())
-}
-
-/// How many more approvals of the same agent session this message stands for (worker.rs).
-pub fn gathered(d: &Delivering<'_>) -> u64 {
-    d.message.payload["gathered"].as_u64().unwrap_or(0)
-}
-
-/// The line a gathered notification adds under its question.
-pub fn gathered_line(n: u64) -> String {
-    match n {
-        1 => "1 more from this session is waiting.".to_string(),
-        n => format!("{n} more from this session are waiting."),
-    }
 }
 
 /// A new question, or the reminder of one still open; `gathered`: how many more of the

@@ -78,10 +78,13 @@ impl PushNotice {
                 if purpose == Purpose::Reminder {
                     title = format!("Reminder · {title}");
                 }
-                let gathered = super::ntfy::gathered(d);
+                let gathered = d.gathered();
                 let mut body = shorten(&decision.spec.question, MAX_BODY_CHARS);
                 if gathered > 0 {
-                    body = format!("{body}\n{}", super::ntfy::gathered_line(gathered));
+                    body = format!(
+                        "{body}\n{}",
+                        crate::render::approval::gathered_line(gathered)
+                    );
                 }
                 let mut payload = json!({
                     "type": "show",

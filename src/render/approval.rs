@@ -145,6 +145,14 @@ pub fn create_body(call: &ToolCallRef, answer_by: &str, ttl_seconds: u64) -> Val
     body
 }
 
+/// The line a notification gathering a session's approvals adds under its question.
+pub fn gathered_line(n: u64) -> String {
+    match n {
+        1 => "1 more from this session is waiting.".to_string(),
+        n => format!("{n} more from this session are waiting."),
+    }
+}
+
 /// The project a call is filed under: the last part of its working directory.
 pub fn project_of(cwd: &str) -> Option<String> {
     let name = std::path::Path::new(cwd).file_name()?.to_str()?;
