@@ -161,6 +161,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Await(args)) => client::exit(client::await_decision(args).await),
         Some(Command::Cancel(args)) => client::exit(client::cancel(args).await),
         Some(Command::Todo(args)) => client::exit(client::todo(args).await),
+        Some(Command::Hook(cmd)) => crate::hook::run(cmd).await,
         // --- MCP stdio bridge ---
         Some(Command::Mcp(args)) => crate::mcp::bridge::run(&args.server, &args.key, &args.profile)
             .await

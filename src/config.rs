@@ -94,6 +94,10 @@ pub enum Command {
     Cancel(crate::client::args::CancelArgs),
     /// Leave a to-do in the inbox; nothing waits for it.
     Todo(crate::client::args::TodoArgs),
+    /// Be a coding agent's permission hook (claude, codex, gemini, copilot, cursor), or
+    /// install it into the agent's settings (docs/HARNESSES.md).
+    #[command(subcommand)]
+    Hook(crate::hook::HookCommand),
     // --- MCP stdio bridge ---
     /// Serve MCP on stdin/stdout, forwarding to a sayso server (for clients that only start
     /// stdio MCP servers).

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod client;
 pub mod config;
 pub mod domain;
+pub mod hook;
 pub mod http;
 pub mod mcp;
 pub mod metrics;

@@ -9,11 +9,17 @@ async fn main() -> ExitCode {
     let cli = match sayso::config::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let _ = e.print();
-            // A usage error of a client command must not read as "expired" (2) to a script.
             let args: Vec<String> = std::env::args_os()
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect();
+            // A harness running `sayso hook <harness>` gets its own deny, whatever went wrong.
+            if e.use_stderr()
+                && let Some(code) = sayso::hook::usage_error(&args, &e.to_string())
+            {
+                return ExitCode::from(code);
+            }
+            let _ = e.print();
+            // A usage error of a client command must not read as "expired" (2) to a script.
             return if e.use_stderr() && sayso::client::is_client_invocation(&args) {
                 ExitCode::from(sayso::client::EXIT_ERROR)
             } else {

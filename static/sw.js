@@ -3,7 +3,8 @@
 // Served at /sw.js so its scope is the whole site.
 //
 // Push payloads (JSON):
-//   {"type": "show", "tag": "<decision id>", "title": "…", "body": "<question>", "url": "<answer page>"}
+//   {"type": "show", "tag": "<decision id>", "title": "…", "body": "<question>", "url": "<answer page>",
+//    "answers": ["Allow", "Deny"]}   (answers: a tool approval's buttons, posted to the page)
 //   {"type": "close", "tag": "<decision id>"}
 "use strict";
 
@@ -38,13 +39,34 @@ function handlePush(data) {
   if (data.type !== "show") {
     return Promise.resolve();
   }
+  var answers = Array.isArray(data.answers) ? data.answers.map(String) : [];
   return self.registration.showNotification(String(data.title || "sayso"), {
     body: String(data.body || ""),
     tag: data.tag ? String(data.tag) : undefined,
     // A reminder replaces the first notification and should be noticed again.
     renotify: Boolean(data.tag),
     icon: "/static/icon.svg",
-    data: { url: sameOriginUrl(data.url) },
+    actions: answers.map(function (a) {
+      return { action: a, title: a };
+    }),
+    data: { url: sameOriginUrl(data.url), answers: answers },
+  });
+}
+
+// A button of a tool approval: post that answer to the page (only a POST decides); if that
+// fails, open the page asking to confirm the same answer.
+function answerFromNotification(url, answer) {
+  return fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ value: answer }),
+    credentials: "omit",
+  }).then(function (resp) {
+    if (!resp.ok && resp.status !== 409) {
+      throw new Error("answer refused: " + resp.status);
+    }
+  }).catch(function () {
+    return self.clients.openWindow(url + "?confirm=" + encodeURIComponent(answer));
   });
 }
 
@@ -60,7 +82,12 @@ function sameOriginUrl(url) {
 
 self.addEventListener("notificationclick", function (event) {
   event.notification.close();
-  var url = (event.notification.data && event.notification.data.url) || self.location.origin + "/";
+  var data = event.notification.data || {};
+  var url = data.url || self.location.origin + "/";
+  if (event.action && (data.answers || []).indexOf(event.action) >= 0) {
+    event.waitUntil(answerFromNotification(url, event.action));
+    return;
+  }
   event.waitUntil(
     self.clients
       .matchAll({ type: "window", includeUncontrolled: true })

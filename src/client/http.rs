@@ -66,6 +66,8 @@ pub struct Api {
     base: Url,
     key: String,
     http: reqwest::Client,
+    /// No progress lines on stderr (the permission hook prints one line of its own).
+    quiet: bool,
 }
 
 impl Api {
@@ -93,7 +95,14 @@ impl Api {
             base,
             key: key.to_string(),
             http,
+            quiet: false,
         })
+    }
+
+    /// The same client, without the "retrying" and "reached the server again" lines on stderr.
+    pub fn quiet(mut self) -> Api {
+        self.quiet = true;
+        self
     }
 
     /// The URL of an API path made of `segments` (each escaped), e.g. `["v1", "decisions", id]`.
@@ -128,7 +137,7 @@ impl Api {
         loop {
             let (failure, pause) = match attempt(make()).await {
                 Attempt::Done(result) => {
-                    if failed && result.is_ok() {
+                    if failed && result.is_ok() && !self.quiet {
                         eprintln!("sayso: reached the server again");
                     }
                     return result;
@@ -139,7 +148,7 @@ impl Api {
             if Instant::now() + pause >= give_up_at {
                 return Err(failure);
             }
-            if !failed {
+            if !failed && !self.quiet {
                 // Say why it is quiet; the retries themselves are not worth a line each.
                 let left = give_up_at
                     .saturating_duration_since(Instant::now())

@@ -58,11 +58,19 @@ pub fn validate_answer(spec: &DecisionSpec, input: &AnswerInput) -> Result<Resol
     if !notes.is_empty() {
         detail["notes"] = Value::Object(notes);
     }
+    // An approval allowed with an edited command: the person's own answer (`custom`), the
+    // command kept in the audit trail's `answered` event, where the agent reads it.
+    let edited = spec.approval.as_ref().and_then(|a| {
+        super::approval::edited_command(a, outcome.as_ref(), input.command.as_deref(), &mut issues)
+    });
+    if let Some(command) = &edited {
+        detail["edited_command"] = json!(command);
+    }
     issues.finish(Resolution {
         status,
         outcome_source: (status == Status::Answered).then_some(OutcomeSource::Human),
         outcome,
-        custom,
+        custom: custom || edited.is_some(),
         remark,
         detail,
     })

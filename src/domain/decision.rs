@@ -101,6 +101,10 @@ pub struct AnswerInput {
     /// A note per question of a question form, keyed like `value`: `{"<question>": "…"}`.
     #[serde(default)]
     pub notes: Option<Value>,
+    /// A tool approval whose command may be edited: the command as the person changed it
+    /// before allowing (ignored with Deny, and when unchanged).
+    #[serde(default)]
+    pub command: Option<String>,
 }
 
 /// The action of an answer request.

@@ -4,6 +4,7 @@
 pub mod address;
 pub mod answer;
 pub mod answer_text;
+pub mod approval;
 pub mod decision;
 mod form_answer;
 pub mod form_schema;

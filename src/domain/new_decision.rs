@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use time::Duration;
 
 use super::answer::check_outcome;
+use super::approval::{check_body, parse_approval};
 use super::decision::NewDecision;
 use super::form_schema::parse_form_schema;
 use super::image::decode_image;
@@ -60,6 +61,7 @@ const FIELDS: &[(&str, Option<&[Kind]>)] = &[
     ("notify", None),
     ("callback_url", None),
     ("metadata", None),
+    ("approval", Some(&[Kind::Choose])),
 ];
 
 /// Parses and validates a create request body. Every problem is listed with its JSON path;
@@ -111,6 +113,12 @@ pub fn parse_new_decision(body: &Value) -> Result<NewDecision, Vec<Issue>> {
         .and_then(|v| parse_metadata(v, &mut issues))
         .unwrap_or_default();
 
+    let approval =
+        read::get(obj, "approval").and_then(|v| parse_approval(v, &mut issues, &mut warnings));
+    let mut body = body;
+    if let (Some(a), Some(b)) = (&approval, body.as_mut()) {
+        check_body(a, b, &mut issues);
+    }
     let (Some(question), Some(body), Some(ttl)) = (question, body, ttl) else {
         return Err(issues.into_vec());
     };
@@ -126,6 +134,7 @@ pub fn parse_new_decision(body: &Value) -> Result<NewDecision, Vec<Issue>> {
         metadata,
         default_outcome: None,
         shape: None,
+        approval,
     };
     if let Some(default) = read::get(obj, "default_outcome") {
         spec.default_outcome = check_outcome(&spec, default, "default_outcome", &mut issues)

@@ -27,6 +27,9 @@ pub struct DecisionSpec {
     /// words the result the way that tool does. `None` for sayso's own shapes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shape: Option<Shape>,
+    /// Set when the decision is a coding agent's tool approval (`sayso hook`, `approve`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<super::approval::ApprovalSpec>,
 }
 
 /// An ask tool agents already know, whose input and result sayso speaks (docs/SEEDS.md).

@@ -312,6 +312,29 @@ pub struct CreateDecision {
     /// At most 4 KiB serialised; echoed back unchanged.
     #[schema(value_type = Option<Object>)]
     metadata: Option<Value>,
+    /// `choose`: makes the decision a coding agent's tool approval (`sayso hook`, the MCP
+    /// `approve` tool), shown on the approval page. Its options must then be exactly
+    /// `Allow`, `Deny` (and `Allow for this session` with a `session_id`); no Other.
+    approval: Option<ApprovalRequest>,
+}
+
+/// The tool call an approval asks about.
+#[derive(Deserialize, ToSchema)]
+#[allow(dead_code)]
+pub struct ApprovalRequest {
+    /// The agent: `claude`, `codex`, `gemini`, `copilot`, `cursor`, or another name; 1–200.
+    harness: String,
+    /// The tool, as the agent names it (`Bash`, `run_shell_command`, `mcp__db__query`); 1–200.
+    tool_name: String,
+    /// The tool's arguments, an object of at most 256 KiB as JSON.
+    #[schema(value_type = Option<Object>)]
+    tool_input: Option<Value>,
+    /// The agent's working directory.
+    cwd: Option<String>,
+    /// The agent's session, for "Allow for this session".
+    session_id: Option<String>,
+    /// RFC 3339: when the agent stops waiting; a later answer is shown as late.
+    answer_by: Option<String>,
 }
 
 /// An option of a `choose` decision: a plain label, or a label with more to show.

@@ -14,6 +14,9 @@ use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
+#[path = "approve.rs"]
+pub(super) mod approve;
+
 use super::profiles::{Profile, claude, gemini, omp, pi};
 use super::tools::{self, Arguments};
 use crate::domain::inbox::Inbox;
@@ -71,6 +74,7 @@ impl SaysoMcp {
             (Profile::Hosted, tools::ASK_USER) => self.ask_user(inbox, args).await,
             (Profile::Hosted, tools::LIST_TODOS) => self.list_todos(inbox, &args).await,
             (Profile::Hosted, claude::HOSTED_TOOL) => self.claude_ask(inbox, args).await,
+            (Profile::Hosted, approve::NAME) => return Ok(self.approve(inbox, &args).await),
             (_, other) => {
                 return Err(ErrorData::invalid_params(
                     format!("there is no tool named {other:?}"),

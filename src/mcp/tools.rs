@@ -49,6 +49,7 @@ pub fn of(profile: Profile) -> Vec<Tool> {
                 get_decision(),
                 cancel_decision(),
                 list_todos(),
+                super::handler::approve::tool(),
             ];
         }
         Profile::Omp => tool(
@@ -290,7 +291,7 @@ mod tests {
     #[test]
     fn every_tool_has_a_description_and_an_object_schema() {
         let tools = of(Profile::Hosted);
-        assert_eq!(tools.len(), 6);
+        assert_eq!(tools.len(), 7);
         for t in tools {
             assert!(t.description.as_deref().is_some_and(|d| d.len() > 80));
             assert_eq!(t.input_schema.get("type"), Some(&json!("object")));

@@ -18,6 +18,7 @@ use time::OffsetDateTime;
 use super::{Courier, Delivering, Delivery};
 use crate::domain::Decision;
 use crate::domain::answer_text::answer_text;
+use crate::domain::approval::{ALLOW, DENY};
 use crate::domain::outbox::{Channel, Purpose};
 use crate::domain::spec::{ChoiceOption, FieldInput, KindSpec};
 use crate::render::{format_time, heading, render_markdown, time_left};
@@ -82,7 +83,15 @@ impl Courier for EmailChannel {
             }
         };
         let now = OffsetDateTime::now_utc();
-        let mail = match compose(d.message.purpose, d.decision, d.web_url, d.public_url, now) {
+        let gathered = d.gathered();
+        let mail = match compose_gathered(
+            d.message.purpose,
+            d.decision,
+            d.web_url,
+            d.public_url,
+            now,
+            gathered,
+        ) {
             Composed::Mail(mail) => mail,
             Composed::Nothing(why) => return Delivery::Skipped(why),
             Composed::Broken(why) => return Delivery::Failed(why),
@@ -173,12 +182,25 @@ impl Mail {
 }
 
 /// The mail for a message of `purpose` about `decision`, whose answer page is `web_url`.
+#[cfg(test)]
 fn compose(
     purpose: Purpose,
     decision: &Decision,
     web_url: &str,
     public_url: &str,
     now: OffsetDateTime,
+) -> Composed {
+    compose_gathered(purpose, decision, web_url, public_url, now, 0)
+}
+
+/// The same, standing for `gathered` more approvals of the same agent session.
+fn compose_gathered(
+    purpose: Purpose,
+    decision: &Decision,
+    web_url: &str,
+    public_url: &str,
+    now: OffsetDateTime,
+    gathered: u64,
 ) -> Composed {
     let host = message_id_host(public_url);
     let thread = thread_id(decision, &host, "");
@@ -191,7 +213,10 @@ fn compose(
             ));
         }
         Purpose::Ask => {
-            let mail = AskMail::new(decision, web_url, now);
+            let mut mail = AskMail::new(decision, web_url, now);
+            if gathered > 0 {
+                mail.gathered = Some(crate::render::approval::gathered_line(gathered));
+            }
             render_pair(AskText { m: &mail }, AskHtml { m: &mail }).map(|(text, html)| Mail {
                 subject,
                 message_id: thread,
@@ -306,6 +331,10 @@ struct AskMail {
     expires_in: String,
     expires_at: String,
     web_url: String,
+    /// A tool approval's answers, each a link to the page asking to confirm it.
+    confirm_links: Vec<(String, String)>,
+    /// How many more approvals of the same agent session this mail stands for, in words.
+    gathered: Option<String>,
 }
 
 impl AskMail {
@@ -364,6 +393,14 @@ impl AskMail {
             expires_in: time_left(decision.expires_at, now),
             expires_at: format_time(decision.expires_at),
             web_url: web_url.to_owned(),
+            gathered: None,
+            confirm_links: match &spec.approval {
+                Some(_) => [ALLOW, DENY]
+                    .iter()
+                    .map(|a| (a.to_string(), format!("{web_url}?confirm={a}")))
+                    .collect(),
+                None => Vec::new(),
+            },
         }
     }
 }

@@ -54,6 +54,14 @@ pub struct Delivering<'a> {
     pub outbox: &'a Outbox,
 }
 
+impl Delivering<'_> {
+    /// How many more pending approvals of the same agent session this ask stands for (the
+    /// worker gathers a burst into one notification); 0 for any other message.
+    pub fn gathered(&self) -> u64 {
+        self.message.payload["gathered"].as_u64().unwrap_or(0)
+    }
+}
+
 /// What delivers the messages of one channel: email, Web Push, ntfy, a webhook.
 #[async_trait]
 pub trait Courier: Send + Sync {

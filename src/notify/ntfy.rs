@@ -10,6 +10,7 @@
 //!   answer page when tapped; a reminder comes at high priority. A `bool` decision gets two
 //!   buttons that answer from the notification itself: HTTP actions posting
 //!   `{"value": "yes"}` / `{"value": "no"}` as JSON to the answer link, and then clearing it.
+//!   A tool approval gets Allow and Deny buttons the same way (`{"value": "Allow"}`, …).
 //! - `resolved`: the notification is replaced (same sequence id), not deleted: a short
 //!   "Answered" / "Declined" / "Expired" / "Cancelled" note at low priority, with no buttons, so
 //!   the person sees that it is settled without being alerted again. On a server older than
@@ -24,9 +25,11 @@ use url::Url;
 use super::http_client::{client_builder, delivery_for_error, delivery_for_status};
 use super::{Courier, Delivering, Delivery};
 use crate::domain::answer_text::answer_text;
+use crate::domain::approval::{ALLOW, DENY};
 use crate::domain::outbox::{Channel, Purpose};
 use crate::domain::spec::KindSpec;
 use crate::domain::{Decision, Status};
+use crate::render::approval::gathered_line;
 
 /// ntfy's priorities, 1 (min) to 5 (max).
 const PRIORITY_LOW: u8 = 2;
@@ -67,8 +70,8 @@ impl Courier for NtfyChannel {
             Err(why) => return Delivery::Failed(why),
         };
         let body = match d.message.purpose {
-            Purpose::Ask => ask_message(d.decision, d.web_url, false),
-            Purpose::Reminder => ask_message(d.decision, d.web_url, true),
+            Purpose::Ask => ask_message(d.decision, d.web_url, false, d.gathered()),
+            Purpose::Reminder => ask_message(d.decision, d.web_url, true, 0),
             Purpose::Resolved => resolved_message(d.decision, d.web_url),
         };
         let mut body = body;
@@ -122,11 +125,16 @@ fn title(decision: &Decision) -> String {
         .unwrap_or_else(|| "sayso".to_owned())
 }
 
-/// A new question, or the reminder of one still open.
-fn ask_message(decision: &Decision, web_url: &str, reminder: bool) -> Value {
+/// A new question, or the reminder of one still open; `gathered`: how many more of the
+/// same agent session it stands for.
+fn ask_message(decision: &Decision, web_url: &str, reminder: bool, gathered: u64) -> Value {
+    let message = match gathered {
+        0 => decision.spec.question.clone(),
+        n => format!("{}\n{}", decision.spec.question, gathered_line(n)),
+    };
     let mut msg = json!({
         "title": title(decision),
-        "message": decision.spec.question,
+        "message": message,
         "click": web_url,
         "priority": if reminder { PRIORITY_HIGH } else { PRIORITY_DEFAULT },
         "tags": [if reminder { "alarm_clock" } else { "question" }],
@@ -140,6 +148,15 @@ fn ask_message(decision: &Decision, web_url: &str, reminder: bool) -> Value {
         msg["actions"] = json!([
             answer_action(yes_label, web_url, "yes"),
             answer_action(no_label, web_url, "no"),
+        ]);
+    }
+    // A tool approval: Allow and Deny right from the notification ("for this session"
+    // and a reason need the page).
+    // (A gathered one has none: a tap there would answer only the newest of them.)
+    if decision.spec.approval.is_some() && gathered == 0 {
+        msg["actions"] = json!([
+            answer_action(ALLOW, web_url, ALLOW),
+            answer_action(DENY, web_url, DENY),
         ]);
     }
     msg

@@ -16,6 +16,7 @@ use web_push_native::{Auth, WebPushBuilder, p256};
 use super::http_client::USER_AGENT;
 use super::outbound::{Outbound, Refusal, capped_text};
 use super::{Courier, Delivering, Delivery};
+use crate::domain::approval::{ALLOW, DENY};
 use crate::domain::inbox::PushSubscription;
 use crate::domain::outbox::{Channel, Purpose};
 use crate::domain::subscription::{check_endpoint, decode_key};
@@ -77,14 +78,29 @@ impl PushNotice {
                 if purpose == Purpose::Reminder {
                     title = format!("Reminder · {title}");
                 }
+                let gathered = d.gathered();
+                let mut body = shorten(&decision.spec.question, MAX_BODY_CHARS);
+                if gathered > 0 {
+                    body = format!(
+                        "{body}\n{}",
+                        crate::render::approval::gathered_line(gathered)
+                    );
+                }
+                let mut payload = json!({
+                    "type": "show",
+                    "tag": tag,
+                    "title": title,
+                    "body": body,
+                    "url": d.web_url,
+                });
+                // A tool approval is answered from the notification's own buttons; the
+                // service worker posts the picked one to the answer link. A gathered one
+                // has none: a tap there would answer only the newest.
+                if decision.spec.approval.is_some() && gathered == 0 {
+                    payload["answers"] = json!([ALLOW, DENY]);
+                }
                 Ok(PushNotice {
-                    payload: json!({
-                        "type": "show",
-                        "tag": tag,
-                        "title": title,
-                        "body": shorten(&decision.spec.question, MAX_BODY_CHARS),
-                        "url": d.web_url,
-                    }),
+                    payload,
                     ttl: left.clamp(Duration::from_secs(1), MAX_TTL),
                     urgency: Urgency::High,
                     topic,

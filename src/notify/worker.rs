@@ -47,6 +47,14 @@ impl Default for WorkerSettings {
     }
 }
 
+/// What gathering a session's approvals makes of one ask.
+enum Gathered {
+    /// A later approval of the session carries the notification.
+    IntoLater,
+    /// Send it, standing for this many more pending approvals of the session.
+    With(usize),
+}
+
 /// The couriers by channel, and how to pace them.
 pub struct Worker {
     couriers: HashMap<Channel, Arc<dyn Courier>>,
@@ -145,6 +153,29 @@ impl Worker {
                 vec![],
             );
         }
+        let gathered = match self.gather(outbox, m, &decision).await {
+            Ok(Gathered::IntoLater) => {
+                return (
+                    done(
+                        MessageStatus::Skipped,
+                        "gathered into the notification of a later question of the same session",
+                    ),
+                    vec![],
+                );
+            }
+            Ok(Gathered::With(n)) => n,
+            Err(e) => return (self.retry(m, format!("database: {e}")), vec![]),
+        };
+        // The message as the courier sees it: how many more of the session it stands for.
+        let with_count;
+        let m = if gathered > 0 {
+            let mut copy = m.clone();
+            copy.payload["gathered"] = serde_json::json!(gathered);
+            with_count = copy;
+            &with_count
+        } else {
+            m
+        };
         let Some(courier) = self.couriers.get(&channel) else {
             return (
                 done(
@@ -182,6 +213,34 @@ impl Worker {
             Delivery::Failed(e) => (done(MessageStatus::Failed, &e), vec![]),
             Delivery::Skipped(r) => (done(MessageStatus::Skipped, &r), vec![]),
         }
+    }
+
+    /// One notification for a burst of one agent session's approvals: the ask of the newest
+    /// goes out, saying how many more are waiting; an older one's is skipped when a newer one
+    /// came within the gather window after it.
+    async fn gather(
+        &self,
+        outbox: &Outbox,
+        m: &OutboxMessage,
+        decision: &Decision,
+    ) -> Result<Gathered, crate::storage::StoreError> {
+        if m.purpose != Purpose::Ask || decision.spec.approval.is_none() {
+            return Ok(Gathered::With(0));
+        }
+        let siblings = outbox.session_siblings(decision).await?;
+        let window = crate::domain::approval::GATHER;
+        let newer = siblings.iter().any(|s| {
+            s.created_at > decision.created_at && s.created_at - decision.created_at <= window
+        });
+        if newer {
+            return Ok(Gathered::IntoLater);
+        }
+        Ok(Gathered::With(
+            siblings
+                .iter()
+                .filter(|s| s.created_at < decision.created_at)
+                .count(),
+        ))
     }
 
     async fn deliver(

@@ -33,12 +33,17 @@ impl Service {
             states: Vec::new(),
             messages: Vec::new(),
         };
+        // A session's approvals wait a moment for the rest of the burst (worker.rs gathers).
+        let ask_at = match &new.spec.approval {
+            Some(a) if a.session_id.is_some() => created_at + crate::domain::approval::GATHER,
+            _ => created_at,
+        };
         let mut ask = |channel: Channel| {
             plan.states
                 .push(state(channel, MessageStatus::Pending, None));
             plan.messages.push(NewMessage {
                 give_up_at: expires_at,
-                ..message(channel.into(), Purpose::Ask, created_at)
+                ..message(channel.into(), Purpose::Ask, ask_at)
             });
         };
         match new.spec.notify {
@@ -74,7 +79,9 @@ impl Service {
             }
         }
         let ttl = expires_at - created_at;
-        if !plan.messages.is_empty() && new.spec.kind() != Kind::Todo && ttl >= REMINDER_MIN_TTL {
+        // An approval's agent has stopped waiting long before a reminder would come.
+        let reminded = new.spec.kind() != Kind::Todo && new.spec.approval.is_none();
+        if !plan.messages.is_empty() && reminded && ttl >= REMINDER_MIN_TTL {
             plan.messages.push(NewMessage {
                 give_up_at: expires_at,
                 ..message(

@@ -71,6 +71,29 @@ impl Outbox {
         self.svc.store().messages(decision_id).await
     }
 
+    /// The pending approvals of `d`'s agent session besides `d` itself (its burst, for one
+    /// notification), newest first; empty for any other decision.
+    pub async fn session_siblings(&self, d: &Decision) -> Result<Vec<Decision>, StoreError> {
+        let Some(approval) = &d.spec.approval else {
+            return Ok(vec![]);
+        };
+        if approval.session_id.is_none() {
+            return Ok(vec![]);
+        }
+        let filter = crate::storage::ListFilter {
+            status: Some(crate::domain::Status::Pending),
+            kind: Some(crate::domain::Kind::Choose),
+            project: d.spec.project.clone(),
+            limit: 100,
+            before: None,
+        };
+        let rows = self.svc.store().list_decisions(d.inbox_id, &filter).await?;
+        Ok(rows
+            .into_iter()
+            .filter(|s| s.id != d.id && crate::domain::approval::same_session(&s.spec, &d.spec))
+            .collect())
+    }
+
     pub async fn inbox(&self, id: Uuid) -> Result<Option<Inbox>, StoreError> {
         self.svc.store().inbox_by_id(id).await
     }

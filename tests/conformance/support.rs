@@ -32,6 +32,7 @@ fn spec(question: &str, body: KindSpec) -> DecisionSpec {
         metadata: serde_json::Map::new(),
         default_outcome: None,
         shape: None,
+        approval: None,
     }
 }
 

@@ -79,6 +79,7 @@ async fn the_tools_are_listed_with_schemas_and_descriptions() {
     assert_eq!(
         names,
         [
+            "approve",
             "ask_user",
             "ask_user_question",
             "await_decision",
@@ -413,7 +414,7 @@ async fn the_stdio_bridge_serves_the_same_tools() {
     let child = TokioChildProcess::new(cmd).expect("sayso mcp starts");
     let client = ().serve(child).await.expect("stdio handshake");
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 6);
+    assert_eq!(tools.len(), 7);
 
     let asked = call(
         &client,
@@ -484,7 +485,7 @@ async fn the_python_sdk_lists_asks_awaits_and_gets_the_answer() {
             .unwrap_or_else(|| panic!("no {name} step in {steps:?}"))
     };
     let names = by_step("tools")["names"].as_array().unwrap();
-    assert_eq!(names.len(), 6);
+    assert_eq!(names.len(), 7);
     assert!(names.contains(&json!("ask_user")));
     assert!(s(by_step("asked"), "text").contains("await_decision"));
     assert_eq!(by_step("awaited")["status"], "answered");

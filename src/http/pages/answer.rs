@@ -4,7 +4,7 @@
 //! `Content-Type`.
 
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Json, Router};
@@ -34,7 +34,12 @@ pub fn routes() -> Router<Service> {
 /// The answer page of a decision, for the person; showing it changes nothing.
 #[utoipa::path(
     get, path = "/d/{token}", tag = "answers",
-    params(("token" = String, Path, description = "The token of the decision's `web_url`.")),
+    params(
+        ("token" = String, Path, description = "The token of the decision's `web_url`."),
+        ("confirm" = Option<String>, Query, description = "A tool approval only: `Allow` or \
+         `Deny` (the links of an approval mail) shows that one button to confirm; still only \
+         a POST decides."),
+    ),
     responses(
         (status = 200, description = "The page: its controls while the decision is pending, its \
          outcome once resolved.", content_type = "text/html", body = String),
@@ -43,9 +48,25 @@ pub fn routes() -> Router<Service> {
         (status = 503, description = "The database cannot be reached.", content_type = "text/html", body = String),
     )
 )]
-pub(crate) async fn show_answer_page(State(svc): State<Service>, Token(token): Token) -> Response {
+pub(crate) async fn show_answer_page(
+    State(svc): State<Service>,
+    Token(token): Token,
+    RawQuery(query): RawQuery,
+) -> Response {
     match svc.view_by_token(&token).await {
-        Ok(d) => answer_page(StatusCode::OK, &token, &d, None, &PageErrors::default()),
+        Ok(d) => match (&d.spec.approval, confirm_of(query.as_deref())) {
+            // An approval mail's Allow / Deny link: a page with that one button.
+            (Some(a), Some(confirm)) => super::approval::approval_page(
+                StatusCode::OK,
+                &token,
+                &d,
+                a,
+                None,
+                &PageErrors::default(),
+                Some(&confirm),
+            ),
+            _ => answer_page(StatusCode::OK, &token, &d, None, &PageErrors::default()),
+        },
         Err(e) => service_error_page(&token, e),
     }
 }
@@ -130,6 +151,13 @@ async fn submit_form(svc: &Service, token: &str, body: &[u8]) -> Response {
     }
 }
 
+/// The `confirm` of `?confirm=Allow`.
+fn confirm_of(query: Option<&str>) -> Option<String> {
+    url::form_urlencoded::parse(query?.as_bytes())
+        .find(|(k, _)| k == "confirm")
+        .map(|(_, v)| v.into_owned())
+}
+
 fn feed_path(svc: &Service, d: &Decision) -> String {
     format!("/inbox/{}", svc.tokens().feed_token(d.inbox_id))
 }
@@ -209,6 +237,9 @@ pub fn answer_page(
     sent: Option<&Submitted>,
     errors: &PageErrors,
 ) -> Response {
+    if let Some(a) = &d.spec.approval {
+        return super::approval::approval_page(status, token, d, a, sent, errors, None);
+    }
     let now = OffsetDateTime::now_utc();
     let open = d.is_open_at(now);
     let body = open.then(|| view::body(d, sent, errors));

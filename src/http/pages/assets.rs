@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 const STYLESHEET: &str = include_str!("../../../static/sayso.css");
+const APPROVAL_STYLESHEET: &str = include_str!("../../../static/approval.css");
 const ICON: &str = include_str!("../../../static/icon.svg");
 const FEED_SCRIPT: &str = include_str!("../../../static/feed.js");
 const ANSWER_SCRIPT: &str = include_str!("../../../static/answer.js");
@@ -17,6 +18,10 @@ pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
         .route(
             "/static/sayso.css",
             get(|| async { asset("text/css; charset=utf-8", STYLESHEET) }),
+        )
+        .route(
+            "/static/approval.css",
+            get(|| async { asset("text/css; charset=utf-8", APPROVAL_STYLESHEET) }),
         )
         .route(
             "/static/icon.svg",

@@ -2,6 +2,7 @@
 //! works without JavaScript.
 
 pub(crate) mod answer;
+mod approval;
 mod assets;
 mod feed;
 mod push;

@@ -86,6 +86,7 @@ impl Submitted {
             other: None,
             remark,
             notes: None,
+            command: self.get("command").map(str::to_string),
         };
         if action != AnswerAction::Answer {
             return input;

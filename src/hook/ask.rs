@@ -1,0 +1,330 @@
+//! Putting a tool call to the person through the sayso server, and reading the answer.
+//! Everything here is bounded by the hook's deadline; whatever goes wrong comes back as an
+//! `Err` with a one-line reason, which the caller turns into the safe fallback.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::Value;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use tokio::time::Instant;
+use uuid::Uuid;
+
+use super::call::ToolCall;
+use super::reply::Verdict;
+use crate::client::args::NotifyArg;
+use crate::client::http::Api;
+use crate::client::wait::wait_for_decision;
+use crate::domain::approval::{ALLOW, ALLOW_SESSION, DENY};
+use crate::render::approval::{self, project_of};
+
+/// How long the create keeps retrying a server that cannot be reached (within the deadline):
+/// a restart, not an outage.
+const CREATE_WINDOW: Duration = Duration::from_secs(10);
+/// How long the question stays open after the hook stops waiting, so a late answer is still
+/// recorded (and shown as late).
+const OPEN_AFTER_WAIT: Duration = Duration::from_secs(3600);
+/// How long past the deadline the wait may take to come back with the decision pending.
+const WAIT_GRACE: Duration = Duration::from_secs(2);
+/// How many of the project's latest answered decisions are looked through for an "Allow for
+/// this session" (the API's largest page).
+const SESSION_LOOKBACK: u32 = 200;
+
+/// Why the person's answer could not be had.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoAnswer {
+    /// One line, for stderr and the reason the harness shows.
+    pub reason: String,
+}
+
+/// Asks the person and waits up to `wait`; `Ok` is the person's verdict.
+pub async fn ask_person(
+    api: &Api,
+    call: &ToolCall,
+    wait: Duration,
+    notify: Option<NotifyArg>,
+) -> Result<Verdict, NoAnswer> {
+    let deadline = Instant::now() + wait;
+    // Guards on each step: nothing below may outlive the deadline, whatever a server does.
+    let asked = tokio::time::timeout_at(deadline, put_question(api, call, deadline, wait, notify));
+    let (id, web_url, expires_at) = match asked.await {
+        Ok(Ok(Asked::Handle(id, web_url, expires_at))) => (id, web_url, expires_at),
+        Ok(Ok(Asked::AllowedForSession)) => {
+            return Ok(Verdict::allow(format!(
+                "The person allowed {} for this session on sayso.",
+                call.tool_name
+            )));
+        }
+        Ok(Err(e)) => return Err(e),
+        Err(_) => {
+            return Err(NoAnswer {
+                reason: format!("no answer from sayso in {}", words(wait)),
+            });
+        }
+    };
+    let no_answer = || NoAnswer {
+        reason: format!("no answer in {}; still open at {web_url}", words(wait)),
+    };
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    // The await returns the decision still pending at the deadline; the guard, a moment
+    // later, is for a server that stops answering.
+    let waited = tokio::time::timeout_at(
+        deadline + WAIT_GRACE,
+        wait_for_decision(api, &id, Some(remaining), expires_at),
+    );
+    match waited.await {
+        Ok(Ok(d)) => {
+            let mut verdict = verdict_of(&d, call, wait, &web_url)?;
+            if let Verdict::Allow { updated_input, .. } = &mut verdict
+                && d["custom"] == true
+            {
+                // The person edited the command: the harness runs that one, or nothing.
+                let edited = tokio::time::timeout_at(
+                    deadline + WAIT_GRACE,
+                    edited_input(api, call, &id, deadline),
+                );
+                match edited.await {
+                    Ok(Some(input)) => *updated_input = Some(input),
+                    _ => {
+                        return Err(NoAnswer {
+                            reason: format!(
+                                "the person edited the command, but it could not be read ({web_url})"
+                            ),
+                        });
+                    }
+                }
+            }
+            Ok(verdict)
+        }
+        Ok(Err(e)) => Err(NoAnswer {
+            reason: format!("{}; still open at {web_url}", first_line(&e)),
+        }),
+        Err(_) => Err(no_answer()),
+    }
+}
+
+/// What asking gave: the decision's id, link and expiry, or an earlier "for this session".
+enum Asked {
+    Handle(String, String, Option<OffsetDateTime>),
+    AllowedForSession,
+}
+
+async fn put_question(
+    api: &Api,
+    call: &ToolCall,
+    deadline: Instant,
+    wait: Duration,
+    notify: Option<NotifyArg>,
+) -> Result<Asked, NoAnswer> {
+    let failed = |e: crate::client::http::Failure| NoAnswer {
+        reason: first_line(&e),
+    };
+    if let Some(session) = &call.session_id
+        && session_allowed(api, call, session, deadline)
+            .await
+            .map_err(failed)?
+    {
+        return Ok(Asked::AllowedForSession);
+    }
+    let answer_by = (OffsetDateTime::now_utc() + wait)
+        .format(&Rfc3339)
+        .unwrap_or_default();
+    let mut body = create_body(call, &answer_by, wait);
+    if let Some(n) = notify {
+        body["notify"] = Value::from(n.as_str());
+    }
+    let key = match &call.tool_use_id {
+        // Per event too: a harness with both PreToolUse and PermissionRequest hooks sends
+        // the same call twice, with another answer_by.
+        Some(id) => format!("hook-{}-{}-{id}", call.harness.as_str(), call.event),
+        None => Uuid::new_v4().to_string(),
+    };
+    let url = api.url(&["v1", "decisions"]);
+    let handle = api
+        .send(
+            || {
+                api.request(Method::POST, url.clone(), request_timeout(deadline))
+                    .header("Idempotency-Key", &key)
+                    .json(&body)
+            },
+            (Instant::now() + CREATE_WINDOW).min(deadline),
+        )
+        .await
+        .map_err(failed)?;
+    let id = handle["decision_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let web_url = handle["web_url"].as_str().unwrap_or_default().to_string();
+    let expires_at = handle["expires_at"]
+        .as_str()
+        .and_then(|s| OffsetDateTime::parse(s, &Rfc3339).ok());
+    Ok(Asked::Handle(id, web_url, expires_at))
+}
+
+/// A request may take until just past the deadline: the guard around it ends it first,
+/// with the plainer reason.
+fn request_timeout(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(1)
+}
+
+fn first_line(e: &crate::client::http::Failure) -> String {
+    e.to_string().lines().next().unwrap_or_default().to_string()
+}
+
+/// The create request of the call's approval.
+pub fn create_body(call: &ToolCall, answer_by: &str, wait: Duration) -> Value {
+    let ttl = (wait + OPEN_AFTER_WAIT).as_secs();
+    approval::create_body(&call.as_ref(), answer_by, ttl)
+}
+
+/// Whether the person answered "Allow for this session" to this tool earlier in this
+/// session: the server keeps those answers, and the hook looks for one among the project's
+/// latest answered decisions.
+async fn session_allowed(
+    api: &Api,
+    call: &ToolCall,
+    session: &str,
+    deadline: Instant,
+) -> Result<bool, crate::client::http::Failure> {
+    let mut url = api.url(&["v1", "decisions"]);
+    {
+        let mut q = url.query_pairs_mut();
+        q.append_pair("status", "answered")
+            .append_pair("kind", "choose")
+            .append_pair("limit", &SESSION_LOOKBACK.to_string());
+        if let Some(p) = call.cwd.as_deref().and_then(project_of) {
+            q.append_pair("project", &p);
+        }
+    }
+    let page = api
+        .send(
+            || api.request(Method::GET, url.clone(), request_timeout(deadline)),
+            (Instant::now() + CREATE_WINDOW).min(deadline),
+        )
+        .await?;
+    let empty = vec![];
+    let items = page["items"].as_array().unwrap_or(&empty);
+    Ok(items.iter().any(|d| {
+        let hook = &d["metadata"]["hook"];
+        d["outcome"] == ALLOW_SESSION
+            && hook["harness"] == call.harness.as_str()
+            && hook["session_id"] == session
+            && hook["tool_name"] == call.tool_name.as_str()
+    }))
+}
+
+/// The verdict a resolved (or still pending) decision gives.
+fn verdict_of(
+    d: &Value,
+    call: &ToolCall,
+    wait: Duration,
+    web_url: &str,
+) -> Result<Verdict, NoAnswer> {
+    let remark = d["remark"]
+        .as_str()
+        .map(str::trim)
+        .filter(|r| !r.is_empty());
+    let status = d["status"].as_str().unwrap_or_default();
+    match (status, d["outcome"].as_str()) {
+        ("answered", Some(ALLOW)) => Ok(Verdict::allow(with_remark(
+            "The person allowed this on sayso.",
+            remark,
+        ))),
+        ("answered", Some(ALLOW_SESSION)) => Ok(Verdict::allow(with_remark(
+            &format!(
+                "The person allowed {} for this session on sayso.",
+                call.tool_name
+            ),
+            remark,
+        ))),
+        ("answered", Some(DENY)) | ("declined", _) => Ok(Verdict::deny(match remark {
+            Some(r) => format!("The person denied this on sayso: {r}"),
+            None => "The person denied this on sayso.".to_string(),
+        })),
+        ("pending", _) => Err(NoAnswer {
+            reason: format!("no answer in {}; still open at {web_url}", words(wait)),
+        }),
+        (other, _) => Err(NoAnswer {
+            reason: format!("the question was {other} without an answer ({web_url})"),
+        }),
+    }
+}
+
+/// The call's input with the command the person edited before allowing, read from the
+/// decision's `answered` event.
+async fn edited_input(api: &Api, call: &ToolCall, id: &str, deadline: Instant) -> Option<Value> {
+    let url = api.url(&["v1", "decisions", id, "events"]);
+    let events = api
+        .send(
+            || api.request(Method::GET, url.clone(), request_timeout(deadline)),
+            (Instant::now() + CREATE_WINDOW).min(deadline + WAIT_GRACE),
+        )
+        .await
+        .ok()?;
+    let command = events["items"]
+        .as_array()?
+        .iter()
+        .rev()
+        .find_map(|e| e["detail"]["edited_command"].as_str())?;
+    let mut input = call.tool_input.clone();
+    input["command"] = Value::from(command);
+    Some(input)
+}
+
+fn with_remark(text: &str, remark: Option<&str>) -> String {
+    match remark {
+        Some(r) => format!("{text} Remark: {r}"),
+        None => text.to_string(),
+    }
+}
+
+/// A wait as people say it: "15 min", "40 s".
+pub fn words(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 60 && s.is_multiple_of(60) {
+        format!("{} min", s / 60)
+    } else {
+        format!("{s} s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hook::call::Harness;
+    use serde_json::json;
+
+    fn bash() -> ToolCall {
+        ToolCall {
+            harness: Harness::Claude,
+            event: "PreToolUse".into(),
+            tool_name: "Bash".into(),
+            tool_input: json!({"command": "rm -rf build/", "description": "clean"}),
+            cwd: Some("/home/me/shop".into()),
+            session_id: Some("s1".into()),
+            tool_use_id: Some("toolu_1".into()),
+        }
+    }
+
+    #[test]
+    fn answers_become_verdicts() {
+        let c = bash();
+        let w = Duration::from_secs(900);
+        let d = json!({"status": "answered", "outcome": "Allow", "remark": null});
+        assert_eq!(verdict_of(&d, &c, w, "u").unwrap().word(), "allow");
+        let d = json!({"status": "answered", "outcome": "Deny", "remark": "use make clean"});
+        assert_eq!(
+            verdict_of(&d, &c, w, "u").unwrap(),
+            Verdict::deny("The person denied this on sayso: use make clean")
+        );
+        let d = json!({"status": "pending"});
+        assert_eq!(
+            verdict_of(&d, &c, w, "http://x/d/1").unwrap_err().reason,
+            "no answer in 15 min; still open at http://x/d/1"
+        );
+        let d = json!({"status": "expired", "outcome": null});
+        assert!(verdict_of(&d, &c, w, "u").is_err());
+    }
+}

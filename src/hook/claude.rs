@@ -1,0 +1,135 @@
+//! Claude Code and Codex: `PreToolUse` and `PermissionRequest` hooks. Codex reads Claude's
+//! layout and outputs; it has no "ask" answer, so handing back prints nothing.
+
+use serde_json::{Map, Value, json};
+
+use super::call::{Harness, ToolCall, input_object, text};
+use super::reply::{Reply, Verdict};
+
+const PRE_TOOL_USE: &str = "PreToolUse";
+const PERMISSION_REQUEST: &str = "PermissionRequest";
+
+/// Reads the hook's stdin JSON.
+pub fn parse(harness: Harness, v: &Value) -> Result<ToolCall, String> {
+    let event = text(v, "hook_event_name").ok_or("hook_event_name is missing")?;
+    if event != PRE_TOOL_USE && event != PERMISSION_REQUEST {
+        return Err(format!(
+            "hook_event_name {event:?} is not {PRE_TOOL_USE} or {PERMISSION_REQUEST}"
+        ));
+    }
+    Ok(ToolCall {
+        harness,
+        event,
+        tool_name: text(v, "tool_name").ok_or("tool_name is missing")?,
+        tool_input: input_object(v, "tool_input")?,
+        cwd: text(v, "cwd"),
+        session_id: text(v, "session_id"),
+        tool_use_id: text(v, "tool_use_id"),
+    })
+}
+
+/// The answer in the event's own shape.
+pub fn reply(call: &ToolCall, verdict: &Verdict) -> Reply {
+    if call.event == PERMISSION_REQUEST {
+        let decision = match verdict {
+            Verdict::Allow { updated_input, .. } => {
+                let mut d = Map::new();
+                d.insert("behavior".into(), json!("allow"));
+                if let Some(input) = updated_input {
+                    d.insert("updatedInput".into(), input.clone());
+                }
+                Value::Object(d)
+            }
+            Verdict::Deny { reason } => json!({"behavior": "deny", "message": reason}),
+            // No answer leaves the dialog to the person at the terminal.
+            Verdict::Ask { .. } => return Reply::nothing(),
+        };
+        return Reply::json(json!({
+            "hookSpecificOutput": {"hookEventName": PERMISSION_REQUEST, "decision": decision}
+        }));
+    }
+    if matches!(verdict, Verdict::Ask { .. }) && call.harness == Harness::Codex {
+        return Reply::nothing();
+    }
+    let mut out = Map::new();
+    out.insert("hookEventName".into(), json!(PRE_TOOL_USE));
+    out.insert("permissionDecision".into(), json!(verdict.word()));
+    out.insert("permissionDecisionReason".into(), json!(verdict.reason()));
+    if let Verdict::Allow {
+        updated_input: Some(input),
+        ..
+    } = verdict
+    {
+        out.insert("updatedInput".into(), input.clone());
+    }
+    Reply::json(json!({ "hookSpecificOutput": out }))
+}
+
+/// Input that cannot be read: exit 2 blocks the call in either event.
+pub fn unreadable() -> Reply {
+    Reply::block()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(event: &str) -> Value {
+        json!({
+            "session_id": "abc123", "transcript_path": "/t.jsonl", "cwd": "/repo",
+            "permission_mode": "default", "hook_event_name": event, "tool_name": "Bash",
+            "tool_input": {"command": "rm -rf build/"}, "tool_use_id": "toolu_01"
+        })
+    }
+
+    #[test]
+    fn pre_tool_use_answers_with_a_permission_decision() {
+        let call = parse(Harness::Claude, &input("PreToolUse")).unwrap();
+        assert_eq!(call.command(), Some("rm -rf build/"));
+        assert_eq!(call.session_id.as_deref(), Some("abc123"));
+        let r = reply(&call, &Verdict::deny("not tonight"));
+        assert_eq!(
+            r.stdout.unwrap(),
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                "permissionDecision": "deny", "permissionDecisionReason": "not tonight"}})
+        );
+        let r = reply(&call, &Verdict::ask("back to you"));
+        assert_eq!(
+            r.stdout.unwrap()["hookSpecificOutput"]["permissionDecision"],
+            "ask"
+        );
+    }
+
+    #[test]
+    fn permission_request_answers_with_a_behavior_or_nothing() {
+        let call = parse(Harness::Claude, &input("PermissionRequest")).unwrap();
+        let edited = json!({"command": "rm -rf build/cache"});
+        let r = reply(
+            &call,
+            &Verdict::Allow {
+                reason: "ok".into(),
+                updated_input: Some(edited.clone()),
+            },
+        );
+        assert_eq!(
+            r.stdout.unwrap(),
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                "decision": {"behavior": "allow", "updatedInput": edited}}})
+        );
+        assert_eq!(reply(&call, &Verdict::ask("x")), Reply::nothing());
+    }
+
+    #[test]
+    fn codex_hands_back_by_printing_nothing() {
+        let call = parse(Harness::Codex, &input("PreToolUse")).unwrap();
+        assert_eq!(reply(&call, &Verdict::ask("x")), Reply::nothing());
+    }
+
+    #[test]
+    fn other_events_and_missing_fields_are_named() {
+        let e = parse(Harness::Claude, &json!({"hook_event_name": "Stop"})).unwrap_err();
+        assert!(e.contains("Stop"), "{e}");
+        let e = parse(Harness::Claude, &json!({"hook_event_name": "PreToolUse"})).unwrap_err();
+        assert!(e.contains("tool_name"), "{e}");
+    }
+}

@@ -1,0 +1,52 @@
+//! Copilot CLI: the `preToolUse` hook, whose `toolArgs` is a JSON string.
+
+use serde_json::{Value, json};
+
+use super::call::{Harness, ToolCall, input_object, text};
+use super::reply::{Reply, Verdict};
+
+/// Reads the hook's stdin JSON.
+pub fn parse(v: &Value) -> Result<ToolCall, String> {
+    Ok(ToolCall {
+        harness: Harness::Copilot,
+        event: "preToolUse".into(),
+        tool_name: text(v, "toolName").ok_or("toolName is missing")?,
+        tool_input: input_object(v, "toolArgs")?,
+        cwd: text(v, "cwd"),
+        session_id: text(v, "sessionId"),
+        tool_use_id: None,
+    })
+}
+
+/// `{"permissionDecision": …}`.
+pub fn reply(verdict: &Verdict) -> Reply {
+    Reply::json(match verdict {
+        Verdict::Allow { .. } => json!({"permissionDecision": "allow"}),
+        Verdict::Deny { reason } => {
+            json!({"permissionDecision": "deny", "permissionDecisionReason": reason})
+        }
+        Verdict::Ask { .. } => json!({"permissionDecision": "ask"}),
+    })
+}
+
+/// Input that cannot be read: the deny answer, which needs nothing from the input.
+pub fn unreadable(reason: &str) -> Reply {
+    reply(&Verdict::deny(reason))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_args_are_parsed_from_their_string() {
+        let v = json!({"timestamp": 1_764_057_600_000u64, "cwd": "/repo", "toolName": "bash",
+            "toolArgs": "{\"command\":\"git push --force\",\"description\":\"push\"}"});
+        let call = parse(&v).unwrap();
+        assert_eq!(call.command(), Some("git push --force"));
+        assert_eq!(
+            reply(&Verdict::deny("no")).stdout.unwrap(),
+            json!({"permissionDecision": "deny", "permissionDecisionReason": "no"})
+        );
+    }
+}

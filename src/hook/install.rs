@@ -1,0 +1,283 @@
+//! `sayso hook install <harness>`: adds the hook to the harness's settings file. What is
+//! there stays: the file is read, the one entry added (unless an entry running `sayso hook
+//! <harness>` is there already), and written back. A file that is not a JSON object is
+//! refused, never overwritten.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde_json::{Map, Value, json};
+
+use super::DEFAULT_WAIT_S;
+use super::call::Harness;
+
+/// Seconds the harness's own timeout is given beyond the hook's wait: reading stdin,
+/// creating the question, printing the answer.
+pub const MARGIN_S: u64 = 30;
+
+/// The settings of `sayso hook install`.
+#[derive(Debug, Clone, Args)]
+pub struct InstallArgs {
+    /// The harness whose settings to change.
+    #[arg(value_enum)]
+    pub harness: Harness,
+    /// Write the project's settings (under --dir) [the default].
+    #[arg(long, conflicts_with = "user")]
+    pub project: bool,
+    /// Write the user's settings (under $HOME).
+    #[arg(long)]
+    pub user: bool,
+    /// The project directory [default: the current one].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Print the change instead of writing it.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The command the harness runs [default: `sayso hook <harness>`].
+    #[arg(long, value_name = "CMD")]
+    pub command: Option<String>,
+    /// How long the hook waits for the person, in seconds; the harness's timeout is written
+    /// as this plus 30 s, in the harness's unit.
+    #[arg(long, env = "SAYSO_HOOK_TIMEOUT_S", default_value_t = DEFAULT_WAIT_S)]
+    pub timeout_s: u64,
+}
+
+/// What install adds for one harness: the file, the path of the list in it, the entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub file: PathBuf,
+    /// Keys from the top of the file to each list the entry goes into.
+    pub lists: Vec<Vec<&'static str>>,
+    pub entry: Value,
+    /// Top-level keys the file must have (Copilot's and Cursor's `version`).
+    pub top: Vec<(&'static str, Value)>,
+}
+
+/// Runs `sayso hook install`.
+pub fn run(args: InstallArgs) -> anyhow::Result<()> {
+    let root = if args.user {
+        PathBuf::from(std::env::var_os("HOME").context("HOME is not set; use --project")?)
+    } else {
+        match &args.dir {
+            Some(d) => d.clone(),
+            None => std::env::current_dir().context("cannot read the current directory")?,
+        }
+    };
+    let command = args
+        .command
+        .clone()
+        .unwrap_or_else(|| format!("sayso hook {}", args.harness.as_str()));
+    let plan = plan(args.harness, &root, args.user, &command, args.timeout_s)?;
+    let before = match std::fs::read_to_string(&plan.file) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", plan.file.display())),
+    };
+    let Some(after) = merge(before.as_deref(), &plan, &command)
+        .with_context(|| format!("{} is left as it is", plan.file.display()))?
+    else {
+        println!(
+            "{} already runs `{command}`; nothing to change",
+            plan.file.display()
+        );
+        return Ok(());
+    };
+    let lists: Vec<String> = plan.lists.iter().map(|l| l.join(".")).collect();
+    if args.dry_run {
+        println!(
+            "would add to {} in {}:\n{}",
+            lists.join(" and "),
+            plan.file.display(),
+            serde_json::to_string_pretty(&plan.entry)?
+        );
+        return Ok(());
+    }
+    if let Some(dir) = plan.file.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    write_atomically(&plan.file, &after)?;
+    println!(
+        "added `{command}` to {} in {}",
+        lists.join(" and "),
+        plan.file.display()
+    );
+    Ok(())
+}
+
+/// Where and what each harness needs (docs/HARNESSES.md).
+pub fn plan(
+    harness: Harness,
+    root: &Path,
+    user: bool,
+    command: &str,
+    wait_s: u64,
+) -> anyhow::Result<Plan> {
+    let timeout_s = wait_s + MARGIN_S;
+    let claude_entry = || {
+        json!({"matcher": "*", "hooks": [
+            {"type": "command", "command": command, "timeout": timeout_s}
+        ]})
+    };
+    Ok(match harness {
+        Harness::Claude => Plan {
+            file: root.join(".claude").join("settings.json"),
+            lists: vec![vec!["hooks", "PreToolUse"]],
+            entry: claude_entry(),
+            top: vec![],
+        },
+        Harness::Codex => Plan {
+            file: root.join(".codex").join("hooks.json"),
+            lists: vec![vec!["hooks", "PreToolUse"]],
+            entry: claude_entry(),
+            top: vec![],
+        },
+        Harness::Gemini => Plan {
+            file: root.join(".gemini").join("settings.json"),
+            lists: vec![vec!["hooks", "BeforeTool"]],
+            entry: json!({"matcher": "run_shell_command|write_file|replace", "hooks": [
+                {"name": "sayso", "type": "command", "command": command,
+                 "timeout": timeout_s * 1000}
+            ]}),
+            top: vec![],
+        },
+        Harness::Copilot => {
+            if user {
+                bail!(
+                    "Copilot CLI reads hooks from the repository's .github/hooks/; use --project"
+                );
+            }
+            Plan {
+                file: root.join(".github").join("hooks").join("sayso.json"),
+                lists: vec![vec!["hooks", "preToolUse"]],
+                entry: json!({"type": "command", "bash": command, "timeoutSec": timeout_s}),
+                top: vec![("version", json!(1))],
+            }
+        }
+        Harness::Cursor => Plan {
+            file: root.join(".cursor").join("hooks.json"),
+            lists: vec![
+                vec!["hooks", "beforeShellExecution"],
+                vec!["hooks", "beforeMCPExecution"],
+            ],
+            entry: json!({"command": command, "timeout": timeout_s}),
+            top: vec![("version", json!(1))],
+        },
+    })
+}
+
+/// The file's new text, or `None` when the hook is there already.
+pub fn merge(before: Option<&str>, plan: &Plan, command: &str) -> anyhow::Result<Option<String>> {
+    let mut root = match before.map(str::trim) {
+        None | Some("") => Value::Object(Map::new()),
+        Some(text) => serde_json::from_str::<Value>(text).context("it is not JSON")?,
+    };
+    if !root.is_object() {
+        bail!("it does not hold a JSON object");
+    }
+    if contains_command(&root, command) {
+        return Ok(None);
+    }
+    for (key, value) in &plan.top {
+        let obj = root.as_object_mut().expect("checked above");
+        obj.entry(key.to_string()).or_insert_with(|| value.clone());
+    }
+    for keys in &plan.lists {
+        let mut at = &mut root;
+        let (last, parents) = keys.split_last().expect("a list has a name");
+        for key in parents {
+            let obj = at
+                .as_object_mut()
+                .with_context(|| format!("{key}'s parent is not an object"))?;
+            at = obj
+                .entry(key.to_string())
+                .or_insert_with(|| Value::Object(Map::new()));
+        }
+        let obj = at
+            .as_object_mut()
+            .with_context(|| format!("{} is not an object", parents.join(".")))?;
+        let list = obj
+            .entry(last.to_string())
+            .or_insert_with(|| Value::Array(vec![]));
+        list.as_array_mut()
+            .with_context(|| format!("{} is not a list", keys.join(".")))?
+            .push(plan.entry.clone());
+    }
+    Ok(Some(serde_json::to_string_pretty(&root)? + "\n"))
+}
+
+/// Whether any string in the settings runs `command` already.
+fn contains_command(v: &Value, command: &str) -> bool {
+    match v {
+        Value::String(s) => s.trim() == command,
+        Value::Array(items) => items.iter().any(|i| contains_command(i, command)),
+        Value::Object(m) => m.values().any(|i| contains_command(i, command)),
+        _ => false,
+    }
+}
+
+/// Writes through a temporary file beside the target, so a crash leaves the old file whole.
+fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
+    let tmp = path.with_extension("sayso-tmp");
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hook_is_added_beside_what_is_there() {
+        let p = plan(
+            Harness::Claude,
+            Path::new("/r"),
+            false,
+            "sayso hook claude",
+            900,
+        )
+        .unwrap();
+        let before = r#"{"model": "opus", "hooks": {"PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "lint.sh"}]}]}}"#;
+        let after: Value = serde_json::from_str(
+            &merge(Some(before), &p, "sayso hook claude")
+                .unwrap()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(after["model"], "opus");
+        let list = after["hooks"]["PreToolUse"].as_array().unwrap();
+        assert_eq!(list.len(), 2);
+        assert_eq!(list[1]["hooks"][0]["timeout"], 930);
+        let again = serde_json::to_string(&after).unwrap();
+        assert_eq!(merge(Some(&again), &p, "sayso hook claude").unwrap(), None);
+    }
+
+    #[test]
+    fn a_file_that_is_not_an_object_is_refused() {
+        let p = plan(
+            Harness::Cursor,
+            Path::new("/r"),
+            false,
+            "sayso hook cursor",
+            60,
+        )
+        .unwrap();
+        assert!(merge(Some("[1]"), &p, "x").is_err());
+        assert!(merge(Some("{oops"), &p, "x").is_err());
+        let bad = r#"{"hooks": {"beforeShellExecution": {"command": "x"}}}"#;
+        assert!(merge(Some(bad), &p, "sayso hook cursor").is_err());
+    }
+
+    #[test]
+    fn each_harness_gets_its_unit_and_layout() {
+        let g = plan(Harness::Gemini, Path::new("/r"), false, "c", 900).unwrap();
+        assert_eq!(g.entry["hooks"][0]["timeout"], 930_000);
+        let c = plan(Harness::Copilot, Path::new("/r"), false, "c", 900).unwrap();
+        assert_eq!(c.entry["timeoutSec"], 930);
+        assert!(plan(Harness::Copilot, Path::new("/r"), true, "c", 900).is_err());
+        let after = merge(None, &c, "c").unwrap().unwrap();
+        let v: Value = serde_json::from_str(&after).unwrap();
+        assert_eq!(v["version"], 1);
+    }
+}

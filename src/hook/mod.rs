@@ -1,0 +1,250 @@
+//! `sayso hook <harness>`: the permission hook of Claude Code, Codex, gemini-cli, Copilot CLI
+//! and Cursor. It reads the harness's JSON on stdin, applies the policy, asks the person
+//! through the sayso server when the policy says so, and prints the harness's own
+//! allow / deny / ask answer with the exit code it expects (docs/HARNESSES.md).
+//!
+//! It never allows by accident: bad input, a bad policy file, no key, a server that cannot
+//! be reached and a person who does not answer in time all end in the configured fallback
+//! (deny, or hand back to the terminal), with one line on stderr saying why.
+
+mod ask;
+mod call;
+mod claude;
+mod copilot;
+mod cursor;
+mod gemini;
+mod glob;
+pub mod install;
+mod policy;
+mod reply;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+
+use crate::client::args::{NotifyArg, ServerArgs};
+use crate::client::http::Api;
+
+pub use call::{Harness, ToolCall};
+pub use reply::{Reply, Verdict};
+
+/// The default wait for the person: 15 minutes.
+pub const DEFAULT_WAIT_S: u64 = 900;
+/// The most stdin read: a tool input larger than this is refused (and so denied).
+const MAX_STDIN_BYTES: u64 = 4 * 1024 * 1024;
+/// How long the harness has to hand over its stdin.
+const STDIN_WAIT: Duration = Duration::from_secs(10);
+
+/// `sayso hook …`.
+#[derive(Debug, Subcommand)]
+pub enum HookCommand {
+    /// Claude Code's PreToolUse or PermissionRequest hook.
+    Claude(HookArgs),
+    /// Codex's PreToolUse or PermissionRequest hook.
+    Codex(HookArgs),
+    /// gemini-cli's BeforeTool hook.
+    Gemini(HookArgs),
+    /// Copilot CLI's preToolUse hook.
+    Copilot(HookArgs),
+    /// Cursor's beforeShellExecution and beforeMCPExecution hooks.
+    Cursor(HookArgs),
+    /// Add `sayso hook <harness>` to a harness's settings file, keeping what is there.
+    Install(install::InstallArgs),
+}
+
+/// What to do when the person's answer cannot be had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Fallback {
+    /// Refuse the call, with the reason (and the link to the open question).
+    Deny,
+    /// Hand the question back to the harness's own prompt in the terminal.
+    Ask,
+}
+
+/// The settings of `sayso hook <harness>`.
+#[derive(Debug, Clone, Args)]
+pub struct HookArgs {
+    /// How long to wait for the person, in seconds; keep it below the harness's own hook
+    /// timeout (`sayso hook install` writes that as this plus a margin).
+    #[arg(long, env = "SAYSO_HOOK_TIMEOUT_S", default_value_t = DEFAULT_WAIT_S)]
+    pub timeout_s: u64,
+    /// What to do when no answer can be had (timeout, server down, bad key, bad input).
+    #[arg(long, env = "SAYSO_HOOK_FALLBACK", value_enum, default_value_t = Fallback::Deny)]
+    pub fallback: Fallback,
+    /// The policy file [default: .sayso/policy.json in the working directory, else
+    /// ~/.config/sayso/policy.json; none: read-only tools allowed, the rest asked].
+    #[arg(long, env = "SAYSO_HOOK_POLICY")]
+    pub policy: Option<PathBuf>,
+    /// How the person hears of the question [server default: push].
+    #[arg(long, env = "SAYSO_HOOK_NOTIFY", value_enum)]
+    pub notify: Option<NotifyArg>,
+    /// Print which rule decides this call and what it decides, then exit; asks nobody.
+    #[arg(long)]
+    pub explain: bool,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// Runs `sayso hook …` and ends the process with the harness's exit code.
+pub async fn run(cmd: HookCommand) -> ! {
+    let (harness, args) = match cmd {
+        HookCommand::Claude(a) => (Harness::Claude, a),
+        HookCommand::Codex(a) => (Harness::Codex, a),
+        HookCommand::Gemini(a) => (Harness::Gemini, a),
+        HookCommand::Copilot(a) => (Harness::Copilot, a),
+        HookCommand::Cursor(a) => (Harness::Cursor, a),
+        HookCommand::Install(a) => crate::client::exit(install::run(a).map(|()| 0)),
+    };
+    let reply = decide(harness, &args).await;
+    if let Some(v) = &reply.stdout {
+        println!("{v}");
+    }
+    let _ = std::io::stdout().flush();
+    std::process::exit(reply.exit.into())
+}
+
+/// Reads stdin, decides, and gives the reply to print.
+async fn decide(harness: Harness, args: &HookArgs) -> Reply {
+    let input = match read_stdin().await {
+        Ok(v) => v,
+        Err(why) => return unreadable(harness, &why),
+    };
+    let call = match parse(harness, &input) {
+        Ok(call) => call,
+        Err(why) => return unreadable(harness, &why),
+    };
+    let policy = match policy::Policy::load(args.policy.as_deref(), call.cwd.as_deref()) {
+        Ok(p) => p,
+        Err(why) if args.explain => {
+            println!("error: {why}");
+            return Reply {
+                stdout: None,
+                exit: 1,
+            };
+        }
+        Err(why) => return fallback(&call, args.fallback, &why),
+    };
+    let ruling = policy.decide(&call);
+    if args.explain {
+        println!(
+            "{}: {}",
+            match ruling.decision {
+                policy::Rule::Allow => "allow",
+                policy::Rule::Deny => "deny",
+                policy::Rule::Ask => "ask the person",
+            },
+            ruling.why
+        );
+        return Reply::nothing();
+    }
+    let verdict = match ruling.decision {
+        policy::Rule::Allow => Verdict::allow(format!("sayso policy: {}", ruling.why)),
+        policy::Rule::Deny => Verdict::deny(format!("sayso policy: {}", ruling.why)),
+        policy::Rule::Ask => {
+            let api = match Api::new(&args.server.server, args.server.key.as_deref()) {
+                Ok(api) => api.quiet(),
+                Err(e) => return fallback(&call, args.fallback, &e.to_string()),
+            };
+            let wait = Duration::from_secs(args.timeout_s);
+            match ask::ask_person(&api, &call, wait, args.notify).await {
+                Ok(v) => v,
+                Err(no) => return fallback(&call, args.fallback, &no.reason),
+            }
+        }
+    };
+    render(&call, &verdict)
+}
+
+/// Reads the harness's JSON, bounded in size and time.
+async fn read_stdin() -> Result<Value, String> {
+    let mut bytes = Vec::new();
+    let read = async {
+        tokio::io::stdin()
+            .take(MAX_STDIN_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .await
+    };
+    match tokio::time::timeout(STDIN_WAIT, read).await {
+        Err(_) => return Err("stdin was not closed within 10 s".into()),
+        Ok(Err(e)) => return Err(format!("cannot read stdin: {e}")),
+        Ok(Ok(_)) => {}
+    }
+    if bytes.len() as u64 > MAX_STDIN_BYTES {
+        return Err("stdin holds more than 4 MiB".into());
+    }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err("stdin is empty; the harness sends the tool call as JSON".into());
+    }
+    serde_json::from_slice(&bytes).map_err(|e| format!("stdin is not JSON: {e}"))
+}
+
+/// The harness's input read into a tool call.
+pub fn parse(harness: Harness, input: &Value) -> Result<ToolCall, String> {
+    if !input.is_object() {
+        return Err("stdin must hold a JSON object".into());
+    }
+    match harness {
+        Harness::Claude | Harness::Codex => claude::parse(harness, input),
+        Harness::Gemini => gemini::parse(input),
+        Harness::Copilot => copilot::parse(input),
+        Harness::Cursor => cursor::parse(input),
+    }
+}
+
+/// The verdict in the harness's words.
+pub fn render(call: &ToolCall, verdict: &Verdict) -> Reply {
+    match call.harness {
+        Harness::Claude | Harness::Codex => claude::reply(call, verdict),
+        Harness::Gemini => gemini::reply(verdict),
+        Harness::Copilot => copilot::reply(verdict),
+        Harness::Cursor => cursor::reply(verdict),
+    }
+}
+
+/// A command line that does not parse (a bad flag, or a `SAYSO_HOOK_*` variable with a bad
+/// value) when a harness runs `sayso hook <harness>`: the harness's deny, never its "hook
+/// failed" (which some read as go ahead). `None` when `argv` is not a hook run.
+pub fn usage_error(argv: &[String], message: &str) -> Option<u8> {
+    let at = argv.iter().position(|a| a == "hook")?;
+    let harness = match argv.get(at + 1).map(String::as_str)? {
+        "claude" => Harness::Claude,
+        "codex" => Harness::Codex,
+        "gemini" => Harness::Gemini,
+        "copilot" => Harness::Copilot,
+        "cursor" => Harness::Cursor,
+        _ => return None,
+    };
+    let first = message.lines().next().unwrap_or("bad arguments");
+    let reply = unreadable(harness, first.trim_start_matches("error: "));
+    if let Some(v) = &reply.stdout {
+        println!("{v}");
+    }
+    Some(reply.exit)
+}
+
+/// Input that cannot be read always denies: without it, the hook cannot tell which event
+/// it answers, so it uses the one form each harness reads as a refusal.
+fn unreadable(harness: Harness, why: &str) -> Reply {
+    let reason = format!("sayso hook {}: {why}; denied", harness.as_str());
+    eprintln!("{reason}");
+    match harness {
+        Harness::Claude | Harness::Codex => claude::unreadable(),
+        Harness::Gemini => gemini::unreadable(),
+        Harness::Copilot => copilot::unreadable(&reason),
+        Harness::Cursor => cursor::unreadable(&reason),
+    }
+}
+
+/// The safe answer when the person's cannot be had, with its one line on stderr.
+fn fallback(call: &ToolCall, fallback: Fallback, why: &str) -> Reply {
+    let verdict = match fallback {
+        Fallback::Deny => Verdict::deny(format!("sayso: {why}; denied")),
+        Fallback::Ask => Verdict::ask(format!("sayso: {why}; asking here instead")),
+    };
+    eprintln!("{}", verdict.reason());
+    render(call, &verdict)
+}

@@ -1,0 +1,387 @@
+//! The policy: which calls are allowed or denied at once, and which a person decides.
+//!
+//! Rules come from a JSON file (`SAYSO_HOOK_POLICY`, else `.sayso/policy.json` under the
+//! working directory, else `~/.config/sayso/policy.json`); the first rule that matches
+//! decides. Without a matching rule, read-only tools are allowed (unless `read_only` says
+//! `ask`) and everything else goes to the person. docs/HARNESSES.md shows the format.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::call::{Harness, ToolCall};
+use super::glob::Glob;
+
+/// What a rule (or the default) does with a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rule {
+    Allow,
+    Deny,
+    Ask,
+}
+
+/// Tools that only read, by harness: allowed without asking by default.
+pub fn read_only_tools(harness: Harness) -> &'static [&'static str] {
+    match harness {
+        Harness::Claude | Harness::Codex => &[
+            "Read",
+            "Glob",
+            "Grep",
+            "LS",
+            "WebSearch",
+            "TodoWrite",
+            "NotebookRead",
+        ],
+        Harness::Gemini => &[
+            "read_file",
+            "read_many_files",
+            "glob",
+            "search_file_content",
+            "list_directory",
+        ],
+        Harness::Copilot => &["view", "grep", "glob", "search"],
+        // Cursor asks its hooks about shell commands and MCP calls only.
+        Harness::Cursor => &[],
+    }
+}
+
+/// The policy file as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicyFile {
+    #[serde(default)]
+    read_only: Option<Rule>,
+    #[serde(default)]
+    rules: Vec<RuleFile>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleFile {
+    harness: Option<String>,
+    tool: Option<String>,
+    command: Option<String>,
+    path: Option<String>,
+    host: Option<String>,
+    decision: Rule,
+    reason: Option<String>,
+}
+
+/// One rule, its patterns compiled.
+#[derive(Debug, Clone)]
+struct PolicyRule {
+    harness: Option<Vec<String>>,
+    tool: Option<Vec<Glob>>,
+    command: Option<Glob>,
+    path: Option<Glob>,
+    host: Option<Glob>,
+    decision: Rule,
+    reason: Option<String>,
+    /// How the rule reads, for `--explain`.
+    text: String,
+}
+
+/// The rules in force, and where they came from.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    source: Option<PathBuf>,
+    read_only: Option<Rule>,
+    rules: Vec<PolicyRule>,
+}
+
+/// Which rule decided, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ruling {
+    pub decision: Rule,
+    /// One line for `--explain` and the reason the harness shows.
+    pub why: String,
+}
+
+impl Policy {
+    /// Finds and reads the policy file: `explicit`, else the first of the usual places that
+    /// exists. None found is the default policy; a file that cannot be read is an error.
+    pub fn load(explicit: Option<&Path>, cwd: Option<&str>) -> Result<Policy, String> {
+        let path = match explicit {
+            Some(p) => Some(p.to_path_buf()),
+            None => default_places(cwd).into_iter().find(|p| p.is_file()),
+        };
+        let Some(path) = path else {
+            return Ok(Policy::default());
+        };
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read the policy {}: {e}", path.display()))?;
+        let mut policy = Policy::parse(&text)
+            .map_err(|e| format!("the policy {} is not valid: {e}", path.display()))?;
+        policy.source = Some(path);
+        Ok(policy)
+    }
+
+    /// Reads a policy from its JSON text.
+    pub fn parse(text: &str) -> Result<Policy, String> {
+        let file: PolicyFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let rules = file
+            .rules
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| compile(r).map_err(|e| format!("rules[{i}]: {e}")))
+            .collect::<Result<_, _>>()?;
+        Ok(Policy {
+            source: None,
+            read_only: file.read_only,
+            rules,
+        })
+    }
+
+    /// What the policy says about `call`.
+    pub fn decide(&self, call: &ToolCall) -> Ruling {
+        let from = match &self.source {
+            Some(p) => format!(" of {}", p.display()),
+            None => String::new(),
+        };
+        for (i, rule) in self.rules.iter().enumerate() {
+            if rule.matches(call) {
+                let mut why = format!("rule {}{from} ({})", i + 1, rule.text);
+                if let Some(reason) = &rule.reason {
+                    why = format!("{reason} [{why}]");
+                }
+                return Ruling {
+                    decision: rule.decision,
+                    why,
+                };
+            }
+        }
+        if read_only_tools(call.harness).contains(&call.tool_name.as_str()) {
+            let decision = self.read_only.unwrap_or(Rule::Allow);
+            return Ruling {
+                decision,
+                why: format!(
+                    "{} only reads (read_only: {})",
+                    call.tool_name,
+                    word(decision)
+                ),
+            };
+        }
+        Ruling {
+            decision: Rule::Ask,
+            why: "no rule matched: a person decides".into(),
+        }
+    }
+}
+
+fn word(rule: Rule) -> &'static str {
+    match rule {
+        Rule::Allow => "allow",
+        Rule::Deny => "deny",
+        Rule::Ask => "ask",
+    }
+}
+
+fn default_places(cwd: Option<&str>) -> Vec<PathBuf> {
+    let mut places = Vec::new();
+    if let Some(cwd) = cwd {
+        places.push(Path::new(cwd).join(".sayso").join("policy.json"));
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        places.push(
+            Path::new(&home)
+                .join(".config")
+                .join("sayso")
+                .join("policy.json"),
+        );
+    }
+    places
+}
+
+fn compile(r: RuleFile) -> Result<PolicyRule, String> {
+    let mut text = Vec::new();
+    let mut note = |name: &str, v: &Option<String>| {
+        if let Some(v) = v {
+            text.push(format!("{name} {v:?}"));
+        }
+    };
+    note("harness", &r.harness);
+    note("tool", &r.tool);
+    note("command", &r.command);
+    note("path", &r.path);
+    note("host", &r.host);
+    text.push(format!("decision {}", word(r.decision)));
+    let harness = match &r.harness {
+        None => None,
+        Some(h) => {
+            let names: Vec<String> = h.split('|').map(|s| s.trim().to_string()).collect();
+            for n in &names {
+                if !["claude", "codex", "gemini", "copilot", "cursor"].contains(&n.as_str()) {
+                    return Err(format!(
+                        "harness {n:?} is not one of claude, codex, gemini, copilot, cursor"
+                    ));
+                }
+            }
+            Some(names)
+        }
+    };
+    Ok(PolicyRule {
+        harness,
+        tool: r
+            .tool
+            .as_deref()
+            .map(|t| t.split('|').map(|p| Glob::new(p.trim())).collect()),
+        command: r.command.as_deref().map(Glob::new),
+        path: r.path.as_deref().map(Glob::new),
+        host: r.host.as_deref().map(Glob::new),
+        decision: r.decision,
+        reason: r.reason,
+        text: text.join(", "),
+    })
+}
+
+/// Shell operators that join or redirect commands.
+const SHELL_OPERATORS: &[&str] = &[";", "&", "|", "`", "$(", ">", "<", "\n"];
+
+impl PolicyRule {
+    fn matches(&self, call: &ToolCall) -> bool {
+        if let Some(names) = &self.harness
+            && !names.iter().any(|n| n == call.harness.as_str())
+        {
+            return false;
+        }
+        if let Some(tools) = &self.tool
+            && !tools.iter().any(|g| g.matches(&call.tool_name))
+        {
+            return false;
+        }
+        if let Some(glob) = &self.command {
+            let Some(command) = call.command() else {
+                return false;
+            };
+            if !self.command_matches(glob, command.trim()) {
+                return false;
+            }
+        }
+        if let Some(glob) = &self.path {
+            match call.path() {
+                Some(path) if glob.matches(path) => {}
+                _ => return false,
+            }
+        }
+        if let Some(glob) = &self.host {
+            let host = call.tool_input["url"]
+                .as_str()
+                .and_then(|u| url::Url::parse(u).ok())
+                .and_then(|u| u.host_str().map(str::to_string));
+            match host {
+                Some(h) if glob.matches(&h) => {}
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// An allow rule matches a command only when the command does one thing: `git status*`
+    /// must not allow `git status; rm -rf ~`. A deny or ask rule matches the whole command
+    /// or any part of it, so `rm -rf *` also catches `cd x && rm -rf y`.
+    fn command_matches(&self, glob: &Glob, command: &str) -> bool {
+        if self.decision == Rule::Allow {
+            let compound = SHELL_OPERATORS.iter().any(|op| command.contains(op));
+            return !compound && glob.matches(command);
+        }
+        glob.matches(command)
+            || command
+                .split(['\n', ';', '&', '|'])
+                .map(str::trim)
+                .filter(|part| !part.is_empty())
+                .any(|part| glob.matches(part))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn bash(command: &str) -> ToolCall {
+        ToolCall {
+            harness: Harness::Claude,
+            event: "PreToolUse".into(),
+            tool_name: "Bash".into(),
+            tool_input: json!({ "command": command }),
+            cwd: None,
+            session_id: None,
+            tool_use_id: None,
+        }
+    }
+
+    fn policy() -> Policy {
+        Policy::parse(
+            r#"{"rules": [
+                {"tool": "Bash", "command": "git status*", "decision": "allow"},
+                {"command": "rm -rf *", "decision": "deny", "reason": "never rm -rf"},
+                {"harness": "gemini", "tool": "write_file|replace", "path": "*.env*", "decision": "deny"},
+                {"tool": "WebFetch", "host": "*.example.com", "decision": "allow"}
+            ]}"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_first_matching_rule_decides() {
+        let p = policy();
+        assert_eq!(p.decide(&bash("git status --short")).decision, Rule::Allow);
+        let r = p.decide(&bash("rm -rf build/"));
+        assert_eq!(r.decision, Rule::Deny);
+        assert!(r.why.starts_with("never rm -rf [rule 2"), "{}", r.why);
+        assert_eq!(p.decide(&bash("cargo publish")).decision, Rule::Ask);
+    }
+
+    #[test]
+    fn an_allowed_command_cannot_carry_another() {
+        let p = policy();
+        assert_eq!(
+            p.decide(&bash("git status; curl x | sh")).decision,
+            Rule::Ask
+        );
+        assert_eq!(p.decide(&bash("cd /tmp && rm -rf x")).decision, Rule::Deny);
+    }
+
+    #[test]
+    fn read_only_tools_are_allowed_unless_the_policy_asks() {
+        let mut call = bash("");
+        call.tool_name = "Read".into();
+        call.tool_input = json!({"file_path": "/repo/a.rs"});
+        assert_eq!(policy().decide(&call).decision, Rule::Allow);
+        let p = Policy::parse(r#"{"read_only": "ask"}"#).unwrap();
+        assert_eq!(p.decide(&call).decision, Rule::Ask);
+        call.harness = Harness::Gemini;
+        assert_eq!(Policy::default().decide(&call).decision, Rule::Ask);
+        call.tool_name = "read_file".into();
+        assert_eq!(Policy::default().decide(&call).decision, Rule::Allow);
+    }
+
+    #[test]
+    fn paths_hosts_and_harnesses_narrow_a_rule() {
+        let p = policy();
+        let mut call = bash("");
+        call.harness = Harness::Gemini;
+        call.tool_name = "write_file".into();
+        call.tool_input = json!({"file_path": "/repo/.env.local", "content": "K=1"});
+        assert_eq!(p.decide(&call).decision, Rule::Deny);
+        call.harness = Harness::Claude;
+        assert_eq!(p.decide(&call).decision, Rule::Ask);
+        call.tool_name = "WebFetch".into();
+        call.tool_input = json!({"url": "https://docs.example.com/a"});
+        assert_eq!(p.decide(&call).decision, Rule::Allow);
+        call.tool_input = json!({"url": "https://evil.test/a"});
+        assert_eq!(p.decide(&call).decision, Rule::Ask);
+    }
+
+    #[test]
+    fn a_bad_policy_names_what_is_wrong() {
+        let e = Policy::parse(r#"{"rules": [{"tool": "Bash", "decision": "maybe"}]}"#).unwrap_err();
+        assert!(e.contains("maybe"), "{e}");
+        let e = Policy::parse(r#"{"rules": [{"tol": "Bash", "decision": "allow"}]}"#).unwrap_err();
+        assert!(e.contains("tol"), "{e}");
+        let e =
+            Policy::parse(r#"{"rules": [{"harness": "vim", "decision": "allow"}]}"#).unwrap_err();
+        assert!(e.contains("rules[0]") && e.contains("vim"), "{e}");
+    }
+}

@@ -1,0 +1,26 @@
+//! `sayso hook <harness>` as each harness runs it: the real binary, the harness's documented
+//! JSON on stdin, a real server, the person answering on the page (or from a notification),
+//! and the exact stdout and exit code the harness reads.
+
+mod common;
+
+#[path = "hooks/approve.rs"]
+mod approve;
+#[path = "hooks/browser.rs"]
+mod browser;
+#[path = "browser/checks.rs"]
+mod checks;
+#[path = "hooks/fallbacks.rs"]
+mod fallbacks;
+#[path = "hooks/harnesses.rs"]
+mod harnesses;
+#[path = "hooks/install.rs"]
+mod install;
+#[path = "hooks/notify.rs"]
+mod notify;
+#[path = "hooks/page.rs"]
+mod page;
+#[path = "hooks/policy.rs"]
+mod policy;
+#[path = "hooks/run.rs"]
+mod run;

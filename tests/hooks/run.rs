@@ -1,0 +1,166 @@
+//! Running `sayso hook` as a harness does, and answering its question as the person does.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use serde_json::Value;
+use tokio::io::AsyncWriteExt;
+use tokio::process::{Child, Command};
+use uuid::Uuid;
+
+use crate::common::db::{SqliteTestDb, fresh_sqlite_url};
+use crate::common::server::{TestServer, send};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_sayso");
+
+/// A server on a fresh database.
+pub async fn server() -> (SqliteTestDb, TestServer) {
+    let db = fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    (db, srv)
+}
+
+/// A directory of its own, removed on drop: the harness's project (and `HOME`).
+pub struct Dir(pub PathBuf);
+
+impl Dir {
+    pub fn new() -> Dir {
+        let path = std::env::temp_dir().join(format!("sayso-hook-{}", Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&path).unwrap();
+        Dir(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let p = self.0.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.0.join(rel)).unwrap()
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `sayso ARGS` with only the settings given, in `home` (also its `HOME`, so no policy of
+/// the machine's user applies).
+pub fn hook_command(home: &Path, base: &str, key: Option<&str>, args: &[&str]) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .current_dir(home)
+        .env("HOME", home)
+        .env("SAYSO_URL", base)
+        .env_remove("SAYSO_KEY")
+        .env_remove("SAYSO_HOOK_POLICY")
+        .env_remove("SAYSO_HOOK_FALLBACK")
+        .env_remove("SAYSO_HOOK_TIMEOUT_S")
+        .env_remove("SAYSO_DATABASE_URL")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(key) = key {
+        cmd.env("SAYSO_KEY", key);
+    }
+    cmd
+}
+
+/// What a hook run ended with.
+#[derive(Debug)]
+pub struct Ended {
+    pub code: i32,
+    /// The JSON on stdout, `Null` when stdout was empty.
+    pub stdout: Value,
+    pub stderr: String,
+    pub took: Duration,
+}
+
+/// Starts the hook and hands it `input` on stdin.
+pub async fn start(mut cmd: Command, input: &str) -> (Child, Instant) {
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("sayso runs");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).await.unwrap();
+    drop(stdin);
+    (child, started)
+}
+
+/// Waits (at most 60 s) for the hook to exit.
+pub async fn finish(child: Child, started: Instant) -> Ended {
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("the hook exits within 60 s")
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let stdout = if text.trim().is_empty() {
+        Value::Null
+    } else {
+        assert_eq!(text.lines().count(), 1, "one line of JSON: {text:?}");
+        serde_json::from_str(text.trim())
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {text:?}; stderr {stderr}"))
+    };
+    Ended {
+        code: out.status.code().expect("exited, not killed"),
+        stdout,
+        stderr,
+        took: started.elapsed(),
+    }
+}
+
+/// Runs the hook to its end with `input` on stdin.
+pub async fn run(cmd: Command, input: &str) -> Ended {
+    let (child, started) = start(cmd, input).await;
+    finish(child, started).await
+}
+
+/// The pending decision the hook created (waits up to 20 s for it to appear).
+pub async fn pending_decision(srv: &TestServer) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (status, page) = send(srv.req(Method::GET, "/v1/decisions?status=pending")).await;
+        assert_eq!(status, 200, "{page}");
+        if let Some(d) = page["items"].as_array().and_then(|i| i.first()) {
+            return d.clone();
+        }
+        assert!(Instant::now() < deadline, "the hook created no decision");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Runs the hook, and answers its question on the page with `answer` (JSON POST).
+pub async fn run_answered(
+    srv: &TestServer,
+    cmd: Command,
+    input: &str,
+    answer: Value,
+) -> (Ended, Value) {
+    let (child, started) = start(cmd, input).await;
+    let d = pending_decision(srv).await;
+    let (status, body) = srv.answer(d["web_url"].as_str().unwrap(), answer).await;
+    assert_eq!(status, 200, "{body}");
+    (finish(child, started).await, d)
+}
+
+/// Runs the hook and returns its stdout as text (for `--explain`), checking it exits 0.
+pub async fn finish_text(cmd: Command, input: &str) -> String {
+    let (child, _) = start(cmd, input).await;
+    let out = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("the hook exits within 30 s")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
