@@ -52,7 +52,8 @@ struct Written {
 /// A create in the queue, and where to hand it back once written.
 struct Queued {
     create: Prepared,
-    done: oneshot::Sender<(Prepared, Result<Written, StoreError>)>,
+    /// Handed back with the result and the size of the group it was written in.
+    done: oneshot::Sender<(Prepared, Result<Written, StoreError>, usize)>,
 }
 
 /// The queue of creates and the task that writes them.
@@ -76,9 +77,10 @@ impl Creates {
                     }
                 }
                 let results = write_group(&pool, &group).await;
+                let size = group.len();
                 for (queued, result) in group.drain(..).zip(results) {
                     // A request that went away still had its decision written.
-                    let _ = queued.done.send((queued.create, result));
+                    let _ = queued.done.send((queued.create, result, size));
                 }
             }
         });
@@ -123,9 +125,10 @@ pub(super) async fn insert_decision(
         .queue
         .send(Queued { create, done })
         .map_err(|_| StoreError::Unavailable("the store is closing".into()))?;
-    let (create, first) = written
+    let (create, first, group) = written
         .await
         .map_err(|_| StoreError::Other("the create writer stopped".into()))?;
+    tracing::debug!(group, "create written");
     let first = first?;
     let key = create.idempotency.as_ref().map(|(key, _)| key.as_str());
     if first.inserted {

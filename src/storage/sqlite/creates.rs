@@ -60,7 +60,8 @@ enum RowInsert {
 /// A create in the queue, and where to hand it back once written.
 struct Queued {
     create: Prepared,
-    done: oneshot::Sender<(Prepared, Result<RowInsert, StoreError>)>,
+    /// Handed back with the result and the size of the group it was written in.
+    done: oneshot::Sender<(Prepared, Result<RowInsert, StoreError>, usize)>,
 }
 
 /// The queue of creates and the task that writes them.
@@ -85,9 +86,10 @@ impl Creates {
                 }
                 let creates: Vec<&Prepared> = group.iter().map(|q| &q.create).collect();
                 let results = write_group(&writer, &creates).await;
+                let size = group.len();
                 for (queued, result) in group.drain(..).zip(results) {
                     // A request that went away still had its decision written.
-                    let _ = queued.done.send((queued.create, result));
+                    let _ = queued.done.send((queued.create, result, size));
                 }
             }
         });
@@ -130,9 +132,10 @@ pub(super) async fn insert_decision(
         .queue
         .send(Queued { create, done })
         .map_err(|_| StoreError::Unavailable("the store is closing".into()))?;
-    let (create, inserted) = written
+    let (create, inserted, group) = written
         .await
         .map_err(|_| StoreError::Other("the create writer stopped".into()))?;
+    tracing::debug!(group, "create written");
     let key = create.idempotency.as_ref().map(|(key, _)| key.as_str());
     match inserted? {
         RowInsert::New => Ok(Inserted::New(create.decision)),
