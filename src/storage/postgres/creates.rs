@@ -1,13 +1,15 @@
-//! Creates, written in groups. Every create goes to one task that writes them: what arrived
-//! while it wrote the last group goes in together, as one statement over arrays (the
-//! decisions, their `created` events, notification states, outbox messages and usage counts)
-//! and one commit, instead of a statement and a commit each. One writer, so two groups never
-//! hold row locks against each other. Alone, or with an image, a create is the one statement
-//! it always was. A request is answered only after its group committed; a group that fails
-//! leaves nothing behind and every request in it gets the error.
+//! Creates, written in groups. Every create goes to a queue that a few writing tasks take
+//! turns at: what arrived while they wrote the last groups goes in together, as one statement
+//! over arrays (the decisions, their `created` events, notification states, outbox messages
+//! and usage counts) and one commit, instead of a statement and a commit each; the writers'
+//! commits wait for their flushes side by side. Alone, or with an image, a create is the one
+//! statement it always was. A request is answered only after its group committed; a group
+//! that fails leaves nothing behind and every request in it gets the error.
 //!
 //! An inbox with a daily quota is not counted in a group: its creates come back not written
 //! and take the exact path, which counts under the quota's lock (usage.rs).
+
+use std::sync::Arc;
 
 use serde_json::Value;
 use sqlx::types::Json;
@@ -26,6 +28,12 @@ use crate::storage::{CREATE_ACTIONS, InsertDecision, Inserted, StoreError};
 
 /// The most creates one group writes.
 const MAX_GROUP: usize = 128;
+
+/// Groups written at once, each on a connection of its own: a commit waits for its WAL to
+/// reach the disk, and several waiting together share the flush. Two groups never lock
+/// against each other for long: each takes its row locks in one order (usage rows by inbox,
+/// day and row; decisions by inbox and idempotency key).
+pub(super) const WRITERS: usize = 4;
 
 /// A create as the writing task needs it: owned, so it can wait in the queue.
 struct Prepared {
@@ -65,25 +73,37 @@ impl Creates {
     /// Starts the writing task on `pool`; it ends when the store (and so the queue) is
     /// dropped, after writing what was queued.
     pub(super) fn start(pool: sqlx::PgPool) -> Creates {
-        let (queue, mut arrivals) = mpsc::unbounded_channel::<Queued>();
-        tokio::spawn(async move {
-            let mut group = Vec::with_capacity(MAX_GROUP);
-            while let Some(first) = arrivals.recv().await {
-                group.push(first);
-                while group.len() < MAX_GROUP {
-                    match arrivals.try_recv() {
-                        Ok(next) => group.push(next),
-                        Err(_) => break,
+        let (queue, arrivals) = mpsc::unbounded_channel::<Queued>();
+        let arrivals = Arc::new(tokio::sync::Mutex::new(arrivals));
+        for _ in 0..WRITERS {
+            let (pool, arrivals) = (pool.clone(), Arc::clone(&arrivals));
+            tokio::spawn(async move {
+                let mut group = Vec::with_capacity(MAX_GROUP);
+                loop {
+                    {
+                        // One writer at a time takes what has arrived; the others write theirs
+                        // meanwhile.
+                        let mut arrivals = arrivals.lock().await;
+                        let Some(first) = arrivals.recv().await else {
+                            return;
+                        };
+                        group.push(first);
+                        while group.len() < MAX_GROUP {
+                            match arrivals.try_recv() {
+                                Ok(next) => group.push(next),
+                                Err(_) => break,
+                            }
+                        }
+                    }
+                    let results = write_group(&pool, &group).await;
+                    let size = group.len();
+                    for (queued, result) in group.drain(..).zip(results) {
+                        // A request that went away still had its decision written.
+                        let _ = queued.done.send((queued.create, result, size));
                     }
                 }
-                let results = write_group(&pool, &group).await;
-                let size = group.len();
-                for (queued, result) in group.drain(..).zip(results) {
-                    // A request that went away still had its decision written.
-                    let _ = queued.done.send((queued.create, result, size));
-                }
-            }
-        });
+            });
+        }
         Creates { queue }
     }
 }

@@ -111,14 +111,20 @@ impl PgStore {
         let pool = PgPoolOptions::new()
             .max_connections(10)
             .acquire_timeout(CONNECT_TIMEOUT)
-            .connect_with(options)
+            .connect_with(options.clone())
             .await
             .map_err(store_error)?;
+        // The create writers' own connections: a group never queues for one behind the
+        // requests' reads, which would hold every create in it up.
+        let writer = PgPoolOptions::new()
+            .max_connections(creates::WRITERS as u32)
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .connect_lazy_with(options);
         sqlx::migrate!("migrations/postgres")
             .run(&pool)
             .await
             .map_err(migrate_error)?;
-        let creates = creates::Creates::start(pool.clone());
+        let creates = creates::Creates::start(writer);
         Ok(PgStore { pool, creates })
     }
 }
