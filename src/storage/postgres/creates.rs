@@ -34,6 +34,10 @@ const MAX_GROUP: usize = 128;
 /// against each other for long: each takes its row locks in one order (usage rows by inbox,
 /// day and row; decisions by inbox and idempotency key).
 pub(super) const WRITERS: usize = 4;
+const _: () = assert!(
+    WRITERS <= 8,
+    "each writer counts on a usage row of its own, of 8"
+);
 
 /// A create as the writing task needs it: owned, so it can wait in the queue.
 struct Prepared {
@@ -75,7 +79,7 @@ impl Creates {
     pub(super) fn start(pool: sqlx::PgPool) -> Creates {
         let (queue, arrivals) = mpsc::unbounded_channel::<Queued>();
         let arrivals = Arc::new(tokio::sync::Mutex::new(arrivals));
-        for _ in 0..WRITERS {
+        for writer in 0..WRITERS {
             let (pool, arrivals) = (pool.clone(), Arc::clone(&arrivals));
             tokio::spawn(async move {
                 let mut group = Vec::with_capacity(MAX_GROUP);
@@ -95,7 +99,7 @@ impl Creates {
                             }
                         }
                     }
-                    let results = write_group(&pool, &group).await;
+                    let results = write_group(&pool, &group, writer as i32).await;
                     let size = group.len();
                     for (queued, result) in group.drain(..).zip(results) {
                         // A request that went away still had its decision written.
@@ -205,7 +209,13 @@ async fn existing(
 
 /// Writes one group, answering for each create in order: those with an image one by one,
 /// the rest in one statement.
-async fn write_group(pool: &sqlx::PgPool, group: &[Queued]) -> Vec<Result<Written, StoreError>> {
+/// A group counts its creates on the usage row `shard` (its writer's own), so two writers
+/// never wait for each other's row lock, held until their commits are flushed.
+async fn write_group(
+    pool: &sqlx::PgPool,
+    group: &[Queued],
+    shard: i32,
+) -> Vec<Result<Written, StoreError>> {
     let (with_image, plain): (Vec<usize>, Vec<usize>) =
         (0..group.len()).partition(|&i| group[i].create.image.is_some());
     let mut results: Vec<Option<Result<Written, StoreError>>> =
@@ -218,7 +228,7 @@ async fn write_group(pool: &sqlx::PgPool, group: &[Queued]) -> Vec<Result<Writte
         [only] => results[*only] = Some(insert_one(pool, &group[*only].create, true).await),
         _ => {
             let creates: Vec<&Prepared> = plain.iter().map(|&i| &group[i].create).collect();
-            match insert_many(pool, &creates).await {
+            match insert_many(pool, &creates, shard).await {
                 Ok(written) => {
                     for (&i, w) in plain.iter().zip(written) {
                         results[i] = Some(Ok(w));
@@ -329,10 +339,14 @@ async fn insert_one<'e>(
 /// Many creates (none with an image) in one statement over parallel arrays, each written
 /// as `insert_one` with a charge would write it. The usage rows are counted once per row, in
 /// a fixed order.
-async fn insert_many(pool: &sqlx::PgPool, group: &[&Prepared]) -> Result<Vec<Written>, StoreError> {
+async fn insert_many(
+    pool: &sqlx::PgPool,
+    group: &[&Prepared],
+    shard: i32,
+) -> Result<Vec<Written>, StoreError> {
     let mut cols = Columns::default();
     for c in group {
-        cols.push(c);
+        cols.push(c, shard);
     }
     let rows: Vec<(Uuid, bool, bool)> = sqlx::query_as(concat!(
         "WITH x AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], \
@@ -453,7 +467,7 @@ struct Columns<'a> {
 }
 
 impl<'a> Columns<'a> {
-    fn push(&mut self, c: &'a Prepared) {
+    fn push(&mut self, c: &'a Prepared, shard: i32) {
         let d = &c.decision;
         self.ids.push(d.id);
         self.inboxes.push(d.inbox_id);
@@ -470,7 +484,7 @@ impl<'a> Columns<'a> {
         self.hashes
             .push(c.idempotency.as_ref().map(|(_, h)| h.as_str()));
         self.days.push(c.day);
-        self.shards.push(c.shard);
+        self.shards.push(shard);
         for n in &c.notifications {
             self.n_decisions.push(d.id);
             self.n_channels.push(n.channel.as_str());
