@@ -251,6 +251,7 @@ fn form_spec(form: FormSpec) -> DecisionSpec {
         callback_url: None,
         metadata: Default::default(),
         default_outcome: None,
+        shape: None,
         approval: None,
     }
 }
