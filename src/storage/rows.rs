@@ -53,6 +53,24 @@ impl TryFrom<DecisionColumns> for Decision {
 
 /// The spec as it is stored: a `default_outcome` of JSON `null` is no default at all (it
 /// would read back as `None` anyway).
+/// The decision a create writes: pending, its times at the stores' millisecond precision.
+pub(super) fn pending_decision(row: &super::InsertDecision<'_>) -> Decision {
+    Decision {
+        id: row.id,
+        inbox_id: row.inbox_id,
+        status: Status::Pending,
+        outcome: None,
+        outcome_source: None,
+        custom: false,
+        remark: None,
+        created_at: to_ms_precision(row.created_at),
+        expires_at: to_ms_precision(row.expires_at),
+        resolved_at: None,
+        has_image: row.new.image.is_some(),
+        spec: stored_spec(&row.new.spec),
+    }
+}
+
 pub(super) fn stored_spec(spec: &DecisionSpec) -> DecisionSpec {
     let mut spec = spec.clone();
     spec.default_outcome = spec.default_outcome.filter(|v| !v.is_null());

@@ -22,8 +22,8 @@ use super::rows::ExistingRow;
 use super::{PgStore, usage};
 use crate::domain::outbox::NewMessage;
 use crate::domain::spec::Image;
-use crate::domain::{Decision, NotificationState, Status};
-use crate::storage::rows::{self, store_error, to_ms_precision};
+use crate::domain::{Decision, NotificationState};
+use crate::storage::rows::{self, store_error};
 use crate::storage::{CREATE_ACTIONS, InsertDecision, Inserted, StoreError};
 
 /// The most creates one group writes.
@@ -116,21 +116,7 @@ pub(super) async fn insert_decision(
     store: &PgStore,
     row: InsertDecision<'_>,
 ) -> Result<Inserted, StoreError> {
-    let spec = rows::stored_spec(&row.new.spec);
-    let decision = Decision {
-        id: row.id,
-        inbox_id: row.inbox_id,
-        status: Status::Pending,
-        outcome: None,
-        outcome_source: None,
-        custom: false,
-        remark: None,
-        created_at: to_ms_precision(row.created_at),
-        expires_at: to_ms_precision(row.expires_at),
-        resolved_at: None,
-        has_image: row.new.image.is_some(),
-        spec,
-    };
+    let decision = rows::pending_decision(&row);
     let create = Prepared {
         spec_json: rows::spec_json(&decision.spec)?,
         day: decision.created_at.to_offset(time::UtcOffset::UTC).date(),

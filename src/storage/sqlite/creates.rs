@@ -19,8 +19,8 @@ use super::outbox::insert_messages;
 use super::rows::{ExistingRow, id};
 use crate::domain::outbox::NewMessage;
 use crate::domain::spec::Image;
-use crate::domain::{Decision, NotificationState, Status};
-use crate::storage::rows::{self, millis, store_error, to_ms_precision};
+use crate::domain::{Decision, NotificationState};
+use crate::storage::rows::{self, millis, store_error};
 use crate::storage::{InsertDecision, Inserted, StoreError};
 
 /// The most creates one group writes: 14 parameters a row keeps one statement well under
@@ -101,21 +101,7 @@ pub(super) async fn insert_decision(
     store: &SqliteStore,
     row: InsertDecision<'_>,
 ) -> Result<Inserted, StoreError> {
-    let spec = rows::stored_spec(&row.new.spec);
-    let decision = Decision {
-        id: row.id,
-        inbox_id: row.inbox_id,
-        status: Status::Pending,
-        outcome: None,
-        outcome_source: None,
-        custom: false,
-        remark: None,
-        created_at: to_ms_precision(row.created_at),
-        expires_at: to_ms_precision(row.expires_at),
-        resolved_at: None,
-        has_image: row.new.image.is_some(),
-        spec,
-    };
+    let decision = rows::pending_decision(&row);
     let create = Prepared {
         spec_json: rows::spec_json(&decision.spec)?,
         decision,
