@@ -337,9 +337,13 @@ impl Run {
                         if self.stop.load(Ordering::Relaxed) {
                             break;
                         }
-                        if !reissued {
-                            self.awaits_cut_off.fetch_add(1, Ordering::Relaxed);
+                        if reissued {
+                            // Cut off again: the servers live shorter than this await's
+                            // timeout. Give it up and wait on another decision, so every
+                            // awaiter keeps having awaits parked when kills come.
+                            break;
                         }
+                        self.awaits_cut_off.fetch_add(1, Ordering::Relaxed);
                         reissued = true;
                         self.wait_for_restart(&base).await;
                     }
