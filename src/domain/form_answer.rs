@@ -52,12 +52,13 @@ pub(crate) fn check_form(
     (issues.len() == before).then_some((Value::Object(outcome), custom))
 }
 
-/// What a browser sends for an input left empty.
+/// What a browser sends for an input left empty: a list of nothing but blanks (`[""]`) is
+/// blank too, so a checked answer reads the same as it was stored.
 fn is_blank(v: &Value) -> bool {
     match v {
         Value::Null => true,
         Value::String(s) => s.trim().is_empty(),
-        Value::Array(a) => a.is_empty(),
+        Value::Array(a) => a.iter().all(is_blank),
         _ => false,
     }
 }
