@@ -5,16 +5,19 @@
 //! reset instead of the 413. So the rest of a refused body is read and thrown away, up to a
 //! bound, and the client gets its answer.
 
+use std::convert::Infallible;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::body::Body;
+use axum::body::{Body, HttpBody};
 use axum::extract::Request;
 use axum::http::StatusCode;
-use axum::middleware::Next;
 use axum::response::Response;
 use futures::StreamExt;
+use futures::future::{BoxFuture, Either};
 use tokio::sync::Mutex;
+use tower::{Layer, Service, ServiceExt};
 
 /// The most of a refused body read and discarded; past it the connection is closed.
 const DRAIN_LIMIT: usize = 64 * 1024 * 1024;
@@ -23,7 +26,53 @@ const DRAIN_TIME: Duration = Duration::from_secs(10);
 
 type Chunks = axum::body::BodyDataStream;
 
-pub async fn drain_refused_bodies(req: Request, next: Next) -> Response {
+/// The layer. A request without a body (every GET, every waiting request) goes straight
+/// through, holding nothing more while it runs.
+#[derive(Clone, Copy, Default)]
+pub struct DrainRefusedBodies;
+
+impl<S> Layer<S> for DrainRefusedBodies {
+    type Service = Drain<S>;
+    fn layer(&self, inner: S) -> Drain<S> {
+        Drain { inner }
+    }
+}
+
+#[derive(Clone)]
+pub struct Drain<S> {
+    inner: S,
+}
+
+impl<S> Service<Request> for Drain<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<S::Future, BoxFuture<'static, Result<Response, Infallible>>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        if req.body().is_end_stream() {
+            return Either::Left(self.inner.call(req));
+        }
+        // The service that was made ready answers this request; a clone waits for the next.
+        let inner = self.inner.clone();
+        let ready = std::mem::replace(&mut self.inner, inner);
+        Either::Right(Box::pin(async move {
+            Ok(drain_refused_bodies(req, ready).await)
+        }))
+    }
+}
+
+async fn drain_refused_bodies<S>(req: Request, inner: S) -> Response
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
     let (parts, body) = req.into_parts();
     let shared: Arc<Mutex<Option<Chunks>>> = Arc::new(Mutex::new(Some(body.into_data_stream())));
     let reader = Arc::clone(&shared);
@@ -34,8 +83,8 @@ pub async fn drain_refused_bodies(req: Request, next: Next) -> Response {
         };
         next.map(|chunk| (chunk, reader))
     });
-    let resp = next
-        .run(Request::from_parts(parts, Body::from_stream(stream)))
+    let Ok(resp) = inner
+        .oneshot(Request::from_parts(parts, Body::from_stream(stream)))
         .await;
     if resp.status() == StatusCode::PAYLOAD_TOO_LARGE
         && let Some(mut rest) = shared.lock().await.take()

@@ -3,18 +3,21 @@
 //! The endpoint is not public: it exists only when `SAYSO_METRICS_TOKEN` is set (otherwise
 //! it is an unknown path, 404), and answers only a request bearing that token (401 without).
 
+use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures::StreamExt;
 use sha2::{Digest, Sha256};
+use tower::Layer;
 
 use crate::metrics::Metrics;
 use crate::service::Service;
@@ -61,32 +64,103 @@ async fn scrape(svc: Service, headers: HeaderMap, token: Arc<[u8; 32]>) -> Respo
 
 /// Counts a request by method, route template and status, with the time to its response
 /// head; a streamed response (SSE, an MCP stream) also counts as open until its body ends.
-pub async fn measure(State(metrics): State<Metrics>, req: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = method_label(req.method());
-    // Templates only: a path carries ids and capability tokens, and would make a series
-    // per decision.
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
-    let resp = next.run(req).await;
-    metrics.request(method, &route, resp.status().as_u16(), started.elapsed());
-    let streamed = resp
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
-    if !streamed {
-        return resp;
+/// Its future holds the inner one and a few words, so a waiting request costs no more.
+#[derive(Clone)]
+pub struct Measure {
+    metrics: Metrics,
+}
+
+impl Measure {
+    pub fn layer(metrics: Metrics) -> Self {
+        Measure { metrics }
     }
-    let open = metrics.stream_opened(method, &route);
-    resp.map(|body| {
-        Body::from_stream(body.into_data_stream().map(move |chunk| {
-            // Held by the stream, dropped with it.
-            let _ = &open;
-            chunk
-        }))
-    })
+}
+
+impl<S> Layer<S> for Measure {
+    type Service = Measured<S>;
+    fn layer(&self, inner: S) -> Measured<S> {
+        Measured {
+            inner,
+            metrics: self.metrics.clone(),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Measured<S> {
+    inner: S,
+    metrics: Metrics,
+}
+
+impl<S> tower::Service<Request> for Measured<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Measuring<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        Measuring {
+            started: Instant::now(),
+            method: method_label(req.method()),
+            // Templates only: a path carries ids and capability tokens, and would make a
+            // series per decision.
+            route: req.extensions().get::<MatchedPath>().cloned(),
+            metrics: self.metrics.clone(),
+            inner: self.inner.call(req),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    pub struct Measuring<F> {
+        #[pin]
+        inner: F,
+        started: Instant,
+        method: &'static str,
+        route: Option<MatchedPath>,
+        metrics: Metrics,
+    }
+}
+
+impl<F> Future for Measuring<F>
+where
+    F: Future<Output = Result<Response, Infallible>>,
+{
+    type Output = Result<Response, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let Ok(resp) = std::task::ready!(this.inner.poll(cx));
+        let route = this.route.as_ref().map_or("unmatched", MatchedPath::as_str);
+        let (metrics, method) = (&*this.metrics, *this.method);
+        metrics.request(
+            method,
+            route,
+            resp.status().as_u16(),
+            this.started.elapsed(),
+        );
+        let streamed = resp
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+        if !streamed {
+            return Poll::Ready(Ok(resp));
+        }
+        let open = metrics.stream_opened(method, route);
+        Poll::Ready(Ok(resp.map(|body| {
+            Body::from_stream(body.into_data_stream().map(move |chunk| {
+                // Held by the stream, dropped with it.
+                let _ = &open;
+                chunk
+            }))
+        })))
+    }
 }
 
 /// The method as a label: the standard ones by name, anything else as `other`, so a

@@ -58,17 +58,14 @@ pub fn finish(routes: Router<Service>, svc: Service, settings: &HttpSettings) ->
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(crate::web::SMALL_BODY_LIMIT))
-        .layer(axum::middleware::from_fn(drain::drain_refused_bodies));
+        .layer(drain::DrainRefusedBodies);
     let app = rate_limit::limit(app, settings.rate_limit, counted.clone())
         .with_state(svc)
-        .layer(axum::middleware::from_fn_with_state(
-            counted,
-            metrics::measure,
-        ));
-    trace::traced(app).layer(axum::middleware::from_fn_with_state(
-        settings.trusted_proxies.clone(),
-        client_addr::record,
-    ))
+        .layer(metrics::Measure::layer(counted));
+    let trusted = settings.trusted_proxies.clone();
+    trace::traced(app).layer(tower::util::MapRequestLayer::new(move |req| {
+        client_addr::record(&trusted, req)
+    }))
 }
 
 /// `GET /metrics` alone, for `SAYSO_METRICS_LISTEN`: an address of its own that only the

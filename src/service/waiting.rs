@@ -11,7 +11,8 @@ use crate::domain::{Decision, Status};
 impl Service {
     /// Returns the decision once it is not pending, or still pending after `timeout`
     /// (clamped to the server's maximum). Costs no database work while parked: it re-reads
-    /// only when woken by a resolution (local or from another replica) or at `expires_at`.
+    /// only when woken by a resolution (local or from another replica), at `expires_at` or
+    /// at the end of the wait, and returns that last read.
     #[tracing::instrument(name = "await", skip_all, fields(inbox = %inbox.name, decision = %id))]
     pub async fn await_decision(
         &self,
@@ -23,6 +24,9 @@ impl Service {
         let waiter = self.waiters().subscribe(id);
         let _parked = self.metrics().await_parked();
         let mut shutdown = self.shutdown_signal();
+        // Set when the wait is over (its deadline, or shutdown): the next read is returned
+        // as it stands.
+        let mut last_read = false;
         loop {
             let woken = waiter.notify().notified();
             tokio::pin!(woken);
@@ -30,16 +34,19 @@ impl Service {
             // wait still wakes us.
             woken.as_mut().enable();
             let d = self.get_decision(inbox, id).await?;
-            if d.status != Status::Pending || *shutdown.borrow_and_update() {
+            if d.status != Status::Pending || last_read || *shutdown.borrow_and_update() {
                 return Ok(d);
             }
+            // At expires_at the next read expires it.
             let until_expiry = (d.expires_at - now()).try_into().unwrap_or(Duration::ZERO);
+            let expiry = tokio::time::Instant::now() + until_expiry;
+            // Every wake reads the decision again, so a parked await does not hold it: a
+            // hundred thousand of them wait in a few kilobytes each (docs/PERFORMANCE.md).
+            drop(d);
             tokio::select! {
                 _ = &mut woken => {}
-                // At expires_at the next read expires it.
-                _ = tokio::time::sleep(until_expiry) => {}
-                _ = tokio::time::sleep_until(deadline) => return Ok(d),
-                _ = shutdown.changed() => return Ok(d),
+                _ = tokio::time::sleep_until(expiry.min(deadline)) => last_read = deadline <= expiry,
+                _ = shutdown.changed() => last_read = true,
             }
         }
     }

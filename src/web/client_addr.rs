@@ -6,10 +6,8 @@
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{ConnectInfo, Request};
 use axum::http::HeaderMap;
-use axum::middleware::Next;
-use axum::response::Response;
 use ipnet::IpNet;
 
 /// The client address of a request, as far as it can be known.
@@ -118,17 +116,14 @@ fn parse_hop(hop: &str) -> Option<IpAddr> {
 }
 
 /// Puts the request's `ClientAddr` into its extensions, from the peer the accept loop
-/// recorded (a request with no peer, called in-process, gets none).
-pub async fn record(
-    State(trusted): State<TrustedProxies>,
-    mut req: Request,
-    next: Next,
-) -> Response {
+/// recorded (a request with no peer, called in-process, gets none). A plain map of the
+/// request, so the layer adds nothing to what a waiting request holds.
+pub fn record(trusted: &TrustedProxies, mut req: Request) -> Request {
     if let Some(ConnectInfo(peer)) = req.extensions().get::<ConnectInfo<SocketAddr>>().copied() {
         let client = trusted.client(peer.ip(), req.headers());
         req.extensions_mut().insert(ClientAddr(client));
     }
-    next.run(req).await
+    req
 }
 
 #[cfg(test)]
