@@ -91,11 +91,15 @@ impl Service {
             notifications: plan.states,
             outbox: plan.messages,
         };
+        // The outbox worker is woken only when there is something to send.
+        let to_send = !row.outbox.is_empty();
         let inserted = self.store().insert_decision(row).await?;
         let (decision, replayed) = match inserted {
             Inserted::New(d) => {
                 self.metrics().decision_created(d.kind());
-                self.kick_outbox();
+                if to_send {
+                    self.kick_outbox();
+                }
                 (d, false)
             }
             Inserted::Existing {

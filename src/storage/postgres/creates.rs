@@ -17,6 +17,7 @@ use time::{Date, OffsetDateTime};
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
+use super::batching::BatchingThread;
 use super::outbox::{MessageArrays, insert_outbox, unnest_messages};
 use super::rows::ExistingRow;
 use super::{PgStore, usage};
@@ -33,7 +34,7 @@ const MAX_GROUP: usize = 128;
 /// reach the disk, and several waiting together share the flush. Two groups never lock
 /// against each other for long: each takes its row locks in one order (usage rows by inbox,
 /// day and row; decisions by inbox and idempotency key).
-pub(super) const WRITERS: usize = 4;
+pub(super) const WRITERS: usize = 2;
 const _: () = assert!(
     WRITERS <= 8,
     "each writer counts on a usage row of its own, of 8"
@@ -74,14 +75,14 @@ pub(super) struct Creates {
 }
 
 impl Creates {
-    /// Starts the writing task on `pool`; it ends when the store (and so the queue) is
-    /// dropped, after writing what was queued.
-    pub(super) fn start(pool: sqlx::PgPool) -> Creates {
+    /// Adds the writing tasks, on `pool`, to `thread`; they end when the store (and so the
+    /// queue) is dropped, after writing what was queued.
+    pub(super) fn start(pool: sqlx::PgPool, thread: &mut BatchingThread) -> Creates {
         let (queue, arrivals) = mpsc::unbounded_channel::<Queued>();
         let arrivals = Arc::new(tokio::sync::Mutex::new(arrivals));
         for writer in 0..WRITERS {
             let (pool, arrivals) = (pool.clone(), Arc::clone(&arrivals));
-            tokio::spawn(async move {
+            thread.spawn(async move {
                 let mut group = Vec::with_capacity(MAX_GROUP);
                 loop {
                     {

@@ -136,20 +136,3 @@ pub(super) async fn revoke_api_keys(
         .map(|r| r.rows_affected())
         .map_err(store_error)
 }
-
-pub(super) async fn inbox_for_key(
-    store: &PgStore,
-    key_hash: &str,
-) -> Result<Option<Inbox>, StoreError> {
-    sqlx::query_as::<_, InboxRow>(concat!(
-        "SELECT ",
-        inbox_columns!(),
-        " FROM api_keys k JOIN inboxes i ON i.id = k.inbox_id \
-             WHERE k.key_hash = $1 AND k.revoked_at IS NULL"
-    ))
-    .bind(key_hash)
-    .fetch_optional(&store.pool)
-    .await
-    .map(|r| r.map(Inbox::from))
-    .map_err(store_error)
-}

@@ -49,12 +49,14 @@ macro_rules! expired_events {
     };
 }
 
+mod batching;
 mod channels;
 mod creates;
 mod decisions;
 mod events;
 mod gauges;
 mod inboxes;
+mod key_lookups;
 mod listen;
 mod outbox;
 mod retention;
@@ -87,6 +89,8 @@ pub struct PgStore {
     pool: PgPool,
     /// Creates go in groups (creates.rs).
     creates: creates::Creates,
+    /// Key lookups are read in batches (key_lookups.rs).
+    key_lookups: key_lookups::KeyLookups,
 }
 
 impl PgStore {
@@ -114,18 +118,29 @@ impl PgStore {
             .connect_with(options.clone())
             .await
             .map_err(store_error)?;
-        // The create writers' own connections: a group never queues for one behind the
-        // requests' reads, which would hold every create in it up.
+        // The create writers' and the key readers' own connections: a group or a batch never
+        // queues for one behind the requests' reads, which would hold every request in it up.
         let writer = PgPoolOptions::new()
             .max_connections(creates::WRITERS as u32)
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .connect_lazy_with(options.clone());
+        let key_reader = PgPoolOptions::new()
+            .max_connections(key_lookups::READERS as u32)
             .acquire_timeout(CONNECT_TIMEOUT)
             .connect_lazy_with(options);
         sqlx::migrate!("migrations/postgres")
             .run(&pool)
             .await
             .map_err(migrate_error)?;
-        let creates = creates::Creates::start(writer);
-        Ok(PgStore { pool, creates })
+        let mut thread = batching::BatchingThread::new()?;
+        let creates = creates::Creates::start(writer, &mut thread);
+        let key_lookups = key_lookups::KeyLookups::start(key_reader, &mut thread);
+        thread.start()?;
+        Ok(PgStore {
+            pool,
+            creates,
+            key_lookups,
+        })
     }
 }
 
@@ -182,7 +197,7 @@ impl Store for PgStore {
     }
 
     async fn inbox_for_key(&self, key_hash: &str) -> Result<Option<Inbox>, StoreError> {
-        inboxes::inbox_for_key(self, key_hash).await
+        self.key_lookups.inbox_for_key(key_hash).await
     }
 
     async fn insert_decision(&self, row: InsertDecision<'_>) -> Result<Inserted, StoreError> {

@@ -1,0 +1,52 @@
+//! The thread that the store's batching tasks (creates.rs, key_lookups.rs) run on: a
+//! runtime of their own, so a group's or a batch's answer from the database is taken up as
+//! soon as it arrives, not after the requests' own work queued on the main runtime; under
+//! load that wait was longer than the database's.
+
+use std::future::Future;
+
+use tokio::runtime::{Builder, Runtime};
+use tokio::task::JoinHandle;
+
+use crate::storage::StoreError;
+
+/// The tasks gathered before the thread starts.
+pub(super) struct BatchingThread {
+    runtime: Runtime,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl BatchingThread {
+    pub(super) fn new() -> Result<Self, StoreError> {
+        let runtime = Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| StoreError::Other(format!("no runtime for the batching tasks: {e}")))?;
+        Ok(BatchingThread {
+            runtime,
+            tasks: Vec::new(),
+        })
+    }
+
+    /// Adds a task; it runs once `start` is called, until it returns.
+    pub(super) fn spawn(&mut self, task: impl Future<Output = ()> + Send + 'static) {
+        self.tasks.push(self.runtime.spawn(task));
+    }
+
+    /// Runs the tasks on a thread of their own, which ends when the last one returns (when
+    /// the store, and so their queues, are dropped).
+    pub(super) fn start(self) -> Result<(), StoreError> {
+        let BatchingThread { runtime, tasks } = self;
+        std::thread::Builder::new()
+            .name("sayso-pg-batches".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    for task in tasks {
+                        let _ = task.await;
+                    }
+                })
+            })
+            .map(drop)
+            .map_err(|e| StoreError::Other(format!("no thread for the batching tasks: {e}")))
+    }
+}

@@ -1,0 +1,112 @@
+//! Key lookups, read in batches. Every request looks its API key up (a revoked key stops
+//! working at once, on every replica), which under load is one round trip per request, as
+//! many as the creates themselves. Lookups go to a queue instead; a reading task takes
+//! everything that arrived while it read the last batch and reads it with one statement
+//! (`key_hash = ANY(…)`). Each lookup is still read from the database after it was asked
+//! for, so a key revoked before the request arrived is never found. Alone, a lookup is the one
+//! statement it always was, plus a hand-off.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, oneshot};
+
+use super::batching::BatchingThread;
+use super::rows::InboxRow;
+use crate::storage::rows::store_error;
+use crate::storage::{Inbox, StoreError};
+
+/// The most lookups one statement reads.
+const MAX_BATCH: usize = 256;
+
+/// Batches read at once: while one is at the database the next one gathers.
+pub(super) const READERS: usize = 2;
+
+type Answer = Result<Option<Inbox>, StoreError>;
+
+struct Lookup {
+    key_hash: String,
+    done: oneshot::Sender<Answer>,
+}
+
+/// The queue of lookups and the tasks that read them.
+pub(super) struct KeyLookups {
+    queue: mpsc::UnboundedSender<Lookup>,
+}
+
+#[derive(sqlx::FromRow)]
+struct KeyedInbox {
+    key_hash: String,
+    #[sqlx(flatten)]
+    inbox: InboxRow,
+}
+
+impl KeyLookups {
+    /// Adds the reading tasks, on `pool`, to `thread`; they end when the store is dropped.
+    pub(super) fn start(pool: sqlx::PgPool, thread: &mut BatchingThread) -> KeyLookups {
+        let (queue, arrivals) = mpsc::unbounded_channel::<Lookup>();
+        let arrivals = Arc::new(tokio::sync::Mutex::new(arrivals));
+        for _ in 0..READERS {
+            let (pool, arrivals) = (pool.clone(), Arc::clone(&arrivals));
+            thread.spawn(async move {
+                let mut batch = Vec::with_capacity(MAX_BATCH);
+                loop {
+                    {
+                        let mut arrivals = arrivals.lock().await;
+                        if arrivals.recv_many(&mut batch, MAX_BATCH).await == 0 {
+                            return;
+                        }
+                    }
+                    read_batch(&pool, &mut batch).await;
+                }
+            });
+        }
+        KeyLookups { queue }
+    }
+
+    /// The inbox of the unrevoked key with this hash.
+    pub(super) async fn inbox_for_key(&self, key_hash: &str) -> Answer {
+        let (done, answer) = oneshot::channel();
+        self.queue
+            .send(Lookup {
+                key_hash: key_hash.to_string(),
+                done,
+            })
+            .map_err(|_| StoreError::Unavailable("the store is closing".into()))?;
+        answer
+            .await
+            .map_err(|_| StoreError::Other("the key reader stopped".into()))?
+    }
+}
+
+/// Reads the batch in one statement and answers each lookup in it, emptying it.
+async fn read_batch(pool: &sqlx::PgPool, batch: &mut Vec<Lookup>) {
+    let hashes: Vec<&str> = batch.iter().map(|l| l.key_hash.as_str()).collect();
+    let found = sqlx::query_as::<_, KeyedInbox>(concat!(
+        "SELECT k.key_hash, ",
+        inbox_columns!(),
+        " FROM api_keys k JOIN inboxes i ON i.id = k.inbox_id \
+             WHERE k.key_hash = ANY($1) AND k.revoked_at IS NULL"
+    ))
+    .bind(&hashes)
+    .fetch_all(pool)
+    .await;
+    match found {
+        Ok(rows) => {
+            let by_hash: HashMap<String, Inbox> = rows
+                .into_iter()
+                .map(|r| (r.key_hash, Inbox::from(r.inbox)))
+                .collect();
+            for lookup in batch.drain(..) {
+                // A request that went away no longer needs its answer.
+                let _ = lookup.done.send(Ok(by_hash.get(&lookup.key_hash).cloned()));
+            }
+        }
+        Err(e) => {
+            let e = store_error(e);
+            for lookup in batch.drain(..) {
+                let _ = lookup.done.send(Err(e.for_another()));
+            }
+        }
+    }
+}
