@@ -10,7 +10,7 @@ use sqlx::Connection;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
-use crate::load::{CONCURRENCY, rate};
+use crate::load::{Repeated, http1_rate, rate};
 
 /// The ceiling of `get`: a bare axum handler returning a Decision-sized JSON body, in its own
 /// process like the server.
@@ -23,23 +23,17 @@ pub async fn bare_rate(seconds: u64) -> Result<f64> {
         .spawn()?;
     let mut out = BufReader::new(child.stdout.take().context("stdout")?).lines();
     let url = out.next_line().await?.context("bare server")?;
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(CONCURRENCY * 2)
-        .build()?;
-    let r = rate(seconds, move || {
-        let (client, url) = (client.clone(), url.clone());
-        async move {
+    let r = http1_rate(
+        seconds,
+        Repeated {
+            url,
+            method: hyper::Method::GET,
             // Sent with a key like the real request, so both parse the same headers.
-            client
-                .get(url)
-                .bearer_auth("sk_0000000000000000000000000000000000000000000")
-                .send()
-                .await?
-                .bytes()
-                .await?;
-            Ok(())
-        }
-    })
+            key: Some("sk_0000000000000000000000000000000000000000000".into()),
+            body: None,
+            expect: hyper::StatusCode::OK,
+        },
+    )
     .await?;
     let _ = child.kill().await;
     eprintln!("bare axum: {r:.0}/s");
@@ -226,17 +220,16 @@ pub async fn pgbench_insert_rate(url: &str, seconds: u64, clients: usize) -> Res
 /// The server's own `/healthz` rate: the HTTP path without any work, the other half of the
 /// SQLite create ceiling.
 pub async fn healthz_rate(base: &str, seconds: u64) -> Result<f64> {
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(CONCURRENCY * 2)
-        .build()?;
-    let url = format!("{base}/healthz");
-    let r = rate(seconds, move || {
-        let (client, url) = (client.clone(), url.clone());
-        async move {
-            client.get(url).send().await?.bytes().await?;
-            Ok(())
-        }
-    })
+    let r = http1_rate(
+        seconds,
+        Repeated {
+            url: format!("{base}/healthz"),
+            method: hyper::Method::GET,
+            key: None,
+            body: None,
+            expect: hyper::StatusCode::OK,
+        },
+    )
     .await?;
     eprintln!("/healthz: {r:.0}/s");
     Ok(r)

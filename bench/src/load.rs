@@ -39,28 +39,90 @@ where
     Ok(done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64())
 }
 
-pub async fn create_rate(server: &Server, seconds: u64) -> Result<f64> {
-    let (client, url, key) = (
-        server.client.clone(),
-        format!("{}/v1/decisions", server.base),
-        server.key.clone(),
+/// The request a throughput scenario sends over and over, and the status it must get.
+#[derive(Clone)]
+pub struct Repeated {
+    pub url: String,
+    pub method: hyper::Method,
+    pub key: Option<String>,
+    pub body: Option<serde_json::Value>,
+    pub expect: hyper::StatusCode,
+}
+
+/// `CONCURRENCY` clients, each on a connection of its own, sending `req` for `seconds`:
+/// completions per second.
+pub async fn http1_rate(seconds: u64, req: Repeated) -> Result<f64> {
+    let url: url::Url = req.url.parse()?;
+    let host = url.host_str().unwrap_or("127.0.0.1").to_string();
+    let port = url.port_or_known_default().unwrap_or(80);
+    let authority = format!("{host}:{port}");
+    let path = url.path().to_string();
+    let body = bytes::Bytes::from(
+        req.body
+            .as_ref()
+            .map(serde_json::to_vec)
+            .transpose()?
+            .unwrap_or_default(),
     );
-    let r = rate(seconds, move || {
-        let (client, url, key) = (client.clone(), url.clone(), key.clone());
-        async move {
-            let resp = client
-                .post(url)
-                .bearer_auth(key)
-                .json(&json!({"question": "Deploy the build to staging?", "kind": "bool", "notify": "none"}))
-                .send()
-                .await?;
-            if resp.status() != reqwest::StatusCode::CREATED {
-                return Err(anyhow!("create answered {}", resp.status()));
-            }
-            resp.bytes().await?;
-            Ok(())
-        }
-    })
+    let done = Arc::new(AtomicU64::new(0));
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let started = Instant::now();
+    let workers: Vec<_> = (0..CONCURRENCY)
+        .map(|_| {
+            let (req, done, body) = (req.clone(), Arc::clone(&done), body.clone());
+            let (authority, path) = (authority.clone(), path.clone());
+            tokio::spawn(async move {
+                let stream = tokio::net::TcpStream::connect(&authority).await?;
+                stream.set_nodelay(true)?;
+                let (mut sender, conn) =
+                    hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                        .await?;
+                tokio::spawn(conn);
+                let bearer = req.key.as_ref().map(|k| format!("Bearer {k}"));
+                while Instant::now() < deadline {
+                    let mut builder = hyper::Request::builder()
+                        .method(req.method.clone())
+                        .uri(&path)
+                        .header(hyper::header::HOST, &authority);
+                    if let Some(bearer) = &bearer {
+                        builder = builder.header(hyper::header::AUTHORIZATION, bearer);
+                    }
+                    if req.body.is_some() {
+                        builder = builder.header(hyper::header::CONTENT_TYPE, "application/json");
+                    }
+                    let request = builder.body(http_body_util::Full::new(body.clone()))?;
+                    sender.ready().await?;
+                    let resp = sender.send_request(request).await?;
+                    let status = resp.status();
+                    http_body_util::BodyExt::collect(resp.into_body()).await?;
+                    if status != req.expect {
+                        return Err(anyhow!("{} {} answered {status}", req.method, req.url));
+                    }
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok::<_, anyhow::Error>(())
+            })
+        })
+        .collect();
+    for w in workers {
+        w.await??;
+    }
+    Ok(done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64())
+}
+
+pub async fn create_rate(server: &Server, seconds: u64) -> Result<f64> {
+    let r = http1_rate(
+        seconds,
+        Repeated {
+            url: format!("{}/v1/decisions", server.base),
+            method: hyper::Method::POST,
+            key: Some(server.key.clone()),
+            body: Some(
+                json!({"question": "Deploy the build to staging?", "kind": "bool", "notify": "none"}),
+            ),
+            expect: hyper::StatusCode::CREATED,
+        },
+    )
     .await?;
     eprintln!("create: {r:.0}/s");
     Ok(r)
@@ -70,23 +132,20 @@ pub async fn get_rate(server: &Server, seconds: u64) -> Result<f64> {
     let h = server
         .create(&json!({"question": "Read me", "kind": "bool", "notify": "none"}))
         .await?;
-    let url = format!(
-        "{}/v1/decisions/{}",
-        server.base,
-        h["decision_id"].as_str().unwrap_or("")
-    );
-    let (client, key) = (server.client.clone(), server.key.clone());
-    let r = rate(seconds, move || {
-        let (client, url, key) = (client.clone(), url.clone(), key.clone());
-        async move {
-            let resp = client.get(url).bearer_auth(key).send().await?;
-            if !resp.status().is_success() {
-                return Err(anyhow!("get answered {}", resp.status()));
-            }
-            resp.bytes().await?;
-            Ok(())
-        }
-    })
+    let r = http1_rate(
+        seconds,
+        Repeated {
+            url: format!(
+                "{}/v1/decisions/{}",
+                server.base,
+                h["decision_id"].as_str().unwrap_or("")
+            ),
+            method: hyper::Method::GET,
+            key: Some(server.key.clone()),
+            body: None,
+            expect: hyper::StatusCode::OK,
+        },
+    )
     .await?;
     eprintln!("get: {r:.0}/s");
     Ok(r)

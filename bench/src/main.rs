@@ -4,9 +4,12 @@
 //! a fresh database), drives it over loopback with bounded counts and times, and measures
 //! every figure beside a ceiling taken in the same run on the same machine: the raw
 //! single-row insert rate of the same database through sqlx, a bare axum handler's request
-//! rate. It prints one table and writes `target/bench.json`. See docs/PERFORMANCE.md.
+//! rate. It prints one table, writes `target/bench.json`, and writes the run's tables and the
+//! projection to a million waiting agents into docs/PERFORMANCE.md (`BENCH_WRITE_DOCS=0` leaves
+//! the document alone).
 
 mod ceiling;
+mod docs;
 mod fleet;
 mod load;
 mod notify;
@@ -25,10 +28,11 @@ use crate::ceiling::{
     PgDatabase, bare_rate, bare_server, healthz_rate, pgbench_insert_rate, raw_pg_insert_rate,
     raw_sqlite_insert_rate,
 };
+use crate::docs::Section;
 use crate::fleet::{FleetSize, fleet};
 use crate::load::{CONCURRENCY, create_rate, get_rate};
 use crate::page::page_weight;
-use crate::report::{print_table, ratio_row};
+use crate::report::{Row, print_table, ratio_row};
 use crate::server::Server;
 use crate::waiting::waiting;
 
@@ -57,14 +61,16 @@ async fn main() -> Result<()> {
             };
             return Ok(());
         }
-        [] | ["fleet"] => {}
+        [] | ["fleet"] | ["postgres"] => {}
         _ => {
             return Err(anyhow!(
-                "usage: bench [fleet | load create|get URL KEY SECONDS]"
+                "usage: bench [fleet | postgres | load create|get URL KEY SECONDS]"
             ));
         }
     }
+    // A part alone, to look at one figure: neither writes the document.
     let fleet_only = args.first().is_some_and(|a| a == "fleet");
+    let postgres_only = args.first().is_some_and(|a| a == "postgres");
     let settings = Settings {
         seconds: env_num("BENCH_SECONDS", 5),
         awaits: env_num("BENCH_AWAITS", 10_000) as usize,
@@ -78,7 +84,8 @@ async fn main() -> Result<()> {
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into()),
     };
     let started = Instant::now();
-    let mut rows = Vec::new();
+    let mut run = Run::default();
+    let mut rows: Vec<Row> = Vec::new();
 
     let dir = std::env::temp_dir().join(format!("sayso-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
@@ -94,6 +101,11 @@ async fn main() -> Result<()> {
         return Ok(());
     }
 
+    if postgres_only {
+        postgres(&settings, &mut run).await?;
+        print_table(&run.all_rows());
+        return Ok(());
+    }
     eprintln!("== SQLite");
     let server = Server::start(&sqlite_url).await?;
     let create = create_rate(&server, settings.seconds).await?;
@@ -109,9 +121,11 @@ async fn main() -> Result<()> {
     let get = get_rate(&server, settings.seconds).await?;
     let bare = bare_rate(settings.seconds).await?;
     rows.push(ratio_row("get (req/s) vs bare axum", get, bare, 0.4));
+    run.close("Creates and reads, SQLite", &mut rows);
     rows.extend(waiting(&server, settings.awaits).await?);
     rows.push(page_weight(&server).await?);
     server.stop().await;
+    run.close("Waiting, SQLite, one connection an await", &mut rows);
     eprintln!("== notifications");
     match notify::Receivers::start().await {
         Ok(rx) => {
@@ -130,6 +144,7 @@ async fn main() -> Result<()> {
         }
         Err(e) => eprintln!("notifications skipped: {e:#}"),
     }
+    run.close("Notifications (aiosmtpd and local receivers)", &mut rows);
     if settings.fleet.h2_awaits + settings.fleet.h1_awaits > 0 {
         // A server of its own, so the fleet's memory is measured from a fresh start.
         let fleet_url = format!("sqlite://{}", dir.join("fleet.db").display());
@@ -137,8 +152,45 @@ async fn main() -> Result<()> {
         rows.extend(fleet(&server, &settings.fleet).await?);
         server.stop().await;
     }
+    run.close(
+        "The fleet: HTTP/2 and HTTP/1.1 waiters in one process",
+        &mut rows,
+    );
     let _ = std::fs::remove_dir_all(&dir);
 
+    postgres(&settings, &mut run).await?;
+
+    let rows = run.all_rows();
+    print_table(&rows);
+    let elapsed = started.elapsed().as_secs_f64();
+    let leave_docs = std::env::var("BENCH_WRITE_DOCS").is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "0" | "no" | "false" | "off"
+        )
+    });
+    if !leave_docs {
+        let path = docs::performance_md();
+        match docs::write(&path, &run.sections, elapsed) {
+            Ok(()) => eprintln!("wrote the run into {}", path.display()),
+            Err(e) => eprintln!("docs/PERFORMANCE.md not written: {e:#}"),
+        }
+    }
+    let json = json!({"seconds_per_scenario": settings.seconds, "awaits": settings.awaits,
+        "elapsed_s": elapsed, "rows": rows});
+    let out = target_dir().join("bench.json");
+    std::fs::write(&out, serde_json::to_vec_pretty(&json)?)?;
+    eprintln!(
+        "wrote {} in {:.0} s",
+        out.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The PostgreSQL part: creates beside both ceilings, then three replicas on one database.
+async fn postgres(settings: &Settings, run: &mut Run) -> Result<()> {
+    let mut rows = Vec::new();
     eprintln!("== PostgreSQL");
     match PgDatabase::create(&settings.pg_url).await {
         Ok(db) => {
@@ -155,6 +207,7 @@ async fn main() -> Result<()> {
                 0.4,
             ));
             db.drop_it().await?;
+            run.close("Creates, PostgreSQL", &mut rows);
             if settings.replica_waiters > 0 {
                 eprintln!("== PostgreSQL, 3 replicas");
                 let db = PgDatabase::create(&settings.pg_url).await?;
@@ -169,22 +222,33 @@ async fn main() -> Result<()> {
                     .await?,
                 );
                 db.drop_it().await?;
+                run.close("Three replicas on one PostgreSQL", &mut rows);
             }
         }
         Err(e) => eprintln!("PostgreSQL skipped: {e:#}"),
     }
 
-    print_table(&rows);
-    let json = json!({"seconds_per_scenario": settings.seconds, "awaits": settings.awaits,
-        "elapsed_s": started.elapsed().as_secs_f64(), "rows": rows});
-    let out = target_dir().join("bench.json");
-    std::fs::write(&out, serde_json::to_vec_pretty(&json)?)?;
-    eprintln!(
-        "wrote {} in {:.0} s",
-        out.display(),
-        started.elapsed().as_secs_f64()
-    );
     Ok(())
+}
+
+/// The run so far: its sections, each closed with its rows.
+#[derive(Default)]
+struct Run {
+    sections: Vec<Section>,
+}
+
+impl Run {
+    /// Puts what `rows` holds under `title`, emptying it.
+    fn close(&mut self, title: &'static str, rows: &mut Vec<Row>) {
+        self.sections.push(Section {
+            title,
+            rows: std::mem::take(rows),
+        });
+    }
+
+    fn all_rows(&self) -> Vec<Row> {
+        self.sections.iter().flat_map(|s| s.rows.clone()).collect()
+    }
 }
 
 fn env_num(name: &str, default: u64) -> u64 {

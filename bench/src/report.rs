@@ -1,7 +1,7 @@
 //! The table the benchmark prints and the rows of `target/bench.json`.
 
 /// One line of the table: a figure beside its ceiling and its budget.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, Clone)]
 pub struct Row {
     scenario: String,
     value: f64,
@@ -55,5 +55,55 @@ pub fn print_table(rows: &[Row]) {
             r.budget,
             if r.holds { "yes" } else { "NO" }
         );
+    }
+}
+
+/// The value of the row named `scenario`, if the run measured it.
+pub fn value_of(rows: &[Row], scenario: &str) -> Option<f64> {
+    rows.iter()
+        .find(|r| r.scenario == scenario)
+        .map(|r| r.value)
+}
+
+/// The rows as a Markdown table, for docs/PERFORMANCE.md.
+pub fn markdown_table(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| scenario | value | unit | ceiling | ratio | budget | holds |\n|---|--:|---|--:|--:|---|---|\n",
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            r.scenario,
+            figure(r.value),
+            r.unit,
+            r.ceiling.map(figure).unwrap_or_default(),
+            r.ratio
+                .map(|c| format!("{:.0} %", c * 100.0))
+                .unwrap_or_default(),
+            r.budget,
+            if r.holds { "yes" } else { "**no**" }
+        ));
+    }
+    out
+}
+
+/// A figure as people read it: thousands apart, one decimal under a hundred.
+pub fn figure(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        let digits = format!("{:.0}", v.abs());
+        let mut grouped = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                grouped.push(' ');
+            }
+            grouped.push(c);
+        }
+        if v < 0.0 {
+            format!("-{grouped}")
+        } else {
+            grouped
+        }
+    } else {
+        format!("{v:.1}")
     }
 }
