@@ -2,14 +2,16 @@
 //! turns at: what arrived while they wrote the last groups goes in together, as one statement
 //! over arrays (the decisions, their `created` events, notification states, outbox messages
 //! and usage counts) and one commit, instead of a statement and a commit each; the writers'
-//! commits wait for their flushes side by side. Alone, or with an image, a create is the one
-//! statement it always was. A request is answered only after its group committed; a group
+//! commits wait for their flushes side by side. Alone (no other create being written), a create
+//! is the one statement it always was, written at once on the caller's runtime with no
+//! hand-off; so is one with an image, in its group. A request is answered only after its group committed; a group
 //! that fails leaves nothing behind and every request in it gets the error.
 //!
 //! An inbox with a daily quota is not counted in a group: its creates come back not written
 //! and take the exact path, which counts under the quota's lock (usage.rs).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 use sqlx::types::Json;
@@ -72,6 +74,18 @@ struct Queued {
 /// The queue of creates and the task that writes them.
 pub(super) struct Creates {
     queue: mpsc::UnboundedSender<Queued>,
+    pool: sqlx::PgPool,
+    /// Creates asked for and not written yet, whichever way they went.
+    pending: Arc<AtomicUsize>,
+}
+
+/// Counts a create as done when dropped, however it ended.
+struct Done<'a>(&'a AtomicUsize);
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Creates {
@@ -109,7 +123,34 @@ impl Creates {
                 }
             });
         }
-        Creates { queue }
+        Creates {
+            queue,
+            pool,
+            pending: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// Writes `create`: at once on the caller's runtime when it is alone (no hand-off to wait
+    /// for), else in the next group. Hands it back with what writing it did.
+    async fn write(
+        &self,
+        create: Prepared,
+    ) -> Result<(Prepared, Result<Written, StoreError>), StoreError> {
+        let alongside = self.pending.fetch_add(1, Ordering::AcqRel);
+        let _done = Done(&self.pending);
+        if alongside == 0 {
+            let written = insert_one(&self.pool, &create, true).await;
+            return Ok((create, written));
+        }
+        let (done, written) = oneshot::channel();
+        self.queue
+            .send(Queued { create, done })
+            .map_err(|_| StoreError::Unavailable("the store is closing".into()))?;
+        let (create, written, group) = written
+            .await
+            .map_err(|_| StoreError::Other("the create writer stopped".into()))?;
+        tracing::debug!(group, "create written");
+        Ok((create, written))
     }
 }
 
@@ -130,16 +171,7 @@ pub(super) async fn insert_decision(
         notifications: row.notifications,
         outbox: row.outbox,
     };
-    let (done, written) = oneshot::channel();
-    store
-        .creates
-        .queue
-        .send(Queued { create, done })
-        .map_err(|_| StoreError::Unavailable("the store is closing".into()))?;
-    let (create, first, group) = written
-        .await
-        .map_err(|_| StoreError::Other("the create writer stopped".into()))?;
-    tracing::debug!(group, "create written");
+    let (create, first) = store.creates.write(create).await?;
     let first = first?;
     let key = create.idempotency.as_ref().map(|(key, _)| key.as_str());
     if first.inserted {
