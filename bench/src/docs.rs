@@ -17,7 +17,8 @@ pub struct Section {
 
 /// docs/PERFORMANCE.md of the workspace the benchmark was built in.
 pub fn performance_md() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/PERFORMANCE.md")
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/PERFORMANCE.md");
+    path.canonicalize().unwrap_or(path)
 }
 
 /// Replaces the run's tables and the projection in `path`.
@@ -31,17 +32,19 @@ pub fn write(path: &Path, sections: &[Section], elapsed_s: f64) -> Result<()> {
 }
 
 fn replace_between(doc: &str, marker: &str, text: &str) -> Result<String> {
-    let (begin, end) = (format!("<!-- {marker} -->"), format!("<!-- /{marker} -->"));
+    // A marker counts only on a line of its own, so the prose may name it.
+    let begin = format!("\n<!-- {marker} -->\n");
+    let end = format!("\n<!-- /{marker} -->\n");
     let start = doc
         .find(&begin)
-        .ok_or_else(|| anyhow!("the document has no {begin} marker"))?
+        .ok_or_else(|| anyhow!("the document has no {} line", begin.trim()))?
         + begin.len();
     let stop = doc[start..]
         .find(&end)
-        .ok_or_else(|| anyhow!("the document has no {end} marker"))?
+        .ok_or_else(|| anyhow!("the document has no {} line", end.trim()))?
         + start;
     Ok(format!(
-        "{}\n{}\n{}",
+        "{}{}{}",
         &doc[..start],
         text.trim_end(),
         &doc[stop..]
@@ -163,4 +166,20 @@ fn projection(rows: &[Row]) -> String {
         }
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replace_between;
+
+    #[test]
+    fn only_a_marker_on_a_line_of_its_own_counts() {
+        let doc = "Between the `<!-- x -->` markers below.\n<!-- x -->\nold\n<!-- /x -->\nrest\n";
+        let out = replace_between(doc, "x", "new\n").unwrap();
+        assert_eq!(
+            out,
+            "Between the `<!-- x -->` markers below.\n<!-- x -->\nnew\n<!-- /x -->\nrest\n"
+        );
+        assert!(replace_between("no markers", "x", "new").is_err());
+    }
 }
