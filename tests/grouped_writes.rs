@@ -2,7 +2,9 @@
 //! nothing a client can tell: every acknowledged create is there exactly once with its one
 //! `created` event, an idempotency key repeated inside one burst makes one decision and
 //! replays it to the rest, notifications and their outbox rows come with each, and the
-//! daily quota is never overshot. On SQLite and PostgreSQL, over HTTP.
+//! daily quota is never overshot. API keys looked up together (PostgreSQL reads them in
+//! batches) each get their own inbox, and a revoked key is refused from the moment its revoke
+//! returns. On SQLite and PostgreSQL, over HTTP.
 
 mod common;
 
@@ -171,6 +173,81 @@ async fn a_burst_never_overshoots_the_quota(database_url: &str) {
         .unwrap();
     assert_eq!((usage.today.actions, usage.today.creates), (50, 25));
     srv.stop().await;
+}
+
+/// Lists the decisions with `key`: the status and the questions seen.
+async fn list_with(srv: &TestServer, key: &str) -> (StatusCode, Vec<String>) {
+    let (status, body) =
+        common::server::send(srv.client.get(srv.url("/v1/decisions")).bearer_auth(key)).await;
+    let questions = body["items"]
+        .as_array()
+        .map(|items| items.iter().map(|d| s(d, "question").to_string()).collect())
+        .unwrap_or_default();
+    (status, questions)
+}
+
+async fn keys_read_together_each_get_their_own_inbox(database_url: &str) {
+    let srv = TestServer::start_rate_limited(database_url, RateLimit::OFF).await;
+    let other = srv.other_inbox_key("other").await;
+    let revoked = srv.svc.create_api_key("default").await.unwrap();
+    assert!(srv.svc.revoke_api_key(&revoked).await.unwrap());
+    let unknown = format!("sk_{}", "A".repeat(43));
+    srv.create(json!({"question": "Mine?", "kind": "bool", "notify": "none"}))
+        .await;
+    let (st, _) = common::server::send(
+        srv.client
+            .post(srv.url("/v1/decisions"))
+            .bearer_auth(&other)
+            .json(&json!({"question": "Theirs?", "kind": "bool", "notify": "none"})),
+    )
+    .await;
+    assert_eq!(st, StatusCode::CREATED);
+
+    let keys = [
+        srv.key.as_str(),
+        other.as_str(),
+        revoked.as_str(),
+        unknown.as_str(),
+    ];
+    let asked: Vec<usize> = (0..400).map(|i| (i * 7) % keys.len()).collect();
+    let results = join_all(asked.iter().map(|&k| list_with(&srv, keys[k]))).await;
+    for (&k, (status, questions)) in asked.iter().zip(&results) {
+        let expected = match k {
+            0 => (StatusCode::OK, vec!["Mine?".to_string()]),
+            1 => (StatusCode::OK, vec!["Theirs?".to_string()]),
+            _ => (StatusCode::UNAUTHORIZED, vec![]),
+        };
+        assert_eq!((*status, questions.clone()), expected, "key {k}");
+    }
+
+    // A key revoked while others are being looked up is refused from the moment its revoke
+    // returns, in every batch after.
+    let doomed = srv.svc.create_api_key("default").await.unwrap();
+    let before = join_all((0..100).map(|_| list_with(&srv, &doomed))).await;
+    assert!(before.iter().all(|(st, _)| *st == StatusCode::OK));
+    let busy = join_all((0..200).map(|_| list_with(&srv, &srv.key)));
+    let revoke = async {
+        assert!(srv.svc.revoke_api_key(&doomed).await.unwrap());
+        join_all((0..100).map(|_| list_with(&srv, &doomed))).await
+    };
+    let (busy, after) = futures::join!(busy, revoke);
+    assert!(busy.iter().all(|(st, _)| *st == StatusCode::OK));
+    assert!(after.iter().all(|(st, _)| *st == StatusCode::UNAUTHORIZED));
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_keys_read_together_each_get_their_own_inbox() {
+    let db = common::db::fresh_sqlite_url();
+    keys_read_together_each_get_their_own_inbox(&db.url).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_keys_read_together_each_get_their_own_inbox() {
+    let Some(db) = common::db::fresh_pg_url().await else {
+        return;
+    };
+    keys_read_together_each_get_their_own_inbox(&db.url).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
