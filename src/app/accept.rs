@@ -194,21 +194,29 @@ async fn serve_connection(
         Ok(Err(_)) | Err(_) => return,
     };
     let io = TokioIo::new(stream);
+    // Each connection goes straight into `watch`: bound to a name first, it was kept beside
+    // the future that owns it, and every open connection held both.
     if speaks_h2 {
-        let conn = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
-            .timer(TokioTimer::new())
-            .max_concurrent_streams(limits.h2_max_streams)
-            // A dead peer's streams are let go: a ping every 20 s, answered within 20 s.
-            .keep_alive_interval(Duration::from_secs(20))
-            .keep_alive_timeout(Duration::from_secs(20))
-            .serve_connection(io, hyper_svc);
-        let _ = watcher.watch(conn).await;
+        let _ = watcher
+            .watch(
+                hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                    .timer(TokioTimer::new())
+                    .max_concurrent_streams(limits.h2_max_streams)
+                    // A dead peer's streams are let go: a ping every 20 s, answered within 20 s.
+                    .keep_alive_interval(Duration::from_secs(20))
+                    .keep_alive_timeout(Duration::from_secs(20))
+                    .serve_connection(io, hyper_svc),
+            )
+            .await;
     } else {
-        let conn = hyper::server::conn::http1::Builder::new()
-            .timer(TokioTimer::new())
-            .header_read_timeout(limits.header_read_timeout)
-            .serve_connection(io, hyper_svc);
-        let _ = watcher.watch(conn).await;
+        let _ = watcher
+            .watch(
+                hyper::server::conn::http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(limits.header_read_timeout)
+                    .serve_connection(io, hyper_svc),
+            )
+            .await;
     }
 }
 
