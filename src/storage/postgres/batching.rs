@@ -4,6 +4,7 @@
 //! load that wait was longer than the database's.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::runtime::{Builder, Runtime};
 use tokio::task::JoinHandle;
@@ -48,5 +49,27 @@ impl BatchingThread {
             })
             .map(drop)
             .map_err(|e| StoreError::Other(format!("no thread for the batching tasks: {e}")))
+    }
+}
+
+/// How many requests of one kind (creates, key lookups) are in flight, so that one alone can
+/// skip the queue and run at once on its caller's runtime.
+#[derive(Default)]
+pub(super) struct InFlight(AtomicUsize);
+
+/// A request counted in flight until dropped, however it ended.
+pub(super) struct Counted<'a>(&'a AtomicUsize);
+
+impl InFlight {
+    /// Counts a request in; `true` when no other was in flight.
+    pub(super) fn enter(&self) -> (bool, Counted<'_>) {
+        let alone = self.0.fetch_add(1, Ordering::AcqRel) == 0;
+        (alone, Counted(&self.0))
+    }
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }

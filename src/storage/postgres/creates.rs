@@ -11,7 +11,6 @@
 //! and take the exact path, which counts under the quota's lock (usage.rs).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 use sqlx::types::Json;
@@ -19,7 +18,7 @@ use time::{Date, OffsetDateTime};
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
-use super::batching::BatchingThread;
+use super::batching::{BatchingThread, InFlight};
 use super::outbox::{MessageArrays, insert_outbox, unnest_messages};
 use super::rows::ExistingRow;
 use super::{PgStore, usage};
@@ -76,16 +75,7 @@ pub(super) struct Creates {
     queue: mpsc::UnboundedSender<Queued>,
     pool: sqlx::PgPool,
     /// Creates asked for and not written yet, whichever way they went.
-    pending: Arc<AtomicUsize>,
-}
-
-/// Counts a create as done when dropped, however it ended.
-struct Done<'a>(&'a AtomicUsize);
-
-impl Drop for Done<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
+    in_flight: InFlight,
 }
 
 impl Creates {
@@ -126,7 +116,7 @@ impl Creates {
         Creates {
             queue,
             pool,
-            pending: Arc::new(AtomicUsize::new(0)),
+            in_flight: InFlight::default(),
         }
     }
 
@@ -136,9 +126,8 @@ impl Creates {
         &self,
         create: Prepared,
     ) -> Result<(Prepared, Result<Written, StoreError>), StoreError> {
-        let alongside = self.pending.fetch_add(1, Ordering::AcqRel);
-        let _done = Done(&self.pending);
-        if alongside == 0 {
+        let (alone, _counted) = self.in_flight.enter();
+        if alone {
             let written = insert_one(&self.pool, &create, true).await;
             return Ok((create, written));
         }

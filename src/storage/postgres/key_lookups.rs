@@ -9,11 +9,10 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::batching::BatchingThread;
+use super::batching::{BatchingThread, InFlight};
 use super::rows::InboxRow;
 use crate::storage::rows::store_error;
 use crate::storage::{Inbox, StoreError};
@@ -36,7 +35,7 @@ pub(super) struct KeyLookups {
     queue: mpsc::UnboundedSender<Lookup>,
     pool: sqlx::PgPool,
     /// Lookups asked for and not answered yet, whichever way they went.
-    pending: Arc<AtomicUsize>,
+    in_flight: InFlight,
 }
 
 /// The lookup's statement, for one hash or many.
@@ -46,15 +45,6 @@ const BY_HASHES: &str = concat!(
     " FROM api_keys k JOIN inboxes i ON i.id = k.inbox_id \
          WHERE k.key_hash = ANY($1) AND k.revoked_at IS NULL"
 );
-
-/// Counts a lookup as answered when dropped, however it ended.
-struct Answered<'a>(&'a AtomicUsize);
-
-impl Drop for Answered<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
 
 #[derive(sqlx::FromRow)]
 struct KeyedInbox {
@@ -86,15 +76,14 @@ impl KeyLookups {
         KeyLookups {
             queue,
             pool,
-            pending: Arc::new(AtomicUsize::new(0)),
+            in_flight: InFlight::default(),
         }
     }
 
     /// The inbox of the unrevoked key with this hash.
     pub(super) async fn inbox_for_key(&self, key_hash: &str) -> Answer {
-        let alongside = self.pending.fetch_add(1, Ordering::AcqRel);
-        let _answered = Answered(&self.pending);
-        if alongside == 0 {
+        let (alone, _counted) = self.in_flight.enter();
+        if alone {
             return sqlx::query_as::<_, KeyedInbox>(BY_HASHES)
                 .bind([key_hash].as_slice())
                 .fetch_optional(&self.pool)
