@@ -12,31 +12,42 @@ use crate::server::Server;
 /// Concurrent clients for the throughput scenarios.
 pub const CONCURRENCY: usize = 64;
 
+/// Runs `worker` `CONCURRENCY` times at once, each until the deadline it is given, counting
+/// its completions on the counter it is given; returns completions per second.
+async fn workers<W, Fut>(seconds: u64, worker: W) -> Result<f64>
+where
+    W: Fn(Instant, Arc<AtomicU64>) -> Fut,
+    Fut: std::future::Future<Output = Result<()>> + Send + 'static,
+{
+    let done = Arc::new(AtomicU64::new(0));
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let started = Instant::now();
+    let running: Vec<_> = (0..CONCURRENCY)
+        .map(|_| tokio::spawn(worker(deadline, Arc::clone(&done))))
+        .collect();
+    for w in running {
+        w.await??;
+    }
+    Ok(done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64())
+}
+
 /// Runs `op` from `CONCURRENCY` workers for `seconds` and returns completions per second.
 pub async fn rate<F, Fut>(seconds: u64, op: F) -> Result<f64>
 where
     F: Fn() -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = Result<()>> + Send,
 {
-    let done = Arc::new(AtomicU64::new(0));
-    let deadline = Instant::now() + Duration::from_secs(seconds);
-    let started = Instant::now();
-    let workers: Vec<_> = (0..CONCURRENCY)
-        .map(|_| {
-            let (op, done) = (op.clone(), Arc::clone(&done));
-            tokio::spawn(async move {
-                while Instant::now() < deadline {
-                    op().await?;
-                    done.fetch_add(1, Ordering::Relaxed);
-                }
-                Ok::<_, anyhow::Error>(())
-            })
-        })
-        .collect();
-    for w in workers {
-        w.await??;
-    }
-    Ok(done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64())
+    workers(seconds, move |deadline, done| {
+        let op = op.clone();
+        async move {
+            while Instant::now() < deadline {
+                op().await?;
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(())
+        }
+    })
+    .await
 }
 
 /// The request a throughput scenario sends over and over, and the status it must get.
@@ -64,50 +75,41 @@ pub async fn http1_rate(seconds: u64, req: Repeated) -> Result<f64> {
             .transpose()?
             .unwrap_or_default(),
     );
-    let done = Arc::new(AtomicU64::new(0));
-    let deadline = Instant::now() + Duration::from_secs(seconds);
-    let started = Instant::now();
-    let workers: Vec<_> = (0..CONCURRENCY)
-        .map(|_| {
-            let (req, done, body) = (req.clone(), Arc::clone(&done), body.clone());
-            let (authority, path) = (authority.clone(), path.clone());
-            tokio::spawn(async move {
-                let stream = tokio::net::TcpStream::connect(&authority).await?;
-                stream.set_nodelay(true)?;
-                let (mut sender, conn) =
-                    hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                        .await?;
-                tokio::spawn(conn);
-                let bearer = req.key.as_ref().map(|k| format!("Bearer {k}"));
-                while Instant::now() < deadline {
-                    let mut builder = hyper::Request::builder()
-                        .method(req.method.clone())
-                        .uri(&path)
-                        .header(hyper::header::HOST, &authority);
-                    if let Some(bearer) = &bearer {
-                        builder = builder.header(hyper::header::AUTHORIZATION, bearer);
-                    }
-                    if req.body.is_some() {
-                        builder = builder.header(hyper::header::CONTENT_TYPE, "application/json");
-                    }
-                    let request = builder.body(http_body_util::Full::new(body.clone()))?;
-                    sender.ready().await?;
-                    let resp = sender.send_request(request).await?;
-                    let status = resp.status();
-                    http_body_util::BodyExt::collect(resp.into_body()).await?;
-                    if status != req.expect {
-                        return Err(anyhow!("{} {} answered {status}", req.method, req.url));
-                    }
-                    done.fetch_add(1, Ordering::Relaxed);
+    workers(seconds, move |deadline, done| {
+        let (req, body) = (req.clone(), body.clone());
+        let (authority, path) = (authority.clone(), path.clone());
+        async move {
+            let stream = tokio::net::TcpStream::connect(&authority).await?;
+            stream.set_nodelay(true)?;
+            let (mut sender, conn) =
+                hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await?;
+            tokio::spawn(conn);
+            let bearer = req.key.as_ref().map(|k| format!("Bearer {k}"));
+            while Instant::now() < deadline {
+                let mut builder = hyper::Request::builder()
+                    .method(req.method.clone())
+                    .uri(&path)
+                    .header(hyper::header::HOST, &authority);
+                if let Some(bearer) = &bearer {
+                    builder = builder.header(hyper::header::AUTHORIZATION, bearer);
                 }
-                Ok::<_, anyhow::Error>(())
-            })
-        })
-        .collect();
-    for w in workers {
-        w.await??;
-    }
-    Ok(done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64())
+                if req.body.is_some() {
+                    builder = builder.header(hyper::header::CONTENT_TYPE, "application/json");
+                }
+                let request = builder.body(http_body_util::Full::new(body.clone()))?;
+                sender.ready().await?;
+                let resp = sender.send_request(request).await?;
+                let status = resp.status();
+                http_body_util::BodyExt::collect(resp.into_body()).await?;
+                if status != req.expect {
+                    return Err(anyhow!("{} {} answered {status}", req.method, req.url));
+                }
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(())
+        }
+    })
+    .await
 }
 
 pub async fn create_rate(server: &Server, seconds: u64) -> Result<f64> {
