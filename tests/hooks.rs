@@ -10,6 +10,8 @@ mod approve;
 mod browser;
 #[path = "browser/checks.rs"]
 mod checks;
+#[path = "hooks/doctor.rs"]
+mod doctor;
 #[path = "hooks/fallbacks.rs"]
 mod fallbacks;
 #[path = "hooks/harnesses.rs"]

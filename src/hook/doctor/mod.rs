@@ -1,0 +1,375 @@
+//! `sayso hook doctor <harness>`: whether that harness, as configured here, will really run
+//! the hook and obey it. A hook the harness silently skips is the worst failure: the run is
+//! ungated and looks gated. So the doctor reads what the harness reads (its settings, its
+//! trust, its modes), checks the server with the key, and names the one thing to fix first.
+//!
+//! The checks every harness shares live here; what only one harness does (Codex's hook trust,
+//! gemini-cli's headless tool list, Copilot's folder trust) lives in that harness's module.
+
+mod claude;
+mod codex;
+mod copilot;
+mod gemini;
+mod pi;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use clap::Args;
+use reqwest::Method;
+use serde_json::Value;
+
+use super::DEFAULT_WAIT_S;
+use super::call::Harness;
+use super::install::{self, MARGIN_S};
+use crate::client::args::ServerArgs;
+use crate::client::http::Api;
+
+/// The settings of `sayso hook doctor`.
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    /// The harness to check.
+    #[arg(value_enum)]
+    pub harness: Harness,
+    /// Check the user's settings (under $HOME) instead of the project's.
+    #[arg(long)]
+    pub user: bool,
+    /// The project directory [default: the current one].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// The command the harness runs [default: `sayso hook <harness>`].
+    #[arg(long, value_name = "CMD")]
+    pub command: Option<String>,
+    /// How long the hook waits for the person, in seconds (the harness's timeout must be
+    /// longer).
+    #[arg(long, env = "SAYSO_HOOK_TIMEOUT_S", default_value_t = DEFAULT_WAIT_S)]
+    pub timeout_s: u64,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// How bad one finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Ok,
+    /// Works, but something a person should know (a mode that hands control back, say).
+    Warn,
+    /// The hook will not run, or will not be obeyed.
+    Fail,
+}
+
+/// One thing the doctor checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub level: Level,
+    pub text: String,
+    /// What to do about it, for a warning or a failure.
+    pub fix: Option<String>,
+}
+
+impl Finding {
+    pub fn ok(text: impl Into<String>) -> Finding {
+        Finding {
+            level: Level::Ok,
+            text: text.into(),
+            fix: None,
+        }
+    }
+
+    pub fn warn(text: impl Into<String>, fix: impl Into<String>) -> Finding {
+        Finding {
+            level: Level::Warn,
+            text: text.into(),
+            fix: Some(fix.into()),
+        }
+    }
+
+    pub fn fail(text: impl Into<String>, fix: impl Into<String>) -> Finding {
+        Finding {
+            level: Level::Fail,
+            text: text.into(),
+            fix: Some(fix.into()),
+        }
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mark = match self.level {
+            Level::Ok => "ok  ",
+            Level::Warn => "warn",
+            Level::Fail => "FAIL",
+        };
+        write!(f, "{mark} {}", self.text)?;
+        if let Some(fix) = &self.fix {
+            write!(f, "\n     fix: {fix}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a harness's own checks are given.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub harness: Harness,
+    /// The project directory (also for `--user`: trust is per project).
+    pub project: PathBuf,
+    pub home: Option<PathBuf>,
+    pub user: bool,
+    /// The settings file `install` writes, and its JSON when it could be read.
+    pub settings_file: PathBuf,
+    pub settings: Option<Value>,
+    pub command: String,
+    pub wait_s: u64,
+}
+
+impl Setup {
+    /// The least timeout the harness must give the hook, in seconds.
+    pub fn needed_timeout_s(&self) -> u64 {
+        self.wait_s + MARGIN_S
+    }
+}
+
+/// Every finding, worst first, and the one thing to fix.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub harness: Harness,
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    pub fn worst(&self) -> Level {
+        self.findings
+            .iter()
+            .map(|f| f.level)
+            .max()
+            .unwrap_or(Level::Ok)
+    }
+
+    /// The first failure, else the first warning: the one thing to fix.
+    pub fn first_fix(&self) -> Option<&Finding> {
+        let worst = self.worst();
+        (worst > Level::Ok).then(|| self.findings.iter().find(|f| f.level == worst))?
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "sayso hook doctor {}:", self.harness.as_str())?;
+        for finding in &self.findings {
+            writeln!(f, "{finding}")?;
+        }
+        match self.first_fix() {
+            None => write!(
+                f,
+                "{} will run `sayso hook {}` and obey it.",
+                crate::render::approval::agent_name(self.harness.as_str()),
+                self.harness.as_str()
+            ),
+            Some(first) => write!(
+                f,
+                "The one thing to fix first: {}",
+                first.fix.as_deref().unwrap_or(&first.text)
+            ),
+        }
+    }
+}
+
+/// Runs `sayso hook doctor`: prints the report, exit 1 when anything fails.
+pub async fn run(args: DoctorArgs) -> anyhow::Result<u8> {
+    let report = check(&args).await?;
+    println!("{report}");
+    Ok(u8::from(report.worst() == Level::Fail))
+}
+
+/// Every check for `args.harness`.
+pub async fn check(args: &DoctorArgs) -> anyhow::Result<Report> {
+    let project = match &args.dir {
+        Some(d) => d.clone(),
+        None => std::env::current_dir()?,
+    };
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let root = if args.user {
+        home.clone()
+            .ok_or_else(|| anyhow::anyhow!("HOME is not set; leave out --user"))?
+    } else {
+        project.clone()
+    };
+    let command = args
+        .command
+        .clone()
+        .unwrap_or_else(|| format!("sayso hook {}", args.harness.as_str()));
+    let plan = install::plan(args.harness, &root, args.user, &command, args.timeout_s)?;
+    let mut findings = Vec::new();
+    // pi's "settings file" is the extension itself, which its own check reads.
+    let settings = match args.harness {
+        Harness::Pi => None,
+        _ => read_settings(&plan.file, &mut findings),
+    };
+    let setup = Setup {
+        harness: args.harness,
+        project,
+        home,
+        user: args.user,
+        settings_file: plan.file.clone(),
+        settings,
+        command: command.clone(),
+        wait_s: args.timeout_s,
+    };
+    if setup.settings.is_some() {
+        findings.push(entry_check(&setup, &plan));
+    }
+    if args.harness != Harness::Pi {
+        // pi's command line is the one in its extension, checked there.
+        findings.push(program_check(&command));
+    }
+    findings.extend(match args.harness {
+        Harness::Claude => claude::check(&setup),
+        Harness::Codex => codex::check(&setup),
+        Harness::Gemini => gemini::check(&setup),
+        Harness::Copilot => copilot::check(&setup),
+        Harness::Pi => pi::check(&setup),
+        Harness::Cursor => vec![Finding::warn(
+            "Cursor's agent has not been run against sayso here; its hooks are written as its documents describe them",
+            "try one command that needs approval and check it reaches your phone",
+        )],
+    });
+    findings.push(server_check(&args.server).await);
+    findings.sort_by_key(|f| std::cmp::Reverse(f.level));
+    Ok(Report {
+        harness: args.harness,
+        findings,
+    })
+}
+
+fn read_settings(file: &Path, findings: &mut Vec<Finding>) -> Option<Value> {
+    match std::fs::read_to_string(file) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            findings.push(Finding::fail(
+                format!("{} does not exist", file.display()),
+                "run `sayso hook install` for this harness",
+            ));
+            None
+        }
+        Err(e) => {
+            findings.push(Finding::fail(
+                format!("cannot read {}: {e}", file.display()),
+                format!("make {} readable", file.display()),
+            ));
+            None
+        }
+        Ok(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                findings.push(Finding::fail(
+                    format!(
+                        "{} is not JSON ({e}); the harness ignores it",
+                        file.display()
+                    ),
+                    format!("repair {}", file.display()),
+                ));
+                None
+            }
+        },
+    }
+}
+
+/// The entry install writes is there, with a timeout longer than the hook's wait.
+fn entry_check(setup: &Setup, plan: &install::Plan) -> Finding {
+    let file = setup.settings_file.display();
+    let settings = setup.settings.as_ref().expect("checked by the caller");
+    let Some(timeout) = install::find_entry(settings, plan, &setup.command) else {
+        return Finding::fail(
+            format!("{file} has no hook running `{}`", setup.command),
+            "run `sayso hook install` for this harness",
+        );
+    };
+    let needed = setup.needed_timeout_s();
+    match timeout {
+        Some(t) if t < needed => Finding::fail(
+            format!(
+                "{file}: the harness gives the hook {t} s, less than the hook's wait ({} s) and a margin; the harness kills it first",
+                setup.wait_s
+            ),
+            format!(
+                "set the entry's timeout to at least {needed} s (in the harness's unit), or lower SAYSO_HOOK_TIMEOUT_S"
+            ),
+        ),
+        Some(t) => Finding::ok(format!(
+            "{file} runs `{}` with {t} s to answer",
+            setup.command
+        )),
+        None => Finding::warn(
+            format!(
+                "{file} runs `{}` with the harness's default timeout",
+                setup.command
+            ),
+            format!(
+                "give the entry a timeout of at least {needed} s, as `sayso hook install` writes"
+            ),
+        ),
+    }
+}
+
+/// The program of the hook's command line can be found.
+fn program_check(command: &str) -> Finding {
+    let program = command.split_whitespace().next().unwrap_or_default();
+    if program.is_empty() {
+        return Finding::fail("the hook's command is empty", "reinstall the hook");
+    }
+    let found = if program.contains('/') {
+        Path::new(program).is_file().then(|| PathBuf::from(program))
+    } else {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|d| d.join(program))
+                .find(|p| p.is_file())
+        })
+    };
+    match found {
+        Some(p) => Finding::ok(format!("`{program}` is {}", p.display())),
+        None => Finding::fail(
+            format!(
+                "`{program}` {}; the harness cannot start the hook and goes on without it",
+                if program.contains('/') {
+                    "does not exist"
+                } else {
+                    "is not on this PATH"
+                }
+            ),
+            "install sayso on the PATH the harness starts with, or reinstall with --command /absolute/path/to/sayso",
+        ),
+    }
+}
+
+/// The server answers with this key.
+async fn server_check(server: &ServerArgs) -> Finding {
+    let api = match Api::new(&server.server, server.key.as_deref()) {
+        Ok(api) => api.quiet(),
+        Err(e) => {
+            return Finding::fail(
+                format!("{e}"),
+                "set SAYSO_KEY (and SAYSO_URL) where the harness starts",
+            );
+        }
+    };
+    let mut url = api.url(&["v1", "decisions"]);
+    url.set_query(Some("limit=1"));
+    let give_up = Instant::now() + Duration::from_secs(5);
+    match api
+        .send(
+            || api.request(Method::GET, url.clone(), Duration::from_secs(5)),
+            give_up,
+        )
+        .await
+    {
+        Ok(_) => Finding::ok(format!("{} takes the key", server.server)),
+        Err(e) => Finding::fail(
+            format!("the server refuses or cannot be reached: {e}"),
+            "check SAYSO_URL and SAYSO_KEY in the environment the harness starts with",
+        ),
+    }
+}
