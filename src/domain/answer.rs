@@ -58,8 +58,9 @@ pub fn validate_answer(spec: &DecisionSpec, input: &AnswerInput) -> Result<Resol
     if !notes.is_empty() {
         detail["notes"] = Value::Object(notes);
     }
-    // An approval allowed with an edited command: the person's own answer (`custom`), the
-    // command kept in the audit trail's `answered` event, where the agent reads it.
+    // An approval allowed with an edited command: the person's Allow, marked edited
+    // (`custom`, which the API shows as the Allow it is), the command kept in the audit
+    // trail's `answered` event, where the agent reads it.
     let edited = spec.approval.as_ref().and_then(|a| {
         super::approval::edited_command(a, outcome.as_ref(), input.command.as_deref(), &mut issues)
     });

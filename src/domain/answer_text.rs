@@ -84,6 +84,12 @@ fn answered(decision: &Decision, q: &str, outcome: &Value) -> String {
             }
             None => format!("The user answered {q} with {}.", json(outcome)),
         },
+        KindSpec::Choose { .. } if decision.spec.approval.is_some() && decision.custom => {
+            format!(
+                "The user answered {q} with {}, with the command edited before allowing.",
+                json(outcome)
+            )
+        }
         KindSpec::Choose { .. } => {
             let own =
                 |text: &Value| format!("their own answer {} (not one of the options)", json(text));

@@ -30,7 +30,9 @@ pub struct Decision {
     pub status: Status,
     pub outcome: Option<Value>,
     pub outcome_source: Option<OutcomeSource>,
-    /// True when the person typed their own answer ("Other") instead of picking an option.
+    /// True when the person typed their own answer ("Other") instead of picking an option;
+    /// for a tool approval, when they allowed it with the command edited (the command is in
+    /// the `answered` event), which the API shows as the Allow it is.
     pub custom: bool,
     pub remark: Option<String>,
     pub created_at: OffsetDateTime,

@@ -77,15 +77,19 @@ pub async fn ask_person(
         Ok(Ok(d)) => {
             let mut verdict = verdict_of(&d, call, wait, &web_url)?;
             if let Verdict::Allow { updated_input, .. } = &mut verdict
-                && d["custom"] == true
+                && call.as_ref().editable
+                && call.command().is_some()
             {
-                // The person edited the command: the harness runs that one, or nothing.
+                // The person may have edited the command (the decision still reads as their
+                // Allow; the command is in its `answered` event): the harness runs that one,
+                // or nothing.
                 let edited = tokio::time::timeout_at(
                     deadline + WAIT_GRACE,
                     edited_input(api, call, &id, deadline),
                 );
                 match edited.await {
-                    Ok(Some(input)) => *updated_input = Some(input),
+                    Ok(Ok(Some(input))) => *updated_input = Some(input),
+                    Ok(Ok(None)) => {}
                     _ => {
                         return Err(NoAnswer {
                             reason: format!(
@@ -253,8 +257,14 @@ fn verdict_of(
 }
 
 /// The call's input with the command the person edited before allowing, read from the
-/// decision's `answered` event.
-async fn edited_input(api: &Api, call: &ToolCall, id: &str, deadline: Instant) -> Option<Value> {
+/// decision's `answered` event: `Ok(None)` when they left it as it was, `Err` when the
+/// events cannot be read (then nothing may run).
+async fn edited_input(
+    api: &Api,
+    call: &ToolCall,
+    id: &str,
+    deadline: Instant,
+) -> Result<Option<Value>, ()> {
     let url = api.url(&["v1", "decisions", id, "events"]);
     let events = api
         .send(
@@ -262,15 +272,18 @@ async fn edited_input(api: &Api, call: &ToolCall, id: &str, deadline: Instant) -
             (Instant::now() + CREATE_WINDOW).min(deadline + WAIT_GRACE),
         )
         .await
-        .ok()?;
-    let command = events["items"]
-        .as_array()?
+        .map_err(|_| ())?;
+    let items = events["items"].as_array().ok_or(())?;
+    let Some(command) = items
         .iter()
         .rev()
-        .find_map(|e| e["detail"]["edited_command"].as_str())?;
+        .find_map(|e| e["detail"]["edited_command"].as_str())
+    else {
+        return Ok(None);
+    };
     let mut input = call.tool_input.clone();
     input["command"] = Value::from(command);
-    Some(input)
+    Ok(Some(input))
 }
 
 fn with_remark(text: &str, remark: Option<&str>) -> String {

@@ -1,5 +1,9 @@
 //! Claude Code and Codex: `PreToolUse` and `PermissionRequest` hooks. Codex reads Claude's
-//! layout and outputs; it has no "ask" answer, so handing back prints nothing.
+//! layout and most of its outputs, but its `PreToolUse` takes no plain allow and no "ask":
+//! `permissionDecision: "allow"` without `updatedInput` is refused as unsupported (the hook is
+//! marked failed and the call runs as if there were no hook), so an allow, like a hand-back,
+//! prints nothing and the call goes on; an edited command is the one allow it takes. Its
+//! `PermissionRequest` takes no `updatedInput` at all.
 
 use serde_json::{Map, Value, json};
 
@@ -32,6 +36,15 @@ pub fn parse(harness: Harness, v: &Value) -> Result<ToolCall, String> {
 pub fn reply(call: &ToolCall, verdict: &Verdict) -> Reply {
     if call.event == PERMISSION_REQUEST {
         let decision = match verdict {
+            // Codex refuses an `updatedInput` here; allowing the original would run what the
+            // person did not allow.
+            Verdict::Allow {
+                updated_input: Some(input),
+                ..
+            } if call.harness == Harness::Codex => json!({"behavior": "deny", "message": format!(
+                "The person allowed only an edited command: {}",
+                input["command"].as_str().unwrap_or_default()
+            )}),
             Verdict::Allow { updated_input, .. } => {
                 let mut d = Map::new();
                 d.insert("behavior".into(), json!("allow"));
@@ -48,7 +61,16 @@ pub fn reply(call: &ToolCall, verdict: &Verdict) -> Reply {
             "hookSpecificOutput": {"hookEventName": PERMISSION_REQUEST, "decision": decision}
         }));
     }
-    if matches!(verdict, Verdict::Ask { .. }) && call.harness == Harness::Codex {
+    if call.harness == Harness::Codex
+        && matches!(
+            verdict,
+            Verdict::Ask { .. }
+                | Verdict::Allow {
+                    updated_input: None,
+                    ..
+                }
+        )
+    {
         return Reply::nothing();
     }
     let mut out = Map::new();
@@ -120,9 +142,36 @@ mod tests {
     }
 
     #[test]
-    fn codex_hands_back_by_printing_nothing() {
+    fn codex_allows_and_hands_back_by_printing_nothing() {
         let call = parse(Harness::Codex, &input("PreToolUse")).unwrap();
         assert_eq!(reply(&call, &Verdict::ask("x")), Reply::nothing());
+        assert_eq!(reply(&call, &Verdict::allow("ok")), Reply::nothing());
+        let edited = json!({"command": "rm -rf build/cache"});
+        let r = reply(
+            &call,
+            &Verdict::Allow {
+                reason: "ok".into(),
+                updated_input: Some(edited.clone()),
+            },
+        );
+        let out = r.stdout.unwrap();
+        assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "allow");
+        assert_eq!(out["hookSpecificOutput"]["updatedInput"], edited);
+    }
+
+    #[test]
+    fn codex_permission_request_never_allows_the_unedited_command() {
+        let call = parse(Harness::Codex, &input("PermissionRequest")).unwrap();
+        let r = reply(
+            &call,
+            &Verdict::Allow {
+                reason: "ok".into(),
+                updated_input: Some(json!({"command": "ls"})),
+            },
+        );
+        let out = r.stdout.unwrap();
+        assert_eq!(out["hookSpecificOutput"]["decision"]["behavior"], "deny");
+        assert!(out.to_string().contains("edited command: ls"), "{out}");
     }
 
     #[test]

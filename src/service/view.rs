@@ -62,7 +62,9 @@ impl DecisionView {
             status: d.status,
             outcome: d.outcome.clone(),
             outcome_source: d.outcome_source,
-            custom: d.custom,
+            // An approval allowed with an edited command is the person's Allow, not an
+            // answer of their own: the edit is in the `answered` event (answer_text says it).
+            custom: d.custom && d.spec.approval.is_none(),
             remark: d.remark.clone(),
             answered_at: d.resolved_at,
             created_at: d.created_at,

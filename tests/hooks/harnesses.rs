@@ -137,12 +137,10 @@ async fn codex_pre_tool_use_allowed_on_the_page() {
     .to_string();
     let cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "codex"]);
     let (out, d) = run_answered(&srv, cmd, &input, json!({"value": "Allow", "remark": "go"})).await;
+    // Codex refuses a plain `permissionDecision: "allow"` (and then runs the call as if there
+    // were no hook): its allow is exit 0 with nothing printed.
     assert_eq!(out.code, 0, "{out:?}");
-    assert_eq!(
-        out.stdout,
-        json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
-            "permissionDecisionReason": "The person allowed this on sayso. Remark: go"}})
-    );
+    assert_eq!(out.stdout, Value::Null, "{out:?}");
     assert_eq!(d["question"], "Codex wants to run: git push origin main");
 }
 

@@ -1,0 +1,223 @@
+//! Codex: the `PreToolUse` hook `sayso hook install codex` writes (with the trust Codex needs
+//! before it runs a hook at all), under `codex exec`, its model a scripted OpenAI Responses
+//! endpoint.
+
+use std::path::Path;
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::common::server::{TestServer, send};
+use crate::rig::{BIN, Model, Ran, Sandbox, harness, run};
+use crate::run::{pending_decision, server};
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// `~/.codex/config.toml`: the scripted model as a Responses provider.
+fn configure(sb: &Sandbox, model: &Model) {
+    sb.write(
+        "home/.codex/config.toml",
+        &format!(
+            r#"model = "scripted"
+model_provider = "scripted"
+
+[model_providers.scripted]
+name = "scripted"
+base_url = "{}/v1"
+wire_api = "responses"
+env_key = "SCRIPTED_API_KEY"
+"#,
+            model.base()
+        ),
+    );
+}
+
+/// `sayso hook install codex` (or `doctor`) in the sandbox, as the person runs it.
+fn sayso(sb: &Sandbox, args: &[&str], srv: &TestServer) -> std::process::Output {
+    std::process::Command::new(BIN)
+        .args(args)
+        .arg("--dir")
+        .arg(sb.project())
+        .env_clear()
+        .env("HOME", sb.home())
+        .env(
+            "PATH",
+            format!(
+                "{}:/usr/bin:/bin",
+                Path::new(BIN).parent().unwrap().display()
+            ),
+        )
+        .env("SAYSO_URL", &srv.base)
+        .env("SAYSO_KEY", &srv.key)
+        .output()
+        .unwrap()
+}
+
+/// The unattended command line that makes sayso the gate.
+fn codex(sb: &Sandbox, bin: &Path, url: &str, key: &str) -> tokio::process::Command {
+    let mut cmd = sb.command(bin);
+    cmd.args([
+        "exec",
+        "--skip-git-repo-check",
+        "-c",
+        "approval_policy=\"never\"",
+        "-s",
+        "danger-full-access",
+        "Do what the task says.",
+    ])
+    .env("SCRIPTED_API_KEY", "sk-scripted")
+    .env("SAYSO_URL", url)
+    .env("SAYSO_KEY", key);
+    cmd
+}
+
+fn touch(model: &Model, file: &str) {
+    model.script(json!([
+        {"tool": {"name": "exec_command", "input": {"cmd": format!("touch {file}")}}},
+        {"text": "Done."}
+    ]));
+}
+
+/// What the model read back from the command in its last run.
+fn read_back(model: &Model) -> String {
+    model
+        .tool_result("exec_command")
+        .map(|r| r["text"].as_str().unwrap_or_default().to_string())
+        .unwrap_or_default()
+}
+
+/// Runs Codex, answers its question on the page with `answer`, and returns the decision.
+async fn answered(sb: &Sandbox, bin: &Path, srv: &TestServer, answer: Value) -> (Ran, Value) {
+    let cmd = codex(sb, bin, &srv.base, &srv.key);
+    let running = tokio::spawn(run(cmd, LIMIT));
+    let d = pending_decision(srv).await;
+    let (status, body) = srv.answer(d["web_url"].as_str().unwrap(), answer).await;
+    assert_eq!(status, 200, "{body}");
+    let ran = running.await.unwrap();
+    let id = d["decision_id"].as_str().unwrap();
+    let (status, d) = send(srv.req(Method::GET, &format!("/v1/decisions/{id}"))).await;
+    assert_eq!(status, 200, "{d}");
+    (ran, d)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_hook_gates_codex_exec_once_installed() {
+    let Some(bin) = harness("codex") else { return };
+    let (_db, srv) = server().await;
+    let sb = Sandbox::new();
+    let model = Model::start(json!([])).await;
+    configure(&sb, &model);
+    let out = sayso(&sb, &["hook", "install", "codex"], &srv);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(said.contains("trusted the hook in"), "{said}");
+    assert!(
+        said.contains("Codex will run `sayso hook codex` and obey it."),
+        "{said}"
+    );
+    let project = sb.project();
+
+    // Allow: Codex takes the hook's silence as go-ahead and runs the command.
+    touch(&model, "allowed.txt");
+    let (ran, d) = answered(&sb, &bin, &srv, json!({"value": "Allow"})).await;
+    assert_eq!(d["question"], "Codex wants to run: touch allowed.txt");
+    assert!(ran.stderr.contains("hook: PreToolUse"), "{}", ran.both());
+    assert!(!ran.stderr.contains("unsupported"), "{}", ran.both());
+    assert!(
+        project.join("allowed.txt").exists(),
+        "{}\n{}",
+        ran.both(),
+        model.dump()
+    );
+
+    // Allow with the command edited: Codex runs the edit, and the record is the person's
+    // Allow with an edit, not an answer of their own.
+    touch(&model, "original.txt");
+    let (ran, d) = answered(
+        &sb,
+        &bin,
+        &srv,
+        json!({"value": "Allow", "command": "touch edited.txt"}),
+    )
+    .await;
+    assert!(project.join("edited.txt").exists(), "{}", ran.both());
+    assert!(!project.join("original.txt").exists(), "{}", ran.both());
+    assert_eq!(d["outcome"], "Allow", "{d}");
+    assert_eq!(d["custom"], false, "{d}");
+    assert_eq!(
+        d["answer_text"],
+        "The user answered \"Codex wants to run: touch original.txt\" with \"Allow\", with the command edited before allowing.",
+    );
+    let id = d["decision_id"].as_str().unwrap();
+    let (_, events) = send(srv.req(Method::GET, &format!("/v1/decisions/{id}/events"))).await;
+    assert!(
+        events
+            .to_string()
+            .contains("\"edited_command\":\"touch edited.txt\""),
+        "{events}"
+    );
+
+    // Deny with a remark: not run, and the remark is what the model reads back.
+    touch(&model, "denied.txt");
+    let (ran, _) = answered(
+        &sb,
+        &bin,
+        &srv,
+        json!({"value": "Deny", "remark": "not on a Friday"}),
+    )
+    .await;
+    assert!(!project.join("denied.txt").exists(), "{}", ran.both());
+    let back = read_back(&model);
+    assert!(
+        back.contains("The person denied this on sayso: not on a Friday"),
+        "{back}\n{}",
+        model.dump()
+    );
+
+    // The server down, then a bad key: not run, at once, the reason read back.
+    for (what, url, key) in [
+        ("server down", "http://127.0.0.1:9", srv.key.as_str()),
+        ("bad key", srv.base.as_str(), "sk_not_a_key"),
+    ] {
+        let file = format!("{}.txt", what.replace(' ', "_"));
+        touch(&model, &file);
+        let ran = run(codex(&sb, &bin, url, key), LIMIT).await;
+        assert!(!project.join(&file).exists(), "{what}: {}", ran.both());
+        assert!(
+            read_back(&model).contains("sayso"),
+            "{what}: {}",
+            model.dump()
+        );
+    }
+
+    // No answer in time: not run.
+    touch(&model, "late.txt");
+    let mut cmd = codex(&sb, &bin, &srv.base, &srv.key);
+    cmd.env("SAYSO_HOOK_TIMEOUT_S", "2");
+    let ran = run(cmd, LIMIT).await;
+    assert!(!project.join("late.txt").exists(), "{}", ran.both());
+    assert!(
+        read_back(&model).contains("no answer in 2 s"),
+        "{}",
+        model.dump()
+    );
+
+    // The trust is what makes Codex run the hook: with its hash changed, doctor says so, and
+    // Codex indeed runs the command without asking anyone.
+    let config = sb.home().join(".codex/config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("trusted_hash = \"sha256:", "trusted_hash = \"sha256:0"),
+    )
+    .unwrap();
+    let out = sayso(&sb, &["hook", "doctor", "codex"], &srv);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("Codex skips it without a word"), "{said}");
+    touch(&model, "ungated.txt");
+    let ran = run(codex(&sb, &bin, "http://127.0.0.1:9", &srv.key), LIMIT).await;
+    assert!(project.join("ungated.txt").exists(), "{}", ran.both());
+    assert!(!ran.stderr.contains("hook: PreToolUse"), "{}", ran.both());
+}
