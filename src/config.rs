@@ -76,6 +76,14 @@ pub enum Command {
         /// The new file to write; an existing one is never overwritten.
         path: std::path::PathBuf,
     },
+    /// Ask the server on SAYSO_LISTEN (or --url) for /readyz: exit 0 when it and its
+    /// database answer, 1 otherwise (the image's health check; the image has no curl).
+    Health {
+        /// The server's base URL [default: http:// and the listen address, loopback for an
+        /// unspecified one].
+        #[arg(long)]
+        url: Option<String>,
+    },
     /// Manage API keys.
     #[command(subcommand)]
     Key(KeyCommand),
@@ -94,7 +102,7 @@ pub enum Command {
     Cancel(crate::client::args::CancelArgs),
     /// Leave a to-do in the inbox; nothing waits for it.
     Todo(crate::client::args::TodoArgs),
-    /// Be a coding agent's permission hook (claude, codex, gemini, copilot, cursor), or
+    /// Be a coding agent's permission hook (claude, codex, gemini, copilot, cursor, pi), or
     /// install it into the agent's settings (docs/HARNESSES.md).
     #[command(subcommand)]
     Hook(crate::hook::HookCommand),

@@ -84,15 +84,8 @@ async fn a_single_pick_reads_user_selected_now_and_later() {
     let r = py.result().await;
     assert!(!r.is_error, "{}", r.text);
     assert_eq!(r.text, "User selected: OAuth2");
-    assert_eq!(
-        r.structured,
-        json!({
-            "question": "Which authentication method should this API use?",
-            "options": ["JWT", "OAuth2 (Recommended)", "Session cookies"],
-            "multi": false,
-            "selectedOptions": ["OAuth2"]
-        })
-    );
+    // No structured content: oh-my-pi's client would hand it to the model as a second block.
+    assert_eq!(r.structured, Value::Null);
     // Hours later, get_decision and await_decision say the same.
     let (_, list) = common::server::send(srv.req(reqwest::Method::GET, "/v1/decisions")).await;
     let id = s(&list["items"][0], "decision_id").to_string();
@@ -128,9 +121,7 @@ async fn custom_input_and_notes_read_as_the_tool_words_them() {
         r.text,
         "User provided custom input: Passkeys\nUser added note: ask security first"
     );
-    assert_eq!(r.structured["selectedOptions"], json!([]));
-    assert_eq!(r.structured["customInput"], "Passkeys");
-    assert_eq!(r.structured["note"], "ask security first");
+    assert_eq!(r.structured, Value::Null);
     py.finish().await;
 }
 
@@ -167,12 +158,7 @@ async fn several_questions_read_user_answers_one_line_per_id() {
         r.text,
         "User answers:\nstorage_type: PostgreSQL\nfeatures: [Search, Sharing] (note: search first)\nname: \"orders\""
     );
-    let results = r.structured["results"].as_array().unwrap();
-    assert_eq!(results[1]["id"], "features");
-    assert_eq!(results[1]["multi"], true);
-    assert_eq!(results[1]["selectedOptions"], json!(["Search", "Sharing"]));
-    assert_eq!(results[2]["options"], json!([]));
-    assert_eq!(results[2]["customInput"], "orders");
+    assert_eq!(r.structured, Value::Null);
     py.finish().await;
 }
 
@@ -211,8 +197,7 @@ async fn the_ask_timeout_chooses_the_recommended_option_and_says_so() {
         r.text,
         "User selected: OAuth2 (auto-selected after timeout)"
     );
-    assert_eq!(r.structured["selectedOptions"], json!(["OAuth2"]));
-    assert_eq!(r.structured["timedOut"], true);
+    assert_eq!(r.structured, Value::Null);
     // The page and the audit trail say the timeout chose it.
     let (_, list) = common::server::send(srv.req(reqwest::Method::GET, "/v1/decisions")).await;
     let d = &list["items"][0];
@@ -315,10 +300,7 @@ async fn multi_select_comes_back_in_the_order_ticked_in_a_browser() {
     b.click_and_wait("#submit").await;
     let r = py.result().await;
     assert_eq!(r.text, "User selected: Sharing, Search");
-    assert_eq!(
-        r.structured["selectedOptions"],
-        json!(["Sharing", "Search"])
-    );
+    assert_eq!(r.structured, Value::Null);
     py.finish().await;
     b.close().await;
 }

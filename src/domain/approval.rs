@@ -282,6 +282,16 @@ pub fn action_of<'a>(tool_name: &str, input: &'a Value) -> Action<'a> {
     ) {
         return Action::Edit { path, old, new };
     }
+    // pi's `edit` takes a list of replacements; one is shown as a diff. Several stay the
+    // input as JSON, so the page never shows a part of the change as the whole of it.
+    if let Some([edit]) = input.get("edits").and_then(Value::as_array).map(Vec::as_slice)
+        && let (Some(old), Some(new)) = (
+            str_field(edit, &["oldText", "old_text"]),
+            str_field(edit, &["newText", "new_text"]),
+        )
+    {
+        return Action::Edit { path, old, new };
+    }
     if let (Some(path), Some(content)) = (
         path,
         str_field(input, &["content", "file_text", "contents"]),
@@ -322,6 +332,22 @@ pub fn size_in_words(bytes: usize) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn pis_edit_is_a_diff_when_it_holds_one_replacement() {
+        let one = json!({"path": "/a.rs", "edits": [{"oldText": "a", "newText": "b"}]});
+        assert_eq!(
+            action_of("edit", &one),
+            Action::Edit {
+                path: Some("/a.rs"),
+                old: "a",
+                new: "b"
+            }
+        );
+        let two = json!({"path": "/a.rs", "edits": [
+            {"oldText": "a", "newText": "b"}, {"oldText": "c", "newText": "d"}]});
+        assert_eq!(action_of("edit", &two), Action::Other);
+    }
 
     #[test]
     fn an_approval_is_read_with_every_problem_named() {

@@ -43,6 +43,7 @@ pub fn read_only_tools(harness: Harness) -> &'static [&'static str] {
         Harness::Copilot => &["view", "grep", "glob", "search"],
         // Cursor asks its hooks about shell commands and MCP calls only.
         Harness::Cursor => &[],
+        Harness::Pi => &["read", "grep", "find", "ls"],
     }
 }
 
@@ -211,9 +212,9 @@ fn compile(r: RuleFile) -> Result<PolicyRule, String> {
         Some(h) => {
             let names: Vec<String> = h.split('|').map(|s| s.trim().to_string()).collect();
             for n in &names {
-                if !["claude", "codex", "gemini", "copilot", "cursor"].contains(&n.as_str()) {
+                if !["claude", "codex", "gemini", "copilot", "cursor", "pi"].contains(&n.as_str()) {
                     return Err(format!(
-                        "harness {n:?} is not one of claude, codex, gemini, copilot, cursor"
+                        "harness {n:?} is not one of claude, codex, gemini, copilot, cursor, pi"
                     ));
                 }
             }

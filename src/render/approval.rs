@@ -36,6 +36,7 @@ pub fn agent_name(harness: &str) -> &str {
         "gemini" => "Gemini CLI",
         "copilot" => "Copilot CLI",
         "cursor" => "Cursor",
+        "pi" => "pi",
         other => other,
     }
 }

@@ -1,8 +1,10 @@
 //! oh-my-pi's `ask` (`/mcp/omp`): questions with an id, options the person picks from (or
 //! types their own), `multi` and `recommended`. Its results read "User selected: …",
 //! "User provided custom input: …" or, for several questions, "User answers:" with one line
-//! per id, with the tool's `details` as structured content. `SAYSO_OMP_ASK_TIMEOUT_S` is its
-//! `ask.timeout`: when it runs out, the recommended option (else the first) is chosen.
+//! per id, and nothing else: oh-my-pi's MCP client hands the model any structured content as
+//! a second block (fenced JSON), which its native `ask` keeps in `details`, away from the
+//! model, so the result carries none. `SAYSO_OMP_ASK_TIMEOUT_S` is its `ask.timeout`: when it
+//! runs out, the recommended option (else the first) is chosen.
 
 use std::time::Duration;
 
@@ -149,47 +151,13 @@ pub fn word(asked: &Asked<'_>) -> Worded {
             }
         }
     }
+    // The text alone: the decision keeps the details (options, picks, custom input, note),
+    // for `get_decision` on `/mcp` and the API.
     if let [one] = questions.as_slice() {
-        let mut details = json!({
-            "question": one.question(),
-            "options": one.labels(),
-            "multi": one.multi,
-            "selectedOptions": one.selected,
-        });
-        extras(&mut details, one, timed_out);
-        return Worded::ok(single_text(one, timed_out), Some(details));
+        return Worded::ok(single_text(one, timed_out), None);
     }
-    let results: Vec<Value> = questions
-        .iter()
-        .map(|q| {
-            let mut r = json!({
-                "id": q.field.name,
-                "question": q.question(),
-                "options": q.labels(),
-                "multi": q.multi,
-                "selectedOptions": q.selected,
-            });
-            extras(&mut r, q, timed_out);
-            r
-        })
-        .collect();
     let lines: Vec<String> = questions.iter().map(|q| line(q, timed_out)).collect();
-    Worded::ok(
-        format!("User answers:\n{}", lines.join("\n")),
-        Some(json!({ "results": results })),
-    )
-}
-
-fn extras(details: &mut Value, q: &QuestionAnswer<'_>, timed_out: bool) {
-    if let Some(c) = &q.custom {
-        details["customInput"] = json!(c);
-    }
-    if let Some(n) = q.note {
-        details["note"] = json!(n);
-    }
-    if timed_out {
-        details["timedOut"] = json!(true);
-    }
+    Worded::ok(format!("User answers:\n{}", lines.join("\n")), None)
 }
 
 const TIMED_OUT: &str = " (auto-selected after timeout)";
