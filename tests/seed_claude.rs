@@ -136,19 +136,11 @@ async fn preview_and_notes(srv: &TestServer) {
         \"Which widgets should it show?\"=\"Revenue, Churn\" user notes: revenue is the one that matters. \
         You can now continue with the user's answers in mind.";
     assert_eq!(r.text, expected);
-    assert_eq!(
-        r.structured["answers"],
-        json!({
-            "Which layout should the dashboard use?": "Top bar",
-            "Which widgets should it show?": ["Revenue", "Churn"]
-        })
-    );
-    assert_eq!(
-        r.structured["annotations"],
-        json!({
-            "Which layout should the dashboard use?": {"preview": "```\n[nav]\ncontent\n```"},
-            "Which widgets should it show?": {"notes": "revenue is the one that matters"}
-        })
+    // The text alone: Claude Code hands its model structured content in place of the text.
+    assert!(
+        r.structured.is_null(),
+        "no structured content on /mcp/claude: {}",
+        r.structured
     );
     // Later reads, on this endpoint and on /mcp, return the same.
     let (_, list) = send(srv.req(Method::GET, "/v1/decisions")).await;

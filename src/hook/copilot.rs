@@ -1,4 +1,6 @@
-//! Copilot CLI: the `preToolUse` hook, whose `toolArgs` is a JSON string.
+//! Copilot CLI: the `preToolUse` hook. Copilot CLI 1.0.102 sends `toolArgs` as an object
+//! (`{"sessionId", "timestamp", "cwd", "toolName", "toolArgs": {…}}`); its documents show a
+//! JSON string, which is read too.
 
 use serde_json::{Value, json};
 
@@ -37,6 +39,23 @@ pub fn unreadable(reason: &str) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_input_copilot_really_sends_has_tool_args_as_an_object() {
+        // As Copilot CLI 1.0.102 sent it to the hook, byte for byte.
+        let v: Value = serde_json::from_str(
+            r#"{"sessionId":"b55a46c3-9e9b-4d2b-86e1-5c0faebd4e67","timestamp":1795634498569,"cwd":"/tmp/h/cproj","toolName":"bash","toolArgs":{"command":"touch ran6.txt","description":"make a file"}}"#,
+        )
+        .unwrap();
+        let call = parse(&v).unwrap();
+        assert_eq!(call.tool_name, "bash");
+        assert_eq!(call.command(), Some("touch ran6.txt"));
+        assert_eq!(
+            call.session_id.as_deref(),
+            Some("b55a46c3-9e9b-4d2b-86e1-5c0faebd4e67")
+        );
+        assert_eq!(call.cwd.as_deref(), Some("/tmp/h/cproj"));
+    }
 
     #[test]
     fn tool_args_are_parsed_from_their_string() {

@@ -82,7 +82,11 @@ impl SaysoMcp {
                 ));
             }
         };
-        Ok(result.unwrap_or_else(tool_error))
+        let result = result.unwrap_or_else(tool_error);
+        Ok(match self.profile {
+            Profile::Claude => claude::text_only(result),
+            _ => result,
+        })
     }
 
     async fn ask_user(

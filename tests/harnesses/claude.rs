@@ -1,0 +1,352 @@
+//! Claude Code 2.1.328 under `claude -p`: the `PreToolUse` hook `sayso hook install claude`
+//! writes; `--permission-prompt-tool mcp__sayso__approve` with sayso's MCP server in `.mcp.json`;
+//! and `AskUserQuestion` at `/mcp/claude` through Claude Code's own MCP client.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::process::{Child, Command};
+
+use crate::common::mcp_py::post_page;
+use crate::common::server::{TestServer, send};
+use crate::rig::{Model, Ran, Sandbox, harness, run};
+use crate::run::{pending_decision, server};
+use reqwest::Method;
+
+const MODEL: &str = "claude-sonnet-4-5";
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// `claude -p` in the sandbox, its model the scripted endpoint, sayso at `base` with `key`.
+fn claude(sb: &Sandbox, model: &Model, bin: &Path, base: &str, key: &str) -> Command {
+    let mut cmd = sb.command(bin);
+    cmd.args(["-p", "Do what the task says.", "--model", MODEL])
+        .env("ANTHROPIC_BASE_URL", model.base())
+        .env("ANTHROPIC_API_KEY", "sk-ant-scripted")
+        .env("SAYSO_URL", base)
+        .env("SAYSO_KEY", key);
+    cmd
+}
+
+async fn ended(child: Child) -> Ran {
+    let out = tokio::time::timeout(LIMIT, child.wait_with_output())
+        .await
+        .expect("claude finishes")
+        .unwrap();
+    Ran {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The model's turns: run `touch <file>` with Bash, then stop.
+fn touch(file: &str) -> Value {
+    json!([
+        {"tool": {"name": "Bash", "input": {"command": format!("touch {file}"), "description": "make a file"}}},
+        {"text": "Done."}
+    ])
+}
+
+/// What the model read back from its last call of `tool`, without the reminders Claude Code
+/// itself appends to a result (`<system-reminder>` blocks), which are none of sayso's.
+fn read_back(model: &Model, tool: &str) -> (String, bool) {
+    let r = model
+        .tool_result(tool)
+        .unwrap_or_else(|| panic!("no {tool} result reached the model: {}", model.dump()));
+    let text = r["text"].as_str().unwrap().to_string();
+    let (ours, rest) = text
+        .split_once("\n\n<system-reminder>")
+        .map_or((text.as_str(), ""), |(a, b)| (a, b));
+    assert!(
+        rest.is_empty() || rest.trim_end().ends_with("</system-reminder>"),
+        "only Claude Code's reminders follow the result: {text:?}"
+    );
+    (ours.to_string(), r["error"] == true)
+}
+
+/// A port nothing listens on.
+fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn mcp_json(sb: &Sandbox, srv: &TestServer, path: &str) {
+    sb.write(
+        "project/.mcp.json",
+        &json!({"mcpServers": {"sayso": {
+            "type": "http",
+            "url": format!("{}{path}", srv.base),
+            "headers": {"Authorization": format!("Bearer {}", srv.key)}
+        }}})
+        .to_string(),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_hook_allows_denies_with_the_remark_and_every_fallback_blocks() {
+    let Some(bin) = harness("claude") else { return };
+    let (_db, srv) = server().await;
+    let sb = Sandbox::new();
+    let mut cmd = sb.command(Path::new(crate::rig::BIN));
+    cmd.args(["hook", "install", "claude"])
+        .env("SAYSO_URL", &srv.base)
+        .env("SAYSO_KEY", &srv.key);
+    let out = run(cmd, LIMIT).await;
+    assert_eq!(out.code, Some(0), "{}", out.both());
+    assert!(
+        out.stdout
+            .contains("will run `sayso hook claude` and obey it"),
+        "{}",
+        out.both()
+    );
+    let model = Model::start(touch("allowed.txt")).await;
+
+    // Allow: the tool runs.
+    let child = claude(&sb, &model, &bin, &srv.base, &srv.key)
+        .spawn()
+        .unwrap();
+    let d = pending_decision(&srv).await;
+    assert_eq!(d["question"], "Claude Code wants to run: touch allowed.txt");
+    let (status, body) = srv
+        .answer(d["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let ran = ended(child).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.both());
+    assert!(
+        sb.project().join("allowed.txt").exists(),
+        "the allowed command ran: {}",
+        model.dump()
+    );
+    let (_, error) = read_back(&model, "Bash");
+    assert!(!error, "{}", model.dump());
+
+    // Deny with a remark: it does not run, and the model reads the remark.
+    model.script(touch("denied.txt"));
+    let child = claude(&sb, &model, &bin, &srv.base, &srv.key)
+        .spawn()
+        .unwrap();
+    let d = pending_decision(&srv).await;
+    assert_eq!(d["question"], "Claude Code wants to run: touch denied.txt");
+    let (status, body) = srv
+        .answer(
+            d["web_url"].as_str().unwrap(),
+            json!({"value": "Deny", "remark": "not on a Friday"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let ran = ended(child).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.both());
+    assert!(!sb.project().join("denied.txt").exists());
+    let (text, error) = read_back(&model, "Bash");
+    assert!(error, "a denial is the tool's error: {text}");
+    assert_eq!(
+        text,
+        "PreToolUse:Bash hook error: The person denied this on sayso: not on a Friday"
+    );
+
+    // The fallbacks: no answer in time, the server down, a bad key. None runs the tool.
+    let down = format!("http://127.0.0.1:{}", closed_port());
+    let cases = [
+        (
+            "late.txt",
+            srv.base.as_str(),
+            srv.key.as_str(),
+            "no answer in 2 s",
+        ),
+        ("down.txt", down.as_str(), srv.key.as_str(), "sayso"),
+        ("badkey.txt", srv.base.as_str(), "sk_not_a_key", "sayso"),
+    ];
+    for (file, base, key, says) in cases {
+        model.script(touch(file));
+        let mut cmd = claude(&sb, &model, &bin, base, key);
+        cmd.env("SAYSO_HOOK_TIMEOUT_S", "2");
+        let ran = run(cmd, LIMIT).await;
+        assert_eq!(ran.code, Some(0), "{}", ran.both());
+        assert!(
+            !sb.project().join(file).exists(),
+            "{file}: the command ran: {}",
+            model.dump()
+        );
+        let (text, error) = read_back(&model, "Bash");
+        assert!(error && text.contains(says), "{file}: {text}");
+    }
+
+    // `disableAllHooks` in the project's local settings wins over the hook: the doctor fails
+    // on it, and with an allow rule the command runs with nobody asked.
+    sb.write(
+        "project/.claude/settings.local.json",
+        r#"{"disableAllHooks": true}"#,
+    );
+    let mut cmd = sb.command(Path::new(crate::rig::BIN));
+    cmd.args(["hook", "doctor", "claude"])
+        .env("SAYSO_URL", &srv.base)
+        .env("SAYSO_KEY", &srv.key);
+    let doctor = run(cmd, LIMIT).await;
+    assert_eq!(doctor.code, Some(1), "{}", doctor.both());
+    assert!(
+        doctor
+            .stdout
+            .contains("settings.local.json sets \"disableAllHooks\": true"),
+        "{}",
+        doctor.both()
+    );
+    model.script(touch("unhooked.txt"));
+    let mut cmd = claude(&sb, &model, &bin, &srv.base, &srv.key);
+    cmd.args(["--allowedTools", "Bash(touch:*)"]);
+    let ran = run(cmd, LIMIT).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.both());
+    assert!(
+        sb.project().join("unhooked.txt").exists(),
+        "{}",
+        model.dump()
+    );
+    let (_, all) = send(srv.req(Method::GET, "/v1/decisions")).await;
+    assert!(
+        !all.to_string().contains("unhooked.txt"),
+        "nobody was asked: {all}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_p_asks_sayso_through_the_permission_prompt_tool() {
+    let Some(bin) = harness("claude") else { return };
+    let (_db, srv) = server().await;
+    let sb = Sandbox::new();
+    mcp_json(&sb, &srv, "/mcp");
+    let model = Model::start(touch("approved.txt")).await;
+    let prompt = |sb: &Sandbox, model: &Model| {
+        let mut cmd = claude(sb, model, &bin, &srv.base, &srv.key);
+        cmd.args(["--permission-prompt-tool", "mcp__sayso__approve"]);
+        cmd
+    };
+
+    let child = prompt(&sb, &model).spawn().unwrap();
+    let d = pending_decision(&srv).await;
+    assert_eq!(
+        d["question"],
+        "Claude Code wants to run: touch approved.txt"
+    );
+    let (status, body) = srv
+        .answer(d["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let ran = ended(child).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.both());
+    assert!(
+        sb.project().join("approved.txt").exists(),
+        "the approved command ran: {}",
+        model.dump()
+    );
+
+    model.script(touch("refused.txt"));
+    let child = prompt(&sb, &model).spawn().unwrap();
+    let d = pending_decision(&srv).await;
+    assert_eq!(d["question"], "Claude Code wants to run: touch refused.txt");
+    let (status, body) = srv
+        .answer(
+            d["web_url"].as_str().unwrap(),
+            json!({"value": "Deny", "remark": "use the build directory"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let ran = ended(child).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.both());
+    assert!(!sb.project().join("refused.txt").exists());
+    let (text, error) = read_back(&model, "Bash");
+    assert!(error, "{text}");
+    assert_eq!(
+        text,
+        "The person denied this on sayso: use the build directory"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_asks_at_mcp_claude_and_its_model_reads_seed_003s_text() {
+    let Some(bin) = harness("claude") else { return };
+    let (_db, srv) = server().await;
+    let sb = Sandbox::new();
+    mcp_json(&sb, &srv, "/mcp/claude");
+    const ASK: &str = "mcp__sayso__AskUserQuestion";
+    let questions = json!([
+        {"question": "Which layout should the dashboard use?", "header": "Layout", "options": [
+            {"label": "Top bar", "description": "Navigation across the top", "preview": "```\n[nav]\ncontent\n```"},
+            {"label": "Sidebar", "description": "Navigation down the left"}]},
+        {"question": "Which widgets should it show?", "header": "Widgets", "multiSelect": true, "options": [
+            {"label": "Revenue", "description": "Money in"},
+            {"label": "Signups", "description": "New accounts"}]}
+    ]);
+    // Claude Code lists MCP tools only by name and loads one through its tool search.
+    let model = Model::start(json!([
+        {"tool": {"name": "ToolSearch", "input": {"query": format!("select:{ASK}"), "max_results": 5}}},
+        {"tool": {"name": ASK, "input": {"questions": questions}}},
+        {"text": "Done."}
+    ]))
+    .await;
+    let mut cmd = claude(&sb, &model, &bin, &srv.base, &srv.key);
+    cmd.args(["--allowedTools", ASK]);
+    let child = cmd.spawn().unwrap();
+    let d = pending_decision(&srv).await;
+    let web_url = d["web_url"].as_str().unwrap().to_string();
+    let status = post_page(
+        &srv,
+        &web_url,
+        &[
+            ("Which layout should the dashboard use?", "Top bar"),
+            ("Which widgets should it show?", "Revenue"),
+            ("Which widgets should it show?", "__other__"),
+            ("other:Which widgets should it show?", "Churn"),
+            ("note:Which widgets should it show?", "revenue matters most"),
+        ],
+    )
+    .await;
+    assert!(status < 400, "the page took the answer: {status}");
+    let ran = ended(child).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.both());
+
+    let first = &model.turns()[0];
+    assert!(
+        !model.tools_offered().iter().any(|t| t == ASK) && first.to_string().contains(ASK),
+        "the tool is named to the model, not listed, until its tool search loads it: {:?}",
+        model.tools_offered()
+    );
+    let (text, error) = read_back(&model, ASK);
+    assert!(!error);
+    assert_eq!(
+        text,
+        "User has answered your questions: \
+         \"Which layout should the dashboard use?\"=\"Top bar\" selected preview:\n```\n[nav]\ncontent\n```, \
+         \"Which widgets should it show?\"=\"Revenue, Churn\" user notes: revenue matters most. \
+         You can now continue with the user's answers in mind."
+    );
+
+    // With the tool search off, Claude Code lists the tool itself; answers given in the call
+    // come back at once, in the same words.
+    model.script(json!([
+        {"tool": {"name": ASK, "input": {
+            "questions": [questions[0].clone()],
+            "answers": {"Which layout should the dashboard use?": "Sidebar"}}}},
+        {"text": "Done."}
+    ]));
+    let mut cmd = claude(&sb, &model, &bin, &srv.base, &srv.key);
+    cmd.args(["--allowedTools", ASK])
+        .env("ENABLE_TOOL_SEARCH", "false");
+    let ran = run(cmd, LIMIT).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.both());
+    let last = model.turns().last().cloned().unwrap();
+    assert!(
+        last["tools"].as_array().unwrap().iter().any(|t| t == ASK),
+        "{last}"
+    );
+    let (text, _) = read_back(&model, ASK);
+    assert_eq!(
+        text,
+        "User has answered your questions: \
+         \"Which layout should the dashboard use?\"=\"Sidebar\". \
+         You can now continue with the user's answers in mind."
+    );
+}
