@@ -284,7 +284,10 @@ pub fn action_of<'a>(tool_name: &str, input: &'a Value) -> Action<'a> {
     }
     // pi's `edit` takes a list of replacements; one is shown as a diff. Several stay the
     // input as JSON, so the page never shows a part of the change as the whole of it.
-    if let Some([edit]) = input.get("edits").and_then(Value::as_array).map(Vec::as_slice)
+    if let Some([edit]) = input
+        .get("edits")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
         && let (Some(old), Some(new)) = (
             str_field(edit, &["oldText", "old_text"]),
             str_field(edit, &["newText", "new_text"]),

@@ -15,13 +15,14 @@ pub enum Harness {
     Gemini,
     Copilot,
     Cursor,
+    Pi,
 }
 
 impl Harness {
     /// Whether the harness runs a tool with the input the hook hands back (`updatedInput`),
     /// so the person may edit the command before allowing.
     pub fn accepts_updated_input(self) -> bool {
-        matches!(self, Harness::Claude | Harness::Codex)
+        matches!(self, Harness::Claude | Harness::Codex | Harness::Pi)
     }
 
     /// The word used on the command line, in policy rules and in the decision's metadata.
@@ -32,6 +33,7 @@ impl Harness {
             Harness::Gemini => "gemini",
             Harness::Copilot => "copilot",
             Harness::Cursor => "cursor",
+            Harness::Pi => "pi",
         }
     }
 }
@@ -62,7 +64,9 @@ impl ToolCall {
             cwd: self.cwd.as_deref(),
             session_id: self.session_id.as_deref(),
             tool_use_id: self.tool_use_id.as_deref(),
-            editable: self.harness.accepts_updated_input(),
+            // Codex's `PermissionRequest` takes no `updatedInput`.
+            editable: self.harness.accepts_updated_input()
+                && !(self.harness == Harness::Codex && self.event == "PermissionRequest"),
         }
     }
 

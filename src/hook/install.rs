@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::DEFAULT_WAIT_S;
 use super::call::Harness;
+use crate::client::args::ServerArgs;
 
 /// Seconds the harness's own timeout is given beyond the hook's wait: reading stdin,
 /// creating the question, printing the answer.
@@ -41,6 +42,9 @@ pub struct InstallArgs {
     /// as this plus 30 s, in the harness's unit.
     #[arg(long, env = "SAYSO_HOOK_TIMEOUT_S", default_value_t = DEFAULT_WAIT_S)]
     pub timeout_s: u64,
+    /// The server and key the closing check calls, as the hook will.
+    #[command(flatten)]
+    pub server: ServerArgs,
 }
 
 /// What install adds for one harness: the file, the path of the list in it, the entry.
@@ -52,10 +56,35 @@ pub struct Plan {
     pub entry: Value,
     /// Top-level keys the file must have (Copilot's and Cursor's `version`).
     pub top: Vec<(&'static str, Value)>,
+    /// The harness counts the hook's timeout in milliseconds (gemini-cli), not seconds.
+    pub timeout_in_ms: bool,
 }
 
-/// Runs `sayso hook install`.
-pub fn run(args: InstallArgs) -> anyhow::Result<()> {
+/// Runs `sayso hook install`, ending with `sayso hook doctor`'s report: a hook written where
+/// the harness will not run it is worse than none, since the run looks gated.
+pub async fn run(args: InstallArgs) -> anyhow::Result<()> {
+    let dry_run = args.dry_run;
+    write(&args)?;
+    if args.harness == Harness::Codex {
+        codex_trust(&args)?;
+    }
+    if !dry_run {
+        let report = super::doctor::check(&super::doctor::DoctorArgs {
+            harness: args.harness,
+            user: args.user,
+            dir: args.dir.clone(),
+            command: args.command.clone(),
+            timeout_s: args.timeout_s,
+            server: args.server.clone(),
+        })
+        .await?;
+        println!("{report}");
+    }
+    Ok(())
+}
+
+/// Adds the entry to the settings file (or prints it, with `--dry-run`).
+fn write(args: &InstallArgs) -> anyhow::Result<()> {
     let root = if args.user {
         PathBuf::from(std::env::var_os("HOME").context("HOME is not set; use --project")?)
     } else {
@@ -69,6 +98,14 @@ pub fn run(args: InstallArgs) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| format!("sayso hook {}", args.harness.as_str()));
     let plan = plan(args.harness, &root, args.user, &command, args.timeout_s)?;
+    if args.harness == Harness::Pi {
+        return super::pi::install(
+            &plan.file,
+            &command,
+            args.timeout_s + MARGIN_S,
+            args.dry_run,
+        );
+    }
     let before = match std::fs::read_to_string(&plan.file) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -105,6 +142,42 @@ pub fn run(args: InstallArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Codex runs a hook only once it is trusted, and a project's only in a trusted project
+/// (src/hook/codex.rs): install trusts the entry it added, as Codex's own review would.
+fn codex_trust(args: &InstallArgs) -> anyhow::Result<()> {
+    let home = PathBuf::from(std::env::var_os("HOME").context("HOME is not set")?);
+    let root = if args.user {
+        home.clone()
+    } else {
+        match &args.dir {
+            Some(d) => d.clone(),
+            None => std::env::current_dir().context("cannot read the current directory")?,
+        }
+    };
+    let command = args
+        .command
+        .clone()
+        .unwrap_or_else(|| format!("sayso hook {}", args.harness.as_str()));
+    let plan = plan(args.harness, &root, args.user, &command, args.timeout_s)?;
+    let before = match std::fs::read_to_string(&plan.file) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", plan.file.display())),
+    };
+    // With --dry-run the entry is not written yet: trust what would be there.
+    let text = match merge(before.as_deref(), &plan, &command)? {
+        Some(after) => after,
+        None => before.unwrap_or_default(),
+    };
+    let project = (!args.user).then_some(root.as_path());
+    for line in
+        super::codex::install_trust(&plan.file, &text, &command, &home, project, args.dry_run)?
+    {
+        println!("{line}");
+    }
+    Ok(())
+}
+
 /// Where and what each harness needs (docs/HARNESSES.md).
 pub fn plan(
     harness: Harness,
@@ -125,12 +198,19 @@ pub fn plan(
             lists: vec![vec!["hooks", "PreToolUse"]],
             entry: claude_entry(),
             top: vec![],
+            timeout_in_ms: false,
         },
         Harness::Codex => Plan {
-            file: root.join(".codex").join("hooks.json"),
+            // The user's hooks are in Codex's own directory, `$CODEX_HOME` when set.
+            file: if user {
+                super::codex::home_dir(root).join("hooks.json")
+            } else {
+                root.join(".codex").join("hooks.json")
+            },
             lists: vec![vec!["hooks", "PreToolUse"]],
             entry: claude_entry(),
             top: vec![],
+            timeout_in_ms: false,
         },
         Harness::Gemini => Plan {
             file: root.join(".gemini").join("settings.json"),
@@ -140,6 +220,7 @@ pub fn plan(
                  "timeout": timeout_s * 1000}
             ]}),
             top: vec![],
+            timeout_in_ms: true,
         },
         Harness::Copilot => {
             if user {
@@ -152,6 +233,7 @@ pub fn plan(
                 lists: vec![vec!["hooks", "preToolUse"]],
                 entry: json!({"type": "command", "bash": command, "timeoutSec": timeout_s}),
                 top: vec![("version", json!(1))],
+                timeout_in_ms: false,
             }
         }
         Harness::Cursor => Plan {
@@ -162,6 +244,15 @@ pub fn plan(
             ],
             entry: json!({"command": command, "timeout": timeout_s}),
             top: vec![("version", json!(1))],
+            timeout_in_ms: false,
+        },
+        // Not a settings entry: the extension pi loads from its extensions directory.
+        Harness::Pi => Plan {
+            file: super::pi::extension_path(root, user),
+            lists: vec![],
+            entry: Value::Null,
+            top: vec![],
+            timeout_in_ms: false,
         },
     })
 }
@@ -206,6 +297,51 @@ pub fn merge(before: Option<&str>, plan: &Plan, command: &str) -> anyhow::Result
     Ok(Some(serde_json::to_string_pretty(&root)? + "\n"))
 }
 
+/// The entry running `command` in one of the plan's lists, and the timeout it gives the hook
+/// in seconds (`None` inside when it sets none). `None` when no entry runs `command`.
+pub fn find_entry(settings: &Value, plan: &Plan, command: &str) -> Option<Option<u64>> {
+    plan.lists.iter().find_map(|keys| {
+        let mut at = settings;
+        for key in keys {
+            at = at.get(key)?;
+        }
+        at.as_array()?.iter().find_map(|item| {
+            let runs = |v: &Value| {
+                ["command", "bash"]
+                    .iter()
+                    .any(|k| v[k].as_str().is_some_and(|c| c.trim() == command))
+            };
+            // Flat entries (Copilot, Cursor) run the command themselves; Claude's layout
+            // nests a list of hooks under a matcher.
+            let hook = if runs(item) {
+                item
+            } else {
+                item["hooks"].as_array()?.iter().find(|h| runs(h))?
+            };
+            Some(timeout_s(plan, hook))
+        })
+    })
+}
+
+/// The timeout a hook entry sets, in seconds, read in the unit and under the key the plan's
+/// own entry uses (gemini-cli counts milliseconds, Copilot names it `timeoutSec`).
+fn timeout_s(plan: &Plan, hook: &Value) -> Option<u64> {
+    let planned = if plan.entry["hooks"].is_array() {
+        &plan.entry["hooks"][0]
+    } else {
+        &plan.entry
+    };
+    let key = ["timeoutSec", "timeout"]
+        .into_iter()
+        .find(|k| planned.get(*k).is_some())?;
+    let value = hook[key].as_u64()?;
+    Some(if plan.timeout_in_ms {
+        value / 1000
+    } else {
+        value
+    })
+}
+
 /// Whether any string in the settings runs `command` already.
 fn contains_command(v: &Value, command: &str) -> bool {
     match v {
@@ -217,7 +353,7 @@ fn contains_command(v: &Value, command: &str) -> bool {
 }
 
 /// Writes through a temporary file beside the target, so a crash leaves the old file whole.
-fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
+pub(super) fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
     let tmp = path.with_extension("sayso-tmp");
     std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))
@@ -267,6 +403,29 @@ mod tests {
         assert!(merge(Some("{oops"), &p, "x").is_err());
         let bad = r#"{"hooks": {"beforeShellExecution": {"command": "x"}}}"#;
         assert!(merge(Some(bad), &p, "sayso hook cursor").is_err());
+    }
+
+    #[test]
+    fn the_installed_entry_is_found_with_its_timeout_in_seconds() {
+        for harness in [
+            Harness::Claude,
+            Harness::Gemini,
+            Harness::Copilot,
+            Harness::Cursor,
+        ] {
+            let p = plan(harness, Path::new("/r"), false, "sayso hook x", 900).unwrap();
+            let v: Value =
+                serde_json::from_str(&merge(None, &p, "sayso hook x").unwrap().unwrap()).unwrap();
+            assert_eq!(
+                find_entry(&v, &p, "sayso hook x"),
+                Some(Some(930)),
+                "{harness:?}"
+            );
+            assert_eq!(find_entry(&v, &p, "other"), None, "{harness:?}");
+        }
+        let p = plan(Harness::Claude, Path::new("/r"), false, "c", 900).unwrap();
+        let v = json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"command": "c"}]}]}});
+        assert_eq!(find_entry(&v, &p, "c"), Some(None));
     }
 
     #[test]

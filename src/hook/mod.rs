@@ -10,11 +10,14 @@
 mod ask;
 mod call;
 mod claude;
+mod codex;
 mod copilot;
 mod cursor;
+pub mod doctor;
 mod gemini;
 mod glob;
 pub mod install;
+mod pi;
 mod policy;
 mod reply;
 
@@ -52,8 +55,12 @@ pub enum HookCommand {
     Copilot(HookArgs),
     /// Cursor's beforeShellExecution and beforeMCPExecution hooks.
     Cursor(HookArgs),
+    /// pi's `tool_call` gate, run by the extension `sayso hook install pi` writes.
+    Pi(HookArgs),
     /// Add `sayso hook <harness>` to a harness's settings file, keeping what is there.
     Install(install::InstallArgs),
+    /// Check that a harness, as configured here, will run the hook and obey it.
+    Doctor(doctor::DoctorArgs),
 }
 
 /// What to do when the person's answer cannot be had.
@@ -97,7 +104,9 @@ pub async fn run(cmd: HookCommand) -> ! {
         HookCommand::Gemini(a) => (Harness::Gemini, a),
         HookCommand::Copilot(a) => (Harness::Copilot, a),
         HookCommand::Cursor(a) => (Harness::Cursor, a),
-        HookCommand::Install(a) => crate::client::exit(install::run(a).map(|()| 0)),
+        HookCommand::Pi(a) => (Harness::Pi, a),
+        HookCommand::Install(a) => crate::client::exit(install::run(a).await.map(|()| 0)),
+        HookCommand::Doctor(a) => crate::client::exit(doctor::run(a).await),
     };
     let reply = decide(harness, &args).await;
     if let Some(v) = &reply.stdout {
@@ -192,6 +201,7 @@ pub fn parse(harness: Harness, input: &Value) -> Result<ToolCall, String> {
         Harness::Gemini => gemini::parse(input),
         Harness::Copilot => copilot::parse(input),
         Harness::Cursor => cursor::parse(input),
+        Harness::Pi => pi::parse(input),
     }
 }
 
@@ -202,6 +212,7 @@ pub fn render(call: &ToolCall, verdict: &Verdict) -> Reply {
         Harness::Gemini => gemini::reply(verdict),
         Harness::Copilot => copilot::reply(verdict),
         Harness::Cursor => cursor::reply(verdict),
+        Harness::Pi => pi::reply(verdict),
     }
 }
 
@@ -216,6 +227,7 @@ pub fn usage_error(argv: &[String], message: &str) -> Option<u8> {
         "gemini" => Harness::Gemini,
         "copilot" => Harness::Copilot,
         "cursor" => Harness::Cursor,
+        "pi" => Harness::Pi,
         _ => return None,
     };
     let first = message.lines().next().unwrap_or("bad arguments");
@@ -236,6 +248,7 @@ fn unreadable(harness: Harness, why: &str) -> Reply {
         Harness::Gemini => gemini::unreadable(),
         Harness::Copilot => copilot::unreadable(&reason),
         Harness::Cursor => cursor::unreadable(&reason),
+        Harness::Pi => pi::unreadable(&reason),
     }
 }
 
