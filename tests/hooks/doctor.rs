@@ -167,3 +167,48 @@ async fn a_hook_program_the_harness_cannot_find_fails() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("The one thing to fix first:"), "{out}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_whose_database_the_agent_can_read_is_named() {
+    use crate::common::db::fresh_sqlite_url;
+    use crate::common::process::SaysoProcess;
+
+    // The real `sayso serve`, as this same user: the agent's user reads its environment and
+    // its database file.
+    let db = fresh_sqlite_url();
+    let server = SaysoProcess::start(BIN, &db.url).await;
+    let pid = server.child.id().unwrap();
+    let key = server.key.clone().expect("the first run prints a key");
+    let dir = Dir::new();
+    let d = dir.path().to_str().unwrap();
+    let (_, out) = sayso(
+        dir.path(),
+        &server.base,
+        Some(&key),
+        &["hook", "doctor", "claude", "--dir", d],
+    )
+    .await;
+    assert!(
+        out.contains(&format!(
+            "warn sayso serve (pid {pid}) runs where this user reads its environment, its database {}",
+            db.path.display()
+        )),
+        "{out}"
+    );
+    assert!(out.contains("run sayso as another user"), "{out}");
+
+    // The database URL in the agent's own environment is named too.
+    let mut cmd = hook_command(
+        dir.path(),
+        &server.base,
+        Some(&key),
+        &["hook", "doctor", "claude", "--dir", d],
+    );
+    cmd.env("SAYSO_DATABASE_URL", &db.url);
+    let out = String::from_utf8(cmd.output().await.unwrap().stdout).unwrap();
+    assert!(
+        out.contains("warn SAYSO_DATABASE_URL is set where the hook runs"),
+        "{out}"
+    );
+    server.kill().await;
+}

@@ -9,6 +9,7 @@
 mod claude;
 mod codex;
 mod copilot;
+mod database;
 mod gemini;
 mod pi;
 
@@ -238,6 +239,7 @@ pub async fn check(args: &DoctorArgs) -> anyhow::Result<Report> {
         )],
     });
     findings.push(server_check(&args.server).await);
+    findings.extend(database::check());
     findings.sort_by_key(|f| std::cmp::Reverse(f.level));
     Ok(Report {
         harness: args.harness,

@@ -1,0 +1,182 @@
+//! Whether the hook's user (the agent's, since the harness runs the hook as itself) can read
+//! sayso's own state. The agent holds an API key, which can ask but never answer an approval;
+//! a process that reads the database or the server's environment holds everything, answer
+//! capabilities included (docs/SECURITY.md). So the doctor looks for the three ways that
+//! happens on one machine:
+//!
+//! - a database URL in the hook's own environment;
+//! - a `sayso serve` running as this user (or readable by it, as root reads everything): its
+//!   environment and working directory are open to the agent, and so is its database;
+//! - a SQLite database readable where the server keeps it by default.
+
+use std::path::{Path, PathBuf};
+
+use super::Finding;
+
+/// The findings about sayso's state, as this process's user sees it.
+pub fn check() -> Vec<Finding> {
+    let mut findings = Vec::new();
+    if let Ok(url) = std::env::var("SAYSO_DATABASE_URL") {
+        findings.push(Finding::warn(
+            "SAYSO_DATABASE_URL is set where the hook runs: the agent reads its own environment, and with the database it can answer its own approvals",
+            format!("remove SAYSO_DATABASE_URL from the agent's environment{}", sqlite_hint(&url)),
+        ));
+    }
+    let servers = readable_servers(Path::new("/proc"));
+    for server in &servers {
+        let db = server
+            .database
+            .as_deref()
+            .map(|p| format!(", its database {}", p.display()))
+            .unwrap_or_default();
+        findings.push(Finding::warn(
+            format!(
+                "sayso serve (pid {}) runs where this user reads its environment{db}: the agent could read its keys and answer its own approvals",
+                server.pid
+            ),
+            "run sayso as another user, in a container or on another host (docs/SECURITY.md)",
+        ));
+    }
+    if servers.is_empty() && findings.is_empty() {
+        findings.push(Finding::ok(
+            "no sayso server or database on this machine is readable by this user",
+        ));
+    }
+    findings
+}
+
+fn sqlite_hint(url: &str) -> String {
+    match sqlite_path(url, None) {
+        Some(p) if std::fs::File::open(&p).is_ok() => {
+            format!(", and make {} unreadable to this user", p.display())
+        }
+        _ => String::new(),
+    }
+}
+
+/// A running server this user can look into.
+#[derive(Debug)]
+struct Server {
+    pid: u32,
+    /// Its SQLite file, when it uses one and this user can open it.
+    database: Option<PathBuf>,
+}
+
+/// `sayso serve` processes whose environment this user can read (its own, or any as root).
+fn readable_servers(proc: &Path) -> Vec<Server> {
+    let Ok(entries) = std::fs::read_dir(proc) else {
+        return vec![];
+    };
+    let me = std::process::id();
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let dir = entry.path();
+        let Ok(cmdline) = std::fs::read(dir.join("cmdline")) else {
+            continue;
+        };
+        if !is_sayso_server(&cmdline) {
+            continue;
+        }
+        // Reading another process's environment takes its user (or root): exactly the
+        // access that also opens its files.
+        let Ok(environ) = std::fs::read(dir.join("environ")) else {
+            continue;
+        };
+        let cwd = std::fs::read_link(dir.join("cwd")).ok();
+        let url = env_value(&environ, "SAYSO_DATABASE_URL")
+            .unwrap_or_else(|| "sqlite://sayso.db".to_string());
+        let database = sqlite_path(&url, cwd.as_deref()).filter(|p| std::fs::File::open(p).is_ok());
+        found.push(Server { pid, database });
+    }
+    found
+}
+
+/// Whether a command line (NUL-separated) runs `sayso serve`, or `sayso` with no command
+/// (which serves).
+fn is_sayso_server(cmdline: &[u8]) -> bool {
+    let args: Vec<&[u8]> = cmdline
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .collect();
+    let Some(program) = args.first() else {
+        return false;
+    };
+    let name = program.rsplit(|b| *b == b'/').next().unwrap_or(program);
+    if name != b"sayso" {
+        return false;
+    }
+    match args.get(1) {
+        None => true,
+        Some(first) => *first == b"serve" || first.starts_with(b"-"),
+    }
+}
+
+fn env_value(environ: &[u8], key: &str) -> Option<String> {
+    environ.split(|b| *b == 0).find_map(|kv| {
+        let kv = std::str::from_utf8(kv).ok()?;
+        let (k, v) = kv.split_once('=')?;
+        (k == key).then(|| v.to_string())
+    })
+}
+
+/// The file of a `sqlite:` URL, relative paths taken from `cwd`.
+fn sqlite_path(url: &str, cwd: Option<&Path>) -> Option<PathBuf> {
+    let rest = url.strip_prefix("sqlite:")?;
+    let rest = rest.strip_prefix("//").unwrap_or(rest);
+    let path = rest.split('?').next()?;
+    if path.is_empty() || path == ":memory:" {
+        return None;
+    }
+    let p = PathBuf::from(path);
+    Some(match cwd {
+        Some(dir) if p.is_relative() => dir.join(p),
+        _ => p,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_is_told_by_its_command_line() {
+        assert!(is_sayso_server(b"/usr/local/bin/sayso\0serve\0"));
+        assert!(is_sayso_server(b"sayso\0"));
+        assert!(is_sayso_server(
+            b"./target/release/sayso\0--listen\0:8080\0"
+        ));
+        assert!(!is_sayso_server(b"sayso\0hook\0claude\0"));
+        assert!(!is_sayso_server(b"/bin/not-sayso\0serve\0"));
+        assert!(!is_sayso_server(b""));
+    }
+
+    #[test]
+    fn sqlite_urls_name_their_file() {
+        let cwd = Path::new("/srv");
+        assert_eq!(
+            sqlite_path("sqlite://sayso.db", Some(cwd)),
+            Some(PathBuf::from("/srv/sayso.db"))
+        );
+        assert_eq!(
+            sqlite_path("sqlite:///data/sayso.db?mode=rwc", Some(cwd)),
+            Some(PathBuf::from("/data/sayso.db"))
+        );
+        assert_eq!(sqlite_path("sqlite::memory:", None), None);
+        assert_eq!(sqlite_path("postgres://x@db/sayso", None), None);
+        let env = b"A=1\0SAYSO_DATABASE_URL=sqlite://x.db\0";
+        assert_eq!(
+            env_value(env, "SAYSO_DATABASE_URL").as_deref(),
+            Some("sqlite://x.db")
+        );
+    }
+}
