@@ -49,6 +49,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             eprintln!("backed up to {}", path.display());
             Ok(())
         }
+        Some(Command::Health { url }) => {
+            let url = url.unwrap_or_else(|| client::health::local_url(cli.global.listen));
+            client::health::check(&url).await
+        }
         Some(Command::Config(_)) => {
             let argv = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
             for line in crate::config::variables::effective(argv)? {

@@ -6,6 +6,7 @@
 pub mod args;
 mod commands;
 mod duration;
+pub mod health;
 pub mod http;
 pub mod wait;
 
