@@ -190,7 +190,7 @@ async fn a_server_whose_database_the_agent_can_read_is_named() {
     .await;
     assert!(
         out.contains(&format!(
-            "warn sayso serve (pid {pid}) runs where this user reads its environment, its database {}",
+            "risk sayso serve (pid {pid}) runs where this user reads its environment, its database {}",
             db.path.display()
         )),
         "{out}"
@@ -207,7 +207,7 @@ async fn a_server_whose_database_the_agent_can_read_is_named() {
     cmd.env("SAYSO_DATABASE_URL", &db.url);
     let out = String::from_utf8(cmd.output().await.unwrap().stdout).unwrap();
     assert!(
-        out.contains("warn SAYSO_DATABASE_URL is set where the hook runs"),
+        out.contains("risk SAYSO_DATABASE_URL is set where the hook runs"),
         "{out}"
     );
     server.kill().await;

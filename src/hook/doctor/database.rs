@@ -17,7 +17,7 @@ use super::Finding;
 pub fn check() -> Vec<Finding> {
     let mut findings = Vec::new();
     if let Ok(url) = std::env::var("SAYSO_DATABASE_URL") {
-        findings.push(Finding::warn(
+        findings.push(Finding::risk(
             "SAYSO_DATABASE_URL is set where the hook runs: the agent reads its own environment, and with the database it can answer its own approvals",
             format!("remove SAYSO_DATABASE_URL from the agent's environment{}", sqlite_hint(&url)),
         ));
@@ -29,7 +29,7 @@ pub fn check() -> Vec<Finding> {
             .as_deref()
             .map(|p| format!(", its database {}", p.display()))
             .unwrap_or_default();
-        findings.push(Finding::warn(
+        findings.push(Finding::risk(
             format!(
                 "sayso serve (pid {}) runs where this user reads its environment{db}: the agent could read its keys and answer its own approvals",
                 server.pid

@@ -12,6 +12,7 @@ mod copilot;
 mod database;
 mod gemini;
 mod pi;
+mod writable;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -56,6 +57,9 @@ pub struct DoctorArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
     Ok,
+    /// The hook runs and is obeyed, but an agent told to misbehave could get around it (it
+    /// can read sayso's state, or rewrite what decides): docs/SECURITY.md.
+    Risk,
     /// Works, but something a person should know (a mode that hands control back, say).
     Warn,
     /// The hook will not run, or will not be obeyed.
@@ -88,6 +92,14 @@ impl Finding {
         }
     }
 
+    pub fn risk(text: impl Into<String>, fix: impl Into<String>) -> Finding {
+        Finding {
+            level: Level::Risk,
+            text: text.into(),
+            fix: Some(fix.into()),
+        }
+    }
+
     pub fn fail(text: impl Into<String>, fix: impl Into<String>) -> Finding {
         Finding {
             level: Level::Fail,
@@ -101,6 +113,7 @@ impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mark = match self.level {
             Level::Ok => "ok  ",
+            Level::Risk => "risk",
             Level::Warn => "warn",
             Level::Fail => "FAIL",
         };
@@ -150,10 +163,11 @@ impl Report {
             .unwrap_or(Level::Ok)
     }
 
-    /// The first failure, else the first warning: the one thing to fix.
+    /// The first failure, else the first warning: the one thing to fix. A risk is not one:
+    /// the hook runs and is obeyed, and the risks are listed beside it.
     pub fn first_fix(&self) -> Option<&Finding> {
         let worst = self.worst();
-        (worst > Level::Ok).then(|| self.findings.iter().find(|f| f.level == worst))?
+        (worst > Level::Risk).then(|| self.findings.iter().find(|f| f.level == worst))?
     }
 }
 
@@ -164,12 +178,21 @@ impl fmt::Display for Report {
             writeln!(f, "{finding}")?;
         }
         match self.first_fix() {
-            None => write!(
-                f,
-                "{} will run `sayso hook {}` and obey it.",
-                crate::render::approval::agent_name(self.harness.as_str()),
-                self.harness.as_str()
-            ),
+            None => {
+                write!(
+                    f,
+                    "{} will run `sayso hook {}` and obey it.",
+                    crate::render::approval::agent_name(self.harness.as_str()),
+                    self.harness.as_str()
+                )?;
+                if self.worst() == Level::Risk {
+                    write!(
+                        f,
+                        " An agent told to misbehave could still get around it: see each risk above (docs/SECURITY.md)."
+                    )?;
+                }
+                Ok(())
+            }
             Some(first) => write!(
                 f,
                 "The one thing to fix first: {}",
@@ -239,6 +262,7 @@ pub async fn check(args: &DoctorArgs) -> anyhow::Result<Report> {
         )],
     });
     findings.push(server_check(&args.server).await);
+    findings.extend(writable::check(&setup));
     findings.extend(database::check());
     findings.sort_by_key(|f| std::cmp::Reverse(f.level));
     Ok(Report {
