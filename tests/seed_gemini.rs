@@ -1,5 +1,6 @@
-//! gemini-cli's `ask_user` (../shared/seeds/002, docs/SEEDS.md) at `/mcp/gemini`, through
-//! the official Python MCP SDK, answered on the page as a browser posts it.
+//! gemini-cli's `ask_user` (../shared/seeds/002, docs/SEEDS.md) at `/mcp/gemini`, listed as
+//! `ask_the_user` (gemini-cli's headless mode drops any tool named `ask_user`), through the
+//! official Python MCP SDK, answered on the page as a browser posts it.
 
 mod common;
 
@@ -53,7 +54,7 @@ async fn ask_user_is_listed_with_gemini_clis_schema() {
     assert_eq!(
         names,
         [
-            "ask_user",
+            "ask_the_user",
             "await_decision",
             "get_decision",
             "cancel_decision"
@@ -75,7 +76,7 @@ async fn the_answers_come_back_keyed_by_question_index() {
     let Some(mut py) = PyMcp::connect(&srv, "/mcp/gemini").await else {
         return;
     };
-    py.start("ask_user", json!({"questions": questions()}))
+    py.start("ask_the_user", json!({"questions": questions()}))
         .await;
     let web_url = pending_web_url(&srv).await;
     let page = srv
@@ -135,7 +136,7 @@ async fn the_documents_refusals_and_its_dismissal() {
     };
     let mut q = questions();
     q[0]["header"] = json!("Authentication method");
-    let r = py.call("ask_user", json!({"questions": q})).await;
+    let r = py.call("ask_the_user", json!({"questions": q})).await;
     assert!(r.is_error);
     assert_eq!(
         r.text,
@@ -143,20 +144,20 @@ async fn the_documents_refusals_and_its_dismissal() {
     );
     let mut q = questions();
     q[3]["options"] = json!([{"label": "eu-west", "description": "Ireland"}]);
-    let r = py.call("ask_user", json!({"questions": q})).await;
+    let r = py.call("ask_the_user", json!({"questions": q})).await;
     assert_eq!(
         r.text,
         "Question 4: type='choice' requires 'options' array with 2-4 items."
     );
     let mut q = questions();
     q[0]["options"][1] = json!({"label": "API keys"});
-    let r = py.call("ask_user", json!({"questions": q})).await;
+    let r = py.call("ask_the_user", json!({"questions": q})).await;
     assert_eq!(
         r.text,
         "Question 1, option 2: 'description' is required and must be a string."
     );
 
-    py.start("ask_user", json!({"questions": questions()}))
+    py.start("ask_the_user", json!({"questions": questions()}))
         .await;
     let web_url = pending_web_url(&srv).await;
     post_page(&srv, &web_url, &[("action", "decline")]).await;

@@ -24,13 +24,35 @@ pub fn parse(v: &Value) -> Result<ToolCall, String> {
     })
 }
 
-/// `{"decision": …}`; an empty object lets gemini-cli go on its normal way.
+/// `{"decision": …}`; an empty object lets gemini-cli go on its normal way (under `--yolo`,
+/// that runs the tool). gemini-cli hands a deny's reason to the model as the tool's result
+/// ("Tool execution blocked: …"), so the reason never carries the open question's page: its
+/// link answers the question, and a model with a shell could answer itself.
 pub fn reply(verdict: &Verdict) -> Reply {
     Reply::json(match verdict {
         Verdict::Allow { .. } => json!({"decision": "allow"}),
-        Verdict::Deny { reason } => json!({"decision": "deny", "reason": reason}),
+        Verdict::Deny { reason } => json!({"decision": "deny", "reason": without_links(reason)}),
         Verdict::Ask { .. } => json!({}),
     })
+}
+
+/// `reason` with every web address put as "sayso".
+fn without_links(reason: &str) -> String {
+    reason
+        .split(' ')
+        .map(
+            |word| match word.find("http://").or_else(|| word.find("https://")) {
+                None => word.to_string(),
+                Some(at) => {
+                    let end = word[at..]
+                        .find([')', ';', ',', '"'])
+                        .map_or(word.len(), |e| at + e);
+                    format!("{}sayso{}", &word[..at], &word[end..])
+                }
+            },
+        )
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Input that cannot be read: exit 2 blocks the tool, stderr is the reason.
@@ -54,5 +76,18 @@ mod tests {
             json!({"decision": "deny", "reason": "no"})
         );
         assert_eq!(reply(&Verdict::ask("x")).stdout.unwrap(), json!({}));
+    }
+
+    #[test]
+    fn no_reason_carries_the_answer_link() {
+        let r = reply(&Verdict::deny(
+            "sayso: no answer in 2 s; still open at http://127.0.0.1:9/d/Secret; denied",
+        ));
+        assert_eq!(
+            r.stdout.unwrap()["reason"],
+            "sayso: no answer in 2 s; still open at sayso; denied"
+        );
+        let r = reply(&Verdict::deny("expired (https://x/d/S); denied"));
+        assert_eq!(r.stdout.unwrap()["reason"], "expired (sayso); denied");
     }
 }

@@ -92,7 +92,11 @@ impl Model {
 
     /// Replaces the script for the requests to come.
     pub fn script(&self, turns: Value) {
-        std::fs::write(&self.script, serde_json::json!({ "turns": turns }).to_string()).unwrap();
+        std::fs::write(
+            &self.script,
+            serde_json::json!({ "turns": turns }).to_string(),
+        )
+        .unwrap();
     }
 
     /// Every request so far, in order, as model.mjs logged it.

@@ -1,14 +1,20 @@
 //! gemini-cli's `ask_user` (`/mcp/gemini`): 1–4 questions of type `choice` (2–4 options,
 //! "Other" added), `text` or `yesno`, each with a header of at most 16 characters and an
 //! optional placeholder. The model reads `{"answers":{"0":"…"}}`, keyed by question index.
+//!
+//! The endpoint lists it as `ask_the_user`, not `ask_user`: gemini-cli's headless (`-p`) and
+//! ACP modes exclude every tool whose name is `ask_user`, its MCP tools included (it matches
+//! an MCP tool by its name on the server as well as by `mcp_<server>_<name>`), so an
+//! unattended agent would have no way to ask. One name for every mode: listing both would
+//! give an interactive session two sayso ask tools.
 
 use serde_json::{Map, Value, json};
 
 use super::answers::Asked;
 use super::{PROFILE_TTL_MINUTES, Worded, title};
 
-/// The tool's name.
-pub const TOOL: &str = "ask_user";
+/// The tool's name: one that gemini-cli keeps in headless mode (see above).
+pub const TOOL: &str = "ask_the_user";
 /// The widest header.
 pub const HEADER_MAX: usize = 16;
 /// What the model reads when the person dismisses the questions.

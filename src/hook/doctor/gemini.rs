@@ -1,0 +1,761 @@
+//! gemini-cli (0.61.0): whether it will run the `BeforeTool` hook and obey it.
+//!
+//! - Folder trust. gemini-cli reads a project's `.gemini/settings.json` only in a trusted
+//!   folder, and decides that once, before it reads its command line: trusted by
+//!   `GEMINI_CLI_TRUST_WORKSPACE=true`, by `~/.gemini/trustedFolders.json`, or because folder
+//!   trust is off (`security.folderTrust.enabled: false`). `gemini -p` in an untrusted folder
+//!   stops with an error; with `--skip-trust` it starts, but without the project's settings,
+//!   so the project's hook never runs and every tool runs ungated. The user's hook still runs
+//!   under `--skip-trust`.
+//! - `hooksConfig.enabled: false` turns every hook off; `hooksConfig.disabled` lists hooks by
+//!   name (or command) that do not run.
+//! - The entry's `matcher` is a regular expression tested against the tool's name: a tool it
+//!   does not match runs without the hook.
+//! - The entry's `timeout` is in milliseconds, 60 000 when missing; a hook that outlives it is
+//!   dropped and the tool runs.
+//! - With `security.environmentVariableRedaction.enabled` (or on GitHub Actions, where every
+//!   variable not on its short list is withheld) the hook starts without `SAYSO_KEY` unless
+//!   it is in `security.environmentVariableRedaction.allowed`: every gated tool is denied.
+//! - `gemini -p` without `--yolo` offers the model no shell, write or replace tool (so there is
+//!   nothing to gate); `security.disableYoloMode` refuses `--yolo`.
+//! - Under `--yolo` an empty answer is a go-ahead, so `SAYSO_HOOK_FALLBACK=ask` runs the tool
+//!   whenever sayso cannot answer.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{Finding, Setup};
+
+/// The tools that change something, which the matcher must cover.
+const GATED: [&str; 3] = ["run_shell_command", "write_file", "replace"];
+/// gemini-cli's timeout for a hook entry without one, in milliseconds.
+const DEFAULT_TIMEOUT_MS: u64 = 60_000;
+
+pub fn check(setup: &Setup) -> Vec<Finding> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    check_with(setup, &env)
+}
+
+/// The settings files gemini-cli merges, highest precedence first.
+struct Scopes {
+    files: Vec<(PathBuf, Value)>,
+}
+
+impl Scopes {
+    /// The first scope that sets the value at `path`.
+    fn get(&self, path: &[&str]) -> Option<(&Path, &Value)> {
+        self.files.iter().find_map(|(file, v)| {
+            let mut at = v;
+            for key in path {
+                at = at.get(key)?;
+            }
+            (!at.is_null()).then_some((file.as_path(), at))
+        })
+    }
+
+    /// Every string of the list at `path`, over all scopes (gemini-cli unites them).
+    fn union(&self, path: &[&str]) -> Vec<String> {
+        self.files
+            .iter()
+            .filter_map(|(_, v)| {
+                let mut at = v;
+                for key in path {
+                    at = at.get(key)?;
+                }
+                at.as_array()
+            })
+            .flatten()
+            .filter_map(|s| s.as_str().map(str::to_string))
+            .collect()
+    }
+}
+
+fn check_with(setup: &Setup, env: &dyn Fn(&str) -> Option<String>) -> Vec<Finding> {
+    let mut found = Vec::new();
+    // gemini-cli's own home: `$GEMINI_CLI_HOME` in place of `HOME`.
+    let Some(home) = env("GEMINI_CLI_HOME")
+        .map(PathBuf::from)
+        .or_else(|| setup.home.clone())
+    else {
+        return vec![Finding::fail(
+            "HOME is not set; gemini-cli's settings cannot be found",
+            "set HOME (or GEMINI_CLI_HOME) as gemini-cli starts with it",
+        )];
+    };
+    let gemini_dir = home.join(".gemini");
+    let user_file = gemini_dir.join("settings.json");
+    if setup.user && !same_file(&setup.settings_file, &user_file) {
+        found.push(Finding::fail(
+            format!(
+                "gemini-cli reads the user's settings from {}, not {}: the hook there never runs",
+                user_file.display(),
+                setup.settings_file.display()
+            ),
+            "run `sayso hook install gemini --user` with HOME set to GEMINI_CLI_HOME",
+        ));
+    }
+    let system_file = env("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"));
+    let defaults_file = env("GEMINI_CLI_SYSTEM_DEFAULTS_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| system_file.with_file_name("system-defaults.json"));
+    let read = |p: &Path| read_json(p).map(|v| (p.to_path_buf(), v));
+
+    // Trust is decided from the system, user and default settings, never the project's.
+    let trust_scopes = Scopes {
+        files: [&system_file, &user_file, &defaults_file]
+            .into_iter()
+            .filter_map(|p| read(p))
+            .collect(),
+    };
+    let trusted = trust(setup, env, &trust_scopes, &gemini_dir, &mut found);
+
+    let project_file = setup.project.join(".gemini").join("settings.json");
+    let mut files = vec![];
+    files.extend(read(&system_file));
+    if trusted && !same_file(&setup.project, &home) {
+        files.extend(read(&project_file));
+    }
+    files.extend(read(&user_file));
+    files.extend(read(&defaults_file));
+    let scopes = Scopes { files };
+
+    if let Some((file, v)) = scopes.get(&["hooksConfig", "enabled"])
+        && v == &Value::Bool(false)
+    {
+        found.push(Finding::fail(
+            format!(
+                "{}: hooksConfig.enabled is false: gemini-cli runs no hook at all",
+                file.display()
+            ),
+            format!(
+                "remove \"enabled\": false from hooksConfig in {}",
+                file.display()
+            ),
+        ));
+    }
+
+    if let Some(settings) = &setup.settings
+        && let Some((matcher, hook)) = entry(settings, &setup.command)
+    {
+        found.extend(entry_checks(setup, matcher, hook, &scopes));
+    }
+
+    found.extend(redaction(env, &scopes));
+
+    match scopes.get(&["security", "disableYoloMode"]).or_else(|| scopes.get(&["admin", "secureModeEnabled"])) {
+        Some((file, Value::Bool(true))) => found.push(Finding::warn(
+            format!(
+                "{} refuses --yolo: `gemini -p` then offers the model no shell, write or replace tool, so unattended runs cannot change anything",
+                file.display()
+            ),
+            "remove security.disableYoloMode, or run gemini-cli interactively",
+        )),
+        _ => found.push(Finding::ok(
+            "unattended, run `gemini -p … --yolo`: without --yolo gemini-cli offers the model no shell, write or replace tool (nothing to gate); with it, the hook is the only gate",
+        )),
+    }
+
+    if env("SAYSO_HOOK_FALLBACK").is_some_and(|f| f.trim().eq_ignore_ascii_case("ask")) {
+        found.push(Finding::warn(
+            "SAYSO_HOOK_FALLBACK=ask hands the call back to gemini-cli when sayso cannot answer; under --yolo that runs the tool",
+            "leave SAYSO_HOOK_FALLBACK unset (deny) for unattended runs",
+        ));
+    }
+    found
+}
+
+/// Whether gemini-cli will call the project trusted, with the finding that says so.
+fn trust(
+    setup: &Setup,
+    env: &dyn Fn(&str) -> Option<String>,
+    scopes: &Scopes,
+    gemini_dir: &Path,
+    found: &mut Vec<Finding>,
+) -> bool {
+    let project = setup.project.display().to_string();
+    let untrusted = |why: String, found: &mut Vec<Finding>| {
+        let fix = format!(
+            "add \"{project}\": \"TRUST_FOLDER\" to {} (or start gemini-cli with GEMINI_CLI_TRUST_WORKSPACE=true); never --skip-trust",
+            trusted_folders_file(env, gemini_dir).display()
+        );
+        if setup.user {
+            found.push(Finding::warn(
+                format!(
+                    "{why}: `gemini -p` stops there unless started with --skip-trust (which still runs your hook), and gemini-cli skips its configured hooks in an untrusted folder"
+                ),
+                fix,
+            ));
+        } else {
+            found.push(Finding::fail(
+                format!(
+                    "{why}: gemini-cli ignores the project's settings there. `gemini -p` stops with an error, and with --skip-trust it runs without the project's hook: every tool ungated"
+                ),
+                fix,
+            ));
+        }
+        false
+    };
+    if env("GEMINI_RESTRICTED_MODE").as_deref() == Some("true")
+        || env("GEMINI_CLI_TRUST_WORKSPACE").as_deref() == Some("false")
+    {
+        return untrusted(
+            "GEMINI_RESTRICTED_MODE=true or GEMINI_CLI_TRUST_WORKSPACE=false here: no folder is trusted".into(),
+            found,
+        );
+    }
+    if env("GEMINI_CLI_TRUST_WORKSPACE").as_deref() == Some("true") {
+        found.push(Finding::ok(
+            "GEMINI_CLI_TRUST_WORKSPACE=true here: gemini-cli trusts the project and reads its hooks (when it starts with this environment)",
+        ));
+        return true;
+    }
+    if let Some((file, Value::Bool(false))) = scopes.get(&["security", "folderTrust", "enabled"]) {
+        found.push(Finding::ok(format!(
+            "{}: folder trust is off, so gemini-cli reads every project's settings",
+            file.display()
+        )));
+        return true;
+    }
+    let file = trusted_folders_file(env, gemini_dir);
+    let rules = read_json(&file).unwrap_or(Value::Null);
+    match trust_level(&rules, &setup.project) {
+        Some((rule, level)) if level != "DO_NOT_TRUST" => {
+            found.push(Finding::ok(format!(
+                "{} trusts {project} ({rule}: {level}): gemini-cli reads the project's hooks",
+                file.display()
+            )));
+            true
+        }
+        Some((rule, _)) => untrusted(
+            format!("{} marks {rule} DO_NOT_TRUST", file.display()),
+            found,
+        ),
+        None => untrusted(
+            format!("{project} is not a trusted folder of gemini-cli's"),
+            found,
+        ),
+    }
+}
+
+fn trusted_folders_file(env: &dyn Fn(&str) -> Option<String>, gemini_dir: &Path) -> PathBuf {
+    env("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| gemini_dir.join("trustedFolders.json"))
+}
+
+/// The rule of `trustedFolders.json` that decides for `project` (the longest that holds it;
+/// `TRUST_PARENT` trusts the folder the path is in), and its level.
+fn trust_level(rules: &Value, project: &Path) -> Option<(String, String)> {
+    let project = real(project);
+    rules
+        .as_object()?
+        .iter()
+        .filter_map(|(path, level)| {
+            let level = level.as_str()?;
+            let p = Path::new(path);
+            let effective = if level == "TRUST_PARENT" {
+                p.parent().unwrap_or(p)
+            } else {
+                p
+            };
+            project
+                .starts_with(real(effective))
+                .then(|| (path.clone(), level.to_string()))
+        })
+        .max_by_key(|(path, _)| path.len())
+}
+
+/// The `BeforeTool` definition holding the hook that runs `command`: its matcher and the hook.
+fn entry<'a>(settings: &'a Value, command: &str) -> Option<(Option<&'a str>, &'a Value)> {
+    settings["hooks"]["BeforeTool"]
+        .as_array()?
+        .iter()
+        .find_map(|def| {
+            let hook = def["hooks"]
+                .as_array()?
+                .iter()
+                .find(|h| h["command"].as_str().is_some_and(|c| c.trim() == command))?;
+            Some((def["matcher"].as_str(), hook))
+        })
+}
+
+fn entry_checks(
+    setup: &Setup,
+    matcher: Option<&str>,
+    hook: &Value,
+    scopes: &Scopes,
+) -> Vec<Finding> {
+    let mut found = Vec::new();
+    let file = setup.settings_file.display();
+    match matcher.map(str::trim).filter(|m| !m.is_empty() && *m != "*") {
+        None => found.push(Finding::ok(format!("{file}: the hook's matcher covers every tool"))),
+        Some(m) => match GATED.iter().map(|t| (t, matches(m, t))).collect::<Vec<_>>() {
+            results if results.iter().any(|(_, r)| r.is_none()) => found.push(Finding::warn(
+                format!("{file}: the matcher {m:?} is more than sayso can read; gemini-cli runs the hook only for tools it matches"),
+                format!("make sure {m:?} matches {}", GATED.join(", ")),
+            )),
+            results => {
+                let missed: Vec<&str> = results
+                    .iter()
+                    .filter(|(_, r)| *r == Some(false))
+                    .map(|(t, _)| **t)
+                    .collect();
+                if missed.is_empty() {
+                    found.push(Finding::ok(format!(
+                        "{file}: the matcher {m:?} covers {}",
+                        GATED.join(", ")
+                    )));
+                } else {
+                    found.push(Finding::fail(
+                        format!(
+                            "{file}: the matcher {m:?} does not match {}: gemini-cli runs those without the hook",
+                            missed.join(", ")
+                        ),
+                        format!("set the matcher to \"{}\" (or \".*\")", GATED.join("|")),
+                    ));
+                }
+            }
+        },
+    }
+    if hook.get("timeout").is_none_or(Value::is_null) {
+        found.push(Finding::fail(
+            format!(
+                "{file}: the hook has no timeout; gemini-cli gives it {} s and then runs the tool without its answer",
+                DEFAULT_TIMEOUT_MS / 1000
+            ),
+            format!(
+                "set \"timeout\": {} (milliseconds), as `sayso hook install gemini` writes",
+                setup.needed_timeout_s() * 1000
+            ),
+        ));
+    }
+    let name = hook["name"]
+        .as_str()
+        .or(hook["command"].as_str())
+        .unwrap_or_default();
+    let disabled = scopes.union(&["hooksConfig", "disabled"]);
+    if disabled.iter().any(|d| d == name) {
+        found.push(Finding::fail(
+            format!("hooksConfig.disabled lists {name:?}: gemini-cli skips the hook"),
+            format!("remove {name:?} from hooksConfig.disabled"),
+        ));
+    }
+    found
+}
+
+/// Whether the variables the hook needs reach it through gemini-cli's redaction.
+fn redaction(env: &dyn Fn(&str) -> Option<String>, scopes: &Scopes) -> Vec<Finding> {
+    let strict = env("GITHUB_SHA").is_some() || env("SURFACE").as_deref() == Some("Github");
+    let on = matches!(
+        scopes.get(&["security", "environmentVariableRedaction", "enabled"]),
+        Some((_, Value::Bool(true)))
+    );
+    let allowed: Vec<String> = scopes
+        .union(&["security", "environmentVariableRedaction", "allowed"])
+        .iter()
+        .map(|k| k.to_ascii_uppercase())
+        .collect();
+    let blocked: Vec<String> = scopes
+        .union(&["security", "environmentVariableRedaction", "blocked"])
+        .iter()
+        .map(|k| k.to_ascii_uppercase())
+        .collect();
+    let needed: &[&str] = if strict {
+        &["SAYSO_URL", "SAYSO_KEY"]
+    } else if on {
+        // Names with KEY, TOKEN, SECRET, AUTH… are withheld.
+        &["SAYSO_KEY"]
+    } else {
+        &[]
+    };
+    let mut withheld: Vec<&str> = needed
+        .iter()
+        .copied()
+        .filter(|k| !allowed.iter().any(|a| a == k))
+        .collect();
+    for k in ["SAYSO_URL", "SAYSO_KEY"] {
+        if blocked.iter().any(|b| b == k)
+            && !allowed.iter().any(|a| a == k)
+            && !withheld.contains(&k)
+        {
+            withheld.push(k);
+        }
+    }
+    if withheld.is_empty() {
+        return vec![];
+    }
+    let why = if strict {
+        "on GitHub Actions gemini-cli starts hooks with almost none of its environment"
+    } else {
+        "gemini-cli's environment redaction is on"
+    };
+    vec![Finding::fail(
+        format!(
+            "{why}: the hook starts without {}, so it cannot ask and denies every gated tool",
+            withheld.join(" and ")
+        ),
+        format!(
+            "add {} to security.environmentVariableRedaction.allowed in gemini-cli's settings",
+            withheld
+                .iter()
+                .map(|k| format!("\"{k}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    )]
+}
+
+/// Whether the JavaScript regular expression `pattern` finds a match in `name`, for the
+/// patterns matchers are written in: alternatives, `^`, `$`, `.`, `*`, `+`, `?` and `\`
+/// escapes. `None` for anything else (groups, classes, counts).
+fn matches(pattern: &str, name: &str) -> Option<bool> {
+    if pattern.contains(['(', ')', '[', ']', '{', '}']) {
+        return None;
+    }
+    let mut any = false;
+    for alt in split_alternatives(pattern) {
+        let atoms = atoms(&alt)?;
+        let (anchored, atoms) = match atoms.split_first() {
+            Some((Atom::Start, rest)) => (true, rest.to_vec()),
+            _ => (false, atoms),
+        };
+        let text: Vec<char> = name.chars().collect();
+        let starts = if anchored { 0..1 } else { 0..text.len() + 1 };
+        any |= starts.into_iter().any(|i| match_here(&atoms, &text[i..]));
+    }
+    Some(any)
+}
+
+fn split_alternatives(pattern: &str) -> Vec<String> {
+    let mut alts = vec![String::new()];
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let last = alts.last_mut().expect("one at least");
+                last.push('\\');
+                if let Some(n) = chars.next() {
+                    last.push(n);
+                }
+            }
+            '|' => alts.push(String::new()),
+            c => alts.last_mut().expect("one at least").push(c),
+        }
+    }
+    alts
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Atom {
+    Start,
+    End,
+    /// One character (`None`: any).
+    Char(Option<char>, Rep),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Rep {
+    One,
+    /// `?`
+    Optional,
+    /// `*`
+    Any,
+    /// `+`
+    Many,
+}
+
+fn atoms(alt: &str) -> Option<Vec<Atom>> {
+    let mut out = Vec::new();
+    let mut chars = alt.chars().peekable();
+    while let Some(c) = chars.next() {
+        let one = match c {
+            '^' if out.is_empty() => {
+                out.push(Atom::Start);
+                continue;
+            }
+            '$' if chars.peek().is_none() => {
+                out.push(Atom::End);
+                continue;
+            }
+            '^' | '$' | '*' | '+' | '?' => return None,
+            '.' => None,
+            '\\' => match chars.next()? {
+                c if c.is_ascii_alphanumeric() => return None,
+                c => Some(c),
+            },
+            c => Some(c),
+        };
+        let rep = match chars.peek() {
+            Some('*') => Rep::Any,
+            Some('+') => Rep::Many,
+            Some('?') => Rep::Optional,
+            _ => Rep::One,
+        };
+        if rep != Rep::One {
+            chars.next();
+        }
+        out.push(Atom::Char(one, rep));
+    }
+    Some(out)
+}
+
+fn match_here(atoms: &[Atom], text: &[char]) -> bool {
+    let Some((first, rest)) = atoms.split_first() else {
+        return true;
+    };
+    let hit = |c: &char, want: &Option<char>| want.is_none_or(|w| w == *c);
+    match *first {
+        Atom::Start => false,
+        Atom::End => text.is_empty() && rest.is_empty(),
+        Atom::Char(want, Rep::One) => {
+            text.first().is_some_and(|c| hit(c, &want)) && match_here(rest, &text[1..])
+        }
+        Atom::Char(want, Rep::Optional) => {
+            (text.first().is_some_and(|c| hit(c, &want)) && match_here(rest, &text[1..]))
+                || match_here(rest, text)
+        }
+        Atom::Char(want, rep) => {
+            let run = text.iter().take_while(|c| hit(c, &want)).count();
+            let least = usize::from(rep == Rep::Many);
+            (least..=run).rev().any(|n| match_here(rest, &text[n..]))
+        }
+    }
+}
+
+/// A settings file as gemini-cli reads it: JSON with comments.
+fn read_json(path: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(&strip_comments(&text)).ok()
+}
+
+/// `text` without its `//` and `/* */` comments (outside strings).
+fn strip_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match c {
+                '\\' => out.extend(chars.next()),
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut prev = ' ';
+                for n in chars.by_ref() {
+                    if prev == '*' && n == '/' {
+                        break;
+                    }
+                    prev = n;
+                }
+                out.push(' ');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn real(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    real(a) == real(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Level;
+    use super::*;
+    use crate::hook::call::Harness;
+    use serde_json::json;
+
+    struct Fixture {
+        root: PathBuf,
+    }
+
+    impl Fixture {
+        fn new() -> Fixture {
+            let root = std::env::temp_dir().join(format!(
+                "sayso-doctor-gemini-{}",
+                uuid::Uuid::new_v4().simple()
+            ));
+            std::fs::create_dir_all(root.join("home/.gemini")).unwrap();
+            std::fs::create_dir_all(root.join("project/.gemini")).unwrap();
+            Fixture { root }
+        }
+
+        fn write(&self, rel: &str, v: &Value) {
+            std::fs::write(self.root.join(rel), v.to_string()).unwrap();
+        }
+
+        fn project(&self) -> PathBuf {
+            self.root.join("project")
+        }
+
+        fn setup(&self, settings: Value) -> Setup {
+            self.write("project/.gemini/settings.json", &settings);
+            Setup {
+                harness: Harness::Gemini,
+                project: self.project(),
+                home: Some(self.root.join("home")),
+                user: false,
+                settings_file: self.project().join(".gemini/settings.json"),
+                settings: Some(settings),
+                command: "sayso hook gemini".into(),
+                wait_s: 900,
+            }
+        }
+
+        fn trust(&self) {
+            let rules = json!({ self.project().display().to_string(): "TRUST_FOLDER" });
+            self.write("home/.gemini/trustedFolders.json", &rules);
+        }
+    }
+
+    impl Drop for Fixture {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.root);
+        }
+    }
+
+    fn installed(matcher: &str) -> Value {
+        json!({"hooks": {"BeforeTool": [{"matcher": matcher, "hooks": [
+            {"name": "sayso", "type": "command", "command": "sayso hook gemini", "timeout": 930000}]}]}})
+    }
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    fn worst(found: &[Finding]) -> (Level, String) {
+        let f = found.iter().max_by_key(|f| f.level).unwrap();
+        (f.level, f.text.clone())
+    }
+
+    #[test]
+    fn an_untrusted_project_is_a_failure_and_a_trusted_one_passes() {
+        let fx = Fixture::new();
+        let setup = fx.setup(installed("run_shell_command|write_file|replace"));
+        let (level, text) = worst(&check_with(&setup, &no_env));
+        assert_eq!(level, Level::Fail);
+        assert!(text.contains("--skip-trust"), "{text}");
+        fx.trust();
+        let found = check_with(&setup, &no_env);
+        assert_eq!(worst(&found).0, Level::Ok, "{found:?}");
+        let env = |k: &str| (k == "GEMINI_CLI_TRUST_WORKSPACE").then(|| "true".to_string());
+        std::fs::remove_file(fx.root.join("home/.gemini/trustedFolders.json")).unwrap();
+        assert_eq!(worst(&check_with(&setup, &env)).0, Level::Ok);
+    }
+
+    #[test]
+    fn a_matcher_that_misses_a_tool_hooks_off_and_redaction_fail() {
+        let fx = Fixture::new();
+        fx.trust();
+        let found = check_with(&fx.setup(installed("run_shell_command")), &no_env);
+        assert!(
+            found
+                .iter()
+                .any(|f| f.level == Level::Fail && f.text.contains("write_file, replace")),
+            "{found:?}"
+        );
+        for ok in [
+            ".*",
+            "*",
+            "",
+            "^(run_shell_command|write_file|replace)$",
+            "run_shell|write|replace",
+        ] {
+            let found = check_with(&fx.setup(installed(ok)), &no_env);
+            assert!(
+                found.iter().all(|f| f.level == Level::Ok) || ok.contains('('),
+                "{ok}: {found:?}"
+            );
+        }
+        let mut s = installed(".*");
+        s["hooksConfig"] = json!({"disabled": ["sayso"]});
+        assert!(
+            worst(&check_with(&fx.setup(s), &no_env))
+                .1
+                .contains("hooksConfig.disabled")
+        );
+        fx.write(
+            "home/.gemini/settings.json",
+            &json!({"hooksConfig": {"enabled": false}}),
+        );
+        assert!(
+            worst(&check_with(&fx.setup(installed(".*")), &no_env))
+                .1
+                .contains("runs no hook")
+        );
+        fx.write(
+            "home/.gemini/settings.json",
+            &json!({"security": {"environmentVariableRedaction": {"enabled": true}}}),
+        );
+        assert!(
+            worst(&check_with(&fx.setup(installed(".*")), &no_env))
+                .1
+                .contains("without SAYSO_KEY")
+        );
+        fx.write("home/.gemini/settings.json", &json!({"security": {"environmentVariableRedaction": {"enabled": true, "allowed": ["SAYSO_KEY"]}}}));
+        assert_eq!(
+            worst(&check_with(&fx.setup(installed(".*")), &no_env)).0,
+            Level::Ok
+        );
+        let mut s = installed(".*");
+        s["hooks"]["BeforeTool"][0]["hooks"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("timeout");
+        assert!(
+            worst(&check_with(&fx.setup(s), &no_env))
+                .1
+                .contains("no timeout")
+        );
+    }
+
+    #[test]
+    fn matchers_read_as_javascript_does() {
+        assert_eq!(
+            matches("run_shell_command|write_file|replace", "replace"),
+            Some(true)
+        );
+        assert_eq!(matches("run_shell_command", "write_file"), Some(false));
+        assert_eq!(matches("shell", "run_shell_command"), Some(true));
+        assert_eq!(matches("^shell", "run_shell_command"), Some(false));
+        assert_eq!(matches("^write_.*$", "write_file"), Some(true));
+        assert_eq!(matches("file$", "write_file"), Some(true));
+        assert_eq!(matches(".*", "replace"), Some(true));
+        assert_eq!(matches("(write|run)_.*", "replace"), None);
+    }
+
+    #[test]
+    fn comments_are_stripped_outside_strings() {
+        let text = "{\n // a comment\n \"a\": \"x // y\", /* b */ \"b\": 1\n}";
+        assert_eq!(
+            serde_json::from_str::<Value>(&strip_comments(text)).unwrap(),
+            json!({"a": "x // y", "b": 1})
+        );
+    }
+}
