@@ -434,7 +434,7 @@ fn decision_id(args: &Arguments, issues: &mut Issues) -> Option<Uuid> {
             Err(_) => {
                 issues.push(
                     "decision_id",
-                    "is not a decision_id: use the one ask_user returned",
+                    "is not a decision_id: use the one the ask returned",
                 );
                 None
             }

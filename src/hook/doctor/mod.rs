@@ -359,7 +359,7 @@ fn program_check(command: &str) -> Finding {
         Some(p) => Finding::ok(format!("`{program}` is {}", p.display())),
         None => Finding::fail(
             format!(
-                "`{program}` {}; the harness cannot start the hook and goes on without it",
+                "`{program}` {}; the harness cannot start the hook (some harnesses then block every gated tool, others run it ungated)",
                 if program.contains('/') {
                     "does not exist"
                 } else {
