@@ -65,8 +65,10 @@ pub struct Plan {
 pub async fn run(args: InstallArgs) -> anyhow::Result<()> {
     let dry_run = args.dry_run;
     write(&args)?;
-    if args.harness == Harness::Codex {
-        codex_trust(&args)?;
+    match args.harness {
+        Harness::Codex => codex_trust(&args)?,
+        Harness::Gemini => gemini_trust(&args)?,
+        _ => {}
     }
     if !dry_run {
         let report = super::doctor::check(&super::doctor::DoctorArgs {
@@ -85,18 +87,8 @@ pub async fn run(args: InstallArgs) -> anyhow::Result<()> {
 
 /// Adds the entry to the settings file (or prints it, with `--dry-run`).
 fn write(args: &InstallArgs) -> anyhow::Result<()> {
-    let root = if args.user {
-        PathBuf::from(std::env::var_os("HOME").context("HOME is not set; use --project")?)
-    } else {
-        match &args.dir {
-            Some(d) => d.clone(),
-            None => std::env::current_dir().context("cannot read the current directory")?,
-        }
-    };
-    let command = args
-        .command
-        .clone()
-        .unwrap_or_else(|| format!("sayso hook {}", args.harness.as_str()));
+    let root = root_of(args)?;
+    let command = command_of(args);
     let plan = plan(args.harness, &root, args.user, &command, args.timeout_s)?;
     if args.harness == Harness::Pi {
         return super::pi::install(
@@ -142,22 +134,95 @@ fn write(args: &InstallArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The folder the settings go under: the user's home with `--user`, else the project.
+fn root_of(args: &InstallArgs) -> anyhow::Result<PathBuf> {
+    if args.user {
+        return Ok(PathBuf::from(
+            std::env::var_os("HOME").context("HOME is not set; use --project")?,
+        ));
+    }
+    match &args.dir {
+        Some(d) => Ok(d.clone()),
+        None => std::env::current_dir().context("cannot read the current directory"),
+    }
+}
+
+/// The command line the harness runs.
+fn command_of(args: &InstallArgs) -> String {
+    args.command
+        .clone()
+        .unwrap_or_else(|| format!("sayso hook {}", args.harness.as_str()))
+}
+
+/// gemini-cli reads a project's settings, hooks included, only in a trusted folder, and
+/// `gemini -p --skip-trust` then starts without them (ungated). Installing the hook in a
+/// project is the person's word that they trust it, so install records that trust where
+/// gemini-cli reads it, as gemini-cli's own trust dialog would.
+fn gemini_trust(args: &InstallArgs) -> anyhow::Result<()> {
+    if args.user {
+        return Ok(());
+    }
+    let project = root_of(args)?;
+    let project = std::fs::canonicalize(&project).unwrap_or(project);
+    let file = match std::env::var_os("GEMINI_CLI_TRUSTED_FOLDERS_PATH") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(std::env::var_os("HOME").context("HOME is not set")?)
+            .join(".gemini")
+            .join("trustedFolders.json"),
+    };
+    let before = match std::fs::read_to_string(&file) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
+    };
+    let mut rules = match before.as_deref().map(str::trim) {
+        None | Some("") => Map::new(),
+        Some(text) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(m)) => m,
+            _ => bail!(
+                "{} is not a JSON object; it is left as it is (trust {} in gemini-cli yourself)",
+                file.display(),
+                project.display()
+            ),
+        },
+    };
+    let key = project.display().to_string();
+    match rules.get(&key).and_then(Value::as_str) {
+        Some("TRUST_FOLDER") => return Ok(()),
+        Some("DO_NOT_TRUST") => {
+            println!(
+                "{} marks {key} DO_NOT_TRUST; left as it is: gemini-cli will not run the hook there",
+                file.display()
+            );
+            return Ok(());
+        }
+        _ => {}
+    }
+    if args.dry_run {
+        println!("would trust {key} in {}", file.display());
+        return Ok(());
+    }
+    rules.insert(key.clone(), json!("TRUST_FOLDER"));
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    write_atomically(
+        &file,
+        &(serde_json::to_string_pretty(&Value::Object(rules))? + "\n"),
+    )?;
+    println!(
+        "trusted {key} in {} (gemini-cli reads a project's hooks only in a trusted folder)",
+        file.display()
+    );
+    Ok(())
+}
+
 /// Codex runs a hook only once it is trusted, and a project's only in a trusted project
 /// (src/hook/codex.rs): install trusts the entry it added, as Codex's own review would.
 fn codex_trust(args: &InstallArgs) -> anyhow::Result<()> {
     let home = PathBuf::from(std::env::var_os("HOME").context("HOME is not set")?);
-    let root = if args.user {
-        home.clone()
-    } else {
-        match &args.dir {
-            Some(d) => d.clone(),
-            None => std::env::current_dir().context("cannot read the current directory")?,
-        }
-    };
-    let command = args
-        .command
-        .clone()
-        .unwrap_or_else(|| format!("sayso hook {}", args.harness.as_str()));
+    let root = root_of(args)?;
+    let command = command_of(args);
     let plan = plan(args.harness, &root, args.user, &command, args.timeout_s)?;
     let before = match std::fs::read_to_string(&plan.file) {
         Ok(text) => Some(text),

@@ -86,19 +86,29 @@ async fn gemini_hook_allows_denies_with_the_remark_and_falls_back_to_deny() {
     let (_db, srv) = server().await;
     let sb = Sandbox::new();
     user_settings(&sb, json!({}));
-    let out = std::process::Command::new(BIN)
-        .args(["hook", "install", "gemini", "--dir"])
-        .arg(sb.project())
-        .env("HOME", sb.home())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let install = || {
+        let out = std::process::Command::new(BIN)
+            .args(["hook", "install", "gemini", "--dir"])
+            .arg(sb.project())
+            .env("HOME", sb.home())
+            .env_remove("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // Install trusts the project, as gemini-cli's own trust dialog would.
+    let said = install();
+    assert!(said.contains("trusted "), "{said}");
     let model = Model::start(touch("allowed.txt")).await;
     let key = srv.key.as_str();
     let env = [("SAYSO_URL", srv.base.as_str()), ("SAYSO_KEY", key)];
+    let report = doctor(&sb, &srv.base, key).await;
+    assert_eq!(report.code, Some(0), "{}", report.both());
 
     // Untrusted, the doctor names the folder trust first; `--skip-trust` then starts without
     // the project's settings, so the command runs and nobody is asked.
+    sb.write("home/.gemini/trustedFolders.json", "{}");
     let report = doctor(&sb, &srv.base, key).await;
     assert_eq!(report.code, Some(1), "{}", report.both());
     assert!(
@@ -126,7 +136,8 @@ async fn gemini_hook_allows_denies_with_the_remark_and_falls_back_to_deny() {
     assert_ne!(ran.code, Some(0), "{}", ran.both());
     assert!(ran.stderr.contains("trusted directory"), "{}", ran.both());
 
-    trust_project(&sb);
+    // Installing again trusts the project again.
+    assert!(install().contains("trusted "));
     let report = doctor(&sb, &srv.base, key).await;
     assert_eq!(report.code, Some(0), "{}", report.both());
 
