@@ -1,0 +1,674 @@
+//! Passkeys (WebAuthn Level 2), the relying party's side, with no IO: reading a new
+//! credential out of a registration and checking an assertion against a stored one.
+//!
+//! Only ES256 (ECDSA on P-256 with SHA-256) is taken: it is what every platform authenticator
+//! offers, and the creation options ask for nothing else. Attestation is not checked (the
+//! options ask for `"none"`): a passkey is trusted because the person added it from their own
+//! feed, not because of who made the authenticator.
+//!
+//! Challenges are stateless: `issued_at ‖ nonce ‖ HMAC(key, purpose ‖ subject ‖ issued_at ‖
+//! nonce)`, so any replica can check one without a lookup; the service makes each single-use
+//! by recording it once spent.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use ciborium::Value as Cbor;
+use hmac::{Hmac, Mac};
+use p256::ecdsa::signature::Verifier;
+use p256::ecdsa::{Signature, VerifyingKey};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+/// How long a challenge may be answered after it was handed out.
+pub const CHALLENGE_LIFETIME_S: i64 = 300;
+/// COSE algorithm number of ES256.
+pub const ES256: i64 = -7;
+
+const NONCE_LEN: usize = 16;
+const MAC_LEN: usize = 16;
+/// Bytes of a challenge: issued-at seconds, nonce, MAC.
+pub const CHALLENGE_LEN: usize = 8 + NONCE_LEN + MAC_LEN;
+
+/// Authenticator data flags (WebAuthn §6.1).
+const FLAG_UP: u8 = 0x01;
+const FLAG_UV: u8 = 0x04;
+const FLAG_AT: u8 = 0x40;
+
+/// Longest credential id WebAuthn allows.
+const MAX_CREDENTIAL_ID: usize = 1023;
+
+/// What a challenge is for; part of its MAC so one for adding a passkey never answers an
+/// approval, and one for an approval never answers another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ceremony {
+    /// Adding a passkey to the inbox `subject`.
+    Register,
+    /// Allowing the approval `subject`.
+    StepUp,
+}
+
+impl Ceremony {
+    fn tag(self) -> &'static [u8] {
+        match self {
+            Ceremony::Register => b"sayso passkey register v1",
+            Ceremony::StepUp => b"sayso passkey step-up v1",
+        }
+    }
+
+    fn client_data_type(self) -> &'static str {
+        match self {
+            Ceremony::Register => "webauthn.create",
+            Ceremony::StepUp => "webauthn.get",
+        }
+    }
+}
+
+/// Why a registration or an assertion was refused; each says what is wrong, for the person.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WebauthnError {
+    #[error("{0} is not valid base64url")]
+    Encoding(&'static str),
+    #[error("the client data is not valid: {0}")]
+    ClientData(String),
+    #[error("the client data is of type {got:?}, not {want:?}")]
+    WrongType { got: String, want: &'static str },
+    #[error("the passkey was asked for by {got:?}, not by this site ({want:?})")]
+    WrongOrigin { got: String, want: String },
+    #[error("the passkey was asked for from inside another site's frame")]
+    CrossOrigin,
+    #[error("the challenge is not one this server handed out for this")]
+    WrongChallenge,
+    #[error("the challenge has expired: ask again")]
+    ExpiredChallenge,
+    #[error("the challenge was already used")]
+    ReusedChallenge,
+    #[error("the authenticator data is not valid: {0}")]
+    AuthenticatorData(&'static str),
+    #[error("the passkey belongs to another site than {0:?}")]
+    WrongRpId(String),
+    #[error("the authenticator did not see the person present (user presence flag missing)")]
+    NoUserPresence,
+    #[error("the authenticator did not verify the person (user verification flag missing)")]
+    NoUserVerification,
+    #[error("the attestation object is not valid: {0}")]
+    Attestation(&'static str),
+    #[error("only ES256 (P-256) passkeys are supported")]
+    UnsupportedKey,
+    #[error("the signature does not verify with this passkey")]
+    BadSignature,
+    #[error(
+        "the passkey's signature counter went back ({got} after {stored}): it may have been copied"
+    )]
+    CounterWentBack { got: u32, stored: u32 },
+}
+
+/// What the server expects of a ceremony: the site, and the challenge it handed out.
+#[derive(Debug, Clone, Copy)]
+pub struct Expected<'a> {
+    /// The public URL's origin, `https://ask.example.com`.
+    pub origin: &'a str,
+    /// The public URL's host, `ask.example.com`.
+    pub rp_id: &'a str,
+    pub ceremony: Ceremony,
+    /// What the challenge is bound to: the inbox (register) or the decision (step-up).
+    pub subject: Uuid,
+    /// The key challenges are made with.
+    pub key: &'a [u8],
+    /// Unix seconds, now.
+    pub now: i64,
+}
+
+/// A passkey read from a registration, ready to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewCredential {
+    pub credential_id: Vec<u8>,
+    /// The P-256 public key, SEC1 uncompressed (65 bytes).
+    pub public_key: Vec<u8>,
+    pub sign_count: u32,
+    /// The challenge it answered, to be spent.
+    pub challenge: Vec<u8>,
+}
+
+/// A passkey as stored for an inbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredPasskey {
+    /// base64url of the credential id.
+    pub credential_id: String,
+    /// base64url of the SEC1 uncompressed P-256 point.
+    pub public_key: String,
+    pub sign_count: u32,
+}
+
+/// An assertion as the page posts it: each part base64url, as the browser produced it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, serde::Serialize, utoipa::ToSchema)]
+pub struct AssertionInput {
+    /// The credential's id (`PublicKeyCredential.rawId`).
+    pub id: String,
+    /// `response.clientDataJSON`.
+    pub client_data_json: String,
+    /// `response.authenticatorData`.
+    pub authenticator_data: String,
+    /// `response.signature` (DER).
+    pub signature: String,
+}
+
+/// A checked assertion: the counter to store, and the challenge to spend.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    pub sign_count: u32,
+    pub challenge: Vec<u8>,
+}
+
+type HmacSha256 = Hmac<Sha256>;
+
+fn challenge_mac(key: &[u8], ceremony: Ceremony, subject: Uuid, head: &[u8]) -> HmacSha256 {
+    let mut mac = HmacSha256::new_from_slice(key).expect("HMAC takes any key length");
+    mac.update(ceremony.tag());
+    mac.update(subject.as_bytes());
+    mac.update(head);
+    mac
+}
+
+/// A new challenge for `ceremony` on `subject`; `nonce` comes from the OS random source.
+pub fn issue_challenge(
+    key: &[u8],
+    ceremony: Ceremony,
+    subject: Uuid,
+    now: i64,
+    nonce: [u8; NONCE_LEN],
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(CHALLENGE_LEN);
+    out.extend_from_slice(&now.to_be_bytes());
+    out.extend_from_slice(&nonce);
+    let tag = challenge_mac(key, ceremony, subject, &out)
+        .finalize()
+        .into_bytes();
+    out.extend_from_slice(&tag[..MAC_LEN]);
+    out
+}
+
+/// Checks that `challenge` was made by this server for this ceremony and subject, and is
+/// still fresh. Spending it is the caller's part.
+pub fn check_challenge(challenge: &[u8], expected: &Expected) -> Result<(), WebauthnError> {
+    if challenge.len() != CHALLENGE_LEN {
+        return Err(WebauthnError::WrongChallenge);
+    }
+    let (head, tag) = challenge.split_at(8 + NONCE_LEN);
+    challenge_mac(expected.key, expected.ceremony, expected.subject, head)
+        .verify_truncated_left(tag)
+        .map_err(|_| WebauthnError::WrongChallenge)?;
+    let issued = i64::from_be_bytes(head[..8].try_into().expect("8 bytes"));
+    // A challenge from the future (a replica's clock ahead) is fine within a minute.
+    if expected.now - issued > CHALLENGE_LIFETIME_S || issued - expected.now > 60 {
+        return Err(WebauthnError::ExpiredChallenge);
+    }
+    Ok(())
+}
+
+/// When a challenge stops being accepted (unix seconds), for the record of spent ones.
+pub fn challenge_expiry(challenge: &[u8]) -> i64 {
+    challenge
+        .get(..8)
+        .and_then(|b| b.try_into().ok())
+        .map(i64::from_be_bytes)
+        .unwrap_or(0)
+        + CHALLENGE_LIFETIME_S
+}
+
+/// base64url without padding (what browsers and the page's script use).
+pub fn b64(bytes: &[u8]) -> String {
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// Reads base64url, with or without padding; `what` names the field in the error.
+pub fn unb64(s: &str, what: &'static str) -> Result<Vec<u8>, WebauthnError> {
+    URL_SAFE_NO_PAD
+        .decode(s.trim().trim_end_matches('='))
+        .map_err(|_| WebauthnError::Encoding(what))
+}
+
+#[derive(Deserialize)]
+struct ClientData {
+    #[serde(rename = "type")]
+    kind: String,
+    challenge: String,
+    origin: String,
+    #[serde(rename = "crossOrigin", default)]
+    cross_origin: bool,
+}
+
+/// Checks the client data (type, challenge, origin) and returns the challenge it carries.
+fn check_client_data(json: &[u8], expected: &Expected) -> Result<Vec<u8>, WebauthnError> {
+    let cd: ClientData =
+        serde_json::from_slice(json).map_err(|e| WebauthnError::ClientData(e.to_string()))?;
+    let want = expected.ceremony.client_data_type();
+    if cd.kind != want {
+        return Err(WebauthnError::WrongType { got: cd.kind, want });
+    }
+    if cd.origin != expected.origin {
+        return Err(WebauthnError::WrongOrigin {
+            got: cd.origin,
+            want: expected.origin.to_string(),
+        });
+    }
+    if cd.cross_origin {
+        return Err(WebauthnError::CrossOrigin);
+    }
+    let challenge = unb64(&cd.challenge, "the client data's challenge")
+        .map_err(|_| WebauthnError::WrongChallenge)?;
+    check_challenge(&challenge, expected)?;
+    Ok(challenge)
+}
+
+/// The fixed head of authenticator data: rpIdHash, flags, counter; checked for this site and
+/// for a present, verified person.
+fn check_auth_data(auth: &[u8], expected: &Expected) -> Result<(u8, u32), WebauthnError> {
+    if auth.len() < 37 {
+        return Err(WebauthnError::AuthenticatorData("shorter than 37 bytes"));
+    }
+    let rp_hash = Sha256::digest(expected.rp_id.as_bytes());
+    if auth[..32] != rp_hash[..] {
+        return Err(WebauthnError::WrongRpId(expected.rp_id.to_string()));
+    }
+    let flags = auth[32];
+    if flags & FLAG_UP == 0 {
+        return Err(WebauthnError::NoUserPresence);
+    }
+    if flags & FLAG_UV == 0 {
+        return Err(WebauthnError::NoUserVerification);
+    }
+    let count = u32::from_be_bytes(auth[33..37].try_into().expect("4 bytes"));
+    Ok((flags, count))
+}
+
+/// Reads a registration (`navigator.credentials.create`): the client data and the
+/// attestation object, both as the browser gave them.
+pub fn verify_registration(
+    client_data_json: &[u8],
+    attestation_object: &[u8],
+    expected: &Expected,
+) -> Result<NewCredential, WebauthnError> {
+    let challenge = check_client_data(client_data_json, expected)?;
+    let att: Cbor = ciborium::from_reader(attestation_object)
+        .map_err(|_| WebauthnError::Attestation("not CBOR"))?;
+    let Cbor::Map(entries) = att else {
+        return Err(WebauthnError::Attestation("not a map"));
+    };
+    let auth = entries
+        .iter()
+        .find(|(k, _)| k.as_text() == Some("authData"))
+        .and_then(|(_, v)| v.as_bytes())
+        .ok_or(WebauthnError::Attestation("no authData"))?;
+    let (flags, sign_count) = check_auth_data(auth, expected)?;
+    if flags & FLAG_AT == 0 {
+        return Err(WebauthnError::AuthenticatorData(
+            "no attested credential data",
+        ));
+    }
+    // aaguid (16), credential id length (2), credential id, COSE key.
+    let rest = &auth[37..];
+    if rest.len() < 18 {
+        return Err(WebauthnError::AuthenticatorData("attested data cut short"));
+    }
+    let id_len = usize::from(u16::from_be_bytes([rest[16], rest[17]]));
+    if id_len == 0 || id_len > MAX_CREDENTIAL_ID || rest.len() < 18 + id_len {
+        return Err(WebauthnError::AuthenticatorData("bad credential id length"));
+    }
+    let credential_id = rest[18..18 + id_len].to_vec();
+    let mut key_bytes = &rest[18 + id_len..];
+    let key: Cbor = ciborium::from_reader(&mut key_bytes)
+        .map_err(|_| WebauthnError::AuthenticatorData("the public key is not CBOR"))?;
+    let public_key = es256_key(&key)?;
+    Ok(NewCredential {
+        credential_id,
+        public_key,
+        sign_count,
+        challenge,
+    })
+}
+
+/// The SEC1 point of a COSE EC2 key on P-256 for ES256; any other key is refused.
+fn es256_key(key: &Cbor) -> Result<Vec<u8>, WebauthnError> {
+    let Cbor::Map(entries) = key else {
+        return Err(WebauthnError::UnsupportedKey);
+    };
+    let get = |label: i64| {
+        entries
+            .iter()
+            .find(|(k, _)| k.as_integer().and_then(|i| i64::try_from(i).ok()) == Some(label))
+            .map(|(_, v)| v)
+    };
+    let int = |label| {
+        get(label)
+            .and_then(Cbor::as_integer)
+            .and_then(|i| i64::try_from(i).ok())
+    };
+    // kty 2 (EC2), alg -7 (ES256), crv 1 (P-256).
+    if int(1) != Some(2) || int(3) != Some(ES256) || int(-1) != Some(1) {
+        return Err(WebauthnError::UnsupportedKey);
+    }
+    let coord = |label| {
+        get(label)
+            .and_then(Cbor::as_bytes)
+            .filter(|b| b.len() == 32)
+    };
+    let (Some(x), Some(y)) = (coord(-2), coord(-3)) else {
+        return Err(WebauthnError::UnsupportedKey);
+    };
+    let mut point = Vec::with_capacity(65);
+    point.push(0x04);
+    point.extend_from_slice(x);
+    point.extend_from_slice(y);
+    VerifyingKey::from_sec1_bytes(&point).map_err(|_| WebauthnError::UnsupportedKey)?;
+    Ok(point)
+}
+
+/// The parts of an assertion, decoded.
+#[derive(Debug, Clone)]
+pub struct Assertion {
+    pub credential_id: Vec<u8>,
+    pub client_data_json: Vec<u8>,
+    pub authenticator_data: Vec<u8>,
+    pub signature: Vec<u8>,
+}
+
+impl Assertion {
+    pub fn decode(input: &AssertionInput) -> Result<Assertion, WebauthnError> {
+        Ok(Assertion {
+            credential_id: unb64(&input.id, "passkey.id")?,
+            client_data_json: unb64(&input.client_data_json, "passkey.client_data_json")?,
+            authenticator_data: unb64(&input.authenticator_data, "passkey.authenticator_data")?,
+            signature: unb64(&input.signature, "passkey.signature")?,
+        })
+    }
+}
+
+/// Checks an assertion (`navigator.credentials.get`) made with the stored passkey
+/// `public_key` (SEC1), whose counter stood at `stored_count`.
+pub fn verify_assertion(
+    a: &Assertion,
+    public_key: &[u8],
+    stored_count: u32,
+    expected: &Expected,
+) -> Result<Verified, WebauthnError> {
+    let challenge = check_client_data(&a.client_data_json, expected)?;
+    let (_, sign_count) = check_auth_data(&a.authenticator_data, expected)?;
+    let key =
+        VerifyingKey::from_sec1_bytes(public_key).map_err(|_| WebauthnError::UnsupportedKey)?;
+    let signature = Signature::from_der(&a.signature).map_err(|_| WebauthnError::BadSignature)?;
+    let mut signed = a.authenticator_data.clone();
+    signed.extend_from_slice(&Sha256::digest(&a.client_data_json));
+    key.verify(&signed, &signature)
+        .map_err(|_| WebauthnError::BadSignature)?;
+    // Authenticators without a counter send 0 every time; one that counts must go up.
+    if (sign_count != 0 || stored_count != 0) && sign_count <= stored_count {
+        return Err(WebauthnError::CounterWentBack {
+            got: sign_count,
+            stored: stored_count,
+        });
+    }
+    Ok(Verified {
+        sign_count,
+        challenge,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use p256::ecdsa::signature::Signer;
+    use p256::ecdsa::{DerSignature, SigningKey};
+    use serde_json::json;
+
+    const ORIGIN: &str = "https://ask.example.com";
+    const RP: &str = "ask.example.com";
+    const KEY: &[u8] = b"challenge key";
+
+    /// A software authenticator: a fixed P-256 key, a counter, the flags it sets.
+    struct Authenticator {
+        key: SigningKey,
+        id: Vec<u8>,
+        count: u32,
+        flags: u8,
+    }
+
+    impl Authenticator {
+        fn new() -> Self {
+            Authenticator {
+                key: SigningKey::from_slice(&[7u8; 32]).unwrap(),
+                id: vec![1, 2, 3, 4],
+                count: 0,
+                flags: FLAG_UP | FLAG_UV,
+            }
+        }
+
+        fn public(&self) -> Vec<u8> {
+            self.key
+                .verifying_key()
+                .to_encoded_point(false)
+                .as_bytes()
+                .to_vec()
+        }
+
+        fn client_data(kind: &str, challenge: &[u8], origin: &str) -> Vec<u8> {
+            json!({"type": kind, "challenge": b64(challenge), "origin": origin, "crossOrigin": false})
+                .to_string()
+                .into_bytes()
+        }
+
+        fn auth_data(&self, rp: &str, flags: u8) -> Vec<u8> {
+            let mut a = Sha256::digest(rp.as_bytes()).to_vec();
+            a.push(flags);
+            a.extend_from_slice(&self.count.to_be_bytes());
+            a
+        }
+
+        fn register(&self, challenge: &[u8]) -> (Vec<u8>, Vec<u8>) {
+            let mut auth = self.auth_data(RP, self.flags | FLAG_AT);
+            auth.extend_from_slice(&[0u8; 16]);
+            auth.extend_from_slice(&(self.id.len() as u16).to_be_bytes());
+            auth.extend_from_slice(&self.id);
+            let point = self.key.verifying_key().to_encoded_point(false);
+            let cose = Cbor::Map(vec![
+                (Cbor::from(1), Cbor::from(2)),
+                (Cbor::from(3), Cbor::from(-7)),
+                (Cbor::from(-1), Cbor::from(1)),
+                (Cbor::from(-2), Cbor::Bytes(point.x().unwrap().to_vec())),
+                (Cbor::from(-3), Cbor::Bytes(point.y().unwrap().to_vec())),
+            ]);
+            ciborium::into_writer(&cose, &mut auth).unwrap();
+            let att = Cbor::Map(vec![
+                (Cbor::from("fmt"), Cbor::from("none")),
+                (Cbor::from("attStmt"), Cbor::Map(vec![])),
+                (Cbor::from("authData"), Cbor::Bytes(auth)),
+            ]);
+            let mut att_bytes = Vec::new();
+            ciborium::into_writer(&att, &mut att_bytes).unwrap();
+            (
+                Self::client_data("webauthn.create", challenge, ORIGIN),
+                att_bytes,
+            )
+        }
+
+        fn sign(&mut self, challenge: &[u8], origin: &str, rp: &str) -> Assertion {
+            self.count += 1;
+            let client_data_json = Self::client_data("webauthn.get", challenge, origin);
+            let authenticator_data = self.auth_data(rp, self.flags);
+            let mut signed = authenticator_data.clone();
+            signed.extend_from_slice(&Sha256::digest(&client_data_json));
+            let sig: DerSignature = self.key.sign(&signed);
+            Assertion {
+                credential_id: self.id.clone(),
+                client_data_json,
+                authenticator_data,
+                signature: sig.as_bytes().to_vec(),
+            }
+        }
+    }
+
+    fn expected(ceremony: Ceremony, subject: Uuid) -> Expected<'static> {
+        Expected {
+            origin: ORIGIN,
+            rp_id: RP,
+            ceremony,
+            subject,
+            key: KEY,
+            now: 1_800_000_000,
+        }
+    }
+
+    fn challenge(e: &Expected) -> Vec<u8> {
+        issue_challenge(e.key, e.ceremony, e.subject, e.now, [9u8; NONCE_LEN])
+    }
+
+    #[test]
+    fn a_registration_gives_the_key_and_an_assertion_verifies_with_it() {
+        let inbox = Uuid::now_v7();
+        let reg = expected(Ceremony::Register, inbox);
+        let mut auth = Authenticator::new();
+        let (cd, att) = auth.register(&challenge(&reg));
+        let cred = verify_registration(&cd, &att, &reg).unwrap();
+        assert_eq!(cred.credential_id, auth.id);
+        assert_eq!(cred.public_key, auth.public());
+
+        let step = expected(Ceremony::StepUp, Uuid::now_v7());
+        let a = auth.sign(&challenge(&step), ORIGIN, RP);
+        let v = verify_assertion(&a, &cred.public_key, cred.sign_count, &step).unwrap();
+        assert_eq!(v.sign_count, 1);
+    }
+
+    #[test]
+    fn a_bad_signature_is_refused() {
+        let e = expected(Ceremony::StepUp, Uuid::now_v7());
+        let mut auth = Authenticator::new();
+        let mut a = auth.sign(&challenge(&e), ORIGIN, RP);
+        // Signed by another key.
+        let other = SigningKey::from_slice(&[8u8; 32]).unwrap();
+        let other_pub = other.verifying_key().to_encoded_point(false);
+        assert_eq!(
+            verify_assertion(&a, other_pub.as_bytes(), 0, &e),
+            Err(WebauthnError::BadSignature)
+        );
+        // Or changed after signing.
+        a.authenticator_data[36] ^= 0x10;
+        assert_eq!(
+            verify_assertion(&a, &auth.public(), 0, &e),
+            Err(WebauthnError::BadSignature)
+        );
+        a.signature = vec![0x30, 0x00];
+        assert_eq!(
+            verify_assertion(&a, &auth.public(), 0, &e),
+            Err(WebauthnError::BadSignature)
+        );
+    }
+
+    #[test]
+    fn another_origin_or_rp_id_is_refused() {
+        let e = expected(Ceremony::StepUp, Uuid::now_v7());
+        let mut auth = Authenticator::new();
+        let a = auth.sign(&challenge(&e), "https://evil.example", RP);
+        assert!(matches!(
+            verify_assertion(&a, &auth.public(), 0, &e),
+            Err(WebauthnError::WrongOrigin { .. })
+        ));
+        let a = auth.sign(&challenge(&e), ORIGIN, "evil.example");
+        assert_eq!(
+            verify_assertion(&a, &auth.public(), 0, &e),
+            Err(WebauthnError::WrongRpId(RP.into()))
+        );
+    }
+
+    #[test]
+    fn a_challenge_counts_only_for_its_ceremony_subject_and_time() {
+        let decision = Uuid::now_v7();
+        let e = expected(Ceremony::StepUp, decision);
+        let mut auth = Authenticator::new();
+        let public = auth.public();
+        // Made for another decision.
+        let other = expected(Ceremony::StepUp, Uuid::now_v7());
+        let a = auth.sign(&challenge(&other), ORIGIN, RP);
+        assert_eq!(
+            verify_assertion(&a, &public, 0, &e),
+            Err(WebauthnError::WrongChallenge)
+        );
+        // Made for adding a passkey.
+        let reg = expected(Ceremony::Register, decision);
+        let a = auth.sign(&challenge(&reg), ORIGIN, RP);
+        assert_eq!(
+            verify_assertion(&a, &public, 0, &e),
+            Err(WebauthnError::WrongChallenge)
+        );
+        // Too old.
+        let late = Expected {
+            now: e.now + CHALLENGE_LIFETIME_S + 1,
+            ..e
+        };
+        let a = auth.sign(&challenge(&e), ORIGIN, RP);
+        assert_eq!(
+            verify_assertion(&a, &public, 0, &late),
+            Err(WebauthnError::ExpiredChallenge)
+        );
+        assert_eq!(
+            challenge_expiry(&challenge(&e)),
+            e.now + CHALLENGE_LIFETIME_S
+        );
+    }
+
+    #[test]
+    fn a_replayed_assertion_is_refused_by_its_counter() {
+        let e = expected(Ceremony::StepUp, Uuid::now_v7());
+        let mut auth = Authenticator::new();
+        let a = auth.sign(&challenge(&e), ORIGIN, RP);
+        let v = verify_assertion(&a, &auth.public(), 0, &e).unwrap();
+        // The same assertion again: its counter is no longer above the stored one. (The
+        // service also refuses its challenge, spent the first time.)
+        assert_eq!(
+            verify_assertion(&a, &auth.public(), v.sign_count, &e),
+            Err(WebauthnError::CounterWentBack { got: 1, stored: 1 })
+        );
+    }
+
+    #[test]
+    fn a_person_not_verified_or_not_present_is_refused() {
+        let e = expected(Ceremony::StepUp, Uuid::now_v7());
+        let mut auth = Authenticator::new();
+        auth.flags = FLAG_UP;
+        let a = auth.sign(&challenge(&e), ORIGIN, RP);
+        assert_eq!(
+            verify_assertion(&a, &auth.public(), 0, &e),
+            Err(WebauthnError::NoUserVerification)
+        );
+        auth.flags = FLAG_UV;
+        let a = auth.sign(&challenge(&e), ORIGIN, RP);
+        assert_eq!(
+            verify_assertion(&a, &auth.public(), 0, &e),
+            Err(WebauthnError::NoUserPresence)
+        );
+    }
+
+    #[test]
+    fn a_registration_of_the_wrong_type_or_key_is_refused() {
+        let reg = expected(Ceremony::Register, Uuid::now_v7());
+        let auth = Authenticator::new();
+        let (_, att) = auth.register(&challenge(&reg));
+        let cd = Authenticator::client_data("webauthn.get", &challenge(&reg), ORIGIN);
+        assert!(matches!(
+            verify_registration(&cd, &att, &reg),
+            Err(WebauthnError::WrongType { .. })
+        ));
+        let (cd, _) = auth.register(&challenge(&reg));
+        assert_eq!(
+            verify_registration(&cd, b"\xa0", &reg),
+            Err(WebauthnError::Attestation("no authData"))
+        );
+        assert_eq!(
+            verify_registration(&cd, b"junk", &reg),
+            Err(WebauthnError::Attestation("not CBOR"))
+        );
+        assert!(matches!(
+            verify_registration(b"{", &att, &reg),
+            Err(WebauthnError::ClientData(_))
+        ));
+    }
+}

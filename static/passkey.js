@@ -1,0 +1,165 @@
+// Passkeys (WebAuthn), the two places they are used:
+// - the feed: "Add a passkey on this device" asks the server for creation options (the
+//   button's data-url + "/new"), creates the passkey and posts it to data-url;
+// - a tool approval whose rule wants a passkey: an Allow first fetches options (the form's
+//   data-passkey-url: a challenge bound to this decision), asks the passkey, and posts the
+//   assertion with the answer. Deny posts as it is.
+// Without JavaScript or passkeys, the feed offers nothing and an Allow is refused with a
+// message saying the passkey is needed; Deny still works.
+"use strict";
+
+(function () {
+  function bytes(b64url) {
+    var b64 = String(b64url).replace(/-/g, "+").replace(/_/g, "/");
+    b64 += "===".slice((b64.length + 3) % 4);
+    var raw = atob(b64);
+    var out = new Uint8Array(raw.length);
+    for (var i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
+    return out;
+  }
+
+  function b64url(buffer) {
+    var a = new Uint8Array(buffer);
+    var s = "";
+    for (var i = 0; i < a.length; i++) s += String.fromCharCode(a[i]);
+    return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+
+  function credentials(list) {
+    return (list || []).map(function (c) {
+      return { type: "public-key", id: bytes(c.id) };
+    });
+  }
+
+  // The server's JSON, or an error carrying its message (the first detail names the problem).
+  function json(resp) {
+    return resp.json().catch(function () { return {}; }).then(function (body) {
+      if (resp.ok) return body;
+      var e = body && body.error;
+      var detail = e && e.details && e.details[0] && e.details[0].message;
+      throw new Error(detail || (e && e.message) || "the server answered " + resp.status);
+    });
+  }
+
+  function reason(e) {
+    if (e && e.name === "NotAllowedError") return "the passkey was not used (cancelled or timed out)";
+    return e && e.message ? e.message : String(e);
+  }
+
+  var supported = !!(window.PublicKeyCredential && navigator.credentials);
+
+  // The feed: add a passkey on this device.
+  var section = document.getElementById("passkey");
+  var add = document.getElementById("passkey-add");
+  var addStatus = document.getElementById("passkey-add-status");
+  if (section && add && addStatus && supported) {
+    var url = add.getAttribute("data-url");
+    add.addEventListener("click", function () {
+      add.disabled = true;
+      addStatus.textContent = "Use this device's screen lock to make the passkey…";
+      fetch(url + "/new", { credentials: "same-origin" })
+        .then(json)
+        .then(function (o) {
+          return navigator.credentials.create({
+            publicKey: {
+              challenge: bytes(o.challenge),
+              rp: o.rp,
+              user: { id: bytes(o.user.id), name: o.user.name, displayName: o.user.displayName },
+              pubKeyCredParams: o.pubKeyCredParams,
+              timeout: o.timeout,
+              attestation: o.attestation,
+              authenticatorSelection: o.authenticatorSelection,
+              excludeCredentials: credentials(o.excludeCredentials),
+            },
+          });
+        })
+        .then(function (cred) {
+          return fetch(url, {
+            method: "POST",
+            credentials: "same-origin",
+            headers: { "Content-Type": "application/json" },
+            body: JSON.stringify({
+              client_data_json: b64url(cred.response.clientDataJSON),
+              attestation_object: b64url(cred.response.attestationObject),
+            }),
+          }).then(json);
+        })
+        .then(function () {
+          addStatus.textContent = "A passkey was added on this device: approvals that need it are allowed with it.";
+        })
+        .catch(function (e) {
+          addStatus.textContent = "No passkey was added: " + reason(e);
+        })
+        .then(function () {
+          add.disabled = false;
+        });
+    });
+    section.hidden = false;
+  }
+
+  // An approval that needs the passkey for its Allow.
+  var form = document.getElementById("answer");
+  var status = document.getElementById("passkey-status");
+  if (!form || !status || !form.getAttribute("data-passkey-url")) return;
+  var optionsUrl = form.getAttribute("data-passkey-url");
+  var added = [];
+  var busy = false;
+
+  function put(name, value) {
+    var input = document.createElement("input");
+    input.type = "hidden";
+    input.name = name;
+    input.value = value;
+    form.appendChild(input);
+    added.push(input);
+  }
+
+  form.addEventListener("submit", function (event) {
+    var button = event.submitter;
+    var value = button && button.name === "value" ? button.value : "";
+    if (value.indexOf("Allow") !== 0) return;
+    event.preventDefault();
+    if (busy) return;
+    if (!supported) {
+      status.textContent = "This browser cannot use passkeys, and this Allow needs one. Deny works without it.";
+      return;
+    }
+    busy = true;
+    status.textContent = "Use your passkey to allow…";
+    fetch(optionsUrl, { credentials: "same-origin" })
+      .then(json)
+      .then(function (o) {
+        return navigator.credentials.get({
+          publicKey: {
+            challenge: bytes(o.challenge),
+            rpId: o.rpId,
+            timeout: o.timeout,
+            userVerification: o.userVerification,
+            allowCredentials: credentials(o.allowCredentials),
+          },
+        });
+      })
+      .then(function (cred) {
+        status.textContent = "Sending…";
+        put("value", value);
+        put("passkey_id", b64url(cred.rawId));
+        put("passkey_client_data", b64url(cred.response.clientDataJSON));
+        put("passkey_authenticator_data", b64url(cred.response.authenticatorData));
+        put("passkey_signature", b64url(cred.response.signature));
+        // submit() sends the form without firing this handler again (and without the
+        // button, whose value is in the hidden input).
+        form.submit();
+      })
+      .catch(function (e) {
+        status.textContent = "Not allowed: " + reason(e);
+        busy = false;
+      });
+  });
+
+  // Back to a page kept in memory: nothing of the last try is sent again.
+  window.addEventListener("pageshow", function () {
+    for (var i = 0; i < added.length; i++) added[i].remove();
+    added = [];
+    busy = false;
+  });
+})();
