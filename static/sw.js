@@ -4,7 +4,9 @@
 //
 // Push payloads (JSON):
 //   {"type": "show", "tag": "<decision id>", "title": "…", "body": "<question>", "url": "<answer page>",
-//    "answers": ["Allow", "Deny"]}   (answers: a tool approval's buttons, posted to the page)
+//    "answers": ["Allow", "Deny"],   (answers: a tool approval's buttons, posted to the page)
+//    "opens": ["Allow"]}   (opens: buttons that open the page to confirm there, as an Allow
+//                           that needs the person's passkey)
 //   {"type": "close", "tag": "<decision id>"}
 "use strict";
 
@@ -40,16 +42,17 @@ function handlePush(data) {
     return Promise.resolve();
   }
   var answers = Array.isArray(data.answers) ? data.answers.map(String) : [];
+  var opens = Array.isArray(data.opens) ? data.opens.map(String) : [];
   return self.registration.showNotification(String(data.title || "sayso"), {
     body: String(data.body || ""),
     tag: data.tag ? String(data.tag) : undefined,
     // A reminder replaces the first notification and should be noticed again.
     renotify: Boolean(data.tag),
     icon: "/static/icon.svg",
-    actions: answers.map(function (a) {
+    actions: opens.concat(answers).map(function (a) {
       return { action: a, title: a };
     }),
-    data: { url: sameOriginUrl(data.url), answers: answers },
+    data: { url: sameOriginUrl(data.url), answers: answers, opens: opens },
   });
 }
 
@@ -60,7 +63,8 @@ function answerFromNotification(url, answer) {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ value: answer }),
-    credentials: "omit",
+    // The bound device's cookie goes along, so the answer records which device it was.
+    credentials: "same-origin",
   }).then(function (resp) {
     if (!resp.ok && resp.status !== 409) {
       throw new Error("answer refused: " + resp.status);
@@ -86,6 +90,10 @@ self.addEventListener("notificationclick", function (event) {
   var url = data.url || self.location.origin + "/";
   if (event.action && (data.answers || []).indexOf(event.action) >= 0) {
     event.waitUntil(answerFromNotification(url, event.action));
+    return;
+  }
+  if (event.action && (data.opens || []).indexOf(event.action) >= 0) {
+    event.waitUntil(self.clients.openWindow(url + "?confirm=" + encodeURIComponent(event.action)));
     return;
   }
   event.waitUntil(

@@ -74,6 +74,7 @@ pub fn validate_answer(spec: &DecisionSpec, input: &AnswerInput) -> Result<Resol
         custom: custom || edited.is_some(),
         remark,
         detail,
+        by: None,
     })
 }
 

@@ -213,6 +213,7 @@ mod tests {
             expires_at: datetime!(2025-03-01 11:00:00.5 +01:00),
             resolved_at: None,
             has_image: false,
+            answered_by: None,
         }
     }
 

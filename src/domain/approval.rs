@@ -39,6 +39,46 @@ pub struct ApprovalSpec {
     /// `updatedInput`): the page lets the person change the command before allowing.
     #[serde(default)]
     pub editable: bool,
+    /// What an Allow needs besides the tap: `passkey` (a policy rule's `step_up`) counts an
+    /// Allow only with an assertion of one of the inbox's passkeys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_up: Option<StepUp>,
+}
+
+/// A second factor an approval's Allow needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StepUp {
+    /// A passkey (WebAuthn) of the inbox, with the person verified on the device.
+    Passkey,
+}
+
+impl StepUp {
+    pub const NAMES: &[&str] = &["passkey"];
+
+    pub fn parse(s: &str) -> Option<StepUp> {
+        match s {
+            "passkey" => Some(StepUp::Passkey),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepUp::Passkey => "passkey",
+        }
+    }
+}
+
+/// Whether `spec` is an approval whose Allow needs a step-up (a passkey): no notification
+/// may then answer Allow in one tap.
+pub fn needs_step_up(spec: &super::DecisionSpec) -> bool {
+    spec.approval.as_ref().is_some_and(|a| a.step_up.is_some())
+}
+
+/// Whether an outcome is one of the allowing answers.
+pub fn allows(outcome: Option<&Value>) -> bool {
+    matches!(outcome.and_then(Value::as_str), Some(ALLOW | ALLOW_SESSION))
 }
 
 const FIELDS: &[&str] = &[
@@ -49,6 +89,7 @@ const FIELDS: &[&str] = &[
     "session_id",
     "answer_by",
     "editable",
+    "step_up",
 ];
 
 /// Reads the `approval` object of a create request.
@@ -126,8 +167,25 @@ pub fn parse_approval(
     let editable = read::get(obj, "editable")
         .and_then(|v| read::boolean(v, "approval.editable", issues))
         .unwrap_or(false);
+    let step_up = read::get(obj, "step_up")
+        .and_then(|v| read::string(v, "approval.step_up", issues))
+        .and_then(|s| {
+            let parsed = StepUp::parse(s);
+            if parsed.is_none() {
+                issues.push(
+                    "approval.step_up",
+                    format!(
+                        "must be one of {} (got {})",
+                        StepUp::NAMES.join(", "),
+                        quote_short(s)
+                    ),
+                );
+            }
+            parsed
+        });
     Some(ApprovalSpec {
         editable,
+        step_up,
         harness: harness?,
         tool_name: tool_name?,
         tool_input: tool_input?,
@@ -198,7 +256,7 @@ pub fn edited_command(
     command: Option<&str>,
     issues: &mut Issues,
 ) -> Option<String> {
-    let allowed = matches!(outcome.and_then(Value::as_str), Some(ALLOW | ALLOW_SESSION));
+    let allowed = allows(outcome);
     let command = command.map(str::trim).filter(|c| !c.is_empty())?;
     let input = Value::Object(approval.tool_input.clone());
     let original = match action_of(&approval.tool_name, &input) {
@@ -384,6 +442,35 @@ mod tests {
                 "approval.tool_input",
                 "approval.answer_by"
             ]
+        );
+    }
+
+    #[test]
+    fn a_step_up_is_read_and_an_unknown_one_named() {
+        let mut issues = Issues::new();
+        let mut warnings = vec![];
+        let base = json!({"harness": "claude", "tool_name": "Bash", "step_up": "passkey"});
+        let a = parse_approval(&base, &mut issues, &mut warnings).unwrap();
+        assert_eq!(a.step_up, Some(StepUp::Passkey));
+        let a = parse_approval(
+            &json!({"harness": "c", "tool_name": "B"}),
+            &mut issues,
+            &mut warnings,
+        );
+        assert_eq!(a.unwrap().step_up, None);
+        assert!(issues.is_empty());
+        parse_approval(
+            &json!({"harness": "c", "tool_name": "B", "step_up": "sms"}),
+            &mut issues,
+            &mut warnings,
+        );
+        let all = issues.into_vec();
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].path, "approval.step_up");
+        assert!(
+            all[0].message.contains("passkey") && all[0].message.contains("sms"),
+            "{}",
+            all[0].message
         );
     }
 }

@@ -6,6 +6,7 @@ use serde_json::Value;
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
+use super::answered_by::{AnswerChannel, AnsweredBy};
 use super::kind::{EventKind, Kind, OutcomeSource, Status};
 use super::outbox::{Channel, MessageStatus};
 use super::spec::{DecisionSpec, Image};
@@ -40,6 +41,9 @@ pub struct Decision {
     /// When it left `pending`; `answered_at` in the API.
     pub resolved_at: Option<OffsetDateTime>,
     pub has_image: bool,
+    /// Which way it was answered, declined or cancelled (and on which bound device); `None`
+    /// while pending, once expired, and for answers recorded before sayso kept this.
+    pub answered_by: Option<AnsweredBy>,
 }
 
 impl Decision {
@@ -66,6 +70,8 @@ pub struct Resolution {
     pub remark: Option<String>,
     /// Extra facts for the event log (a cancel's reason, the action taken).
     pub detail: Value,
+    /// Which way it came; the service sets it (validation does not know).
+    pub by: Option<AnsweredBy>,
 }
 
 impl Resolution {
@@ -78,6 +84,7 @@ impl Resolution {
             custom: false,
             remark: None,
             detail: serde_json::json!({ "reason": reason }),
+            by: Some(AnsweredBy::new(AnswerChannel::Api, None)),
         }
     }
 
@@ -107,6 +114,10 @@ pub struct AnswerInput {
     /// before allowing (ignored with Deny, and when unchanged).
     #[serde(default)]
     pub command: Option<String>,
+    /// A tool approval whose rule wants a passkey: the assertion its Allow needs
+    /// (`navigator.credentials.get` with the page's challenge), each part base64url.
+    #[serde(default)]
+    pub passkey: Option<super::webauthn::AssertionInput>,
 }
 
 /// The action of an answer request.

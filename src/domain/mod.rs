@@ -4,6 +4,7 @@
 pub mod address;
 pub mod answer;
 pub mod answer_text;
+pub mod answered_by;
 pub mod approval;
 pub mod decision;
 mod form_answer;
@@ -19,8 +20,10 @@ pub mod questions;
 mod read;
 pub mod spec;
 pub mod subscription;
+pub mod webauthn;
 mod words;
 
+pub use answered_by::{AnswerChannel, AnsweredBy, PersonChannel};
 pub use decision::{
     AnswerAction, AnswerInput, Decision, DecisionEvent, NewDecision, NotificationState, Resolution,
 };

@@ -16,7 +16,8 @@ use super::reply::Verdict;
 use crate::client::args::NotifyArg;
 use crate::client::http::Api;
 use crate::client::wait::wait_for_decision;
-use crate::domain::approval::{ALLOW, ALLOW_SESSION, DENY};
+use crate::domain::AnswerChannel;
+use crate::domain::approval::{ALLOW, ALLOW_SESSION, DENY, StepUp};
 use crate::render::approval::{self, project_of};
 
 /// How long the create keeps retrying a server that cannot be reached (within the deadline):
@@ -31,6 +32,10 @@ const WAIT_GRACE: Duration = Duration::from_secs(2);
 /// this session" (the API's largest page).
 const SESSION_LOOKBACK: u32 = 200;
 
+/// What a reason says of a question still open: where the person answers it, never a link
+/// (a reason reaches the model, and an answer link in its hands would let it answer).
+const STILL_OPEN: &str = "still open in the person's sayso feed";
+
 /// Why the person's answer could not be had.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NoAnswer {
@@ -44,12 +49,16 @@ pub async fn ask_person(
     call: &ToolCall,
     wait: Duration,
     notify: Option<NotifyArg>,
+    step_up: Option<StepUp>,
 ) -> Result<Verdict, NoAnswer> {
     let deadline = Instant::now() + wait;
     // Guards on each step: nothing below may outlive the deadline, whatever a server does.
-    let asked = tokio::time::timeout_at(deadline, put_question(api, call, deadline, wait, notify));
-    let (id, web_url, expires_at) = match asked.await {
-        Ok(Ok(Asked::Handle(id, web_url, expires_at))) => (id, web_url, expires_at),
+    let asked = tokio::time::timeout_at(
+        deadline,
+        put_question(api, call, deadline, wait, notify, step_up),
+    );
+    let (id, expires_at) = match asked.await {
+        Ok(Ok(Asked::Handle(id, expires_at))) => (id, expires_at),
         Ok(Ok(Asked::AllowedForSession)) => {
             return Ok(Verdict::allow(format!(
                 "The person allowed {} for this session on sayso.",
@@ -64,7 +73,7 @@ pub async fn ask_person(
         }
     };
     let no_answer = || NoAnswer {
-        reason: format!("no answer in {}; still open at {web_url}", words(wait)),
+        reason: format!("no answer in {}; {STILL_OPEN}", words(wait)),
     };
     let remaining = deadline.saturating_duration_since(Instant::now());
     // The await returns the decision still pending at the deadline; the guard, a moment
@@ -75,7 +84,7 @@ pub async fn ask_person(
     );
     match waited.await {
         Ok(Ok(d)) => {
-            let mut verdict = verdict_of(&d, call, wait, &web_url)?;
+            let mut verdict = verdict_of(&d, call, wait)?;
             if let Verdict::Allow { updated_input, .. } = &mut verdict
                 && call.as_ref().editable
                 && call.command().is_some()
@@ -92,9 +101,8 @@ pub async fn ask_person(
                     Ok(Ok(None)) => {}
                     _ => {
                         return Err(NoAnswer {
-                            reason: format!(
-                                "the person edited the command, but it could not be read ({web_url})"
-                            ),
+                            reason: "the person edited the command, but it could not be read"
+                                .to_string(),
                         });
                     }
                 }
@@ -102,15 +110,15 @@ pub async fn ask_person(
             Ok(verdict)
         }
         Ok(Err(e)) => Err(NoAnswer {
-            reason: format!("{}; still open at {web_url}", first_line(&e)),
+            reason: format!("{}; {STILL_OPEN}", first_line(&e)),
         }),
         Err(_) => Err(no_answer()),
     }
 }
 
-/// What asking gave: the decision's id, link and expiry, or an earlier "for this session".
+/// What asking gave: the decision's id and expiry, or an earlier "for this session".
 enum Asked {
-    Handle(String, String, Option<OffsetDateTime>),
+    Handle(String, Option<OffsetDateTime>),
     AllowedForSession,
 }
 
@@ -120,6 +128,7 @@ async fn put_question(
     deadline: Instant,
     wait: Duration,
     notify: Option<NotifyArg>,
+    step_up: Option<StepUp>,
 ) -> Result<Asked, NoAnswer> {
     let failed = |e: crate::client::http::Failure| NoAnswer {
         reason: first_line(&e),
@@ -137,6 +146,10 @@ async fn put_question(
     let mut body = create_body(call, &answer_by, wait);
     if let Some(n) = notify {
         body["notify"] = Value::from(n.as_str());
+    }
+    // The policy rule wants the person's passkey with their Allow; the server holds to it.
+    if let Some(s) = step_up {
+        body["approval"]["step_up"] = Value::from(s.as_str());
     }
     let key = match &call.tool_use_id {
         // Per event too: a harness with both PreToolUse and PermissionRequest hooks sends
@@ -160,11 +173,10 @@ async fn put_question(
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let web_url = handle["web_url"].as_str().unwrap_or_default().to_string();
     let expires_at = handle["expires_at"]
         .as_str()
         .and_then(|s| OffsetDateTime::parse(s, &Rfc3339).ok());
-    Ok(Asked::Handle(id, web_url, expires_at))
+    Ok(Asked::Handle(id, expires_at))
 }
 
 /// A request may take until just past the deadline: the guard around it ends it first,
@@ -185,7 +197,10 @@ pub fn create_body(call: &ToolCall, answer_by: &str, wait: Duration) -> Value {
 
 /// Whether the person answered "Allow for this session" to this tool earlier in this
 /// session: the server keeps those answers, and the hook looks for one among the project's
-/// latest answered decisions.
+/// latest answered decisions. Only an answer the server recorded as coming from the
+/// person's own side counts (`answered_by.channel`: the feed, a notification, the mail):
+/// an API key cannot answer a tool approval at all, and a look-alike question it answered
+/// through its link says `link`, so an agent cannot plant an allowance for itself.
 async fn session_allowed(
     api: &Api,
     call: &ToolCall,
@@ -212,7 +227,12 @@ async fn session_allowed(
     let items = page["items"].as_array().unwrap_or(&empty);
     Ok(items.iter().any(|d| {
         let hook = &d["metadata"]["hook"];
+        let by_person = d["answered_by"]["channel"]
+            .as_str()
+            .and_then(AnswerChannel::parse)
+            .is_some_and(AnswerChannel::is_person_side);
         d["outcome"] == ALLOW_SESSION
+            && by_person
             && hook["harness"] == call.harness.as_str()
             && hook["session_id"] == session
             && hook["tool_name"] == call.tool_name.as_str()
@@ -220,12 +240,7 @@ async fn session_allowed(
 }
 
 /// The verdict a resolved (or still pending) decision gives.
-fn verdict_of(
-    d: &Value,
-    call: &ToolCall,
-    wait: Duration,
-    web_url: &str,
-) -> Result<Verdict, NoAnswer> {
+fn verdict_of(d: &Value, call: &ToolCall, wait: Duration) -> Result<Verdict, NoAnswer> {
     let remark = d["remark"]
         .as_str()
         .map(str::trim)
@@ -248,10 +263,10 @@ fn verdict_of(
             None => "The person denied this on sayso.".to_string(),
         })),
         ("pending", _) => Err(NoAnswer {
-            reason: format!("no answer in {}; still open at {web_url}", words(wait)),
+            reason: format!("no answer in {}; {STILL_OPEN}", words(wait)),
         }),
         (other, _) => Err(NoAnswer {
-            reason: format!("the question was {other} without an answer ({web_url})"),
+            reason: format!("the question was {other} without an answer"),
         }),
     }
 }
@@ -326,18 +341,19 @@ mod tests {
         let c = bash();
         let w = Duration::from_secs(900);
         let d = json!({"status": "answered", "outcome": "Allow", "remark": null});
-        assert_eq!(verdict_of(&d, &c, w, "u").unwrap().word(), "allow");
+        assert_eq!(verdict_of(&d, &c, w).unwrap().word(), "allow");
         let d = json!({"status": "answered", "outcome": "Deny", "remark": "use make clean"});
         assert_eq!(
-            verdict_of(&d, &c, w, "u").unwrap(),
+            verdict_of(&d, &c, w).unwrap(),
             Verdict::deny("The person denied this on sayso: use make clean")
         );
-        let d = json!({"status": "pending"});
+        let d = json!({"status": "pending", "web_url": "http://x/d/1"});
         assert_eq!(
-            verdict_of(&d, &c, w, "http://x/d/1").unwrap_err().reason,
-            "no answer in 15 min; still open at http://x/d/1"
+            verdict_of(&d, &c, w).unwrap_err().reason,
+            "no answer in 15 min; still open in the person's sayso feed"
         );
-        let d = json!({"status": "expired", "outcome": null});
-        assert!(verdict_of(&d, &c, w, "u").is_err());
+        let d = json!({"status": "expired", "outcome": null, "web_url": "http://x/d/1"});
+        let reason = verdict_of(&d, &c, w).unwrap_err().reason;
+        assert!(!reason.contains("http"), "{reason}");
     }
 }

@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use super::call::{Harness, ToolCall};
 use super::glob::Glob;
+use crate::domain::approval::StepUp;
 
 /// What a rule (or the default) does with a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -67,6 +68,8 @@ struct RuleFile {
     host: Option<String>,
     decision: Rule,
     reason: Option<String>,
+    /// `passkey`: the person's Allow counts only with their passkey (an `ask` rule only).
+    step_up: Option<String>,
 }
 
 /// One rule, its patterns compiled.
@@ -79,6 +82,7 @@ struct PolicyRule {
     host: Option<Glob>,
     decision: Rule,
     reason: Option<String>,
+    step_up: Option<StepUp>,
     /// How the rule reads, for `--explain`.
     text: String,
 }
@@ -95,6 +99,8 @@ pub struct Policy {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ruling {
     pub decision: Rule,
+    /// What the person's Allow needs besides the tap (an `ask` rule's `step_up`).
+    pub step_up: Option<StepUp>,
     /// One line for `--explain` and the reason the harness shows.
     pub why: String,
 }
@@ -148,6 +154,7 @@ impl Policy {
                 }
                 return Ruling {
                     decision: rule.decision,
+                    step_up: rule.step_up,
                     why,
                 };
             }
@@ -156,6 +163,7 @@ impl Policy {
             let decision = self.read_only.unwrap_or(Rule::Allow);
             return Ruling {
                 decision,
+                step_up: None,
                 why: format!(
                     "{} only reads (read_only: {})",
                     call.tool_name,
@@ -165,6 +173,7 @@ impl Policy {
         }
         Ruling {
             decision: Rule::Ask,
+            step_up: None,
             why: "no rule matched: a person decides".into(),
         }
     }
@@ -207,6 +216,28 @@ fn compile(r: RuleFile) -> Result<PolicyRule, String> {
     note("path", &r.path);
     note("host", &r.host);
     text.push(format!("decision {}", word(r.decision)));
+    let step_up = match r.step_up.as_deref() {
+        None => None,
+        Some(s) if r.decision != Rule::Ask => {
+            return Err(format!(
+                "step_up {s:?} needs decision \"ask\": only a person's answer can need a passkey \
+                 (this rule's decision is {:?})",
+                word(r.decision)
+            ));
+        }
+        Some(s) => match StepUp::parse(s) {
+            Some(step) => {
+                text.push(format!("step_up {s:?}"));
+                Some(step)
+            }
+            None => {
+                return Err(format!(
+                    "step_up {s:?} is not one of {}",
+                    StepUp::NAMES.join(", ")
+                ));
+            }
+        },
+    };
     let harness = match &r.harness {
         None => None,
         Some(h) => {
@@ -232,6 +263,7 @@ fn compile(r: RuleFile) -> Result<PolicyRule, String> {
         host: r.host.as_deref().map(Glob::new),
         decision: r.decision,
         reason: r.reason,
+        step_up,
         text: text.join(", "),
     })
 }
@@ -384,5 +416,27 @@ mod tests {
         let e =
             Policy::parse(r#"{"rules": [{"harness": "vim", "decision": "allow"}]}"#).unwrap_err();
         assert!(e.contains("rules[0]") && e.contains("vim"), "{e}");
+    }
+
+    #[test]
+    fn an_ask_rule_can_need_a_passkey_and_no_other_rule_can() {
+        let p = Policy::parse(
+            r#"{"rules": [{"command": "git push*", "decision": "ask", "step_up": "passkey"}]}"#,
+        )
+        .unwrap();
+        let r = p.decide(&bash("git push origin main"));
+        assert_eq!((r.decision, r.step_up), (Rule::Ask, Some(StepUp::Passkey)));
+        assert!(r.why.contains("step_up \"passkey\""), "{}", r.why);
+        assert_eq!(p.decide(&bash("ls")).step_up, None);
+        let e = Policy::parse(
+            r#"{"rules": [{"command": "ls", "decision": "allow", "step_up": "passkey"}]}"#,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("rules[0]") && e.contains("needs decision \"ask\""),
+            "{e}"
+        );
+        let e = Policy::parse(r#"{"rules": [{"decision": "ask", "step_up": "sms"}]}"#).unwrap_err();
+        assert!(e.contains("\"sms\" is not one of passkey"), "{e}");
     }
 }

@@ -50,6 +50,7 @@ use crate::service::Service;
             Unauthorized,
             NotFound,
             AlreadyResolved,
+            AnswerElsewhere,
             Expired,
             PayloadTooLarge,
             ValidationFailed,
@@ -452,6 +453,9 @@ error_responses! {
         "not_found", "no such decision", [];
     AlreadyResolved: "The decision was already resolved: answered, declined, cancelled or expired.",
         "already_resolved", "the decision was already answered at 2026-05-04T17:02:11Z", [];
+    AnswerElsewhere: "The decision is a tool approval: its `web_url` only shows it, and only the \
+        person's feed and notifications answer it. Nothing was changed.",
+        "answer_elsewhere", "this is a tool approval: its web_url only shows it, and nothing was changed; the person answers it from their sayso feed or a notification", [];
     Expired: "The decision expired before this answer.",
         "expired", "the decision was already expired at 2026-05-04T17:58:40Z", [];
     PayloadTooLarge: "The body is larger than the limit (8 MiB for a create, 64 KiB otherwise).",

@@ -141,9 +141,10 @@ impl SaysoMcp {
                     } else {
                         format!("{wait_s} s")
                     };
+                    // No link: the reason reaches the model (the web_url only shows an
+                    // approval, but the person answers it in their feed).
                     deny(&format!(
-                        "sayso: no answer in {minutes}; still open at {}; denied",
-                        h.web_url
+                        "sayso: no answer in {minutes}; still open in the person's sayso feed; denied"
                     ))
                 }
                 (status, _) => deny(&format!(

@@ -46,7 +46,8 @@ pub struct Delivering<'a> {
     pub view: &'a DecisionView,
     pub inbox: &'a Inbox,
     pub channels: &'a InboxChannels,
-    /// The decision's answer link.
+    /// Where the person answers from this channel: a tool approval's approval link for the
+    /// channel (never shown to an API key), else the decision's answer link.
     pub web_url: &'a str,
     /// The service's public base URL, without a trailing slash.
     pub public_url: &'a str,

@@ -154,10 +154,14 @@ fn ask_message(decision: &Decision, web_url: &str, reminder: bool, gathered: u64
     // and a reason need the page).
     // (A gathered one has none: a tap there would answer only the newest of them.)
     if decision.spec.approval.is_some() && gathered == 0 {
-        msg["actions"] = json!([
-            answer_action(ALLOW, web_url, ALLOW),
-            answer_action(DENY, web_url, DENY),
-        ]);
+        // An Allow that needs the person's passkey is given on the page, which the button
+        // opens; Deny still answers from here.
+        let allow = if crate::domain::approval::needs_step_up(&decision.spec) {
+            json!({"action": "view", "label": ALLOW, "url": web_url, "clear": true})
+        } else {
+            answer_action(ALLOW, web_url, ALLOW)
+        };
+        msg["actions"] = json!([allow, answer_action(DENY, web_url, DENY)]);
     }
     msg
 }

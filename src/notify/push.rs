@@ -97,7 +97,13 @@ impl PushNotice {
                 // service worker posts the picked one to the answer link. A gathered one
                 // has none: a tap there would answer only the newest.
                 if decision.spec.approval.is_some() && gathered == 0 {
-                    payload["answers"] = json!([ALLOW, DENY]);
+                    // An Allow that needs the passkey opens the page (`opens`) instead.
+                    if crate::domain::approval::needs_step_up(&decision.spec) {
+                        payload["answers"] = json!([DENY]);
+                        payload["opens"] = json!([ALLOW]);
+                    } else {
+                        payload["answers"] = json!([ALLOW, DENY]);
+                    }
                 }
                 Ok(PushNotice {
                     payload,

@@ -256,7 +256,12 @@ impl Worker {
             .map_err(|e| e.to_string())?
             .ok_or("the inbox no longer exists")?;
         let view = outbox.view(decision).await.map_err(|e| e.to_string())?;
-        let web_url = outbox.web_url(decision);
+        // A tool approval's notification carries its approval link for that channel, which
+        // only the person's side ever holds; anything else its answer link.
+        let web_url = match m.route.channel().and_then(crate::domain::PersonChannel::of) {
+            Some(channel) => outbox.person_url(decision, channel),
+            None => outbox.web_url(decision),
+        };
         Ok(courier
             .deliver(&Delivering {
                 message: m,

@@ -33,6 +33,15 @@ impl Service {
             .inbox_by_id(inbox_id)
             .await?
             .ok_or(ServiceError::NotFound)?;
+        self.inbox_feed(inbox, project).await
+    }
+
+    /// The feed of an inbox already opened (by its link or a bound device).
+    pub async fn inbox_feed(
+        &self,
+        inbox: Inbox,
+        project: Option<&str>,
+    ) -> Result<Feed, ServiceError> {
         let project = project.map(str::to_string);
         let listed = self
             .store()

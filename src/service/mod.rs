@@ -3,6 +3,7 @@
 
 mod answers;
 mod decisions;
+mod devices;
 mod events;
 mod expiry;
 mod export;
@@ -10,6 +11,7 @@ mod feed;
 mod inboxes;
 mod notifications;
 mod outbox;
+mod passkeys;
 mod retention;
 mod subscriptions;
 pub mod tokens;
@@ -31,6 +33,7 @@ use crate::storage::{Store, StoreError};
 use crate::wake::Waiters;
 
 pub use decisions::{Created, ListPage, ListQuery};
+pub use devices::DEVICE_COOKIE;
 pub use events::ResolutionFeed;
 pub use export::ExportQuery;
 pub use feed::Feed;
@@ -68,6 +71,10 @@ pub enum ServiceError {
         /// Seconds until the next UTC midnight.
         retry_after: u64,
     },
+    /// An answer to a tool approval through its `web_url`, which only shows it: approvals
+    /// are answered from the person's feed or notifications, never with what an agent holds.
+    #[error("a tool approval is answered from the person's sayso feed or a notification")]
+    AnswerElsewhere,
     #[error("the database is unavailable")]
     Unavailable,
     #[error("internal error: {0}")]
@@ -257,6 +264,31 @@ impl Service {
             self.inner.settings.public_url,
             self.inner.tokens.answer_token(decision.id)
         )
+    }
+
+    /// The link that answers the tool approval `decision` through the person's `channel`.
+    /// Only the person's side ever carries it (the feed, a notification, the mail): no API
+    /// response does.
+    pub fn approve_url(
+        &self,
+        decision: &Decision,
+        channel: crate::domain::PersonChannel,
+    ) -> String {
+        format!(
+            "{}/a/{}",
+            self.inner.settings.public_url,
+            self.inner.tokens.approve_token(decision.id, channel)
+        )
+    }
+
+    /// Where the person answers `decision` from `channel`: a tool approval's own approval
+    /// link, any other decision's answer link.
+    pub fn person_url(&self, decision: &Decision, channel: crate::domain::PersonChannel) -> String {
+        if decision.spec.approval.is_some() {
+            self.approve_url(decision, channel)
+        } else {
+            self.web_url(decision)
+        }
     }
 
     /// Whether the database answers.

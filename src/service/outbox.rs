@@ -108,6 +108,11 @@ impl Outbox {
         self.svc.web_url(d)
     }
 
+    /// Where the person answers the decision from `channel` (`Service::person_url`).
+    pub fn person_url(&self, d: &Decision, channel: crate::domain::PersonChannel) -> String {
+        self.svc.person_url(d, channel)
+    }
+
     /// The service's public base URL, without a trailing slash.
     pub fn public_url(&self) -> &str {
         &self.svc.settings().public_url

@@ -20,6 +20,16 @@ impl Service {
             .tokens()
             .open_feed_token(feed_token)
             .ok_or(ServiceError::NotFound)?;
+        self.subscribe_inbox_to_push(inbox_id, subscription).await
+    }
+
+    /// Stores (or refreshes) a browser's push subscription for an inbox already opened (by
+    /// its feed link or a bound device).
+    pub async fn subscribe_inbox_to_push(
+        &self,
+        inbox_id: uuid::Uuid,
+        subscription: &Value,
+    ) -> Result<PushSubscription, ServiceError> {
         let sub = parse_subscription(subscription).map_err(ServiceError::Validation)?;
         if !self.settings().allow_private_webhooks
             && let Some(ip) = url::Url::parse(&sub.endpoint)

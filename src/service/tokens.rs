@@ -6,6 +6,12 @@
 //! nothing in the database can be replayed as a link. A token is checked by recomputing its
 //! MAC in constant time before any database work, so a wrong token and an absent one cost the
 //! same. API keys are random and kept only as SHA-256 hashes.
+//!
+//! A tool approval has two tokens: its answer token (`web_url`), which every API response
+//! shows and which only opens a read-only page, and its approval tokens, one per channel of
+//! the person (feed, Web Push, ntfy, mail), which answer it and which no API response ever
+//! shows: `id ‖ channel ‖ HMAC(server key, approve tag ‖ channel ‖ id)`. The channel inside
+//! says which way an answer came, and cannot be changed without the server key.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -14,16 +20,24 @@ use rand::TryRngCore;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
+use crate::domain::PersonChannel;
+
 type HmacSha256 = Hmac<Sha256>;
 
 /// Bytes of MAC kept in a token: 160 bits.
 const MAC_LEN: usize = 20;
+/// The MAC input's tag of an approval token (the channel byte follows it).
+const APPROVE_TAG: &[u8] = b"sayso approval answer v1";
+/// Bytes of an approval token: the decision id, the channel, the MAC.
+const APPROVE_LEN: usize = 16 + 1 + MAC_LEN;
 
 /// What a token opens; part of the MAC input so one kind of token never opens another.
 #[derive(Debug, Clone, Copy)]
 enum Purpose {
     Answer,
     Feed,
+    /// A feed-bound device's cookie.
+    Device,
 }
 
 impl Purpose {
@@ -31,6 +45,7 @@ impl Purpose {
         match self {
             Purpose::Answer => b"sayso answer link v1",
             Purpose::Feed => b"sayso feed link v1",
+            Purpose::Device => b"sayso bound device v1",
         }
     }
 }
@@ -75,6 +90,61 @@ impl Tokens {
     /// The inbox a feed token opens, if the token is genuine.
     pub fn open_feed_token(&self, token: &str) -> Option<Uuid> {
         self.open(Purpose::Feed, token)
+    }
+
+    /// The token that answers the tool approval `decision_id` through `channel`. Only the
+    /// person's side ever carries it: the feed, a notification, the mail.
+    pub fn approve_token(&self, decision_id: Uuid, channel: PersonChannel) -> String {
+        let tag = self
+            .approve_mac(channel.code(), decision_id)
+            .finalize()
+            .into_bytes();
+        let mut raw = Vec::with_capacity(APPROVE_LEN);
+        raw.extend_from_slice(decision_id.as_bytes());
+        raw.push(channel.code());
+        raw.extend_from_slice(&tag[..MAC_LEN]);
+        URL_SAFE_NO_PAD.encode(raw)
+    }
+
+    /// The decision and channel an approval token opens, if the token is genuine.
+    pub fn open_approve_token(&self, token: &str) -> Option<(Uuid, PersonChannel)> {
+        // Fixed work whatever the input, as in `open`.
+        let mut raw = [0u8; APPROVE_LEN];
+        let ok_len = token.len() == 50
+            && URL_SAFE_NO_PAD
+                .decode_slice(token.as_bytes(), &mut raw)
+                .map(|n| n == raw.len())
+                .unwrap_or(false);
+        let id = Uuid::from_slice(&raw[..16]).ok()?;
+        let code = raw[16];
+        let verified = self
+            .approve_mac(code, id)
+            .verify_truncated_left(&raw[17..])
+            .is_ok();
+        let channel = PersonChannel::from_code(code);
+        if ok_len && verified {
+            channel.map(|c| (id, c))
+        } else {
+            None
+        }
+    }
+
+    /// The cookie of a device bound to an inbox.
+    pub fn device_token(&self, device_id: Uuid) -> String {
+        self.token(Purpose::Device, device_id)
+    }
+
+    /// The device a device cookie names, if the cookie is genuine.
+    pub fn open_device_token(&self, token: &str) -> Option<Uuid> {
+        self.open(Purpose::Device, token)
+    }
+
+    fn approve_mac(&self, code: u8, id: Uuid) -> HmacSha256 {
+        let mut mac = HmacSha256::new_from_slice(&self.key).expect("HMAC takes any key length");
+        mac.update(APPROVE_TAG);
+        mac.update(&[code]);
+        mac.update(id.as_bytes());
+        mac
     }
 
     fn mac(&self, purpose: Purpose, id: Uuid) -> HmacSha256 {
@@ -197,6 +267,51 @@ mod tests {
         for junk in ["", "x", "%%%%", &"A".repeat(48), &"A".repeat(4000)] {
             assert_eq!(t.open_answer_token(junk), None);
         }
+    }
+
+    #[test]
+    fn an_approval_token_is_not_the_answer_token_and_names_its_channel() {
+        let t = tokens();
+        let id = Uuid::now_v7();
+        let mut seen = vec![t.answer_token(id)];
+        for c in PersonChannel::ALL {
+            let token = t.approve_token(id, c);
+            assert_eq!(token.len(), 50);
+            assert_eq!(t.open_approve_token(&token), Some((id, c)));
+            assert_eq!(t.open_answer_token(&token), None);
+            assert!(!seen.contains(&token));
+            seen.push(token);
+        }
+        assert_eq!(t.open_approve_token(&t.answer_token(id)), None);
+        assert_eq!(
+            tokens().open_approve_token(&t.approve_token(id, PersonChannel::Feed)),
+            None
+        );
+    }
+
+    #[test]
+    fn an_approval_tokens_channel_cannot_be_swapped() {
+        let t = tokens();
+        let id = Uuid::now_v7();
+        let mut raw = URL_SAFE_NO_PAD
+            .decode(t.approve_token(id, PersonChannel::Ntfy))
+            .unwrap();
+        raw[16] = PersonChannel::Feed.code();
+        assert_eq!(t.open_approve_token(&URL_SAFE_NO_PAD.encode(&raw)), None);
+        raw[16] = 0;
+        assert_eq!(t.open_approve_token(&URL_SAFE_NO_PAD.encode(&raw)), None);
+        for junk in ["", "x", &"A".repeat(50), &"A".repeat(4000)] {
+            assert_eq!(t.open_approve_token(junk), None);
+        }
+    }
+
+    #[test]
+    fn a_device_cookie_opens_only_a_device() {
+        let t = tokens();
+        let id = Uuid::now_v7();
+        assert_eq!(t.open_device_token(&t.device_token(id)), Some(id));
+        assert_eq!(t.open_feed_token(&t.device_token(id)), None);
+        assert_eq!(t.open_device_token(&t.feed_token(id)), None);
     }
 
     #[test]

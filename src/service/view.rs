@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::domain::answer_text::answer_text;
-use crate::domain::{Decision, Kind, NotificationState, OutcomeSource, Status};
+use crate::domain::{AnsweredBy, Decision, Kind, NotificationState, OutcomeSource, Status};
 
 /// A decision as the API shows it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -20,7 +20,8 @@ use crate::domain::{Decision, Kind, NotificationState, OutcomeSource, Status};
     "web_url": "https://ask.example.com/d/AZaKLnwaez6fQl0MboobLHJ1bh0mT2Q7uH1pK9dRm3c0xNqA",
     "metadata": {"run": 4711},
     "answer_text": "The user answered \"Deploy v2.3 to production?\" with \"yes\". Remark: \"after 6pm\".",
-    "notifications": [{"channel": "push", "status": "sent", "detail": null}]
+    "notifications": [{"channel": "push", "status": "sent", "detail": null}],
+    "answered_by": {"channel": "link", "device_id": null}
 }))]
 pub struct DecisionView {
     pub decision_id: Uuid,
@@ -43,13 +44,25 @@ pub struct DecisionView {
     pub created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]
     pub expires_at: OffsetDateTime,
-    /// The answer page, a capability URL to share with the person.
+    /// The answer page, a capability URL: a plain question's to share with the person; a
+    /// tool approval's only shows it (the person answers approvals from their feed or a
+    /// notification, and a POST to this link is refused with `403 answer_elsewhere`).
     pub web_url: String,
     /// The create request's `metadata`, unchanged.
     pub metadata: Map<String, Value>,
     /// One plain sentence describing the outcome, to hand to a model as is.
     pub answer_text: String,
     pub notifications: Vec<NotificationState>,
+    /// Which way it was answered, declined or cancelled: `channel` is `link` (the
+    /// `web_url`; plain questions only), `feed`, `push`, `ntfy` or `email` (the person's
+    /// own side, the only ways a tool approval is answered), or `api` (a cancel);
+    /// `device_id` is the bound device that answered, when known. Null while pending and
+    /// once expired.
+    pub answered_by: Option<AnsweredBy>,
+    /// A tool approval whose policy rule wants more than a tap for its Allow: `"passkey"`
+    /// (the person's passkey). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_up: Option<crate::domain::approval::StepUp>,
 }
 
 impl DecisionView {
@@ -73,6 +86,8 @@ impl DecisionView {
             metadata: d.spec.metadata.clone(),
             answer_text: answer_text(d),
             notifications,
+            answered_by: d.answered_by,
+            step_up: d.spec.approval.as_ref().and_then(|a| a.step_up),
         }
     }
 }

@@ -30,6 +30,7 @@ use uuid::Uuid;
 
 use crate::domain::inbox::{Inbox, InboxChannels, PushSubscription, Usage};
 use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage};
+pub use crate::domain::webauthn::StoredPasskey;
 use crate::domain::{
     Decision, DecisionEvent, EventKind, Kind, NewDecision, NotificationState, Resolution, Status,
 };
@@ -224,6 +225,17 @@ pub trait Store: Send + Sync + 'static {
     /// Sets (or with `None` removes) the inbox's daily quota of actions.
     async fn set_daily_quota(&self, inbox_id: Uuid, quota: Option<i64>) -> Result<(), StoreError>;
 
+    /// Binds a new device (a browser that opened the inbox's feed link) to the inbox.
+    async fn add_device(
+        &self,
+        id: Uuid,
+        inbox_id: Uuid,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError>;
+    /// The inbox a bound device belongs to; `None` for a device that is not (or no longer)
+    /// bound.
+    async fn device_inbox(&self, id: Uuid) -> Result<Option<Uuid>, StoreError>;
+
     /// The distinct projects of an inbox's decisions, sorted (at most 100).
     async fn projects(&self, inbox_id: Uuid) -> Result<Vec<String>, StoreError>;
 
@@ -327,6 +339,34 @@ pub trait Store: Send + Sync + 'static {
     /// What the metrics read when scraped: pending decisions by kind, waiting messages by
     /// route, and the connection pools.
     async fn metrics_snapshot(&self) -> Result<Snapshot, StoreError>;
+
+    /// The passkeys of an inbox, oldest first.
+    async fn passkeys(&self, inbox_id: Uuid) -> Result<Vec<StoredPasskey>, StoreError>;
+    /// Adds a passkey to an inbox; `Conflict` when its credential id is already stored,
+    /// `NotFound` for an unknown inbox.
+    async fn add_passkey(
+        &self,
+        inbox_id: Uuid,
+        passkey: &StoredPasskey,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError>;
+    /// Moves a passkey's signature counter from `from` to `to` (a conditional update):
+    /// `false` when it no longer stands at `from`, because another use came first.
+    async fn use_passkey(
+        &self,
+        credential_id: &str,
+        from: u32,
+        to: u32,
+        now: OffsetDateTime,
+    ) -> Result<bool, StoreError>;
+    /// Records a passkey challenge as answered: `false` when it already was. Sweeps the
+    /// records past their expiry on the way.
+    async fn spend_challenge(
+        &self,
+        challenge_hash: &str,
+        expires_at: OffsetDateTime,
+        now: OffsetDateTime,
+    ) -> Result<bool, StoreError>;
 
     /// Starts delivering other replicas' signals to `sink`, where the backend has them
     /// (PostgreSQL); `None` for a backend that is only ever used by one process.

@@ -9,7 +9,9 @@ use super::StoreError;
 use crate::domain::outbox::{
     Channel, MessageResult, MessageStatus, NewMessage, OutboxMessage, Purpose, Route,
 };
-use crate::domain::{Decision, DecisionSpec, OutcomeSource, Resolution, Status};
+use crate::domain::{
+    AnswerChannel, AnsweredBy, Decision, DecisionSpec, OutcomeSource, Resolution, Status,
+};
 use crate::metrics::PoolState;
 
 /// The columns of a decision, once each backend has decoded its own types.
@@ -26,6 +28,8 @@ pub(super) struct DecisionColumns {
     pub expires_at: OffsetDateTime,
     pub resolved_at: Option<OffsetDateTime>,
     pub has_image: bool,
+    pub answered_via: Option<String>,
+    pub answered_device: Option<Uuid>,
 }
 
 impl TryFrom<DecisionColumns> for Decision {
@@ -34,6 +38,15 @@ impl TryFrom<DecisionColumns> for Decision {
     fn try_from(c: DecisionColumns) -> Result<Self, StoreError> {
         let spec: DecisionSpec = serde_json::from_value(c.spec)
             .map_err(|e| StoreError::Other(format!("decision {}: stored spec: {e}", c.id)))?;
+        let answered_by = match c.answered_via.as_deref() {
+            None => None,
+            Some(via) => Some(AnsweredBy::new(
+                AnswerChannel::parse(via).ok_or_else(|| {
+                    StoreError::Other(format!("decision {}: stored answered_via {via:?}", c.id))
+                })?,
+                c.answered_device,
+            )),
+        };
         Ok(Decision {
             id: c.id,
             inbox_id: c.inbox_id,
@@ -47,6 +60,7 @@ impl TryFrom<DecisionColumns> for Decision {
             expires_at: c.expires_at,
             resolved_at: c.resolved_at,
             has_image: c.has_image,
+            answered_by,
         })
     }
 }
@@ -67,6 +81,7 @@ pub(super) fn pending_decision(row: &super::InsertDecision<'_>) -> Decision {
         expires_at: to_ms_precision(row.expires_at),
         resolved_at: None,
         has_image: row.new.image.is_some(),
+        answered_by: None,
         spec: stored_spec(&row.new.spec),
     }
 }
@@ -102,6 +117,12 @@ pub(super) fn resolution_detail(r: &Resolution) -> Value {
     }
     if let Some(remark) = &r.remark {
         add("remark", Value::from(remark.as_str()));
+    }
+    if let Some(by) = &r.by {
+        add("channel", Value::from(by.channel.as_str()));
+        if let Some(device) = by.device_id {
+            add("device_id", Value::from(device.to_string()));
+        }
     }
     Value::Object(detail)
 }

@@ -12,6 +12,7 @@ mod choices;
 mod feed;
 mod forms;
 mod hostile;
+mod passkey;
 mod support;
 mod text;
 mod weight;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use reqwest::{Client, Method, RequestBuilder, StatusCode};
 use sayso::app::{AppSettings, ServeLimits, serve, start_worker};
 use sayso::config::default_public_url;
+use sayso::domain::PersonChannel;
 use sayso::http::{HttpSettings, RateLimit};
 use sayso::notify::NotifySettings;
 use sayso::service::{Service, ServiceSettings};
@@ -42,6 +43,9 @@ struct Setup {
     allow_private_webhooks: bool,
     trusted_proxies: Vec<String>,
     omp_ask_timeout: Option<Duration>,
+    /// Links name `localhost` rather than 127.0.0.1: WebAuthn takes no IP address as its
+    /// relying party, so the passkey tests need a host name.
+    localhost: bool,
 }
 
 impl Default for Setup {
@@ -55,6 +59,7 @@ impl Default for Setup {
             allow_private_webhooks: true,
             trusted_proxies: vec![],
             omp_ask_timeout: None,
+            localhost: false,
         }
     }
 }
@@ -123,6 +128,15 @@ impl TestServer {
         Self::start_full(database_url, setup).await
     }
 
+    /// A server whose public URL is `http://localhost:<port>` (passkeys need a host name).
+    pub async fn start_on_localhost(database_url: &str) -> TestServer {
+        let setup = Setup {
+            localhost: true,
+            ..Setup::default()
+        };
+        Self::start_full(database_url, setup).await
+    }
+
     /// Another replica on the database of `first`, with its key.
     pub async fn start_replica(database_url: &str, first: &TestServer) -> TestServer {
         let setup = Setup {
@@ -152,10 +166,16 @@ impl TestServer {
             allow_private_webhooks,
             trusted_proxies,
             omp_ask_timeout,
+            localhost,
         } = setup;
         init_tls();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = default_public_url(listener.local_addr().unwrap());
+        let bound = listener.local_addr().unwrap();
+        let base = if localhost {
+            format!("http://localhost:{}", bound.port())
+        } else {
+            default_public_url(bound)
+        };
         let store = sayso::storage::connect(database_url).await.unwrap();
         let svc = Service::new(
             store,
@@ -278,9 +298,36 @@ impl TestServer {
         json
     }
 
-    /// Posts an answer to a decision's web_url as JSON.
+    /// Answers as the person does, as JSON: a plain question through its `web_url`, a tool
+    /// approval through its feed approval link (which no API response shows; derived here
+    /// with the server's own tokens, as the feed page does).
     pub async fn answer(&self, web_url: &str, body: Value) -> (StatusCode, Value) {
-        send(self.client.post(web_url).json(&body)).await
+        let url = self.person_url(web_url).await;
+        send(self.client.post(url).json(&body)).await
+    }
+
+    /// Where the person answers the decision behind `web_url` from `channel`: a tool
+    /// approval's approval link, any other decision's `web_url` itself.
+    pub async fn person_url_via(&self, web_url: &str, channel: PersonChannel) -> String {
+        let token = web_url
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .split('?')
+            .next()
+            .unwrap_or_default();
+        let Some(id) = self.svc.tokens().open_answer_token(token) else {
+            return web_url.to_string();
+        };
+        match self.svc.store().decision(None, id).await.unwrap() {
+            Some(d) => self.svc.person_url(&d, channel),
+            None => web_url.to_string(),
+        }
+    }
+
+    /// `person_url_via` the feed.
+    pub async fn person_url(&self, web_url: &str) -> String {
+        self.person_url_via(web_url, PersonChannel::Feed).await
     }
 
     pub async fn await_decision(&self, id: &str, timeout_s: u64) -> (StatusCode, Value) {

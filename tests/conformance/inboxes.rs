@@ -158,3 +158,14 @@ pub async fn push_subscriptions_are_upserted_listed_and_removed(store: &dyn Stor
     let r = store.add_push_subscription(Uuid::now_v7(), &a, T0).await;
     assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
 }
+
+pub async fn devices_are_bound_to_their_inbox(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let work = inbox(store, "work").await;
+    let (a, b) = (Uuid::now_v7(), Uuid::now_v7());
+    store.add_device(a, home, T0).await.unwrap();
+    store.add_device(b, work, T0).await.unwrap();
+    assert_eq!(store.device_inbox(a).await.unwrap(), Some(home));
+    assert_eq!(store.device_inbox(b).await.unwrap(), Some(work));
+    assert_eq!(store.device_inbox(Uuid::now_v7()).await.unwrap(), None);
+}

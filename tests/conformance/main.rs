@@ -13,6 +13,7 @@ mod events;
 mod expiry;
 mod inboxes;
 mod outbox;
+mod passkeys;
 mod resolutions;
 mod store;
 mod support;
@@ -58,6 +59,7 @@ macro_rules! conformance_tests {
                 keys_find_their_inbox,
                 inbox_channels_round_trip,
                 push_subscriptions_are_upserted_listed_and_removed,
+                devices_are_bound_to_their_inbox,
             ],
             decisions: [
                 decisions_of_every_kind_read_back_exactly,
@@ -71,6 +73,7 @@ macro_rules! conformance_tests {
                 resolve_after_expiry_loses_and_stays_pending,
                 unknown_decision_is_not_found,
                 concurrent_resolutions_have_one_winner_each,
+                the_channel_and_device_of_an_answer_are_kept,
             ],
             expiry: [
                 expire_before_its_time_loses,
@@ -95,6 +98,11 @@ macro_rules! conformance_tests {
                 a_retried_message_is_rescheduled,
                 a_finished_message_is_final_with_its_side_effects,
                 a_fan_out_leaves_notifications_alone,
+            ],
+            passkeys: [
+                passkeys_are_kept_per_inbox_and_unique,
+                a_passkey_counter_moves_only_from_where_it_stands,
+                a_challenge_is_spent_once,
             ],
             usage: [
                 creates_count_on_their_utc_day_and_month,

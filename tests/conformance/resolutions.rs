@@ -7,7 +7,7 @@ use serde_json::json;
 use time::Duration;
 use uuid::Uuid;
 
-use sayso::domain::{EventKind, OutcomeSource, Resolution, Status};
+use sayso::domain::{AnswerChannel, AnsweredBy, EventKind, OutcomeSource, Resolution, Status};
 use sayso::storage::{Resolved, Store, StoreError};
 
 use crate::support::{T0, answer, decline, inbox, insert, lost, ms, won};
@@ -148,4 +148,39 @@ pub async fn concurrent_resolutions_have_one_winner_each(store: &dyn Store) {
         let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
         assert_eq!(kinds, ["created", winners[id].status.as_str()]);
     }
+}
+
+pub async fn the_channel_and_device_of_an_answer_are_kept(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let d = insert(store, home, "Deploy?").await;
+    let device = Uuid::now_v7();
+    let mut yes = answer(json!(true));
+    yes.by = Some(AnsweredBy::new(AnswerChannel::Ntfy, Some(device)));
+    let at = T0 + Duration::minutes(1);
+    let first = won(store.resolve(d.id, &yes, at).await.unwrap());
+    assert_eq!(first.answered_by, yes.by);
+    assert_eq!(store.decision(None, d.id).await.unwrap(), Some(first));
+    let answered = store
+        .events(d.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|e| e.kind == EventKind::Answered)
+        .unwrap();
+    assert_eq!(answered.detail["channel"], "ntfy");
+    assert_eq!(answered.detail["device_id"], device.to_string());
+
+    // A cancel is the API's; an expiry is nobody's.
+    let c = insert(store, home, "Cancel me").await;
+    let cancelled = won(store
+        .resolve(c.id, &Resolution::cancel(None), at)
+        .await
+        .unwrap());
+    assert_eq!(
+        cancelled.answered_by,
+        Some(AnsweredBy::new(AnswerChannel::Api, None))
+    );
+    let e = insert(store, home, "Let me expire").await;
+    let expired = won(store.expire(e.id, T0 + Duration::days(1)).await.unwrap());
+    assert_eq!(expired.answered_by, None);
 }

@@ -8,7 +8,9 @@ use uuid::Uuid;
 use sayso::domain::spec::{
     Attachment, ChoiceOption, FieldInput, FormField, FormSource, FormSpec, KindSpec, StringFormat,
 };
-use sayso::domain::{DecisionSpec, NewDecision, Notify, OutcomeSource, Resolution, Status};
+use sayso::domain::{
+    AnswerChannel, AnsweredBy, DecisionSpec, NewDecision, Notify, OutcomeSource, Resolution, Status,
+};
 use sayso::storage::{InsertDecision, Inserted, Resolved, Store, Swept};
 
 /// A moment with sub-millisecond digits, which the stores drop.
@@ -102,6 +104,7 @@ pub fn answer(outcome: Value) -> Resolution {
         custom: false,
         remark: None,
         detail: json!({ "action": "answer" }),
+        by: Some(AnsweredBy::new(AnswerChannel::Feed, None)),
     }
 }
 
@@ -113,6 +116,7 @@ pub fn decline(remark: &str) -> Resolution {
         custom: false,
         remark: Some(remark.to_owned()),
         detail: json!({ "action": "decline" }),
+        by: Some(AnsweredBy::new(AnswerChannel::Link, None)),
     }
 }
 

@@ -88,7 +88,7 @@ async fn approve_answers_claude_codes_permission_json() {
     assert_eq!(third["behavior"], "deny");
     let message = third["message"].as_str().unwrap();
     assert!(
-        message.starts_with("sayso: no answer in 1 s; still open at http"),
+        message == "sayso: no answer in 1 s; still open in the person's sayso feed; denied",
         "{message}"
     );
     assert_eq!(

@@ -26,7 +26,9 @@ async fn a_phone_denies_with_a_reason_and_the_hook_hears_it() {
     let (child, started) = start(cmd, &input).await;
     let d = pending_decision(&srv).await;
 
-    b.goto(d["web_url"].as_str().unwrap()).await;
+    // The person's way in: the approval's feed link (its web_url only shows it).
+    b.goto(&srv.person_url(d["web_url"].as_str().unwrap()).await)
+        .await;
     b.screenshot("approval-page").await;
     assert_fit_for_a_phone(&b, "approval").await;
     for id in ["#allow", "#allow-session", "#deny", "#command", "#remark"] {

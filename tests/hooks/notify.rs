@@ -12,6 +12,7 @@ use crate::common::server::TestServer;
 use crate::common::smtp::SmtpSink;
 use crate::harnesses::claude_input;
 use crate::run::{Dir, finish, hook_command, pending_decision, start};
+use sayso::domain::PersonChannel;
 use sayso::service::ChannelChanges;
 
 fn ntfy_reply(r: &Recorded) -> Value {
@@ -67,11 +68,14 @@ async fn the_ntfy_deny_button_answers_the_hook() {
         .collect();
     assert_eq!(labels, ["Allow", "Deny"]);
     let deny = &actions[1];
-    assert_eq!(deny["url"], web_url);
+    // The button answers through the approval's ntfy link, never the web_url an agent holds.
+    let ntfy_url = srv.person_url_via(web_url, PersonChannel::Ntfy).await;
+    assert_eq!(deny["url"], ntfy_url.as_str());
+    assert_ne!(deny["url"], web_url);
     assert_eq!(deny["method"], "POST");
 
     // A GET of the button's URL (a link preview) decides nothing.
-    let (status, _) = crate::common::server::send(srv.client.get(web_url)).await;
+    let (status, _) = crate::common::server::send(srv.client.get(&ntfy_url)).await;
     assert_eq!(status, 200);
     let id = d["decision_id"].as_str().unwrap();
     assert_eq!(srv.get(id).await["status"], "pending");
@@ -96,8 +100,10 @@ async fn the_ntfy_deny_button_answers_the_hook() {
         json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
             "permissionDecisionReason": "The person denied this on sayso."}})
     );
+    // The record says it came from ntfy.
+    assert_eq!(srv.get(id).await["answered_by"]["channel"], "ntfy");
     // Single use: the same button again is refused.
-    let mut again = srv.client.request(Method::POST, web_url);
+    let mut again = srv.client.request(Method::POST, &ntfy_url);
     again = again.header("content-type", "application/json");
     let resp = again
         .body(deny["body"].as_str().unwrap().to_string())
@@ -137,12 +143,15 @@ async fn the_approval_mail_links_lead_to_a_page_that_confirms() {
     let (child, started) = start(cmd, &input).await;
     let d = pending_decision(&srv).await;
     let web_url = d["web_url"].as_str().unwrap().to_string();
+    // The mail carries the approval's mail link, not the web_url an agent holds.
+    let mail_url = srv.person_url_via(&web_url, PersonChannel::Email).await;
+    assert_ne!(mail_url, web_url);
 
     let mail = smtp.wait_for(1).await.remove(0);
     let text = mail.part("text/plain").expect("a text part");
-    let allow_link = format!("{web_url}?confirm=Allow");
+    let allow_link = format!("{mail_url}?confirm=Allow");
     assert!(text.contains(&allow_link), "{text}");
-    assert!(text.contains(&format!("{web_url}?confirm=Deny")), "{text}");
+    assert!(text.contains(&format!("{mail_url}?confirm=Deny")), "{text}");
     assert!(mail.part("text/html").unwrap().contains("?confirm=Allow"));
 
     // The link shows the one button; opening it decides nothing.
@@ -174,7 +183,7 @@ async fn the_approval_mail_links_lead_to_a_page_that_confirms() {
         .build()
         .unwrap();
     let resp = client
-        .post(&web_url)
+        .post(&mail_url)
         .header("content-type", "application/x-www-form-urlencoded")
         .header("sec-fetch-site", "same-origin")
         .body("value=Allow")
@@ -230,7 +239,9 @@ async fn the_web_push_of_an_approval_carries_its_two_buttons() {
         give_up_at: d.expires_at,
         last_error: None,
     };
-    let web_url = srv.svc.web_url(&d);
+    // What the worker hands the push channel: the approval's push link.
+    let web_url = srv.svc.person_url(&d, PersonChannel::Push);
+    assert_ne!(web_url, srv.svc.web_url(&d));
     let notice = PushNotice::for_delivery(
         &Delivering {
             message: &msg,
@@ -247,13 +258,16 @@ async fn the_web_push_of_an_approval_carries_its_two_buttons() {
     .unwrap();
     assert_eq!(notice.payload["answers"], json!(["Allow", "Deny"]));
     assert_eq!(notice.payload["url"], web_url.as_str());
-    // The service worker shows them as actions and posts the one tapped.
+    // The service worker shows them as actions (buttons that open the page first, when the
+    // approval needs a passkey) and posts the one tapped.
     let (status, sw) = {
         let resp = srv.client.get(srv.url("/sw.js")).send().await.unwrap();
         (resp.status(), resp.text().await.unwrap())
     };
     assert_eq!(status, 200);
-    assert!(sw.contains("actions: answers.map") && sw.contains("answerFromNotification"));
+    assert!(
+        sw.contains("actions: opens.concat(answers).map") && sw.contains("answerFromNotification")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -17,8 +17,11 @@ fn approval_body(tool: &str, input: Value, answer_by: &str) -> Value {
     })
 }
 
+/// The page the person answers at: an approval's feed approval link (its `web_url` only
+/// shows it), any other page as it is.
 async fn page(srv: &TestServer, web_url: &str) -> (StatusCode, String, reqwest::header::HeaderMap) {
-    let resp = srv.client.get(web_url).send().await.unwrap();
+    let url = srv.person_url(web_url).await;
+    let resp = srv.client.get(url).send().await.unwrap();
     let status = resp.status();
     let headers = resp.headers().clone();
     (status, resp.text().await.unwrap(), headers)
@@ -30,9 +33,8 @@ async fn post_form(srv: &TestServer, web_url: &str, form: &str) -> StatusCode {
         .redirect(redirect::Policy::none())
         .build()
         .unwrap();
-    let _ = srv;
     client
-        .post(web_url)
+        .post(srv.person_url(web_url).await)
         .header("content-type", "application/x-www-form-urlencoded")
         .header("sec-fetch-site", "same-origin")
         .body(form.to_string())

@@ -40,12 +40,16 @@ async fn the_feed_offers_push_with_the_servers_key_and_no_inline_script() {
         "hidden without JS"
     );
     assert!(html.contains(&format!(r#"data-key="{key}""#)), "{html}");
-    assert!(html.contains(&format!(r#"data-url="/inbox/{token}/push""#)));
+    // The bound device's address: the page never carries the feed link.
+    assert!(html.contains(r#"data-url="/inbox/push""#), "{html}");
+    assert!(!html.contains(&token));
     assert!(html.contains(">Notify me on this device</button>"));
     assert!(html.contains(r#"<script src="/static/feed.js" defer></script>"#));
+    // Adding a passkey on this device is the only other script.
+    assert!(html.contains(r#"<script src="/static/passkey.js" defer></script>"#));
     assert_eq!(
         html.matches("<script").count(),
-        1,
+        2,
         "no other script, none inline"
     );
     // The key is made once and kept.

@@ -1,16 +1,20 @@
 //! Trust under hostile input: capability links and API keys are long, random and never kept
 //! in plain text; a wrong link or key looks exactly like an absent one and costs no database
 //! work; one inbox's key sees nothing of another's; guessing is rate-limited per address;
-//! every page carries its security headers. (tests/api/, tests/pages.rs and
+//! every page carries its security headers; an agent's key never learns, uses or forges
+//! the answer to an approval that gates it (self_approval.rs). (tests/api/, tests/pages.rs and
 //! tests/hostile.rs cover the ordinary 401/404 paths, a few page headers and malformed input.)
 
 #[path = "../common/mod.rs"]
 mod common;
 
+#[path = "../browser/checks.rs"]
+mod checks;
 mod headers;
 mod inner_addresses;
 mod isolation;
 mod rate_limit;
 mod secrets;
+mod self_approval;
 mod support;
 mod wrong_links_and_keys;

@@ -4,7 +4,7 @@
 //! `Content-Type`.
 
 use axum::body::Bytes;
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Json, Router};
@@ -36,37 +36,21 @@ pub fn routes() -> Router<Service> {
     get, path = "/d/{token}", tag = "answers",
     params(
         ("token" = String, Path, description = "The token of the decision's `web_url`."),
-        ("confirm" = Option<String>, Query, description = "A tool approval only: `Allow` or \
-         `Deny` (the links of an approval mail) shows that one button to confirm; still only \
-         a POST decides."),
     ),
     responses(
         (status = 200, description = "The page: its controls while the decision is pending, its \
-         outcome once resolved.", content_type = "text/html", body = String),
+         outcome once resolved. A tool approval's page only shows the call: it is answered \
+         from the person's feed or notifications.", content_type = "text/html", body = String),
         (status = 404, description = "No decision behind this link.", content_type = "text/html", body = String),
         (status = 429, response = crate::http::openapi::TooManyRequests),
         (status = 503, description = "The database cannot be reached.", content_type = "text/html", body = String),
     )
 )]
-pub(crate) async fn show_answer_page(
-    State(svc): State<Service>,
-    Token(token): Token,
-    RawQuery(query): RawQuery,
-) -> Response {
+pub(crate) async fn show_answer_page(State(svc): State<Service>, Token(token): Token) -> Response {
+    // A tool approval is only shown here (the link is the agent's); its mail's `?confirm=`
+    // links are approval links, `/a/{token}` (approve.rs).
     match svc.view_by_token(&token).await {
-        Ok(d) => match (&d.spec.approval, confirm_of(query.as_deref())) {
-            // An approval mail's Allow / Deny link: a page with that one button.
-            (Some(a), Some(confirm)) => super::approval::approval_page(
-                StatusCode::OK,
-                &token,
-                &d,
-                a,
-                None,
-                &PageErrors::default(),
-                Some(&confirm),
-            ),
-            _ => answer_page(StatusCode::OK, &token, &d, None, &PageErrors::default()),
-        },
+        Ok(d) => answer_page(StatusCode::OK, &token, &d, None, &PageErrors::default()),
         Err(e) => service_error_page(&token, e),
     }
 }
@@ -87,6 +71,7 @@ pub(crate) async fn show_answer_page(
     responses(
         (status = 200, description = "The resolution.", body = AnswerResult),
         (status = 400, response = crate::http::openapi::BadRequest),
+        (status = 403, response = crate::http::openapi::AnswerElsewhere),
         (status = 404, response = crate::http::openapi::NotFound),
         (status = 409, response = crate::http::openapi::AlreadyResolved),
         (status = 410, response = crate::http::openapi::Expired),
@@ -123,6 +108,9 @@ async fn submit_form(svc: &Service, token: &str, body: &[u8]) -> Response {
         Ok(d) => d,
         Err(e) => return service_error_page(token, e),
     };
+    if d.spec.approval.is_some() {
+        return service_error_page(token, ServiceError::AnswerElsewhere);
+    }
     let Some(action) = sent.action() else {
         let issues = [Issue {
             path: "action".into(),
@@ -138,7 +126,8 @@ async fn submit_form(svc: &Service, token: &str, body: &[u8]) -> Response {
     };
     let input = sent.to_input(&d.spec, action);
     match svc.submit_answer(token, &input).await {
-        Ok(_) if sent.returns_to_feed() => Redirect::to(&feed_path(svc, &d)).into_response(),
+        // The feed's own address, never its link: this page's link may be an agent's.
+        Ok(_) if sent.returns_to_feed() => Redirect::to(FEED_PATH).into_response(),
         Ok(_) => Redirect::to(&format!("/d/{token}")).into_response(),
         Err(ServiceError::Validation(issues)) => answer_page(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -151,16 +140,8 @@ async fn submit_form(svc: &Service, token: &str, body: &[u8]) -> Response {
     }
 }
 
-/// The `confirm` of `?confirm=Allow`.
-fn confirm_of(query: Option<&str>) -> Option<String> {
-    url::form_urlencoded::parse(query?.as_bytes())
-        .find(|(k, _)| k == "confirm")
-        .map(|(_, v)| v.into_owned())
-}
-
-fn feed_path(svc: &Service, d: &Decision) -> String {
-    format!("/inbox/{}", svc.tokens().feed_token(d.inbox_id))
-}
+/// The feed of a bound device (`/inbox`, by its cookie).
+pub(super) const FEED_PATH: &str = "/inbox";
 
 /// What a JSON client gets back after an answer.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -170,7 +151,7 @@ fn feed_path(svc: &Service, d: &Decision) -> String {
     "answered_at": "2026-05-04T17:02:11Z",
     "answer_text": "The user answered \"Deploy v2.3 to production?\" with \"yes\". Remark: \"after 6pm\"."
 }))]
-struct AnswerResult {
+pub(super) struct AnswerResult {
     decision_id: Uuid,
     status: Status,
     outcome: Option<Value>,
@@ -183,16 +164,26 @@ struct AnswerResult {
 }
 
 async fn submit_json(svc: &Service, token: &str, body: &[u8]) -> Result<Response, ApiError> {
-    let input: AnswerInput = serde_json::from_value(parse_json(body)?).map_err(|e| {
+    let input = parse_answer(body)?;
+    let d = svc.submit_answer(token, &input).await?;
+    Ok(answer_result(&d))
+}
+
+/// The JSON body of an answer request.
+pub(super) fn parse_answer(body: &[u8]) -> Result<AnswerInput, ApiError> {
+    serde_json::from_value(parse_json(body)?).map_err(|e| {
         ApiError::validation(vec![Issue {
             path: String::new(),
             message: format!(
                 "expected {{\"action\": \"answer|decline|done|skip\", \"value\": …, \"other\": \"…\", \"remark\": \"…\"}}: {e}"
             ),
         }])
-    })?;
-    let d = svc.submit_answer(token, &input).await?;
-    Ok(Json(AnswerResult {
+    })
+}
+
+/// The JSON answer to an answer request that was taken.
+pub(super) fn answer_result(d: &Decision) -> Response {
+    Json(AnswerResult {
         decision_id: d.id,
         status: d.status,
         outcome: d.outcome.clone(),
@@ -200,9 +191,9 @@ async fn submit_json(svc: &Service, token: &str, body: &[u8]) -> Result<Response
         custom: d.custom,
         remark: d.remark.clone(),
         answered_at: d.resolved_at,
-        answer_text: answer_text(&d),
+        answer_text: answer_text(d),
     })
-    .into_response())
+    .into_response()
 }
 
 /// The context image, with the type sniffed from its bytes when it was created.
@@ -238,7 +229,8 @@ pub fn answer_page(
     errors: &PageErrors,
 ) -> Response {
     if let Some(a) = &d.spec.approval {
-        return super::approval::approval_page(status, token, d, a, sent, errors, None);
+        // Through its web_url a tool approval is only shown.
+        return super::approval::approval_page(status, None, d, a, sent, errors, None);
     }
     let now = OffsetDateTime::now_utc();
     let open = d.is_open_at(now);
@@ -272,6 +264,7 @@ pub fn answer_page(
 /// decision already resolved or expired.
 fn service_error_page(token: &str, e: ServiceError) -> Response {
     match e {
+        ServiceError::AnswerElsewhere => elsewhere_page(),
         ServiceError::NotFound => error_page(
             StatusCode::NOT_FOUND,
             "Link not found",
@@ -297,4 +290,14 @@ fn service_error_page(token: &str, e: ServiceError) -> Response {
             error_page(e.status, "Sorry", &e.message)
         }
     }
+}
+
+/// The page for an answer to a tool approval through its `web_url`: refused, nothing changed.
+pub(super) fn elsewhere_page() -> Response {
+    error_page(
+        StatusCode::FORBIDDEN,
+        "Answer this from your sayso feed",
+        "This is a tool approval. Its link only shows it, so an agent holding the link cannot \
+         answer it; nothing was changed. Answer it from your sayso feed or from its notification.",
+    )
 }

@@ -26,6 +26,9 @@ const SHOWN_CHARS: usize = 20_000;
 #[template(path = "approval.html")]
 pub struct ApprovalPage {
     pub action: String,
+    /// Pending, but opened through its `web_url`, which only shows it: the page says where
+    /// it is answered instead of offering buttons.
+    pub elsewhere: bool,
     pub question: String,
     pub project: Option<String>,
     pub expires_in: Option<String>,
@@ -51,6 +54,10 @@ pub struct ApprovalPage {
     pub allow: &'static str,
     pub deny: &'static str,
     pub allow_session: &'static str,
+    /// The rule wants a passkey with the Allow: the page says so, and its script asks the
+    /// passkey (options from `passkey_url`) before an Allow is posted.
+    pub step_up: bool,
+    pub passkey_url: String,
 }
 
 /// What the call does, ready for the template.
@@ -86,10 +93,11 @@ pub struct Outcome {
     pub late: Option<String>,
 }
 
-/// The approval page of `d`.
+/// The approval page of `d`. `action` is the approval link the form posts to; `None` for
+/// the page its `web_url` shows, which offers no answer (an agent holds that link).
 pub fn approval_page(
     status: StatusCode,
-    token: &str,
+    action: Option<&str>,
     d: &Decision,
     a: &ApprovalSpec,
     sent: Option<&Submitted>,
@@ -101,15 +109,17 @@ pub fn approval_page(
         .into_iter()
         .find(|label| confirm == Some(*label))
         .filter(|label| *label != ALLOW_SESSION || a.session_id.is_some());
-    let open = d.is_open_at(now);
+    let pending = d.is_open_at(now);
+    let open = pending && action.is_some();
     let input = Value::Object(a.tool_input.clone());
     let stopped = a.answer_by.filter(|by| *by <= now);
     let page = ApprovalPage {
-        action: format!("/d/{token}"),
+        action: action.unwrap_or_default().to_string(),
+        elsewhere: pending && action.is_none(),
         question: d.spec.question.clone(),
         project: d.spec.project.clone(),
         // While the agent waits, that is the time that counts; after, the question's own.
-        expires_in: open.then(|| match a.answer_by.filter(|by| *by > now) {
+        expires_in: pending.then(|| match a.answer_by.filter(|by| *by > now) {
             Some(by) => format!("The agent waits for your answer {}", render::time_left(by, now)),
             None => format!("Open {}", render::time_left(d.expires_at, now)),
         }),
@@ -141,10 +151,15 @@ pub fn approval_page(
             .unwrap_or_default()
             .to_string(),
         errors: errors.summary.clone(),
-        result: (!open && d.status != Status::Pending).then(|| outcome(d, a, now)),
+        result: (!pending && d.status != Status::Pending).then(|| outcome(d, a, now)),
         allow: ALLOW,
         deny: DENY,
         allow_session: ALLOW_SESSION,
+        step_up: a.step_up.is_some(),
+        passkey_url: match action {
+            Some(action) if open && a.step_up.is_some() => format!("{action}/passkey"),
+            _ => String::new(),
+        },
     };
     render(status, &page)
 }

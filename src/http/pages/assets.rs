@@ -10,6 +10,7 @@ const APPROVAL_STYLESHEET: &str = include_str!("../../../static/approval.css");
 const ICON: &str = include_str!("../../../static/icon.svg");
 const FEED_SCRIPT: &str = include_str!("../../../static/feed.js");
 const ANSWER_SCRIPT: &str = include_str!("../../../static/answer.js");
+const PASSKEY_SCRIPT: &str = include_str!("../../../static/passkey.js");
 const SERVICE_WORKER: &str = include_str!("../../../static/sw.js");
 const MANIFEST: &str = include_str!("../../../static/manifest.webmanifest");
 
@@ -34,6 +35,10 @@ pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
         .route(
             "/static/answer.js",
             get(|| async { asset("text/javascript; charset=utf-8", ANSWER_SCRIPT) }),
+        )
+        .route(
+            "/static/passkey.js",
+            get(|| async { asset("text/javascript; charset=utf-8", PASSKEY_SCRIPT) }),
         )
         // At the root, so its scope is the whole site; revalidated on every registration
         // check so a new version reaches phones promptly.

@@ -1,48 +1,115 @@
-//! An inbox's feed (`GET /inbox/{token}`): pending decisions, open to-dos done or skipped in
-//! one tap, and recent history.
+//! An inbox's feed: pending decisions, open to-dos done or skipped in one tap, and recent
+//! history. `GET /inbox/{token}` (the feed link) binds the browser to the inbox with an
+//! HttpOnly cookie; from then on `GET /inbox` shows the same feed, and the pages link
+//! there, never to the link. Tool approvals are linked with their feed approval links,
+//! which no API response shows.
 
 use axum::Router;
 use axum::extract::{RawQuery, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use time::OffsetDateTime;
 
-use super::Token;
+use super::answer::FEED_PATH;
 use super::templates::{FeedItem, FeedPage, FeedTodo, ProjectLink, error_page, render};
-use crate::domain::{Decision, Kind, Status};
+use super::{Token, device_cookie};
+use crate::domain::inbox::Inbox;
+use crate::domain::{Decision, Kind, PersonChannel, Status};
 use crate::render;
-use crate::service::{Service, ServiceError};
+use crate::service::{DEVICE_COOKIE, Service, ServiceError};
 
 pub fn routes() -> Router<Service> {
-    Router::new().route("/inbox/{token}", axum::routing::get(show_feed))
+    use axum::routing::get;
+    Router::new()
+        .route("/inbox", get(show_bound_feed))
+        .route("/inbox/{token}", get(show_feed))
 }
 
+/// How long a device stays bound without opening the feed link again: 400 days, the most
+/// browsers keep a cookie.
+const DEVICE_COOKIE_MAX_AGE_S: u64 = 400 * 24 * 3600;
+
+/// The feed link: binds this browser to the inbox (unless it already is) and shows the feed.
 async fn show_feed(
     State(svc): State<Service>,
     Token(token): Token,
+    headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let filter = query.as_deref().and_then(|q| {
+    let filter = project_filter(query.as_deref());
+    let cookie = device_cookie(&headers);
+    let (inbox, new_cookie) = match svc.bind_device(&token, cookie.as_deref()).await {
+        Ok(bound) => bound,
+        Err(e) => return feed_error(e),
+    };
+    let mut resp = feed_response(&svc, inbox, filter).await;
+    if let Some(value) = new_cookie {
+        let secure = if svc.settings().public_url.starts_with("https://") {
+            "; Secure"
+        } else {
+            ""
+        };
+        let cookie = format!(
+            "{DEVICE_COOKIE}={value}; Path=/; Max-Age={DEVICE_COOKIE_MAX_AGE_S}; HttpOnly; SameSite=Lax{secure}"
+        );
+        if let Ok(v) = HeaderValue::from_str(&cookie) {
+            resp.headers_mut().append(header::SET_COOKIE, v);
+        }
+    }
+    resp
+}
+
+/// The feed of the inbox this browser is bound to.
+async fn show_bound_feed(
+    State(svc): State<Service>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let filter = project_filter(query.as_deref());
+    match svc.device_inbox(device_cookie(&headers).as_deref()).await {
+        Ok(inbox) => feed_response(&svc, inbox, filter).await,
+        Err(ServiceError::NotFound) => error_page(
+            StatusCode::FORBIDDEN,
+            "This device is not linked to an inbox",
+            "Open your feed link once on this device (sayso serve printed it at the first run; \
+             sayso inbox create prints a new inbox's); the device then stays linked and opens \
+             the feed here.",
+        ),
+        Err(e) => feed_error(e),
+    }
+}
+
+fn project_filter(query: Option<&str>) -> Option<String> {
+    query.and_then(|q| {
         url::form_urlencoded::parse(q.as_bytes())
             .find(|(k, v)| k == "project" && !v.is_empty())
             .map(|(_, v)| v.into_owned())
-    });
-    match svc.feed(&token, filter.as_deref()).await {
+    })
+}
+
+async fn feed_response(svc: &Service, inbox: Inbox, filter: Option<String>) -> Response {
+    match svc.inbox_feed(inbox, filter.as_deref()).await {
         Ok(feed) => {
-            let push_key = push_key(&svc).await;
-            render(StatusCode::OK, &page(&svc, &token, feed, filter, push_key))
+            let push_key = push_key(svc).await;
+            render(StatusCode::OK, &page(svc, feed, filter, push_key))
         }
-        Err(ServiceError::NotFound) => error_page(
+        Err(e) => feed_error(e),
+    }
+}
+
+fn feed_error(e: ServiceError) -> Response {
+    match e {
+        ServiceError::NotFound => error_page(
             StatusCode::NOT_FOUND,
             "Link not found",
             "This link does not open any inbox.",
         ),
-        Err(ServiceError::Unavailable) => error_page(
+        ServiceError::Unavailable => error_page(
             StatusCode::SERVICE_UNAVAILABLE,
             "Try again in a moment",
             "sayso cannot reach its database right now. Reload in a few seconds.",
         ),
-        Err(e) => {
+        e => {
             tracing::error!(error = %e, "the feed failed");
             error_page(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -55,14 +122,23 @@ async fn show_feed(
 
 fn page(
     svc: &Service,
-    token: &str,
     feed: crate::service::Feed,
     filter: Option<String>,
     push_key: String,
 ) -> FeedPage {
     let now = OffsetDateTime::now_utc();
-    let base = format!("/inbox/{token}");
-    let link = |d: &Decision| format!("/d/{}", svc.tokens().answer_token(d.id));
+    // The feed's own address, never its link, so the link leaves no trace in the page.
+    let base = FEED_PATH.to_string();
+    let link = |d: &Decision| {
+        if d.spec.approval.is_some() {
+            format!(
+                "/a/{}",
+                svc.tokens().approve_token(d.id, PersonChannel::Feed)
+            )
+        } else {
+            format!("/d/{}", svc.tokens().answer_token(d.id))
+        }
+    };
     let item = |d: &Decision, when: OffsetDateTime| FeedItem {
         question: d.spec.question.clone(),
         project: d.spec.project.clone(),

@@ -3,8 +3,10 @@
 
 pub(crate) mod answer;
 mod approval;
+mod approve;
 mod assets;
 mod feed;
+mod passkeys;
 mod push;
 mod security;
 mod submitted;
@@ -26,8 +28,10 @@ pub use security::CONTENT_SECURITY_POLICY;
 pub fn routes(svc: Service) -> Router<Service> {
     Router::new()
         .merge(answer::routes())
+        .merge(approve::routes())
         .merge(feed::routes())
         .merge(push::routes())
+        .merge(passkeys::routes())
         .layer(from_fn_with_state(svc, security::refuse_cross_site))
         .layer(from_fn(security::page_headers))
         .merge(assets::routes())
@@ -44,4 +48,16 @@ impl<S: Send + Sync> FromRequestParts<S> for Token {
         let segment = Segment::from_request_parts(parts, state).await;
         Ok(Token(segment.map(|s| s.0).unwrap_or_default()))
     }
+}
+
+/// The device cookie a browser sent, if any (`service::DEVICE_COOKIE`).
+pub(crate) fn device_cookie(headers: &axum::http::HeaderMap) -> Option<String> {
+    headers
+        .get_all(axum::http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == crate::service::DEVICE_COOKIE)
+        .map(|(_, value)| value.trim().to_string())
 }

@@ -3,21 +3,50 @@
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
 use serde_json::json;
 
-use super::Token;
+use super::{Token, device_cookie};
 use crate::service::{Service, ServiceError};
 use crate::web::error::ApiError;
 use crate::web::extract::parse_json;
 
 pub fn routes() -> Router<Service> {
-    Router::new().route(
-        "/inbox/{token}/push",
-        axum::routing::post(subscribe_to_push),
+    Router::new()
+        .route("/inbox/push", axum::routing::post(subscribe_device_to_push))
+        .route(
+            "/inbox/{token}/push",
+            axum::routing::post(subscribe_to_push),
+        )
+}
+
+/// The same for the feed of a bound device (`/inbox`): its cookie names the inbox.
+async fn subscribe_device_to_push(
+    State(svc): State<Service>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let inbox = match svc.device_inbox(device_cookie(&headers).as_deref()).await {
+        Ok(inbox) => inbox,
+        Err(ServiceError::NotFound) => {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "not_bound",
+                "this device is not linked to an inbox: open the feed link on it first",
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let sub = svc
+        .subscribe_inbox_to_push(inbox.id, &parse_json(&body)?)
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"subscribed": true, "endpoint": sub.endpoint})),
     )
+        .into_response())
 }
 
 /// 201 once stored; 400 for a body that is not JSON, 422 for a subscription that is not

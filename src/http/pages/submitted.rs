@@ -5,6 +5,7 @@
 use serde_json::{Map, Value};
 
 use crate::domain::spec::{FieldInput, FormField, KindSpec};
+use crate::domain::webauthn::AssertionInput;
 use crate::domain::{AnswerAction, AnswerInput, DecisionSpec};
 
 /// The radio or checkbox value that stands for "Other (type your own)".
@@ -77,6 +78,19 @@ impl Submitted {
         self.get("return") == Some("feed")
     }
 
+    /// The passkey assertion the approval page's script adds to an Allow (`passkey_id`,
+    /// `passkey_client_data`, `passkey_authenticator_data`, `passkey_signature`).
+    fn passkey(&self) -> Option<AssertionInput> {
+        let id = self.get("passkey_id").filter(|v| !v.is_empty())?;
+        let part = |name| self.get(name).unwrap_or_default().to_string();
+        Some(AssertionInput {
+            id: id.to_string(),
+            client_data_json: part("passkey_client_data"),
+            authenticator_data: part("passkey_authenticator_data"),
+            signature: part("passkey_signature"),
+        })
+    }
+
     /// The answer this post makes for a decision of `spec`.
     pub fn to_input(&self, spec: &DecisionSpec, action: AnswerAction) -> AnswerInput {
         let remark = self.get("remark").map(str::to_string);
@@ -87,6 +101,7 @@ impl Submitted {
             remark,
             notes: None,
             command: self.get("command").map(str::to_string),
+            passkey: self.passkey(),
         };
         if action != AnswerAction::Answer {
             return input;

@@ -24,6 +24,7 @@ fn decision(body: Value) -> Decision {
         expires_at: datetime!(2026-11-21 14:05 UTC),
         resolved_at: None,
         has_image: false,
+        answered_by: None,
     }
 }
 

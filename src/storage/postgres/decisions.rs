@@ -92,7 +92,8 @@ pub(super) async fn resolve(
     let won = sqlx::query_as::<_, DecisionRow>(concat!(
         "WITH upd AS ( \
            UPDATE decisions SET status = $2, outcome = $3, outcome_source = $4, \
-             custom = $5, remark = $6, resolved_at = $7 \
+             custom = $5, remark = $6, resolved_at = $7, answered_via = $12, \
+             answered_device = $13 \
            WHERE id = $1 AND status = 'pending' AND expires_at > $7 \
            RETURNING ",
         decision_columns!(),
@@ -117,6 +118,8 @@ pub(super) async fn resolve(
     .bind(Json(&detail))
     .bind(Uuid::now_v7())
     .bind(now + rows::RESOLVED_GIVE_UP)
+    .bind(resolution.by.map(|b| b.channel.as_str()))
+    .bind(resolution.by.and_then(|b| b.device_id))
     .fetch_optional(&store.pool)
     .await
     .map_err(store_error)?;

@@ -8,7 +8,7 @@
 macro_rules! decision_columns {
     () => {
         "id, inbox_id, spec, status, outcome, outcome_source, custom, remark, \
-         created_at, expires_at, resolved_at, has_image"
+         created_at, expires_at, resolved_at, has_image, answered_via, answered_device"
     };
 }
 
@@ -59,6 +59,7 @@ mod inboxes;
 mod key_lookups;
 mod listen;
 mod outbox;
+mod passkeys;
 mod retention;
 mod rows;
 mod usage;
@@ -78,6 +79,7 @@ use super::{
     NewMessage, OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError, Swept,
     Usage,
 };
+use crate::domain::webauthn::StoredPasskey;
 use crate::domain::{Decision, DecisionEvent, EventKind, NotificationState, Resolution};
 use crate::metrics::Snapshot;
 
@@ -173,6 +175,19 @@ impl Store for PgStore {
 
     async fn inbox_by_id(&self, id: Uuid) -> Result<Option<Inbox>, StoreError> {
         inboxes::inbox_by_id(self, id).await
+    }
+
+    async fn add_device(
+        &self,
+        id: Uuid,
+        inbox_id: Uuid,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        inboxes::add_device(self, id, inbox_id, now).await
+    }
+
+    async fn device_inbox(&self, id: Uuid) -> Result<Option<Uuid>, StoreError> {
+        inboxes::device_inbox(self, id).await
     }
 
     async fn count_inboxes(&self) -> Result<i64, StoreError> {
@@ -366,6 +381,38 @@ impl Store for PgStore {
 
     async fn metrics_snapshot(&self) -> Result<Snapshot, StoreError> {
         gauges::snapshot(self).await
+    }
+
+    async fn passkeys(&self, inbox_id: Uuid) -> Result<Vec<StoredPasskey>, StoreError> {
+        passkeys::passkeys(self, inbox_id).await
+    }
+
+    async fn add_passkey(
+        &self,
+        inbox_id: Uuid,
+        passkey: &StoredPasskey,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        passkeys::add_passkey(self, inbox_id, passkey, now).await
+    }
+
+    async fn use_passkey(
+        &self,
+        credential_id: &str,
+        from: u32,
+        to: u32,
+        now: OffsetDateTime,
+    ) -> Result<bool, StoreError> {
+        passkeys::use_passkey(self, credential_id, from, to, now).await
+    }
+
+    async fn spend_challenge(
+        &self,
+        challenge_hash: &str,
+        expires_at: OffsetDateTime,
+        now: OffsetDateTime,
+    ) -> Result<bool, StoreError> {
+        passkeys::spend_challenge(self, challenge_hash, expires_at, now).await
     }
 
     fn listen(&self, sink: SignalSink) -> Option<tokio::task::JoinHandle<()>> {

@@ -46,6 +46,8 @@ pub(super) struct DecisionRow {
     pub(super) expires_at: OffsetDateTime,
     pub(super) resolved_at: Option<OffsetDateTime>,
     pub(super) has_image: bool,
+    pub(super) answered_via: Option<String>,
+    pub(super) answered_device: Option<Uuid>,
 }
 
 impl TryFrom<DecisionRow> for Decision {
@@ -65,6 +67,8 @@ impl TryFrom<DecisionRow> for Decision {
             expires_at: r.expires_at,
             resolved_at: r.resolved_at,
             has_image: r.has_image,
+            answered_via: r.answered_via,
+            answered_device: r.answered_device,
         })
     }
 }

@@ -102,7 +102,7 @@ pub(super) async fn resolve(
     let mut tx = store.begin_immediate().await?;
     let won = sqlx::query_as::<_, DecisionRow>(concat!(
         "UPDATE decisions SET status = ?, outcome = ?, outcome_source = ?, custom = ?, \
-         remark = ?, resolved_at = ? \
+         remark = ?, resolved_at = ?, answered_via = ?, answered_device = ? \
          WHERE id = ? AND status = 'pending' AND expires_at > ? RETURNING ",
         decision_columns!()
     ))
@@ -112,6 +112,8 @@ pub(super) async fn resolve(
     .bind(resolution.custom)
     .bind(&resolution.remark)
     .bind(millis(now))
+    .bind(resolution.by.map(|b| b.channel.as_str()))
+    .bind(resolution.by.and_then(|b| b.device_id).map(id))
     .bind(id(decision))
     .bind(millis(now))
     .fetch_optional(&mut *tx)

@@ -50,6 +50,8 @@ pub(super) struct DecisionRow {
     pub(super) expires_at: i64,
     pub(super) resolved_at: Option<i64>,
     pub(super) has_image: bool,
+    pub(super) answered_via: Option<String>,
+    pub(super) answered_device: Option<Hyphenated>,
 }
 
 impl TryFrom<DecisionRow> for Decision {
@@ -69,6 +71,8 @@ impl TryFrom<DecisionRow> for Decision {
             expires_at: from_millis(r.expires_at),
             resolved_at: r.resolved_at.map(from_millis),
             has_image: r.has_image,
+            answered_via: r.answered_via,
+            answered_device: r.answered_device.map(Hyphenated::into_uuid),
         })
     }
 }
