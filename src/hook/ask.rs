@@ -197,10 +197,13 @@ pub fn create_body(call: &ToolCall, answer_by: &str, wait: Duration) -> Value {
 
 /// Whether the person answered "Allow for this session" to this tool earlier in this
 /// session: the server keeps those answers, and the hook looks for one among the project's
-/// latest answered decisions. Only an answer the server recorded as coming from the
-/// person's own side counts (`answered_by.channel`: the feed, a notification, the mail):
-/// an API key cannot answer a tool approval at all, and a look-alike question it answered
-/// through its link says `link`, so an agent cannot plant an allowance for itself.
+/// latest answered decisions. Only a tool approval for this harness, session and tool (its
+/// `approval`, which the page showed the person, never `metadata`, which the asker writes)
+/// that the server recorded as answered from the person's own side counts
+/// (`answered_by.channel`: the feed, a notification, the mail). An API key cannot answer a
+/// tool approval at all, a look-alike question it answers through its link says `link`, and
+/// a plain question the person answers in the feed is no approval, so an agent cannot plant
+/// an allowance for itself, nor talk the person into one with a question of its own.
 async fn session_allowed(
     api: &Api,
     call: &ToolCall,
@@ -226,16 +229,16 @@ async fn session_allowed(
     let empty = vec![];
     let items = page["items"].as_array().unwrap_or(&empty);
     Ok(items.iter().any(|d| {
-        let hook = &d["metadata"]["hook"];
+        let gated = &d["approval"];
         let by_person = d["answered_by"]["channel"]
             .as_str()
             .and_then(AnswerChannel::parse)
             .is_some_and(AnswerChannel::is_person_side);
         d["outcome"] == ALLOW_SESSION
             && by_person
-            && hook["harness"] == call.harness.as_str()
-            && hook["session_id"] == session
-            && hook["tool_name"] == call.tool_name.as_str()
+            && gated["harness"] == call.harness.as_str()
+            && gated["session_id"] == session
+            && gated["tool_name"] == call.tool_name.as_str()
     }))
 }
 

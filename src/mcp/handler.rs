@@ -17,7 +17,7 @@ use uuid::Uuid;
 #[path = "approve.rs"]
 pub(super) mod approve;
 
-use super::profiles::{Profile, claude, gemini, omp, pi};
+use super::profiles::{self, Profile, claude, gemini, omp, pi};
 use super::tools::{self, Arguments};
 use crate::domain::inbox::Inbox;
 use crate::domain::{Issue, Issues, Kind, Status};
@@ -84,7 +84,7 @@ impl SaysoMcp {
         };
         let result = result.unwrap_or_else(tool_error);
         Ok(match self.profile {
-            Profile::Claude => claude::text_only(result),
+            Profile::Claude | Profile::Omp => profiles::text_only(result),
             _ => result,
         })
     }

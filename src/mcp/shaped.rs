@@ -146,12 +146,14 @@ fn wait_s(args: &Arguments) -> Result<Duration, Failure> {
 }
 
 /// The usual text when the person has not answered within the call's wait.
+/// What a harness's ask tool says when the wait ends first. The question's link stays out:
+/// the person has it from their notifications and feed, and a model holding it could answer
+/// its own question.
 fn waiting_text(h: &AskHandle) -> String {
     format!(
-        "The user has not answered yet (decision_id \"{id}\"; they answer at {url} before {}). \
+        "The user has not answered yet (decision_id \"{id}\"; they can answer until {}). \
          Call await_decision with decision_id \"{id}\" to wait for the answers.",
         rfc3339(h.expires_at),
         id = h.decision_id,
-        url = h.web_url,
     )
 }

@@ -63,6 +63,18 @@ pub struct DecisionView {
     /// (the person's passkey). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_up: Option<crate::domain::approval::StepUp>,
+    /// For a tool approval, which agent, tool and session it gates, as the person was shown
+    /// (unlike `metadata`, which the asker writes as it likes). Absent for a plain question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalView>,
+}
+
+/// What a tool approval gates.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ApprovalView {
+    pub harness: String,
+    pub tool_name: String,
+    pub session_id: Option<String>,
 }
 
 impl DecisionView {
@@ -88,6 +100,11 @@ impl DecisionView {
             notifications,
             answered_by: d.answered_by,
             step_up: d.spec.approval.as_ref().and_then(|a| a.step_up),
+            approval: d.spec.approval.as_ref().map(|a| ApprovalView {
+                harness: a.harness.clone(),
+                tool_name: a.tool_name.clone(),
+                session_id: a.session_id.clone(),
+            }),
         }
     }
 }

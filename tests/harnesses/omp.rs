@@ -279,6 +279,11 @@ async fn omp_mounts_ask_at_xd_and_await_decision_picks_up_the_answer() {
         )),
         "{pending}"
     );
+    // The pending text alone: no fenced JSON of the decision after it, and no link.
+    assert!(
+        !pending.contains("```") && !pending.contains("http"),
+        "{pending}"
+    );
     let (text, error) = &results[1];
     assert!(!error, "{text}");
     assert_eq!(text, "User selected: OAuth2");

@@ -4,7 +4,6 @@
 //! questions: "…"="…", …" with the picked preview and the person's notes; `answers` given in
 //! the call come back at once without asking anyone.
 
-use rmcp::model::CallToolResult;
 use serde_json::{Map, Value, json};
 
 use super::answers::Asked;
@@ -18,14 +17,6 @@ pub const HOSTED_TOOL: &str = "ask_user_question";
 
 /// The widest header chip.
 pub const HEADER_MAX: usize = 12;
-
-/// A result as `/mcp/claude` sends it: the text alone. Claude Code hands its model a
-/// result's structured content in place of its text whenever there is any, so the model would
-/// read `{"questions":…,"answers":…}` and never the tool's sentence; the text is the contract.
-pub fn text_only(mut result: CallToolResult) -> CallToolResult {
-    result.structured_content = None;
-    result
-}
 
 /// The tool's input schema; `extras` adds sayso's own fields (wait, project, context, ttl).
 pub fn schema(extras: bool) -> Value {

@@ -108,6 +108,16 @@ impl Worded {
 }
 
 /// A resolved decision worded as its shape's tool words it.
+/// A result as `/mcp/claude` and `/mcp/omp` send it: the text alone, whether the person
+/// answered or not yet. Both clients put a result's structured content before their model:
+/// Claude Code in place of the text (the model would read `{"questions":…,"answers":…}` and
+/// never the tool's sentence), oh-my-pi as a second block of fenced JSON after it (the
+/// decision's details, which its native `ask` keeps from the model). The text is the contract.
+pub fn text_only(mut result: CallToolResult) -> CallToolResult {
+    result.structured_content = None;
+    result
+}
+
 pub fn word(shape: Shape, asked: &answers::Asked<'_>) -> Worded {
     match shape {
         Shape::Omp => omp::word(asked),
