@@ -133,7 +133,9 @@ async fn ask_user_question_still_pending_returns_the_handle_and_how_to_wait() {
         "{}",
         text(&r)
     );
-    assert!(text(&r).contains(s(&d, "web_url")));
+    // The text the model reads carries no link; the handle, for a client to share, does.
+    assert!(!text(&r).contains(s(&d, "web_url")), "{}", text(&r));
+    assert!(s(&d, "web_url").contains("/d/"));
     // The page answers it later; await_decision then has the answers.
     let web_url = ProbeServer::of(&srv).pending_web_url().await;
     assert_eq!(web_url, s(&d, "web_url"));
