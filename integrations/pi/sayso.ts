@@ -26,21 +26,26 @@ const PENDING_FILE = join(".pi", "pending-questions.json");
 // One MCP call's wait, in seconds: short enough for proxies, looped until the person answers.
 const ROUND_S = 50;
 
+// The same input and wording as sayso's /mcp/pi (src/mcp/profiles/pi.rs, src/mcp/tools.rs).
 const OptionSchema = Type.Object({
-  label: Type.String({ description: "Display text" }),
-  description: Type.Optional(Type.String({ description: "Help text" })),
+  label: Type.String({ description: "What the user picks." }),
+  description: Type.Optional(Type.String({ description: "Help text under the label." })),
 });
 
 const QuestionSchema = Type.Object({
-  question: Type.String({ description: "The question to ask" }),
-  header: Type.Optional(Type.String({ description: "Optional header/title for context" })),
-  options: Type.Optional(Type.Array(OptionSchema, { description: "Suggested options" })),
-  multiSelect: Type.Optional(Type.Boolean({ description: "Allow multiple selections" })),
+  question: Type.String({ description: "The question." }),
+  header: Type.Optional(Type.String({ description: "A short title shown above it." })),
+  options: Type.Optional(
+    Type.Array(OptionSchema, {
+      description: 'Suggested answers; without them the user types the answer. "Other" is always added.',
+    }),
+  ),
+  multiSelect: Type.Optional(Type.Boolean({ description: "Several options may be picked." })),
 });
 
 const AskUserParams = Type.Object({
   questions: Type.Array(QuestionSchema, {
-    description: "One or more questions to ask the user",
+    description: "The questions, asked together and answered all or none.",
     minItems: 1,
   }),
   metadata: Type.Optional(
@@ -48,29 +53,19 @@ const AskUserParams = Type.Object({
       {},
       {
         additionalProperties: true,
-        description: "Optional metadata for tracking (e.g., { source: 'setup-wizard' })",
+        description: 'Your own tracking data, e.g. {"source": "setup-wizard"}; kept with the question.',
       },
     ),
   ),
 });
 
-const DESCRIPTION = `Ask the user one or more questions. Use when you need:
-- Clarification on requirements or preferences
-- User decisions between multiple valid approaches
-- Confirmation before significant changes
-- Input that cannot be inferred from context
-
-Each question can have suggested options with descriptions.
-Users can always select "Other" to provide a custom answer.
-The user may be away: they are notified and answer on their phone; the tool waits for them.
-If the wait ends first, it saves the questions to a pending file and says so.
-
-Guidelines:
-- Put recommended option first with "(Recommended)" in the label
-- Batch related questions together (avoid multiple rounds)
-- Limit to 3-5 questions per call to avoid user fatigue
-- Don't ask what can be inferred from context or previous messages
-- Don't re-ask questions already answered in this session`;
+const DESCRIPTION =
+  "Ask the user one or more questions when you need a decision, a preference, a confirmation " +
+  "or input you cannot infer. Options are suggestions: the user may always answer in their own " +
+  'words. Put the option you recommend first, with "(Recommended)" in its label, and ask related ' +
+  "questions together. The user may be away: they are notified and answer on their phone, and " +
+  "the tool waits for them; if the wait ends first, the questions are saved as pending and the " +
+  "result says so.";
 
 type Question = { question: string; header?: string; options?: { label: string }[]; multiSelect?: boolean };
 type Pending = { sessionId?: string; timestamp: string; decisionId: string; questions: unknown[] };
