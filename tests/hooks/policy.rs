@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use crate::harnesses::claude_input;
-use crate::run::{Dir, hook_command, run, server};
+use crate::run::{Dir, finish, hook_command, pending_decision, run, server, start};
 
 const POLICY: &str = r#"{"rules": [
     {"tool": "Bash", "command": "git status*", "decision": "allow"},
@@ -103,5 +103,36 @@ async fn explain_names_the_rule_and_asks_nobody() {
     assert!(
         text.starts_with("error: the policy ") && text.contains("not valid"),
         "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_up_rule_asks_for_the_passkey_and_a_plain_allow_does_not_count() {
+    let (_db, srv) = server().await;
+    let dir = Dir::new();
+    dir.write(
+        ".sayso/policy.json",
+        r#"{"rules": [{"command": "git push*", "decision": "ask", "step_up": "passkey"}]}"#,
+    );
+    let cwd = dir.path().display().to_string();
+    let mut cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+    cmd.env("SAYSO_HOOK_TIMEOUT_S", "3");
+    let (child, started) = start(
+        cmd,
+        &claude_input("PreToolUse", &cwd, "s", "git push origin main"),
+    )
+    .await;
+    let d = pending_decision(&srv).await;
+    // The question carries the rule's step-up, and an Allow without the passkey changes nothing.
+    assert_eq!(d["step_up"], "passkey", "{d}");
+    let (status, body) = srv
+        .answer(d["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["error"]["details"][0]["path"], "passkey", "{body}");
+    let out = finish(child, started).await;
+    assert_eq!(
+        out.stdout["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{out:?}"
     );
 }
