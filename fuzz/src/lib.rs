@@ -278,5 +278,7 @@ fn decision(
         expires_at: created_at + Duration::hours(1),
         resolved_at: (status != Status::Pending).then_some(created_at + Duration::minutes(5)),
         has_image: false,
+        // Who answered never changes how an answer reads back.
+        answered_by: None,
     }
 }
