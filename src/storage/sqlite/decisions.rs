@@ -213,7 +213,7 @@ pub(super) async fn decision_for_key(
     key_hash: &str,
     decision: Uuid,
 ) -> Result<Option<(Decision, Vec<NotificationState>)>, StoreError> {
-    let found = sqlx::query_as::<_, NotifiedRow>(concat!(
+    let query = sqlx::query_as::<_, NotifiedRow>(concat!(
         "SELECT ",
         decision_columns!(),
         ", (SELECT json_group_array(json_object('channel', channel, 'status', status, \
@@ -223,10 +223,8 @@ pub(super) async fn decision_for_key(
          (SELECT inbox_id FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL)"
     ))
     .bind(id(decision))
-    .bind(key_hash)
-    .fetch_optional(&store.pool)
-    .await
-    .map_err(store_error)?;
+    .bind(key_hash);
+    let found = store.read_optional(query).await?;
     let Some(row) = found else { return Ok(None) };
     let notifications = row.notifications.0.into_iter().map(Into::into).collect();
     Ok(Some((row.decision.try_into()?, notifications)))

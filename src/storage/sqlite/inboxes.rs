@@ -118,17 +118,14 @@ pub(super) async fn inbox_for_key(
     store: &SqliteStore,
     key_hash: &str,
 ) -> Result<Option<Inbox>, StoreError> {
-    sqlx::query_as::<_, InboxRow>(concat!(
+    let query = sqlx::query_as::<_, InboxRow>(concat!(
         "SELECT ",
         inbox_columns!(),
         " FROM api_keys k JOIN inboxes i ON i.id = k.inbox_id \
              WHERE k.key_hash = ? AND k.revoked_at IS NULL"
     ))
-    .bind(key_hash)
-    .fetch_optional(&store.pool)
-    .await
-    .map(|r| r.map(Inbox::from))
-    .map_err(store_error)
+    .bind(key_hash);
+    Ok(store.read_optional(query).await?.map(Inbox::from))
 }
 
 pub(super) async fn revoke_api_keys(

@@ -29,6 +29,7 @@ mod inboxes;
 mod listen;
 mod outbox;
 mod passkeys;
+mod readers;
 mod retention;
 mod rows;
 mod usage;
@@ -40,7 +41,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 use sqlx::Sqlite;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+    SqliteArguments, SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteRow, SqliteSynchronous,
 };
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -55,6 +57,9 @@ use crate::domain::webauthn::StoredPasskey;
 use crate::domain::{Decision, DecisionEvent, EventKind, NotificationState, Resolution};
 use crate::metrics::Snapshot;
 
+/// Read-only connections for the hottest reads (readers.rs), beside the pool's eight.
+const READERS: usize = 4;
+
 /// A store on one SQLite file.
 ///
 /// SQLite lets one writer in at a time and makes the others wait in its busy handler, which
@@ -63,6 +68,9 @@ use crate::metrics::Snapshot;
 /// sees two. Reads use `pool`; in WAL mode they never wait for the writer.
 pub struct SqliteStore {
     pool: SqlitePool,
+    /// The hottest reads' connections, without the pool's second hand-off (readers.rs); none
+    /// for a memory database, whose only connection is the writer.
+    readers: Option<readers::Readers>,
     writer: SqlitePool,
     /// Creates go in groups, through the writer (creates.rs).
     creates: creates::Creates,
@@ -101,22 +109,46 @@ impl SqliteStore {
             .run(&writer)
             .await
             .map_err(migrate_error)?;
-        let pool = if in_memory {
-            writer.clone()
+        let (pool, readers) = if in_memory {
+            (writer.clone(), None)
         } else {
-            SqlitePoolOptions::new()
+            let read_only = options.read_only(true);
+            let pool = SqlitePoolOptions::new()
                 .max_connections(8)
                 .acquire_timeout(Duration::from_secs(10))
-                .connect_with(options.read_only(true))
+                .connect_with(read_only.clone())
                 .await
-                .map_err(store_error)?
+                .map_err(store_error)?;
+            (pool, Some(readers::Readers::new(read_only, READERS)))
         };
         let creates = creates::Creates::start(writer.clone());
         Ok(SqliteStore {
             pool,
+            readers,
             writer,
             creates,
         })
+    }
+
+    /// Runs a one-row read on a connection of `readers` (the pool's, for a memory database).
+    async fn read_optional<'q, O>(
+        &self,
+        query: sqlx::query::QueryAs<'q, Sqlite, O, SqliteArguments>,
+    ) -> Result<Option<O>, StoreError>
+    where
+        O: Send + Unpin + for<'r> sqlx::FromRow<'r, SqliteRow>,
+    {
+        let Some(readers) = &self.readers else {
+            return query.fetch_optional(&self.pool).await.map_err(store_error);
+        };
+        let mut reader = readers.acquire().await?;
+        match query.fetch_optional(reader.conn()).await {
+            Ok(found) => Ok(found),
+            Err(e) => {
+                reader.discard();
+                Err(store_error(e))
+            }
+        }
     }
 
     async fn begin_immediate(&self) -> Result<sqlx::Transaction<'static, Sqlite>, StoreError> {
