@@ -1,5 +1,6 @@
-//! The ceilings measured in the same run: a bare axum handler for `get`, raw single-row
-//! inserts through sqlx for `create`, and the fresh PostgreSQL database the run uses.
+//! The ceilings measured in the same run: a bare axum handler and the server's own `/healthz`
+//! for `get`, single-row inserts straight through SQLite (and through sqlx) for `create`, and
+//! the fresh PostgreSQL database the run uses.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -63,8 +64,10 @@ pub async fn bare_server() -> Result<()> {
     Ok(())
 }
 
-/// The ceiling of `create` on SQLite: single-row inserts of a few columns of similar width,
-/// same pragmas (WAL, synchronous=NORMAL), same concurrency, through sqlx.
+/// The ceiling of `create` on SQLite through sqlx, the driver the server uses: single-row
+/// inserts of a few columns of similar width, same pragmas (WAL, synchronous=NORMAL), same
+/// concurrency. Slower than SQLite itself (`sqlite_itself_insert_rate`): each statement is a
+/// message to the connection's thread and a wake-up back.
 pub async fn raw_sqlite_insert_rate(url: &str, seconds: u64) -> Result<f64> {
     use sqlx::sqlite::{
         SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
@@ -101,6 +104,44 @@ pub async fn raw_sqlite_insert_rate(url: &str, seconds: u64) -> Result<f64> {
     })
     .await?;
     eprintln!("raw SQLite insert: {r:.0}/s");
+    Ok(r)
+}
+
+/// The physical ceiling of `create` on SQLite: single-row inserts of the same table, each its
+/// own statement and its own commit, straight through SQLite (the bundled library sqlx links
+/// too) on one connection, with the server's durability (WAL, `synchronous=NORMAL`). SQLite
+/// admits one writer at a time, so one connection inserting in a loop is as fast as it goes;
+/// no async runtime, thread hand-off or pool sits around it.
+pub async fn sqlite_itself_insert_rate(path: std::path::PathBuf, seconds: u64) -> Result<f64> {
+    let r = tokio::task::spawn_blocking(move || -> Result<f64> {
+        let conn = rusqlite::Connection::open(&path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.busy_timeout(Duration::from_secs(5))?;
+        conn.execute(RAW_TABLE, [])?;
+        let mut insert = conn.prepare(
+            "INSERT INTO raw (id, inbox_id, kind, question, spec, status, created_at, expires_at) \
+             VALUES (?1, ?2, 'bool', ?3, ?4, 'pending', ?5, ?6)",
+        )?;
+        let started = std::time::Instant::now();
+        let deadline = started + Duration::from_secs(seconds);
+        let mut done = 0u64;
+        while std::time::Instant::now() < deadline {
+            let id = uuid::Uuid::now_v7().to_string();
+            insert.execute(rusqlite::params![
+                id,
+                id,
+                "Deploy the build to staging?",
+                RAW_SPEC,
+                1_i64,
+                2_i64
+            ])?;
+            done += 1;
+        }
+        Ok(done as f64 / started.elapsed().as_secs_f64())
+    })
+    .await??;
+    eprintln!("SQLite itself, single-row inserts: {r:.0}/s");
     Ok(r)
 }
 
