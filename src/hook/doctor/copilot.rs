@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Finding, Setup};
+use super::{Finding, Setup, real, strip_comments};
 
 pub fn check(setup: &Setup) -> Vec<Finding> {
     let env = |k: &str| std::env::var(k).ok();
@@ -77,18 +77,9 @@ fn trusted_in(config: &Path, project: &Path) -> Option<String> {
         .map(str::to_string)
 }
 
-fn real(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
-}
-
 /// Copilot writes `config.json` with `//` comment lines above the JSON.
 fn parse_commented(text: &str) -> Option<Value> {
-    let json: String = text
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    serde_json::from_str(&json).ok()
+    serde_json::from_str(&strip_comments(text)).ok()
 }
 
 #[cfg(test)]
