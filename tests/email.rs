@@ -93,11 +93,13 @@ impl Fixture {
             last_error: None,
         };
         let view = self.srv.svc.view(&self.decision).await.unwrap();
+        let person = self.srv.svc.store().person(inbox.id).await.unwrap();
         let d = Delivering {
             message: &message,
             decision: &self.decision,
             view: &view,
             inbox,
+            person: person.as_ref(),
             channels,
             web_url: &self.web_url,
             public_url: &self.srv.base,

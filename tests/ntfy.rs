@@ -125,6 +125,7 @@ impl Fixture {
                 decision: d,
                 view: &view,
                 inbox: &self.inbox,
+                person: None,
                 channels,
                 web_url: &web_url,
                 public_url: &self.srv.base,

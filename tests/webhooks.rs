@@ -183,6 +183,7 @@ impl Fixture {
                 decision: d,
                 view,
                 inbox: &self.inbox,
+                person: None,
                 channels,
                 web_url: &web_url,
                 public_url: &self.srv.base,

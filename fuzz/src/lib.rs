@@ -253,6 +253,7 @@ fn form_spec(form: FormSpec) -> DecisionSpec {
         default_outcome: None,
         shape: None,
         approval: None,
+        routing: None,
     }
 }
 
@@ -280,5 +281,6 @@ fn decision(
         has_image: false,
         // Who answered never changes how an answer reads back.
         answered_by: None,
+        answers: Vec::new(),
     }
 }

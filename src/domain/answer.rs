@@ -75,6 +75,8 @@ pub fn validate_answer(spec: &DecisionSpec, input: &AnswerInput) -> Result<Resol
         remark,
         detail,
         by: None,
+        answer: None,
+        expect_answers: None,
     })
 }
 

@@ -214,6 +214,7 @@ mod tests {
             resolved_at: None,
             has_image: false,
             answered_by: None,
+            answers: Vec::new(),
         }
     }
 

@@ -44,6 +44,8 @@ pub struct Decision {
     /// Which way it was answered, declined or cancelled (and on which bound device); `None`
     /// while pending, once expired, and for answers recorded before sayso kept this.
     pub answered_by: Option<AnsweredBy>,
+    /// Every answer given so far, in order, at most one per person (`people::tally`).
+    pub answers: Vec<super::people::AnswerRecord>,
 }
 
 impl Decision {
@@ -72,6 +74,12 @@ pub struct Resolution {
     pub detail: Value,
     /// Which way it came; the service sets it (validation does not know).
     pub by: Option<AnsweredBy>,
+    /// The person's answer that resolves it, appended to the decision's `answers`; the
+    /// service sets it (`None` for a cancel).
+    pub answer: Option<super::people::AnswerRecord>,
+    /// Applied only while the decision has exactly this many answers: a rule of several
+    /// people was tallied against them (`people::tally`).
+    pub expect_answers: Option<usize>,
 }
 
 impl Resolution {
@@ -85,6 +93,8 @@ impl Resolution {
             remark: None,
             detail: serde_json::json!({ "reason": reason }),
             by: Some(AnsweredBy::new(AnswerChannel::Api, None)),
+            answer: None,
+            expect_answers: None,
         }
     }
 

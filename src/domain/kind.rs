@@ -86,6 +86,10 @@ pub enum EventKind {
     /// A notification went out (or failed, or was skipped) on one channel.
     Notified,
     Answered,
+    /// A person's answer counted towards a rule of several people, which it did not meet.
+    Voted,
+    /// Its escalation time came while it was pending: it went to more people.
+    Escalated,
     Declined,
     Expired,
     Cancelled,
@@ -96,6 +100,8 @@ words!(EventKind {
     Viewed => "viewed",
     Notified => "notified",
     Answered => "answered",
+    Voted => "voted",
+    Escalated => "escalated",
     Declined => "declined",
     Expired => "expired",
     Cancelled => "cancelled",

@@ -17,6 +17,7 @@ use super::image::decode_image;
 use super::issues::{Issue, Issues, index, join};
 use super::kind::{Kind, Notify};
 use super::options::{parse_options, parse_recommended};
+use super::people::{self, Routing};
 use super::questions::parse_questions;
 use super::read::{self, quote_short};
 use super::spec::{Attachment, DecisionSpec, KindSpec};
@@ -62,6 +63,11 @@ const FIELDS: &[(&str, Option<&[Kind]>)] = &[
     ("callback_url", None),
     ("metadata", None),
     ("approval", Some(&[Kind::Choose])),
+    ("approvers", None),
+    ("required", None),
+    ("escalate_after_s", None),
+    ("escalate_to", None),
+    ("urgent", None),
 ];
 
 /// Parses and validates a create request body. Every problem is listed with its JSON path;
@@ -119,6 +125,7 @@ pub fn parse_new_decision(body: &Value) -> Result<NewDecision, Vec<Issue>> {
     if let (Some(a), Some(b)) = (&approval, body.as_mut()) {
         check_body(a, b, &mut issues);
     }
+    let routing = parse_routing(obj, kind, approval.is_some(), ttl, &mut issues);
     let (Some(question), Some(body), Some(ttl)) = (question, body, ttl) else {
         return Err(issues.into_vec());
     };
@@ -135,6 +142,7 @@ pub fn parse_new_decision(body: &Value) -> Result<NewDecision, Vec<Issue>> {
         default_outcome: None,
         shape: None,
         approval,
+        routing,
     };
     if let Some(default) = read::get(obj, "default_outcome") {
         spec.default_outcome = check_outcome(&spec, default, "default_outcome", &mut issues)
@@ -394,6 +402,99 @@ fn parse_ttl(obj: &Map<String, Value>, issues: &mut Issues) -> Option<Duration> 
         (None, Some(s)) => s.map(Duration::seconds),
         (None, None) => Some(Duration::minutes(DEFAULT_TTL_MINUTES)),
     }
+}
+
+/// `approvers`, `required`, `escalate_after_s`, `escalate_to` and `urgent`: who is asked
+/// and how many must agree (`people::Routing`). `None` when none is given. The names are
+/// checked against the inbox's people when the decision is created.
+fn parse_routing(
+    obj: &Map<String, Value>,
+    kind: Option<Kind>,
+    is_approval: bool,
+    ttl: Option<Duration>,
+    issues: &mut Issues,
+) -> Option<Routing> {
+    const FIELDS: [&str; 5] = [
+        "approvers",
+        "required",
+        "escalate_after_s",
+        "escalate_to",
+        "urgent",
+    ];
+    if FIELDS.iter().all(|f| read::get(obj, f).is_none()) {
+        return None;
+    }
+    let names = |field: &str, issues: &mut Issues| -> Vec<String> {
+        let Some(list) = read::get(obj, field).and_then(|v| read::array(v, field, issues)) else {
+            return Vec::new();
+        };
+        if list.len() > people::MAX_NAMED {
+            issues.push(field, format!("names at most {} people", people::MAX_NAMED));
+            return Vec::new();
+        }
+        let mut names: Vec<String> = Vec::new();
+        for (i, v) in list.iter().enumerate() {
+            let path = index(field, i);
+            let Some(name) = read::string(v, &path, issues) else {
+                continue;
+            };
+            let name = name.trim();
+            match people::check_name(name) {
+                Err(e) => issues.push(&path, e),
+                Ok(()) if !names.iter().any(|n| n == name) => names.push(name.to_string()),
+                Ok(()) => {}
+            }
+        }
+        names
+    };
+    let approvers = names("approvers", issues);
+    let escalate_to = names("escalate_to", issues);
+    let required = read::get(obj, "required")
+        .and_then(|v| read::integer_in(v, "required", issues, 1, people::MAX_NAMED as i64))
+        .unwrap_or(1) as u32;
+    let escalate_after_s = read::get(obj, "escalate_after_s")
+        .and_then(|v| read::integer_in(v, "escalate_after_s", issues, 1, MAX_TTL_SECONDS))
+        .map(|s| s as u32);
+    let urgent = read::get(obj, "urgent")
+        .and_then(|v| read::boolean(v, "urgent", issues))
+        .unwrap_or(false);
+    // Several people agree on a yes or no: a bool, or a tool approval's Allow.
+    if required > 1 && !(kind == Some(Kind::Bool) || is_approval) {
+        issues.push(
+            "required",
+            "more than one person can only agree on a yes/no question (kind bool) or a tool approval",
+        );
+    }
+    if !approvers.is_empty() && required as usize > approvers.len() {
+        issues.push(
+            "required",
+            format!(
+                "asks {required} people to agree but approvers names {}",
+                approvers.len()
+            ),
+        );
+    }
+    if let (Some(after), Some(ttl)) = (escalate_after_s, ttl)
+        && i64::from(after) >= ttl.whole_seconds()
+    {
+        issues.push(
+            "escalate_after_s",
+            format!(
+                "is {after} s, but the decision expires after {} s: escalate before it does",
+                ttl.whole_seconds()
+            ),
+        );
+    }
+    if !escalate_to.is_empty() && escalate_after_s.is_none() {
+        issues.push("escalate_to", "needs escalate_after_s: when to escalate");
+    }
+    Some(Routing {
+        approvers,
+        required,
+        escalate_after_s,
+        escalate_to,
+        urgent,
+    })
 }
 
 fn parse_notify(v: &Value, issues: &mut Issues) -> Option<Notify> {

@@ -30,6 +30,9 @@ pub struct DecisionSpec {
     /// Set when the decision is a coding agent's tool approval (`sayso hook`, `approve`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<super::approval::ApprovalSpec>,
+    /// Who is asked and how many must agree, when the request said (`people`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routing: Option<super::people::Routing>,
 }
 
 /// An ask tool agents already know, whose input and result sayso speaks (docs/SEEDS.md).

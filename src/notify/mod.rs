@@ -45,6 +45,8 @@ pub struct Delivering<'a> {
     /// The decision as the API shows it: the webhook's body.
     pub view: &'a DecisionView,
     pub inbox: &'a Inbox,
+    /// The person the message goes to; `None` for the agent's webhook.
+    pub person: Option<&'a crate::domain::people::Person>,
     pub channels: &'a InboxChannels,
     /// Where the person answers from this channel: a tool approval's approval link for the
     /// channel (never shown to an API key), else the decision's answer link.

@@ -277,7 +277,10 @@ impl Courier for WebPushChannel {
             Ok(n) => n,
             Err(why) => return Delivery::Skipped(why),
         };
-        let subs = match d.outbox.push_subscriptions(d.inbox.id).await {
+        let Some(person) = d.person else {
+            return Delivery::Skipped("the message names no person".into());
+        };
+        let subs = match d.outbox.push_subscriptions(person).await {
             Ok(subs) => subs,
             Err(e) => return Delivery::Retry(format!("could not read the subscriptions: {e}")),
         };

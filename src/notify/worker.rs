@@ -256,11 +256,19 @@ impl Worker {
             .map_err(|e| e.to_string())?
             .ok_or("the inbox no longer exists")?;
         let view = outbox.view(decision).await.map_err(|e| e.to_string())?;
-        // A tool approval's notification carries its approval link for that channel, which
-        // only the person's side ever holds; anything else its answer link.
-        let web_url = match m.route.channel().and_then(crate::domain::PersonChannel::of) {
-            Some(channel) => outbox.person_url(decision, channel),
-            None => outbox.web_url(decision),
+        // Messages to no one in particular go to the inbox's own person.
+        let person = outbox
+            .person(decision.inbox_id)
+            .await
+            .map_err(|e| e.to_string())?;
+        // A tool approval's notification carries the person's own link for that channel,
+        // which only the person's side ever holds; anything else its answer link.
+        let web_url = match (
+            m.route.channel().and_then(crate::domain::PersonChannel::of),
+            &person,
+        ) {
+            (Some(channel), Some(p)) => outbox.person_url(decision, channel, p.id),
+            _ => outbox.web_url(decision),
         };
         Ok(courier
             .deliver(&Delivering {
@@ -268,6 +276,7 @@ impl Worker {
                 decision,
                 view: &view,
                 inbox: &inbox,
+                person: person.as_ref(),
                 channels: &inbox.channels,
                 web_url: &web_url,
                 public_url: outbox.public_url(),

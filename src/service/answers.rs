@@ -1,13 +1,19 @@
-//! The person's side of a decision: its answer link (`web_url`), and for a tool approval
-//! the approval links that only the person's feed and notifications carry.
+//! The person's side of a decision: its answer link (`web_url`), and the person links
+//! (`/a/…`) that only a person's feed and notifications carry: a tool approval's, and those
+//! of a decision sent to people by name. An answer names its person when it is known, and
+//! counts by the decision's rule (`people::tally`).
 
 use uuid::Uuid;
 
 use super::{Service, ServiceError};
 use crate::domain::answer::validate_answer;
+use crate::domain::people::{self, AnswerRecord, Person, Tally};
 use crate::domain::{
     AnswerChannel, AnswerInput, AnsweredBy, Decision, EventKind, PersonChannel, Status,
 };
+
+/// How many times an answer is tallied again when other answers keep landing first.
+const TALLY_ATTEMPTS: usize = 32;
 
 impl Service {
     /// The decision an answer link opens; a forged or unknown token is `NotFound`.
@@ -19,22 +25,32 @@ impl Service {
         self.settled_decision(id).await
     }
 
-    /// The tool approval an approval link opens, and the person's channel the link was
-    /// given to. A forged link, or one naming a decision that is not an approval, is
+    /// The decision a person link opens, the person's channel the link was given to, and
+    /// the person. A forged link, or one whose person was removed or is no longer asked, is
     /// `NotFound`.
     pub async fn approval_by_token(
         &self,
         token: &str,
-    ) -> Result<(Decision, PersonChannel), ServiceError> {
-        let (id, channel) = self
+    ) -> Result<(Decision, PersonChannel, Person), ServiceError> {
+        let (id, channel, person) = self
             .tokens()
             .open_approve_token(token)
             .ok_or(ServiceError::NotFound)?;
         let d = self.settled_decision(id).await?;
-        if d.spec.approval.is_none() {
+        // A link made before people is the inbox's own person's.
+        let person = self
+            .store()
+            .person(person.unwrap_or(d.inbox_id))
+            .await?
+            .filter(|p| p.inbox_id == d.inbox_id)
+            .ok_or(ServiceError::NotFound)?;
+        if d.status == Status::Pending
+            && !people::is_asked(&d, &person.name, super::now())
+            && !d.answers.iter().any(|a| a.person_id == Some(person.id))
+        {
             return Err(ServiceError::NotFound);
         }
-        Ok((d, channel))
+        Ok((d, channel, person))
     }
 
     async fn settled_decision(&self, id: Uuid) -> Result<Decision, ServiceError> {
@@ -71,10 +87,10 @@ impl Service {
     pub async fn view_approval(
         &self,
         token: &str,
-    ) -> Result<(Decision, PersonChannel), ServiceError> {
-        let (d, channel) = self.approval_by_token(token).await?;
+    ) -> Result<(Decision, PersonChannel, Person), ServiceError> {
+        let (d, channel, person) = self.approval_by_token(token).await?;
         self.record_view(&d, channel.answer_channel()).await;
-        Ok((d, channel))
+        Ok((d, channel, person))
     }
 
     async fn record_view(&self, d: &Decision, channel: AnswerChannel) {
@@ -92,62 +108,124 @@ impl Service {
     }
 
     /// A person answers, declines, or marks a to-do done or skipped through the decision's
-    /// answer link. A tool approval is refused (`AnswerElsewhere`, nothing changes): its
-    /// link is in every API response, so an agent holds it. The first resolution wins; a
-    /// later one gets `AlreadyResolved`, and one after the decision's time `Expired`.
+    /// answer link. A tool approval, and a decision sent to people by name, is refused
+    /// (`AnswerElsewhere`, nothing changes): the link is in every API response, so an agent
+    /// holds it. A browser bound to a person of the inbox (`device`, its cookie) answers as
+    /// that person. The first resolution wins; a later one gets `AlreadyResolved`, and one
+    /// after the decision's time `Expired`.
     #[tracing::instrument(name = "answer", skip_all, fields(decision, action = ?input.action))]
     pub async fn submit_answer(
         &self,
         token: &str,
         input: &AnswerInput,
+        device: Option<&str>,
     ) -> Result<Decision, ServiceError> {
         let d = self.decision_by_token(token).await?;
         tracing::Span::current().record("decision", tracing::field::display(d.id));
-        if d.spec.approval.is_some() {
+        if d.spec.approval.is_some() || d.spec.routing.is_some() {
             return Err(ServiceError::AnswerElsewhere);
         }
-        self.answer_decision(&d, input, AnsweredBy::new(AnswerChannel::Link, None))
+        let bound = self
+            .bound_person(device)
+            .await
+            .filter(|(_, p)| p.inbox_id == d.inbox_id);
+        let by = AnsweredBy::new(
+            AnswerChannel::Link,
+            bound.as_ref().map(|(device, _)| *device),
+        );
+        self.answer_decision(&d, input, by, bound.map(|(_, p)| p).as_ref())
             .await
     }
 
-    /// The person answers a tool approval through one of its approval links. `device` is
-    /// the browser's device cookie, if it sent one: a device bound to the decision's inbox
-    /// is recorded with the answer.
-    #[tracing::instrument(name = "approve", skip_all, fields(decision, channel))]
+    /// A person answers through one of their person links. `device` is the browser's device
+    /// cookie, if it sent one: a device bound to that same person is recorded with the
+    /// answer.
+    #[tracing::instrument(name = "approve", skip_all, fields(decision, channel, person))]
     pub async fn submit_approval(
         &self,
         token: &str,
         input: &AnswerInput,
         device: Option<&str>,
     ) -> Result<Decision, ServiceError> {
-        let (d, channel) = self.approval_by_token(token).await?;
+        let (d, channel, person) = self.approval_by_token(token).await?;
         let span = tracing::Span::current();
         span.record("decision", tracing::field::display(d.id));
         span.record("channel", channel.answer_channel().as_str());
-        let device_id = self.bound_device(device, d.inbox_id).await;
+        span.record("person", person.name.as_str());
+        let device_id = self
+            .bound_person(device)
+            .await
+            .filter(|(_, p)| p.id == person.id)
+            .map(|(device, _)| device);
         self.answer_decision(
             &d,
             input,
             AnsweredBy::new(channel.answer_channel(), device_id),
+            Some(&person),
         )
         .await
     }
 
+    /// Validates an answer and counts it by the decision's rule: it resolves the decision,
+    /// counts towards it (one of several it needs), or is the same person's again (nothing
+    /// changes). Tallied against the answers the decision has, and again if another answer
+    /// lands first, so none is counted twice and the decision resolves once.
     async fn answer_decision(
         &self,
         d: &Decision,
         input: &AnswerInput,
         by: AnsweredBy,
+        person: Option<&Person>,
     ) -> Result<Decision, ServiceError> {
-        match d.status {
-            Status::Pending => {}
-            Status::Expired => return Err(ServiceError::Expired(Box::new(d.clone()))),
-            _ => return Err(ServiceError::AlreadyResolved(Box::new(d.clone()))),
-        }
         let mut resolution = validate_answer(&d.spec, input).map_err(ServiceError::Validation)?;
         resolution.by = Some(by);
-        self.check_step_up(d, &mut resolution, input.passkey.as_ref())
-            .await?;
-        self.apply(d.id, &resolution).await
+        let mut d = d.clone();
+        for _ in 0..TALLY_ATTEMPTS {
+            match d.status {
+                Status::Pending => {}
+                Status::Expired => return Err(ServiceError::Expired(Box::new(d))),
+                _ => return Err(ServiceError::AlreadyResolved(Box::new(d))),
+            }
+            if let Some(p) = person
+                && !people::is_asked(&d, &p.name, super::now())
+            {
+                return Err(ServiceError::NotFound);
+            }
+            let answer = AnswerRecord {
+                person: person.map(|p| p.name.clone()),
+                person_id: person.map(|p| p.id),
+                action: input.action,
+                value: resolution.outcome.clone(),
+                remark: resolution.remark.clone(),
+                at: super::now(),
+                channel: by.channel,
+            };
+            match people::tally(&d, &answer) {
+                Tally::AlreadyCounted => return Ok(d),
+                Tally::Counted => {
+                    if let Some(now_d) = self
+                        .store()
+                        .add_answer(d.id, d.answers.len(), &answer, super::now())
+                        .await?
+                    {
+                        return Ok(now_d);
+                    }
+                }
+                Tally::Resolves => {
+                    resolution.answer = Some(answer);
+                    resolution.expect_answers =
+                        (people::required(&d) > 1).then_some(d.answers.len());
+                    self.check_step_up(&d, &mut resolution, input.passkey.as_ref())
+                        .await?;
+                    match self.apply_tallied(d.id, &resolution).await? {
+                        Ok(won) => return Ok(won),
+                        Err(now_d) if now_d.status == Status::Pending => {}
+                        Err(now_d) => return self.lost(now_d),
+                    }
+                }
+            }
+            d = self.settled_decision(d.id).await?;
+        }
+        Err(ServiceError::Unavailable)
     }
 }

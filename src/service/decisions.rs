@@ -284,18 +284,34 @@ impl Service {
         id: Uuid,
         resolution: &Resolution,
     ) -> Result<Decision, ServiceError> {
+        match self.apply_tallied(id, resolution).await? {
+            Ok(won) => Ok(won),
+            Err(now) => self.lost(now),
+        }
+    }
+
+    /// Applies a resolution: `Ok(decision)` when it won (and woke the decision's waiters),
+    /// `Err(decision)` as it now stands when it did not. A decision still pending then was
+    /// tallied against answers it no longer has (`Resolution::expect_answers`).
+    pub(super) async fn apply_tallied(
+        &self,
+        id: Uuid,
+        resolution: &Resolution,
+    ) -> Result<Result<Decision, Decision>, ServiceError> {
         match self.store().resolve(id, resolution, now()).await? {
             Resolved::Won(d) => {
                 self.resolved_here(&d);
-                Ok(d)
+                Ok(Ok(d))
             }
-            Resolved::Lost(d) => {
-                let d = self.settle(d).await?;
-                match d.status {
-                    Status::Expired => Err(ServiceError::Expired(Box::new(d))),
-                    _ => Err(ServiceError::AlreadyResolved(Box::new(d))),
-                }
-            }
+            Resolved::Lost(d) => Ok(Err(self.settle(d).await?)),
+        }
+    }
+
+    /// The error of a resolution that came too late for `d`.
+    pub(super) fn lost(&self, d: Decision) -> Result<Decision, ServiceError> {
+        match d.status {
+            Status::Expired => Err(ServiceError::Expired(Box::new(d))),
+            _ => Err(ServiceError::AlreadyResolved(Box::new(d))),
         }
     }
 

@@ -1,8 +1,10 @@
-//! What an inbox's feed shows, reached through its feed link.
+//! What a person's feed shows, reached through their feed link or a bound device: what
+//! waits for them, and what they were asked before.
 
-use super::{Service, ServiceError};
-use crate::domain::inbox::Inbox;
-use crate::domain::{Decision, Status};
+use super::{Service, ServiceError, Viewer};
+use crate::domain::Decision;
+use crate::domain::Status;
+use crate::domain::people;
 use crate::storage::ListFilter;
 
 /// The most pending decisions a feed lists.
@@ -10,9 +12,10 @@ const MAX_PENDING: u32 = 500;
 /// How many resolved decisions the feed's history shows.
 const HISTORY: usize = 20;
 
-/// An inbox's open work and recent history.
+/// A person's open work and recent history.
 pub struct Feed {
-    pub inbox: Inbox,
+    /// Whose feed it is, in which inbox.
+    pub viewer: Viewer,
     /// Pending decisions and to-dos, soonest expiry first.
     pub pending: Vec<Decision>,
     /// Recently resolved decisions, newest first.
@@ -22,26 +25,27 @@ pub struct Feed {
 }
 
 impl Service {
-    /// The feed of the inbox a feed token opens, optionally for one project.
+    /// The feed a feed link opens, optionally for one project.
     pub async fn feed(&self, token: &str, project: Option<&str>) -> Result<Feed, ServiceError> {
-        let inbox_id = self
-            .tokens()
-            .open_feed_token(token)
-            .ok_or(ServiceError::NotFound)?;
-        let inbox = self
-            .store()
-            .inbox_by_id(inbox_id)
-            .await?
-            .ok_or(ServiceError::NotFound)?;
-        self.inbox_feed(inbox, project).await
+        let viewer = self.open_feed_link(token).await?;
+        self.person_feed(viewer, project).await
     }
 
-    /// The feed of an inbox already opened (by its link or a bound device).
-    pub async fn inbox_feed(
+    /// The feed of a person already known (by their link or a bound device): the inbox's
+    /// decisions that ask them (`people::is_asked`), and those they answered.
+    pub async fn person_feed(
         &self,
-        inbox: Inbox,
+        viewer: Viewer,
         project: Option<&str>,
     ) -> Result<Feed, ServiceError> {
+        let inbox = &viewer.inbox;
+        let now = super::now();
+        let theirs = |d: &Decision| {
+            people::is_asked(d, &viewer.person.name, now)
+                || d.answers
+                    .iter()
+                    .any(|a| a.person_id == Some(viewer.person.id))
+        };
         let project = project.map(str::to_string);
         let listed = self
             .store()
@@ -58,7 +62,7 @@ impl Service {
         let mut pending = Vec::with_capacity(listed.len());
         for d in listed {
             let d = self.settle(d).await?;
-            if d.status == Status::Pending {
+            if d.status == Status::Pending && people::is_asked(&d, &viewer.person.name, now) {
                 pending.push(d);
             }
         }
@@ -75,12 +79,12 @@ impl Service {
             )
             .await?
             .into_iter()
-            .filter(|d| d.status != Status::Pending)
+            .filter(|d| d.status != Status::Pending && theirs(d))
             .take(HISTORY)
             .collect();
         let projects = self.store().projects(inbox.id).await?;
         Ok(Feed {
-            inbox,
+            viewer,
             pending,
             recent,
             projects,

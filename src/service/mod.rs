@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use time::OffsetDateTime;
 use tokio::sync::watch;
+use uuid::Uuid;
 
 use crate::domain::{Decision, Issue};
 use crate::metrics::Metrics;
@@ -33,7 +34,7 @@ use crate::storage::{Store, StoreError};
 use crate::wake::Waiters;
 
 pub use decisions::{Created, ListPage, ListQuery};
-pub use devices::DEVICE_COOKIE;
+pub use devices::{DEVICE_COOKIE, Viewer};
 pub use events::ResolutionFeed;
 pub use export::ExportQuery;
 pub use feed::Feed;
@@ -266,26 +267,34 @@ impl Service {
         )
     }
 
-    /// The link that answers the tool approval `decision` through the person's `channel`.
-    /// Only the person's side ever carries it (the feed, a notification, the mail): no API
+    /// The link that answers `decision` as `person` through their `channel`. Only the
+    /// person's side ever carries it (their feed, a notification, the mail): no API
     /// response does.
     pub fn approve_url(
         &self,
         decision: &Decision,
         channel: crate::domain::PersonChannel,
+        person: Uuid,
     ) -> String {
         format!(
             "{}/a/{}",
             self.inner.settings.public_url,
-            self.inner.tokens.approve_token(decision.id, channel)
+            self.inner
+                .tokens
+                .approve_token(decision.id, channel, person)
         )
     }
 
-    /// Where the person answers `decision` from `channel`: a tool approval's own approval
-    /// link, any other decision's answer link.
-    pub fn person_url(&self, decision: &Decision, channel: crate::domain::PersonChannel) -> String {
-        if decision.spec.approval.is_some() {
-            self.approve_url(decision, channel)
+    /// Where `person` answers `decision` from `channel`: their own person link for a tool
+    /// approval and for a decision sent to people by name, the answer link for any other.
+    pub fn person_url(
+        &self,
+        decision: &Decision,
+        channel: crate::domain::PersonChannel,
+        person: Uuid,
+    ) -> String {
+        if decision.spec.approval.is_some() || decision.spec.routing.is_some() {
+            self.approve_url(decision, channel, person)
         } else {
             self.web_url(decision)
         }

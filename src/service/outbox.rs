@@ -11,6 +11,7 @@ use super::{DecisionView, Service, ServiceError, now};
 use crate::domain::Decision;
 use crate::domain::inbox::{Inbox, PushSubscription};
 use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage, Purpose, Route};
+use crate::domain::people::Person;
 use crate::storage::StoreError;
 
 /// The outbox as the worker and its channels see it. Cheap to clone.
@@ -109,8 +110,23 @@ impl Outbox {
     }
 
     /// Where the person answers the decision from `channel` (`Service::person_url`).
-    pub fn person_url(&self, d: &Decision, channel: crate::domain::PersonChannel) -> String {
-        self.svc.person_url(d, channel)
+    pub fn person_url(
+        &self,
+        d: &Decision,
+        channel: crate::domain::PersonChannel,
+        person: Uuid,
+    ) -> String {
+        self.svc.person_url(d, channel, person)
+    }
+
+    /// A person by id.
+    pub async fn person(&self, id: Uuid) -> Result<Option<Person>, StoreError> {
+        self.svc.store().person(id).await
+    }
+
+    /// The people of an inbox, oldest first.
+    pub async fn people(&self, inbox_id: Uuid) -> Result<Vec<Person>, StoreError> {
+        self.svc.store().people(inbox_id).await
     }
 
     /// The service's public base URL, without a trailing slash.
@@ -118,11 +134,12 @@ impl Outbox {
         &self.svc.settings().public_url
     }
 
+    /// A person's push subscriptions.
     pub async fn push_subscriptions(
         &self,
-        inbox_id: Uuid,
+        person: &Person,
     ) -> Result<Vec<PushSubscription>, StoreError> {
-        self.svc.store().push_subscriptions(inbox_id).await
+        self.svc.store().push_subscriptions(person).await
     }
 
     /// Forgets a subscription the push service says is gone.

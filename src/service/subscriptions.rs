@@ -1,33 +1,32 @@
-//! Web Push subscriptions, added from an inbox's feed page.
+//! Web Push subscriptions, added from a person's feed page.
 
 use serde_json::Value;
 
 use super::{Service, ServiceError, now};
 use crate::domain::address::inner_literal;
 use crate::domain::inbox::PushSubscription;
+use crate::domain::people::Person;
 use crate::domain::subscription::parse_subscription;
 
 impl Service {
-    /// Stores (or refreshes) a browser's push subscription for the inbox of a feed link.
-    /// `NotFound` for a link that opens no inbox, `Validation` for a subscription that
-    /// cannot be used.
+    /// Stores (or refreshes) a browser's push subscription for the person of a feed link.
+    /// `NotFound` for a link that opens nobody, `Validation` for a subscription that cannot
+    /// be used.
     pub async fn subscribe_to_push(
         &self,
         feed_token: &str,
         subscription: &Value,
     ) -> Result<PushSubscription, ServiceError> {
-        let inbox_id = self
-            .tokens()
-            .open_feed_token(feed_token)
-            .ok_or(ServiceError::NotFound)?;
-        self.subscribe_inbox_to_push(inbox_id, subscription).await
+        let viewer = self.open_feed_link(feed_token).await?;
+        self.subscribe_person_to_push(&viewer.person, subscription)
+            .await
     }
 
-    /// Stores (or refreshes) a browser's push subscription for an inbox already opened (by
-    /// its feed link or a bound device).
-    pub async fn subscribe_inbox_to_push(
+    /// Stores (or refreshes) a browser's push subscription for a person already known (by
+    /// their feed link or a bound device).
+    pub async fn subscribe_person_to_push(
         &self,
-        inbox_id: uuid::Uuid,
+        person: &Person,
         subscription: &Value,
     ) -> Result<PushSubscription, ServiceError> {
         let sub = parse_subscription(subscription).map_err(ServiceError::Validation)?;
@@ -45,13 +44,8 @@ impl Service {
                 ),
             ));
         }
-        let inbox = self
-            .store()
-            .inbox_by_id(inbox_id)
-            .await?
-            .ok_or(ServiceError::NotFound)?;
         self.store()
-            .add_push_subscription(inbox.id, &sub, now())
+            .add_push_subscription(person, &sub, now())
             .await?;
         Ok(sub)
     }

@@ -10,8 +10,11 @@
 //! A tool approval has two tokens: its answer token (`web_url`), which every API response
 //! shows and which only opens a read-only page, and its approval tokens, one per channel of
 //! the person (feed, Web Push, ntfy, mail), which answer it and which no API response ever
-//! shows: `id ‖ channel ‖ HMAC(server key, approve tag ‖ channel ‖ id)`. The channel inside
-//! says which way an answer came, and cannot be changed without the server key.
+//! shows: `id ‖ channel ‖ person ‖ HMAC(server key, approve tag ‖ channel ‖ id ‖ person)`.
+//! The channel and the person inside say which way an answer came and whose it is, and
+//! cannot be changed without the server key. The same links answer any decision sent to
+//! people by name (`approvers`). Tokens made before people existed (without the person) still
+//! open, as the inbox's own person's.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -28,8 +31,10 @@ type HmacSha256 = Hmac<Sha256>;
 const MAC_LEN: usize = 20;
 /// The MAC input's tag of an approval token (the channel byte follows it).
 const APPROVE_TAG: &[u8] = b"sayso approval answer v1";
-/// Bytes of an approval token: the decision id, the channel, the MAC.
-const APPROVE_LEN: usize = 16 + 1 + MAC_LEN;
+/// Bytes of an approval token made before people: the decision id, the channel, the MAC.
+const APPROVE_LEN_V1: usize = 16 + 1 + MAC_LEN;
+/// Bytes of an approval token: the decision id, the channel, the person's id, the MAC.
+const APPROVE_LEN: usize = 16 + 1 + 16 + MAC_LEN;
 
 /// What a token opens; part of the MAC input so one kind of token never opens another.
 #[derive(Debug, Clone, Copy)]
@@ -92,38 +97,48 @@ impl Tokens {
         self.open(Purpose::Feed, token)
     }
 
-    /// The token that answers the tool approval `decision_id` through `channel`. Only the
-    /// person's side ever carries it: the feed, a notification, the mail.
-    pub fn approve_token(&self, decision_id: Uuid, channel: PersonChannel) -> String {
+    /// The token that answers `decision_id` as `person` through `channel`. Only the
+    /// person's side ever carries it: their feed, a notification, the mail.
+    pub fn approve_token(&self, decision_id: Uuid, channel: PersonChannel, person: Uuid) -> String {
         let tag = self
-            .approve_mac(channel.code(), decision_id)
+            .approve_mac(channel.code(), decision_id, Some(person))
             .finalize()
             .into_bytes();
         let mut raw = Vec::with_capacity(APPROVE_LEN);
         raw.extend_from_slice(decision_id.as_bytes());
         raw.push(channel.code());
+        raw.extend_from_slice(person.as_bytes());
         raw.extend_from_slice(&tag[..MAC_LEN]);
         URL_SAFE_NO_PAD.encode(raw)
     }
 
-    /// The decision and channel an approval token opens, if the token is genuine.
-    pub fn open_approve_token(&self, token: &str) -> Option<(Uuid, PersonChannel)> {
+    /// The decision, channel and person an approval token opens, if the token is genuine;
+    /// the person is `None` in a token made before people (the inbox's own person's).
+    pub fn open_approve_token(&self, token: &str) -> Option<(Uuid, PersonChannel, Option<Uuid>)> {
         // Fixed work whatever the input, as in `open`.
         let mut raw = [0u8; APPROVE_LEN];
-        let ok_len = token.len() == 50
+        let (len, with_person) = match token.len() {
+            50 => (APPROVE_LEN_V1, false),
+            _ => (APPROVE_LEN, true),
+        };
+        let ok_len = (token.len() == 50 || token.len() == 71)
             && URL_SAFE_NO_PAD
                 .decode_slice(token.as_bytes(), &mut raw)
-                .map(|n| n == raw.len())
+                .map(|n| n == len)
                 .unwrap_or(false);
         let id = Uuid::from_slice(&raw[..16]).ok()?;
         let code = raw[16];
+        let person = with_person
+            .then(|| Uuid::from_slice(&raw[17..33]).ok())
+            .flatten();
+        let mac_at = if with_person { 33 } else { 17 };
         let verified = self
-            .approve_mac(code, id)
-            .verify_truncated_left(&raw[17..])
+            .approve_mac(code, id, person)
+            .verify_truncated_left(&raw[mac_at..mac_at + MAC_LEN])
             .is_ok();
         let channel = PersonChannel::from_code(code);
         if ok_len && verified {
-            channel.map(|c| (id, c))
+            channel.map(|c| (id, c, person))
         } else {
             None
         }
@@ -139,11 +154,14 @@ impl Tokens {
         self.open(Purpose::Device, token)
     }
 
-    fn approve_mac(&self, code: u8, id: Uuid) -> HmacSha256 {
+    fn approve_mac(&self, code: u8, id: Uuid, person: Option<Uuid>) -> HmacSha256 {
         let mut mac = HmacSha256::new_from_slice(&self.key).expect("HMAC takes any key length");
         mac.update(APPROVE_TAG);
         mac.update(&[code]);
         mac.update(id.as_bytes());
+        if let Some(person) = person {
+            mac.update(person.as_bytes());
+        }
         mac
     }
 
@@ -274,17 +292,18 @@ mod tests {
         let t = tokens();
         let id = Uuid::now_v7();
         let mut seen = vec![t.answer_token(id)];
+        let person = Uuid::now_v7();
         for c in PersonChannel::ALL {
-            let token = t.approve_token(id, c);
-            assert_eq!(token.len(), 50);
-            assert_eq!(t.open_approve_token(&token), Some((id, c)));
+            let token = t.approve_token(id, c, person);
+            assert_eq!(token.len(), 71);
+            assert_eq!(t.open_approve_token(&token), Some((id, c, Some(person))));
             assert_eq!(t.open_answer_token(&token), None);
             assert!(!seen.contains(&token));
             seen.push(token);
         }
         assert_eq!(t.open_approve_token(&t.answer_token(id)), None);
         assert_eq!(
-            tokens().open_approve_token(&t.approve_token(id, PersonChannel::Feed)),
+            tokens().open_approve_token(&t.approve_token(id, PersonChannel::Feed, person)),
             None
         );
     }
@@ -294,15 +313,38 @@ mod tests {
         let t = tokens();
         let id = Uuid::now_v7();
         let mut raw = URL_SAFE_NO_PAD
-            .decode(t.approve_token(id, PersonChannel::Ntfy))
+            .decode(t.approve_token(id, PersonChannel::Ntfy, Uuid::now_v7()))
             .unwrap();
         raw[16] = PersonChannel::Feed.code();
         assert_eq!(t.open_approve_token(&URL_SAFE_NO_PAD.encode(&raw)), None);
+        raw[16] = PersonChannel::Ntfy.code();
+        raw[20] ^= 1;
+        assert_eq!(t.open_approve_token(&URL_SAFE_NO_PAD.encode(&raw)), None);
+        raw[20] ^= 1;
         raw[16] = 0;
         assert_eq!(t.open_approve_token(&URL_SAFE_NO_PAD.encode(&raw)), None);
-        for junk in ["", "x", &"A".repeat(50), &"A".repeat(4000)] {
+        for junk in ["", "x", &"A".repeat(50), &"A".repeat(71), &"A".repeat(4000)] {
             assert_eq!(t.open_approve_token(junk), None);
         }
+    }
+
+    #[test]
+    fn an_approval_token_from_before_people_still_opens() {
+        let t = tokens();
+        let id = Uuid::now_v7();
+        let tag = t
+            .approve_mac(PersonChannel::Email.code(), id, None)
+            .finalize()
+            .into_bytes();
+        let mut raw = id.as_bytes().to_vec();
+        raw.push(PersonChannel::Email.code());
+        raw.extend_from_slice(&tag[..MAC_LEN]);
+        let token = URL_SAFE_NO_PAD.encode(raw);
+        assert_eq!(token.len(), 50);
+        assert_eq!(
+            t.open_approve_token(&token),
+            Some((id, PersonChannel::Email, None))
+        );
     }
 
     #[test]

@@ -30,6 +30,7 @@ use uuid::Uuid;
 
 use crate::domain::inbox::{Inbox, InboxChannels, PushSubscription, Usage};
 use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage};
+use crate::domain::people::{AnswerRecord, Person};
 pub use crate::domain::webauthn::StoredPasskey;
 use crate::domain::{
     Decision, DecisionEvent, EventKind, Kind, NewDecision, NotificationState, Resolution, Status,
@@ -225,28 +226,55 @@ pub trait Store: Send + Sync + 'static {
     /// Sets (or with `None` removes) the inbox's daily quota of actions.
     async fn set_daily_quota(&self, inbox_id: Uuid, quota: Option<i64>) -> Result<(), StoreError>;
 
-    /// Binds a new device (a browser that opened the inbox's feed link) to the inbox.
+    /// Binds a new device (a browser that opened a person's feed link) to the person.
     async fn add_device(
         &self,
         id: Uuid,
-        inbox_id: Uuid,
+        person: &Person,
         now: OffsetDateTime,
     ) -> Result<(), StoreError>;
-    /// The inbox a bound device belongs to; `None` for a device that is not (or no longer)
+    /// The person a bound device belongs to; `None` for a device that is not (or no longer)
     /// bound.
-    async fn device_inbox(&self, id: Uuid) -> Result<Option<Uuid>, StoreError>;
+    async fn device_person(&self, id: Uuid) -> Result<Option<Person>, StoreError>;
+
+    /// Adds a person to their inbox; `Conflict` when the inbox has one of that name,
+    /// `NotFound` for an unknown inbox.
+    async fn add_person(&self, person: &Person) -> Result<(), StoreError>;
+    /// A person by id.
+    async fn person(&self, id: Uuid) -> Result<Option<Person>, StoreError>;
+    /// The people of an inbox, oldest first.
+    async fn people(&self, inbox_id: Uuid) -> Result<Vec<Person>, StoreError>;
+    /// Replaces a person's channels and quiet hours (not their name); for the inbox's own
+    /// person, the inbox's email and ntfy too. `NotFound` for an unknown person.
+    async fn update_person(&self, person: &Person) -> Result<(), StoreError>;
+    /// Removes a person with their devices and push subscriptions; `false` when there was
+    /// none.
+    async fn remove_person(&self, id: Uuid) -> Result<bool, StoreError>;
 
     /// The distinct projects of an inbox's decisions, sorted (at most 100).
     async fn projects(&self, inbox_id: Uuid) -> Result<Vec<String>, StoreError>;
 
-    /// Applies `resolution` only if the decision is pending and `now < expires_at`, with its
-    /// event, in one transaction; on PostgreSQL also `NOTIFY`s the other replicas.
+    /// Applies `resolution` only if the decision is pending and `now < expires_at` (and, with
+    /// `expect_answers`, has exactly that many answers), with its event, in one transaction,
+    /// appending `resolution.answer` to its answers; on PostgreSQL also `NOTIFY`s the other
+    /// replicas.
     async fn resolve(
         &self,
         id: Uuid,
         resolution: &Resolution,
         now: OffsetDateTime,
     ) -> Result<Resolved, StoreError>;
+    /// Appends a person's answer that does not resolve the decision (one of several it
+    /// needs), with its `voted` event, only if the decision is pending, `now < expires_at`
+    /// and it has exactly `expect_answers` answers: `None` when it is not so (it moved on;
+    /// read it again).
+    async fn add_answer(
+        &self,
+        id: Uuid,
+        expect_answers: usize,
+        answer: &AnswerRecord,
+        now: OffsetDateTime,
+    ) -> Result<Option<Decision>, StoreError>;
     /// Expires the decision only if it is pending and `expires_at <= now`; its outcome becomes
     /// its `default_outcome`, if any. Same transaction and notice rules as `resolve`.
     async fn expire(&self, id: Uuid, now: OffsetDateTime) -> Result<Resolved, StoreError>;
@@ -282,15 +310,18 @@ pub trait Store: Send + Sync + 'static {
         inbox_id: Uuid,
         channels: &InboxChannels,
     ) -> Result<(), StoreError>;
-    /// Adds (or refreshes, by endpoint) a browser's push subscription.
+    /// Adds (or refreshes, by endpoint) a person's browser's push subscription.
     async fn add_push_subscription(
         &self,
-        inbox_id: Uuid,
+        person: &Person,
         sub: &PushSubscription,
         now: OffsetDateTime,
     ) -> Result<(), StoreError>;
-    async fn push_subscriptions(&self, inbox_id: Uuid)
-    -> Result<Vec<PushSubscription>, StoreError>;
+    /// A person's push subscriptions.
+    async fn push_subscriptions(
+        &self,
+        person: &Person,
+    ) -> Result<Vec<PushSubscription>, StoreError>;
     /// Forgets a subscription the push service says is gone.
     async fn remove_push_subscription(&self, endpoint: &str) -> Result<(), StoreError>;
 

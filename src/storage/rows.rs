@@ -30,6 +30,8 @@ pub(super) struct DecisionColumns {
     pub has_image: bool,
     pub answered_via: Option<String>,
     pub answered_device: Option<Uuid>,
+    /// The JSON array of `AnswerRecord`s.
+    pub answers: Value,
 }
 
 impl TryFrom<DecisionColumns> for Decision {
@@ -47,7 +49,10 @@ impl TryFrom<DecisionColumns> for Decision {
                 c.answered_device,
             )),
         };
+        let answers = serde_json::from_value(c.answers)
+            .map_err(|e| StoreError::Other(format!("decision {}: stored answers: {e}", c.id)))?;
         Ok(Decision {
+            answers,
             id: c.id,
             inbox_id: c.inbox_id,
             spec,
@@ -82,6 +87,7 @@ pub(super) fn pending_decision(row: &super::InsertDecision<'_>) -> Decision {
         resolved_at: None,
         has_image: row.new.image.is_some(),
         answered_by: None,
+        answers: Vec::new(),
         spec: stored_spec(&row.new.spec),
     }
 }
@@ -118,6 +124,9 @@ pub(super) fn resolution_detail(r: &Resolution) -> Value {
     if let Some(remark) = &r.remark {
         add("remark", Value::from(remark.as_str()));
     }
+    if let Some(person) = r.answer.as_ref().and_then(|a| a.person.as_deref()) {
+        add("person", Value::from(person));
+    }
     if let Some(by) = &r.by {
         add("channel", Value::from(by.channel.as_str()));
         if let Some(device) = by.device_id {
@@ -125,6 +134,21 @@ pub(super) fn resolution_detail(r: &Resolution) -> Value {
         }
     }
     Value::Object(detail)
+}
+
+/// The `voted` event of an answer that counts without resolving: who, which way, what.
+pub(super) fn vote_detail(a: &crate::domain::people::AnswerRecord) -> Value {
+    serde_json::json!({
+        "person": a.person,
+        "channel": a.channel.as_str(),
+        "value": a.value,
+        "remark": a.remark,
+    })
+}
+
+/// An answer as the `answers` column stores it.
+pub(super) fn answer_json(a: &crate::domain::people::AnswerRecord) -> Result<Value, StoreError> {
+    serde_json::to_value(a).map_err(|e| StoreError::Other(format!("encoding an answer: {e}")))
 }
 
 /// The event detail of an expiry.
@@ -379,5 +403,52 @@ pub(super) fn pool_state<DB: sqlx::Database>(
         idle,
         in_use: size - idle,
         max: pool.options().get_max_connections(),
+    }
+}
+
+/// The columns of a person, once each backend has decoded its own types.
+pub(super) struct PersonColumns {
+    pub id: Uuid,
+    pub inbox_id: Uuid,
+    pub name: String,
+    pub email: Option<String>,
+    pub ntfy_url: Option<String>,
+    pub ntfy_token: Option<String>,
+    pub quiet_hours: Option<String>,
+    pub quiet_tz: Option<String>,
+    pub created_at: OffsetDateTime,
+}
+
+impl PersonColumns {
+    /// The stored form of a person's quiet hours: the window and the zone.
+    pub fn quiet_of(p: &crate::domain::people::Person) -> (Option<String>, Option<String>) {
+        match &p.quiet {
+            Some(q) => (Some(q.window()), Some(q.tz.clone())),
+            None => (None, None),
+        }
+    }
+}
+
+impl TryFrom<PersonColumns> for crate::domain::people::Person {
+    type Error = StoreError;
+
+    fn try_from(c: PersonColumns) -> Result<Self, StoreError> {
+        let quiet = match &c.quiet_hours {
+            None => None,
+            Some(window) => Some(
+                crate::domain::quiet::QuietHours::parse(window, c.quiet_tz.as_deref())
+                    .map_err(|e| StoreError::Other(format!("person {}: {e}", c.name)))?,
+            ),
+        };
+        Ok(crate::domain::people::Person {
+            id: c.id,
+            inbox_id: c.inbox_id,
+            name: c.name,
+            email: c.email,
+            ntfy_url: c.ntfy_url,
+            ntfy_token: c.ntfy_token,
+            quiet,
+            created_at: c.created_at,
+        })
     }
 }

@@ -320,7 +320,8 @@ impl TestServer {
             return web_url.to_string();
         };
         match self.svc.store().decision(None, id).await.unwrap() {
-            Some(d) => self.svc.person_url(&d, channel),
+            // The inbox's own person (the one every inbox starts with).
+            Some(d) => self.svc.person_url(&d, channel, d.inbox_id),
             None => web_url.to_string(),
         }
     }

@@ -4,6 +4,8 @@ use time::Duration;
 use uuid::Uuid;
 
 use sayso::domain::inbox::{InboxChannels, PushSubscription};
+use sayso::domain::people::Person;
+use sayso::domain::quiet::QuietHours;
 use sayso::storage::{Store, StoreError};
 
 use crate::support::{T0, inbox, ms};
@@ -104,40 +106,40 @@ pub async fn inbox_channels_round_trip(store: &dyn Store) {
 }
 
 pub async fn push_subscriptions_are_upserted_listed_and_removed(store: &dyn Store) {
-    let home = inbox(store, "home").await;
-    let work = inbox(store, "work").await;
+    let home = own_person(store, inbox(store, "home").await).await;
+    let work = own_person(store, inbox(store, "work").await).await;
     let sub = |endpoint: &str, key: &str| PushSubscription {
         endpoint: format!("https://push.example.com/{endpoint}"),
         p256dh: format!("BP256-{key}"),
         auth: format!("auth-{key}"),
     };
     let (a, b, c) = (sub("a", "1"), sub("b", "2"), sub("c", "3"));
-    store.add_push_subscription(home, &b, T0).await.unwrap();
+    store.add_push_subscription(&home, &b, T0).await.unwrap();
     store
-        .add_push_subscription(home, &a, T0 + Duration::seconds(1))
+        .add_push_subscription(&home, &a, T0 + Duration::seconds(1))
         .await
         .unwrap();
     store
-        .add_push_subscription(work, &c, T0 + Duration::seconds(2))
+        .add_push_subscription(&work, &c, T0 + Duration::seconds(2))
         .await
         .unwrap();
     assert_eq!(
-        store.push_subscriptions(home).await.unwrap(),
+        store.push_subscriptions(&home).await.unwrap(),
         vec![b.clone(), a.clone()]
     );
 
-    // Subscribing again with new keys, and from another inbox, moves the subscription.
+    // Subscribing again with new keys, and from another person, moves the subscription.
     let b2 = sub("b", "2-new");
     store
-        .add_push_subscription(work, &b2, T0 + Duration::seconds(3))
+        .add_push_subscription(&work, &b2, T0 + Duration::seconds(3))
         .await
         .unwrap();
     assert_eq!(
-        store.push_subscriptions(home).await.unwrap(),
+        store.push_subscriptions(&home).await.unwrap(),
         vec![a.clone()]
     );
     assert_eq!(
-        store.push_subscriptions(work).await.unwrap(),
+        store.push_subscriptions(&work).await.unwrap(),
         vec![c.clone(), b2]
     );
 
@@ -147,25 +149,108 @@ pub async fn push_subscriptions_are_upserted_listed_and_removed(store: &dyn Stor
         .remove_push_subscription("https://push.example.com/never")
         .await
         .unwrap();
-    assert!(store.push_subscriptions(home).await.unwrap().is_empty());
-    assert!(
-        store
-            .push_subscriptions(Uuid::now_v7())
-            .await
-            .unwrap()
-            .is_empty()
-    );
-    let r = store.add_push_subscription(Uuid::now_v7(), &a, T0).await;
+    assert!(store.push_subscriptions(&home).await.unwrap().is_empty());
+    let nobody = Person {
+        id: Uuid::now_v7(),
+        inbox_id: Uuid::now_v7(),
+        ..home.clone()
+    };
+    assert!(store.push_subscriptions(&nobody).await.unwrap().is_empty());
+    let r = store.add_push_subscription(&nobody, &a, T0).await;
     assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
 }
 
-pub async fn devices_are_bound_to_their_inbox(store: &dyn Store) {
-    let home = inbox(store, "home").await;
-    let work = inbox(store, "work").await;
+pub async fn devices_are_bound_to_their_person(store: &dyn Store) {
+    let home = own_person(store, inbox(store, "home").await).await;
+    let work = own_person(store, inbox(store, "work").await).await;
     let (a, b) = (Uuid::now_v7(), Uuid::now_v7());
-    store.add_device(a, home, T0).await.unwrap();
-    store.add_device(b, work, T0).await.unwrap();
-    assert_eq!(store.device_inbox(a).await.unwrap(), Some(home));
-    assert_eq!(store.device_inbox(b).await.unwrap(), Some(work));
-    assert_eq!(store.device_inbox(Uuid::now_v7()).await.unwrap(), None);
+    store.add_device(a, &home, T0).await.unwrap();
+    store.add_device(b, &work, T0).await.unwrap();
+    assert_eq!(store.device_person(a).await.unwrap(), Some(home.clone()));
+    assert_eq!(store.device_person(b).await.unwrap(), Some(work));
+    assert_eq!(store.device_person(Uuid::now_v7()).await.unwrap(), None);
+    // Removing the person unbinds their devices.
+    assert!(store.remove_person(home.id).await.unwrap());
+    assert!(!store.remove_person(home.id).await.unwrap());
+    assert_eq!(store.device_person(a).await.unwrap(), None);
+}
+
+pub async fn people_are_added_listed_changed_and_removed(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let own = own_person(store, home).await;
+    assert_eq!(own.name, "home");
+    assert!(own.is_inbox_own());
+    let ana = Person {
+        id: Uuid::now_v7(),
+        inbox_id: home,
+        name: "ana".into(),
+        email: Some("ana@example.com".into()),
+        ntfy_url: None,
+        ntfy_token: None,
+        quiet: Some(QuietHours::parse("22:00-07:00", Some("Europe/Berlin")).unwrap()),
+        created_at: ms(T0 + Duration::seconds(1)),
+    };
+    store.add_person(&ana).await.unwrap();
+    let again = Person {
+        id: Uuid::now_v7(),
+        ..ana.clone()
+    };
+    assert!(matches!(
+        store.add_person(&again).await,
+        Err(StoreError::Conflict(_))
+    ));
+    let elsewhere = Person {
+        id: Uuid::now_v7(),
+        inbox_id: Uuid::now_v7(),
+        ..ana.clone()
+    };
+    assert!(matches!(
+        store.add_person(&elsewhere).await,
+        Err(StoreError::NotFound)
+    ));
+    assert_eq!(
+        store.people(home).await.unwrap(),
+        vec![own.clone(), ana.clone()]
+    );
+    assert_eq!(store.person(ana.id).await.unwrap(), Some(ana.clone()));
+
+    let changed = Person {
+        email: None,
+        ntfy_url: Some("https://ntfy.example.com/ana".into()),
+        quiet: None,
+        ..ana.clone()
+    };
+    store.update_person(&changed).await.unwrap();
+    assert_eq!(store.person(ana.id).await.unwrap(), Some(changed));
+    // The inbox's own person's channels are the inbox's, whichever way they are set.
+    let own_changed = Person {
+        email: Some("me@example.com".into()),
+        ..own.clone()
+    };
+    store.update_person(&own_changed).await.unwrap();
+    assert_eq!(
+        store.inbox_channels(home).await.unwrap().email.as_deref(),
+        Some("me@example.com")
+    );
+    let mut channels = store.inbox_channels(home).await.unwrap();
+    channels.email = Some("inbox@example.com".into());
+    store.set_inbox_channels(home, &channels).await.unwrap();
+    assert_eq!(
+        store.person(home).await.unwrap().unwrap().email.as_deref(),
+        Some("inbox@example.com")
+    );
+    assert!(matches!(
+        store.update_person(&elsewhere).await,
+        Err(StoreError::NotFound)
+    ));
+    assert!(store.remove_person(ana.id).await.unwrap());
+    assert_eq!(store.people(home).await.unwrap().len(), 1);
+}
+
+async fn own_person(store: &dyn Store, inbox: Uuid) -> Person {
+    store
+        .person(inbox)
+        .await
+        .unwrap()
+        .expect("every inbox has its own person")
 }

@@ -59,7 +59,8 @@ macro_rules! conformance_tests {
                 keys_find_their_inbox,
                 inbox_channels_round_trip,
                 push_subscriptions_are_upserted_listed_and_removed,
-                devices_are_bound_to_their_inbox,
+                devices_are_bound_to_their_person,
+                people_are_added_listed_changed_and_removed,
             ],
             decisions: [
                 decisions_of_every_kind_read_back_exactly,

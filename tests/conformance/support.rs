@@ -35,6 +35,7 @@ fn spec(question: &str, body: KindSpec) -> DecisionSpec {
         default_outcome: None,
         shape: None,
         approval: None,
+        routing: None,
     }
 }
 
@@ -105,6 +106,8 @@ pub fn answer(outcome: Value) -> Resolution {
         remark: None,
         detail: json!({ "action": "answer" }),
         by: Some(AnsweredBy::new(AnswerChannel::Feed, None)),
+        answer: None,
+        expect_answers: None,
     }
 }
 
@@ -117,6 +120,8 @@ pub fn decline(remark: &str) -> Resolution {
         remark: Some(remark.to_owned()),
         detail: json!({ "action": "decline" }),
         by: Some(AnsweredBy::new(AnswerChannel::Link, None)),
+        answer: None,
+        expect_answers: None,
     }
 }
 

@@ -240,7 +240,8 @@ async fn the_web_push_of_an_approval_carries_its_two_buttons() {
         last_error: None,
     };
     // What the worker hands the push channel: the approval's push link.
-    let web_url = srv.svc.person_url(&d, PersonChannel::Push);
+    let person = srv.svc.store().person(d.inbox_id).await.unwrap().unwrap();
+    let web_url = srv.svc.person_url(&d, PersonChannel::Push, person.id);
     assert_ne!(web_url, srv.svc.web_url(&d));
     let notice = PushNotice::for_delivery(
         &Delivering {
@@ -248,6 +249,7 @@ async fn the_web_push_of_an_approval_carries_its_two_buttons() {
             decision: &d,
             view: &view,
             inbox: &inbox,
+            person: Some(&person),
             channels: &InboxChannels::default(),
             web_url: &web_url,
             public_url: &srv.base,

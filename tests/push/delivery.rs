@@ -83,6 +83,7 @@ async fn a_resolved_decision_closes_the_notification_with_the_same_tag() {
     let store = srv.svc.store();
     let view = srv.svc.view(&d).await.unwrap();
     let inbox = store.inbox_by_id(d.inbox_id).await.unwrap().unwrap();
+    let person = store.person(d.inbox_id).await.unwrap().unwrap();
     let msg = message(&d, "reminder");
     let channels = InboxChannels::default();
     let delivering = Delivering {
@@ -90,6 +91,7 @@ async fn a_resolved_decision_closes_the_notification_with_the_same_tag() {
         decision: &d,
         view: &view,
         inbox: &inbox,
+        person: Some(&person),
         channels: &channels,
         web_url: s(&h, "web_url"),
         public_url: &srv.base,

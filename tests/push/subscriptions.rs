@@ -41,7 +41,11 @@ async fn a_subscription_from_the_feed_gets_every_new_decision() {
         .unwrap()
         .unwrap();
     assert_eq!(
-        srv.svc.store().push_subscriptions(inbox.id).await.unwrap(),
+        srv.svc
+            .store()
+            .push_subscriptions(&srv.svc.store().person(inbox.id).await.unwrap().unwrap())
+            .await
+            .unwrap(),
         vec![browser.subscription(&push.endpoint)]
     );
 
@@ -115,7 +119,11 @@ async fn a_subscription_the_push_service_calls_gone_is_forgotten() {
         .unwrap()
         .unwrap();
     assert_eq!(
-        srv.svc.store().push_subscriptions(inbox.id).await.unwrap(),
+        srv.svc
+            .store()
+            .push_subscriptions(&srv.svc.store().person(inbox.id).await.unwrap().unwrap())
+            .await
+            .unwrap(),
         vec![kept_browser.subscription(&kept.endpoint)]
     );
 
@@ -127,7 +135,7 @@ async fn a_subscription_the_push_service_calls_gone_is_forgotten() {
     assert!(
         srv.svc
             .store()
-            .push_subscriptions(inbox.id)
+            .push_subscriptions(&srv.svc.store().person(inbox.id).await.unwrap().unwrap())
             .await
             .unwrap()
             .is_empty()
@@ -172,7 +180,7 @@ async fn a_busy_push_service_is_tried_again() {
     assert_eq!(
         srv.svc
             .store()
-            .push_subscriptions(inbox.id)
+            .push_subscriptions(&srv.svc.store().person(inbox.id).await.unwrap().unwrap())
             .await
             .unwrap()
             .len(),

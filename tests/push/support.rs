@@ -68,6 +68,7 @@ pub async fn deliver(
     let store = srv.svc.store();
     let view = srv.svc.view(d).await.unwrap();
     let inbox = store.inbox_by_id(d.inbox_id).await.unwrap().unwrap();
+    let person = store.person(d.inbox_id).await.unwrap().unwrap();
     let msg = message(d, purpose);
     let channels = InboxChannels::default();
     let web_url = srv.svc.web_url(d);
@@ -77,6 +78,7 @@ pub async fn deliver(
             decision: d,
             view: &view,
             inbox: &inbox,
+            person: Some(&person),
             channels: &channels,
             web_url: &web_url,
             public_url: &srv.base,
@@ -90,6 +92,7 @@ pub async fn notice(srv: &TestServer, d: &Decision, purpose: &str) -> PushNotice
     let store = srv.svc.store();
     let view = srv.svc.view(d).await.unwrap();
     let inbox = store.inbox_by_id(d.inbox_id).await.unwrap().unwrap();
+    let person = store.person(d.inbox_id).await.unwrap().unwrap();
     let msg = message(d, purpose);
     let channels = InboxChannels::default();
     let web_url = srv.svc.web_url(d);
@@ -99,6 +102,7 @@ pub async fn notice(srv: &TestServer, d: &Decision, purpose: &str) -> PushNotice
             decision: d,
             view: &view,
             inbox: &inbox,
+            person: Some(&person),
             channels: &channels,
             web_url: &web_url,
             public_url: &srv.base,
@@ -111,7 +115,7 @@ pub async fn notice(srv: &TestServer, d: &Decision, purpose: &str) -> PushNotice
 
 /// Whether this build's store keeps push subscriptions; says SKIPPED when it does not.
 pub async fn store_keeps_subscriptions(store: &dyn Store, test: &str) -> bool {
-    match store.push_subscriptions(Uuid::nil()).await {
+    match store.person(Uuid::nil()).await {
         Ok(_) => true,
         Err(e) => {
             eprintln!("SKIPPED {test}: the store does not keep push subscriptions yet ({e})");

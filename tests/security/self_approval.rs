@@ -275,11 +275,14 @@ async fn mcp_reads(srv: &TestServer, endpoint: &str, id: &str) -> Vec<(String, S
 }
 
 /// Every approval token of a decision: what the API must never show.
-fn approval_tokens(srv: &TestServer, id: &str) -> Vec<String> {
+async fn approval_tokens(srv: &TestServer, id: &str) -> Vec<String> {
     let id = Uuid::parse_str(id).unwrap();
-    PersonChannel::ALL
-        .into_iter()
-        .map(|c| srv.svc.tokens().approve_token(id, c))
+    let d = srv.svc.store().decision(None, id).await.unwrap().unwrap();
+    let people = srv.svc.store().people(d.inbox_id).await.unwrap();
+    assert!(!people.is_empty(), "the inbox has its own person");
+    people
+        .iter()
+        .flat_map(|p| PersonChannel::ALL.map(|c| srv.svc.tokens().approve_token(id, c, p.id)))
         .collect()
 }
 
@@ -315,7 +318,7 @@ async fn an_agents_key_neither_learns_nor_uses_the_answer_to_its_approval() {
         !feed.contains(&feed_token),
         "the feed never carries its own link: {feed}"
     );
-    let mut tokens = approval_tokens(&srv, &id);
+    let mut tokens = approval_tokens(&srv, &id).await;
     assert!(tokens.contains(&person_token));
     tokens.push(person_token.clone());
 
@@ -418,7 +421,7 @@ async fn a_webhook_of_an_approval_carries_no_answer_capability() {
         }))
         .await;
     let id = h["decision_id"].as_str().unwrap();
-    let tokens = approval_tokens(&srv, id);
+    let tokens = approval_tokens(&srv, id).await;
     assert_reveals_none(&[("create".into(), h.to_string())], &tokens);
     let (status, _) = srv
         .answer(h["web_url"].as_str().unwrap(), json!({"value": "Allow"}))

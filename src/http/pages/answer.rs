@@ -91,10 +91,12 @@ pub(crate) async fn submit_answer(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|ct| ct.starts_with("application/x-www-form-urlencoded"));
+    let device = super::device_cookie(&headers);
+    let device = device.as_deref();
     if is_form {
-        submit_form(&svc, &token, &body).await
+        submit_form(&svc, &token, &body, device).await
     } else {
-        submit_json(&svc, &token, &body)
+        submit_json(&svc, &token, &body, device)
             .await
             .unwrap_or_else(IntoResponse::into_response)
     }
@@ -102,13 +104,13 @@ pub(crate) async fn submit_answer(
 
 /// A browser's form post: 303 back to the page (or the feed), or the page again with the
 /// problems shown beside their fields.
-async fn submit_form(svc: &Service, token: &str, body: &[u8]) -> Response {
+async fn submit_form(svc: &Service, token: &str, body: &[u8], device: Option<&str>) -> Response {
     let sent = Submitted::parse(body);
     let d = match svc.decision_by_token(token).await {
         Ok(d) => d,
         Err(e) => return service_error_page(token, e),
     };
-    if d.spec.approval.is_some() {
+    if d.spec.approval.is_some() || d.spec.routing.is_some() {
         return service_error_page(token, ServiceError::AnswerElsewhere);
     }
     let Some(action) = sent.action() else {
@@ -125,7 +127,7 @@ async fn submit_form(svc: &Service, token: &str, body: &[u8]) -> Response {
         );
     };
     let input = sent.to_input(&d.spec, action);
-    match svc.submit_answer(token, &input).await {
+    match svc.submit_answer(token, &input, device).await {
         // The feed's own address, never its link: this page's link may be an agent's.
         Ok(_) if sent.returns_to_feed() => Redirect::to(FEED_PATH).into_response(),
         Ok(_) => Redirect::to(&format!("/d/{token}")).into_response(),
@@ -163,9 +165,14 @@ pub(super) struct AnswerResult {
     answer_text: String,
 }
 
-async fn submit_json(svc: &Service, token: &str, body: &[u8]) -> Result<Response, ApiError> {
+async fn submit_json(
+    svc: &Service,
+    token: &str,
+    body: &[u8],
+    device: Option<&str>,
+) -> Result<Response, ApiError> {
     let input = parse_answer(body)?;
-    let d = svc.submit_answer(token, &input).await?;
+    let d = svc.submit_answer(token, &input, device).await?;
     Ok(answer_result(&d))
 }
 

@@ -31,7 +31,7 @@ async fn show_approval(
     RawQuery(query): RawQuery,
 ) -> Response {
     match svc.view_approval(&token).await {
-        Ok((d, _)) => page(
+        Ok((d, _, _)) => page(
             StatusCode::OK,
             &token,
             &d,
@@ -66,7 +66,7 @@ async fn submit_approval(
     }
     let sent = Submitted::parse(&body);
     let d = match svc.approval_by_token(&token).await {
-        Ok((d, _)) => d,
+        Ok((d, _, _)) => d,
         Err(e) => return error(&token, e),
     };
     let Some(action) = sent.action() else {

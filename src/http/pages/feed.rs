@@ -13,10 +13,9 @@ use time::OffsetDateTime;
 use super::answer::FEED_PATH;
 use super::templates::{FeedItem, FeedPage, FeedTodo, ProjectLink, error_page, render};
 use super::{Token, device_cookie};
-use crate::domain::inbox::Inbox;
 use crate::domain::{Decision, Kind, PersonChannel, Status};
 use crate::render;
-use crate::service::{DEVICE_COOKIE, Service, ServiceError};
+use crate::service::{DEVICE_COOKIE, Service, ServiceError, Viewer};
 
 pub fn routes() -> Router<Service> {
     use axum::routing::get;
@@ -38,11 +37,11 @@ async fn show_feed(
 ) -> Response {
     let filter = project_filter(query.as_deref());
     let cookie = device_cookie(&headers);
-    let (inbox, new_cookie) = match svc.bind_device(&token, cookie.as_deref()).await {
+    let (viewer, new_cookie) = match svc.bind_device(&token, cookie.as_deref()).await {
         Ok(bound) => bound,
         Err(e) => return feed_error(e),
     };
-    let mut resp = feed_response(&svc, inbox, filter).await;
+    let mut resp = feed_response(&svc, viewer, filter).await;
     if let Some(value) = new_cookie {
         let secure = if svc.settings().public_url.starts_with("https://") {
             "; Secure"
@@ -66,8 +65,8 @@ async fn show_bound_feed(
     RawQuery(query): RawQuery,
 ) -> Response {
     let filter = project_filter(query.as_deref());
-    match svc.device_inbox(device_cookie(&headers).as_deref()).await {
-        Ok(inbox) => feed_response(&svc, inbox, filter).await,
+    match svc.device_viewer(device_cookie(&headers).as_deref()).await {
+        Ok(viewer) => feed_response(&svc, viewer, filter).await,
         Err(ServiceError::NotFound) => error_page(
             StatusCode::FORBIDDEN,
             "This device is not linked to an inbox",
@@ -87,8 +86,8 @@ fn project_filter(query: Option<&str>) -> Option<String> {
     })
 }
 
-async fn feed_response(svc: &Service, inbox: Inbox, filter: Option<String>) -> Response {
-    match svc.inbox_feed(inbox, filter.as_deref()).await {
+async fn feed_response(svc: &Service, viewer: Viewer, filter: Option<String>) -> Response {
+    match svc.person_feed(viewer, filter.as_deref()).await {
         Ok(feed) => {
             let push_key = push_key(svc).await;
             render(StatusCode::OK, &page(svc, feed, filter, push_key))
@@ -129,11 +128,13 @@ fn page(
     let now = OffsetDateTime::now_utc();
     // The feed's own address, never its link, so the link leaves no trace in the page.
     let base = FEED_PATH.to_string();
+    let person = feed.viewer.person.id;
     let link = |d: &Decision| {
-        if d.spec.approval.is_some() {
+        if d.spec.approval.is_some() || d.spec.routing.is_some() {
             format!(
                 "/a/{}",
-                svc.tokens().approve_token(d.id, PersonChannel::Feed)
+                svc.tokens()
+                    .approve_token(d.id, PersonChannel::Feed, person)
             )
         } else {
             format!("/d/{}", svc.tokens().answer_token(d.id))
@@ -150,7 +151,7 @@ fn page(
     let (todos, pending): (Vec<&Decision>, Vec<&Decision>) =
         feed.pending.iter().partition(|d| d.kind() == Kind::Todo);
     FeedPage {
-        inbox_name: feed.inbox.name.clone(),
+        inbox_name: feed.viewer.inbox.name.clone(),
         open_count: feed.pending.len(),
         projects: feed
             .projects

@@ -69,7 +69,7 @@ async fn step_up_options(
     State(svc): State<Service>,
     Token(token): Token,
 ) -> Result<Response, ApiError> {
-    let (d, _) = svc.approval_by_token(&token).await?;
+    let (d, _, _) = svc.approval_by_token(&token).await?;
     match d.status {
         Status::Pending => {}
         Status::Expired => return Err(ServiceError::Expired(Box::new(d)).into()),

@@ -28,8 +28,8 @@ async fn subscribe_device_to_push(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let inbox = match svc.device_inbox(device_cookie(&headers).as_deref()).await {
-        Ok(inbox) => inbox,
+    let viewer = match svc.device_viewer(device_cookie(&headers).as_deref()).await {
+        Ok(viewer) => viewer,
         Err(ServiceError::NotFound) => {
             return Err(ApiError::new(
                 StatusCode::FORBIDDEN,
@@ -40,7 +40,7 @@ async fn subscribe_device_to_push(
         Err(e) => return Err(e.into()),
     };
     let sub = svc
-        .subscribe_inbox_to_push(inbox.id, &parse_json(&body)?)
+        .subscribe_person_to_push(&viewer.person, &parse_json(&body)?)
         .await?;
     Ok((
         StatusCode::CREATED,

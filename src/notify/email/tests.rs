@@ -25,6 +25,7 @@ fn decision(body: Value) -> Decision {
         resolved_at: None,
         has_image: false,
         answered_by: None,
+        answers: Vec::new(),
     }
 }
 

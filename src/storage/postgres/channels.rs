@@ -7,6 +7,7 @@ use uuid::Uuid;
 use super::PgStore;
 use super::rows::PushRow;
 use crate::domain::inbox::{InboxChannels, PushSubscription};
+use crate::domain::people::Person;
 use crate::storage::StoreError;
 use crate::storage::rows::{ChannelsRow, store_error, to_ms_precision};
 
@@ -51,23 +52,25 @@ pub(super) async fn set_inbox_channels(
 
 pub(super) async fn add_push_subscription(
     store: &PgStore,
-    inbox_id: Uuid,
+    person: &Person,
     sub: &PushSubscription,
     now: OffsetDateTime,
 ) -> Result<(), StoreError> {
     // A browser that subscribes again (new keys, or signed in to another inbox) replaces
     // its old subscription.
     sqlx::query(
-        "INSERT INTO push_subscriptions (endpoint, inbox_id, p256dh, auth, created_at) \
-         VALUES ($1, $2, $3, $4, $5) \
+        "INSERT INTO push_subscriptions (endpoint, inbox_id, p256dh, auth, created_at, \
+         person_id) VALUES ($1, $2, $3, $4, $5, $6) \
          ON CONFLICT (endpoint) DO UPDATE SET inbox_id = excluded.inbox_id, \
+         person_id = excluded.person_id, \
          p256dh = excluded.p256dh, auth = excluded.auth, created_at = excluded.created_at",
     )
     .bind(&sub.endpoint)
-    .bind(inbox_id)
+    .bind(person.inbox_id)
     .bind(&sub.p256dh)
     .bind(&sub.auth)
     .bind(to_ms_precision(now))
+    .bind(person.id)
     .execute(&store.pool)
     .await
     .map_err(store_error)?;
@@ -76,13 +79,13 @@ pub(super) async fn add_push_subscription(
 
 pub(super) async fn push_subscriptions(
     store: &PgStore,
-    inbox_id: Uuid,
+    person: &Person,
 ) -> Result<Vec<PushSubscription>, StoreError> {
     let rows = sqlx::query_as::<_, PushRow>(
-        "SELECT endpoint, p256dh, auth FROM push_subscriptions WHERE inbox_id = $1 \
-         ORDER BY created_at, endpoint",
+        "SELECT endpoint, p256dh, auth FROM push_subscriptions \
+         WHERE COALESCE(person_id, inbox_id) = $1 ORDER BY created_at, endpoint",
     )
-    .bind(inbox_id)
+    .bind(person.id)
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;

@@ -305,7 +305,7 @@ async fn insert_one<'e>(
         "SELECT x.id, d.id, x.channel, x.purpose, x.payload, $8, x.not_before, \
              x.give_up_at FROM d, ",
         unnest_messages!("$18", "$19", "$20", "$21", "$22", "$23"),
-        " ON CONFLICT (decision_id, channel, purpose) DO NOTHING) \
+        " ON CONFLICT (decision_id, channel, purpose, person) DO NOTHING) \
          SELECT (SELECT COUNT(*) FROM d), COALESCE((SELECT has_quota FROM q), false)"
     ))
     .bind(d.id)
@@ -398,7 +398,7 @@ async fn insert_many(
              $22::jsonb[], $23::timestamptz[], $24::timestamptz[]) \
              AS y(decision_id, id, channel, purpose, payload, not_before, give_up_at) \
              ON y.decision_id = d.id \
-           ON CONFLICT (decision_id, channel, purpose) DO NOTHING) \
+           ON CONFLICT (decision_id, channel, purpose, person) DO NOTHING) \
          SELECT x.id, EXISTS (SELECT 1 FROM d WHERE d.id = x.id), \
            COALESCE((SELECT has_quota FROM q WHERE q.id = x.inbox_id), false) FROM x"
     ))

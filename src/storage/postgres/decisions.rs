@@ -10,6 +10,7 @@ use uuid::Uuid;
 use super::PgStore;
 use super::outbox::{resolved_fan_out, sql_uuid_v7};
 use super::rows::{DecisionRow, NotifiedRow};
+use crate::domain::people::AnswerRecord;
 use crate::domain::{Decision, Kind, NotificationState, Resolution, Status};
 use crate::storage::rows::{self, store_error, to_ms_precision};
 use crate::storage::{ListFilter, Resolved, StoreError, Swept};
@@ -87,14 +88,22 @@ pub(super) async fn resolve(
     check_resolution(resolution)?;
     let now = to_ms_precision(now);
     let detail = rows::resolution_detail(resolution);
+    let answer = resolution
+        .answer
+        .as_ref()
+        .map(rows::answer_json)
+        .transpose()?;
     // Under concurrent updates the row lock makes the loser re-check `status`, so exactly
     // one statement updates the row.
     let won = sqlx::query_as::<_, DecisionRow>(concat!(
         "WITH upd AS ( \
            UPDATE decisions SET status = $2, outcome = $3, outcome_source = $4, \
              custom = $5, remark = $6, resolved_at = $7, answered_via = $12, \
-             answered_device = $13 \
+             answered_device = $13, \
+             answers = CASE WHEN $14::jsonb IS NULL THEN answers \
+                       ELSE answers || jsonb_build_array($14::jsonb) END \
            WHERE id = $1 AND status = 'pending' AND expires_at > $7 \
+             AND ($15::bigint IS NULL OR jsonb_array_length(answers) = $15) \
            RETURNING ",
         decision_columns!(),
         "), ",
@@ -120,6 +129,8 @@ pub(super) async fn resolve(
     .bind(now + rows::RESOLVED_GIVE_UP)
     .bind(resolution.by.map(|b| b.channel.as_str()))
     .bind(resolution.by.and_then(|b| b.device_id))
+    .bind(answer.map(Json))
+    .bind(resolution.expect_answers.map(|n| n as i64))
     .fetch_optional(&store.pool)
     .await
     .map_err(store_error)?;
@@ -127,6 +138,41 @@ pub(super) async fn resolve(
         Some(won) => Ok(Resolved::Won(won.try_into()?)),
         None => current(store, id).await,
     }
+}
+
+pub(super) async fn add_answer(
+    store: &PgStore,
+    id: Uuid,
+    expect_answers: usize,
+    answer: &AnswerRecord,
+    now: OffsetDateTime,
+) -> Result<Option<Decision>, StoreError> {
+    let now = to_ms_precision(now);
+    // The row lock orders concurrent answers: the second re-reads the row and finds the
+    // count changed, so no answer is counted against a stale list.
+    let added = sqlx::query_as::<_, DecisionRow>(concat!(
+        "WITH upd AS ( \
+           UPDATE decisions SET answers = answers || jsonb_build_array($2::jsonb) \
+           WHERE id = $1 AND status = 'pending' AND expires_at > $3 \
+             AND jsonb_array_length(answers) = $4 \
+           RETURNING ",
+        decision_columns!(),
+        "), ev AS ( \
+           INSERT INTO decision_events (decision_id, at, kind, detail) \
+           SELECT id, $3, 'voted', $5 FROM upd) \
+         SELECT ",
+        decision_columns!(),
+        " FROM upd"
+    ))
+    .bind(id)
+    .bind(Json(rows::answer_json(answer)?))
+    .bind(now)
+    .bind(expect_answers as i64)
+    .bind(Json(rows::vote_detail(answer)))
+    .fetch_optional(&store.pool)
+    .await
+    .map_err(store_error)?;
+    added.map(Decision::try_from).transpose()
 }
 
 pub(super) async fn expire(

@@ -136,30 +136,3 @@ pub(super) async fn revoke_api_keys(
         .map(|r| r.rows_affected())
         .map_err(store_error)
 }
-
-pub(super) async fn add_device(
-    store: &PgStore,
-    device: Uuid,
-    inbox_id: Uuid,
-    now: OffsetDateTime,
-) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO devices (id, inbox_id, created_at) VALUES ($1, $2, $3)")
-        .bind(device)
-        .bind(inbox_id)
-        .bind(to_ms_precision(now))
-        .execute(&store.pool)
-        .await
-        .map_err(store_error)?;
-    Ok(())
-}
-
-pub(super) async fn device_inbox(
-    store: &PgStore,
-    device: Uuid,
-) -> Result<Option<Uuid>, StoreError> {
-    sqlx::query_scalar("SELECT inbox_id FROM devices WHERE id = $1")
-        .bind(device)
-        .fetch_optional(&store.pool)
-        .await
-        .map_err(store_error)
-}

@@ -8,7 +8,7 @@
 macro_rules! decision_columns {
     () => {
         "id, inbox_id, spec, status, outcome, outcome_source, custom, remark, \
-         created_at, expires_at, resolved_at, has_image, answered_via, answered_device"
+         created_at, expires_at, resolved_at, has_image, answered_via, answered_device, answers"
     };
 }
 
@@ -60,6 +60,7 @@ mod key_lookups;
 mod listen;
 mod outbox;
 mod passkeys;
+mod people;
 mod retention;
 mod rows;
 mod usage;
@@ -79,6 +80,7 @@ use super::{
     NewMessage, OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError, Swept,
     Usage,
 };
+use crate::domain::people::{AnswerRecord, Person};
 use crate::domain::webauthn::StoredPasskey;
 use crate::domain::{Decision, DecisionEvent, EventKind, NotificationState, Resolution};
 use crate::metrics::Snapshot;
@@ -180,14 +182,44 @@ impl Store for PgStore {
     async fn add_device(
         &self,
         id: Uuid,
-        inbox_id: Uuid,
+        person: &Person,
         now: OffsetDateTime,
     ) -> Result<(), StoreError> {
-        inboxes::add_device(self, id, inbox_id, now).await
+        people::add_device(self, id, person, now).await
     }
 
-    async fn device_inbox(&self, id: Uuid) -> Result<Option<Uuid>, StoreError> {
-        inboxes::device_inbox(self, id).await
+    async fn device_person(&self, id: Uuid) -> Result<Option<Person>, StoreError> {
+        people::device_person(self, id).await
+    }
+
+    async fn add_person(&self, person: &Person) -> Result<(), StoreError> {
+        people::add_person(self, person).await
+    }
+
+    async fn person(&self, id: Uuid) -> Result<Option<Person>, StoreError> {
+        people::person(self, id).await
+    }
+
+    async fn people(&self, inbox_id: Uuid) -> Result<Vec<Person>, StoreError> {
+        people::people(self, inbox_id).await
+    }
+
+    async fn update_person(&self, person: &Person) -> Result<(), StoreError> {
+        people::update_person(self, person).await
+    }
+
+    async fn remove_person(&self, id: Uuid) -> Result<bool, StoreError> {
+        people::remove_person(self, id).await
+    }
+
+    async fn add_answer(
+        &self,
+        id: Uuid,
+        expect_answers: usize,
+        answer: &AnswerRecord,
+        now: OffsetDateTime,
+    ) -> Result<Option<Decision>, StoreError> {
+        decisions::add_answer(self, id, expect_answers, answer, now).await
     }
 
     async fn count_inboxes(&self) -> Result<i64, StoreError> {
@@ -317,18 +349,18 @@ impl Store for PgStore {
 
     async fn add_push_subscription(
         &self,
-        inbox_id: Uuid,
+        person: &Person,
         sub: &PushSubscription,
         now: OffsetDateTime,
     ) -> Result<(), StoreError> {
-        channels::add_push_subscription(self, inbox_id, sub, now).await
+        channels::add_push_subscription(self, person, sub, now).await
     }
 
     async fn push_subscriptions(
         &self,
-        inbox_id: Uuid,
+        person: &Person,
     ) -> Result<Vec<PushSubscription>, StoreError> {
-        channels::push_subscriptions(self, inbox_id).await
+        channels::push_subscriptions(self, person).await
     }
 
     async fn remove_push_subscription(&self, endpoint: &str) -> Result<(), StoreError> {

@@ -71,7 +71,7 @@ macro_rules! resolved_fan_out {
             $now,
             ", ",
             $give_up,
-            " FROM upd ON CONFLICT (decision_id, channel, purpose) DO NOTHING)"
+            " FROM upd ON CONFLICT (decision_id, channel, purpose, person) DO NOTHING)"
         )
     };
 }
@@ -129,7 +129,7 @@ pub(super) async fn enqueue(
         "SELECT x.id, $1, x.channel, x.purpose, x.payload, $2, x.not_before, x.give_up_at \
          FROM ",
         unnest_messages!("$3", "$4", "$5", "$6", "$7", "$8"),
-        " ON CONFLICT (decision_id, channel, purpose) DO NOTHING"
+        " ON CONFLICT (decision_id, channel, purpose, person) DO NOTHING"
     ))
     .bind(decision_id)
     .bind(to_ms_precision(now))
@@ -212,7 +212,7 @@ pub(super) async fn finish_message(
         "SELECT x.id, upd.decision_id, x.channel, x.purpose, x.payload, $7, x.not_before, \
            x.give_up_at FROM upd, ",
         unnest_messages!("$9", "$10", "$11", "$12", "$13", "$14"),
-        " ON CONFLICT (decision_id, channel, purpose) DO NOTHING) \
+        " ON CONFLICT (decision_id, channel, purpose, person) DO NOTHING) \
          SELECT COUNT(*) FROM upd"
     ))
     .bind(message.id)

@@ -6,6 +6,7 @@ use uuid::Uuid;
 use super::SqliteStore;
 use super::rows::{PushRow, id};
 use crate::domain::inbox::{InboxChannels, PushSubscription};
+use crate::domain::people::Person;
 use crate::storage::StoreError;
 use crate::storage::rows::{ChannelsRow, millis, store_error};
 
@@ -50,21 +51,23 @@ pub(super) async fn set_inbox_channels(
 
 pub(super) async fn add_push_subscription(
     store: &SqliteStore,
-    inbox_id: Uuid,
+    person: &Person,
     sub: &PushSubscription,
     now: OffsetDateTime,
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO push_subscriptions (endpoint, inbox_id, p256dh, auth, created_at) \
-         VALUES (?, ?, ?, ?, ?) \
+        "INSERT INTO push_subscriptions (endpoint, inbox_id, p256dh, auth, created_at, \
+         person_id) VALUES (?, ?, ?, ?, ?, ?) \
          ON CONFLICT (endpoint) DO UPDATE SET inbox_id = excluded.inbox_id, \
+         person_id = excluded.person_id, \
          p256dh = excluded.p256dh, auth = excluded.auth, created_at = excluded.created_at",
     )
     .bind(&sub.endpoint)
-    .bind(id(inbox_id))
+    .bind(id(person.inbox_id))
     .bind(&sub.p256dh)
     .bind(&sub.auth)
     .bind(millis(now))
+    .bind(id(person.id))
     .execute(&store.writer)
     .await
     .map_err(store_error)?;
@@ -73,13 +76,13 @@ pub(super) async fn add_push_subscription(
 
 pub(super) async fn push_subscriptions(
     store: &SqliteStore,
-    inbox_id: Uuid,
+    person: &Person,
 ) -> Result<Vec<PushSubscription>, StoreError> {
     let rows = sqlx::query_as::<_, PushRow>(
-        "SELECT endpoint, p256dh, auth FROM push_subscriptions WHERE inbox_id = ? \
-         ORDER BY created_at, endpoint",
+        "SELECT endpoint, p256dh, auth FROM push_subscriptions \
+         WHERE COALESCE(person_id, inbox_id) = ? ORDER BY created_at, endpoint",
     )
-    .bind(id(inbox_id))
+    .bind(id(person.id))
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;

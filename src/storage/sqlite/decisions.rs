@@ -10,6 +10,7 @@ use super::SqliteStore;
 use super::events::insert_event;
 use super::outbox::insert_messages;
 use super::rows::{DecisionRow, ExpiredRow, NotifiedRow, id};
+use crate::domain::people::AnswerRecord;
 use crate::domain::{Decision, EventKind, NotificationState, Resolution, Status};
 use crate::storage::rows::{self, from_millis, millis, store_error, to_ms_precision};
 use crate::storage::{ListFilter, Resolved, StoreError, Swept};
@@ -100,10 +101,18 @@ pub(super) async fn resolve(
     check_resolution(resolution)?;
     let now = to_ms_precision(now);
     let mut tx = store.begin_immediate().await?;
+    let answer = resolution
+        .answer
+        .as_ref()
+        .map(rows::answer_json)
+        .transpose()?;
     let won = sqlx::query_as::<_, DecisionRow>(concat!(
-        "UPDATE decisions SET status = ?, outcome = ?, outcome_source = ?, custom = ?, \
-         remark = ?, resolved_at = ?, answered_via = ?, answered_device = ? \
-         WHERE id = ? AND status = 'pending' AND expires_at > ? RETURNING ",
+        "UPDATE decisions SET status = ?1, outcome = ?2, outcome_source = ?3, custom = ?4, \
+         remark = ?5, resolved_at = ?6, answered_via = ?7, answered_device = ?8, \
+         answers = CASE WHEN ?9 IS NULL THEN answers \
+                   ELSE json_insert(answers, '$[#]', json(?9)) END \
+         WHERE id = ?10 AND status = 'pending' AND expires_at > ?6 \
+         AND (?11 IS NULL OR json_array_length(answers) = ?11) RETURNING ",
         decision_columns!()
     ))
     .bind(resolution.status.as_str())
@@ -114,8 +123,9 @@ pub(super) async fn resolve(
     .bind(millis(now))
     .bind(resolution.by.map(|b| b.channel.as_str()))
     .bind(resolution.by.and_then(|b| b.device_id).map(id))
+    .bind(answer.map(Json))
     .bind(id(decision))
-    .bind(millis(now))
+    .bind(resolution.expect_answers.map(|n| n as i64))
     .fetch_optional(&mut *tx)
     .await
     .map_err(store_error)?;
@@ -127,6 +137,43 @@ pub(super) async fn resolve(
     insert_messages(&mut tx, decision, &[rows::resolved_fan_out(now)], now).await?;
     tx.commit().await.map_err(store_error)?;
     Ok(Resolved::Won(won.try_into()?))
+}
+
+pub(super) async fn add_answer(
+    store: &SqliteStore,
+    decision: Uuid,
+    expect_answers: usize,
+    answer: &AnswerRecord,
+    now: OffsetDateTime,
+) -> Result<Option<Decision>, StoreError> {
+    let now = to_ms_precision(now);
+    let mut tx = store.begin_immediate().await?;
+    let added = sqlx::query_as::<_, DecisionRow>(concat!(
+        "UPDATE decisions SET answers = json_insert(answers, '$[#]', json(?1)) \
+         WHERE id = ?2 AND status = 'pending' AND expires_at > ?3 \
+         AND json_array_length(answers) = ?4 RETURNING ",
+        decision_columns!()
+    ))
+    .bind(Json(rows::answer_json(answer)?))
+    .bind(id(decision))
+    .bind(millis(now))
+    .bind(expect_answers as i64)
+    .fetch_optional(&mut *tx)
+    .await
+    .map_err(store_error)?;
+    let Some(added) = added else {
+        return Ok(None);
+    };
+    insert_event(
+        &mut tx,
+        decision,
+        now,
+        EventKind::Voted,
+        &rows::vote_detail(answer),
+    )
+    .await?;
+    tx.commit().await.map_err(store_error)?;
+    Ok(Some(added.try_into()?))
 }
 
 pub(super) async fn expire(

@@ -151,32 +151,3 @@ pub(super) async fn revoke_api_keys(
         .map(|r| r.rows_affected())
         .map_err(store_error)
 }
-
-pub(super) async fn add_device(
-    store: &SqliteStore,
-    device: Uuid,
-    inbox_id: Uuid,
-    now: OffsetDateTime,
-) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO devices (id, inbox_id, created_at) VALUES (?, ?, ?)")
-        .bind(id(device))
-        .bind(id(inbox_id))
-        .bind(millis(to_ms_precision(now)))
-        .execute(&store.writer)
-        .await
-        .map_err(store_error)?;
-    Ok(())
-}
-
-pub(super) async fn device_inbox(
-    store: &SqliteStore,
-    device: Uuid,
-) -> Result<Option<Uuid>, StoreError> {
-    let found: Option<uuid::fmt::Hyphenated> =
-        sqlx::query_scalar("SELECT inbox_id FROM devices WHERE id = ?")
-            .bind(id(device))
-            .fetch_optional(&store.pool)
-            .await
-            .map_err(store_error)?;
-    Ok(found.map(uuid::fmt::Hyphenated::into_uuid))
-}

@@ -28,7 +28,7 @@ pub(super) async fn insert_messages(
         sqlx::query(
             "INSERT INTO outbox (id, decision_id, channel, purpose, payload, created_at, \
              next_attempt_at, give_up_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) \
-             ON CONFLICT (decision_id, channel, purpose) DO NOTHING",
+             ON CONFLICT (decision_id, channel, purpose, person) DO NOTHING",
         )
         .bind(id(Uuid::now_v7()))
         .bind(id(decision))

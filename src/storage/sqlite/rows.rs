@@ -52,6 +52,7 @@ pub(super) struct DecisionRow {
     pub(super) has_image: bool,
     pub(super) answered_via: Option<String>,
     pub(super) answered_device: Option<Hyphenated>,
+    pub(super) answers: Json<Value>,
 }
 
 impl TryFrom<DecisionRow> for Decision {
@@ -73,6 +74,7 @@ impl TryFrom<DecisionRow> for Decision {
             has_image: r.has_image,
             answered_via: r.answered_via,
             answered_device: r.answered_device.map(Hyphenated::into_uuid),
+            answers: r.answers.0,
         })
     }
 }

@@ -1,0 +1,273 @@
+//! People: the answerers of an inbox. Who a decision asks (`approvers`), how many of them
+//! must agree (`required`), when it moves on to others (`escalate_after_s`,
+//! `escalate_to`), and the answers it has gathered so far.
+//!
+//! The rule, in full: any No, Deny or Decline resolves the decision at once (a veto); a
+//! Yes or Allow counts once per person, and resolves the decision when `required` people
+//! have given one. With `required` 1 (the default) the first answer resolves it, as
+//! always.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use time::{Duration, OffsetDateTime};
+use uuid::Uuid;
+
+use super::answered_by::AnswerChannel;
+use super::decision::{AnswerAction, Decision};
+use super::quiet::QuietHours;
+
+/// The longest a person's name may be.
+pub const MAX_NAME: usize = 64;
+/// The most people a decision may name as approvers or escalation targets.
+pub const MAX_NAMED: usize = 50;
+
+/// One of an inbox's answerers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Person {
+    /// The inbox's own person (the one every inbox starts with) has the inbox's id.
+    pub id: Uuid,
+    pub inbox_id: Uuid,
+    pub name: String,
+    pub email: Option<String>,
+    /// An ntfy topic URL of their own.
+    pub ntfy_url: Option<String>,
+    pub ntfy_token: Option<String>,
+    /// While these hold, their notifications wait (urgent decisions excepted).
+    pub quiet: Option<QuietHours>,
+    pub created_at: OffsetDateTime,
+}
+
+impl Person {
+    /// Whether this is the person the inbox was made with (whose feed link is the inbox's).
+    pub fn is_inbox_own(&self) -> bool {
+        self.id == self.inbox_id
+    }
+}
+
+/// A person's name: like an inbox's, a–z, 0–9, `-` and `_`, so it is typed the same way on
+/// a command line, in a policy file and in a request.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > MAX_NAME {
+        return Err(format!(
+            "a person's name is 1 to {MAX_NAME} characters, not {}",
+            name.len()
+        ));
+    }
+    match name
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-' || *c == '_'))
+    {
+        Some(c) => Err(format!(
+            "{name:?} is not a person's name: {c:?} is not allowed (use a-z, 0-9, '-' and '_')"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Who a decision asks and what it takes to resolve it. Absent from a decision's spec when
+/// the request named none of it: then everyone in the inbox is asked and the first answer
+/// resolves it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Routing {
+    /// The people asked, by name; empty for everyone in the inbox.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvers: Vec<String>,
+    /// How many of them must say Yes (or Allow); at least 1.
+    #[serde(default = "one")]
+    pub required: u32,
+    /// Seconds after creation at which a decision still pending is sent to `escalate_to`
+    /// too, who may then answer it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalate_after_s: Option<u32>,
+    /// The people an escalation reaches; empty for everyone not among the approvers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub escalate_to: Vec<String>,
+    /// Notifications go through quiet hours.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub urgent: bool,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Default for Routing {
+    fn default() -> Self {
+        Routing {
+            approvers: Vec::new(),
+            required: 1,
+            escalate_after_s: None,
+            escalate_to: Vec::new(),
+            urgent: false,
+        }
+    }
+}
+
+impl Routing {
+    /// When the decision escalates, if it does.
+    pub fn escalates_at(&self, created_at: OffsetDateTime) -> Option<OffsetDateTime> {
+        self.escalate_after_s
+            .map(|s| created_at + Duration::seconds(i64::from(s)))
+    }
+
+    /// Whether `name` is one of the approvers (everyone is, when none are named).
+    pub fn is_approver(&self, name: &str) -> bool {
+        self.approvers.is_empty() || self.approvers.iter().any(|a| a == name)
+    }
+
+    /// Whether `name` is among those an escalation reaches.
+    pub fn is_escalation_target(&self, name: &str) -> bool {
+        self.escalate_after_s.is_some()
+            && if self.escalate_to.is_empty() {
+                !self.is_approver(name)
+            } else {
+                self.escalate_to.iter().any(|a| a == name)
+            }
+    }
+}
+
+/// Whether `person` is asked `d` at `now`: an approver, or reached by its escalation once its
+/// time came. Only they see it in their feed, and only they may answer it.
+pub fn is_asked(d: &Decision, person: &str, now: OffsetDateTime) -> bool {
+    match &d.spec.routing {
+        None => true,
+        Some(r) => {
+            r.is_approver(person)
+                || (r.is_escalation_target(person)
+                    && r.escalates_at(d.created_at).is_some_and(|at| now >= at))
+        }
+    }
+}
+
+/// How many must say Yes for `d` to resolve.
+pub fn required(d: &Decision) -> u32 {
+    d.spec.routing.as_ref().map_or(1, |r| r.required.max(1))
+}
+
+/// One answer a person gave a decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct AnswerRecord {
+    /// The person's name; null for an answer through the decision's own link from a browser
+    /// bound to nobody.
+    pub person: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(ignore)]
+    pub person_id: Option<Uuid>,
+    /// `answer`, `decline`, `done` or `skip`.
+    pub action: AnswerAction,
+    /// What they answered, shaped like the decision's `outcome`; null for a decline.
+    pub value: Option<Value>,
+    pub remark: Option<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    pub at: OffsetDateTime,
+    pub channel: AnswerChannel,
+}
+
+impl AnswerRecord {
+    /// A No, a Deny or a Decline: it resolves the decision at once, whatever the rule.
+    pub fn is_veto(&self) -> bool {
+        self.action == AnswerAction::Decline || self.value == Some(Value::Bool(false))
+    }
+
+    fn is_yes(&self) -> bool {
+        self.action == AnswerAction::Answer && self.value == Some(Value::Bool(true))
+    }
+}
+
+/// What one more answer does to a pending decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tally {
+    /// This person has answered already: nothing changes.
+    AlreadyCounted,
+    /// It counts, and the rule is not met yet.
+    Counted,
+    /// It resolves the decision: the rule is met, or it is a veto.
+    Resolves,
+}
+
+/// What `answer` does to `d`, given the answers it already has.
+pub fn tally(d: &Decision, answer: &AnswerRecord) -> Tally {
+    if answer.person_id.is_some() && d.answers.iter().any(|a| a.person_id == answer.person_id) {
+        return Tally::AlreadyCounted;
+    }
+    let required = required(d) as usize;
+    if required <= 1 || answer.is_veto() {
+        return Tally::Resolves;
+    }
+    let yes = d.answers.iter().filter(|a| a.is_yes()).count() + usize::from(answer.is_yes());
+    if yes >= required {
+        Tally::Resolves
+    } else {
+        Tally::Counted
+    }
+}
+
+/// How far a decision that needs several people has come, for the page and the feed:
+/// "1 of 2 allowed: ana". `None` for a decision one answer resolves.
+pub fn progress(d: &Decision) -> Option<String> {
+    let required = required(d);
+    if required <= 1 {
+        return None;
+    }
+    let yes: Vec<&str> = d
+        .answers
+        .iter()
+        .filter(|a| a.is_yes())
+        .filter_map(|a| a.person.as_deref())
+        .collect();
+    let verb = if d.spec.approval.is_some() {
+        "allowed"
+    } else {
+        "said yes"
+    };
+    Some(if yes.is_empty() {
+        format!("0 of {required} {verb}")
+    } else {
+        format!("{} of {required} {verb}: {}", yes.len(), yes.join(", "))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_slugs() {
+        assert!(check_name("ana").is_ok());
+        assert!(check_name("ben-2_x").is_ok());
+        for bad in ["", "Ana", "a b", "ana!", &"a".repeat(65)] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn escalation_targets_default_to_everyone_else() {
+        let r = Routing {
+            approvers: vec!["ana".into()],
+            escalate_after_s: Some(60),
+            ..Routing::default()
+        };
+        assert!(r.is_approver("ana") && !r.is_approver("ben"));
+        assert!(r.is_escalation_target("ben") && !r.is_escalation_target("ana"));
+        let named = Routing {
+            escalate_to: vec!["cy".into()],
+            ..r.clone()
+        };
+        assert!(named.is_escalation_target("cy") && !named.is_escalation_target("ben"));
+        let never = Routing {
+            escalate_after_s: None,
+            ..r
+        };
+        assert!(!never.is_escalation_target("ben"));
+    }
+
+    #[test]
+    fn routing_reads_back_with_defaults() {
+        let r: Routing = serde_json::from_str(r#"{"approvers":["ana"]}"#).unwrap();
+        assert_eq!(r.required, 1);
+        assert_eq!(
+            serde_json::to_value(Routing::default()).unwrap(),
+            serde_json::json!({"required": 1})
+        );
+    }
+}

@@ -1,0 +1,185 @@
+//! People: the answerers of an inbox, and the devices bound to them.
+
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::PgStore;
+
+use crate::domain::people::Person;
+use crate::storage::StoreError;
+use crate::storage::rows::{PersonColumns, store_error, to_ms_precision};
+
+/// The columns `PersonRow` reads, from `people` aliased `p`.
+macro_rules! person_columns {
+    () => {
+        "p.id, p.inbox_id, p.name, p.email, p.ntfy_url, p.ntfy_token, p.quiet_hours, \
+         p.quiet_tz, p.created_at"
+    };
+}
+
+#[derive(sqlx::FromRow)]
+struct PersonRow {
+    id: Uuid,
+    inbox_id: Uuid,
+    name: String,
+    email: Option<String>,
+    ntfy_url: Option<String>,
+    ntfy_token: Option<String>,
+    quiet_hours: Option<String>,
+    quiet_tz: Option<String>,
+    created_at: OffsetDateTime,
+}
+
+impl TryFrom<PersonRow> for Person {
+    type Error = StoreError;
+
+    fn try_from(r: PersonRow) -> Result<Self, StoreError> {
+        Person::try_from(PersonColumns {
+            id: r.id,
+            inbox_id: r.inbox_id,
+            name: r.name,
+            email: r.email,
+            ntfy_url: r.ntfy_url,
+            ntfy_token: r.ntfy_token,
+            quiet_hours: r.quiet_hours,
+            quiet_tz: r.quiet_tz,
+            created_at: r.created_at,
+        })
+    }
+}
+
+pub(super) async fn add_person(store: &PgStore, p: &Person) -> Result<(), StoreError> {
+    let (window, tz) = PersonColumns::quiet_of(p);
+    sqlx::query(
+        "INSERT INTO people (id, inbox_id, name, email, ntfy_url, ntfy_token, quiet_hours, \
+         quiet_tz, created_at) SELECT $1, id, $2, $3, $4, $5, $6, $7, $8 FROM inboxes WHERE id = $9",
+    )
+    .bind(p.id)
+    .bind(&p.name)
+    .bind(&p.email)
+    .bind(&p.ntfy_url)
+    .bind(&p.ntfy_token)
+    .bind(window)
+    .bind(tz)
+    .bind(to_ms_precision(p.created_at))
+    .bind(p.inbox_id)
+    .execute(&store.pool)
+    .await
+    .map_err(|e| match store_error(e) {
+        StoreError::Conflict(_) => {
+            StoreError::Conflict(format!("the inbox already has a person named {:?}", p.name))
+        }
+        other => other,
+    })
+    .and_then(|r| match r.rows_affected() {
+        0 => Err(StoreError::NotFound),
+        _ => Ok(()),
+    })
+}
+
+pub(super) async fn person(store: &PgStore, person: Uuid) -> Result<Option<Person>, StoreError> {
+    sqlx::query_as::<_, PersonRow>(concat!(
+        "SELECT ",
+        person_columns!(),
+        " FROM people p WHERE p.id = $1"
+    ))
+    .bind(person)
+    .fetch_optional(&store.pool)
+    .await
+    .map_err(store_error)?
+    .map(Person::try_from)
+    .transpose()
+}
+
+pub(super) async fn people(store: &PgStore, inbox: Uuid) -> Result<Vec<Person>, StoreError> {
+    sqlx::query_as::<_, PersonRow>(concat!(
+        "SELECT ",
+        person_columns!(),
+        " FROM people p WHERE p.inbox_id = $1 ORDER BY p.created_at, p.id"
+    ))
+    .bind(inbox)
+    .fetch_all(&store.pool)
+    .await
+    .map_err(store_error)?
+    .into_iter()
+    .map(Person::try_from)
+    .collect()
+}
+
+pub(super) async fn update_person(store: &PgStore, p: &Person) -> Result<(), StoreError> {
+    let (window, tz) = PersonColumns::quiet_of(p);
+    let mut tx = store.pool.begin().await.map_err(store_error)?;
+    let updated = sqlx::query(
+        "UPDATE people SET email = $1, ntfy_url = $2, ntfy_token = $3, quiet_hours = $4, \
+         quiet_tz = $5 WHERE id = $6",
+    )
+    .bind(&p.email)
+    .bind(&p.ntfy_url)
+    .bind(&p.ntfy_token)
+    .bind(window)
+    .bind(tz)
+    .bind(p.id)
+    .execute(&mut *tx)
+    .await
+    .map_err(store_error)?
+    .rows_affected();
+    if updated == 0 {
+        return Err(StoreError::NotFound);
+    }
+    // The inbox's own person's channels are the inbox's (a no-op for anyone else).
+    sqlx::query("UPDATE inboxes SET email = $1, ntfy_url = $2, ntfy_token = $3 WHERE id = $4")
+        .bind(&p.email)
+        .bind(&p.ntfy_url)
+        .bind(&p.ntfy_token)
+        .bind(p.id)
+        .execute(&mut *tx)
+        .await
+        .map_err(store_error)?;
+    tx.commit().await.map_err(store_error)
+}
+
+pub(super) async fn remove_person(store: &PgStore, person: Uuid) -> Result<bool, StoreError> {
+    sqlx::query("DELETE FROM people WHERE id = $1")
+        .bind(person)
+        .execute(&store.pool)
+        .await
+        .map(|r| r.rows_affected() > 0)
+        .map_err(store_error)
+}
+
+pub(super) async fn add_device(
+    store: &PgStore,
+    device: Uuid,
+    person: &Person,
+    now: OffsetDateTime,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO devices (id, inbox_id, person_id, created_at) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(device)
+    .bind(person.inbox_id)
+    .bind(person.id)
+    .bind(to_ms_precision(now))
+    .execute(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(())
+}
+
+pub(super) async fn device_person(
+    store: &PgStore,
+    device: Uuid,
+) -> Result<Option<Person>, StoreError> {
+    sqlx::query_as::<_, PersonRow>(concat!(
+        "SELECT ",
+        person_columns!(),
+        " FROM devices d JOIN people p ON p.id = COALESCE(d.person_id, d.inbox_id) \
+         WHERE d.id = $1"
+    ))
+    .bind(device)
+    .fetch_optional(&store.pool)
+    .await
+    .map_err(store_error)?
+    .map(Person::try_from)
+    .transpose()
+}
