@@ -74,10 +74,22 @@ impl Service {
         let mut new = parse_new_decision(body).map_err(ServiceError::Validation)?;
         new.spec.shape = shape;
         self.check_callback_url(&mut new).await?;
+        self.check_routing(inbox, &new).await?;
         let request_hash = sha256_hex(canonical_json(body).as_bytes());
         let created_at = now();
         let expires_at = created_at + new.ttl;
-        let plan = self.plan_notifications(inbox, &inbox.channels, &new, created_at, expires_at);
+        let people = match new.spec.notify {
+            crate::domain::Notify::None => Vec::new(),
+            _ => self.store().people(inbox.id).await?,
+        };
+        let plan = self.plan_notifications(
+            inbox,
+            &inbox.channels,
+            &people,
+            &new,
+            created_at,
+            expires_at,
+        );
         let row = crate::storage::InsertDecision {
             id: Uuid::now_v7(),
             inbox_id: inbox.id,
@@ -127,6 +139,52 @@ impl Service {
             },
             replayed,
         })
+    }
+
+    /// The people a decision names must be people of the inbox, and enough of them to
+    /// agree: a rule nobody can meet would only ever expire.
+    async fn check_routing(&self, inbox: &Inbox, new: &NewDecision) -> Result<(), ServiceError> {
+        let Some(routing) = &new.spec.routing else {
+            return Ok(());
+        };
+        let people = self.store().people(inbox.id).await?;
+        let known = |name: &String| people.iter().any(|p| &p.name == name);
+        let mut issues = Vec::new();
+        for (field, names) in [
+            ("approvers", &routing.approvers),
+            ("escalate_to", &routing.escalate_to),
+        ] {
+            for (i, name) in names.iter().enumerate() {
+                if !known(name) {
+                    issues.push(crate::domain::Issue {
+                        path: format!("{field}[{i}]"),
+                        message: format!(
+                            "the inbox {:?} has no person named {name:?} (sayso person list --inbox {})",
+                            inbox.name, inbox.name
+                        ),
+                    });
+                }
+            }
+        }
+        let asked = if routing.approvers.is_empty() {
+            people.len()
+        } else {
+            routing.approvers.len()
+        };
+        if routing.required as usize > asked {
+            issues.push(crate::domain::Issue {
+                path: "required".into(),
+                message: format!(
+                    "asks {} people to agree, but the inbox {:?} has {asked} to ask",
+                    routing.required, inbox.name
+                ),
+            });
+        }
+        if issues.is_empty() {
+            Ok(())
+        } else {
+            Err(ServiceError::Validation(issues))
+        }
     }
 
     /// A `callback_url` that names an inner address literally is refused now, where the

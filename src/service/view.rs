@@ -67,6 +67,20 @@ pub struct DecisionView {
     /// (unlike `metadata`, which the asker writes as it likes). Absent for a plain question.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<ApprovalView>,
+    /// Every answer given, in order, one per person: who (`person`, null for an answer
+    /// through `web_url` from a browser bound to nobody), what (`action`, `value`,
+    /// `remark`), when and which way. A decision several people must agree on gathers
+    /// them until its rule is met or someone says no.
+    pub answers: Vec<crate::domain::people::AnswerRecord>,
+    /// Who is asked and how many must agree, when the request said: `approvers`,
+    /// `required`, `escalate_after_s`, `escalate_to`, `urgent`. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub routing: Option<crate::domain::people::Routing>,
+    /// How far a decision several people must agree on has come: "1 of 2 allowed: ana".
+    /// Absent when one answer resolves it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<String>,
 }
 
 /// What a tool approval gates.
@@ -105,6 +119,9 @@ impl DecisionView {
                 tool_name: a.tool_name.clone(),
                 session_id: a.session_id.clone(),
             }),
+            answers: d.answers.clone(),
+            routing: d.spec.routing.clone(),
+            progress: crate::domain::people::progress(d),
         }
     }
 }

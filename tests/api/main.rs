@@ -9,6 +9,7 @@ mod common;
 mod access;
 mod awaits;
 mod create;
+mod people;
 mod races;
 mod resolutions;
 
@@ -70,4 +71,26 @@ on_both_backends!(
         concurrent_answers_and_cancels_have_one_winner,
         answers_racing_expiry_have_one_outcome,
     ],
+    people: [
+        a_decision_needing_two_resolves_when_both_allow,
+        any_no_or_decline_resolves_at_once,
+        only_the_people_asked_see_and_answer,
+        names_and_counts_that_cannot_work_are_refused,
+        one_person_alone_sees_nothing_new,
+        racing_answers_count_each_person_once,
+    ],
 );
+
+/// Answers racing on two replicas of one PostgreSQL database: each person counted once,
+/// the decision resolved once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_replicas_count_each_person_once() {
+    let Some(db) = crate::common::db::fresh_pg_url().await else {
+        return;
+    };
+    let a = crate::common::server::TestServer::start(&db.url).await;
+    let b = crate::common::server::TestServer::start_replica(&db.url, &a).await;
+    people::race(&a, &[&a, &b]).await;
+    b.stop().await;
+    a.stop().await;
+}
