@@ -8,8 +8,14 @@ use tokio::net::TcpListener;
 
 use crate::app::{self, ServerSettings, serve, serve_router, shutdown_signal};
 use crate::client;
-use crate::config::{Cli, Command, GlobalArgs, InboxCommand, KeyCommand, LogFormat, ServeArgs};
-use crate::service::{ChannelChanges, ExportQuery, Service, ServiceError, ServiceSettings};
+use crate::config::{
+    Cli, Command, GlobalArgs, InboxCommand, KeyCommand, LogFormat, PersonArgs, PersonCommand,
+    ServeArgs,
+};
+use crate::domain::people::Person;
+use crate::service::{
+    ChannelChanges, ExportQuery, PersonSettings, Service, ServiceError, ServiceSettings,
+};
 use crate::storage::{self, Store, StoreError};
 
 /// Runs the command the user asked for.
@@ -158,6 +164,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
+        Some(Command::Person(cmd)) => run_person(&cli.global, cmd).await,
 
         // The client commands (src/client) end the process with their own exit codes.
         Some(Command::Ask(args)) => client::exit(client::ask(args).await),
@@ -180,6 +187,144 @@ fn changes(c: crate::config::ChannelArgs) -> ChannelChanges {
         ntfy_url: c.ntfy_url,
         ntfy_token: c.ntfy_token,
     }
+}
+
+/// `sayso person …`: what it prints goes to stdout, links alone on their line.
+async fn run_person(global: &GlobalArgs, cmd: PersonCommand) -> anyhow::Result<()> {
+    let svc = open(global).await?;
+    // Unknown inboxes are the one `NotFound`; every other refusal says what it is.
+    let fail = |inbox: &str| {
+        let inbox = inbox.to_string();
+        move |e: ServiceError| match e {
+            ServiceError::NotFound => anyhow::anyhow!("there is no inbox named {inbox:?}"),
+            ServiceError::Validation(issues) => anyhow::anyhow!(
+                "{}",
+                issues
+                    .into_iter()
+                    .map(|i| i.message)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            e => describe(e),
+        }
+    };
+    match cmd {
+        PersonCommand::Add {
+            name,
+            inbox,
+            settings,
+        } => {
+            let (_, link) = svc
+                .add_person(&inbox, &name, &person_settings(settings))
+                .await
+                .map_err(fail(&inbox))?;
+            println!("{link}");
+        }
+        PersonCommand::List { inbox } => {
+            let people = svc.list_people(&inbox).await.map_err(fail(&inbox))?;
+            for line in people_table(&people) {
+                println!("{line}");
+            }
+        }
+        PersonCommand::Set {
+            name,
+            inbox,
+            settings,
+        } => {
+            let p = svc
+                .set_person(&inbox, &name, &person_settings(settings))
+                .await
+                .map_err(fail(&inbox))?;
+            let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".into());
+            let own = if p.is_inbox_own() {
+                " (the inbox's own)"
+            } else {
+                ""
+            };
+            println!("name:       {}{own}", p.name);
+            println!("email:      {}", show(&p.email));
+            println!("ntfy_url:   {}", show(&p.ntfy_url));
+            println!(
+                "ntfy_token: {}",
+                if p.ntfy_token.is_some() {
+                    "(set)"
+                } else {
+                    "(none)"
+                }
+            );
+            println!("quiet:      {}", show(&quiet_hours(&p)));
+        }
+        PersonCommand::Remove { name, inbox } => {
+            svc.remove_person(&inbox, &name)
+                .await
+                .map_err(fail(&inbox))?;
+            println!("removed {name:?} from the inbox {inbox:?}");
+        }
+        PersonCommand::Link { name, inbox } => {
+            let link = svc
+                .person_feed_url(&inbox, &name)
+                .await
+                .map_err(fail(&inbox))?;
+            println!("{link}");
+        }
+    }
+    Ok(())
+}
+
+fn person_settings(a: PersonArgs) -> PersonSettings {
+    PersonSettings {
+        email: a.email,
+        ntfy_url: a.ntfy_url,
+        ntfy_token: a.ntfy_token,
+        quiet: a.quiet,
+        tz: a.tz,
+    }
+}
+
+/// "22:00-07:00 Europe/Berlin".
+fn quiet_hours(p: &Person) -> Option<String> {
+    p.quiet.as_ref().map(|q| format!("{} {}", q.window(), q.tz))
+}
+
+/// One line per person, in aligned columns: name, email, ntfy topic, quiet hours, `-` for
+/// what they have not, and which one is the inbox's own.
+fn people_table(people: &[Person]) -> Vec<String> {
+    let dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    let rows: Vec<[String; 5]> = people
+        .iter()
+        .map(|p| {
+            [
+                p.name.clone(),
+                dash(p.email.clone()),
+                dash(p.ntfy_url.clone()),
+                dash(quiet_hours(p)),
+                if p.is_inbox_own() {
+                    "(the inbox's own)".into()
+                } else {
+                    String::new()
+                },
+            ]
+        })
+        .collect();
+    let mut widths = [0; 5];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    rows.iter()
+        .map(|row| {
+            let mut line = String::new();
+            for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
+                if i > 0 {
+                    line.push_str("  ");
+                }
+                line.push_str(cell);
+                line.extend(std::iter::repeat_n(' ', w - cell.chars().count()));
+            }
+            line.trim_end().to_string()
+        })
+        .collect()
 }
 
 async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> {

@@ -90,6 +90,10 @@ pub enum Command {
     /// Manage inboxes.
     #[command(subcommand)]
     Inbox(InboxCommand),
+    /// Manage an inbox's people: who answers, with their own feed links, channels and quiet
+    /// hours.
+    #[command(subcommand)]
+    Person(PersonCommand),
 
     // The client commands (src/client): they talk to a sayso server with an API key.
     /// Ask a person a question; with --wait, wait for the answer and exit with its code.
@@ -294,6 +298,68 @@ pub enum InboxCommand {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum PersonCommand {
+    /// Add a person to an inbox and print their own feed link alone on stdout.
+    Add {
+        /// Their name: a–z, 0–9, '-' and '_' (as decisions' `approvers` name them).
+        name: String,
+        /// The inbox they answer for.
+        #[arg(long, default_value = "default")]
+        inbox: String,
+        #[command(flatten)]
+        settings: PersonArgs,
+    },
+    /// List an inbox's people, oldest first: name, email, ntfy topic, quiet hours.
+    List {
+        #[arg(long, default_value = "default")]
+        inbox: String,
+    },
+    /// Change a person's channels or quiet hours; options not given stay, "" removes one.
+    Set {
+        name: String,
+        #[arg(long, default_value = "default")]
+        inbox: String,
+        #[command(flatten)]
+        settings: PersonArgs,
+    },
+    /// Remove a person with their devices and push subscriptions: their feed link stops
+    /// opening. An inbox keeps at least one person.
+    Remove {
+        name: String,
+        #[arg(long, default_value = "default")]
+        inbox: String,
+    },
+    /// Print a person's feed link again.
+    Link {
+        name: String,
+        #[arg(long, default_value = "default")]
+        inbox: String,
+    },
+}
+
+/// Where a person's notifications go, and when they wait.
+#[derive(Debug, Clone, Args)]
+pub struct PersonArgs {
+    /// Their email address ("" removes it).
+    #[arg(long)]
+    pub email: Option<String>,
+    /// Their own ntfy topic URL, e.g. https://ntfy.sh/ana-secret-topic ("" removes it).
+    #[arg(long)]
+    pub ntfy_url: Option<String>,
+    /// ntfy access token for that topic ("" removes it).
+    #[arg(long)]
+    pub ntfy_token: Option<String>,
+    /// Quiet hours, a daily window like 22:00-07:00 during which their notifications wait
+    /// (urgent decisions excepted); "" removes them.
+    #[arg(long, value_name = "WINDOW")]
+    pub quiet: Option<String>,
+    /// The time zone of the quiet hours, e.g. Europe/Berlin [default: UTC, or the zone
+    /// they have].
+    #[arg(long, value_name = "ZONE")]
+    pub tz: Option<String>,
+}
+
 /// Where an inbox's notifications go.
 #[derive(Debug, Clone, Args)]
 pub struct ChannelArgs {
@@ -378,6 +444,34 @@ mod tests {
             cli.command,
             Some(Command::Inbox(InboxCommand::Create { .. }))
         ));
+    }
+
+    #[test]
+    fn person_commands_take_an_inbox_that_defaults_to_default() {
+        let cli =
+            Cli::try_parse_from(["sayso", "person", "add", "ana", "--quiet", "22-7"]).unwrap();
+        let Some(Command::Person(PersonCommand::Add {
+            name,
+            inbox,
+            settings,
+        })) = cli.command
+        else {
+            panic!("not person add");
+        };
+        assert_eq!((name.as_str(), inbox.as_str()), ("ana", "default"));
+        assert_eq!(settings.quiet.as_deref(), Some("22-7"));
+        let cli = Cli::try_parse_from([
+            "sayso", "person", "set", "ana", "--inbox", "ops", "--email", "",
+        ])
+        .unwrap();
+        let Some(Command::Person(PersonCommand::Set {
+            inbox, settings, ..
+        })) = cli.command
+        else {
+            panic!("not person set");
+        };
+        assert_eq!(inbox, "ops");
+        assert_eq!(settings.email.as_deref(), Some(""));
     }
 
     #[test]

@@ -83,15 +83,7 @@ impl Service {
             check_email(email)?;
         }
         if let Some(url) = &channels.ntfy_url {
-            let ok = url::Url::parse(url)
-                .map(|u| matches!(u.scheme(), "http" | "https") && u.path().len() > 1)
-                .unwrap_or(false);
-            if !ok {
-                return Err(ServiceError::invalid(
-                    "ntfy_url",
-                    format!("{url:?} is not an ntfy topic URL like https://ntfy.sh/my-topic"),
-                ));
-            }
+            check_ntfy_url(url)?;
         }
         if channels.webhook_secret.is_none() {
             channels.webhook_secret = Some(generate_webhook_secret());
@@ -199,7 +191,7 @@ fn check_inbox_name(name: &str) -> Result<(), ServiceError> {
     }
 }
 
-fn check_email(email: &str) -> Result<(), ServiceError> {
+pub(super) fn check_email(email: &str) -> Result<(), ServiceError> {
     let ok = email.len() <= 254
         && !email.contains(char::is_whitespace)
         && email
@@ -211,6 +203,21 @@ fn check_email(email: &str) -> Result<(), ServiceError> {
         Err(ServiceError::invalid(
             "email",
             format!("{email:?} is not an email address"),
+        ))
+    }
+}
+
+/// Refuses what is not an ntfy topic URL (http or https, with a topic in its path).
+pub(super) fn check_ntfy_url(url: &str) -> Result<(), ServiceError> {
+    let ok = url::Url::parse(url)
+        .map(|u| matches!(u.scheme(), "http" | "https") && u.path().len() > 1)
+        .unwrap_or(false);
+    if ok {
+        Ok(())
+    } else {
+        Err(ServiceError::invalid(
+            "ntfy_url",
+            format!("{url:?} is not an ntfy topic URL like https://ntfy.sh/my-topic"),
         ))
     }
 }

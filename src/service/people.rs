@@ -1,0 +1,309 @@
+//! The people of an inbox as `sayso person` manages them: adding one with their own feed
+//! link, listing them, changing their channels and quiet hours, removing them.
+
+use uuid::Uuid;
+
+use super::inboxes::{check_email, check_ntfy_url};
+use super::{Service, ServiceError, now};
+use crate::domain::inbox::Inbox;
+use crate::domain::people::{self, Person};
+use crate::domain::quiet::QuietHours;
+use crate::storage::StoreError;
+
+/// A person's channels and quiet hours as given to `add_person` and `set_person`: `None`
+/// leaves a setting as it is (unset, for a new person), `Some("")` removes it.
+#[derive(Debug, Clone, Default)]
+pub struct PersonSettings {
+    pub email: Option<String>,
+    /// An ntfy topic URL of their own.
+    pub ntfy_url: Option<String>,
+    pub ntfy_token: Option<String>,
+    /// Quiet hours, "22:00-07:00".
+    pub quiet: Option<String>,
+    /// The zone of the quiet hours (IANA). Only with `quiet`, or to move a person's existing
+    /// quiet hours to another zone; a new window keeps the person's zone, else UTC.
+    pub tz: Option<String>,
+}
+
+impl Service {
+    /// Adds a person to the named inbox and returns them with their own feed link.
+    /// `NotFound` for an unknown inbox, `Conflict` when the inbox has a person of that name.
+    pub async fn add_person(
+        &self,
+        inbox_name: &str,
+        name: &str,
+        settings: &PersonSettings,
+    ) -> Result<(Person, String), ServiceError> {
+        people::check_name(name).map_err(|m| ServiceError::invalid("name", m))?;
+        let inbox = self.inbox_named(inbox_name).await?;
+        let mut person = Person {
+            id: Uuid::now_v7(),
+            inbox_id: inbox.id,
+            name: name.to_string(),
+            email: None,
+            ntfy_url: None,
+            ntfy_token: None,
+            quiet: None,
+            created_at: now(),
+        };
+        apply(&mut person, settings)?;
+        match self.store().add_person(&person).await {
+            Err(StoreError::Conflict(_)) => {
+                return Err(ServiceError::Conflict(format!(
+                    "the inbox {:?} already has a person named {name:?}",
+                    inbox.name
+                )));
+            }
+            other => other?,
+        }
+        tracing::info!(inbox = %inbox.name, person = %person.name, "a person was added");
+        let link = self.person_link(&person);
+        Ok((person, link))
+    }
+
+    /// The people of the named inbox, oldest first (the inbox's own person among them).
+    pub async fn list_people(&self, inbox_name: &str) -> Result<Vec<Person>, ServiceError> {
+        let inbox = self.inbox_named(inbox_name).await?;
+        Ok(self.store().people(inbox.id).await?)
+    }
+
+    /// Changes a person's channels and quiet hours (see [`PersonSettings`]) and returns
+    /// them as they are now. For the inbox's own person these are the inbox's channels too.
+    pub async fn set_person(
+        &self,
+        inbox_name: &str,
+        name: &str,
+        changes: &PersonSettings,
+    ) -> Result<Person, ServiceError> {
+        let (inbox, mut person) = self.person_named(inbox_name, name).await?;
+        apply(&mut person, changes)?;
+        match self.store().update_person(&person).await {
+            Err(StoreError::NotFound) => return Err(no_such_person(&inbox, name)),
+            other => other?,
+        }
+        Ok(person)
+    }
+
+    /// Removes a person with their devices and push subscriptions: their feed link stops
+    /// opening. An inbox keeps at least one person.
+    pub async fn remove_person(&self, inbox_name: &str, name: &str) -> Result<(), ServiceError> {
+        let inbox = self.inbox_named(inbox_name).await?;
+        let everyone = self.store().people(inbox.id).await?;
+        let person = everyone
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| no_such_person(&inbox, name))?;
+        // Checked before the delete, not with it: two admins removing the last two people at
+        // the same moment could both pass, which an admin command may live with.
+        if everyone.len() <= 1 {
+            return Err(ServiceError::Conflict(format!(
+                "an inbox needs at least one person: {name:?} is the last of the inbox {:?}",
+                inbox.name
+            )));
+        }
+        if !self.store().remove_person(person.id).await? {
+            return Err(no_such_person(&inbox, name));
+        }
+        tracing::info!(inbox = %inbox.name, person = %name, "a person was removed");
+        Ok(())
+    }
+
+    /// The feed link of a person of the named inbox.
+    pub async fn person_feed_url(
+        &self,
+        inbox_name: &str,
+        name: &str,
+    ) -> Result<String, ServiceError> {
+        let (_, person) = self.person_named(inbox_name, name).await?;
+        Ok(self.person_link(&person))
+    }
+
+    /// A person's own feed link; the inbox's own person's is the inbox's (`feed_url`).
+    pub fn person_link(&self, person: &Person) -> String {
+        format!(
+            "{}/inbox/{}",
+            self.settings().public_url,
+            self.tokens().feed_token(person.id)
+        )
+    }
+
+    async fn inbox_named(&self, name: &str) -> Result<Inbox, ServiceError> {
+        self.store()
+            .inbox_by_name(name)
+            .await?
+            .ok_or(ServiceError::NotFound)
+    }
+
+    /// A person by inbox and name: `NotFound` for an unknown inbox, a validation error
+    /// saying so for an unknown person.
+    async fn person_named(
+        &self,
+        inbox_name: &str,
+        name: &str,
+    ) -> Result<(Inbox, Person), ServiceError> {
+        let inbox = self.inbox_named(inbox_name).await?;
+        let person = self
+            .store()
+            .people(inbox.id)
+            .await?
+            .into_iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| no_such_person(&inbox, name))?;
+        Ok((inbox, person))
+    }
+}
+
+fn no_such_person(inbox: &Inbox, name: &str) -> ServiceError {
+    ServiceError::invalid(
+        "name",
+        format!("the inbox {:?} has no person named {name:?}", inbox.name),
+    )
+}
+
+/// Applies `changes` to `person`, checking each value given.
+fn apply(person: &mut Person, changes: &PersonSettings) -> Result<(), ServiceError> {
+    fn given(change: &Option<String>) -> Option<&str> {
+        change.as_deref().map(str::trim)
+    }
+    let set = |current: &mut Option<String>, value: Option<&str>| {
+        if let Some(v) = value {
+            *current = (!v.is_empty()).then(|| v.to_string());
+        }
+    };
+    if let Some(email) = given(&changes.email).filter(|e| !e.is_empty()) {
+        check_email(email)?;
+    }
+    if let Some(url) = given(&changes.ntfy_url).filter(|u| !u.is_empty()) {
+        check_ntfy_url(url)?;
+    }
+    set(&mut person.email, given(&changes.email));
+    set(&mut person.ntfy_url, given(&changes.ntfy_url));
+    set(&mut person.ntfy_token, given(&changes.ntfy_token));
+
+    let quiet_error = |m: String| ServiceError::invalid("quiet", m);
+    person.quiet = match (
+        given(&changes.quiet),
+        given(&changes.tz),
+        person.quiet.take(),
+    ) {
+        (None, None, kept) => kept,
+        (Some(""), None, _) => None,
+        (Some(""), Some(_), _) => {
+            return Err(ServiceError::invalid(
+                "tz",
+                "--tz goes with quiet hours: --quiet \"\" removes them, zone and all",
+            ));
+        }
+        (Some(window), tz, kept) => {
+            let tz = tz.or(kept.as_ref().map(|q| q.tz.as_str()));
+            Some(QuietHours::parse(window, tz).map_err(quiet_error)?)
+        }
+        (None, Some(tz), Some(kept)) => {
+            Some(QuietHours::parse(&kept.window(), Some(tz)).map_err(quiet_error)?)
+        }
+        (None, Some(_), None) => {
+            return Err(ServiceError::invalid(
+                "tz",
+                "--tz needs --quiet: a time zone is that of quiet hours, \
+                 like --quiet 22:00-07:00 --tz Europe/Berlin",
+            ));
+        }
+    };
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn someone() -> Person {
+        let id = Uuid::now_v7();
+        Person {
+            id,
+            inbox_id: id,
+            name: "ana".into(),
+            email: Some("ana@example.com".into()),
+            ntfy_url: None,
+            ntfy_token: None,
+            quiet: None,
+            created_at: now(),
+        }
+    }
+
+    fn changes(quiet: Option<&str>, tz: Option<&str>) -> PersonSettings {
+        PersonSettings {
+            quiet: quiet.map(str::to_string),
+            tz: tz.map(str::to_string),
+            ..PersonSettings::default()
+        }
+    }
+
+    #[test]
+    fn settings_not_given_stay_and_empty_ones_are_removed() {
+        let mut p = someone();
+        let c = PersonSettings {
+            ntfy_url: Some(" https://ntfy.sh/ana ".into()),
+            ..PersonSettings::default()
+        };
+        apply(&mut p, &c).unwrap();
+        assert_eq!(p.email.as_deref(), Some("ana@example.com"));
+        assert_eq!(p.ntfy_url.as_deref(), Some("https://ntfy.sh/ana"));
+        let c = PersonSettings {
+            email: Some(String::new()),
+            ..PersonSettings::default()
+        };
+        apply(&mut p, &c).unwrap();
+        assert_eq!(p.email, None);
+        assert_eq!(p.ntfy_url.as_deref(), Some("https://ntfy.sh/ana"));
+    }
+
+    #[test]
+    fn bad_channels_are_refused() {
+        for c in [
+            PersonSettings {
+                email: Some("ana".into()),
+                ..PersonSettings::default()
+            },
+            PersonSettings {
+                ntfy_url: Some("ftp://ntfy.sh/ana".into()),
+                ..PersonSettings::default()
+            },
+        ] {
+            assert!(apply(&mut someone(), &c).is_err(), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn quiet_hours_keep_their_zone_until_told_otherwise() {
+        let mut p = someone();
+        apply(&mut p, &changes(Some("22:00-07:00"), Some("Europe/Berlin"))).unwrap();
+        apply(&mut p, &changes(Some("23-6"), None)).unwrap();
+        let q = p.quiet.clone().unwrap();
+        assert_eq!(
+            (q.window().as_str(), q.tz.as_str()),
+            ("23:00-06:00", "Europe/Berlin")
+        );
+        apply(&mut p, &changes(None, Some("America/New_York"))).unwrap();
+        let q = p.quiet.clone().unwrap();
+        assert_eq!(
+            (q.window().as_str(), q.tz.as_str()),
+            ("23:00-06:00", "America/New_York")
+        );
+        apply(&mut p, &changes(Some(""), None)).unwrap();
+        assert_eq!(p.quiet, None);
+    }
+
+    #[test]
+    fn a_zone_without_quiet_hours_is_refused_naming_both() {
+        let Err(ServiceError::Validation(issues)) =
+            apply(&mut someone(), &changes(None, Some("Europe/Berlin")))
+        else {
+            panic!("accepted");
+        };
+        assert!(
+            issues[0].message.contains("--tz needs --quiet"),
+            "{issues:?}"
+        );
+        assert!(apply(&mut someone(), &changes(Some("25:00-07:00"), None)).is_err());
+    }
+}

@@ -1,0 +1,319 @@
+//! `sayso person`: the real binary managing an inbox's people on the SQLite database of a
+//! running server, whose pages then open (or no longer open) the links it printed.
+
+mod common;
+
+use std::process::Output;
+
+use common::server::TestServer;
+use reqwest::StatusCode;
+use tokio::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_sayso");
+
+async fn server() -> (common::db::SqliteTestDb, TestServer) {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    (db, srv)
+}
+
+/// `sayso ARGS` on the server's database, with links naming the server.
+async fn sayso(srv: &TestServer, db: &common::db::SqliteTestDb, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("SAYSO_DATABASE_URL", &db.url)
+        .env("SAYSO_PUBLIC_URL", &srv.base)
+        .env("SAYSO_LOG", "warn")
+        .env_remove("SAYSO_LISTEN")
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("sayso runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs `sayso ARGS`, expects success, returns its stdout.
+async fn ok(srv: &TestServer, db: &common::db::SqliteTestDb, args: &[&str]) -> String {
+    let out = sayso(srv, db, args).await;
+    assert!(out.status.success(), "sayso {args:?} failed: {out:?}");
+    stdout(&out)
+}
+
+/// Runs `sayso ARGS`, expects a failure, returns its stderr.
+async fn refused(srv: &TestServer, db: &common::db::SqliteTestDb, args: &[&str]) -> String {
+    let out = sayso(srv, db, args).await;
+    assert!(!out.status.success(), "sayso {args:?} succeeded: {out:?}");
+    assert_eq!(stdout(&out), "", "a refusal prints nothing on stdout");
+    stderr(&out)
+}
+
+/// The feed page a link opens: its status and body.
+async fn open(srv: &TestServer, link: &str) -> (StatusCode, String) {
+    let resp = srv.client.get(link).send().await.unwrap();
+    let status = resp.status();
+    (status, resp.text().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn added_people_have_links_of_their_own_that_open_their_feed() {
+    let (db, srv) = server().await;
+    let ana = ok(
+        &srv,
+        &db,
+        &[
+            "person",
+            "add",
+            "ana",
+            "--email",
+            "ana@example.com",
+            "--quiet",
+            "22:00-07:00",
+            "--tz",
+            "Europe/Berlin",
+        ],
+    )
+    .await;
+    let bob = ok(
+        &srv,
+        &db,
+        &[
+            "person",
+            "add",
+            "bob",
+            "--inbox",
+            "default",
+            "--ntfy-url",
+            "https://ntfy.sh/bob-topic",
+        ],
+    )
+    .await;
+    // The link alone on stdout, one line.
+    for link in [&ana, &bob] {
+        assert_eq!(link.lines().count(), 1, "{link:?}");
+        assert!(link.starts_with(&format!("{}/inbox/", srv.base)), "{link}");
+    }
+    let (ana, bob) = (ana.trim(), bob.trim());
+    assert_ne!(ana, bob);
+
+    let (status, page) = open(&srv, ana).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(page.contains("ana · inbox default"), "{page}");
+    let (status, page) = open(&srv, bob).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(page.contains("bob · inbox default"), "{page}");
+
+    // `link` prints the same link again; the inbox's own person's is the inbox's.
+    assert_eq!(ok(&srv, &db, &["person", "link", "ana"]).await.trim(), ana);
+    let inbox = srv.default_inbox().await;
+    assert_eq!(
+        ok(&srv, &db, &["person", "link", "default"]).await.trim(),
+        srv.svc.feed_url(&inbox)
+    );
+
+    let list = ok(&srv, &db, &["person", "list"]).await;
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(lines.len(), 3, "{list}");
+    let words = |line: &str| {
+        line.split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        words(lines[0]),
+        ["default", "-", "-", "-", "(the", "inbox's", "own)"],
+        "{list}"
+    );
+    assert_eq!(
+        words(lines[1]),
+        [
+            "ana",
+            "ana@example.com",
+            "-",
+            "22:00-07:00",
+            "Europe/Berlin"
+        ],
+        "{list}"
+    );
+    assert_eq!(
+        words(lines[2]),
+        ["bob", "-", "https://ntfy.sh/bob-topic", "-"],
+        "{list}"
+    );
+    // Aligned: each column starts where its widest cell above or below needs it to.
+    let (email, ntfy, quiet) = (9, 9 + 15 + 2, 9 + 15 + 2 + 25 + 2);
+    for (line, cells) in lines.iter().zip([
+        ["-", "-", "-"],
+        ["ana@example.com", "-", "22:00-07:00"],
+        ["-", "https://ntfy.sh/bob-topic", "-"],
+    ]) {
+        assert!(line[email..].starts_with(cells[0]), "{list}");
+        assert!(line[ntfy..].starts_with(cells[1]), "{list}");
+        assert!(line[quiet..].starts_with(cells[2]), "{list}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn set_changes_what_is_given_and_refuses_an_hour_that_is_not_one() {
+    let (db, srv) = server().await;
+    ok(
+        &srv,
+        &db,
+        &["person", "add", "ana", "--email", "ana@example.com"],
+    )
+    .await;
+
+    let shown = ok(
+        &srv,
+        &db,
+        &[
+            "person",
+            "set",
+            "ana",
+            "--quiet",
+            "23:00-06:30",
+            "--tz",
+            "europe/berlin",
+        ],
+    )
+    .await;
+    assert!(shown.contains("email:      ana@example.com"), "{shown}");
+    assert!(
+        shown.contains("quiet:      23:00-06:30 Europe/Berlin"),
+        "{shown}"
+    );
+    let ana = srv
+        .svc
+        .list_people("default")
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|p| p.name == "ana")
+        .unwrap();
+    assert_eq!(ana.quiet.unwrap().window(), "23:00-06:30");
+
+    let err = refused(
+        &srv,
+        &db,
+        &["person", "set", "ana", "--quiet", "25:00-07:00"],
+    )
+    .await;
+    assert!(
+        err.contains("quiet hours \"25:00-07:00\": 25 is not an hour (0–23)"),
+        "{err}"
+    );
+    // Nothing changed by the refusal; "" removes a setting.
+    let shown = ok(&srv, &db, &["person", "set", "ana", "--email", ""]).await;
+    assert!(shown.contains("email:      (none)"), "{shown}");
+    assert!(
+        shown.contains("quiet:      23:00-06:30 Europe/Berlin"),
+        "{shown}"
+    );
+    let shown = ok(&srv, &db, &["person", "set", "ana", "--quiet", ""]).await;
+    assert!(shown.contains("quiet:      (none)"), "{shown}");
+
+    let err = refused(&srv, &db, &["person", "set", "ana", "--email", "not-mail"]).await;
+    assert!(
+        err.contains("\"not-mail\" is not an email address"),
+        "{err}"
+    );
+    let err = refused(&srv, &db, &["person", "set", "nobody", "--email", ""]).await;
+    assert!(
+        err.contains("the inbox \"default\" has no person named \"nobody\""),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_refuses_a_taken_name_an_unknown_inbox_and_a_zone_without_hours() {
+    let (db, srv) = server().await;
+    ok(&srv, &db, &["person", "add", "ana"]).await;
+    let err = refused(&srv, &db, &["person", "add", "ana"]).await;
+    assert!(
+        err.contains("the inbox \"default\" already has a person named \"ana\""),
+        "{err}"
+    );
+    // The inbox's own person holds the inbox's name.
+    let err = refused(&srv, &db, &["person", "add", "default"]).await;
+    assert!(
+        err.contains("already has a person named \"default\""),
+        "{err}"
+    );
+
+    let err = refused(&srv, &db, &["person", "add", "bob", "--inbox", "nope"]).await;
+    assert!(err.contains("there is no inbox named \"nope\""), "{err}");
+    let err = refused(&srv, &db, &["person", "list", "--inbox", "nope"]).await;
+    assert!(err.contains("there is no inbox named \"nope\""), "{err}");
+
+    let err = refused(
+        &srv,
+        &db,
+        &["person", "add", "bob", "--tz", "Europe/Berlin"],
+    )
+    .await;
+    assert!(err.contains("--tz") && err.contains("--quiet"), "{err}");
+    let err = refused(&srv, &db, &["person", "add", "Bob Smith"]).await;
+    assert!(err.contains("is not a person's name"), "{err}");
+    let err = refused(
+        &srv,
+        &db,
+        &["person", "add", "bob", "--ntfy-url", "ntfy.sh"],
+    )
+    .await;
+    assert!(err.contains("is not an ntfy topic URL"), "{err}");
+    let err = refused(
+        &srv,
+        &db,
+        &[
+            "person",
+            "add",
+            "bob",
+            "--quiet",
+            "22-7",
+            "--tz",
+            "Mars/Olympus",
+        ],
+    )
+    .await;
+    assert!(err.contains("unknown time zone \"Mars/Olympus\""), "{err}");
+
+    // None of the refused ones was added.
+    let list = ok(&srv, &db, &["person", "list"]).await;
+    assert_eq!(list.lines().count(), 2, "{list}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removed_persons_link_stops_opening_and_the_last_person_stays() {
+    let (db, srv) = server().await;
+    let bob = ok(&srv, &db, &["person", "add", "bob"]).await;
+    let bob = bob.trim();
+    assert_eq!(open(&srv, bob).await.0, StatusCode::OK);
+
+    let out = ok(&srv, &db, &["person", "remove", "bob"]).await;
+    assert!(out.contains("removed \"bob\""), "{out}");
+    let (status, page) = open(&srv, bob).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{page}");
+    let err = refused(&srv, &db, &["person", "link", "bob"]).await;
+    assert!(err.contains("has no person named \"bob\""), "{err}");
+    let err = refused(&srv, &db, &["person", "remove", "bob"]).await;
+    assert!(err.contains("has no person named \"bob\""), "{err}");
+
+    // A new inbox has one person, its own: it cannot go.
+    ok(&srv, &db, &["inbox", "create", "solo"]).await;
+    let err = refused(&srv, &db, &["person", "remove", "solo", "--inbox", "solo"]).await;
+    assert!(err.contains("an inbox needs at least one person"), "{err}");
+    let list = ok(&srv, &db, &["person", "list", "--inbox", "solo"]).await;
+    assert!(list.starts_with("solo "), "{list}");
+
+    // With someone else in it, the inbox's own person may go; the other then stays.
+    ok(&srv, &db, &["person", "add", "ana", "--inbox", "solo"]).await;
+    ok(&srv, &db, &["person", "remove", "solo", "--inbox", "solo"]).await;
+    let err = refused(&srv, &db, &["person", "remove", "ana", "--inbox", "solo"]).await;
+    assert!(err.contains("an inbox needs at least one person"), "{err}");
+}
