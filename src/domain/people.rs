@@ -165,12 +165,26 @@ pub struct AnswerRecord {
 
 impl AnswerRecord {
     /// A No, a Deny or a Decline: it resolves the decision at once, whatever the rule.
+    /// (Several people agree only on a `bool` or a tool approval, whose answers are
+    /// `true`/`false` and Allow/Deny.)
     pub fn is_veto(&self) -> bool {
-        self.action == AnswerAction::Decline || self.value == Some(Value::Bool(false))
+        self.action == AnswerAction::Decline
+            || match &self.value {
+                Some(Value::Bool(yes)) => !yes,
+                Some(Value::String(s)) => s == super::approval::DENY,
+                _ => false,
+            }
     }
 
     fn is_yes(&self) -> bool {
-        self.action == AnswerAction::Answer && self.value == Some(Value::Bool(true))
+        self.action == AnswerAction::Answer
+            && match &self.value {
+                Some(Value::Bool(yes)) => *yes,
+                Some(Value::String(s)) => {
+                    s == super::approval::ALLOW || s == super::approval::ALLOW_SESSION
+                }
+                _ => false,
+            }
     }
 }
 
@@ -259,6 +273,35 @@ mod tests {
             ..r
         };
         assert!(!never.is_escalation_target("ben"));
+    }
+
+    #[test]
+    fn allow_counts_and_deny_vetoes_as_yes_and_no_do() {
+        let answer = |value: Value| AnswerRecord {
+            person: Some("ana".into()),
+            person_id: None,
+            action: AnswerAction::Answer,
+            value: Some(value),
+            remark: None,
+            at: OffsetDateTime::UNIX_EPOCH,
+            channel: AnswerChannel::Feed,
+        };
+        for yes in [
+            Value::Bool(true),
+            Value::from("Allow"),
+            Value::from("Allow for this session"),
+        ] {
+            assert!(answer(yes.clone()).is_yes() && !answer(yes).is_veto());
+        }
+        for no in [Value::Bool(false), Value::from("Deny")] {
+            assert!(answer(no.clone()).is_veto() && !answer(no).is_yes());
+        }
+        let decline = AnswerRecord {
+            action: AnswerAction::Decline,
+            value: None,
+            ..answer(Value::Null)
+        };
+        assert!(decline.is_veto());
     }
 
     #[test]

@@ -148,8 +148,9 @@ impl From<ServiceError> for ApiError {
             ServiceError::AnswerElsewhere => ApiError::new(
                 StatusCode::FORBIDDEN,
                 "answer_elsewhere",
-                "this is a tool approval: its web_url only shows it, and nothing was changed; \
-                 the person answers it from their sayso feed or a notification",
+                "this is a tool approval, or a question sent to people by name: its web_url \
+                 only shows it, and nothing was changed; the people asked answer it from \
+                 their sayso feed or a notification",
             ),
             ServiceError::Unavailable => ApiError::unavailable(),
             ServiceError::Internal(cause) => {
