@@ -22,6 +22,8 @@ mod install;
 mod notify;
 #[path = "hooks/page.rs"]
 mod page;
+#[path = "hooks/people.rs"]
+mod people;
 #[path = "hooks/policy.rs"]
 mod policy;
 #[path = "hooks/run.rs"]

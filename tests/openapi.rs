@@ -127,6 +127,21 @@ async fn the_document_describes_every_endpoint_with_the_one_error_shape() {
     for kind in ["bool", "choose", "text", "form", "todo"] {
         assert!(examples[kind]["value"].is_object(), "no {kind} example");
     }
+    // Who is asked, and how many must agree.
+    let fields = &doc["components"]["schemas"]["CreateDecision"]["properties"];
+    for field in [
+        "approvers",
+        "required",
+        "escalate_after_s",
+        "escalate_to",
+        "urgent",
+    ] {
+        assert!(
+            fields[field]["description"].is_string(),
+            "CreateDecision does not document {field}"
+        );
+    }
+    assert_eq!(fields["required"]["minimum"], 1);
     let idempotency = create["parameters"]
         .as_array()
         .unwrap()

@@ -6,6 +6,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use super::duration::parse_duration;
+use crate::domain::people::{self, MAX_NAMED};
 
 /// Which sayso server to talk to, and as whom.
 #[derive(Debug, Clone, Args)]
@@ -95,6 +96,8 @@ pub struct AskArgs {
     #[arg(long, value_name = "FILE")]
     pub schema_file: Option<PathBuf>,
     #[command(flatten)]
+    pub people: PeopleArgs,
+    #[command(flatten)]
     pub common: CreateArgs,
     /// The outcome applied if nobody answers in time: JSON (`true`, `["a","b"]`, `{"n":1}`),
     /// or else taken as a plain string.
@@ -109,6 +112,51 @@ pub struct AskArgs {
     /// With `--wait`: stop waiting after this long (exit 4, still pending), e.g. `10m`.
     #[arg(long, value_parser = parse_duration, requires = "wait")]
     pub timeout: Option<Duration>,
+}
+
+/// Who is asked, how many must agree, and when it moves on to others (`ask` only; `todo`
+/// takes `--approvers` alone).
+#[derive(Debug, Clone, Args)]
+pub struct PeopleArgs {
+    /// Ask only these people of the inbox, by name: `--approvers ana,ben` (or the flag
+    /// repeated) [default: everyone in the inbox].
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', value_parser = person_name)]
+    pub approvers: Vec<String>,
+    /// How many of them must say yes (`bool`) or Allow before it resolves; any no resolves
+    /// it at once [default: 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_NAMED as i64))]
+    pub required: Option<u32>,
+    /// Still pending after this long (`10m`, `1h`), it goes to `--escalate-to` too, who may
+    /// then answer it; must be shorter than `--ttl`.
+    #[arg(long, value_name = "DURATION", value_parser = escalate_after)]
+    pub escalate_after: Option<Duration>,
+    /// Who an escalation reaches, by name [default: everyone not among the approvers].
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', value_parser = person_name, requires = "escalate_after")]
+    pub escalate_to: Vec<String>,
+    /// Notify through the people's quiet hours.
+    #[arg(long)]
+    pub urgent: bool,
+}
+
+/// A person's name as the server takes it (a–z, 0–9, `-`, `_`).
+fn person_name(raw: &str) -> Result<String, String> {
+    let name = raw.trim();
+    people::check_name(name)?;
+    Ok(name.to_string())
+}
+
+/// A duration of at least a second, in whole seconds the API can carry.
+fn escalate_after(raw: &str) -> Result<Duration, String> {
+    let d = parse_duration(raw)?;
+    if d.is_zero() {
+        return Err(format!(
+            "{raw:?} is no time at all; escalate after 1s or more"
+        ));
+    }
+    if d.as_secs() > u64::from(u32::MAX) {
+        return Err(format!("{raw:?} is too long"));
+    }
+    Ok(d)
 }
 
 /// Settings shared by `ask` and `todo`.
@@ -142,6 +190,10 @@ pub struct TodoArgs {
     /// Markdown context shown under it.
     #[arg(long, value_name = "TEXT")]
     pub context: Option<String>,
+    /// Put it in the feeds of these people of the inbox only, by name: `--approvers ana,ben`
+    /// [default: everyone in the inbox].
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', value_parser = person_name)]
+    pub approvers: Vec<String>,
     #[command(flatten)]
     pub common: CreateArgs,
 }

@@ -12,7 +12,7 @@ use time::format_description::well_known::Rfc3339;
 use tokio::time::Instant;
 use uuid::Uuid;
 
-use super::args::{AskArgs, AwaitArgs, CancelArgs, CreateArgs, GetArgs, TodoArgs};
+use super::args::{AskArgs, AwaitArgs, CancelArgs, CreateArgs, GetArgs, PeopleArgs, TodoArgs};
 use super::http::Api;
 use super::wait::{EXIT_YES, exit_code, outcome_summary, wait_for_decision};
 
@@ -44,6 +44,9 @@ pub async fn todo(args: TodoArgs) -> anyhow::Result<u8> {
     body.insert("kind".into(), json!("todo"));
     if let Some(context) = &args.context {
         body.insert("context_md".into(), json!(context));
+    }
+    if !args.approvers.is_empty() {
+        body.insert("approvers".into(), json!(args.approvers));
     }
     add_common(&mut body, &args.common);
     create_and_report(&api, Value::Object(body), &args.common, false, None).await
@@ -210,8 +213,29 @@ fn ask_body(args: &AskArgs) -> anyhow::Result<Value> {
             ),
         };
     }
+    add_people(&mut body, &args.people);
     add_common(&mut body, &args.common);
     Ok(Value::Object(body))
+}
+
+/// Who is asked and how many must agree: only what was given, so a plain ask stays one the
+/// whole inbox answers.
+fn add_people(body: &mut Map<String, Value>, people: &PeopleArgs) {
+    if !people.approvers.is_empty() {
+        body.insert("approvers".into(), json!(people.approvers));
+    }
+    if let Some(n) = people.required {
+        body.insert("required".into(), json!(n));
+    }
+    if let Some(after) = people.escalate_after {
+        body.insert("escalate_after_s".into(), json!(after.as_secs()));
+    }
+    if !people.escalate_to.is_empty() {
+        body.insert("escalate_to".into(), json!(people.escalate_to));
+    }
+    if people.urgent {
+        body.insert("urgent".into(), json!(true));
+    }
 }
 
 /// The fields `ask` and `todo` share.
@@ -318,6 +342,51 @@ mod tests {
             body(&["Q", "--kind", "choose", "--default", "Blue"])["default_outcome"],
             "Blue"
         );
+    }
+
+    #[test]
+    fn people_flags_become_routing_fields() {
+        let b = body(&[
+            "Ship?",
+            "--kind",
+            "bool",
+            "--approvers",
+            "ana,ben",
+            "--approvers",
+            "cy",
+            "--required",
+            "2",
+            "--escalate-after",
+            "10m",
+            "--escalate-to",
+            "dee",
+            "--urgent",
+        ]);
+        assert_eq!(b["approvers"], json!(["ana", "ben", "cy"]));
+        assert_eq!(b["required"], 2);
+        assert_eq!(b["escalate_after_s"], 600);
+        assert_eq!(b["escalate_to"], json!(["dee"]));
+        assert_eq!(b["urgent"], true);
+    }
+
+    #[test]
+    fn bad_people_flags_are_refused_before_anything_is_sent() {
+        let parse = |args: &[&str]| {
+            Only::try_parse_from(std::iter::once("ask").chain(args.iter().copied()))
+                .err()
+                .map(|e| e.to_string())
+        };
+        let base = ["Ship?", "--kind", "bool"];
+        let with = |extra: &[&str]| parse(&[&base[..], extra].concat());
+        let e = with(&["--required", "0"]).expect("refused");
+        assert!(e.contains("--required") && e.contains("1..=50"), "{e}");
+        let e = with(&["--approvers", "Ana"]).expect("refused");
+        assert!(e.contains("not a person's name"), "{e}");
+        let e = with(&["--escalate-to", "cy"]).expect("refused");
+        assert!(e.contains("--escalate-after"), "{e}");
+        let e = with(&["--escalate-after", "0s"]).expect("refused");
+        assert!(e.contains("no time at all"), "{e}");
+        assert!(with(&["--approvers", "ana"]).is_none());
     }
 
     #[test]

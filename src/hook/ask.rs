@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use uuid::Uuid;
 
 use super::call::ToolCall;
+use super::policy::People;
 use super::reply::Verdict;
 use crate::client::args::NotifyArg;
 use crate::client::http::Api;
@@ -50,12 +51,13 @@ pub async fn ask_person(
     wait: Duration,
     notify: Option<NotifyArg>,
     step_up: Option<StepUp>,
+    people: &People,
 ) -> Result<Verdict, NoAnswer> {
     let deadline = Instant::now() + wait;
     // Guards on each step: nothing below may outlive the deadline, whatever a server does.
     let asked = tokio::time::timeout_at(
         deadline,
-        put_question(api, call, deadline, wait, notify, step_up),
+        put_question(api, call, deadline, wait, notify, step_up, people),
     );
     let (id, expires_at) = match asked.await {
         Ok(Ok(Asked::Handle(id, expires_at))) => (id, expires_at),
@@ -129,11 +131,15 @@ async fn put_question(
     wait: Duration,
     notify: Option<NotifyArg>,
     step_up: Option<StepUp>,
+    people: &People,
 ) -> Result<Asked, NoAnswer> {
     let failed = |e: crate::client::http::Failure| NoAnswer {
         reason: first_line(&e),
     };
+    // An "Allow for this session" was one person's: a rule that names who must agree asks
+    // them every time.
     if let Some(session) = &call.session_id
+        && *people == People::default()
         && session_allowed(api, call, session, deadline)
             .await
             .map_err(failed)?
@@ -151,6 +157,7 @@ async fn put_question(
     if let Some(s) = step_up {
         body["approval"]["step_up"] = Value::from(s.as_str());
     }
+    add_people(&mut body, people);
     let key = match &call.tool_use_id {
         // Per event too: a harness with both PreToolUse and PermissionRequest hooks sends
         // the same call twice, with another answer_by.
@@ -177,6 +184,17 @@ async fn put_question(
         .as_str()
         .and_then(|s| OffsetDateTime::parse(s, &Rfc3339).ok());
     Ok(Asked::Handle(id, expires_at))
+}
+
+/// The policy rule names who is asked and how many must Allow; the server asks only them and
+/// holds the approval until enough have (any Deny ends it).
+fn add_people(body: &mut Value, people: &People) {
+    if !people.approvers.is_empty() {
+        body["approvers"] = Value::from(people.approvers.clone());
+    }
+    if let Some(n) = people.required {
+        body["required"] = Value::from(n);
+    }
 }
 
 /// A request may take until just past the deadline: the guard around it ends it first,
@@ -337,6 +355,24 @@ mod tests {
             session_id: Some("s1".into()),
             tool_use_id: Some("toolu_1".into()),
         }
+    }
+
+    #[test]
+    fn the_rules_approvers_go_with_the_question() {
+        let c = bash();
+        let mut body = create_body(&c, "2026-11-25T08:00:00Z", Duration::from_secs(60));
+        add_people(&mut body, &People::default());
+        assert!(body.get("approvers").is_none() && body.get("required").is_none());
+        add_people(
+            &mut body,
+            &People {
+                approvers: vec!["ana".into(), "ben".into()],
+                required: Some(2),
+            },
+        );
+        assert_eq!(body["approvers"], json!(["ana", "ben"]));
+        assert_eq!(body["required"], 2);
+        assert_eq!(body["approval"]["tool_name"], "Bash");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use super::call::{Harness, ToolCall};
 use super::glob::Glob;
 use crate::domain::approval::StepUp;
+use crate::domain::people::{self, MAX_NAMED};
 
 /// What a rule (or the default) does with a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -70,6 +71,10 @@ struct RuleFile {
     reason: Option<String>,
     /// `passkey`: the person's Allow counts only with their passkey (an `ask` rule only).
     step_up: Option<String>,
+    /// The people of the inbox asked, by name (an `ask` rule only).
+    approvers: Option<Vec<String>>,
+    /// How many of them must Allow (an `ask` rule only).
+    required: Option<i64>,
 }
 
 /// One rule, its patterns compiled.
@@ -83,6 +88,7 @@ struct PolicyRule {
     decision: Rule,
     reason: Option<String>,
     step_up: Option<StepUp>,
+    people: People,
     /// How the rule reads, for `--explain`.
     text: String,
 }
@@ -95,12 +101,24 @@ pub struct Policy {
     rules: Vec<PolicyRule>,
 }
 
+/// Who answers a question an `ask` rule puts: its `approvers` and `required`, sent with the
+/// approval as the create request's fields of the same names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct People {
+    /// The people of the inbox asked, by name; empty for everyone in the inbox.
+    pub approvers: Vec<String>,
+    /// How many of them must Allow; `None` for the server's default (one).
+    pub required: Option<u32>,
+}
+
 /// Which rule decided, and why.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ruling {
     pub decision: Rule,
     /// What the person's Allow needs besides the tap (an `ask` rule's `step_up`).
     pub step_up: Option<StepUp>,
+    /// Who is asked and how many must Allow (an `ask` rule's `approvers` and `required`).
+    pub people: People,
     /// One line for `--explain` and the reason the harness shows.
     pub why: String,
 }
@@ -155,6 +173,7 @@ impl Policy {
                 return Ruling {
                     decision: rule.decision,
                     step_up: rule.step_up,
+                    people: rule.people.clone(),
                     why,
                 };
             }
@@ -164,6 +183,7 @@ impl Policy {
             return Ruling {
                 decision,
                 step_up: None,
+                people: People::default(),
                 why: format!(
                     "{} only reads (read_only: {})",
                     call.tool_name,
@@ -174,6 +194,7 @@ impl Policy {
         Ruling {
             decision: Rule::Ask,
             step_up: None,
+            people: People::default(),
             why: "no rule matched: a person decides".into(),
         }
     }
@@ -238,6 +259,13 @@ fn compile(r: RuleFile) -> Result<PolicyRule, String> {
             }
         },
     };
+    let people = compile_people(&r)?;
+    if !people.approvers.is_empty() {
+        text.push(format!("approvers {:?}", people.approvers.join(",")));
+    }
+    if let Some(n) = people.required {
+        text.push(format!("required {n}"));
+    }
     let harness = match &r.harness {
         None => None,
         Some(h) => {
@@ -264,7 +292,63 @@ fn compile(r: RuleFile) -> Result<PolicyRule, String> {
         decision: r.decision,
         reason: r.reason,
         step_up,
+        people,
         text: text.join(", "),
+    })
+}
+
+/// A rule's `approvers` and `required`, checked as the server will check them, so a policy
+/// that would have every question refused is not valid to begin with.
+fn compile_people(r: &RuleFile) -> Result<People, String> {
+    if r.approvers.is_none() && r.required.is_none() {
+        return Ok(People::default());
+    }
+    if r.decision != Rule::Ask {
+        let field = if r.approvers.is_some() {
+            "approvers"
+        } else {
+            "required"
+        };
+        return Err(format!(
+            "{field} needs decision \"ask\": only a question put to people has approvers \
+             (this rule's decision is {:?})",
+            word(r.decision)
+        ));
+    }
+    let mut approvers: Vec<String> = Vec::new();
+    if let Some(names) = &r.approvers {
+        if names.is_empty() {
+            return Err("approvers is empty: name at least one person, or leave it out".into());
+        }
+        if names.len() > MAX_NAMED {
+            return Err(format!("approvers names more than {MAX_NAMED} people"));
+        }
+        for (i, name) in names.iter().enumerate() {
+            let name = name.trim();
+            people::check_name(name).map_err(|e| format!("approvers[{i}]: {e}"))?;
+            if !approvers.iter().any(|a| a == name) {
+                approvers.push(name.to_string());
+            }
+        }
+    }
+    let required = match r.required {
+        None => None,
+        Some(n) if n < 1 || n > MAX_NAMED as i64 => {
+            return Err(format!(
+                "required is {n}: it is how many people must Allow, 1 to {MAX_NAMED}"
+            ));
+        }
+        Some(n) if !approvers.is_empty() && n as usize > approvers.len() => {
+            return Err(format!(
+                "required is {n}, but approvers names {}: that many could never Allow",
+                approvers.len()
+            ));
+        }
+        Some(n) => Some(n as u32),
+    };
+    Ok(People {
+        approvers,
+        required,
     })
 }
 
@@ -438,5 +522,79 @@ mod tests {
         );
         let e = Policy::parse(r#"{"rules": [{"decision": "ask", "step_up": "sms"}]}"#).unwrap_err();
         assert!(e.contains("\"sms\" is not one of passkey"), "{e}");
+    }
+
+    #[test]
+    fn an_ask_rule_can_name_its_approvers_and_how_many_must_allow() {
+        let p = Policy::parse(
+            r#"{"rules": [
+                {"command": "terraform apply*", "decision": "ask", "approvers": ["ana", "ben"], "required": 2},
+                {"command": "git push*", "decision": "ask", "approvers": ["ana"]}
+            ]}"#,
+        )
+        .unwrap();
+        let r = p.decide(&bash("terraform apply -auto-approve"));
+        assert_eq!(r.decision, Rule::Ask);
+        assert_eq!(
+            r.people,
+            People {
+                approvers: vec!["ana".into(), "ben".into()],
+                required: Some(2)
+            }
+        );
+        assert!(
+            r.why.contains("approvers \"ana,ben\", required 2"),
+            "{}",
+            r.why
+        );
+        let r = p.decide(&bash("git push"));
+        assert_eq!(
+            (r.people.approvers, r.people.required),
+            (vec!["ana".to_string()], None)
+        );
+        assert_eq!(p.decide(&bash("ls")).people, People::default());
+    }
+
+    #[test]
+    fn bad_approvers_or_required_name_the_rule() {
+        let bad = |rule: &str| {
+            Policy::parse(&format!(
+                r#"{{"rules": [{{"tool": "Read", "decision": "allow"}}, {rule}]}}"#
+            ))
+            .unwrap_err()
+        };
+        for (rule, says) in [
+            (
+                r#"{"decision": "ask", "approvers": ["ana"], "required": 0}"#,
+                "required is 0",
+            ),
+            (r#"{"decision": "ask", "required": -1}"#, "required is -1"),
+            (
+                r#"{"decision": "ask", "approvers": ["ana"], "required": 2}"#,
+                "approvers names 1",
+            ),
+            (
+                r#"{"decision": "ask", "approvers": ["ana", "Ben"]}"#,
+                "approvers[1]: \"Ben\" is not a person's name",
+            ),
+            (
+                r#"{"decision": "ask", "approvers": []}"#,
+                "approvers is empty",
+            ),
+            (
+                r#"{"decision": "allow", "approvers": ["ana"]}"#,
+                "approvers needs decision \"ask\"",
+            ),
+            (
+                r#"{"decision": "deny", "required": 2}"#,
+                "required needs decision \"ask\"",
+            ),
+        ] {
+            let e = bad(rule);
+            assert!(
+                e.starts_with("rules[1]: ") && e.contains(says),
+                "{rule}: {e}"
+            );
+        }
     }
 }

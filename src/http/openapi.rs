@@ -317,6 +317,29 @@ pub struct CreateDecision {
     /// `approve` tool), shown on the approval page. Its options must then be exactly
     /// `Allow`, `Deny` (and `Allow for this session` with a `session_id`); no Other.
     approval: Option<ApprovalRequest>,
+    /// Ask only these people of the inbox, by name (1–64 characters of a–z, 0–9, `-`, `_`;
+    /// at most 50, each a person of the inbox). Only they see it in their feed and are
+    /// notified, and only they may answer it, each through their own link: the `web_url`
+    /// then only shows it (`403 answer_elsewhere`). Default: everyone in the inbox.
+    #[schema(max_items = 50)]
+    approvers: Option<Vec<String>>,
+    /// How many people must say yes (`bool`) or Allow (an `approval`) before it resolves,
+    /// 1–50 and at most the number of `approvers`; each person counts once, and any no,
+    /// Deny or decline resolves it at once. More than 1 only for `bool` and approvals.
+    /// Default 1: the first answer resolves it. The decision's `answers` and `progress`
+    /// show how far it has come.
+    #[schema(minimum = 1, maximum = 50)]
+    required: Option<i64>,
+    /// Seconds after creation at which a decision still pending goes to `escalate_to` too,
+    /// who may then answer it; 1 or more, and less than the decision's time to live.
+    #[schema(minimum = 1, maximum = 2592000)]
+    escalate_after_s: Option<i64>,
+    /// Who an escalation reaches, by name, as `approvers`; needs `escalate_after_s`.
+    /// Default: everyone in the inbox not among the `approvers`.
+    #[schema(max_items = 50)]
+    escalate_to: Option<Vec<String>>,
+    /// Notifications go out even in the people's quiet hours (default false).
+    urgent: Option<bool>,
 }
 
 /// The tool call an approval asks about.
@@ -453,9 +476,10 @@ error_responses! {
         "not_found", "no such decision", [];
     AlreadyResolved: "The decision was already resolved: answered, declined, cancelled or expired.",
         "already_resolved", "the decision was already answered at 2026-05-04T17:02:11Z", [];
-    AnswerElsewhere: "The decision is a tool approval: its `web_url` only shows it, and only the \
-        person's feed and notifications answer it. Nothing was changed.",
-        "answer_elsewhere", "this is a tool approval: its web_url only shows it, and nothing was changed; the person answers it from their sayso feed or a notification", [];
+    AnswerElsewhere: "The decision is a tool approval, or was sent to people by name \
+        (`approvers`, `required`, …): its `web_url` only shows it, and only the people's feeds \
+        and notifications answer it. Nothing was changed.",
+        "answer_elsewhere", "this is a tool approval, or a question sent to people by name: its web_url only shows it, and nothing was changed; the people asked answer it from their sayso feed or a notification", [];
     Expired: "The decision expired before this answer.",
         "expired", "the decision was already expired at 2026-05-04T17:58:40Z", [];
     PayloadTooLarge: "The body is larger than the limit (8 MiB for a create, 64 KiB otherwise).",

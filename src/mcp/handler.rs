@@ -113,6 +113,15 @@ impl SaysoMcp {
                  open ones.",
                 h.decision_id
             )
+        } else if let Some((who, rule)) = routed_to(&body) {
+            // A decision sent to people by name is answered from their own side only: its
+            // web_url shows it and refuses answers.
+            format!(
+                "Asked {who} (decision_id \"{}\"){rule}; they answer from their sayso feed or \
+                 a notification before {expires}. Call await_decision with this decision_id to \
+                 wait for the answer.",
+                h.decision_id
+            )
         } else {
             format!(
                 "Asked the user (decision_id \"{}\"); they answer at {} before {expires}. Call \
@@ -406,6 +415,40 @@ pub(super) fn push_warnings(text: &mut String, warnings: &[String]) {
     }
 }
 
+/// Whom a create with `approvers`, `required`, `escalate_after_s`, `escalate_to` or `urgent`
+/// asks, in words ("ana and ben", "the inbox's people"), and how many must agree when more
+/// than one ("; 2 of them must agree"); `None` for a plain ask.
+fn routed_to(body: &Value) -> Option<(String, String)> {
+    const FIELDS: [&str; 5] = [
+        "approvers",
+        "required",
+        "escalate_after_s",
+        "escalate_to",
+        "urgent",
+    ];
+    if FIELDS
+        .iter()
+        .all(|f| body.get(f).is_none_or(Value::is_null))
+    {
+        return None;
+    }
+    let names: Vec<&str> = body
+        .get("approvers")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::trim).collect())
+        .unwrap_or_default();
+    let people = match names.as_slice() {
+        [] => "the inbox's people".to_string(),
+        [one] => (*one).to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    };
+    let rule = match body.get("required").and_then(Value::as_u64) {
+        Some(n) if n > 1 => format!("; {n} of them must agree"),
+        _ => String::new(),
+    };
+    Some((people, rule))
+}
+
 /// The arguments as a create body, refusing what the HTTP API refuses before it parses
 /// (text holding a NUL character).
 pub(super) fn checked_body(body: Value) -> Result<Value, Failure> {
@@ -470,4 +513,26 @@ pub(super) fn rfc3339(t: time::OffsetDateTime) -> String {
 
 pub(super) fn to_json<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_routed_ask_names_who_answers_it() {
+        assert_eq!(routed_to(&json!({"question": "Q", "kind": "bool"})), None);
+        assert_eq!(
+            routed_to(&json!({"approvers": ["ana", "ben", "cy"], "required": 2})),
+            Some(("ana, ben and cy".into(), "; 2 of them must agree".into()))
+        );
+        assert_eq!(
+            routed_to(&json!({"approvers": ["ana"]})),
+            Some(("ana".into(), String::new()))
+        );
+        assert_eq!(
+            routed_to(&json!({"urgent": true})),
+            Some(("the inbox's people".into(), String::new()))
+        );
+    }
 }

@@ -135,6 +135,8 @@ text), `form` (several fields, given as a flat JSON Schema in `schema` or as cod
 for, do not await it). \
 Give the user what they need to decide in context_md (Markdown). The question expires after \
 ttl_minutes (default 60); default_outcome, if given, applies when nobody answers in time. \
+To ask particular people of the inbox, name them in approvers; with required, several of them \
+must say yes. \
 Invalid arguments are refused with every problem listed by its path; harmless oddities come \
 back as warnings.",
         json!({
@@ -170,6 +172,11 @@ back as warnings.",
                 "notify": {"type": "string", "enum": ["push", "email", "none"], "description": "How the user is told (default push)."},
                 "callback_url": {"type": "string", "description": "An http(s) URL that receives a signed webhook when the decision resolves."},
                 "metadata": {"type": "object", "description": "Your own data (≤4 KiB), echoed back unchanged."},
+                "approvers": {"type": "array", "items": {"type": "string"}, "maxItems": 50, "description": "Ask only these people of the inbox, by name (a-z, 0-9, - and _); default everyone in the inbox. Only they see it and may answer it."},
+                "required": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many people must say yes (bool) or Allow before it resolves (default 1); any no resolves it at once. More than 1 only for bool."},
+                "escalate_after_s": {"type": "integer", "minimum": 1, "description": "Seconds after which a question still pending goes to escalate_to too, who may then answer it; less than the ttl."},
+                "escalate_to": {"type": "array", "items": {"type": "string"}, "maxItems": 50, "description": "Who an escalation reaches, by name (needs escalate_after_s); default everyone not among the approvers."},
+                "urgent": {"type": "boolean", "description": "Notify through the people's quiet hours (default false). Only for what cannot wait until morning."},
                 "idempotency_key": {"type": "string", "description": "Optional key (≤255 characters): asking again with the same key and arguments returns the first handle instead of asking twice."}
             },
             "required": ["question", "kind"]
@@ -295,6 +302,18 @@ mod tests {
         for t in tools {
             assert!(t.description.as_deref().is_some_and(|d| d.len() > 80));
             assert_eq!(t.input_schema.get("type"), Some(&json!("object")));
+        }
+    }
+
+    #[test]
+    fn ask_user_names_who_is_asked() {
+        let tools = of(Profile::Hosted);
+        let ask = tools.iter().find(|t| t.name == ASK_USER).unwrap();
+        let props = ask.input_schema["properties"].as_object().unwrap();
+        assert_eq!(props["approvers"]["items"]["type"], "string");
+        assert_eq!(props["required"]["minimum"], 1);
+        for field in ["escalate_after_s", "escalate_to", "urgent"] {
+            assert!(props.contains_key(field), "{field}");
         }
     }
 }

@@ -113,11 +113,70 @@ async fn the_tools_are_listed_with_schemas_and_descriptions() {
         "notify",
         "callback_url",
         "metadata",
+        "approvers",
+        "required",
+        "escalate_after_s",
+        "escalate_to",
+        "urgent",
     ] {
         assert!(props.contains_key(field), "ask_user lacks {field}");
     }
     let info = client.peer_info().expect("server info");
     assert_eq!(info.server_info.as_ref().unwrap().name, "sayso");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_user_sends_the_question_to_the_people_it_names() {
+    let (_db, srv) = start().await;
+    let inbox = srv.default_inbox().await;
+    for name in ["ana", "ben"] {
+        let person = sayso::domain::people::Person {
+            id: uuid::Uuid::now_v7(),
+            inbox_id: inbox.id,
+            name: name.into(),
+            email: None,
+            ntfy_url: None,
+            ntfy_token: None,
+            quiet: None,
+            created_at: time::OffsetDateTime::now_utc(),
+        };
+        srv.svc.store().add_person(&person).await.unwrap();
+    }
+    let client = connect(&srv).await;
+    let asked = call(
+        &client,
+        "ask_user",
+        json!({"question": "Ship it?", "kind": "bool", "approvers": ["ana", "ben"],
+               "required": 2, "escalate_after_s": 600, "urgent": true}),
+    )
+    .await;
+    let handle = ok(&asked).clone();
+    assert!(
+        text(&asked).starts_with("Asked ana and ben (decision_id")
+            && text(&asked).contains("2 of them must agree")
+            && !text(&asked).contains(s(&handle, "web_url")),
+        "{}",
+        text(&asked)
+    );
+    let d = srv.get(s(&handle, "decision_id")).await;
+    assert_eq!(
+        d["routing"],
+        json!({"approvers": ["ana", "ben"], "required": 2, "escalate_after_s": 600, "urgent": true})
+    );
+    // A name the inbox does not have is refused, as over HTTP.
+    let refused = call(
+        &client,
+        "ask_user",
+        json!({"question": "Ship it?", "kind": "bool", "approvers": ["zed"]}),
+    )
+    .await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(
+        text(&refused).contains("approvers[0]"),
+        "{}",
+        text(&refused)
+    );
     client.cancel().await.unwrap();
 }
 

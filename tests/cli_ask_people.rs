@@ -1,0 +1,241 @@
+//! `sayso ask` naming people: `--approvers`, `--required`, `--escalate-after`, `--escalate-to`
+//! and `--urgent` reach the server as the create's fields, the decision is then answered by
+//! those people only, and a flag value the server could never take is refused by the client.
+
+mod common;
+
+use std::process::{Output, Stdio};
+
+use common::db::{SqliteTestDb, fresh_sqlite_url};
+use common::server::{TestServer, s, send};
+use reqwest::{Method, StatusCode};
+use sayso::domain::PersonChannel;
+use sayso::domain::people::Person;
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+use tokio::process::Command;
+use uuid::Uuid;
+
+const BIN: &str = env!("CARGO_BIN_EXE_sayso");
+
+async fn server() -> (SqliteTestDb, TestServer) {
+    let db = fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    (db, srv)
+}
+
+/// `sayso ARGS` against the server with its key.
+async fn run(srv: &TestServer, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("SAYSO_URL", &srv.base)
+        .env("SAYSO_KEY", &srv.key)
+        .env_remove("SAYSO_DATABASE_URL")
+        .env_remove("SAYSO_LISTEN")
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("sayso runs")
+}
+
+fn stdout_json(out: &Output) -> Value {
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.trim())
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {out:?}"))
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A person of the server's default inbox.
+async fn add_person(srv: &TestServer, name: &str) -> Person {
+    let inbox = srv.default_inbox().await;
+    let person = Person {
+        id: Uuid::now_v7(),
+        inbox_id: inbox.id,
+        name: name.into(),
+        email: None,
+        ntfy_url: None,
+        ntfy_token: None,
+        quiet: None,
+        created_at: OffsetDateTime::now_utc(),
+    };
+    srv.svc.store().add_person(&person).await.unwrap();
+    person
+}
+
+/// `person` answers decision `id` through their own feed link.
+async fn answer_as(
+    srv: &TestServer,
+    id: &str,
+    person: &Person,
+    answer: Value,
+) -> (StatusCode, Value) {
+    let id = Uuid::parse_str(id).unwrap();
+    let d = srv.svc.store().decision(None, id).await.unwrap().unwrap();
+    let url = srv.svc.approve_url(&d, PersonChannel::Feed, person.id);
+    send(srv.client.post(url).json(&answer)).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ask_for_one_approver_is_answered_by_them_alone() {
+    let (_db, srv) = server().await;
+    let ana = add_person(&srv, "ana").await;
+    let ben = add_person(&srv, "ben").await;
+    let out = run(
+        &srv,
+        &[
+            "ask",
+            "Deploy?",
+            "--kind",
+            "bool",
+            "--approvers",
+            "ana",
+            "--required",
+            "1",
+            "--json",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let handle = stdout_json(&out);
+    let id = s(&handle, "decision_id").to_string();
+    let d = srv.get(&id).await;
+    assert_eq!(
+        d["routing"],
+        json!({"approvers": ["ana"], "required": 1}),
+        "{d}"
+    );
+    // The agent's link only shows it now.
+    let (status, body) = send(
+        srv.client
+            .post(s(&handle, "web_url"))
+            .json(&json!({"action": "answer", "value": "yes"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"]["code"], "answer_elsewhere", "{body}");
+    // ben is not asked; ana is, and her yes resolves it.
+    let yes = json!({"action": "answer", "value": "yes"});
+    let (status, _) = answer_as(&srv, &id, &ben, yes.clone()).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, body) = answer_as(&srv, &id, &ana, yes).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let d = srv.get(&id).await;
+    assert_eq!(
+        (d["status"].as_str(), &d["outcome"]),
+        (Some("answered"), &json!(true))
+    );
+    assert_eq!(d["answers"][0]["person"], "ana", "{d}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_people_flag_reaches_the_decision() {
+    let (_db, srv) = server().await;
+    for name in ["ana", "ben", "cy"] {
+        add_person(&srv, name).await;
+    }
+    let out = run(
+        &srv,
+        &[
+            "ask",
+            "Rotate the prod keys?",
+            "--kind",
+            "bool",
+            "--approvers",
+            "ana,ben",
+            "--required",
+            "2",
+            "--escalate-after",
+            "10m",
+            "--escalate-to",
+            "cy",
+            "--urgent",
+            "--ttl",
+            "1h",
+            "--json",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let d = srv.get(s(&stdout_json(&out), "decision_id")).await;
+    assert_eq!(
+        d["routing"],
+        json!({"approvers": ["ana", "ben"], "required": 2, "escalate_after_s": 600,
+               "escalate_to": ["cy"], "urgent": true}),
+        "{d}"
+    );
+    assert_eq!(d["progress"], "0 of 2 said yes", "{d}");
+    // `todo` takes approvers too.
+    let out = run(
+        &srv,
+        &["todo", "Renew the cert", "--approvers", "cy", "--json"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let d = srv.get(s(&stdout_json(&out), "decision_id")).await;
+    assert_eq!(d["routing"]["approvers"], json!(["cy"]), "{d}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_count_or_a_name_that_cannot_work_is_refused_with_a_clear_error() {
+    let (_db, srv) = server().await;
+    add_person(&srv, "ana").await;
+    let refused = [
+        (
+            vec!["--approvers", "ana", "--required", "0"],
+            "invalid value '0' for '--required <N>': 0 is not in 1..=50",
+        ),
+        (vec!["--approvers", "Ana"], "\"Ana\" is not a person's name"),
+        (vec!["--escalate-to", "ana"], "--escalate-after"),
+        (vec!["--escalate-after", "0s"], "no time at all"),
+    ];
+    for (flags, says) in refused {
+        let args: Vec<&str> = ["ask", "Deploy?", "--kind", "bool"]
+            .into_iter()
+            .chain(flags.iter().copied())
+            .collect();
+        let out = run(&srv, &args).await;
+        assert_eq!(out.status.code(), Some(3), "{flags:?}: {out:?}");
+        assert!(stderr(&out).contains(says), "{flags:?}: {}", stderr(&out));
+    }
+    // What only the server knows comes back as its message: nobody named ben, and more
+    // people to agree than are named.
+    let out = run(
+        &srv,
+        &[
+            "ask",
+            "Deploy?",
+            "--kind",
+            "bool",
+            "--approvers",
+            "ana,ben",
+            "--required",
+            "2",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let err = stderr(&out);
+    assert!(
+        err.contains("validation_failed")
+            && err.contains("approvers[1]")
+            && err.contains("\"ben\""),
+        "{err}"
+    );
+    let out = run(
+        &srv,
+        &["ask", "Which?", "--kind", "text", "--required", "2"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(
+        stderr(&out).contains("required: more than one person"),
+        "{}",
+        stderr(&out)
+    );
+    let (_, page) = send(srv.req(Method::GET, "/v1/decisions")).await;
+    assert_eq!(page["items"], json!([]), "nothing was created");
+}
