@@ -91,6 +91,7 @@ impl Fixture {
             created_at: self.decision.created_at,
             give_up_at: self.decision.expires_at,
             last_error: None,
+            person: None,
         };
         let view = self.srv.svc.view(&self.decision).await.unwrap();
         let person = self.srv.svc.store().person(inbox.id).await.unwrap();

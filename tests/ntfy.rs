@@ -116,6 +116,7 @@ impl Fixture {
             created_at: now,
             give_up_at: now + time::Duration::hours(1),
             last_error: None,
+            person: None,
         };
         let view = self.srv.svc.view(d).await.unwrap();
         let web_url = self.srv.svc.web_url(d);

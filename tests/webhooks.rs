@@ -206,6 +206,7 @@ fn message(decision_id: Uuid, purpose: &str) -> OutboxMessage {
         created_at: now,
         give_up_at: now + time::Duration::hours(24),
         last_error: None,
+        person: None,
     }
 }
 

@@ -1,5 +1,5 @@
-//! What the outbox holds: a message for one channel (or a fan-out to all of an inbox's
-//! channels), why it is sent, and how its delivery went.
+//! What the outbox holds: a message for one channel and one person (or a fan-out to all of
+//! an inbox's channels), why it is sent, and how its delivery went.
 
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -75,12 +75,16 @@ pub enum Purpose {
     Reminder,
     /// It was resolved (answered, declined, expired or cancelled).
     Resolved,
+    /// Its escalation time came: if still pending, it goes to more people (a fan-out the
+    /// worker turns into asks to the escalation's targets).
+    Escalate,
 }
 
 words!(Purpose {
     Ask => "ask",
     Reminder => "reminder",
     Resolved => "resolved",
+    Escalate => "escalate",
 });
 
 /// The state of an outbox message, and of a decision's notification on one channel.
@@ -113,6 +117,9 @@ pub struct NewMessage {
     pub not_before: OffsetDateTime,
     /// Marked failed when still unsent at this moment.
     pub give_up_at: OffsetDateTime,
+    /// The person it goes to; `None` for the agent's webhook, a fan-out, and messages to
+    /// the inbox's own person written before people (stored as '').
+    pub person: Option<Uuid>,
 }
 
 /// A message in the outbox.
@@ -129,6 +136,8 @@ pub struct OutboxMessage {
     pub created_at: OffsetDateTime,
     pub give_up_at: OffsetDateTime,
     pub last_error: Option<String>,
+    /// The person it goes to (see `NewMessage::person`).
+    pub person: Option<Uuid>,
 }
 
 /// How an attempt at a message ended.

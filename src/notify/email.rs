@@ -243,6 +243,7 @@ fn compose_gathered(
                 }
             })
         }
+        Purpose::Escalate => return Composed::Nothing(super::ESCALATE_SKIPPED.into()),
         Purpose::Resolved => {
             let mail = ResolvedMail {
                 question: decision.spec.question.clone(),

@@ -3,13 +3,17 @@
 //!
 //! Purposes: `ask` (a new decision), `reminder` (80 % of the TTL passed, still pending),
 //! `resolved` (the decision is answered, declined, cancelled or expired: the webhook fires,
-//! the mail thread gets a short note, a push or ntfy notification is withdrawn or updated).
-//! Fan-out messages (channel `*`) are expanded by the worker into one message per channel.
+//! the mail thread gets a short note, a push or ntfy notification is withdrawn or updated),
+//! `escalate` (its escalation time came: asks to the escalation's targets).
+//! Messages go to people: an ask to each person asked, on each of their channels. Fan-out
+//! messages (channel `*`) are expanded by the worker into one message per channel and
+//! person.
 
 pub mod email;
 pub mod http_client;
 pub mod ntfy;
 pub mod outbound;
+mod people;
 pub mod push;
 pub mod webhook;
 pub mod worker;
@@ -38,6 +42,10 @@ pub enum Delivery {
     Skipped(String),
 }
 
+/// Why a channel has nothing to send for an `escalate` message (the worker turns those into
+/// asks; one never reaches a channel).
+pub const ESCALATE_SKIPPED: &str = "an escalation is sent as asks to its people";
+
 /// Everything a channel may need to deliver one message.
 pub struct Delivering<'a> {
     pub message: &'a OutboxMessage,
@@ -45,8 +53,10 @@ pub struct Delivering<'a> {
     /// The decision as the API shows it: the webhook's body.
     pub view: &'a DecisionView,
     pub inbox: &'a Inbox,
-    /// The person the message goes to; `None` for the agent's webhook.
+    /// The person the message goes to (the message's, or the inbox's own when it names
+    /// none).
     pub person: Option<&'a crate::domain::people::Person>,
+    /// That person's email and ntfy topic, and the inbox's webhook secret.
     pub channels: &'a InboxChannels,
     /// Where the person answers from this channel: a tool approval's approval link for the
     /// channel (never shown to an API key), else the decision's answer link.

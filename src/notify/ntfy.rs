@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use url::Url;
 
 use super::http_client::{client_builder, delivery_for_error, delivery_for_status};
-use super::{Courier, Delivering, Delivery};
+use super::{Courier, Delivering, Delivery, ESCALATE_SKIPPED};
 use crate::domain::answer_text::answer_text;
 use crate::domain::approval::{ALLOW, DENY};
 use crate::domain::outbox::{Channel, Purpose};
@@ -73,6 +73,7 @@ impl Courier for NtfyChannel {
             Purpose::Ask => ask_message(d.decision, d.web_url, false, d.gathered()),
             Purpose::Reminder => ask_message(d.decision, d.web_url, true, 0),
             Purpose::Resolved => resolved_message(d.decision, d.web_url),
+            Purpose::Escalate => return Delivery::Skipped(ESCALATE_SKIPPED.into()),
         };
         let mut body = body;
         body["topic"] = Value::String(topic);

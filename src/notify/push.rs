@@ -118,6 +118,7 @@ impl PushNotice {
                 urgency: Urgency::Normal,
                 topic,
             }),
+            Purpose::Escalate => Err(super::ESCALATE_SKIPPED.into()),
         }
     }
 }

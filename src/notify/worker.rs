@@ -1,17 +1,26 @@
 //! The outbox worker: claims due messages (safely on every replica at once), delivers each
-//! through its channel, and records the outcome with backoff and jitter for retries.
+//! through its channel to its person, and records the outcome with backoff and jitter for
+//! retries.
+//!
+//! An ask or a reminder to a person in their quiet hours is held until they end (unless the
+//! decision is urgent); an `escalate` fan-out asks the escalation's targets (people.rs).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rand::Rng;
+use serde_json::json;
 use tokio::sync::Semaphore;
+use uuid::Uuid;
 
+use super::people::{ESCALATION, held, person_channels};
 use super::{Courier, Delivering, Delivery};
+use crate::domain::inbox::Inbox;
 use crate::domain::outbox::{
     Channel, MessageResult, MessageStatus, NewMessage, OutboxMessage, Purpose, Route,
 };
+use crate::domain::people::Person;
 use crate::domain::{Decision, Status};
 use crate::service::{Outbox, message, now};
 
@@ -140,8 +149,20 @@ impl Worker {
             Err(e) => return (self.retry(m, format!("database: {e}")), vec![]),
         };
         let Some(channel) = m.route.channel() else {
-            return self.expand(outbox, m, &decision).await;
+            return match m.purpose {
+                Purpose::Escalate => self.escalate(outbox, m, &decision).await,
+                _ => self.expand(outbox, m, &decision).await,
+            };
         };
+        if m.purpose == Purpose::Escalate {
+            return (
+                done(
+                    MessageStatus::Skipped,
+                    "an escalation goes to every channel, not to one",
+                ),
+                vec![],
+            );
+        }
         if matches!(m.purpose, Purpose::Ask | Purpose::Reminder)
             && decision.status != Status::Pending
         {
@@ -152,6 +173,25 @@ impl Worker {
                 ),
                 vec![],
             );
+        }
+        let inbox = match outbox.inbox(decision.inbox_id).await {
+            Ok(Some(inbox)) => inbox,
+            Ok(None) => return (self.retry(m, "the inbox no longer exists".into()), vec![]),
+            Err(e) => return (self.retry(m, format!("database: {e}")), vec![]),
+        };
+        // Messages to no one in particular go to the inbox's own person.
+        let person = match outbox.person(m.person.unwrap_or(decision.inbox_id)).await {
+            Ok(p) => p.filter(|p| p.inbox_id == decision.inbox_id),
+            Err(e) => return (self.retry(m, format!("database: {e}")), vec![]),
+        };
+        if person.is_none() && m.person.is_some() {
+            return (
+                done(MessageStatus::Skipped, "the person no longer exists"),
+                vec![],
+            );
+        }
+        if let Some(held) = held(m, &decision, person.as_ref(), now()) {
+            return (held, vec![]);
         }
         let gathered = match self.gather(outbox, m, &decision).await {
             Ok(Gathered::IntoLater) => {
@@ -185,7 +225,17 @@ impl Worker {
                 vec![],
             );
         };
-        let delivered = match self.deliver(outbox, courier.as_ref(), m, &decision).await {
+        let delivered = match self
+            .deliver(
+                outbox,
+                courier.as_ref(),
+                m,
+                &decision,
+                &inbox,
+                person.as_ref(),
+            )
+            .await
+        {
             Ok(d) => d,
             Err(e) => Delivery::Retry(e),
         };
@@ -196,7 +246,10 @@ impl Worker {
                     Ok(Some(now_d))
                         if m.purpose == Purpose::Ask && now_d.status != Status::Pending =>
                     {
-                        vec![message(m.route, Purpose::Resolved, now())]
+                        vec![NewMessage {
+                            person: m.person,
+                            ..message(m.route, Purpose::Resolved, now())
+                        }]
                     }
                     _ => vec![],
                 };
@@ -224,7 +277,11 @@ impl Worker {
         m: &OutboxMessage,
         decision: &Decision,
     ) -> Result<Gathered, crate::storage::StoreError> {
-        if m.purpose != Purpose::Ask || decision.spec.approval.is_none() {
+        // An escalation's ask stands for its own decision only.
+        if m.purpose != Purpose::Ask
+            || decision.spec.approval.is_none()
+            || m.payload[ESCALATION] == json!(true)
+        {
             return Ok(Gathered::With(0));
         }
         let siblings = outbox.session_siblings(decision).await?;
@@ -243,41 +300,39 @@ impl Worker {
         ))
     }
 
+    /// Hands `m` to its courier, for `person` (the message's, or the inbox's own).
     async fn deliver(
         &self,
         outbox: &Outbox,
         courier: &dyn Courier,
         m: &OutboxMessage,
         decision: &Decision,
+        inbox: &Inbox,
+        person: Option<&Person>,
     ) -> Result<Delivery, String> {
-        let inbox = outbox
-            .inbox(decision.inbox_id)
-            .await
-            .map_err(|e| e.to_string())?
-            .ok_or("the inbox no longer exists")?;
         let view = outbox.view(decision).await.map_err(|e| e.to_string())?;
-        // Messages to no one in particular go to the inbox's own person.
-        let person = outbox
-            .person(decision.inbox_id)
-            .await
-            .map_err(|e| e.to_string())?;
-        // A tool approval's notification carries the person's own link for that channel,
-        // which only the person's side ever holds; anything else its answer link.
+        // A tool approval's notification, and one of a decision sent to people by name,
+        // carries the person's own link for that channel, which only the person's side ever
+        // holds; anything else its answer link.
         let web_url = match (
             m.route.channel().and_then(crate::domain::PersonChannel::of),
-            &person,
+            person,
         ) {
             (Some(channel), Some(p)) => outbox.person_url(decision, channel, p.id),
             _ => outbox.web_url(decision),
+        };
+        let channels = match (m.person, person) {
+            (Some(_), Some(p)) => person_channels(p, inbox),
+            _ => inbox.channels.clone(),
         };
         Ok(courier
             .deliver(&Delivering {
                 message: m,
                 decision,
                 view: &view,
-                inbox: &inbox,
-                person: person.as_ref(),
-                channels: &inbox.channels,
+                inbox,
+                person,
+                channels: &channels,
                 web_url: &web_url,
                 public_url: outbox.public_url(),
                 outbox,
@@ -285,7 +340,8 @@ impl Worker {
             .await)
     }
 
-    /// A fan-out: the messages a resolution or a reminder makes, one per channel.
+    /// A fan-out: the messages a resolution or a reminder makes, one per channel and person
+    /// that an ask reached.
     async fn expand(
         &self,
         outbox: &Outbox,
@@ -306,17 +362,25 @@ impl Worker {
             Ok(all) => all,
             Err(e) => return (self.retry(m, format!("database: {e}")), vec![]),
         };
-        // Only channels that reached the person get a reminder or a withdrawal.
-        let mut follow_ups: Vec<NewMessage> = PERSON_CHANNELS
-            .iter()
-            .filter(|c| {
-                sent.iter().any(|s| {
-                    s.route == Route::from(**c)
-                        && s.purpose == Purpose::Ask
-                        && s.status == MessageStatus::Sent
-                })
+        // Only channels that reached a person get a reminder or a withdrawal, to that person.
+        let mut reached: Vec<(Channel, Option<Uuid>)> = Vec::new();
+        for c in PERSON_CHANNELS {
+            for s in &sent {
+                if s.route == Route::from(c)
+                    && s.purpose == Purpose::Ask
+                    && s.status == MessageStatus::Sent
+                    && !reached.contains(&(c, s.person))
+                {
+                    reached.push((c, s.person));
+                }
+            }
+        }
+        let mut follow_ups: Vec<NewMessage> = reached
+            .into_iter()
+            .map(|(c, person)| NewMessage {
+                person,
+                ..message(c.into(), m.purpose, at)
             })
-            .map(|c| message((*c).into(), m.purpose, at))
             .collect();
         if m.purpose == Purpose::Resolved && decision.spec.callback_url.is_some() {
             follow_ups.push(NewMessage {
@@ -330,7 +394,7 @@ impl Worker {
 
     /// Try again later with exponential backoff and jitter, or give up once past the
     /// message's deadline.
-    fn retry(&self, m: &OutboxMessage, error: String) -> MessageResult {
+    pub(super) fn retry(&self, m: &OutboxMessage, error: String) -> MessageResult {
         let exp = m.attempts.saturating_sub(1).min(20);
         let base = self
             .settings
@@ -354,7 +418,7 @@ impl Worker {
     }
 }
 
-fn done(status: MessageStatus, detail: &str) -> MessageResult {
+pub(super) fn done(status: MessageStatus, detail: &str) -> MessageResult {
     MessageResult {
         status,
         retry_at: None,

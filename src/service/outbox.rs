@@ -129,6 +129,51 @@ impl Outbox {
         self.svc.store().people(inbox_id).await
     }
 
+    /// The decision's events, oldest first.
+    pub async fn events(
+        &self,
+        decision_id: Uuid,
+    ) -> Result<Vec<crate::domain::DecisionEvent>, StoreError> {
+        self.svc.store().events(decision_id).await
+    }
+
+    /// Records an event of the decision (an escalation).
+    pub async fn record_event(
+        &self,
+        decision_id: Uuid,
+        kind: crate::domain::EventKind,
+        detail: &serde_json::Value,
+    ) -> Result<(), StoreError> {
+        self.svc
+            .store()
+            .record_event(decision_id, kind, detail, now())
+            .await
+    }
+
+    /// The asks of `d` to `people` on the channels its `notify` uses, as at its creation
+    /// (see `Service::plan_notifications`), carrying `payload`.
+    pub fn asks_to(
+        &self,
+        d: &Decision,
+        people: &[&Person],
+        payload: &serde_json::Value,
+        at: time::OffsetDateTime,
+    ) -> Vec<NewMessage> {
+        super::notifications::asks_to(
+            d.spec.notify,
+            self.svc.settings().email_enabled,
+            people,
+            at,
+            d.expires_at,
+        )
+        .into_iter()
+        .map(|m| NewMessage {
+            payload: payload.clone(),
+            ..m
+        })
+        .collect()
+    }
+
     /// The service's public base URL, without a trailing slash.
     pub fn public_url(&self) -> &str {
         &self.svc.settings().public_url
@@ -161,5 +206,6 @@ pub fn message(route: Route, purpose: Purpose, at: OffsetDateTime) -> NewMessage
         payload: serde_json::json!({}),
         not_before: at,
         give_up_at: at + time::Duration::hours(1),
+        person: None,
     }
 }

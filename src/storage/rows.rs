@@ -171,6 +171,8 @@ pub(super) struct MessageColumns {
     pub created_at: OffsetDateTime,
     pub give_up_at: OffsetDateTime,
     pub last_error: Option<String>,
+    /// The `person` column: a hyphenated id, or '' for none.
+    pub person: String,
 }
 
 impl TryFrom<MessageColumns> for OutboxMessage {
@@ -190,7 +192,24 @@ impl TryFrom<MessageColumns> for OutboxMessage {
             created_at: c.created_at,
             give_up_at: c.give_up_at,
             last_error: c.last_error,
+            person: person_of_column(&c.person)
+                .map_err(|e| StoreError::Other(format!("message {}: person: {e}", c.id)))?,
         })
+    }
+}
+
+/// An outbox message's `person` column: the person's hyphenated id, or '' for none.
+pub(super) fn person_column(person: Option<Uuid>) -> String {
+    person
+        .map(|p| p.hyphenated().to_string())
+        .unwrap_or_default()
+}
+
+fn person_of_column(text: &str) -> Result<Option<Uuid>, uuid::Error> {
+    if text.is_empty() {
+        Ok(None)
+    } else {
+        Uuid::parse_str(text).map(Some)
     }
 }
 
@@ -206,6 +225,7 @@ pub(super) fn resolved_fan_out(now: OffsetDateTime) -> NewMessage {
         payload: Value::Object(Map::new()),
         not_before: now,
         give_up_at: now + RESOLVED_GIVE_UP,
+        person: None,
     }
 }
 

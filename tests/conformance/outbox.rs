@@ -26,6 +26,7 @@ pub fn message(channel: &str, purpose: &str, not_before: OffsetDateTime) -> NewM
         payload: json!({ "to": channel, "n": [1, 2], "ü": "✓" }),
         not_before,
         give_up_at: not_before + Duration::hours(2),
+        person: None,
     }
 }
 

@@ -238,6 +238,7 @@ async fn the_web_push_of_an_approval_carries_its_two_buttons() {
         created_at: now,
         give_up_at: d.expires_at,
         last_error: None,
+        person: None,
     };
     // What the worker hands the push channel: the approval's push link.
     let person = srv.svc.store().person(d.inbox_id).await.unwrap().unwrap();

@@ -55,6 +55,7 @@ pub fn message(d: &Decision, purpose: &str) -> OutboxMessage {
         created_at: now,
         give_up_at: d.expires_at,
         last_error: None,
+        person: None,
     }
 }
 

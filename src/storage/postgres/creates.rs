@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
 use super::batching::{BatchingThread, InFlight};
-use super::outbox::{MessageArrays, insert_outbox, unnest_messages};
+use super::outbox::{MessageArrays, insert_outbox_to, unnest_messages};
 use super::rows::ExistingRow;
 use super::{PgStore, usage};
 use crate::domain::outbox::NewMessage;
@@ -301,10 +301,10 @@ async fn insert_one<'e>(
            SET actions = usage_daily.actions + EXCLUDED.actions, \
                creates = usage_daily.creates + 1), \
          ob AS (",
-        insert_outbox!(),
+        insert_outbox_to!(),
         "SELECT x.id, d.id, x.channel, x.purpose, x.payload, $8, x.not_before, \
-             x.give_up_at FROM d, ",
-        unnest_messages!("$18", "$19", "$20", "$21", "$22", "$23"),
+             x.give_up_at, x.person FROM d, ",
+        unnest_messages!("$18", "$19", "$20", "$21", "$22", "$23", "$28"),
         " ON CONFLICT (decision_id, channel, purpose, person) DO NOTHING) \
          SELECT (SELECT COUNT(*) FROM d), COALESCE((SELECT has_quota FROM q), false)"
     ))
@@ -335,6 +335,7 @@ async fn insert_one<'e>(
     .bind(c.day)
     .bind(c.shard)
     .bind(CREATE_ACTIONS)
+    .bind(outbox.persons)
     .fetch_one(ex)
     .await
     .map_err(store_error)?;
@@ -391,12 +392,12 @@ async fn insert_many(
            SET actions = usage_daily.actions + EXCLUDED.actions, \
                creates = usage_daily.creates + EXCLUDED.creates), \
          ob AS (",
-        insert_outbox!(),
+        insert_outbox_to!(),
         "SELECT y.id, d.id, y.channel, y.purpose, y.payload, d.created_at, y.not_before, \
-             y.give_up_at \
+             y.give_up_at, y.person \
            FROM d JOIN unnest($18::uuid[], $19::uuid[], $20::text[], $21::text[], \
-             $22::jsonb[], $23::timestamptz[], $24::timestamptz[]) \
-             AS y(decision_id, id, channel, purpose, payload, not_before, give_up_at) \
+             $22::jsonb[], $23::timestamptz[], $24::timestamptz[], $26::text[]) \
+             AS y(decision_id, id, channel, purpose, payload, not_before, give_up_at, person) \
              ON y.decision_id = d.id \
            ON CONFLICT (decision_id, channel, purpose, person) DO NOTHING) \
          SELECT x.id, EXISTS (SELECT 1 FROM d WHERE d.id = x.id), \
@@ -427,6 +428,7 @@ async fn insert_many(
     .bind(cols.m_not_before)
     .bind(cols.m_give_up_at)
     .bind(CREATE_ACTIONS)
+    .bind(cols.m_persons)
     .fetch_all(pool)
     .await
     .map_err(store_error)?;
@@ -472,6 +474,7 @@ struct Columns<'a> {
     m_payloads: Vec<Json<&'a Value>>,
     m_not_before: Vec<OffsetDateTime>,
     m_give_up_at: Vec<OffsetDateTime>,
+    m_persons: Vec<String>,
 }
 
 impl<'a> Columns<'a> {
@@ -507,5 +510,6 @@ impl<'a> Columns<'a> {
         self.m_payloads.extend(m.payloads);
         self.m_not_before.extend(m.not_before);
         self.m_give_up_at.extend(m.give_up_at);
+        self.m_persons.extend(m.persons);
     }
 }

@@ -19,14 +19,14 @@ use crate::storage::rows::{self, store_error, to_ms_precision};
 macro_rules! message_columns {
     () => {
         "id, decision_id, channel, purpose, payload, status, attempts, created_at, \
-         give_up_at, last_error"
+         give_up_at, last_error, person"
     };
 }
 
-/// The rows `unnest` makes of `MessageArrays` bound at `$a`..`$f` (the arrays' columns in
-/// order), as `x(id, channel, purpose, payload, not_before, give_up_at)`.
+/// The rows `unnest` makes of `MessageArrays` bound at `$a`..`$g` (the arrays' columns in
+/// order), as `x(id, channel, purpose, payload, not_before, give_up_at, person)`.
 macro_rules! unnest_messages {
-    ($a:literal, $b:literal, $c:literal, $d:literal, $e:literal, $f:literal) => {
+    ($a:literal, $b:literal, $c:literal, $d:literal, $e:literal, $f:literal, $g:literal) => {
         concat!(
             "unnest(",
             $a,
@@ -40,14 +40,16 @@ macro_rules! unnest_messages {
             $e,
             "::timestamptz[], ",
             $f,
-            "::timestamptz[]) \
-             AS x(id, channel, purpose, payload, not_before, give_up_at)"
+            "::timestamptz[], ",
+            $g,
+            "::text[]) \
+             AS x(id, channel, purpose, payload, not_before, give_up_at, person)"
         )
     };
 }
 pub(super) use unnest_messages;
 
-/// The columns of an outbox insert from `unnest_messages` (and a decision id).
+/// The columns of an outbox insert of messages to no one in particular (fan-outs).
 macro_rules! insert_outbox {
     () => {
         "INSERT INTO outbox (id, decision_id, channel, purpose, payload, created_at, \
@@ -55,6 +57,16 @@ macro_rules! insert_outbox {
     };
 }
 pub(super) use insert_outbox;
+
+/// The columns of an outbox insert from `unnest_messages` (and a decision id), ending with
+/// the person.
+macro_rules! insert_outbox_to {
+    () => {
+        "INSERT INTO outbox (id, decision_id, channel, purpose, payload, created_at, \
+         next_attempt_at, give_up_at, person) "
+    };
+}
+pub(super) use insert_outbox_to;
 
 /// Inserts the `resolved` fan-out of each row of `upd` (see `rows::resolved_fan_out`),
 /// with the id `$id`, at `$now`, given up on at `$give_up`.
@@ -96,6 +108,8 @@ pub(super) struct MessageArrays<'a> {
     pub payloads: Vec<Json<&'a Value>>,
     pub not_before: Vec<OffsetDateTime>,
     pub give_up_at: Vec<OffsetDateTime>,
+    /// `rows::person_column` of each.
+    pub persons: Vec<String>,
 }
 
 impl<'a> MessageArrays<'a> {
@@ -113,6 +127,10 @@ impl<'a> MessageArrays<'a> {
                 .iter()
                 .map(|m| to_ms_precision(m.give_up_at))
                 .collect(),
+            persons: messages
+                .iter()
+                .map(|m| rows::person_column(m.person))
+                .collect(),
         }
     }
 }
@@ -125,10 +143,10 @@ pub(super) async fn enqueue(
 ) -> Result<(), StoreError> {
     let m = MessageArrays::new(messages);
     sqlx::query(concat!(
-        insert_outbox!(),
-        "SELECT x.id, $1, x.channel, x.purpose, x.payload, $2, x.not_before, x.give_up_at \
-         FROM ",
-        unnest_messages!("$3", "$4", "$5", "$6", "$7", "$8"),
+        insert_outbox_to!(),
+        "SELECT x.id, $1, x.channel, x.purpose, x.payload, $2, x.not_before, x.give_up_at, \
+         x.person FROM ",
+        unnest_messages!("$3", "$4", "$5", "$6", "$7", "$8", "$9"),
         " ON CONFLICT (decision_id, channel, purpose, person) DO NOTHING"
     ))
     .bind(decision_id)
@@ -139,6 +157,7 @@ pub(super) async fn enqueue(
     .bind(m.payloads)
     .bind(m.not_before)
     .bind(m.give_up_at)
+    .bind(m.persons)
     .execute(&store.pool)
     .await
     .map_err(store_error)?;
@@ -208,10 +227,10 @@ pub(super) async fn finish_message(
            INSERT INTO decision_events (decision_id, at, kind, detail) \
            SELECT decision_id, $7, 'notified', $8 FROM upd), \
          f AS (",
-        insert_outbox!(),
+        insert_outbox_to!(),
         "SELECT x.id, upd.decision_id, x.channel, x.purpose, x.payload, $7, x.not_before, \
-           x.give_up_at FROM upd, ",
-        unnest_messages!("$9", "$10", "$11", "$12", "$13", "$14"),
+           x.give_up_at, x.person FROM upd, ",
+        unnest_messages!("$9", "$10", "$11", "$12", "$13", "$14", "$15"),
         " ON CONFLICT (decision_id, channel, purpose, person) DO NOTHING) \
          SELECT COUNT(*) FROM upd"
     ))
@@ -229,6 +248,7 @@ pub(super) async fn finish_message(
     .bind(f.payloads)
     .bind(f.not_before)
     .bind(f.give_up_at)
+    .bind(f.persons)
     .execute(&store.pool)
     .await
     .map_err(store_error)?;

@@ -116,6 +116,7 @@ pub(super) struct MessageRow {
     pub(super) created_at: OffsetDateTime,
     pub(super) give_up_at: OffsetDateTime,
     pub(super) last_error: Option<String>,
+    pub(super) person: String,
 }
 
 impl TryFrom<MessageRow> for OutboxMessage {
@@ -133,6 +134,7 @@ impl TryFrom<MessageRow> for OutboxMessage {
             created_at: r.created_at,
             give_up_at: r.give_up_at,
             last_error: r.last_error,
+            person: r.person,
         })
     }
 }

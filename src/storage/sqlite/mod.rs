@@ -16,7 +16,7 @@ macro_rules! decision_columns {
 macro_rules! message_columns {
     () => {
         "id, decision_id, channel, purpose, payload, status, attempts, created_at, \
-         next_attempt_at, give_up_at, last_error"
+         next_attempt_at, give_up_at, last_error, person"
     };
 }
 

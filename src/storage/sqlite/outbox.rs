@@ -16,8 +16,8 @@ use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage};
 use crate::storage::StoreError;
 use crate::storage::rows::{self, millis, store_error};
 
-/// Adds outbox messages for a decision; one with the same channel and purpose already there
-/// stays as it is.
+/// Adds outbox messages for a decision; one with the same channel, purpose and person
+/// already there stays as it is.
 pub(super) async fn insert_messages(
     conn: &mut SqliteConnection,
     decision: Uuid,
@@ -27,7 +27,7 @@ pub(super) async fn insert_messages(
     for m in messages {
         sqlx::query(
             "INSERT INTO outbox (id, decision_id, channel, purpose, payload, created_at, \
-             next_attempt_at, give_up_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) \
+             next_attempt_at, give_up_at, person) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) \
              ON CONFLICT (decision_id, channel, purpose, person) DO NOTHING",
         )
         .bind(id(Uuid::now_v7()))
@@ -38,6 +38,7 @@ pub(super) async fn insert_messages(
         .bind(millis(now))
         .bind(millis(m.not_before))
         .bind(millis(m.give_up_at))
+        .bind(rows::person_column(m.person))
         .execute(&mut *conn)
         .await
         .map_err(store_error)?;

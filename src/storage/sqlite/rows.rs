@@ -129,6 +129,7 @@ pub(super) struct MessageRow {
     pub(super) next_attempt_at: i64,
     pub(super) give_up_at: i64,
     pub(super) last_error: Option<String>,
+    pub(super) person: String,
 }
 
 impl TryFrom<MessageRow> for OutboxMessage {
@@ -146,6 +147,7 @@ impl TryFrom<MessageRow> for OutboxMessage {
             created_at: from_millis(r.created_at),
             give_up_at: from_millis(r.give_up_at),
             last_error: r.last_error,
+            person: r.person,
         })
     }
 }
