@@ -3,6 +3,8 @@
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::domain::people::Person;
+
 use super::inboxes::check_api_key_shape;
 use super::tokens::{hash_api_key, sha256_hex};
 use super::view::{AskHandle, DecisionView};
@@ -74,14 +76,18 @@ impl Service {
         let mut new = parse_new_decision(body).map_err(ServiceError::Validation)?;
         new.spec.shape = shape;
         self.check_callback_url(&mut new).await?;
-        self.check_routing(inbox, &new).await?;
+        // The inbox's people, read once: for a decision that names some, and for the
+        // notifications (a create that needs neither reads nothing more).
+        let people = if new.spec.routing.is_some() || new.spec.notify != crate::domain::Notify::None
+        {
+            self.store().people(inbox.id).await?
+        } else {
+            Vec::new()
+        };
+        check_routing(inbox, &new, &people)?;
         let request_hash = sha256_hex(canonical_json(body).as_bytes());
         let created_at = now();
         let expires_at = created_at + new.ttl;
-        let people = match new.spec.notify {
-            crate::domain::Notify::None => Vec::new(),
-            _ => self.store().people(inbox.id).await?,
-        };
         let plan = self.plan_notifications(
             inbox,
             &inbox.channels,
@@ -139,52 +145,6 @@ impl Service {
             },
             replayed,
         })
-    }
-
-    /// The people a decision names must be people of the inbox, and enough of them to
-    /// agree: a rule nobody can meet would only ever expire.
-    async fn check_routing(&self, inbox: &Inbox, new: &NewDecision) -> Result<(), ServiceError> {
-        let Some(routing) = &new.spec.routing else {
-            return Ok(());
-        };
-        let people = self.store().people(inbox.id).await?;
-        let known = |name: &String| people.iter().any(|p| &p.name == name);
-        let mut issues = Vec::new();
-        for (field, names) in [
-            ("approvers", &routing.approvers),
-            ("escalate_to", &routing.escalate_to),
-        ] {
-            for (i, name) in names.iter().enumerate() {
-                if !known(name) {
-                    issues.push(crate::domain::Issue {
-                        path: format!("{field}[{i}]"),
-                        message: format!(
-                            "the inbox {:?} has no person named {name:?} (sayso person list --inbox {})",
-                            inbox.name, inbox.name
-                        ),
-                    });
-                }
-            }
-        }
-        let asked = if routing.approvers.is_empty() {
-            people.len()
-        } else {
-            routing.approvers.len()
-        };
-        if routing.required as usize > asked {
-            issues.push(crate::domain::Issue {
-                path: "required".into(),
-                message: format!(
-                    "asks {} people to agree, but the inbox {:?} has {asked} to ask",
-                    routing.required, inbox.name
-                ),
-            });
-        }
-        if issues.is_empty() {
-            Ok(())
-        } else {
-            Err(ServiceError::Validation(issues))
-        }
     }
 
     /// A `callback_url` that names an inner address literally is refused now, where the
@@ -386,6 +346,51 @@ impl Service {
             }
             Resolved::Lost(d) => Ok(d),
         }
+    }
+}
+
+/// The people a decision names must be people of the inbox, and enough of them to agree: a
+/// rule nobody can meet would only ever expire.
+fn check_routing(inbox: &Inbox, new: &NewDecision, people: &[Person]) -> Result<(), ServiceError> {
+    let Some(routing) = &new.spec.routing else {
+        return Ok(());
+    };
+    let known = |name: &String| people.iter().any(|p| &p.name == name);
+    let mut issues = Vec::new();
+    for (field, names) in [
+        ("approvers", &routing.approvers),
+        ("escalate_to", &routing.escalate_to),
+    ] {
+        for (i, name) in names.iter().enumerate() {
+            if !known(name) {
+                issues.push(crate::domain::Issue {
+                    path: format!("{field}[{i}]"),
+                    message: format!(
+                        "the inbox {:?} has no person named {name:?} (sayso person list --inbox {})",
+                        inbox.name, inbox.name
+                    ),
+                });
+            }
+        }
+    }
+    let asked = if routing.approvers.is_empty() {
+        people.len()
+    } else {
+        routing.approvers.len()
+    };
+    if routing.required as usize > asked {
+        issues.push(crate::domain::Issue {
+            path: "required".into(),
+            message: format!(
+                "asks {} people to agree, but the inbox {:?} has {asked} to ask",
+                routing.required, inbox.name
+            ),
+        });
+    }
+    if issues.is_empty() {
+        Ok(())
+    } else {
+        Err(ServiceError::Validation(issues))
     }
 }
 

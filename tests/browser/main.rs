@@ -13,6 +13,7 @@ mod feed;
 mod forms;
 mod hostile;
 mod passkey;
+mod people;
 mod support;
 mod text;
 mod weight;

@@ -16,7 +16,7 @@ use uuid::Uuid;
 use super::Token;
 use super::submitted::Submitted;
 use super::templates::{AnswerPage, error_page, render};
-use super::view::{self, PageErrors};
+use super::view::{self, PageErrors, PersonLink};
 use crate::domain::answer_text::answer_text;
 use crate::domain::{AnswerInput, Decision, Issue, Kind, OutcomeSource, Status};
 use crate::render::{self, render_markdown};
@@ -39,8 +39,9 @@ pub fn routes() -> Router<Service> {
     ),
     responses(
         (status = 200, description = "The page: its controls while the decision is pending, its \
-         outcome once resolved. A tool approval's page only shows the call: it is answered \
-         from the person's feed or notifications.", content_type = "text/html", body = String),
+         outcome once resolved. A tool approval's page only shows the call, and the page of a \
+         decision sent to people by name only shows the question: they are answered from the \
+         people's feeds or notifications.", content_type = "text/html", body = String),
         (status = 404, description = "No decision behind this link.", content_type = "text/html", body = String),
         (status = 429, response = crate::http::openapi::TooManyRequests),
         (status = 503, description = "The database cannot be reached.", content_type = "text/html", body = String),
@@ -227,7 +228,9 @@ async fn context_image(State(svc): State<Service>, Token(token): Token) -> Respo
     }
 }
 
-/// The page of a decision: its controls while pending, its outcome once resolved.
+/// The page of a decision through its own link: its controls while pending, its outcome once
+/// resolved. A tool approval's, and a decision's sent to people by name, only shows it (an
+/// agent holds this link) and says where it is answered.
 pub fn answer_page(
     status: StatusCode,
     token: &str,
@@ -236,18 +239,55 @@ pub fn answer_page(
     errors: &PageErrors,
 ) -> Response {
     if let Some(a) = &d.spec.approval {
-        // Through its web_url a tool approval is only shown.
         return super::approval::approval_page(status, None, d, a, sent, errors, None);
     }
+    let action = d.spec.routing.is_none().then(|| format!("/d/{token}"));
+    decision_page(status, d, action, token, None, sent, errors)
+}
+
+/// The page of a decision (not a tool approval) through a person link, `/a/{token}`: the
+/// same page, its form posting to that link, for that person.
+pub(super) fn person_answer_page(
+    status: StatusCode,
+    link: &PersonLink,
+    d: &Decision,
+    sent: Option<&Submitted>,
+    errors: &PageErrors,
+) -> Response {
+    decision_page(
+        status,
+        d,
+        Some(link.action.clone()),
+        &link.answer_token,
+        Some(link),
+        sent,
+        errors,
+    )
+}
+
+/// The answer page. `action` is where its form posts; `None` shows the decision without
+/// one.
+fn decision_page(
+    status: StatusCode,
+    d: &Decision,
+    action: Option<String>,
+    answer_token: &str,
+    link: Option<&PersonLink>,
+    sent: Option<&Submitted>,
+    errors: &PageErrors,
+) -> Response {
     let now = OffsetDateTime::now_utc();
     let open = d.is_open_at(now);
-    let body = open.then(|| view::body(d, sent, errors));
+    let people = view::people_view(d, link, now);
+    // The person's answer counted, and the decision waits for others: nothing to send.
+    let answerable = open && action.is_some() && people.yours.is_none();
+    let body = answerable.then(|| view::body(d, sent, errors));
     let page = AnswerPage {
-        action: format!("/d/{token}"),
+        action: action.unwrap_or_default(),
         question: d.spec.question.clone(),
         project: d.spec.project.clone(),
         context_html: d.spec.context_md.as_deref().map(render_markdown),
-        image_url: d.has_image.then(|| format!("/d/{token}/image")),
+        image_url: d.has_image.then(|| format!("/d/{answer_token}/image")),
         attachments: view::attachments(d),
         expires_in: open.then(|| render::time_left(d.expires_at, now)),
         expires_iso: render::iso(d.expires_at),
@@ -263,6 +303,7 @@ pub fn answer_page(
         other_error: errors.get("other"),
         remark_error: errors.get("remark"),
         result: (!open && d.status != Status::Pending).then(|| view::result(d, now)),
+        people,
     };
     render(status, &page)
 }
@@ -299,12 +340,14 @@ fn service_error_page(token: &str, e: ServiceError) -> Response {
     }
 }
 
-/// The page for an answer to a tool approval through its `web_url`: refused, nothing changed.
+/// The page for an answer through the `web_url` of a tool approval, or of a decision sent to
+/// people by name: refused, nothing changed.
 pub(super) fn elsewhere_page() -> Response {
     error_page(
         StatusCode::FORBIDDEN,
         "Answer this from your sayso feed",
-        "This is a tool approval. Its link only shows it, so an agent holding the link cannot \
-         answer it; nothing was changed. Answer it from your sayso feed or from its notification.",
+        "This question is answered by the people it was sent to. Its link only shows it, so \
+         an agent holding the link cannot answer it; nothing was changed. Answer it from your \
+         sayso feed or from its notification.",
     )
 }

@@ -12,7 +12,7 @@ use time::OffsetDateTime;
 
 use super::submitted::Submitted;
 use super::templates::render;
-use super::view::PageErrors;
+use super::view::{self, PageErrors, PeopleView, PersonLink};
 use crate::domain::approval::{
     ALLOW, ALLOW_SESSION, Action, ApprovalSpec, DENY, action_of, size_in_words, unified_diff,
 };
@@ -58,6 +58,8 @@ pub struct ApprovalPage {
     /// passkey (options from `passkey_url`) before an Allow is posted.
     pub step_up: bool,
     pub passkey_url: String,
+    /// Progress, the viewer's own answer, who resolved it, who answers it instead.
+    pub people: PeopleView,
 }
 
 /// What the call does, ready for the template.
@@ -93,11 +95,11 @@ pub struct Outcome {
     pub late: Option<String>,
 }
 
-/// The approval page of `d`. `action` is the approval link the form posts to; `None` for
-/// the page its `web_url` shows, which offers no answer (an agent holds that link).
+/// The approval page of `d`. `link` is the person link the form posts to; `None` for the
+/// page its `web_url` shows, which offers no answer (an agent holds that link).
 pub fn approval_page(
     status: StatusCode,
-    action: Option<&str>,
+    link: Option<&PersonLink>,
     d: &Decision,
     a: &ApprovalSpec,
     sent: Option<&Submitted>,
@@ -110,7 +112,10 @@ pub fn approval_page(
         .find(|label| confirm == Some(*label))
         .filter(|label| *label != ALLOW_SESSION || a.session_id.is_some());
     let pending = d.is_open_at(now);
-    let open = pending && action.is_some();
+    let action = link.map(|l| l.action.as_str());
+    let people = view::people_view(d, link, now);
+    // The person's Allow counted, and the approval waits for others: nothing to send.
+    let open = pending && action.is_some() && people.yours.is_none();
     let input = Value::Object(a.tool_input.clone());
     let stopped = a.answer_by.filter(|by| *by <= now);
     let page = ApprovalPage {
@@ -160,6 +165,7 @@ pub fn approval_page(
             Some(action) if open && a.step_up.is_some() => format!("{action}/passkey"),
             _ => String::new(),
         },
+        people,
     };
     render(status, &page)
 }

@@ -1,7 +1,10 @@
-//! A tool approval answered by the person: `/a/{token}`, the approval links that only the
-//! person's feed and notifications carry (one per channel, so the answer records which way
-//! it came). The page and the posts are those of `/d/{token}` (DESIGN.md §4): `GET` only
-//! shows, only `POST` decides; a form post gets 303, JSON 200 with the resolution.
+//! A decision answered by one person: `/a/{token}`, the person links that only the person's
+//! feed and notifications carry (one per channel, so the answer records which way it came),
+//! for a tool approval and for a decision sent to people by name. The page and the posts
+//! are those of `/d/{token}` (DESIGN.md §4): `GET` only shows, only `POST` decides; a form
+//! post gets 303, JSON 200 with the resolution. Where several people must answer, the page
+//! shows how far it has come, and once the person's own answer counted it offers them no
+//! more buttons.
 
 use axum::Router;
 use axum::body::Bytes;
@@ -12,8 +15,9 @@ use axum::response::{IntoResponse, Redirect, Response};
 use super::answer::{FEED_PATH, answer_result, parse_answer};
 use super::submitted::Submitted;
 use super::templates::error_page;
-use super::view::PageErrors;
+use super::view::{PageErrors, PersonLink};
 use super::{Token, device_cookie};
+use crate::domain::people::Person;
 use crate::domain::{Decision, Issue};
 use crate::service::{Service, ServiceError};
 use crate::web::error::ApiError;
@@ -23,23 +27,23 @@ pub fn routes() -> Router<Service> {
     Router::new().route("/a/{token}", get(show_approval).post(submit_approval))
 }
 
-/// The approval page with its buttons; `?confirm=Allow` (or `Deny`, the mail's links) shows
-/// that one button. Showing it changes nothing.
+/// The decision's page with its buttons; on an approval's, `?confirm=Allow` (or `Deny`, the
+/// mail's links) shows that one button. Showing it changes nothing.
 async fn show_approval(
     State(svc): State<Service>,
     Token(token): Token,
     RawQuery(query): RawQuery,
 ) -> Response {
     match svc.view_approval(&token).await {
-        Ok((d, _, _)) => page(
+        Ok((d, _, person)) => page(
             StatusCode::OK,
-            &token,
+            &link(&svc, &token, &d, Some(&person)),
             &d,
             None,
             &PageErrors::default(),
             confirm_of(query.as_deref()).as_deref(),
         ),
-        Err(e) => error(&token, e),
+        Err(e) => error(&svc, &token, None, e),
     }
 }
 
@@ -65,10 +69,11 @@ async fn submit_approval(
         return answered.await.unwrap_or_else(IntoResponse::into_response);
     }
     let sent = Submitted::parse(&body);
-    let d = match svc.approval_by_token(&token).await {
-        Ok((d, _, _)) => d,
-        Err(e) => return error(&token, e),
+    let (d, person) = match svc.approval_by_token(&token).await {
+        Ok((d, _, person)) => (d, person),
+        Err(e) => return error(&svc, &token, None, e),
     };
+    let link = link(&svc, &token, &d, Some(&person));
     let Some(action) = sent.action() else {
         let issues = [Issue {
             path: "action".into(),
@@ -76,7 +81,7 @@ async fn submit_approval(
         }];
         return page(
             StatusCode::UNPROCESSABLE_ENTITY,
-            &token,
+            &link,
             &d,
             Some(&sent),
             &PageErrors::from_issues(&issues),
@@ -89,36 +94,42 @@ async fn submit_approval(
         Ok(_) => Redirect::to(&format!("/a/{token}")).into_response(),
         Err(ServiceError::Validation(issues)) => page(
             StatusCode::UNPROCESSABLE_ENTITY,
-            &token,
+            &link,
             &d,
             Some(&sent),
             &PageErrors::from_issues(&issues),
             None,
         ),
-        Err(e) => error(&token, e),
+        Err(e) => error(&svc, &token, Some(&person), e),
     }
 }
 
+/// The person link `token` as a page's: where its form posts, and whose it is.
+fn link<'a>(
+    svc: &Service,
+    token: &str,
+    d: &Decision,
+    person: Option<&'a Person>,
+) -> PersonLink<'a> {
+    PersonLink {
+        action: format!("/a/{token}"),
+        answer_token: svc.tokens().answer_token(d.id),
+        person,
+    }
+}
+
+/// The approval page for a tool approval, the answer page for any other decision.
 fn page(
     status: StatusCode,
-    token: &str,
+    link: &PersonLink,
     d: &Decision,
     sent: Option<&Submitted>,
     errors: &PageErrors,
     confirm: Option<&str>,
 ) -> Response {
     match &d.spec.approval {
-        Some(a) => super::approval::approval_page(
-            status,
-            Some(&format!("/a/{token}")),
-            d,
-            a,
-            sent,
-            errors,
-            confirm,
-        ),
-        // `approval_by_token` opens approvals only.
-        None => not_found(),
+        Some(a) => super::approval::approval_page(status, Some(link), d, a, sent, errors, confirm),
+        None => super::answer::person_answer_page(status, link, d, sent, errors),
     }
 }
 
@@ -137,12 +148,12 @@ fn not_found() -> Response {
     )
 }
 
-fn error(token: &str, e: ServiceError) -> Response {
+fn error(svc: &Service, token: &str, person: Option<&Person>, e: ServiceError) -> Response {
     match e {
         ServiceError::NotFound => not_found(),
         ServiceError::AlreadyResolved(d) => page(
             StatusCode::CONFLICT,
-            token,
+            &link(svc, token, &d, person),
             &d,
             None,
             &PageErrors::default(),
@@ -150,7 +161,7 @@ fn error(token: &str, e: ServiceError) -> Response {
         ),
         ServiceError::Expired(d) => page(
             StatusCode::GONE,
-            token,
+            &link(svc, token, &d, person),
             &d,
             None,
             &PageErrors::default(),

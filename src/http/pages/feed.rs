@@ -2,7 +2,9 @@
 //! history. `GET /inbox/{token}` (the feed link) binds the browser to the inbox with an
 //! HttpOnly cookie; from then on `GET /inbox` shows the same feed, and the pages link
 //! there, never to the link. Tool approvals are linked with their feed approval links,
-//! which no API response shows.
+//! which no API response shows, and so are decisions sent to people by name, with how far
+//! they have come where several must answer. In an inbox of several people, the feed says
+//! whose it is.
 
 use axum::Router;
 use axum::extract::{RawQuery, State};
@@ -13,6 +15,7 @@ use time::OffsetDateTime;
 use super::answer::FEED_PATH;
 use super::templates::{FeedItem, FeedPage, FeedTodo, ProjectLink, error_page, render};
 use super::{Token, device_cookie};
+use crate::domain::people;
 use crate::domain::{Decision, Kind, PersonChannel, Status};
 use crate::render;
 use crate::service::{DEVICE_COOKIE, Service, ServiceError, Viewer};
@@ -90,7 +93,8 @@ async fn feed_response(svc: &Service, viewer: Viewer, filter: Option<String>) ->
     match svc.person_feed(viewer, filter.as_deref()).await {
         Ok(feed) => {
             let push_key = push_key(svc).await;
-            render(StatusCode::OK, &page(svc, feed, filter, push_key))
+            let shared = is_shared(svc, &feed.viewer).await;
+            render(StatusCode::OK, &page(svc, feed, filter, push_key, shared))
         }
         Err(e) => feed_error(e),
     }
@@ -119,11 +123,24 @@ fn feed_error(e: ServiceError) -> Response {
     }
 }
 
+/// Whether the viewer's inbox has more people than them: their feed then says whose it is.
+/// When that cannot be read the feed says nothing of it.
+async fn is_shared(svc: &Service, viewer: &Viewer) -> bool {
+    match svc.list_people(&viewer.inbox.name).await {
+        Ok(people) => people.iter().any(|p| p.id != viewer.person.id),
+        Err(e) => {
+            tracing::warn!(error = %e, "could not list the inbox's people for the feed");
+            false
+        }
+    }
+}
+
 fn page(
     svc: &Service,
     feed: crate::service::Feed,
     filter: Option<String>,
     push_key: String,
+    shared: bool,
 ) -> FeedPage {
     let now = OffsetDateTime::now_utc();
     // The feed's own address, never its link, so the link leaves no trace in the page.
@@ -147,11 +164,13 @@ fn page(
         status: d.status.as_str(),
         url: link(d),
         when: render::format_time(when),
+        progress: None,
     };
     let (todos, pending): (Vec<&Decision>, Vec<&Decision>) =
         feed.pending.iter().partition(|d| d.kind() == Kind::Todo);
     FeedPage {
         inbox_name: feed.viewer.inbox.name.clone(),
+        person_name: shared.then(|| feed.viewer.person.name.clone()),
         open_count: feed.pending.len(),
         projects: feed
             .projects
@@ -171,6 +190,7 @@ fn page(
             .iter()
             .map(|d| FeedItem {
                 when: render::time_left(d.expires_at, now),
+                progress: people::progress(d),
                 ..item(d, d.expires_at)
             })
             .collect(),

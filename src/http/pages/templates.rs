@@ -4,7 +4,7 @@ use askama::Template;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 
-use super::view::{Body, Control, ResultView};
+use super::view::{Body, Control, PeopleView, ResultView};
 use crate::domain::spec::Attachment;
 
 /// The answer page of one decision.
@@ -30,6 +30,8 @@ pub struct AnswerPage {
     pub other_error: Option<String>,
     pub remark_error: Option<String>,
     pub result: Option<ResultView>,
+    /// Progress, the viewer's own answer, who resolved it, who answers it instead.
+    pub people: PeopleView,
 }
 
 /// An error page: not found, refused, or something that went wrong.
@@ -45,6 +47,8 @@ pub struct ErrorPage {
 #[template(path = "feed.html")]
 pub struct FeedPage {
     pub inbox_name: String,
+    /// Whose feed it is, named when the inbox has more than one person.
+    pub person_name: Option<String>,
     pub open_count: usize,
     pub projects: Vec<ProjectLink>,
     pub filter: Option<String>,
@@ -72,6 +76,8 @@ pub struct FeedItem {
     pub status: &'static str,
     pub url: String,
     pub when: String,
+    /// How far a decision that needs several people has come: "1 of 2 said yes: ana".
+    pub progress: Option<String>,
 }
 
 /// An open to-do in the feed, done or skipped right there.

@@ -13,6 +13,10 @@ use crate::domain::spec::{
 use crate::domain::{Decision, Issue, OutcomeSource, Status};
 use crate::render;
 
+mod people;
+
+pub use people::{PeopleView, PersonLink, people_view};
+
 /// The controls of the page, by kind.
 pub enum Body {
     Bool {

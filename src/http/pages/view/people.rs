@@ -1,0 +1,274 @@
+//! The part of a decision's page about its people: how far a decision that needs several
+//! has come, the viewer's own answer once it counted, who resolved it, and, on the page of
+//! its own link, who answers it instead.
+
+use serde_json::Value;
+use time::OffsetDateTime;
+
+use crate::domain::approval;
+use crate::domain::decision::AnswerAction;
+use crate::domain::people::{self, AnswerRecord, Person};
+use crate::domain::{Decision, Status};
+
+/// A person link a page was opened through (`/a/{token}`): where its form posts, and whose
+/// link it is.
+pub struct PersonLink<'a> {
+    /// `/a/{token}`.
+    pub action: String,
+    /// The decision's own token, for the address of its image (`/d/{token}/image`).
+    pub answer_token: String,
+    /// Whose link it is, when known (a page shown after a refusal may not know).
+    pub person: Option<&'a Person>,
+}
+
+/// What the people asked have done with a decision, for its page.
+#[derive(Default)]
+pub struct PeopleView {
+    /// How far a decision that needs several people has come: "1 of 2 allowed: ana".
+    pub progress: Option<String>,
+    /// The viewer's own answer, counted while the decision waits for others ("You
+    /// allowed."): the page then offers them no buttons.
+    pub yours: Option<String>,
+    /// Who resolved it: "Allowed by ana and ben", "Denied by ben".
+    pub answered_by: Option<String>,
+    /// On the page of a decision sent to people by name opened through its own link (which
+    /// only shows it): who answers it, and where.
+    pub elsewhere: Option<String>,
+}
+
+/// The people part of `d`'s page, as `link` shows it (`None`: through the decision's own
+/// link).
+pub fn people_view(d: &Decision, link: Option<&PersonLink>, now: OffsetDateTime) -> PeopleView {
+    let open = d.is_open_at(now);
+    let viewer = link.and_then(|l| l.person);
+    let yours = viewer
+        .filter(|_| open)
+        .and_then(|p| d.answers.iter().find(|a| a.person_id == Some(p.id)))
+        .map(|a| your_answer(d, a));
+    let resolved = matches!(d.status, Status::Answered | Status::Declined);
+    PeopleView {
+        progress: (!resolved).then(|| people::progress(d)).flatten(),
+        yours,
+        answered_by: resolved.then(|| answered_by(d)).flatten(),
+        elsewhere: match &d.spec.routing {
+            Some(r) if open && link.is_none() => Some(format!(
+                "{} from their sayso feed or a notification: this link only shows it.",
+                who_answers(&r.approvers)
+            )),
+            _ => None,
+        },
+    }
+}
+
+/// "You allowed.", "You said yes.": a counted answer, told back to the person who gave it.
+fn your_answer(d: &Decision, a: &AnswerRecord) -> String {
+    let said = match (&d.spec.approval, &a.value) {
+        _ if a.action == AnswerAction::Decline => "declined",
+        (Some(_), v) if approval::allows(v.as_ref()) => "allowed",
+        (Some(_), _) => "denied",
+        (None, Some(Value::Bool(true))) => "said yes",
+        (None, Some(Value::Bool(false))) => "said no",
+        (None, _) => "answered",
+    };
+    format!("You {said}.")
+}
+
+/// "ana and ben answer this", "The people of this inbox answer this".
+fn who_answers(approvers: &[String]) -> String {
+    match approvers {
+        [] => "The people of this inbox answer this".to_string(),
+        [one] => format!("{one} answers this"),
+        many => format!(
+            "{} answer this",
+            join_names(many.iter().map(String::as_str))
+        ),
+    }
+}
+
+/// Who resolved `d`, named from its answers: those who gave the answer it resolved with
+/// ("Allowed by ana and ben"), or the one who declined. `None` when no answer is recorded,
+/// and for an inbox's own person answering alone, whose page needs no name.
+pub fn answered_by(d: &Decision) -> Option<String> {
+    let last = d.answers.last()?;
+    let named = d.spec.routing.is_some()
+        || d.answers
+            .iter()
+            .any(|a| a.person_id.is_some_and(|p| p != d.inbox_id));
+    if !named {
+        return None;
+    }
+    let agreeing: Vec<&AnswerRecord> = if d.status == Status::Declined {
+        vec![last]
+    } else {
+        let same: Vec<&AnswerRecord> = d
+            .answers
+            .iter()
+            .filter(|a| a.action == last.action && a.value == d.outcome)
+            .collect();
+        if same.is_empty() { vec![last] } else { same }
+    };
+    let verb = match (&d.spec.approval, d.status) {
+        (Some(_), Status::Answered) if approval::allows(d.outcome.as_ref()) => "Allowed",
+        (Some(_), _) => "Denied",
+        (None, Status::Declined) => "Declined",
+        (None, _) => "Answered",
+    };
+    let names = agreeing
+        .iter()
+        .map(|a| a.person.as_deref().unwrap_or("someone"));
+    Some(format!("{verb} by {}", join_names(names)))
+}
+
+/// "ana", "ana and ben", "ana, ben and cy".
+fn join_names<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = names.collect();
+    match names.split_last() {
+        None => String::new(),
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::AnswerChannel;
+    use crate::domain::new_decision::parse_new_decision;
+    use serde_json::json;
+    use uuid::Uuid;
+
+    fn routed(body: Value) -> Decision {
+        let now = OffsetDateTime::now_utc();
+        Decision {
+            id: Uuid::nil(),
+            inbox_id: Uuid::nil(),
+            spec: parse_new_decision(&body).unwrap().spec,
+            status: Status::Pending,
+            outcome: None,
+            outcome_source: None,
+            custom: false,
+            remark: None,
+            created_at: now,
+            expires_at: now + time::Duration::hours(1),
+            resolved_at: None,
+            has_image: false,
+            answered_by: None,
+            answers: Vec::new(),
+        }
+    }
+
+    fn person(name: &str) -> Person {
+        Person {
+            id: Uuid::new_v4(),
+            inbox_id: Uuid::nil(),
+            name: name.into(),
+            email: None,
+            ntfy_url: None,
+            ntfy_token: None,
+            quiet: None,
+            created_at: OffsetDateTime::now_utc(),
+        }
+    }
+
+    fn answer(p: Option<&Person>, action: AnswerAction, value: Option<Value>) -> AnswerRecord {
+        AnswerRecord {
+            person: p.map(|p| p.name.clone()),
+            person_id: p.map(|p| p.id),
+            action,
+            value,
+            remark: None,
+            at: OffsetDateTime::now_utc(),
+            channel: AnswerChannel::Feed,
+        }
+    }
+
+    fn link(p: &Person) -> PersonLink<'_> {
+        PersonLink {
+            action: "/a/x".into(),
+            answer_token: "x".into(),
+            person: Some(p),
+        }
+    }
+
+    #[test]
+    fn a_persons_counted_yes_is_told_back_to_them_alone() {
+        let (ana, ben) = (person("ana"), person("ben"));
+        let mut d = routed(json!({"question": "Ship?", "kind": "bool",
+            "approvers": ["ana", "ben"], "required": 2}));
+        d.answers
+            .push(answer(Some(&ana), AnswerAction::Answer, Some(json!(true))));
+        let now = OffsetDateTime::now_utc();
+        let v = people_view(&d, Some(&link(&ana)), now);
+        assert_eq!(v.yours.as_deref(), Some("You said yes."));
+        assert_eq!(v.progress.as_deref(), Some("1 of 2 said yes: ana"));
+        assert_eq!(v.elsewhere, None);
+        let v = people_view(&d, Some(&link(&ben)), now);
+        assert_eq!(v.yours, None);
+        // Through the decision's own link: who answers, and where.
+        let v = people_view(&d, None, now);
+        assert_eq!(
+            v.elsewhere.as_deref(),
+            Some(
+                "ana and ben answer this from their sayso feed or a notification: this link only shows it."
+            )
+        );
+    }
+
+    #[test]
+    fn a_resolved_decision_names_who_answered() {
+        let (ana, ben) = (person("ana"), person("ben"));
+        let approval = json!({"question": "Run?", "kind": "choose", "options": ["Allow", "Deny"],
+            "approval": {"harness": "claude", "tool_name": "Bash"},
+            "approvers": ["ana", "ben"], "required": 2});
+        let mut d = routed(approval.clone());
+        d.status = Status::Answered;
+        d.outcome = Some(json!("Allow"));
+        d.answers = vec![
+            answer(Some(&ana), AnswerAction::Answer, Some(json!("Allow"))),
+            answer(Some(&ben), AnswerAction::Answer, Some(json!("Allow"))),
+        ];
+        assert_eq!(answered_by(&d).as_deref(), Some("Allowed by ana and ben"));
+        let v = people_view(&d, Some(&link(&ana)), OffsetDateTime::now_utc());
+        assert_eq!((v.yours, v.progress), (None, None));
+
+        let mut d = routed(approval);
+        d.status = Status::Answered;
+        d.outcome = Some(json!("Deny"));
+        d.answers = vec![answer(
+            Some(&ben),
+            AnswerAction::Answer,
+            Some(json!("Deny")),
+        )];
+        assert_eq!(answered_by(&d).as_deref(), Some("Denied by ben"));
+
+        let mut d = routed(json!({"question": "Ship?", "kind": "bool", "approvers": ["ana"]}));
+        d.status = Status::Declined;
+        d.answers = vec![answer(None, AnswerAction::Decline, None)];
+        assert_eq!(answered_by(&d).as_deref(), Some("Declined by someone"));
+    }
+
+    #[test]
+    fn an_inbox_answered_by_its_own_person_alone_names_nobody() {
+        let mut d = routed(json!({"question": "Ship?", "kind": "bool"}));
+        let mut own = person("default");
+        own.id = d.inbox_id;
+        d.status = Status::Answered;
+        d.outcome = Some(json!(true));
+        d.answers = vec![answer(Some(&own), AnswerAction::Answer, Some(json!(true)))];
+        assert_eq!(answered_by(&d), None);
+        d.answers = vec![answer(None, AnswerAction::Answer, Some(json!(true)))];
+        assert_eq!(answered_by(&d), None);
+        let ana = person("ana");
+        d.answers = vec![answer(Some(&ana), AnswerAction::Answer, Some(json!(true)))];
+        assert_eq!(answered_by(&d).as_deref(), Some("Answered by ana"));
+    }
+
+    #[test]
+    fn names_are_joined_as_people_read_them() {
+        assert_eq!(join_names(["ana"].into_iter()), "ana");
+        assert_eq!(
+            join_names(["ana", "ben", "cy"].into_iter()),
+            "ana, ben and cy"
+        );
+    }
+}

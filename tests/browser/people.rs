@@ -1,0 +1,149 @@
+//! Two people must say yes: one opens her feed on a phone, sees how far the decision has
+//! come, answers it on her own page, and is told her answer counted; once the other says yes
+//! too, her page names them both.
+
+use fantoccini::Locator;
+use serde_json::json;
+use uuid::Uuid;
+
+use sayso::domain::PersonChannel;
+use sayso::domain::people::Person;
+
+use crate::checks::{assert_fit_for_a_phone, result_status};
+use crate::common::server::{TestServer, s, send};
+use crate::support::setup;
+
+/// Adds a person named `name` to the default inbox.
+async fn add_person(srv: &TestServer, name: &str) -> Person {
+    let p = Person {
+        id: Uuid::now_v7(),
+        inbox_id: srv.default_inbox().await.id,
+        name: name.to_string(),
+        email: None,
+        ntfy_url: None,
+        ntfy_token: None,
+        quiet: None,
+        created_at: sayso::service::now(),
+    };
+    srv.svc.store().add_person(&p).await.unwrap();
+    p
+}
+
+#[tokio::test]
+async fn a_person_answers_a_decision_two_must_agree_on() {
+    let Some((b, srv, _db)) = setup().await else {
+        return;
+    };
+    let ana = add_person(&srv, "ana").await;
+    let ben = add_person(&srv, "ben").await;
+    let h = srv
+        .create(
+            json!({"question": "Ship release 2.4 to production?", "kind": "bool",
+                        "project": "billing", "approvers": ["ana", "ben"], "required": 2}),
+        )
+        .await;
+    let id = s(&h, "decision_id");
+
+    // Ana's feed: hers, with the decision and how far it has come.
+    let feed = srv.url(&format!("/inbox/{}", srv.svc.tokens().feed_token(ana.id)));
+    b.goto(&feed).await;
+    assert_eq!(
+        b.find("#whose").await.text().await.unwrap().to_lowercase(),
+        "ana · inbox default"
+    );
+    let item = b.find("#pending li.item").await.text().await.unwrap();
+    assert!(item.contains("Ship release 2.4 to production?"), "{item}");
+    assert!(item.contains("0 of 2 said yes"), "{item}");
+    assert_fit_for_a_phone(&b, "people feed").await;
+    b.screenshot("people-feed").await;
+
+    // Her page, through her own link.
+    b.click_and_wait("#pending a").await;
+    assert!(b.path().await.starts_with("/a/"), "{}", b.path().await);
+    assert_eq!(
+        b.find("#progress").await.text().await.unwrap(),
+        "0 of 2 said yes"
+    );
+    assert_fit_for_a_phone(&b, "people answer").await;
+    b.screenshot("people-answer").await;
+    b.tap_and_wait(Locator::Css("button[name=value][value=yes]"))
+        .await;
+    assert_eq!(
+        b.find("#progress").await.text().await.unwrap(),
+        "You said yes. 1 of 2 said yes: ana"
+    );
+    assert!(
+        !b.has("form#answer").await,
+        "no buttons once her Yes counted"
+    );
+    assert_eq!(srv.get(id).await["status"], "pending");
+    assert_fit_for_a_phone(&b, "people counted").await;
+    b.screenshot("people-counted").await;
+
+    // Ben says yes from his own link; Ana's page then names them both.
+    let d = srv
+        .svc
+        .store()
+        .decision(None, Uuid::parse_str(id).unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    let ben_link = srv.svc.approve_url(&d, PersonChannel::Feed, ben.id);
+    let (status, body) = send(srv.client.post(&ben_link).json(&json!({"value": "yes"}))).await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    b.client.refresh().await.unwrap();
+    assert_eq!(result_status(&b).await, "answered");
+    assert_eq!(
+        b.find("#answered-by").await.text().await.unwrap(),
+        "Answered by ana and ben"
+    );
+    b.screenshot("people-resolved").await;
+
+    // The decision's own link only shows it, and says who answers it.
+    let h = srv
+        .create(
+            json!({"question": "Rotate the signing key?", "kind": "bool",
+                        "approvers": ["ana", "ben"], "required": 2}),
+        )
+        .await;
+    b.goto(s(&h, "web_url")).await;
+    assert!(!b.has("form#answer").await);
+    assert!(
+        b.find("#elsewhere")
+            .await
+            .text()
+            .await
+            .unwrap()
+            .starts_with("ana and ben answer this")
+    );
+    assert_fit_for_a_phone(&b, "people elsewhere").await;
+    b.screenshot("people-elsewhere").await;
+
+    // A tool approval sent to Ana alone: her page, her Allow, her name on it.
+    let h = srv
+        .create(json!({"question": "Run a command?", "kind": "choose",
+                        "options": ["Allow", "Deny"], "approvers": ["ana"],
+                        "approval": {"harness": "claude", "tool_name": "Bash",
+                                     "tool_input": {"command": "cargo publish --dry-run"}}}))
+        .await;
+    let d = srv
+        .svc
+        .store()
+        .decision(None, Uuid::parse_str(s(&h, "decision_id")).unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    b.goto(&srv.svc.approve_url(&d, PersonChannel::Feed, ana.id))
+        .await;
+    b.click_and_wait("#allow").await;
+    assert_eq!(result_status(&b).await, "allowed");
+    assert_eq!(
+        b.find("#answered-by").await.text().await.unwrap(),
+        "Allowed by ana"
+    );
+    assert_fit_for_a_phone(&b, "people approval").await;
+    b.screenshot("people-approval").await;
+
+    b.close().await;
+    srv.stop().await;
+}
