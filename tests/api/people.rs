@@ -116,7 +116,12 @@ pub async fn any_no_or_decline_resolves_at_once(srv: &TestServer) {
                             "approvers": ["ana", "ben", "cy"], "required": 3}))
             .await;
         let id = s(&h, "decision_id");
-        let (st, _) = post(srv, &link(srv, id, &people[0]).await, json!({"value": "yes"})).await;
+        let (st, _) = post(
+            srv,
+            &link(srv, id, &people[0]).await,
+            json!({"value": "yes"}),
+        )
+        .await;
         assert_eq!(st, StatusCode::OK);
         let (st, body) = post(srv, &link(srv, id, &people[1]).await, veto.clone()).await;
         assert_eq!(st, StatusCode::OK, "{body}");
@@ -127,7 +132,12 @@ pub async fn any_no_or_decline_resolves_at_once(srv: &TestServer) {
             assert_eq!(d["remark"], "not tonight");
         }
         assert_eq!(names(&d), ["ana", "ben"]);
-        let (st, _) = post(srv, &link(srv, id, &people[2]).await, json!({"value": "yes"})).await;
+        let (st, _) = post(
+            srv,
+            &link(srv, id, &people[2]).await,
+            json!({"value": "yes"}),
+        )
+        .await;
         assert_eq!(st, StatusCode::CONFLICT);
     }
 }
@@ -142,7 +152,12 @@ pub async fn only_the_people_asked_see_and_answer(srv: &TestServer) {
     // Not an approver: their link opens nothing, and their feed does not list it.
     let (status, _) = post(srv, &link(srv, id, cy).await, json!({"value": "yes"})).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let page = srv.client.get(link(srv, id, cy).await).send().await.unwrap();
+    let page = srv
+        .client
+        .get(link(srv, id, cy).await)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(page.status(), StatusCode::NOT_FOUND);
     let feed_of = |p: &Person| {
         let token = srv.svc.tokens().feed_token(p.id);
@@ -166,17 +181,40 @@ pub async fn only_the_people_asked_see_and_answer(srv: &TestServer) {
 pub async fn names_and_counts_that_cannot_work_are_refused(srv: &TestServer) {
     add_people(srv, &["ana"]).await;
     for (body, path) in [
-        (json!({"question": "q", "kind": "bool", "approvers": ["zed"]}), "approvers[0]"),
-        (json!({"question": "q", "kind": "bool", "approvers": ["ana"], "required": 2}), "required"),
-        (json!({"question": "q", "kind": "bool", "required": 3}), "required"),
-        (json!({"question": "q", "kind": "text", "required": 2}), "required"),
-        (json!({"question": "q", "kind": "bool", "approvers": ["Ana!"]}), "approvers[0]"),
-        (json!({"question": "q", "kind": "bool", "escalate_to": ["ana"]}), "escalate_to"),
-        (json!({"question": "q", "kind": "bool", "ttl_seconds": 60, "escalate_after_s": 60}), "escalate_after_s"),
-        (json!({"question": "q", "kind": "bool", "approvers": "ana"}), "approvers"),
+        (
+            json!({"question": "q", "kind": "bool", "approvers": ["zed"]}),
+            "approvers[0]",
+        ),
+        (
+            json!({"question": "q", "kind": "bool", "approvers": ["ana"], "required": 2}),
+            "required",
+        ),
+        (
+            json!({"question": "q", "kind": "bool", "required": 3}),
+            "required",
+        ),
+        (
+            json!({"question": "q", "kind": "text", "required": 2}),
+            "required",
+        ),
+        (
+            json!({"question": "q", "kind": "bool", "approvers": ["Ana!"]}),
+            "approvers[0]",
+        ),
+        (
+            json!({"question": "q", "kind": "bool", "escalate_to": ["ana"]}),
+            "escalate_to",
+        ),
+        (
+            json!({"question": "q", "kind": "bool", "ttl_seconds": 60, "escalate_after_s": 60}),
+            "escalate_after_s",
+        ),
+        (
+            json!({"question": "q", "kind": "bool", "approvers": "ana"}),
+            "approvers",
+        ),
     ] {
-        let (status, err) =
-            send(srv.req(reqwest::Method::POST, "/v1/decisions").json(&body)).await;
+        let (status, err) = send(srv.req(reqwest::Method::POST, "/v1/decisions").json(&body)).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {err}");
         let paths: Vec<&str> = err["error"]["details"]
             .as_array()
@@ -189,9 +227,14 @@ pub async fn names_and_counts_that_cannot_work_are_refused(srv: &TestServer) {
 }
 
 pub async fn one_person_alone_sees_nothing_new(srv: &TestServer) {
-    let h = srv.create(json!({"question": "Deploy?", "kind": "bool"})).await;
+    let h = srv
+        .create(json!({"question": "Deploy?", "kind": "bool"}))
+        .await;
     let d = srv.get(s(&h, "decision_id")).await;
-    assert!(d.get("progress").is_none() && d.get("routing").is_none(), "{d}");
+    assert!(
+        d.get("progress").is_none() && d.get("routing").is_none(),
+        "{d}"
+    );
     assert_eq!(d["answers"], json!([]));
     let (status, _) = post(srv, s(&h, "web_url"), json!({"value": "yes"})).await;
     assert_eq!(status, StatusCode::OK);
