@@ -177,15 +177,24 @@ impl Service {
         by: AnsweredBy,
         person: Option<&Person>,
     ) -> Result<Decision, ServiceError> {
-        let mut resolution = validate_answer(&d.spec, input).map_err(ServiceError::Validation)?;
-        resolution.by = Some(by);
         let mut d = d.clone();
+        // A resolved decision says so before anything is checked of the answer.
+        let mut resolution = None;
         for _ in 0..TALLY_ATTEMPTS {
             match d.status {
                 Status::Pending => {}
                 Status::Expired => return Err(ServiceError::Expired(Box::new(d))),
                 _ => return Err(ServiceError::AlreadyResolved(Box::new(d))),
             }
+            let resolution = match &mut resolution {
+                Some(r) => r,
+                None => {
+                    let mut r =
+                        validate_answer(&d.spec, input).map_err(ServiceError::Validation)?;
+                    r.by = Some(by);
+                    resolution.insert(r)
+                }
+            };
             if let Some(p) = person
                 && !people::is_asked(&d, &p.name, super::now())
             {
@@ -215,9 +224,9 @@ impl Service {
                     resolution.answer = Some(answer);
                     resolution.expect_answers =
                         (people::required(&d) > 1).then_some(d.answers.len());
-                    self.check_step_up(&d, &mut resolution, input.passkey.as_ref())
+                    self.check_step_up(&d, resolution, input.passkey.as_ref())
                         .await?;
-                    match self.apply_tallied(d.id, &resolution).await? {
+                    match self.apply_tallied(d.id, resolution).await? {
                         Ok(won) => return Ok(won),
                         Err(now_d) if now_d.status == Status::Pending => {}
                         Err(now_d) => return self.lost(now_d),
