@@ -12,7 +12,6 @@ use reqwest::{Method, StatusCode};
 use sayso::domain::PersonChannel;
 use sayso::domain::people::Person;
 use serde_json::{Value, json};
-use time::OffsetDateTime;
 use tokio::process::Command;
 use uuid::Uuid;
 
@@ -49,23 +48,6 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// A person of the server's default inbox.
-async fn add_person(srv: &TestServer, name: &str) -> Person {
-    let inbox = srv.default_inbox().await;
-    let person = Person {
-        id: Uuid::now_v7(),
-        inbox_id: inbox.id,
-        name: name.into(),
-        email: None,
-        ntfy_url: None,
-        ntfy_token: None,
-        quiet: None,
-        created_at: OffsetDateTime::now_utc(),
-    };
-    srv.svc.store().add_person(&person).await.unwrap();
-    person
-}
-
 /// `person` answers decision `id` through their own feed link.
 async fn answer_as(
     srv: &TestServer,
@@ -82,8 +64,8 @@ async fn answer_as(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ask_for_one_approver_is_answered_by_them_alone() {
     let (_db, srv) = server().await;
-    let ana = add_person(&srv, "ana").await;
-    let ben = add_person(&srv, "ben").await;
+    let ana = srv.add_person("ana").await;
+    let ben = srv.add_person("ben").await;
     let out = run(
         &srv,
         &[
@@ -135,7 +117,7 @@ async fn an_ask_for_one_approver_is_answered_by_them_alone() {
 async fn every_people_flag_reaches_the_decision() {
     let (_db, srv) = server().await;
     for name in ["ana", "ben", "cy"] {
-        add_person(&srv, name).await;
+        srv.add_person(name).await;
     }
     let out = run(
         &srv,
@@ -182,7 +164,7 @@ async fn every_people_flag_reaches_the_decision() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_count_or_a_name_that_cannot_work_is_refused_with_a_clear_error() {
     let (_db, srv) = server().await;
-    add_person(&srv, "ana").await;
+    srv.add_person("ana").await;
     let refused = [
         (
             vec!["--approvers", "ana", "--required", "0"],

@@ -22,15 +22,11 @@ pub struct Feed {
     pub recent: Vec<Decision>,
     /// Every project the inbox has decisions in, for the filter.
     pub projects: Vec<String>,
+    /// Whether the inbox has people besides the viewer (the feed then says whose it is).
+    pub shared: bool,
 }
 
 impl Service {
-    /// The feed a feed link opens, optionally for one project.
-    pub async fn feed(&self, token: &str, project: Option<&str>) -> Result<Feed, ServiceError> {
-        let viewer = self.open_feed_link(token).await?;
-        self.person_feed(viewer, project).await
-    }
-
     /// The feed of a person already known (by their link or a bound device): the inbox's
     /// decisions that ask them (`people::is_asked`), and those they answered.
     pub async fn person_feed(
@@ -83,11 +79,18 @@ impl Service {
             .take(HISTORY)
             .collect();
         let projects = self.store().projects(inbox.id).await?;
+        let shared = self
+            .store()
+            .people(inbox.id)
+            .await?
+            .iter()
+            .any(|p| p.id != viewer.person.id);
         Ok(Feed {
             viewer,
             pending,
             recent,
             projects,
+            shared,
         })
     }
 }

@@ -12,21 +12,9 @@ use crate::common::server::{TestServer, s, send};
 
 /// Adds people named `names` to the server's default inbox.
 async fn add_people(srv: &TestServer, names: &[&str]) -> Vec<Person> {
-    let inbox = srv.default_inbox().await;
     let mut added = Vec::new();
     for name in names {
-        let p = Person {
-            id: Uuid::now_v7(),
-            inbox_id: inbox.id,
-            name: (*name).to_string(),
-            email: None,
-            ntfy_url: None,
-            ntfy_token: None,
-            quiet: None,
-            created_at: sayso::service::now(),
-        };
-        srv.svc.store().add_person(&p).await.unwrap();
-        added.push(p);
+        added.push(srv.add_person(name).await);
     }
     added
 }

@@ -7,35 +7,18 @@ use serde_json::json;
 use uuid::Uuid;
 
 use sayso::domain::PersonChannel;
-use sayso::domain::people::Person;
 
 use crate::checks::{assert_fit_for_a_phone, result_status};
-use crate::common::server::{TestServer, s, send};
+use crate::common::server::{s, send};
 use crate::support::setup;
-
-/// Adds a person named `name` to the default inbox.
-async fn add_person(srv: &TestServer, name: &str) -> Person {
-    let p = Person {
-        id: Uuid::now_v7(),
-        inbox_id: srv.default_inbox().await.id,
-        name: name.to_string(),
-        email: None,
-        ntfy_url: None,
-        ntfy_token: None,
-        quiet: None,
-        created_at: sayso::service::now(),
-    };
-    srv.svc.store().add_person(&p).await.unwrap();
-    p
-}
 
 #[tokio::test]
 async fn a_person_answers_a_decision_two_must_agree_on() {
     let Some((b, srv, _db)) = setup().await else {
         return;
     };
-    let ana = add_person(&srv, "ana").await;
-    let ben = add_person(&srv, "ben").await;
+    let ana = srv.add_person("ana").await;
+    let ben = srv.add_person("ben").await;
     let h = srv
         .create(
             json!({"question": "Ship release 2.4 to production?", "kind": "bool",

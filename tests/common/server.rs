@@ -268,6 +268,23 @@ impl TestServer {
             .expect("the first run makes the inbox default")
     }
 
+    /// Adds a person named `name`, with no channels and no quiet hours, to the inbox
+    /// `default`.
+    pub async fn add_person(&self, name: &str) -> sayso::domain::people::Person {
+        let person = sayso::domain::people::Person {
+            id: uuid::Uuid::now_v7(),
+            inbox_id: self.default_inbox().await.id,
+            name: name.to_string(),
+            email: None,
+            ntfy_url: None,
+            ntfy_token: None,
+            quiet: None,
+            created_at: sayso::service::now(),
+        };
+        self.svc.store().add_person(&person).await.unwrap();
+        person
+    }
+
     /// A new inbox with its own key.
     pub async fn other_inbox_key(&self, name: &str) -> String {
         self.svc.create_inbox(name, None).await.unwrap();

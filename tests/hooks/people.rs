@@ -8,7 +8,6 @@ use reqwest::StatusCode;
 use sayso::domain::PersonChannel;
 use sayso::domain::people::Person;
 use serde_json::{Value, json};
-use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::common::server::{TestServer, send};
@@ -19,23 +18,6 @@ const POLICY: &str = r#"{"rules": [
     {"tool": "Bash", "command": "make deploy*", "decision": "ask",
      "approvers": ["ana", "ben"], "required": 2}
 ]}"#;
-
-/// A person of the server's default inbox.
-async fn add_person(srv: &TestServer, name: &str) -> Person {
-    let inbox = srv.default_inbox().await;
-    let person = Person {
-        id: Uuid::now_v7(),
-        inbox_id: inbox.id,
-        name: name.into(),
-        email: None,
-        ntfy_url: None,
-        ntfy_token: None,
-        quiet: None,
-        created_at: OffsetDateTime::now_utc(),
-    };
-    srv.svc.store().add_person(&person).await.unwrap();
-    person
-}
 
 /// `person` answers the decision behind `d` (its JSON) from their feed: `Allow` or `Deny`.
 async fn answer_as(srv: &TestServer, d: &Value, person: &Person, value: &str) -> Value {
@@ -57,8 +39,8 @@ async fn answer_as(srv: &TestServer, d: &Value, person: &Person, value: &str) ->
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_approvers_must_both_allow_and_either_can_deny() {
     let (_db, srv) = server().await;
-    let ana = add_person(&srv, "ana").await;
-    let ben = add_person(&srv, "ben").await;
+    let ana = srv.add_person("ana").await;
+    let ben = srv.add_person("ben").await;
     let dir = Dir::new();
     dir.write(".sayso/policy.json", POLICY);
     let cwd = dir.path().display().to_string();
@@ -147,8 +129,8 @@ async fn two_approvers_must_both_allow_and_either_can_deny() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_persons_allow_for_this_session_does_not_pass_a_rule_of_two() {
     let (_db, srv) = server().await;
-    let ana = add_person(&srv, "ana").await;
-    add_person(&srv, "ben").await;
+    let ana = srv.add_person("ana").await;
+    srv.add_person("ben").await;
     let dir = Dir::new();
     dir.write(".sayso/policy.json", POLICY);
     let cwd = dir.path().display().to_string();

@@ -129,19 +129,8 @@ async fn the_tools_are_listed_with_schemas_and_descriptions() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_user_sends_the_question_to_the_people_it_names() {
     let (_db, srv) = start().await;
-    let inbox = srv.default_inbox().await;
     for name in ["ana", "ben"] {
-        let person = sayso::domain::people::Person {
-            id: uuid::Uuid::now_v7(),
-            inbox_id: inbox.id,
-            name: name.into(),
-            email: None,
-            ntfy_url: None,
-            ntfy_token: None,
-            quiet: None,
-            created_at: time::OffsetDateTime::now_utc(),
-        };
-        srv.svc.store().add_person(&person).await.unwrap();
+        srv.add_person(name).await;
     }
     let client = connect(&srv).await;
     let asked = call(

@@ -93,8 +93,7 @@ async fn feed_response(svc: &Service, viewer: Viewer, filter: Option<String>) ->
     match svc.person_feed(viewer, filter.as_deref()).await {
         Ok(feed) => {
             let push_key = push_key(svc).await;
-            let shared = is_shared(svc, &feed.viewer).await;
-            render(StatusCode::OK, &page(svc, feed, filter, push_key, shared))
+            render(StatusCode::OK, &page(svc, feed, filter, push_key))
         }
         Err(e) => feed_error(e),
     }
@@ -123,24 +122,11 @@ fn feed_error(e: ServiceError) -> Response {
     }
 }
 
-/// Whether the viewer's inbox has more people than them: their feed then says whose it is.
-/// When that cannot be read the feed says nothing of it.
-async fn is_shared(svc: &Service, viewer: &Viewer) -> bool {
-    match svc.list_people(&viewer.inbox.name).await {
-        Ok(people) => people.iter().any(|p| p.id != viewer.person.id),
-        Err(e) => {
-            tracing::warn!(error = %e, "could not list the inbox's people for the feed");
-            false
-        }
-    }
-}
-
 fn page(
     svc: &Service,
     feed: crate::service::Feed,
     filter: Option<String>,
     push_key: String,
-    shared: bool,
 ) -> FeedPage {
     let now = OffsetDateTime::now_utc();
     // The feed's own address, never its link, so the link leaves no trace in the page.
@@ -170,7 +156,7 @@ fn page(
         feed.pending.iter().partition(|d| d.kind() == Kind::Todo);
     FeedPage {
         inbox_name: feed.viewer.inbox.name.clone(),
-        person_name: shared.then(|| feed.viewer.person.name.clone()),
+        person_name: feed.shared.then(|| feed.viewer.person.name.clone()),
         open_count: feed.pending.len(),
         projects: feed
             .projects
