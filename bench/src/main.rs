@@ -57,14 +57,19 @@ async fn main() -> Result<()> {
             match scenario {
                 "create" => create_rate(&server, seconds).await?,
                 "get" => get_rate(&server, seconds).await?,
-                other => return Err(anyhow!("no load scenario {other:?}; try create or get")),
+                "healthz" => ceiling::healthz_rate(&server.base, seconds).await?,
+                other => {
+                    return Err(anyhow!(
+                        "no load scenario {other:?}; try create, get or healthz"
+                    ));
+                }
             };
             return Ok(());
         }
         [] | ["fleet"] | ["postgres"] | ["sqlite"] => {}
         _ => {
             return Err(anyhow!(
-                "usage: bench [fleet | postgres | sqlite | load create|get URL KEY SECONDS]"
+                "usage: bench [fleet | postgres | sqlite | load create|get|healthz URL KEY SECONDS]"
             ));
         }
     }

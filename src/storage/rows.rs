@@ -14,11 +14,13 @@ use crate::domain::{
 };
 use crate::metrics::PoolState;
 
-/// The columns of a decision, once each backend has decoded its own types.
-pub(super) struct DecisionColumns {
+/// The columns of a decision, once each backend has decoded its own types. Its JSON columns
+/// come as sqlx decodes them (`Value`) or as the text SQLite stores (`&str`, read without
+/// sqlx), parsed once into the domain's types either way.
+pub(super) struct DecisionColumns<J = Value> {
     pub id: Uuid,
     pub inbox_id: Uuid,
-    pub spec: Value,
+    pub spec: J,
     pub status: Status,
     pub outcome: Option<Value>,
     pub outcome_source: Option<OutcomeSource>,
@@ -31,14 +33,33 @@ pub(super) struct DecisionColumns {
     pub answered_via: Option<String>,
     pub answered_device: Option<Uuid>,
     /// The JSON array of `AnswerRecord`s.
-    pub answers: Value,
+    pub answers: J,
 }
 
-impl TryFrom<DecisionColumns> for Decision {
+/// A stored JSON column, parsed into what it holds.
+pub(super) trait StoredJson {
+    fn parse<T: serde::de::DeserializeOwned>(self) -> serde_json::Result<T>;
+}
+
+impl StoredJson for Value {
+    fn parse<T: serde::de::DeserializeOwned>(self) -> serde_json::Result<T> {
+        serde_json::from_value(self)
+    }
+}
+
+impl StoredJson for &str {
+    fn parse<T: serde::de::DeserializeOwned>(self) -> serde_json::Result<T> {
+        serde_json::from_str(self)
+    }
+}
+
+impl<J: StoredJson> TryFrom<DecisionColumns<J>> for Decision {
     type Error = StoreError;
 
-    fn try_from(c: DecisionColumns) -> Result<Self, StoreError> {
-        let spec: DecisionSpec = serde_json::from_value(c.spec)
+    fn try_from(c: DecisionColumns<J>) -> Result<Self, StoreError> {
+        let spec: DecisionSpec = c
+            .spec
+            .parse()
             .map_err(|e| StoreError::Other(format!("decision {}: stored spec: {e}", c.id)))?;
         let answered_by = match c.answered_via.as_deref() {
             None => None,
@@ -49,7 +70,9 @@ impl TryFrom<DecisionColumns> for Decision {
                 c.answered_device,
             )),
         };
-        let answers = serde_json::from_value(c.answers)
+        let answers = c
+            .answers
+            .parse()
             .map_err(|e| StoreError::Other(format!("decision {}: stored answers: {e}", c.id)))?;
         Ok(Decision {
             answers,

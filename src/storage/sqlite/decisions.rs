@@ -6,10 +6,10 @@ use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::SqliteStore;
 use super::events::insert_event;
 use super::outbox::insert_messages;
 use super::rows::{DecisionRow, ExpiredRow, NotifiedRow, id};
+use super::{SqliteStore, readers};
 use crate::domain::people::AnswerRecord;
 use crate::domain::{Decision, EventKind, NotificationState, Resolution, Status};
 use crate::storage::rows::{self, from_millis, millis, store_error, to_ms_precision};
@@ -260,7 +260,7 @@ pub(super) async fn decision_for_key(
     key_hash: &str,
     decision: Uuid,
 ) -> Result<Option<(Decision, Vec<NotificationState>)>, StoreError> {
-    let query = sqlx::query_as::<_, NotifiedRow>(concat!(
+    const SQL: &str = concat!(
         "SELECT ",
         decision_columns!(),
         ", (SELECT json_group_array(json_object('channel', channel, 'status', status, \
@@ -268,10 +268,18 @@ pub(super) async fn decision_for_key(
          WHERE decision_id = decisions.id ORDER BY channel)) AS notifications \
          FROM decisions WHERE id = ? AND inbox_id = \
          (SELECT inbox_id FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL)"
-    ))
-    .bind(id(decision))
-    .bind(key_hash);
-    let found = store.read_optional(query).await?;
+    );
+    if let Some(readers) = &store.readers {
+        let mut text = Uuid::encode_buffer();
+        let decision = &*decision.hyphenated().encode_lower(&mut text);
+        return readers.read_optional(SQL, [decision, key_hash], readers::notified_decision);
+    }
+    let found = sqlx::query_as::<_, NotifiedRow>(SQL)
+        .bind(id(decision))
+        .bind(key_hash)
+        .fetch_optional(&store.pool)
+        .await
+        .map_err(store_error)?;
     let Some(row) = found else { return Ok(None) };
     let notifications = row.notifications.0.into_iter().map(Into::into).collect();
     Ok(Some((row.decision.try_into()?, notifications)))

@@ -3,8 +3,8 @@
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::SqliteStore;
 use super::rows::{InboxRow, id};
+use super::{SqliteStore, readers};
 use crate::domain::inbox::{Inbox, InboxChannels};
 use crate::storage::rows::{millis, store_error, to_ms_precision};
 use crate::storage::{KeysToRevoke, StoreError};
@@ -118,14 +118,21 @@ pub(super) async fn inbox_for_key(
     store: &SqliteStore,
     key_hash: &str,
 ) -> Result<Option<Inbox>, StoreError> {
-    let query = sqlx::query_as::<_, InboxRow>(concat!(
+    const SQL: &str = concat!(
         "SELECT ",
         inbox_columns!(),
         " FROM api_keys k JOIN inboxes i ON i.id = k.inbox_id \
              WHERE k.key_hash = ? AND k.revoked_at IS NULL"
-    ))
-    .bind(key_hash);
-    Ok(store.read_optional(query).await?.map(Inbox::from))
+    );
+    if let Some(readers) = &store.readers {
+        return readers.read_optional(SQL, [key_hash], readers::inbox);
+    }
+    let found = sqlx::query_as::<_, InboxRow>(SQL)
+        .bind(key_hash)
+        .fetch_optional(&store.pool)
+        .await
+        .map_err(store_error)?;
+    Ok(found.map(Inbox::from))
 }
 
 pub(super) async fn revoke_api_keys(

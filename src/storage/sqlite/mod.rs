@@ -42,8 +42,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use sqlx::Sqlite;
 use sqlx::sqlite::{
-    SqliteArguments, SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
-    SqliteRow, SqliteSynchronous,
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -59,8 +58,9 @@ use crate::domain::webauthn::StoredPasskey;
 use crate::domain::{Decision, DecisionEvent, EventKind, NotificationState, Resolution};
 use crate::metrics::Snapshot;
 
-/// Read-only connections for the hottest reads (readers.rs), beside the pool's eight.
-const READERS: usize = 4;
+/// Read-only connections kept for the hottest reads (readers.rs), beside the pool's eight:
+/// about one for each thread that runs requests.
+const READERS: usize = 8;
 
 /// A store on one SQLite file.
 ///
@@ -70,8 +70,8 @@ const READERS: usize = 4;
 /// sees two. Reads use `pool`; in WAL mode they never wait for the writer.
 pub struct SqliteStore {
     pool: SqlitePool,
-    /// The hottest reads' connections, without the pool's second hand-off (readers.rs); none
-    /// for a memory database, whose only connection is the writer.
+    /// The hottest reads, run on the request's thread (readers.rs); none for a memory
+    /// database, whose only connection is the writer.
     readers: Option<readers::Readers>,
     writer: SqlitePool,
     /// Creates go in groups, through the writer (creates.rs).
@@ -121,7 +121,8 @@ impl SqliteStore {
                 .connect_with(read_only.clone())
                 .await
                 .map_err(store_error)?;
-            (pool, Some(readers::Readers::new(read_only, READERS)))
+            let path = read_only.get_filename().to_path_buf();
+            (pool, Some(readers::Readers::new(path, READERS)))
         };
         let creates = creates::Creates::start(writer.clone());
         Ok(SqliteStore {
@@ -130,27 +131,6 @@ impl SqliteStore {
             writer,
             creates,
         })
-    }
-
-    /// Runs a one-row read on a connection of `readers` (the pool's, for a memory database).
-    async fn read_optional<'q, O>(
-        &self,
-        query: sqlx::query::QueryAs<'q, Sqlite, O, SqliteArguments>,
-    ) -> Result<Option<O>, StoreError>
-    where
-        O: Send + Unpin + for<'r> sqlx::FromRow<'r, SqliteRow>,
-    {
-        let Some(readers) = &self.readers else {
-            return query.fetch_optional(&self.pool).await.map_err(store_error);
-        };
-        let mut reader = readers.acquire().await?;
-        match query.fetch_optional(reader.conn()).await {
-            Ok(found) => Ok(found),
-            Err(e) => {
-                reader.discard();
-                Err(store_error(e))
-            }
-        }
     }
 
     async fn begin_immediate(&self) -> Result<sqlx::Transaction<'static, Sqlite>, StoreError> {

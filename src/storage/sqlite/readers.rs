@@ -1,100 +1,185 @@
-//! The read-only connections of the hottest reads (a decision by key, an inbox by key),
-//! handed out without sqlx's pool.
+//! The hottest reads (a decision by key, an inbox by key), run on the request's own thread.
 //!
-//! sqlx runs each SQLite connection on a thread of its own, so every statement is a message to
-//! that thread and a wake-up back. Its pool adds a second one to every read: a connection
-//! given back is returned by a task of its own, which pings the connection's thread first
-//! (`PoolConnection`'s drop), so a one-statement read cost two hand-offs and a spawned task.
-//! Here a connection goes back to the idle list at once, in the guard's drop, and only one
-//! hand-off is left: the statement's own.
+//! sqlx runs each SQLite connection on a thread of its own, so every statement through it is
+//! a message to that thread and a wake-up back: on two cores, stack samples of a `GET` under
+//! load spent most of their time in the scheduler and futex waits around that hand-off, and
+//! under 1 % in SQLite itself. These reads are one indexed lookup each, a few microseconds in
+//! SQLite, so they are run here synchronously, through rusqlite on the same bundled library,
+//! on read-only connections kept in a list: no hand-off, no task, no wake-up.
 //!
-//! The ping is sqlx's guard against a connection left mid-transaction by a cancelled
-//! future. These connections are read-only and never begin a transaction; a statement a
-//! cancelled request left running finishes on its thread before the next one starts there. A
-//! connection whose statement failed is closed rather than given back, and its place is
-//! opened again when next needed.
+//! Running SQLite on a runtime thread is safe only because the statement cannot wait long: in
+//! WAL mode a reader never waits for the writer, and the writer checkpoints passively, so the
+//! busy handler is reached only while another process recovers the WAL after a crash (it then
+//! waits up to the same 5 s as every connection). The other reads, whose statements scan
+//! lists or run per page, stay on sqlx's pool.
 
+use std::path::PathBuf;
 use std::sync::Mutex;
+use std::time::Duration;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
-use sqlx::{ConnectOptions, Connection};
-use tokio::sync::{Semaphore, SemaphorePermit};
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Params, Row};
+use serde_json::Value;
+use uuid::Uuid;
 
+use crate::domain::inbox::{Inbox, InboxChannels};
+use crate::domain::{Decision, NotificationState, OutcomeSource, Status};
 use crate::storage::StoreError;
-use crate::storage::rows::store_error;
+use crate::storage::rows::{DecisionColumns, NotificationJson, from_millis};
 
-/// Up to `size` read-only connections, opened as needed and kept.
+/// Read-only connections to one database file, opened as needed; up to `keep` stay open.
 pub(super) struct Readers {
-    options: SqliteConnectOptions,
-    idle: Mutex<Vec<SqliteConnection>>,
-    permits: Semaphore,
-}
-
-/// A connection lent by `Readers`; it goes back when dropped.
-pub(super) struct Reader<'a> {
-    conn: Option<SqliteConnection>,
-    readers: &'a Readers,
-    _permit: SemaphorePermit<'a>,
+    path: PathBuf,
+    idle: Mutex<Vec<Connection>>,
+    keep: usize,
 }
 
 impl Readers {
-    /// `options` must open the database read-only.
-    pub(super) fn new(options: SqliteConnectOptions, size: usize) -> Self {
+    pub(super) fn new(path: PathBuf, keep: usize) -> Self {
         Readers {
-            options,
-            idle: Mutex::new(Vec::with_capacity(size)),
-            permits: Semaphore::new(size),
+            path,
+            idle: Mutex::new(Vec::with_capacity(keep)),
+            keep,
         }
     }
 
-    /// An idle connection, or a new one while fewer than `size` are open; else waits for one.
-    pub(super) async fn acquire(&self) -> Result<Reader<'_>, StoreError> {
-        let permit = self
-            .permits
-            .acquire()
-            .await
-            .map_err(|_| StoreError::Unavailable("the store is closed".into()))?;
-        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let conn = match idle {
+    /// The one row `sql` reads with `params`, decoded by `decode`, or `None`.
+    ///
+    /// A connection whose statement failed is closed rather than kept, so the next read does
+    /// not find it in whatever state that left.
+    pub(super) fn read_optional<T>(
+        &self,
+        sql: &str,
+        params: impl Params,
+        decode: impl FnOnce(&Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Option<T>, StoreError> {
+        let conn = match self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop() {
             Some(conn) => conn,
-            None => self.options.connect().await.map_err(store_error)?,
+            None => self.open()?,
         };
-        Ok(Reader {
-            conn: Some(conn),
-            readers: self,
-            _permit: permit,
-        })
+        let read = conn
+            .prepare_cached(sql)
+            .and_then(|mut statement| statement.query_row(params, decode).optional());
+        match read {
+            Ok(found) => {
+                let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+                if idle.len() < self.keep {
+                    idle.push(conn);
+                }
+                Ok(found)
+            }
+            Err(e) => Err(read_error(e)),
+        }
+    }
+
+    fn open(&self) -> Result<Connection, StoreError> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(read_error)?;
+        conn.busy_timeout(Duration::from_secs(5))
+            .map_err(read_error)?;
+        Ok(conn)
     }
 }
 
-impl Reader<'_> {
-    /// The connection, to run one statement on.
-    pub(super) fn conn(&mut self) -> &mut SqliteConnection {
-        self.conn
-            .as_mut()
-            .expect("a lent reader holds its connection")
-    }
-
-    /// Closes the connection instead of giving it back: its statement failed, and the next
-    /// read should not find it in whatever state that left.
-    pub(super) fn discard(mut self) {
-        if let Some(conn) = self.conn.take() {
-            // The close is a message to the connection's thread; nobody waits for it.
-            tokio::spawn(async move {
-                let _ = conn.close().await;
-            });
+fn read_error(e: rusqlite::Error) -> StoreError {
+    match e {
+        rusqlite::Error::SqliteFailure(code, _)
+            if matches!(
+                code.code,
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+            ) =>
+        {
+            StoreError::Unavailable(format!("the database is busy: {e}"))
         }
+        e => StoreError::Other(format!("read: {e}")),
     }
 }
 
-impl Drop for Reader<'_> {
-    fn drop(&mut self) {
-        if let Some(conn) = self.conn.take() {
-            self.readers
-                .idle
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(conn);
-        }
+/// Decodes the decision at the start of `row` (`decision_columns!`).
+pub(super) fn decision(row: &Row<'_>) -> rusqlite::Result<Decision> {
+    let columns = DecisionColumns {
+        id: uuid(row, 0)?,
+        inbox_id: uuid(row, 1)?,
+        spec: text(row, 2)?,
+        status: word(row, 3, Status::parse)?,
+        outcome: optional(row, 4, json)?,
+        outcome_source: optional(row, 5, |row, i| word(row, i, OutcomeSource::parse))?,
+        custom: row.get(6)?,
+        remark: row.get(7)?,
+        created_at: from_millis(row.get(8)?),
+        expires_at: from_millis(row.get(9)?),
+        resolved_at: row.get::<_, Option<i64>>(10)?.map(from_millis),
+        has_image: row.get(11)?,
+        answered_via: row.get(12)?,
+        answered_device: optional(row, 13, uuid)?,
+        answers: text(row, 14)?,
+    };
+    Decision::try_from(columns).map_err(|e| invalid(0, e))
+}
+
+/// Decodes a decision followed by its notification states as a JSON array.
+pub(super) fn notified_decision(
+    row: &Row<'_>,
+) -> rusqlite::Result<(Decision, Vec<NotificationState>)> {
+    let decision = decision(row)?;
+    let notifications: Vec<NotificationJson> = json_as(row, 15)?;
+    Ok((
+        decision,
+        notifications.into_iter().map(Into::into).collect(),
+    ))
+}
+
+/// Decodes an inbox (`inbox_columns!`).
+pub(super) fn inbox(row: &Row<'_>) -> rusqlite::Result<Inbox> {
+    Ok(Inbox {
+        id: uuid(row, 0)?,
+        name: row.get(1)?,
+        created_at: from_millis(row.get(2)?),
+        channels: InboxChannels {
+            email: row.get(3)?,
+            ntfy_url: row.get(4)?,
+            ntfy_token: row.get(5)?,
+            webhook_secret: row.get(6)?,
+        },
+    })
+}
+
+fn text<'r>(row: &'r Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
+    Ok(row.get_ref(i)?.as_str()?)
+}
+
+fn uuid(row: &Row<'_>, i: usize) -> rusqlite::Result<Uuid> {
+    Uuid::parse_str(text(row, i)?).map_err(|e| invalid(i, e))
+}
+
+fn json(row: &Row<'_>, i: usize) -> rusqlite::Result<Value> {
+    json_as(row, i)
+}
+
+fn json_as<T: serde::de::DeserializeOwned>(row: &Row<'_>, i: usize) -> rusqlite::Result<T> {
+    serde_json::from_str(text(row, i)?).map_err(|e| invalid(i, e))
+}
+
+fn word<T>(row: &Row<'_>, i: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
+    let s = text(row, i)?;
+    parse(s).ok_or_else(|| invalid(i, format!("unknown word {s:?}")))
+}
+
+/// `decode` of a column that may be NULL.
+fn optional<T>(
+    row: &Row<'_>,
+    i: usize,
+    decode: impl FnOnce(&Row<'_>, usize) -> rusqlite::Result<T>,
+) -> rusqlite::Result<Option<T>> {
+    match row.get_ref(i)? {
+        ValueRef::Null => Ok(None),
+        _ => decode(row, i).map(Some),
     }
+}
+
+fn invalid(i: usize, e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
 }
