@@ -17,6 +17,7 @@ macro_rules! inbox_columns {
     };
 }
 
+mod changes;
 mod postgres;
 mod rows;
 mod sqlite;

@@ -1,6 +1,6 @@
-//! The thread that the store's batching tasks (creates.rs, key_lookups.rs) run on: a
-//! runtime of their own, so a group's or a batch's answer from the database is taken up as
-//! soon as it arrives, not after the requests' own work queued on the main runtime; under
+//! The thread that the store's batching tasks (creates.rs, resolves.rs, key_lookups.rs) run
+//! on: a runtime of their own, so a group's or a batch's answer from the database is taken up
+//! as soon as it arrives, not after the requests' own work queued on the main runtime; under
 //! load that wait was longer than the database's.
 
 use std::future::Future;
@@ -52,8 +52,8 @@ impl BatchingThread {
     }
 }
 
-/// How many requests of one kind (creates, key lookups) are in flight, so that one alone can
-/// skip the queue and run at once on its caller's runtime.
+/// How many requests of one kind (creates, resolutions, key lookups) are in flight, so that
+/// one alone can skip the queue and run at once on its caller's runtime.
 #[derive(Default)]
 pub(super) struct InFlight(AtomicUsize);
 

@@ -2,7 +2,6 @@
 //! notification states and outbox), reads, lists, and the conditional updates that resolve
 //! and expire them, each `NOTIFY`ing the other replicas.
 
-use sqlx::types::Json;
 use sqlx::{Postgres, QueryBuilder};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -85,59 +84,9 @@ pub(super) async fn resolve(
     resolution: &Resolution,
     now: OffsetDateTime,
 ) -> Result<Resolved, StoreError> {
+    // A resolution that can never apply is refused before it is queued.
     check_resolution(resolution)?;
-    let now = to_ms_precision(now);
-    let detail = rows::resolution_detail(resolution);
-    let answer = resolution
-        .answer
-        .as_ref()
-        .map(rows::answer_json)
-        .transpose()?;
-    // Under concurrent updates the row lock makes the loser re-check `status`, so exactly
-    // one statement updates the row.
-    let won = sqlx::query_as::<_, DecisionRow>(concat!(
-        "WITH upd AS ( \
-           UPDATE decisions SET status = $2, outcome = $3, outcome_source = $4, \
-             custom = $5, remark = $6, resolved_at = $7, answered_via = $12, \
-             answered_device = $13, \
-             answers = CASE WHEN $14::jsonb IS NULL THEN answers \
-                       ELSE answers || jsonb_build_array($14::jsonb) END \
-           WHERE id = $1 AND status = 'pending' AND expires_at > $7 \
-             AND ($15::bigint IS NULL OR jsonb_array_length(answers) = $15) \
-           RETURNING ",
-        decision_columns!(),
-        "), ",
-        resolution_locks!(),
-        ", ev AS ( \
-           INSERT INTO decision_events (decision_id, at, kind, detail) \
-           SELECT id, $7, $8, $9 FROM upd, lk), ",
-        resolved_fan_out!("$10", "$7", "$11"),
-        " SELECT ",
-        decision_columns!(),
-        ", pg_notify('sayso_resolved', id::text) IS NULL AS notified FROM upd"
-    ))
-    .bind(id)
-    .bind(resolution.status.as_str())
-    .bind(resolution.outcome.as_ref().map(Json))
-    .bind(resolution.outcome_source.map(|s| s.as_str()))
-    .bind(resolution.custom)
-    .bind(&resolution.remark)
-    .bind(now)
-    .bind(resolution.event_kind())
-    .bind(Json(&detail))
-    .bind(Uuid::now_v7())
-    .bind(now + rows::RESOLVED_GIVE_UP)
-    .bind(resolution.by.map(|b| b.channel.as_str()))
-    .bind(resolution.by.and_then(|b| b.device_id))
-    .bind(answer.map(Json))
-    .bind(resolution.expect_answers.map(|n| n as i64))
-    .fetch_optional(&store.pool)
-    .await
-    .map_err(store_error)?;
-    match won {
-        Some(won) => Ok(Resolved::Won(won.try_into()?)),
-        None => current(store, id).await,
-    }
+    super::resolves::resolve(store, id, resolution, now).await
 }
 
 pub(super) async fn add_answer(
@@ -147,32 +96,8 @@ pub(super) async fn add_answer(
     answer: &AnswerRecord,
     now: OffsetDateTime,
 ) -> Result<Option<Decision>, StoreError> {
-    let now = to_ms_precision(now);
-    // The row lock orders concurrent answers: the second re-reads the row and finds the
-    // count changed, so no answer is counted against a stale list.
-    let added = sqlx::query_as::<_, DecisionRow>(concat!(
-        "WITH upd AS ( \
-           UPDATE decisions SET answers = answers || jsonb_build_array($2::jsonb) \
-           WHERE id = $1 AND status = 'pending' AND expires_at > $3 \
-             AND jsonb_array_length(answers) = $4 \
-           RETURNING ",
-        decision_columns!(),
-        "), ev AS ( \
-           INSERT INTO decision_events (decision_id, at, kind, detail) \
-           SELECT id, $3, 'voted', $5 FROM upd) \
-         SELECT ",
-        decision_columns!(),
-        " FROM upd"
-    ))
-    .bind(id)
-    .bind(Json(rows::answer_json(answer)?))
-    .bind(now)
-    .bind(expect_answers as i64)
-    .bind(Json(rows::vote_detail(answer)))
-    .fetch_optional(&store.pool)
-    .await
-    .map_err(store_error)?;
-    added.map(Decision::try_from).transpose()
+    // Votes go in the resolutions' groups: both are conditional updates of pending decisions.
+    super::resolves::add_answer(store, id, expect_answers, answer, now).await
 }
 
 pub(super) async fn expire(

@@ -61,6 +61,7 @@ mod listen;
 mod outbox;
 mod passkeys;
 mod people;
+mod resolves;
 mod retention;
 mod rows;
 mod usage;
@@ -95,6 +96,8 @@ pub struct PgStore {
     creates: creates::Creates,
     /// Key lookups are read in batches (key_lookups.rs).
     key_lookups: key_lookups::KeyLookups,
+    /// Resolutions and votes go in groups (resolves.rs).
+    resolves: resolves::Resolves,
 }
 
 impl PgStore {
@@ -122,10 +125,15 @@ impl PgStore {
             .connect_with(options.clone())
             .await
             .map_err(store_error)?;
-        // The create writers' and the key readers' own connections: a group or a batch never
-        // queues for one behind the requests' reads, which would hold every request in it up.
+        // The create and resolution writers' and the key readers' own connections: a group or
+        // a batch never queues for one behind the requests' reads, which would hold every
+        // request in it up.
         let writer = PgPoolOptions::new()
             .max_connections(creates::WRITERS as u32)
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .connect_lazy_with(options.clone());
+        let resolver = PgPoolOptions::new()
+            .max_connections(resolves::WRITERS as u32)
             .acquire_timeout(CONNECT_TIMEOUT)
             .connect_lazy_with(options.clone());
         let key_reader = PgPoolOptions::new()
@@ -139,11 +147,13 @@ impl PgStore {
         let mut thread = batching::BatchingThread::new()?;
         let creates = creates::Creates::start(writer, &mut thread);
         let key_lookups = key_lookups::KeyLookups::start(key_reader, &mut thread);
+        let resolves = resolves::Resolves::start(resolver, &mut thread);
         thread.start()?;
         Ok(PgStore {
             pool,
             creates,
             key_lookups,
+            resolves,
         })
     }
 }

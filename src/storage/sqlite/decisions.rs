@@ -1,7 +1,6 @@
 //! Decisions: the insert (with its idempotency key and quota), reads, lists, and the
 //! conditional updates that resolve and expire them.
 
-use sqlx::types::Json;
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -12,7 +11,7 @@ use super::rows::{DecisionRow, ExpiredRow, NotifiedRow, id};
 use super::{SqliteStore, readers};
 use crate::domain::people::AnswerRecord;
 use crate::domain::{Decision, EventKind, NotificationState, Resolution, Status};
-use crate::storage::rows::{self, from_millis, millis, store_error, to_ms_precision};
+use crate::storage::rows::{self, from_millis, millis, store_error};
 use crate::storage::{ListFilter, Resolved, StoreError, Swept};
 
 pub(super) async fn decision(
@@ -98,45 +97,9 @@ pub(super) async fn resolve(
     resolution: &Resolution,
     now: OffsetDateTime,
 ) -> Result<Resolved, StoreError> {
+    // A resolution that can never apply is refused before it is queued.
     check_resolution(resolution)?;
-    let now = to_ms_precision(now);
-    let mut tx = store.begin_immediate().await?;
-    let answer = resolution
-        .answer
-        .as_ref()
-        .map(rows::answer_json)
-        .transpose()?;
-    let won = sqlx::query_as::<_, DecisionRow>(concat!(
-        "UPDATE decisions SET status = ?1, outcome = ?2, outcome_source = ?3, custom = ?4, \
-         remark = ?5, resolved_at = ?6, answered_via = ?7, answered_device = ?8, \
-         answers = CASE WHEN ?9 IS NULL THEN answers \
-                   ELSE json_insert(answers, '$[#]', json(?9)) END \
-         WHERE id = ?10 AND status = 'pending' AND expires_at > ?6 \
-         AND (?11 IS NULL OR json_array_length(answers) = ?11) RETURNING ",
-        decision_columns!()
-    ))
-    .bind(resolution.status.as_str())
-    .bind(resolution.outcome.as_ref().map(Json))
-    .bind(resolution.outcome_source.map(|s| s.as_str()))
-    .bind(resolution.custom)
-    .bind(&resolution.remark)
-    .bind(millis(now))
-    .bind(resolution.by.map(|b| b.channel.as_str()))
-    .bind(resolution.by.and_then(|b| b.device_id).map(id))
-    .bind(answer.map(Json))
-    .bind(id(decision))
-    .bind(resolution.expect_answers.map(|n| n as i64))
-    .fetch_optional(&mut *tx)
-    .await
-    .map_err(store_error)?;
-    let Some(won) = won else {
-        return lost(&mut tx, decision).await;
-    };
-    let detail = rows::resolution_detail(resolution);
-    insert_event(&mut tx, decision, now, resolution.event_kind(), &detail).await?;
-    insert_messages(&mut tx, decision, &[rows::resolved_fan_out(now)], now).await?;
-    tx.commit().await.map_err(store_error)?;
-    Ok(Resolved::Won(won.try_into()?))
+    super::resolves::resolve(store, decision, resolution, now).await
 }
 
 pub(super) async fn add_answer(
@@ -146,34 +109,8 @@ pub(super) async fn add_answer(
     answer: &AnswerRecord,
     now: OffsetDateTime,
 ) -> Result<Option<Decision>, StoreError> {
-    let now = to_ms_precision(now);
-    let mut tx = store.begin_immediate().await?;
-    let added = sqlx::query_as::<_, DecisionRow>(concat!(
-        "UPDATE decisions SET answers = json_insert(answers, '$[#]', json(?1)) \
-         WHERE id = ?2 AND status = 'pending' AND expires_at > ?3 \
-         AND json_array_length(answers) = ?4 RETURNING ",
-        decision_columns!()
-    ))
-    .bind(Json(rows::answer_json(answer)?))
-    .bind(id(decision))
-    .bind(millis(now))
-    .bind(expect_answers as i64)
-    .fetch_optional(&mut *tx)
-    .await
-    .map_err(store_error)?;
-    let Some(added) = added else {
-        return Ok(None);
-    };
-    insert_event(
-        &mut tx,
-        decision,
-        now,
-        EventKind::Voted,
-        &rows::vote_detail(answer),
-    )
-    .await?;
-    tx.commit().await.map_err(store_error)?;
-    Ok(Some(added.try_into()?))
+    // Votes go in the resolutions' groups: both are conditional updates of pending decisions.
+    super::resolves::add_answer(store, decision, expect_answers, answer, now).await
 }
 
 pub(super) async fn expire(

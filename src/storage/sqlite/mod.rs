@@ -31,6 +31,7 @@ mod outbox;
 mod passkeys;
 mod people;
 mod readers;
+mod resolves;
 mod retention;
 mod rows;
 mod usage;
@@ -76,6 +77,8 @@ pub struct SqliteStore {
     writer: SqlitePool,
     /// Creates go in groups, through the writer (creates.rs).
     creates: creates::Creates,
+    /// So do resolutions and votes (resolves.rs).
+    resolves: resolves::Resolves,
 }
 
 impl SqliteStore {
@@ -125,11 +128,13 @@ impl SqliteStore {
             (pool, Some(readers::Readers::new(path, READERS)))
         };
         let creates = creates::Creates::start(writer.clone());
+        let resolves = resolves::Resolves::start(writer.clone());
         Ok(SqliteStore {
             pool,
             readers,
             writer,
             creates,
+            resolves,
         })
     }
 
