@@ -85,7 +85,8 @@ impl Service {
             Vec::new()
         };
         check_routing(inbox, &new, &people)?;
-        let request_hash = sha256_hex(canonical_json(body).as_bytes());
+        // Only a create with an Idempotency-Key is ever compared with an earlier one.
+        let request_hash = idempotency_key.map(|_| sha256_hex(canonical_json(body).as_bytes()));
         let created_at = now();
         let expires_at = created_at + new.ttl;
         let plan = self.plan_notifications(
@@ -102,10 +103,9 @@ impl Service {
             new: &new,
             created_at,
             expires_at,
-            idempotency: idempotency_key.map(|key| Idempotency {
-                key,
-                request_hash: &request_hash,
-            }),
+            idempotency: idempotency_key
+                .zip(request_hash.as_deref())
+                .map(|(key, request_hash)| Idempotency { key, request_hash }),
             notifications: plan.states,
             outbox: plan.messages,
         };
@@ -124,7 +124,7 @@ impl Service {
                 decision,
                 request_hash: stored,
             } => {
-                if stored != request_hash {
+                if request_hash.as_deref() != Some(stored.as_str()) {
                     return Err(ServiceError::IdempotencyMismatch);
                 }
                 (decision, true)

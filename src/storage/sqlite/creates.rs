@@ -1,11 +1,13 @@
 //! Creates, written in groups. Every create goes to one task that owns the right to write
-//! them: what arrived while it was writing the last group goes in together, in one
-//! transaction whose decision rows are one multi-row INSERT. Each statement is a round trip
-//! to the writer connection's thread, and each commit appends the touched pages to the WAL
-//! again, so under load a group of N costs a few statements and one commit instead of N of
-//! each. Alone, a create is written as before: one autocommitted statement when it has nothing
-//! but its row. A request is answered only after its group committed; a group that fails
-//! leaves nothing behind and every request in it gets the error.
+//! them: what arrived while it was writing the last group goes in together, its decision rows
+//! as one multi-row INSERT, in one transaction with whatever else the creates carry (images,
+//! notification states, outbox rows); a group of nothing but rows is that one statement alone,
+//! which SQLite applies whole or not at all. Each statement is a round trip to the writer
+//! connection's thread, and each commit appends the touched pages to the WAL again, so under
+//! load a group of N costs one to a few statements and one commit instead of N of each. Alone,
+//! a create is written as before: one autocommitted statement when it has nothing but its
+//! row. A request is answered only after its group committed; a group that fails leaves
+//! nothing behind and every request in it gets the error.
 
 use serde_json::Value;
 use sqlx::types::Json;
@@ -134,17 +136,34 @@ async fn write_group(
     writer: &SqlitePool,
     group: &[&Prepared],
 ) -> Vec<Result<RowInsert, StoreError>> {
-    let written = match group {
-        // Alone and with nothing but its row: one autocommitted statement, as light as it gets.
-        [only] if only.is_row_only() => match writer.acquire().await {
-            Ok(mut conn) => insert_row(&mut conn, only).await.map(|r| vec![r]),
-            Err(e) => Err(store_error(e)),
-        },
-        _ => write_in_one_transaction(writer, group).await,
+    let written = if group.iter().all(|c| c.is_row_only()) {
+        write_rows(writer, group).await
+    } else {
+        write_in_one_transaction(writer, group).await
     };
     match written {
         Ok(results) => results.into_iter().map(Ok).collect(),
         Err(e) => group.iter().map(|_| Err(e.for_another())).collect(),
+    }
+}
+
+/// A group with nothing but decision rows: one autocommitted statement, which SQLite applies
+/// whole or not at all, so no transaction is opened around it (a round trip to the writer's
+/// thread each for `BEGIN` and `COMMIT`). Only when a row meets the daily quota do the rows
+/// go one by one, in a transaction.
+async fn write_rows(
+    writer: &SqlitePool,
+    group: &[&Prepared],
+) -> Result<Vec<RowInsert>, StoreError> {
+    let mut conn = writer.acquire().await.map_err(store_error)?;
+    let inserted = match group {
+        [only] => Some(vec![insert_row(&mut conn, only).await?]),
+        _ => insert_rows(&mut conn, group).await?,
+    };
+    drop(conn);
+    match inserted {
+        Some(results) => Ok(results),
+        None => write_in_one_transaction(writer, group).await,
     }
 }
 
@@ -157,8 +176,18 @@ async fn write_in_one_transaction(
         .await
         .map_err(store_error)?;
     let results = match group {
-        [only] => vec![insert_row(&mut tx, only).await?],
-        _ => insert_rows(&mut tx, group).await?,
+        [_, _, ..] => insert_rows(&mut tx, group).await?,
+        _ => None,
+    };
+    let results = match results {
+        Some(results) => results,
+        None => {
+            let mut results = Vec::with_capacity(group.len());
+            for create in group {
+                results.push(insert_row(&mut tx, create).await?);
+            }
+            results
+        }
     };
     for (create, result) in group.iter().zip(&results) {
         if *result == RowInsert::New {
@@ -169,12 +198,17 @@ async fn write_in_one_transaction(
     Ok(results)
 }
 
-/// The group's decision rows in one statement. A row the quota refuses fails the whole
-/// statement (and only it: the transaction goes on), so then each row is tried alone.
+/// The group's decision rows in one statement; `None` when a row met the daily quota, which
+/// fails the whole statement (and only it: a transaction around it goes on), so that the
+/// rows are tried one by one.
+///
+/// Only a create with an idempotency key can find its row already there; a group without
+/// any is all new, and is written without `RETURNING`, which costs SQLite a temporary table
+/// a statement.
 async fn insert_rows(
     conn: &mut SqliteConnection,
     group: &[&Prepared],
-) -> Result<Vec<RowInsert>, StoreError> {
+) -> Result<Option<Vec<RowInsert>>, StoreError> {
     let mut insert =
         QueryBuilder::<Sqlite>::new(concat!("INSERT INTO decisions (", insert_columns!(), ") "));
     insert.push_values(group, |mut row, c| {
@@ -195,15 +229,32 @@ async fn insert_rows(
             .push_bind(c.image.is_some());
     });
     insert.push(
-        " ON CONFLICT (inbox_id, idempotency_key) WHERE idempotency_key IS NOT NULL \
-         DO NOTHING RETURNING id",
+        " ON CONFLICT (inbox_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING",
     );
-    let inserted: Result<Vec<(Hyphenated,)>, _> =
-        insert.build_query_as().fetch_all(&mut *conn).await;
+    let keyed = group.iter().any(|c| c.idempotency.is_some());
+    let inserted: Result<Vec<Uuid>, _> = if keyed {
+        insert.push(" RETURNING id");
+        insert
+            .build_query_as::<(Hyphenated,)>()
+            .fetch_all(&mut *conn)
+            .await
+            .map(|ids| ids.into_iter().map(|(i,)| i.into_uuid()).collect())
+    } else {
+        insert.build().execute(&mut *conn).await.and_then(|done| {
+            if done.rows_affected() == group.len() as u64 {
+                Ok(group.iter().map(|c| c.decision.id).collect())
+            } else {
+                Err(sqlx::Error::Protocol(format!(
+                    "{} of a group of {} new decisions were written",
+                    done.rows_affected(),
+                    group.len()
+                )))
+            }
+        })
+    };
     match inserted {
-        Ok(ids) => {
-            let ids: Vec<Uuid> = ids.into_iter().map(|(i,)| i.into_uuid()).collect();
-            Ok(group
+        Ok(ids) => Ok(Some(
+            group
                 .iter()
                 .map(|c| {
                     if ids.contains(&c.decision.id) {
@@ -212,15 +263,9 @@ async fn insert_rows(
                         RowInsert::KeyTaken
                     }
                 })
-                .collect())
-        }
-        Err(sqlx::Error::Database(db)) if db.message() == QUOTA_EXCEEDED => {
-            let mut results = Vec::with_capacity(group.len());
-            for create in group {
-                results.push(insert_row(&mut *conn, create).await?);
-            }
-            Ok(results)
-        }
+                .collect(),
+        )),
+        Err(sqlx::Error::Database(db)) if db.message() == QUOTA_EXCEEDED => Ok(None),
         Err(e) => Err(store_error(e)),
     }
 }
