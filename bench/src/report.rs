@@ -49,13 +49,17 @@ pub fn print_table(rows: &[Row]) {
             r.value,
             r.unit,
             r.ceiling.map(|c| format!("{c:.1}")).unwrap_or_default(),
-            r.ratio
-                .map(|c| format!("{:.0} %", c * 100.0))
-                .unwrap_or_default(),
+            r.ratio.map(percent).unwrap_or_default(),
             r.budget,
             if r.holds { "yes" } else { "NO" }
         );
     }
+}
+
+/// A ratio in percent with one decimal, so that a miss by a hair (49.6 %) never reads as the
+/// budget itself (50 %).
+fn percent(ratio: f64) -> String {
+    format!("{:.1} %", ratio * 100.0)
 }
 
 /// The value of the row named `scenario`, if the run measured it.
@@ -77,9 +81,7 @@ pub fn markdown_table(rows: &[Row]) -> String {
             figure(r.value),
             r.unit,
             r.ceiling.map(figure).unwrap_or_default(),
-            r.ratio
-                .map(|c| format!("{:.0} %", c * 100.0))
-                .unwrap_or_default(),
+            r.ratio.map(percent).unwrap_or_default(),
             r.budget,
             if r.holds { "yes" } else { "**no**" }
         ));
