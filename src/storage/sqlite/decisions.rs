@@ -19,26 +19,39 @@ pub(super) async fn decision(
     inbox_id: Option<Uuid>,
     decision: Uuid,
 ) -> Result<Option<Decision>, StoreError> {
+    const BY_ID: &str = concat!(
+        "SELECT ",
+        decision_columns!(),
+        " FROM decisions WHERE id = ?"
+    );
+    const IN_INBOX: &str = concat!(
+        "SELECT ",
+        decision_columns!(),
+        " FROM decisions WHERE id = ? AND inbox_id = ?"
+    );
+    if let Some(readers) = &store.readers {
+        let (mut text, mut inbox_text) = (Uuid::encode_buffer(), Uuid::encode_buffer());
+        let decision = &*decision.hyphenated().encode_lower(&mut text);
+        return match inbox_id {
+            Some(inbox) => {
+                let inbox = &*inbox.hyphenated().encode_lower(&mut inbox_text);
+                readers.read_optional(IN_INBOX, [decision, inbox], readers::decision)
+            }
+            None => readers.read_optional(BY_ID, [decision], readers::decision),
+        };
+    }
     let found = match inbox_id {
-        Some(inbox) => sqlx::query_as::<_, DecisionRow>(concat!(
-            "SELECT ",
-            decision_columns!(),
-            " FROM decisions WHERE id = ? AND inbox_id = ?"
-        ))
-        .bind(id(decision))
-        .bind(id(inbox))
-        .fetch_optional(&store.pool)
-        .await
-        .map_err(store_error)?,
-        None => sqlx::query_as::<_, DecisionRow>(concat!(
-            "SELECT ",
-            decision_columns!(),
-            " FROM decisions WHERE id = ?"
-        ))
-        .bind(id(decision))
-        .fetch_optional(&store.pool)
-        .await
-        .map_err(store_error)?,
+        Some(inbox) => sqlx::query_as::<_, DecisionRow>(IN_INBOX)
+            .bind(id(decision))
+            .bind(id(inbox))
+            .fetch_optional(&store.pool)
+            .await
+            .map_err(store_error)?,
+        None => sqlx::query_as::<_, DecisionRow>(BY_ID)
+            .bind(id(decision))
+            .fetch_optional(&store.pool)
+            .await
+            .map_err(store_error)?,
     };
     found.map(Decision::try_from).transpose()
 }

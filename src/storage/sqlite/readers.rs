@@ -1,4 +1,5 @@
-//! The hottest reads (a decision by key, an inbox by key), run on the request's own thread.
+//! The hottest reads (a decision by id or by key, an inbox by key), run on the caller's own
+//! thread.
 //!
 //! sqlx runs each SQLite connection on a thread of its own, so every statement through it is
 //! a message to that thread and a wake-up back: on two cores, stack samples of a `GET` under
