@@ -17,6 +17,7 @@ macro_rules! inbox_columns {
     };
 }
 
+mod batching;
 mod changes;
 mod postgres;
 mod rows;

@@ -18,13 +18,13 @@ use time::{Date, OffsetDateTime};
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
-use super::batching::{BatchingThread, InFlight};
 use super::outbox::{MessageArrays, insert_outbox_to, unnest_messages};
 use super::rows::ExistingRow;
 use super::{PgStore, usage};
 use crate::domain::outbox::NewMessage;
 use crate::domain::spec::Image;
 use crate::domain::{Decision, NotificationState};
+use crate::storage::batching::{BatchingThread, InFlight};
 use crate::storage::rows::{self, store_error};
 use crate::storage::{CREATE_ACTIONS, InsertDecision, Inserted, StoreError};
 

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::batching::{BatchingThread, InFlight};
 use super::rows::InboxRow;
+use crate::storage::batching::{BatchingThread, InFlight};
 use crate::storage::rows::store_error;
 use crate::storage::{Inbox, StoreError};
 

@@ -49,7 +49,6 @@ macro_rules! expired_events {
     };
 }
 
-mod batching;
 mod channels;
 mod creates;
 mod decisions;
@@ -144,7 +143,7 @@ impl PgStore {
             .run(&pool)
             .await
             .map_err(migrate_error)?;
-        let mut thread = batching::BatchingThread::new()?;
+        let mut thread = crate::storage::batching::BatchingThread::new("sayso-pg-batches")?;
         let creates = creates::Creates::start(writer, &mut thread);
         let key_lookups = key_lookups::KeyLookups::start(key_reader, &mut thread);
         let resolves = resolves::Resolves::start(resolver, &mut thread);

@@ -30,11 +30,11 @@ use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
 use super::PgStore;
-use super::batching::{BatchingThread, InFlight};
 use super::outbox::resolved_fan_out;
 use super::rows::DecisionRow;
 use crate::domain::people::AnswerRecord;
 use crate::domain::{Decision, Resolution};
+use crate::storage::batching::{BatchingThread, InFlight};
 use crate::storage::changes::{Applied, Change, Resolve, Vote, rounds};
 use crate::storage::rows::{self, store_error};
 use crate::storage::{Resolved, StoreError};

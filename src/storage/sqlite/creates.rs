@@ -22,6 +22,7 @@ use super::rows::{ExistingRow, id};
 use crate::domain::outbox::NewMessage;
 use crate::domain::spec::Image;
 use crate::domain::{Decision, NotificationState};
+use crate::storage::batching::BatchingThread;
 use crate::storage::rows::{self, millis, store_error};
 use crate::storage::{InsertDecision, Inserted, StoreError};
 
@@ -72,11 +73,11 @@ pub(super) struct Creates {
 }
 
 impl Creates {
-    /// Starts the writing task on `writer`; it ends when the store (and so the queue) is
-    /// dropped, after writing what was queued.
-    pub(super) fn start(writer: SqlitePool) -> Creates {
+    /// Adds the writing task, on `writer`, to `thread`; it ends when the store (and so the queue)
+    /// is dropped, after writing what was queued.
+    pub(super) fn start(writer: SqlitePool, thread: &mut BatchingThread) -> Creates {
         let (queue, mut arrivals) = mpsc::unbounded_channel::<Queued>();
-        tokio::spawn(async move {
+        thread.spawn(async move {
             let mut group = Vec::with_capacity(MAX_GROUP);
             while let Some(first) = arrivals.recv().await {
                 group.push(first);

@@ -127,8 +127,10 @@ impl SqliteStore {
             let path = read_only.get_filename().to_path_buf();
             (pool, Some(readers::Readers::new(path, READERS)))
         };
-        let creates = creates::Creates::start(writer.clone());
-        let resolves = resolves::Resolves::start(writer.clone());
+        let mut thread = crate::storage::batching::BatchingThread::new("sayso-sqlite-writes")?;
+        let creates = creates::Creates::start(writer.clone(), &mut thread);
+        let resolves = resolves::Resolves::start(writer.clone(), &mut thread);
+        thread.start()?;
         Ok(SqliteStore {
             pool,
             readers,

@@ -31,6 +31,7 @@ use super::rows::{DecisionRow, id};
 use crate::domain::Resolution;
 use crate::domain::people::AnswerRecord;
 use crate::domain::{Decision, EventKind};
+use crate::storage::batching::BatchingThread;
 use crate::storage::changes::{Applied, Change, Resolve, Vote, rounds};
 use crate::storage::rows::{self, millis, store_error};
 use crate::storage::{Resolved, StoreError};
@@ -54,11 +55,11 @@ pub(super) struct Resolves {
 }
 
 impl Resolves {
-    /// Starts the writing task on `writer`; it ends when the store (and so the queue) is
-    /// dropped, after writing what was queued.
-    pub(super) fn start(writer: SqlitePool) -> Resolves {
+    /// Adds the writing task, on `writer`, to `thread`; it ends when the store (and so the queue)
+    /// is dropped, after writing what was queued.
+    pub(super) fn start(writer: SqlitePool, thread: &mut BatchingThread) -> Resolves {
         let (queue, mut arrivals) = mpsc::unbounded_channel::<Queued>();
-        tokio::spawn(async move {
+        thread.spawn(async move {
             let mut group = Vec::with_capacity(MAX_GROUP);
             while arrivals.recv_many(&mut group, MAX_GROUP).await > 0 {
                 let changes: Vec<&Change> = group.iter().map(|q| &q.change).collect();

@@ -1,7 +1,8 @@
-//! The thread that the store's batching tasks (creates.rs, resolves.rs, key_lookups.rs) run
-//! on: a runtime of their own, so a group's or a batch's answer from the database is taken up
-//! as soon as it arrives, not after the requests' own work queued on the main runtime; under
-//! load that wait was longer than the database's.
+//! The thread that a store's batching tasks (its creates.rs and resolves.rs, PostgreSQL's
+//! key_lookups.rs) run on: a runtime of their own, so a group's or a batch's answer from the
+//! database is taken up as soon as it arrives, not after the requests' own work queued on the
+//! main runtime; under load that wait was longer than the database's. On SQLite it also lets
+//! the writer's next group start while the requests of the last one are still being answered.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,17 +14,20 @@ use crate::storage::StoreError;
 
 /// The tasks gathered before the thread starts.
 pub(super) struct BatchingThread {
+    name: &'static str,
     runtime: Runtime,
     tasks: Vec<JoinHandle<()>>,
 }
 
 impl BatchingThread {
-    pub(super) fn new() -> Result<Self, StoreError> {
+    /// A thread to be named `name`.
+    pub(super) fn new(name: &'static str) -> Result<Self, StoreError> {
         let runtime = Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| StoreError::Other(format!("no runtime for the batching tasks: {e}")))?;
         Ok(BatchingThread {
+            name,
             runtime,
             tasks: Vec::new(),
         })
@@ -37,9 +41,13 @@ impl BatchingThread {
     /// Runs the tasks on a thread of their own, which ends when the last one returns (when
     /// the store, and so their queues, are dropped).
     pub(super) fn start(self) -> Result<(), StoreError> {
-        let BatchingThread { runtime, tasks } = self;
+        let BatchingThread {
+            name,
+            runtime,
+            tasks,
+        } = self;
         std::thread::Builder::new()
-            .name("sayso-pg-batches".into())
+            .name(name.into())
             .spawn(move || {
                 runtime.block_on(async move {
                     for task in tasks {
