@@ -11,7 +11,7 @@ use uuid::Uuid;
 use super::rows::{self, to_ms_precision};
 use super::{Resolved, StoreError};
 use crate::domain::people::AnswerRecord;
-use crate::domain::{Decision, EventKind, Resolution};
+use crate::domain::{Decision, EventKind, Resolution, Status};
 
 /// A conditional change to a pending decision: a resolution, or a vote (an answer that
 /// counts without resolving it).
@@ -56,6 +56,16 @@ impl Change {
         r: &Resolution,
         now: OffsetDateTime,
     ) -> Result<Change, StoreError> {
+        // A resolution that can never apply is refused before it is queued.
+        if !matches!(
+            r.status,
+            Status::Answered | Status::Declined | Status::Cancelled
+        ) {
+            return Err(StoreError::Other(format!(
+                "a resolution cannot make a decision {}",
+                r.status.as_str()
+            )));
+        }
         Ok(Change::Resolve(Resolve {
             decision,
             status: r.status.as_str(),

@@ -1,6 +1,5 @@
-//! Decisions: the insert (one statement with its idempotency key, quota, events,
-//! notification states and outbox), reads, lists, and the conditional updates that resolve
-//! and expire them, each `NOTIFY`ing the other replicas.
+//! Decisions: reads, lists, and the conditional updates that expire them, each `NOTIFY`ing
+//! the other replicas (creates.rs writes them, resolves.rs resolves them).
 
 use sqlx::{Postgres, QueryBuilder};
 use time::OffsetDateTime;
@@ -9,8 +8,7 @@ use uuid::Uuid;
 use super::PgStore;
 use super::outbox::{resolved_fan_out, sql_uuid_v7};
 use super::rows::{DecisionRow, NotifiedRow};
-use crate::domain::people::AnswerRecord;
-use crate::domain::{Decision, Kind, NotificationState, Resolution, Status};
+use crate::domain::{Decision, Kind, NotificationState};
 use crate::storage::rows::{self, store_error, to_ms_precision};
 use crate::storage::{ListFilter, Resolved, StoreError, Swept};
 
@@ -76,28 +74,6 @@ pub(super) async fn list_decisions(
         .into_iter()
         .map(Decision::try_from)
         .collect()
-}
-
-pub(super) async fn resolve(
-    store: &PgStore,
-    id: Uuid,
-    resolution: &Resolution,
-    now: OffsetDateTime,
-) -> Result<Resolved, StoreError> {
-    // A resolution that can never apply is refused before it is queued.
-    check_resolution(resolution)?;
-    super::resolves::resolve(store, id, resolution, now).await
-}
-
-pub(super) async fn add_answer(
-    store: &PgStore,
-    id: Uuid,
-    expect_answers: usize,
-    answer: &AnswerRecord,
-    now: OffsetDateTime,
-) -> Result<Option<Decision>, StoreError> {
-    // Votes go in the resolutions' groups: both are conditional updates of pending decisions.
-    super::resolves::add_answer(store, id, expect_answers, answer, now).await
 }
 
 pub(super) async fn expire(
@@ -210,15 +186,5 @@ pub(super) async fn current(store: &PgStore, id: Uuid) -> Result<Resolved, Store
     match decision(store, None, id).await? {
         Some(d) => Ok(Resolved::Lost(d)),
         None => Err(StoreError::NotFound),
-    }
-}
-
-pub(super) fn check_resolution(r: &Resolution) -> Result<(), StoreError> {
-    match r.status {
-        Status::Answered | Status::Declined | Status::Cancelled => Ok(()),
-        other => Err(StoreError::Other(format!(
-            "a resolution cannot make a decision {}",
-            other.as_str()
-        ))),
     }
 }

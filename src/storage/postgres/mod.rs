@@ -228,7 +228,7 @@ impl Store for PgStore {
         answer: &AnswerRecord,
         now: OffsetDateTime,
     ) -> Result<Option<Decision>, StoreError> {
-        decisions::add_answer(self, id, expect_answers, answer, now).await
+        resolves::add_answer(self, id, expect_answers, answer, now).await
     }
 
     async fn count_inboxes(&self) -> Result<i64, StoreError> {
@@ -303,7 +303,7 @@ impl Store for PgStore {
         resolution: &Resolution,
         now: OffsetDateTime,
     ) -> Result<Resolved, StoreError> {
-        decisions::resolve(self, id, resolution, now).await
+        resolves::resolve(self, id, resolution, now).await
     }
 
     async fn expire(&self, id: Uuid, now: OffsetDateTime) -> Result<Resolved, StoreError> {

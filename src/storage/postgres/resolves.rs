@@ -117,7 +117,7 @@ impl Resolves {
     }
 }
 
-/// `Store::resolve`, once `decisions::resolve` checked the resolution.
+/// `Store::resolve`.
 pub(super) async fn resolve(
     store: &PgStore,
     id: Uuid,

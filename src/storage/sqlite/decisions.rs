@@ -1,5 +1,5 @@
-//! Decisions: the insert (with its idempotency key and quota), reads, lists, and the
-//! conditional updates that resolve and expire them.
+//! Decisions: reads, lists, and the conditional updates that expire them (creates.rs writes
+//! them, resolves.rs resolves them).
 
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 use time::OffsetDateTime;
@@ -9,8 +9,7 @@ use super::events::insert_event;
 use super::outbox::insert_messages;
 use super::rows::{DecisionRow, ExpiredRow, NotifiedRow, id};
 use super::{SqliteStore, readers};
-use crate::domain::people::AnswerRecord;
-use crate::domain::{Decision, EventKind, NotificationState, Resolution, Status};
+use crate::domain::{Decision, EventKind, NotificationState};
 use crate::storage::rows::{self, from_millis, millis, store_error};
 use crate::storage::{ListFilter, Resolved, StoreError, Swept};
 
@@ -102,28 +101,6 @@ pub(super) async fn list_decisions(
         .into_iter()
         .map(Decision::try_from)
         .collect()
-}
-
-pub(super) async fn resolve(
-    store: &SqliteStore,
-    decision: Uuid,
-    resolution: &Resolution,
-    now: OffsetDateTime,
-) -> Result<Resolved, StoreError> {
-    // A resolution that can never apply is refused before it is queued.
-    check_resolution(resolution)?;
-    super::resolves::resolve(store, decision, resolution, now).await
-}
-
-pub(super) async fn add_answer(
-    store: &SqliteStore,
-    decision: Uuid,
-    expect_answers: usize,
-    answer: &AnswerRecord,
-    now: OffsetDateTime,
-) -> Result<Option<Decision>, StoreError> {
-    // Votes go in the resolutions' groups: both are conditional updates of pending decisions.
-    super::resolves::add_answer(store, decision, expect_answers, answer, now).await
 }
 
 pub(super) async fn expire(
@@ -270,15 +247,5 @@ async fn lost(conn: &mut SqliteConnection, decision: Uuid) -> Result<Resolved, S
     match decision_by_id(conn, decision).await? {
         Some(d) => Ok(Resolved::Lost(d)),
         None => Err(StoreError::NotFound),
-    }
-}
-
-fn check_resolution(r: &Resolution) -> Result<(), StoreError> {
-    match r.status {
-        Status::Answered | Status::Declined | Status::Cancelled => Ok(()),
-        other => Err(StoreError::Other(format!(
-            "a resolution cannot make a decision {}",
-            other.as_str()
-        ))),
     }
 }

@@ -219,7 +219,7 @@ impl Store for SqliteStore {
         answer: &AnswerRecord,
         now: OffsetDateTime,
     ) -> Result<Option<Decision>, StoreError> {
-        decisions::add_answer(self, id, expect_answers, answer, now).await
+        resolves::add_answer(self, id, expect_answers, answer, now).await
     }
 
     async fn count_inboxes(&self) -> Result<i64, StoreError> {
@@ -294,7 +294,7 @@ impl Store for SqliteStore {
         resolution: &Resolution,
         now: OffsetDateTime,
     ) -> Result<Resolved, StoreError> {
-        decisions::resolve(self, decision, resolution, now).await
+        resolves::resolve(self, decision, resolution, now).await
     }
 
     async fn expire(&self, decision: Uuid, now: OffsetDateTime) -> Result<Resolved, StoreError> {

@@ -88,7 +88,7 @@ impl Resolves {
     }
 }
 
-/// `Store::resolve`, once `decisions::resolve` checked the resolution.
+/// `Store::resolve`.
 pub(super) async fn resolve(
     store: &SqliteStore,
     decision: Uuid,
