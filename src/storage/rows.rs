@@ -125,6 +125,11 @@ pub(super) fn spec_json(spec: &DecisionSpec) -> Result<Value, StoreError> {
     serde_json::to_value(spec).map_err(|e| StoreError::Other(format!("encoding spec: {e}")))
 }
 
+/// The spec as the text SQLite stores, written straight from the struct (no `Value` between).
+pub(super) fn spec_text(spec: &DecisionSpec) -> Result<String, StoreError> {
+    serde_json::to_string(spec).map_err(|e| StoreError::Other(format!("encoding spec: {e}")))
+}
+
 /// The event detail of a resolution: its own detail, plus what was decided.
 pub(super) fn resolution_detail(r: &Resolution) -> Value {
     let mut detail = match &r.detail {

@@ -9,7 +9,6 @@
 //! row. A request is answered only after its group committed; a group that fails leaves
 //! nothing behind and every request in it gets the error.
 
-use serde_json::Value;
 use sqlx::types::Json;
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
@@ -36,7 +35,8 @@ const QUOTA_EXCEEDED: &str = "sayso: daily quota exceeded";
 /// A create as the writing task needs it: owned, so it can wait in the queue.
 struct Prepared {
     decision: Decision,
-    spec_json: Value,
+    /// The spec's JSON text, as stored.
+    spec_json: String,
     idempotency: Option<(String, String)>,
     image: Option<Image>,
     notifications: Vec<NotificationState>,
@@ -106,7 +106,7 @@ pub(super) async fn insert_decision(
 ) -> Result<Inserted, StoreError> {
     let decision = rows::pending_decision(&row);
     let create = Prepared {
-        spec_json: rows::spec_json(&decision.spec)?,
+        spec_json: rows::spec_text(&decision.spec)?,
         decision,
         idempotency: row
             .idempotency
@@ -219,7 +219,7 @@ async fn insert_rows(
             .push_bind(d.kind().as_str())
             .push_bind(&d.spec.question)
             .push_bind(&d.spec.project)
-            .push_bind(Json(&c.spec_json))
+            .push_bind(c.spec_json.as_str())
             .push_bind(d.spec.default_outcome.as_ref().map(Json))
             .push("'pending'")
             .push("0")
@@ -286,7 +286,7 @@ async fn insert_row(conn: &mut SqliteConnection, c: &Prepared) -> Result<RowInse
     .bind(c.decision.kind().as_str())
     .bind(&c.decision.spec.question)
     .bind(&c.decision.spec.project)
-    .bind(Json(&c.spec_json))
+    .bind(c.spec_json.as_str())
     .bind(c.decision.spec.default_outcome.as_ref().map(Json))
     .bind(millis(c.decision.created_at))
     .bind(millis(c.decision.expires_at))
