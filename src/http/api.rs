@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
+use axum::Router;
 use axum::extract::{DefaultBodyLimit, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
-use axum::{Json, Router};
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -22,6 +22,7 @@ use crate::service::{ListQuery, Service};
 use crate::web::CREATE_BODY_LIMIT;
 use crate::web::error::ApiError;
 use crate::web::extract::{ApiKey, Auth, JsonBody, Segment, decision_id};
+use crate::web::json;
 
 /// The default wait of an await, below common client and proxy timeouts.
 const DEFAULT_AWAIT_S: u64 = 50;
@@ -104,7 +105,7 @@ pub(crate) async fn create_decision(
         StatusCode::CREATED
     };
     let location = format!("/v1/decisions/{}", created.handle.decision_id);
-    let mut resp = (status, Json(created.handle)).into_response();
+    let mut resp = json::response(status, &created.handle);
     if let Ok(v) = HeaderValue::from_str(&location) {
         resp.headers_mut().insert(header::LOCATION, v);
     }
@@ -138,7 +139,7 @@ pub(crate) async fn get_decision(
         }
     };
     let view = svc.get_decision_view(&key, id).await?;
-    Ok(Json(view).into_response())
+    Ok(json::response(StatusCode::OK, &view))
 }
 
 /// The audit trail: every step of the decision's life, oldest first.
@@ -161,7 +162,10 @@ pub(crate) async fn decision_events(
     Segment(id): Segment,
 ) -> Result<Response, ApiError> {
     let events = svc.decision_events(&inbox, decision_id(&id)?).await?;
-    Ok(Json(serde_json::json!({ "items": events })).into_response())
+    Ok(json::response(
+        StatusCode::OK,
+        &serde_json::json!({ "items": events }),
+    ))
 }
 
 /// Waits for the answer: returns the decision as soon as it is not `pending`, or still
@@ -206,7 +210,7 @@ pub(crate) async fn await_decision(
     let d = svc
         .await_decision(&inbox, id, Duration::from_secs(timeout_s))
         .await?;
-    Ok(Json(svc.view(&d).await?).into_response())
+    Ok(json::response(StatusCode::OK, &svc.view(&d).await?))
 }
 
 /// Withdraws a pending decision; it becomes `cancelled`.
@@ -243,7 +247,7 @@ pub(crate) async fn cancel_decision(
         cancel_reason(&v).map_err(ApiError::validation)?
     };
     let d = svc.cancel_decision(&inbox, id, reason).await?;
-    Ok(Json(svc.view(&d).await?).into_response())
+    Ok(json::response(StatusCode::OK, &svc.view(&d).await?))
 }
 
 /// The body of a cancel.
@@ -303,7 +307,10 @@ pub(crate) async fn list_decisions(
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     let q = parse_list_query(query.as_deref()).map_err(ApiError::validation)?;
-    Ok(Json(svc.list_decisions(&inbox, q).await?).into_response())
+    Ok(json::response(
+        StatusCode::OK,
+        &svc.list_decisions(&inbox, q).await?,
+    ))
 }
 
 fn parse_list_query(query: Option<&str>) -> Result<ListQuery, Vec<crate::domain::Issue>> {
