@@ -75,7 +75,7 @@ pub async fn fleet(server: &Server, size: &FleetSize) -> Result<Vec<Row>> {
     for (i, h) in handles[..size.h2_awaits].iter().enumerate() {
         parked.push(Some(park(&clients[i % clients.len()], server, h)));
     }
-    let h2_parked = wait_until_parked(server, size.h2_awaits).await?;
+    let h2_parked = server.wait_until_parked(size.h2_awaits).await?;
     let rss_h2 = rss_kb(server.pid());
     let per_h2 = per_await(rss_start, rss_h2, size.h2_awaits);
     eprintln!(
@@ -92,7 +92,7 @@ pub async fn fleet(server: &Server, size: &FleetSize) -> Result<Vec<Row>> {
     for h in &handles[size.h2_awaits..] {
         parked.push(Some(park(&h1, server, h)));
     }
-    let all_parked = wait_until_parked(server, total).await?;
+    let all_parked = server.wait_until_parked(total).await?;
     let rss_all = rss_kb(server.pid());
     let per_h1 = per_await(rss_h2, rss_all, size.h1_awaits);
     eprintln!(
@@ -230,25 +230,6 @@ async fn answer(client: &reqwest::Client, h: &Value, value: &str) -> Result<Inst
         return Err(anyhow!("an answer got {}", resp.status()));
     }
     Ok(at)
-}
-
-/// Waits until the server's `sayso_awaits_parked` reaches `n` (or stops rising for 20 s),
-/// and returns it.
-async fn wait_until_parked(server: &Server, n: usize) -> Result<usize> {
-    let mut last = (0, Instant::now());
-    loop {
-        let parked = server.parked_awaits().await?;
-        if parked >= n {
-            return Ok(parked);
-        }
-        if parked > last.0 {
-            last = (parked, Instant::now());
-        } else if last.1.elapsed() > Duration::from_secs(20) {
-            eprintln!("fleet: parked awaits stopped at {parked} of {n}");
-            return Ok(parked);
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
 }
 
 fn per_await(before_kb: u64, after_kb: u64, n: usize) -> f64 {

@@ -85,12 +85,12 @@ pub async fn replicas(
     }
     let per_replica = waiters / replicas;
     for s in &servers {
-        let started = Instant::now();
-        while s.parked_awaits().await? < per_replica {
-            if started.elapsed() > Duration::from_secs(120) {
-                return Err(anyhow!("awaits did not park on {}", s.base));
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
+        let parked = s.wait_until_parked(per_replica).await?;
+        if parked < per_replica {
+            return Err(anyhow!(
+                "{parked} of {per_replica} awaits parked on {}",
+                s.base
+            ));
         }
     }
     eprintln!("{waiters} parked, {per_replica} on each replica");

@@ -2,7 +2,7 @@
 //! started as a child process, or one started by hand.
 
 use std::process::Stdio;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
 use serde_json::Value;
@@ -150,6 +150,25 @@ impl Server {
             .and_then(|v| v.trim().parse::<f64>().ok())
             .map(|v| v as usize)
             .context("no sayso_awaits_parked in /metrics")
+    }
+
+    /// Waits until `sayso_awaits_parked` reaches `n`, or stops rising for 20 s (a slow
+    /// machine parks slowly, a stuck one not at all), and returns it.
+    pub async fn wait_until_parked(&self, n: usize) -> Result<usize> {
+        let mut last = (0, Instant::now());
+        loop {
+            let parked = self.parked_awaits().await?;
+            if parked >= n {
+                return Ok(parked);
+            }
+            if parked > last.0 {
+                last = (parked, Instant::now());
+            } else if last.1.elapsed() > Duration::from_secs(20) {
+                eprintln!("parked awaits stopped at {parked} of {n} on {}", self.base);
+                return Ok(parked);
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
     }
 
     pub async fn stop(mut self) {
