@@ -67,7 +67,7 @@ pub async fn replicas(
     let clients: Vec<Vec<reqwest::Client>> = (0..replicas)
         .map(|_| (0..40).map(|_| h2_client()).collect::<Result<Vec<_>>>())
         .collect::<Result<_>>()?;
-    let mut parked: Vec<Option<Parked>> = Vec::with_capacity(waiters);
+    let mut parked_tasks: Vec<Option<Parked>> = Vec::with_capacity(waiters);
     for (i, h) in handles.iter().enumerate() {
         let (r, client) = (i % replicas, &clients[i % replicas][(i / replicas) % 40]);
         let req = client
@@ -77,7 +77,7 @@ pub async fn replicas(
                 h["decision_id"].as_str().unwrap_or("")
             ))
             .bearer_auth(&servers[r].key);
-        parked.push(Some(tokio::spawn(async move {
+        parked_tasks.push(Some(tokio::spawn(async move {
             let resp = req.send().await?;
             let at = Instant::now();
             Ok::<_, anyhow::Error>((resp.json::<Value>().await?, at))
@@ -88,8 +88,9 @@ pub async fn replicas(
         let parked = s.wait_until_parked(per_replica).await?;
         if parked < per_replica {
             return Err(anyhow!(
-                "{parked} of {per_replica} awaits parked on {}",
-                s.base
+                "{parked} of {per_replica} awaits parked on {}; of those that returned: {}",
+                s.base,
+                returned_early(&mut parked_tasks).await
             ));
         }
     }
@@ -122,7 +123,7 @@ pub async fn replicas(
         if !resp.status().is_success() {
             return Err(anyhow!("an answer got {}", resp.status()));
         }
-        let (v, woke) = parked[i].take().context("await")?.await??;
+        let (v, woke) = parked_tasks[i].take().context("await")?.await??;
         if v["status"] != "answered" {
             return Err(anyhow!("an await on another replica returned {v}"));
         }
@@ -134,7 +135,7 @@ pub async fn replicas(
         hist.value_at_quantile(0.99) as f64 / 1000.0,
     );
     eprintln!("answer on one replica → wake on another: p50 {p50:.2} ms, p99 {p99:.2} ms");
-    for slot in parked.into_iter().flatten() {
+    for slot in parked_tasks.into_iter().flatten() {
         slot.abort();
     }
     drop(clients);
@@ -172,4 +173,31 @@ pub async fn replicas(
             0.4,
         ),
     ])
+}
+
+/// What the awaits that have already returned got, counted by kind (a status and error code,
+/// or the client's error), so that a stalled run says why.
+async fn returned_early(parked: &mut [Option<Parked>]) -> String {
+    let mut seen = std::collections::BTreeMap::<String, usize>::new();
+    for slot in parked.iter_mut() {
+        let Some(task) = slot.take_if(|t| t.is_finished()) else {
+            continue;
+        };
+        let outcome = match task.await {
+            Ok(Ok((v, _))) => match v["error"]["code"].as_str() {
+                Some(code) => format!("error {code}"),
+                None => format!("status {}", v["status"]),
+            },
+            Ok(Err(e)) => format!("client error: {e}"),
+            Err(e) => format!("task: {e}"),
+        };
+        *seen.entry(outcome).or_default() += 1;
+    }
+    if seen.is_empty() {
+        return "none returned".into();
+    }
+    seen.into_iter()
+        .map(|(outcome, n)| format!("{n} × {outcome}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

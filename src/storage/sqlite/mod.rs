@@ -21,6 +21,7 @@ macro_rules! message_columns {
 }
 
 mod channels;
+mod checkpoints;
 mod creates;
 mod decisions;
 mod events;
@@ -75,6 +76,8 @@ pub struct SqliteStore {
     /// database, whose only connection is the writer.
     readers: Option<readers::Readers>,
     writer: SqlitePool,
+    /// Checkpoints the WAL off the writer's path (checkpoints.rs); none for a memory database.
+    _checkpoints: Option<checkpoints::Checkpoints>,
     /// Creates go in groups, through the writer (creates.rs).
     creates: creates::Creates,
     /// So do resolutions and votes (resolves.rs).
@@ -96,6 +99,9 @@ impl SqliteStore {
         if !in_memory {
             create_private(options.get_filename())?;
         }
+        // The checkpointer takes the WAL's checkpoints (checkpoints.rs); on the read-only
+        // connections the setting changes nothing.
+        let options = options.pragma("wal_autocheckpoint", "0");
         // One connection that never closes: the writer, and for a memory database (each
         // connection to which is its own database) the reader too.
         let single = || {
@@ -114,8 +120,8 @@ impl SqliteStore {
             .run(&writer)
             .await
             .map_err(migrate_error)?;
-        let (pool, readers) = if in_memory {
-            (writer.clone(), None)
+        let (pool, readers, checkpoints) = if in_memory {
+            (writer.clone(), None, None)
         } else {
             let read_only = options.read_only(true);
             let pool = SqlitePoolOptions::new()
@@ -125,7 +131,12 @@ impl SqliteStore {
                 .await
                 .map_err(store_error)?;
             let path = read_only.get_filename().to_path_buf();
-            (pool, Some(readers::Readers::new(path, READERS)))
+            let checkpoints = checkpoints::Checkpoints::start(path.clone())?;
+            (
+                pool,
+                Some(readers::Readers::new(path, READERS)),
+                Some(checkpoints),
+            )
         };
         let mut thread = crate::storage::batching::BatchingThread::new("sayso-sqlite-writes")?;
         let creates = creates::Creates::start(writer.clone(), &mut thread);
@@ -135,6 +146,7 @@ impl SqliteStore {
             pool,
             readers,
             writer,
+            _checkpoints: checkpoints,
             creates,
             resolves,
         })

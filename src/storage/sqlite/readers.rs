@@ -9,9 +9,9 @@
 //! on read-only connections kept in a list: no hand-off, no task, no wake-up.
 //!
 //! Running SQLite on a runtime thread is safe only because the statement cannot wait long: in
-//! WAL mode a reader never waits for the writer, and the writer checkpoints passively, so the
-//! busy handler is reached only while another process recovers the WAL after a crash (it then
-//! waits up to the same 5 s as every connection). The other reads, whose statements scan
+//! WAL mode a reader never waits for the writer, and checkpoints are passive
+//! (checkpoints.rs), so the busy handler is reached only while another process recovers the
+//! WAL after a crash (it then waits up to the same 5 s as every connection). The other reads, whose statements scan
 //! lists or run per page, stay on sqlx's pool.
 
 use std::path::PathBuf;
