@@ -87,7 +87,8 @@ pub(super) async fn notifications(
 }
 
 /// One writer at a time commits, in `BEGIN IMMEDIATE` order, so event ids are visible in the
-/// order they were given out.
+/// order they were given out. The kinds are written as the partial index
+/// `decision_events_resolutions` writes them (migration 0009), or SQLite would not use it.
 pub(super) async fn resolutions_since(
     store: &SqliteStore,
     inbox: Uuid,
@@ -97,7 +98,9 @@ pub(super) async fn resolutions_since(
     let rows: Vec<(i64, Hyphenated)> = sqlx::query_as(
         "SELECT e.id, e.decision_id FROM decision_events e \
          JOIN decisions d ON d.id = e.decision_id \
-         WHERE e.id > ? AND e.kind IN ('answered', 'declined', 'cancelled', 'expired') \
+         WHERE e.id > ? \
+           AND (e.kind = 'answered' OR e.kind = 'declined' OR e.kind = 'cancelled' \
+                OR e.kind = 'expired') \
            AND d.inbox_id = ? \
          ORDER BY e.id LIMIT ?",
     )
