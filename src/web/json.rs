@@ -9,6 +9,9 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+use crate::service::ServiceError;
+use crate::web::error::ApiError;
+
 /// Room for a decision as the API shows it, notifications included; a larger one grows.
 const DECISION_SIZE: usize = 1024;
 
@@ -26,9 +29,41 @@ pub fn response(status: StatusCode, value: &impl Serialize) -> Response {
         )
             .into_response(),
         // Only a map with non-string keys fails to serialise; none of the API's types has one.
-        Err(e) => {
-            tracing::error!(error = %e, "a response could not be written as JSON");
-            StatusCode::INTERNAL_SERVER_ERROR.into_response()
-        }
+        // Should one ever, the caller gets the API's error shape, and the log the cause.
+        Err(e) => ApiError::from(ServiceError::Internal(format!(
+            "a response could not be written as JSON: {e}"
+        )))
+        .into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_value_that_cannot_be_written_gets_the_api_error_shape() {
+        // JSON object keys must be strings; a map keyed by pairs cannot be written.
+        let unwritable = BTreeMap::from([((1, 2), "x")]);
+        let resp = response(StatusCode::OK, &unwritable);
+        assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = axum::body::to_bytes(resp.into_body(), 4096)
+            .await
+            .expect("body");
+        let v: serde_json::Value = serde_json::from_slice(&body).expect("a JSON body");
+        assert_eq!(v["error"]["code"], "internal", "{v}");
+    }
+
+    #[tokio::test]
+    async fn a_value_is_written_with_its_status_and_type() {
+        let resp = response(StatusCode::CREATED, &serde_json::json!({"a": 1}));
+        assert_eq!(resp.status(), StatusCode::CREATED);
+        assert_eq!(resp.headers()[header::CONTENT_TYPE], "application/json");
+        let body = axum::body::to_bytes(resp.into_body(), 4096)
+            .await
+            .expect("body");
+        assert_eq!(&body[..], br#"{"a":1}"#);
     }
 }
