@@ -206,3 +206,67 @@ async fn a_postgres_backup_says_to_use_pg_dump() {
     assert!(err.to_string().contains("pg_dump"), "{err}");
     assert!(!path.exists());
 }
+
+/// The decision table's CHECK constraints are comparisons (migration 0010): written as
+/// `IN (…)` lists, SQLite built a temporary index of each list for every row inserted. They
+/// still refuse what they refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_checks_a_new_decision_without_temporary_indexes() {
+    let db = common::db::fresh_sqlite_url();
+    let store = SqliteStore::connect(&db.url).await.unwrap();
+    let home = inbox(&store, "home").await;
+    let mut conn = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
+    let insert = |kind: &str, status: &str, via: &str| {
+        format!(
+            "INSERT INTO decisions (id, inbox_id, kind, question, spec, status, created_at, \
+             expires_at, answered_via) VALUES ('{}', '{}', '{kind}', 'q', '{{}}', '{status}', \
+             1, 2, {via})",
+            Uuid::new_v4(),
+            home
+        )
+    };
+    let program: Vec<(i64, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "EXPLAIN {}",
+        insert("bool", "pending", "NULL")
+    )))
+    .fetch_all(&mut conn)
+    .await
+    .unwrap()
+    .into_iter()
+    .map(
+        |(addr, opcode, ..): (
+            i64,
+            String,
+            i64,
+            i64,
+            i64,
+            Option<String>,
+            i64,
+            Option<String>,
+        )| (addr, opcode),
+    )
+    .collect();
+    assert!(
+        !program.iter().any(|(_, op)| op == "OpenEphemeral"),
+        "the insert builds a temporary index: {program:?}"
+    );
+    for (kind, status, via, column) in [
+        ("maybe", "pending", "NULL", "kind"),
+        ("bool", "pondering", "NULL", "status"),
+        ("bool", "answered", "'carrier pigeon'", "answered_via"),
+    ] {
+        let refused = sqlx::query(sqlx::AssertSqlSafe(insert(kind, status, via)))
+            .execute(&mut conn)
+            .await
+            .expect_err("a value outside the constraint");
+        assert!(
+            refused.to_string().contains("CHECK constraint failed")
+                && refused.to_string().contains(column),
+            "{refused}"
+        );
+    }
+    sqlx::query(sqlx::AssertSqlSafe(insert("todo", "cancelled", "'api'")))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+}
