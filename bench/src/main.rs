@@ -32,7 +32,7 @@ use crate::docs::Section;
 use crate::fleet::{FleetSize, fleet};
 use crate::load::{CONCURRENCY, create_rate, get_rate};
 use crate::page::page_weight;
-use crate::report::{Row, plain_row, print_table, ratio_row};
+use crate::report::{Row, plain_row, print_table, ratio_row, skipped_row};
 use crate::server::Server;
 use crate::waiting::waiting;
 
@@ -172,7 +172,10 @@ async fn main() -> Result<()> {
             rows.extend(notify::notifications(&server, &rx, settings.seconds).await?);
             server.stop().await;
         }
-        Err(e) => eprintln!("notifications skipped: {e:#}"),
+        Err(e) => {
+            eprintln!("notifications skipped: {e:#}");
+            rows.push(skipped_row("notifications", &format!("{e:#}")));
+        }
     }
     run.close("Notifications (aiosmtpd and local receivers)", &mut rows);
     if settings.fleet.h2_awaits + settings.fleet.h1_awaits > 0 {
@@ -255,7 +258,11 @@ async fn postgres(settings: &Settings, run: &mut Run) -> Result<()> {
                 run.close("Three replicas on one PostgreSQL", &mut rows);
             }
         }
-        Err(e) => eprintln!("PostgreSQL skipped: {e:#}"),
+        Err(e) => {
+            eprintln!("PostgreSQL skipped: {e:#}");
+            rows.push(skipped_row("PostgreSQL", &format!("{e:#}")));
+            run.close("Creates, PostgreSQL", &mut rows);
+        }
     }
 
     Ok(())

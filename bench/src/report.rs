@@ -37,6 +37,20 @@ pub fn plain_row(scenario: &str, value: f64, unit: &'static str, budget: &str, h
     }
 }
 
+/// A part of the run that could not run: a row that says why and does not hold, so a
+/// missing part shows as a miss in the table and the document rather than as nothing.
+pub fn skipped_row(part: &str, why: &str) -> Row {
+    Row {
+        scenario: format!("{part}: not run"),
+        value: 0.0,
+        unit: "",
+        ceiling: None,
+        ratio: None,
+        budget: why.into(),
+        holds: false,
+    }
+}
+
 pub fn print_table(rows: &[Row]) {
     println!(
         "\n{:<44} {:>12} {:>8} {:>12} {:>7}  {:<28} ok",
