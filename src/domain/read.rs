@@ -6,9 +6,22 @@ use serde_json::{Map, Value};
 
 use super::issues::Issues;
 
+/// Objects of up to this many members are searched in order rather than through their hash.
+const SCAN_UP_TO: usize = 16;
+
 /// A member of an object; a JSON `null` counts as absent (models send nulls for "not given").
+///
+/// A request's objects are small and are asked for many names (a create asks its body for
+/// about thirty, most of them absent): comparing the few names there costs less than hashing
+/// each name asked for with SipHash, which took 7 300 instructions a create. An object's
+/// names are unique, so both ways find the same member.
 pub(crate) fn get<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
-    obj.get(key).filter(|v| !v.is_null())
+    let found = if obj.len() <= SCAN_UP_TO {
+        obj.iter().find(|(name, _)| *name == key).map(|(_, v)| v)
+    } else {
+        obj.get(key)
+    };
+    found.filter(|v| !v.is_null())
 }
 
 /// How a value is named in a message: `a string`, `a number`, …
@@ -274,6 +287,21 @@ mod tests {
         let v: Value = serde_json::from_str("18446744073709551615").unwrap();
         assert_eq!(integer_in(&v, "t", &mut issues, 1, 10), None);
         assert_eq!(issues.len(), 1);
+    }
+
+    #[test]
+    fn get_finds_a_member_in_small_and_large_objects_alike() {
+        let small = json!({"a": 1, "b": null, "c": "x"});
+        let large: Map<String, Value> = (0..40).map(|i| (format!("k{i}"), json!(i))).collect();
+        for (obj, present, absent) in [
+            (small.as_object().unwrap(), "c", "z"),
+            (&large, "k39", "k40"),
+        ] {
+            assert_eq!(get(obj, present), obj.get(present));
+            assert_eq!(get(obj, absent), None);
+        }
+        assert_eq!(get(small.as_object().unwrap(), "b"), None, "null is absent");
+        assert_eq!(get(small.as_object().unwrap(), "a"), Some(&json!(1)));
     }
 
     #[test]
