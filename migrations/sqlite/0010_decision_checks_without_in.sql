@@ -8,8 +8,8 @@
 -- A CHECK constraint is not part of the file's format, so this is SQLite's documented way
 -- of changing one in place (https://sqlite.org/lang_altertable.html, "making other kinds of
 -- table schema changes"): the table's CREATE statement is edited in sqlite_schema, the schema
--- version raised so other connections read it again, and `writable_schema=RESET` makes this
--- connection read it again too. The rows already there satisfy the new constraints, which
+-- version changed (to a value of its own) so other connections read it again, and
+-- `writable_schema=RESET` makes this connection read it again too. The rows already there satisfy the new constraints, which
 -- accept exactly the same values as the old. Each replace() must find its text: the count
 -- checked at the end fails the migration otherwise.
 PRAGMA writable_schema = ON;

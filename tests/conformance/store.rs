@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration as StdDuration;
 
 use serde_json::json;
-use sqlx::Connection;
+use sqlx::{Connection, Row};
 use uuid::Uuid;
 
 use sayso::domain::Resolution;
@@ -225,29 +225,18 @@ async fn sqlite_checks_a_new_decision_without_temporary_indexes() {
             home
         )
     };
-    let program: Vec<(i64, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+    let program: Vec<String> = sqlx::query(sqlx::AssertSqlSafe(format!(
         "EXPLAIN {}",
         insert("bool", "pending", "NULL")
     )))
     .fetch_all(&mut conn)
     .await
     .unwrap()
-    .into_iter()
-    .map(
-        |(addr, opcode, ..): (
-            i64,
-            String,
-            i64,
-            i64,
-            i64,
-            Option<String>,
-            i64,
-            Option<String>,
-        )| (addr, opcode),
-    )
+    .iter()
+    .map(|op| op.get("opcode"))
     .collect();
     assert!(
-        !program.iter().any(|(_, op)| op == "OpenEphemeral"),
+        !program.iter().any(|op| op == "OpenEphemeral"),
         "the insert builds a temporary index: {program:?}"
     );
     for (kind, status, via, column) in [
