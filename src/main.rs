@@ -2,6 +2,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     // reqwest and lettre use rustls without a built-in provider: ring is the one linked.
