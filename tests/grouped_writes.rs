@@ -4,7 +4,8 @@
 //! replays it to the rest, notifications and their outbox rows come with each, and the
 //! daily quota is never overshot. API keys looked up together (PostgreSQL reads them in
 //! batches) each get their own inbox, and a revoked key is refused from the moment its revoke
-//! returns. Answers that arrive together are written together too, and still one wins each
+//! returns; decisions read together (PostgreSQL reads them by id in batches) each come back
+//! to their own inbox only. Answers that arrive together are written together too, and still one wins each
 //! decision, every await wakes with it, each resolution has one event and one outbox row, and
 //! a reader following an inbox's resolutions by event id misses none; the store answers each
 //! of many resolutions and votes at once as it would answer it alone. On SQLite and
@@ -243,6 +244,70 @@ async fn keys_read_together_each_get_their_own_inbox(database_url: &str) {
     assert!(busy.iter().all(|(st, _)| *st == StatusCode::OK));
     assert!(after.iter().all(|(st, _)| *st == StatusCode::UNAUTHORIZED));
     srv.stop().await;
+}
+
+/// Awaits of many decisions at once, with `timeout_s=0` (PostgreSQL reads decisions by id in
+/// batches): each returns its own decision as it stands, one of another inbox or none at all
+/// is a 404, and reads of one decision in the same batch each get it.
+async fn decisions_read_together_each_get_their_own(database_url: &str) {
+    let srv = TestServer::start_rate_limited(database_url, RateLimit::OFF).await;
+    let other = srv.other_inbox_key("other").await;
+    let mut mine = Vec::new();
+    for i in 0..20 {
+        let h = srv
+            .create(json!({"question": format!("Mine {i}?"), "kind": "bool", "notify": "none"}))
+            .await;
+        if i % 2 == 0 {
+            let (st, _) = srv.answer(s(&h, "web_url"), json!({"value": "yes"})).await;
+            assert_eq!(st, StatusCode::OK);
+        }
+        mine.push(s(&h, "decision_id").to_string());
+    }
+    let (st, theirs) = common::server::send(
+        srv.client
+            .post(srv.url("/v1/decisions"))
+            .bearer_auth(&other)
+            .json(&json!({"question": "Theirs?", "kind": "bool", "notify": "none"})),
+    )
+    .await;
+    assert_eq!(st, StatusCode::CREATED);
+    let theirs = s(&theirs, "decision_id").to_string();
+    let unknown = Uuid::now_v7().to_string();
+
+    // 22 targets, asked 400 times in all, so each is asked many times in one burst.
+    let asked: Vec<usize> = (0..400).map(|i| (i * 7) % (mine.len() + 2)).collect();
+    let ids: Vec<&str> = mine
+        .iter()
+        .map(String::as_str)
+        .chain([theirs.as_str(), unknown.as_str()])
+        .collect();
+    let results = join_all(asked.iter().map(|&t| srv.await_decision(ids[t], 0))).await;
+    for (&t, (status, body)) in asked.iter().zip(&results) {
+        if t < mine.len() {
+            assert_eq!(*status, StatusCode::OK, "{body}");
+            assert_eq!(s(body, "decision_id"), ids[t]);
+            assert_eq!(s(body, "question"), format!("Mine {t}?"));
+            let expected = if t % 2 == 0 { "answered" } else { "pending" };
+            assert_eq!(s(body, "status"), expected, "{body}");
+        } else {
+            assert_eq!(*status, StatusCode::NOT_FOUND, "target {t}: {body}");
+        }
+    }
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_decisions_read_together_each_get_their_own() {
+    let db = common::db::fresh_sqlite_url();
+    decisions_read_together_each_get_their_own(&db.url).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_decisions_read_together_each_get_their_own() {
+    let Some(db) = common::db::fresh_pg_url().await else {
+        return;
+    };
+    decisions_read_together_each_get_their_own(&db.url).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,25 +12,6 @@ use crate::domain::{Decision, Kind, NotificationState};
 use crate::storage::rows::{self, store_error, to_ms_precision};
 use crate::storage::{ListFilter, Resolved, StoreError, Swept};
 
-pub(super) async fn decision(
-    store: &PgStore,
-    inbox_id: Option<Uuid>,
-    id: Uuid,
-) -> Result<Option<Decision>, StoreError> {
-    sqlx::query_as::<_, DecisionRow>(concat!(
-        "SELECT ",
-        decision_columns!(),
-        " FROM decisions WHERE id = $1 AND ($2::uuid IS NULL OR inbox_id = $2)"
-    ))
-    .bind(id)
-    .bind(inbox_id)
-    .fetch_optional(&store.pool)
-    .await
-    .map_err(store_error)?
-    .map(Decision::try_from)
-    .transpose()
-}
-
 pub(super) async fn projects(store: &PgStore, inbox_id: Uuid) -> Result<Vec<String>, StoreError> {
     sqlx::query_scalar(
         "SELECT DISTINCT project FROM decisions \
@@ -183,7 +164,7 @@ pub(super) async fn image(
 
 /// The decision already holding the row's idempotency key, if any.
 pub(super) async fn current(store: &PgStore, id: Uuid) -> Result<Resolved, StoreError> {
-    match decision(store, None, id).await? {
+    match store.decision_reads.decision(None, id).await? {
         Some(d) => Ok(Resolved::Lost(d)),
         None => Err(StoreError::NotFound),
     }

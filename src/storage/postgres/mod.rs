@@ -51,6 +51,7 @@ macro_rules! expired_events {
 
 mod channels;
 mod creates;
+mod decision_reads;
 mod decisions;
 mod events;
 mod gauges;
@@ -95,6 +96,8 @@ pub struct PgStore {
     creates: creates::Creates,
     /// Key lookups are read in batches (key_lookups.rs).
     key_lookups: key_lookups::KeyLookups,
+    /// Decisions by id are read in batches (decision_reads.rs).
+    decision_reads: decision_reads::DecisionReads,
     /// Resolutions and votes go in groups (resolves.rs).
     resolves: resolves::Resolves,
 }
@@ -124,9 +127,9 @@ impl PgStore {
             .connect_with(options.clone())
             .await
             .map_err(store_error)?;
-        // The create and resolution writers' and the key readers' own connections: a group or
-        // a batch never queues for one behind the requests' reads, which would hold every
-        // request in it up.
+        // The create and resolution writers' and the key and decision readers' own
+        // connections: a group or a batch never queues for one behind the requests' reads,
+        // which would hold every request in it up.
         let writer = PgPoolOptions::new()
             .max_connections(creates::WRITERS as u32)
             .acquire_timeout(CONNECT_TIMEOUT)
@@ -138,6 +141,10 @@ impl PgStore {
         let key_reader = PgPoolOptions::new()
             .max_connections(key_lookups::READERS as u32)
             .acquire_timeout(CONNECT_TIMEOUT)
+            .connect_lazy_with(options.clone());
+        let decision_reader = PgPoolOptions::new()
+            .max_connections(decision_reads::READERS as u32)
+            .acquire_timeout(CONNECT_TIMEOUT)
             .connect_lazy_with(options);
         sqlx::migrate!("migrations/postgres")
             .run(&pool)
@@ -146,12 +153,14 @@ impl PgStore {
         let mut thread = crate::storage::batching::BatchingThread::new("sayso-pg-batches")?;
         let creates = creates::Creates::start(writer, &mut thread);
         let key_lookups = key_lookups::KeyLookups::start(key_reader, &mut thread);
+        let decision_reads = decision_reads::DecisionReads::start(decision_reader, &mut thread);
         let resolves = resolves::Resolves::start(resolver, &mut thread);
         thread.start()?;
         Ok(PgStore {
             pool,
             creates,
             key_lookups,
+            decision_reads,
             resolves,
         })
     }
@@ -265,7 +274,7 @@ impl Store for PgStore {
         inbox_id: Option<Uuid>,
         id: Uuid,
     ) -> Result<Option<Decision>, StoreError> {
-        decisions::decision(self, inbox_id, id).await
+        self.decision_reads.decision(inbox_id, id).await
     }
 
     async fn resolutions_since(

@@ -32,7 +32,7 @@ impl From<InboxRow> for Inbox {
     }
 }
 
-#[derive(sqlx::FromRow)]
+#[derive(sqlx::FromRow, Clone)]
 pub(super) struct DecisionRow {
     pub(super) id: Uuid,
     pub(super) inbox_id: Uuid,
