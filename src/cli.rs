@@ -332,8 +332,7 @@ async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> 
     for line in crate::config::variables::unknown_in_environment() {
         tracing::warn!("{line}");
     }
-    let listener = TcpListener::bind(global.listen)
-        .await
+    let listener = app::listen(global.listen)
         .with_context(|| format!("cannot listen on {}", global.listen))?;
     let bound = listener.local_addr()?;
     // Links are built from the address actually bound (port 0 picks one) unless

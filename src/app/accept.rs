@@ -27,6 +27,26 @@ use super::refuse::{Limit, Reserve, refuse};
 use super::{AppSettings, router};
 use crate::service::Service;
 
+/// Connections the kernel holds for the accept loop before it takes them. tokio's default,
+/// 1 024, let a burst of agents reconnecting at once (19 000 long-polls over HTTP/1.1 in the
+/// fleet benchmark, on two busy cores) overflow the queue: the kernel then drops their
+/// handshakes' last step and each client waits out TCP's doubling retransmissions, tens of
+/// seconds for the last of them. The kernel caps it at `net.core.somaxconn` (4 096 by default).
+const ACCEPT_BACKLOG: u32 = 65_535;
+
+/// Listens on `addr` with the accept queue above.
+pub fn listen(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // As `TcpListener::bind` does: a restarted server can take its port back at once.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(ACCEPT_BACKLOG)
+}
+
 /// Limits of the accept loop.
 #[derive(Debug, Clone)]
 pub struct ServeLimits {

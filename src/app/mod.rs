@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use axum::Router;
 
-pub use accept::{ServeLimits, serve, serve_router, shutdown_signal};
+pub use accept::{ServeLimits, listen, serve, serve_router, shutdown_signal};
 
 use crate::config::{GlobalArgs, ServeArgs};
 use crate::http::{self, HttpSettings, RateLimit};
