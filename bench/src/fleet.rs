@@ -13,10 +13,9 @@ use hdrhistogram::Histogram;
 use serde_json::{Value, json};
 
 use crate::report::{Row, plain_row};
-use crate::server::{Server, rss_kb};
+use crate::server::{Parked, Server, returned_early, rss_kb};
 
 /// A parked await: its Decision and when its response arrived.
-type Parked = tokio::task::JoinHandle<Result<(Value, Instant)>>;
 
 /// How many of each, and over how many HTTP/2 connections.
 pub struct FleetSize {
@@ -93,6 +92,12 @@ pub async fn fleet(server: &Server, size: &FleetSize) -> Result<Vec<Row>> {
         parked.push(Some(park(&h1, server, h)));
     }
     let all_parked = server.wait_until_parked(total).await?;
+    if all_parked < total {
+        eprintln!(
+            "{all_parked} of {total} awaits parked; of those that returned: {}",
+            returned_early(&mut parked).await
+        );
+    }
     let rss_all = rss_kb(server.pid());
     let per_h1 = per_await(rss_h2, rss_all, size.h1_awaits);
     eprintln!(

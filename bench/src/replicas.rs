@@ -11,10 +11,9 @@ use serde_json::{Value, json};
 
 use crate::load::create_rate;
 use crate::report::{Row, plain_row, ratio_row};
-use crate::server::Server;
+use crate::server::{Parked, Server, returned_early};
 
 /// A parked await: its Decision and when its response arrived.
-type Parked = tokio::task::JoinHandle<Result<(Value, Instant)>>;
 
 fn h2_client() -> Result<reqwest::Client> {
     Ok(reqwest::Client::builder()
@@ -173,31 +172,4 @@ pub async fn replicas(
             0.4,
         ),
     ])
-}
-
-/// What the awaits that have already returned got, counted by kind (a status and error code,
-/// or the client's error), so that a stalled run says why.
-async fn returned_early(parked: &mut [Option<Parked>]) -> String {
-    let mut seen = std::collections::BTreeMap::<String, usize>::new();
-    for slot in parked.iter_mut() {
-        let Some(task) = slot.take_if(|t| t.is_finished()) else {
-            continue;
-        };
-        let outcome = match task.await {
-            Ok(Ok((v, _))) => match v["error"]["code"].as_str() {
-                Some(code) => format!("error {code}"),
-                None => format!("status {}", v["status"]),
-            },
-            Ok(Err(e)) => format!("client error: {e}"),
-            Err(e) => format!("task: {e}"),
-        };
-        *seen.entry(outcome).or_default() += 1;
-    }
-    if seen.is_empty() {
-        return "none returned".into();
-    }
-    seen.into_iter()
-        .map(|(outcome, n)| format!("{n} × {outcome}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }

@@ -190,3 +190,33 @@ pub fn rss_kb(pid: Option<u32>) -> u64 {
         })
         .unwrap_or(0)
 }
+
+/// An await sent and not yet returned: the decision it returned and when.
+pub type Parked = tokio::task::JoinHandle<Result<(serde_json::Value, std::time::Instant)>>;
+
+/// What the awaits that have already returned got, counted by kind (a status and error code,
+/// or the client's error), so that a stalled run says why.
+pub async fn returned_early(parked: &mut [Option<Parked>]) -> String {
+    let mut seen = std::collections::BTreeMap::<String, usize>::new();
+    for slot in parked.iter_mut() {
+        let Some(task) = slot.take_if(|t| t.is_finished()) else {
+            continue;
+        };
+        let outcome = match task.await {
+            Ok(Ok((v, _))) => match v["error"]["code"].as_str() {
+                Some(code) => format!("error {code}"),
+                None => format!("status {}", v["status"]),
+            },
+            Ok(Err(e)) => format!("client error: {e}"),
+            Err(e) => format!("task: {e}"),
+        };
+        *seen.entry(outcome).or_default() += 1;
+    }
+    if seen.is_empty() {
+        return "none returned".into();
+    }
+    seen.into_iter()
+        .map(|(outcome, n)| format!("{n} × {outcome}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
