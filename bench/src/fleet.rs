@@ -15,8 +15,6 @@ use serde_json::{Value, json};
 use crate::report::{Row, plain_row};
 use crate::server::{Parked, Server, returned_early, rss_kb};
 
-/// A parked await: its Decision and when its response arrived.
-
 /// How many of each, and over how many HTTP/2 connections.
 pub struct FleetSize {
     pub h2_awaits: usize,

@@ -13,8 +13,6 @@ use crate::load::create_rate;
 use crate::report::{Row, plain_row, ratio_row};
 use crate::server::{Parked, Server, returned_early};
 
-/// A parked await: its Decision and when its response arrived.
-
 fn h2_client() -> Result<reqwest::Client> {
     Ok(reqwest::Client::builder()
         .http2_prior_knowledge()
