@@ -8,7 +8,6 @@
 //! state older than the request. Alone, a read runs at once on the caller's runtime.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
@@ -52,23 +51,10 @@ const BY_IDS: &str = concat!(
 impl DecisionReads {
     /// Adds the reading tasks, on `pool`, to `thread`; they end when the store is dropped.
     pub(super) fn start(pool: sqlx::PgPool, thread: &mut BatchingThread) -> DecisionReads {
-        let (queue, arrivals) = mpsc::unbounded_channel::<Read>();
-        let arrivals = Arc::new(tokio::sync::Mutex::new(arrivals));
-        for _ in 0..READERS {
-            let (pool, arrivals) = (pool.clone(), Arc::clone(&arrivals));
-            thread.spawn(async move {
-                let mut batch = Vec::with_capacity(MAX_BATCH);
-                loop {
-                    {
-                        let mut arrivals = arrivals.lock().await;
-                        if arrivals.recv_many(&mut batch, MAX_BATCH).await == 0 {
-                            return;
-                        }
-                    }
-                    read_batch(&pool, &mut batch).await;
-                }
-            });
-        }
+        let reader = pool.clone();
+        let queue = thread.spawn_batch_readers(READERS, MAX_BATCH, move |batch| {
+            read_batch(reader.clone(), batch)
+        });
         DecisionReads {
             queue,
             pool,
@@ -107,14 +93,14 @@ fn in_inbox(row: Option<DecisionRow>, inbox_id: Option<Uuid>) -> Answer {
     }
 }
 
-/// Reads the batch in one statement and answers each read in it, emptying it.
-async fn read_batch(pool: &sqlx::PgPool, batch: &mut Vec<Read>) {
+/// Reads the batch in one statement and answers each read in it, giving it back empty.
+async fn read_batch(pool: sqlx::PgPool, mut batch: Vec<Read>) -> Vec<Read> {
     let mut ids: Vec<Uuid> = batch.iter().map(|r| r.id).collect();
     ids.sort_unstable();
     ids.dedup();
     let found = sqlx::query_as::<_, DecisionRow>(BY_IDS)
         .bind(&ids)
-        .fetch_all(pool)
+        .fetch_all(&pool)
         .await;
     match found {
         Ok(rows) => {
@@ -147,4 +133,5 @@ async fn read_batch(pool: &sqlx::PgPool, batch: &mut Vec<Read>) {
             }
         }
     }
+    batch
 }

@@ -8,7 +8,6 @@
 //! was, with no hand-off to wait for.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -56,23 +55,10 @@ struct KeyedInbox {
 impl KeyLookups {
     /// Adds the reading tasks, on `pool`, to `thread`; they end when the store is dropped.
     pub(super) fn start(pool: sqlx::PgPool, thread: &mut BatchingThread) -> KeyLookups {
-        let (queue, arrivals) = mpsc::unbounded_channel::<Lookup>();
-        let arrivals = Arc::new(tokio::sync::Mutex::new(arrivals));
-        for _ in 0..READERS {
-            let (pool, arrivals) = (pool.clone(), Arc::clone(&arrivals));
-            thread.spawn(async move {
-                let mut batch = Vec::with_capacity(MAX_BATCH);
-                loop {
-                    {
-                        let mut arrivals = arrivals.lock().await;
-                        if arrivals.recv_many(&mut batch, MAX_BATCH).await == 0 {
-                            return;
-                        }
-                    }
-                    read_batch(&pool, &mut batch).await;
-                }
-            });
-        }
+        let reader = pool.clone();
+        let queue = thread.spawn_batch_readers(READERS, MAX_BATCH, move |batch| {
+            read_batch(reader.clone(), batch)
+        });
         KeyLookups {
             queue,
             pool,
@@ -104,12 +90,12 @@ impl KeyLookups {
     }
 }
 
-/// Reads the batch in one statement and answers each lookup in it, emptying it.
-async fn read_batch(pool: &sqlx::PgPool, batch: &mut Vec<Lookup>) {
+/// Reads the batch in one statement and answers each lookup in it, giving it back empty.
+async fn read_batch(pool: sqlx::PgPool, mut batch: Vec<Lookup>) -> Vec<Lookup> {
     let hashes: Vec<&str> = batch.iter().map(|l| l.key_hash.as_str()).collect();
     let found = sqlx::query_as::<_, KeyedInbox>(BY_HASHES)
         .bind(&hashes)
-        .fetch_all(pool)
+        .fetch_all(&pool)
         .await;
     match found {
         Ok(rows) => {
@@ -129,4 +115,5 @@ async fn read_batch(pool: &sqlx::PgPool, batch: &mut Vec<Lookup>) {
             }
         }
     }
+    batch
 }
