@@ -1,8 +1,9 @@
 //! The thread that a store's batching tasks (its creates.rs and resolves.rs, PostgreSQL's
 //! key_lookups.rs and decision_reads.rs) run on: a runtime of their own, so a group's or a
 //! batch's answer from the database is taken up as soon as it arrives, not after the requests'
-//! own work queued on the main runtime; under load that wait was longer than the database's. On SQLite it also lets
-//! the writer's next group start while the requests of the last one are still being answered.
+//! own work queued on the main runtime; under load that wait was longer than the database's.
+//! On SQLite it also lets the writer's next group start while the requests of the last one
+//! are still being answered.
 
 use std::future::Future;
 use std::sync::Arc;
