@@ -10,11 +10,19 @@
 //! its own, every [`INTERVAL`].
 //!
 //! The checkpoints are PASSIVE: one never waits for the writer or a reader, nor makes them
-//! wait; it copies what no reader still needs, and what is left goes at the next. The WAL is
-//! restarted from its beginning, as before, by the writer's next transaction once a
-//! checkpoint has copied all of it. Durability is what `synchronous=NORMAL` gives: a commit
-//! is in the WAL when it returns, and the WAL reaches the disk at the next checkpoint, which
-//! now normally comes within [`INTERVAL`] of a commit rather than after 1 000 pages.
+//! wait; it copies what no reader still needs, and what is left goes at the next. Durability
+//! is what `synchronous=NORMAL` gives: a commit is in the WAL when it returns, and the WAL
+//! reaches the disk at the next checkpoint, which now normally comes within [`INTERVAL`] of a
+//! commit rather than after 1 000 pages.
+//!
+//! SQLite starts the WAL again from its beginning only when a write transaction begins after
+//! a checkpoint copied all of it, and under steady writes there is always a commit between
+//! the two: the WAL then grew without end (800 MB in 16 s of creates), and every read and
+//! write paid for its size, searching a WAL index that grew with it. So once the WAL holds
+//! [`RESTART_FRAMES`], the PASSIVE checkpoint is followed by a RESTART one, which waits its
+//! turn to write, copies the little written since, and has the next writer start the WAL
+//! again. Writers wait for it that long: a few milliseconds, a few times a minute at most
+//! (docs/PERFORMANCE.md).
 
 use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -28,6 +36,13 @@ use crate::storage::StoreError;
 /// a second) the WAL grows by some 14 MB between two checkpoints.
 pub(super) const INTERVAL: Duration = Duration::from_millis(100);
 
+/// The WAL's length, in pages, from which a checkpoint also restarts it: 64 MB of 4 KB pages.
+pub(super) const RESTART_FRAMES: i64 = 16_384;
+
+/// How long a RESTART checkpoint waits for its turn to write and for the readers of the old
+/// WAL to finish; one that gives up leaves the WAL as it was, for the next to try.
+const RESTART_WAIT: Duration = Duration::from_millis(500);
+
 /// The checkpointing thread; it stops when this is dropped (with the store).
 pub(super) struct Checkpoints {
     _stop: mpsc::Sender<()>,
@@ -40,7 +55,7 @@ impl Checkpoints {
         let (stop, stopped) = mpsc::channel::<()>();
         std::thread::Builder::new()
             .name("sayso-sqlite-checkpoints".into())
-            .spawn(move || run(&conn, &stopped))
+            .spawn(move || run(&conn, &stopped, RESTART_FRAMES))
             .map_err(|e| StoreError::Other(format!("no thread for checkpoints: {e}")))?;
         Ok(Checkpoints { _stop: stop })
     }
@@ -58,16 +73,19 @@ fn open(path: &std::path::Path) -> Result<Connection, StoreError> {
     // The checkpoint's fsyncs follow `synchronous`, as the writer's did.
     conn.pragma_update(None, "synchronous", "NORMAL")
         .map_err(failed)?;
+    // Only a RESTART checkpoint waits; a PASSIVE one never calls the busy handler.
+    conn.busy_timeout(RESTART_WAIT).map_err(failed)?;
     Ok(conn)
 }
 
-/// Checkpoints every [`INTERVAL`] until the store is dropped. A failure (a full disk, say) is
-/// logged when it starts and when it ends, not every time; the WAL keeps every commit
-/// meanwhile, so nothing is lost, it only grows.
-fn run(conn: &Connection, stopped: &mpsc::Receiver<()>) {
+/// Checkpoints every [`INTERVAL`] until the store is dropped, restarting the WAL from
+/// `restart_frames` on. A failure (a full disk, say) is logged when it starts and when it
+/// ends, not every time; the WAL keeps every commit meanwhile, so nothing is lost, it only
+/// grows.
+fn run(conn: &Connection, stopped: &mpsc::Receiver<()>, restart_frames: i64) {
     let mut failing = false;
     while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(INTERVAL) {
-        match checkpoint(conn) {
+        match checkpoint(conn, restart_frames) {
             Ok(()) if failing => {
                 failing = false;
                 tracing::info!("WAL checkpoints succeed again");
@@ -82,11 +100,17 @@ fn run(conn: &Connection, stopped: &mpsc::Receiver<()>) {
     }
 }
 
-/// One PASSIVE checkpoint. Its row (whether another process's checkpoint was running, the
-/// WAL's frames, those copied) needs no reading: a busy one is not a failure, that one does
-/// the work.
-fn checkpoint(conn: &Connection) -> rusqlite::Result<()> {
-    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+/// One PASSIVE checkpoint, and a RESTART one after it when the WAL has grown to
+/// `restart_frames`. A busy one (another process's checkpoint was running, or the RESTART
+/// did not get its turn in time) is not a failure: the next tries again.
+fn checkpoint(conn: &Connection, restart_frames: i64) -> rusqlite::Result<()> {
+    let frames = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
+        row.get::<_, i64>(1)
+    })?;
+    if frames >= restart_frames {
+        conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -151,13 +175,39 @@ mod tests {
     }
 
     #[test]
+    fn the_wal_starts_again_under_steady_writes() {
+        let dir = Dir::new("checkpoints-restart");
+        let path = dir.0.join("db");
+        let conn = writer(&path);
+        let checkpointer = open(&path).expect("open");
+        let (stop, stopped) = mpsc::channel::<()>();
+        // 256 pages (1 MB) instead of the server's 64 MB, so that a second of writes is plenty.
+        let thread = std::thread::spawn(move || run(&checkpointer, &stopped, 256));
+        // Commits one after another for about two seconds, never leaving a checkpoint the
+        // moment between two in which SQLite would start the WAL again by itself: some 6 000
+        // pages, 24 MB, in all.
+        for _ in 0..3_000 {
+            conn.execute("INSERT INTO t (x) VALUES (?1)", ["x".repeat(4000)])
+                .expect("insert");
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        drop(stop);
+        thread.join().expect("the checkpoint thread");
+        let wal = std::fs::metadata(dir.0.join("db-wal")).expect("WAL").len();
+        assert!(
+            wal < 8 << 20,
+            "the WAL grew to {wal} bytes over 3 000 commits of a page each: it never started again"
+        );
+    }
+
+    #[test]
     fn the_thread_ends_when_its_store_is_dropped() {
         let dir = Dir::new("checkpoints-stop");
         let path = dir.0.join("db");
         let _conn = writer(&path);
         let conn = open(&path).expect("open");
         let (stop, stopped) = mpsc::channel::<()>();
-        let thread = std::thread::spawn(move || run(&conn, &stopped));
+        let thread = std::thread::spawn(move || run(&conn, &stopped, RESTART_FRAMES));
         std::thread::sleep(INTERVAL * 2);
         assert!(
             !thread.is_finished(),
