@@ -40,8 +40,14 @@ pub(super) const INTERVAL: Duration = Duration::from_millis(100);
 pub(super) const RESTART_FRAMES: i64 = 16_384;
 
 /// How long a RESTART checkpoint waits for its turn to write and for the readers of the old
-/// WAL to finish; one that gives up leaves the WAL as it was, for the next to try.
-const RESTART_WAIT: Duration = Duration::from_millis(500);
+/// WAL to finish. It holds the turn to write while it waits for the readers, so this is also
+/// the longest it holds up the writers; one that gives up leaves the WAL as it was.
+const RESTART_WAIT: Duration = Duration::from_millis(50);
+
+/// How many intervals pass after a RESTART gave up before the next one is tried: a reader
+/// that keeps a transaction open for long (a backup's copy, say) holds the writers up for
+/// [`RESTART_WAIT`] once a second, not at every interval.
+const RESTART_HOLD_OFF: u32 = 10;
 
 /// The checkpointing thread; it stops when this is dropped (with the store).
 pub(super) struct Checkpoints {
@@ -84,13 +90,24 @@ fn open(path: &std::path::Path) -> Result<Connection, StoreError> {
 /// grows.
 fn run(conn: &Connection, stopped: &mpsc::Receiver<()>, restart_frames: i64) {
     let mut failing = false;
+    let mut held_off = 0;
     while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(INTERVAL) {
-        match checkpoint(conn, restart_frames) {
-            Ok(()) if failing => {
+        let restart_from = if held_off > 0 {
+            held_off -= 1;
+            i64::MAX
+        } else {
+            restart_frames
+        };
+        let done = checkpoint(conn, restart_from);
+        if let Ok(Restart::GaveUp) = done {
+            held_off = RESTART_HOLD_OFF;
+        }
+        match done {
+            Ok(_) if failing => {
                 failing = false;
                 tracing::info!("WAL checkpoints succeed again");
             }
-            Ok(()) => {}
+            Ok(_) => {}
             Err(e) if !failing => {
                 failing = true;
                 tracing::warn!(error = %e, "WAL checkpoint failed; the WAL grows until one succeeds");
@@ -103,14 +120,30 @@ fn run(conn: &Connection, stopped: &mpsc::Receiver<()>, restart_frames: i64) {
 /// One PASSIVE checkpoint, and a RESTART one after it when the WAL has grown to
 /// `restart_frames`. A busy one (another process's checkpoint was running, or the RESTART
 /// did not get its turn in time) is not a failure: the next tries again.
-fn checkpoint(conn: &Connection, restart_frames: i64) -> rusqlite::Result<()> {
+fn checkpoint(conn: &Connection, restart_frames: i64) -> rusqlite::Result<Restart> {
     let frames = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
         row.get::<_, i64>(1)
     })?;
-    if frames >= restart_frames {
-        conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()))?;
+    if frames < restart_frames {
+        return Ok(Restart::NotYet);
     }
-    Ok(())
+    // The row's first column is 1 when the checkpoint could not finish: it gave up waiting.
+    let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |row| row.get(0))?;
+    Ok(if busy == 0 {
+        Restart::Done
+    } else {
+        Restart::GaveUp
+    })
+}
+
+/// Whether a checkpoint restarted the WAL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Restart {
+    /// The WAL is not long enough yet.
+    NotYet,
+    Done,
+    /// It did not get its turn, or readers of the old WAL stayed, within [`RESTART_WAIT`].
+    GaveUp,
 }
 
 #[cfg(test)]
@@ -197,6 +230,41 @@ mod tests {
         assert!(
             wal < 8 << 20,
             "the WAL grew to {wal} bytes over 3 000 commits of a page each: it never started again"
+        );
+    }
+
+    #[test]
+    fn a_long_reader_holds_the_writers_up_only_briefly() {
+        let dir = Dir::new("checkpoints-reader");
+        let path = dir.0.join("db");
+        let conn = writer(&path);
+        conn.execute("INSERT INTO t (x) VALUES ('first')", [])
+            .expect("insert");
+        // A reader whose transaction stays open throughout, as a backup's copy does.
+        let reader = Connection::open(&path).expect("reader");
+        reader.execute_batch("BEGIN").expect("begin");
+        let _: i64 = reader
+            .query_row("SELECT count(*) FROM t", [], |row| row.get(0))
+            .expect("read");
+        let checkpointer = open(&path).expect("open");
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || run(&checkpointer, &stopped, 256));
+        let mut longest = Duration::ZERO;
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_millis(2_500) {
+            let at = Instant::now();
+            conn.execute("INSERT INTO t (x) VALUES (?1)", ["x".repeat(4000)])
+                .expect("insert");
+            longest = longest.max(at.elapsed());
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(stop);
+        thread.join().expect("the checkpoint thread");
+        reader.execute_batch("COMMIT").expect("commit");
+        // RESTART_WAIT (50 ms), and the writer's busy handler sleeping past its end.
+        assert!(
+            longest < Duration::from_millis(250),
+            "an insert waited {longest:?} for a RESTART checkpoint that a reader held up"
         );
     }
 
