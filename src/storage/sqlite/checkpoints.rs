@@ -182,6 +182,27 @@ mod tests {
         conn
     }
 
+    /// The checkpoint thread on `path`, restarting the WAL from `restart_frames`, as the store
+    /// runs it; `stop` ends it and waits for it.
+    struct Checkpointing {
+        stop: mpsc::Sender<()>,
+        thread: std::thread::JoinHandle<()>,
+    }
+
+    impl Checkpointing {
+        fn start(path: &std::path::Path, restart_frames: i64) -> Checkpointing {
+            let conn = open(path).expect("open");
+            let (stop, stopped) = mpsc::channel::<()>();
+            let thread = std::thread::spawn(move || run(&conn, &stopped, restart_frames));
+            Checkpointing { stop, thread }
+        }
+
+        fn stop(self) {
+            drop(self.stop);
+            self.thread.join().expect("the checkpoint thread");
+        }
+    }
+
     #[test]
     fn commits_reach_the_database_file_without_the_writer_checkpointing() {
         let dir = Dir::new("checkpoints");
@@ -213,10 +234,8 @@ mod tests {
         let dir = Dir::new("checkpoints-restart");
         let path = dir.0.join("db");
         let conn = writer(&path);
-        let checkpointer = open(&path).expect("open");
-        let (stop, stopped) = mpsc::channel::<()>();
         // 256 pages (1 MB) instead of the server's 64 MB, so that a second of writes is plenty.
-        let thread = std::thread::spawn(move || run(&checkpointer, &stopped, 256));
+        let checkpointing = Checkpointing::start(&path, 256);
         // Commits one after another for about two seconds, never leaving a checkpoint the
         // moment between two in which SQLite would start the WAL again by itself: some 6 000
         // pages, 24 MB, in all.
@@ -225,8 +244,7 @@ mod tests {
                 .expect("insert");
             std::thread::sleep(Duration::from_micros(500));
         }
-        drop(stop);
-        thread.join().expect("the checkpoint thread");
+        checkpointing.stop();
         let wal = std::fs::metadata(dir.0.join("db-wal")).expect("WAL").len();
         assert!(
             wal < 8 << 20,
@@ -247,9 +265,7 @@ mod tests {
         let _: i64 = reader
             .query_row("SELECT count(*) FROM t", [], |row| row.get(0))
             .expect("read");
-        let checkpointer = open(&path).expect("open");
-        let (stop, stopped) = mpsc::channel::<()>();
-        let thread = std::thread::spawn(move || run(&checkpointer, &stopped, 256));
+        let checkpointing = Checkpointing::start(&path, 256);
         let mut longest = Duration::ZERO;
         let started = Instant::now();
         while started.elapsed() < Duration::from_millis(2_500) {
@@ -259,8 +275,7 @@ mod tests {
             longest = longest.max(at.elapsed());
             std::thread::sleep(Duration::from_millis(1));
         }
-        drop(stop);
-        thread.join().expect("the checkpoint thread");
+        checkpointing.stop();
         reader.execute_batch("COMMIT").expect("commit");
         // RESTART_WAIT (50 ms), and the writer's busy handler sleeping past its end.
         assert!(
