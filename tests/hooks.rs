@@ -28,3 +28,5 @@ mod people;
 mod policy;
 #[path = "hooks/run.rs"]
 mod run;
+#[path = "hooks/session.rs"]
+mod session;

@@ -119,8 +119,20 @@ pub struct Ruling {
     pub step_up: Option<StepUp>,
     /// Who is asked and how many must Allow (an `ask` rule's `approvers` and `required`).
     pub people: People,
+    /// The rule that decided, as `rule 2 of /path/policy.json (tool "Bash", …)`; `None` when
+    /// no rule matched. An approval carries it, and an "Allow for this session" counts only
+    /// for calls the same rule decides.
+    pub rule: Option<String>,
     /// One line for `--explain` and the reason the harness shows.
     pub why: String,
+}
+
+impl Ruling {
+    /// Whether "Allow for this session" may stand for this call's approval: never where the
+    /// rule wants a passkey or names who must agree.
+    pub fn session_answer_allowed(&self) -> bool {
+        self.step_up.is_none() && self.people == People::default()
+    }
 }
 
 impl Policy {
@@ -166,14 +178,16 @@ impl Policy {
         };
         for (i, rule) in self.rules.iter().enumerate() {
             if rule.matches(call) {
-                let mut why = format!("rule {}{from} ({})", i + 1, rule.text);
-                if let Some(reason) = &rule.reason {
-                    why = format!("{reason} [{why}]");
-                }
+                let which = format!("rule {}{from} ({})", i + 1, rule.text);
+                let why = match &rule.reason {
+                    Some(reason) => format!("{reason} [{which}]"),
+                    None => which.clone(),
+                };
                 return Ruling {
                     decision: rule.decision,
                     step_up: rule.step_up,
                     people: rule.people.clone(),
+                    rule: Some(which),
                     why,
                 };
             }
@@ -184,6 +198,7 @@ impl Policy {
                 decision,
                 step_up: None,
                 people: People::default(),
+                rule: None,
                 why: format!(
                     "{} only reads (read_only: {})",
                     call.tool_name,
@@ -195,6 +210,7 @@ impl Policy {
             decision: Rule::Ask,
             step_up: None,
             people: People::default(),
+            rule: None,
             why: "no rule matched: a person decides".into(),
         }
     }

@@ -92,6 +92,8 @@ pub struct Clipped {
     pub left_out: usize,
     /// Whether the text held hidden characters (shown as markers).
     pub hidden: bool,
+    /// How many bytes of the original text are shown: `&s[..taken]` is what `text` shows.
+    pub taken: usize,
 }
 
 impl Clipped {
@@ -124,6 +126,7 @@ pub fn clip(s: &str, max: usize, lines: Lines) -> Clipped {
     let mut shown = 0usize;
     let mut left_out = 0usize;
     let mut hidden = false;
+    let mut taken = 0usize;
     for c in s.chars() {
         let marked = is_marked(c, lines);
         hidden |= marked && is_hidden(c);
@@ -133,6 +136,7 @@ pub fn clip(s: &str, max: usize, lines: Lines) -> Clipped {
             continue;
         }
         shown += width;
+        taken += c.len_utf8();
         if marked {
             let _ = write!(text, "⟨U+{:04X}⟩", u32::from(c));
         } else {
@@ -143,6 +147,7 @@ pub fn clip(s: &str, max: usize, lines: Lines) -> Clipped {
         text,
         left_out,
         hidden,
+        taken,
     }
 }
 

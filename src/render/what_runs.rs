@@ -235,6 +235,7 @@ mod tests {
             answer_by: None,
             editable: false,
             step_up: None,
+            rule: None,
         }
     }
 
