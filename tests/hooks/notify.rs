@@ -199,8 +199,12 @@ async fn the_approval_mail_links_lead_to_a_page_that_confirms() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_web_push_of_an_approval_carries_its_two_buttons() {
+/// The Web Push notice the worker would send for the ask of the decision `body` creates,
+/// through the inbox's own person's push link; with that link.
+pub async fn push_notice_for(
+    srv: &TestServer,
+    body: Value,
+) -> (sayso::notify::push::PushNotice, String) {
     use sayso::domain::inbox::InboxChannels;
     use sayso::domain::outbox::{MessageStatus, OutboxMessage, Purpose, Route};
     use sayso::notify::Delivering;
@@ -208,15 +212,7 @@ async fn the_web_push_of_an_approval_carries_its_two_buttons() {
     use time::OffsetDateTime;
     use uuid::Uuid;
 
-    let (_db, srv) = crate::run::server().await;
-    let h = srv
-        .create(json!({
-            "question": "Claude Code wants to run: make deploy", "kind": "choose",
-            "options": ["Allow", "Deny"], "allow_other": false,
-            "approval": {"harness": "claude", "tool_name": "Bash",
-                "tool_input": {"command": "make deploy"}}
-        }))
-        .await;
+    let h = srv.create(body).await;
     let id = Uuid::parse_str(h["decision_id"].as_str().unwrap()).unwrap();
     let d = srv.svc.store().decision(None, id).await.unwrap().unwrap();
     let view = srv.svc.view(&d).await.unwrap();
@@ -260,6 +256,22 @@ async fn the_web_push_of_an_approval_carries_its_two_buttons() {
         now,
     )
     .unwrap();
+    (notice, web_url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_push_of_an_approval_carries_its_two_buttons() {
+    let (_db, srv) = crate::run::server().await;
+    let (notice, web_url) = push_notice_for(
+        &srv,
+        json!({
+            "question": "Claude Code wants to run: make deploy", "kind": "choose",
+            "options": ["Allow", "Deny"], "allow_other": false,
+            "approval": {"harness": "claude", "tool_name": "Bash",
+                "tool_input": {"command": "make deploy"}}
+        }),
+    )
+    .await;
     assert_eq!(notice.payload["answers"], json!(["Allow", "Deny"]));
     assert_eq!(notice.payload["url"], web_url.as_str());
     // The service worker shows them as actions (buttons that open the page first, when the

@@ -27,7 +27,7 @@ use crate::domain::approval::{
 use crate::domain::danger::dangers;
 use crate::domain::{Decision, Status};
 use crate::render;
-use crate::render::visible::{Lines, clip, cut_note, visible};
+use crate::render::visible::{Lines, clip, cut_note, has_hidden, visible};
 use crate::render::what_runs;
 
 /// Most characters of a command, a written file, a diff or an input shown before the page
@@ -219,8 +219,10 @@ pub fn approval_page(
             )
         }),
         confirm,
+        // A command with hidden characters is not offered for editing: a text box would
+        // draw them as nothing (or reversed) again.
         edit_command: match action_of(&a.tool_name, &input) {
-            Action::Shell { command } if a.editable => Some(
+            Action::Shell { command } if a.editable && !has_hidden(command) => Some(
                 sent.and_then(|s| s.get("command"))
                     .unwrap_or(command)
                     .to_string(),

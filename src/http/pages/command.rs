@@ -11,6 +11,9 @@ use crate::render::visible::{is_hidden, marker};
 pub const DANGER: &str = "danger";
 /// The class of a hidden character's marker.
 pub const HIDDEN: &str = "hidden";
+/// The class of a plain word: each word is a piece of its own, so that the page can keep it
+/// whole on a line (a browser would otherwise break `--force` after a hyphen).
+pub const WORD: &str = "w";
 
 /// The command as (class, text) pieces, in order; their texts joined are the command with
 /// its hidden characters shown as markers.
@@ -99,7 +102,7 @@ pub fn highlight(command: &str) -> Vec<(&'static str, String)> {
             } else if word.starts_with('-') {
                 "flag"
             } else {
-                ""
+                WORD
             }
         };
         let text: String = chars[start..i].iter().collect();
@@ -119,7 +122,7 @@ mod tests {
     fn classed<'a>(pieces: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
         pieces
             .iter()
-            .filter(|(c, _)| !c.is_empty())
+            .filter(|(c, _)| !c.is_empty() && *c != WORD)
             .map(|(c, t)| (*c, t.as_str()))
             .collect()
     }
