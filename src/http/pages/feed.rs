@@ -155,6 +155,7 @@ fn page(
     let item = |d: &Decision, when: OffsetDateTime| FeedItem {
         question: shown(d).map_or_else(|| d.spec.question.clone(), |s| s.title),
         detail: shown(d).map(|s| s.subject.with_note()),
+        dangers: shown(d).map(|s| s.dangers).unwrap_or_default(),
         project: d.spec.project.clone(),
         kind: d.kind().as_str(),
         status: d.status.as_str(),

@@ -74,6 +74,8 @@ pub struct FeedItem {
     pub question: String,
     /// An approval's command (or file, or URL), visible and cut: what runs.
     pub detail: Option<String>,
+    /// What that command does that deserves a second look, one plain line each.
+    pub dangers: Vec<&'static str>,
     pub project: Option<String>,
     pub kind: &'static str,
     pub status: &'static str,
