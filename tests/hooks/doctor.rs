@@ -178,7 +178,7 @@ async fn a_server_whose_database_the_agent_can_read_is_named() {
     let db = fresh_sqlite_url();
     let server = SaysoProcess::start(BIN, &db.url).await;
     let pid = server.child.id().unwrap();
-    let key = server.key.clone().expect("the first run prints a key");
+    let key = server.key.clone().expect("the first run writes a key");
     let dir = Dir::new();
     let d = dir.path().to_str().unwrap();
     let (_, out) = sayso(
