@@ -1,8 +1,7 @@
 //! Tokens and keys: long, random, never stored in plain text; the SQLite files are the
-//! owner's alone.
+//! owner's alone; the first run's secrets and every link stay out of stdout and the log.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::Duration;
 
 use base64::Engine;
@@ -14,7 +13,7 @@ use uuid::Uuid;
 
 use crate::common;
 use crate::common::server::{TestServer, s, send};
-use crate::support::{Db, PNG, hex, token_of};
+use crate::support::{BIN, Db, PNG, Piped, hex, token_of};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_key_is_256_random_bits_of_its_own_per_database_on_sqlite() {
@@ -313,87 +312,6 @@ async fn the_sqlite_database_and_its_wal_are_readable_by_their_owner_only() {
 }
 
 // --- The first run's secrets and the logs ---
-
-const BIN: &str = env!("CARGO_BIN_EXE_sayso");
-
-/// A real `sayso serve` whose stdout and stderr are pipes (as under systemd or Docker), both
-/// kept whole.
-struct Piped {
-    child: tokio::process::Child,
-    base: String,
-    output: std::sync::Arc<std::sync::Mutex<String>>,
-}
-
-impl Piped {
-    /// Starts `sayso serve` on `db_url` under `sh -c "umask …; exec sayso serve"`, with every
-    /// crate logging at trace, and waits until it listens (`None` if it exits first).
-    async fn start(db_url: &str, umask: &str, env: &[(&str, &Path)]) -> (Option<Piped>, String) {
-        use tokio::io::{AsyncBufReadExt, BufReader};
-        let mut child = tokio::process::Command::new("sh")
-            .args(["-c", &format!("umask {umask} && exec \"$0\" serve"), BIN])
-            .env("SAYSO_DATABASE_URL", db_url)
-            .env("SAYSO_LISTEN", "127.0.0.1:0")
-            .env("SAYSO_LOG_FORMAT", "json")
-            .env("SAYSO_LOG", "trace")
-            .env_remove("SAYSO_STATE_DIR")
-            .env_remove("SAYSO_PUBLIC_URL")
-            .envs(env.iter().copied())
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let output = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-        let keep = |pipe: Box<dyn tokio::io::AsyncRead + Unpin + Send>,
-                    tx: Option<tokio::sync::oneshot::Sender<String>>| {
-            let output = output.clone();
-            tokio::spawn(async move {
-                let mut tx = tx;
-                let mut lines = BufReader::new(pipe).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    if line.contains("sayso is listening")
-                        && let Some(tx) = tx.take()
-                    {
-                        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-                        let _ = tx.send(v["fields"]["address"].as_str().unwrap().to_string());
-                    }
-                    let mut all = output.lock().unwrap();
-                    all.push_str(&line);
-                    all.push('\n');
-                }
-            });
-        };
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        keep(Box::new(child.stdout.take().unwrap()), None);
-        keep(Box::new(child.stderr.take().unwrap()), Some(tx));
-        match tokio::time::timeout(Duration::from_secs(60), rx).await {
-            Ok(Ok(address)) => {
-                let base = format!("http://{address}");
-                let piped = Piped {
-                    child,
-                    base,
-                    output: output.clone(),
-                };
-                (Some(piped), String::new())
-            }
-            Ok(Err(_)) => {
-                let _ = child.wait().await;
-                // Let the readers take the last lines.
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                let said = output.lock().unwrap().clone();
-                (None, said)
-            }
-            Err(_) => panic!("sayso did not listen within 60 s"),
-        }
-    }
-
-    async fn stop(mut self) -> String {
-        self.child.kill().await.unwrap();
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        self.output.lock().unwrap().clone()
-    }
-}
 
 /// The attack: a member of `adm` or `systemd-journal` reads the journal, where a service's
 /// stdout and stderr go. The first run's API key, feed link and webhook secret must not be
