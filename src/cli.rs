@@ -389,9 +389,9 @@ async fn first_run(svc: &Service, global: &GlobalArgs, args: &ServeArgs) -> anyh
     };
     first_run::write(&file, &first).with_context(|| {
         format!(
-            "the first run made the inbox \"{}\" but could not save its secrets; nothing was \
-             printed. Once the file can be written, make a new API key with `sayso key create` \
-             and print the feed link with `sayso person list` and `sayso person link NAME`",
+            "the first run made the inbox \"{0}\" but could not save its secrets, and printed \
+             none. `sayso key create --inbox {0}` makes a new API key, and `sayso person link \
+             {0} --inbox {0}` prints the feed link",
             first.inbox.name
         )
     })?;
