@@ -255,14 +255,15 @@ async fn doctor_as_nobody(
     Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// A folder with a stand-in `sayso` (the doctor never runs it), owned by `uid`, mode `mode`.
+/// A folder with a stand-in `sayso` (the doctor never runs it), both owned by `uid`, of mode
+/// `mode`.
 fn program_dir(under: &Path, name: &str, uid: u32, mode: u32) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let dir = under.join(name);
     std::fs::create_dir_all(&dir).unwrap();
     let program = dir.join("sayso");
     std::fs::write(&program, "#!/bin/sh\nexit 0\n").unwrap();
-    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(mode)).unwrap();
     std::os::unix::fs::chown(&program, Some(uid), Some(uid)).unwrap();
     std::os::unix::fs::chown(&dir, Some(uid), Some(uid)).unwrap();
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
@@ -314,6 +315,20 @@ async fn a_hook_program_the_agent_could_swap_is_named_as_a_risk() {
     );
     assert!(
         out.contains("--command '/usr/local/bin/sayso hook claude'"),
+        "{out}"
+    );
+
+    // Read-only, but the user's own: it may chmod it back.
+    let locked = program_dir(dir.path(), "home-locked", nobody, 0o555);
+    let path = format!("{}:{bins}", locked.display());
+    let out = doctor_as_nobody(dir.path(), &srv.base, &srv.key, &path, "sayso hook claude")
+        .await
+        .unwrap();
+    assert!(
+        out.contains(&format!(
+            "risk this user can replace {}/sayso",
+            locked.display()
+        )),
         "{out}"
     );
 

@@ -12,9 +12,10 @@ use std::ffi::OsStr;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use nix::unistd::{AccessFlags, access, geteuid};
+use nix::unistd::geteuid;
 
 use super::Finding;
+use super::writable::can_write;
 use crate::hook::call::Harness;
 
 /// Whether this user may write `path` (a file, or a folder to make, rename or remove entries
@@ -23,11 +24,7 @@ pub type Writable<'a> = &'a dyn Fn(&Path) -> bool;
 
 /// The findings about the hook's program, as this process's user and PATH see it.
 pub fn check(command: &str, harness: Harness) -> Vec<Finding> {
-    // Its owner may chmod what it cannot write yet: that is writing it too.
-    let me = geteuid().as_raw();
-    let writable = |p: &Path| {
-        access(p, AccessFlags::W_OK).is_ok() || p.symlink_metadata().is_ok_and(|m| m.uid() == me)
-    };
+    let writable = |p: &Path| can_write(p);
     let path = std::env::var_os("PATH").unwrap_or_default();
     let entries: Vec<PathBuf> = std::env::split_paths(&path).collect();
     findings(command, harness, &entries, &writable)
