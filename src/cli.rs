@@ -1,5 +1,7 @@
 //! Running the commands of `config::Cli`: `serve` and the admin commands.
 
+mod first_run;
+
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -346,13 +348,7 @@ async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> 
     let svc = Service::new(store, settings.service)
         .await
         .map_err(describe)?;
-    if let Some(first) = svc.first_run().await.map_err(describe)? {
-        println!(
-            "sayso: first run, created the inbox \"{}\".\n\
-             \n  API key (shown once; keep it):  {}\n  Feed link (open on your phone): {}\n  Webhook signing secret:         {}\n",
-            first.inbox.name, first.api_key, first.feed_url, first.webhook_secret
-        );
-    }
+    first_run(&svc, global, &args).await?;
     if let Some((address, token)) = &settings.metrics_listener {
         let metrics = TcpListener::bind(address)
             .await
@@ -366,6 +362,52 @@ async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> 
     app::start_worker(&svc, &settings.notify)?;
     tracing::info!(address = %bound, public_url = %svc.settings().public_url, "sayso is listening");
     serve(listener, svc, settings.app, shutdown_signal()).await;
+    Ok(())
+}
+
+/// On an empty database, makes the inbox `default` and writes its secrets to the first run's
+/// file; they reach stdout only on a terminal, and the log only says where the file is.
+/// The file's directory is checked before anything is made, so a refusal leaves the database
+/// empty and the next start tries again.
+async fn first_run(svc: &Service, global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<()> {
+    if !svc.first_run_pending().await.map_err(describe)? {
+        return Ok(());
+    }
+    let dir = first_run::state_dir(args.state_dir.as_deref(), &global.database_url);
+    let file = match first_run::prepare(&dir) {
+        Ok(file) => file,
+        // Another replica's first run, in the same directory, has just written it.
+        Err(first_run::Unusable::Exists(_))
+            if !svc.first_run_pending().await.map_err(describe)? =>
+        {
+            return Ok(());
+        }
+        Err(e) => anyhow::bail!("{e}"),
+    };
+    let Some(first) = svc.first_run().await.map_err(describe)? else {
+        return Ok(());
+    };
+    first_run::write(&file, &first).with_context(|| {
+        format!(
+            "the first run made the inbox \"{0}\" but could not save its secrets, and printed \
+             none. `sayso key create --inbox {0}` makes a new API key, and `sayso person link \
+             {0} --inbox {0}` prints the feed link",
+            first.inbox.name
+        )
+    })?;
+    tracing::info!(
+        inbox = %first.inbox.name,
+        file = %file.display(),
+        "first run: the inbox's API key, feed link and webhook signing secret are in this file \
+         (mode 0600), never in the log; read it, then delete it"
+    );
+    if std::io::stdout().is_terminal() {
+        println!(
+            "{}\n  (also in {}, mode 0600: delete it once you have kept them)\n",
+            first_run::banner(&first),
+            file.display()
+        );
+    }
     Ok(())
 }
 

@@ -180,6 +180,10 @@ pub struct ServeArgs {
     /// Seconds the server waits at start for an unreachable database before it gives up.
     #[arg(long, env = "SAYSO_DB_WAIT_S", default_value_t = 60)]
     pub db_wait_s: u64,
+    /// Where the first run writes its secrets (`first-run.txt`, mode 0600) [default: the
+    /// SQLite database's folder; for PostgreSQL, the working directory].
+    #[arg(long, env = "SAYSO_STATE_DIR", value_name = "DIR")]
+    pub state_dir: Option<std::path::PathBuf>,
     /// SMTP server for email: smtp://HOST:PORT (plain), smtp://…?tls=required (STARTTLS),
     /// smtps://… (TLS), with USER:PASSWORD@ if needed. Email is off when unset.
     #[arg(long, env = "SAYSO_SMTP_URL")]

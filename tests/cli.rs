@@ -416,8 +416,11 @@ async fn the_same_idempotency_key_returns_the_first_decision() {
 
 /// A `sayso serve` process on a fixed address and a SQLite file.
 async fn start_server_process(database_url: &str, listen: &str) -> (Child, Option<String>) {
+    let state = common::first_run::StateDir::new();
+    let (name, dir) = state.env();
     let mut child = Command::new(BIN)
         .arg("serve")
+        .env(name, dir)
         .env("SAYSO_DATABASE_URL", database_url)
         .env("SAYSO_LISTEN", listen)
         .env("SAYSO_LOG_FORMAT", "json")
@@ -439,17 +442,10 @@ async fn start_server_process(database_url: &str, listen: &str) -> (Child, Optio
     .await
     .expect("sayso serve listens within 30 s");
     tokio::spawn(async move { while let Ok(Some(_)) = err.next_line().await {} });
-    // The first-run banner, with the key, is printed before the server listens.
     let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut key = None;
-    while let Ok(Ok(Some(line))) =
-        tokio::time::timeout(Duration::from_millis(300), out.next_line()).await
-    {
-        if let Some(k) = line.split_whitespace().find(|w| w.starts_with("sk_")) {
-            key = Some(k.to_string());
-        }
-    }
     tokio::spawn(async move { while let Ok(Some(_)) = out.next_line().await {} });
+    // The first run writes its key before the server listens.
+    let key = state.secrets().map(|s| s.key);
     (child, key)
 }
 
@@ -465,7 +461,7 @@ async fn wait_survives_a_server_restart_in_the_middle() {
     let listen = format!("127.0.0.1:{port}");
     let base = format!("http://{listen}");
     let (mut first, key) = start_server_process(&db.url, &listen).await;
-    let key = key.expect("the first run prints a key");
+    let key = key.expect("the first run writes a key");
 
     let w = start_waiting(
         &base,

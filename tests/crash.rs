@@ -361,7 +361,7 @@ async fn crash_run(database_url: &str, backend: &str) {
     eprintln!("{backend}: SAYSO_CRASH_SEED={seed}");
     let mut rng = StdRng::seed_from_u64(seed);
     let mut server = SaysoProcess::start(BIN, database_url).await;
-    let key = server.key.clone().expect("the first run prints a key");
+    let key = server.key.clone().expect("the first run writes a key");
     let (base_tx, base_rx) = watch::channel(server.base.clone());
     let run = Arc::new(Run {
         seed,

@@ -239,7 +239,7 @@ async fn set_expires_at(url: &str, ids: &[&str], at: &[At]) {
 /// `replicas` servers of the database at `url`, and the key the first one printed.
 async fn start_replicas(url: &str, replicas: usize) -> (Vec<SaysoProcess>, String) {
     let first = SaysoProcess::start(BIN, url).await;
-    let key = first.key.clone().expect("the first run prints a key");
+    let key = first.key.clone().expect("the first run writes a key");
     let mut servers = vec![first];
     for _ in 1..replicas {
         servers.push(SaysoProcess::start(BIN, url).await);

@@ -104,7 +104,7 @@ async fn counters_move_with_traffic(database_url: &str) {
         ],
     )
     .await;
-    let key = srv.key.clone().expect("first run prints a key");
+    let key = srv.key.clone().expect("the first run writes a key");
     let client = {
         init_tls();
         Client::new()

@@ -159,8 +159,11 @@ async fn a_connection_past_the_open_files_limit_is_told_so() {
     // The real binary with few files to open: the database, its readers and a handful of
     // connections use them up.
     let bin = env!("CARGO_BIN_EXE_sayso");
+    let state = common::first_run::StateDir::new();
+    let (name, dir) = state.env();
     let mut child = tokio::process::Command::new("sh")
         .args(["-c", "ulimit -n 64 && exec \"$0\" serve", bin])
+        .env(name, dir)
         .env("SAYSO_DATABASE_URL", &db.url)
         .env("SAYSO_LISTEN", "127.0.0.1:0")
         .env("SAYSO_LOG_FORMAT", "json")

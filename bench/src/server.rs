@@ -44,8 +44,13 @@ impl Server {
         key: Option<String>,
     ) -> Result<Server> {
         let exe = Self::exe();
+        // The first run writes its secrets here (never to stdout, which is no terminal).
+        let state =
+            std::env::temp_dir().join(format!("sayso-bench-state-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir(&state).with_context(|| format!("making {}", state.display()))?;
         let mut child = Command::new(&exe)
             .env("SAYSO_DATABASE_URL", database_url)
+            .env("SAYSO_STATE_DIR", &state)
             .env("SAYSO_LISTEN", "127.0.0.1:0")
             .env("SAYSO_LOG", "warn,sayso::cli=info")
             .env("SAYSO_LOG_FORMAT", "json")
@@ -79,15 +84,19 @@ impl Server {
         };
         tokio::spawn(async move { while let Ok(Some(_)) = err.next_line().await {} });
         let mut out = BufReader::new(child.stdout.take().context("stdout")?).lines();
-        let mut key = key;
-        while key.is_none() {
-            let line = out.next_line().await?.context("no first-run key")?;
-            key = line
+        tokio::spawn(async move { while let Ok(Some(_)) = out.next_line().await {} });
+        // The file is written before the server listens; a replica's first run made nothing.
+        let first_run = std::fs::read_to_string(state.join("first-run.txt"));
+        let _ = std::fs::remove_dir_all(&state);
+        let key = match (key, first_run) {
+            (Some(key), _) => key,
+            (None, Ok(text)) => text
                 .split_whitespace()
                 .find(|w| w.starts_with("sk_"))
-                .map(String::from);
-        }
-        tokio::spawn(async move { while let Ok(Some(_)) = out.next_line().await {} });
+                .map(String::from)
+                .context("no API key in the first run's file")?,
+            (None, Err(e)) => return Err(anyhow!("no first-run file (a used database?): {e}")),
+        };
         let client = reqwest::Client::builder()
             .pool_max_idle_per_host(CONCURRENCY * 2)
             .timeout(Duration::from_secs(900))
@@ -95,7 +104,7 @@ impl Server {
         Ok(Server {
             child: Some(child),
             base,
-            key: key.unwrap_or_default(),
+            key,
             client,
         })
     }

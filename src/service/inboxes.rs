@@ -139,6 +139,11 @@ impl Service {
         )
     }
 
+    /// Whether the database has no inbox yet: the next `first_run` would make one.
+    pub async fn first_run_pending(&self) -> Result<bool, ServiceError> {
+        Ok(self.store().count_inboxes().await? == 0)
+    }
+
     /// On an empty database, makes the inbox `default` with one key. When several replicas
     /// start at once, only the one whose insert wins reports a first run.
     pub async fn first_run(&self) -> Result<Option<FirstRun>, ServiceError> {

@@ -5,6 +5,7 @@ pub mod browser;
 pub mod cluster;
 pub mod db;
 pub mod faulty_proxy;
+pub mod first_run;
 pub mod mcp_py;
 pub mod process;
 pub mod python;

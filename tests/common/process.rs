@@ -8,13 +8,17 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+use super::first_run::StateDir;
+
 /// A running `sayso serve`.
 pub struct SaysoProcess {
     pub child: Child,
     /// `http://127.0.0.1:PORT`.
     pub base: String,
-    /// The key printed on the first run, when this process made the inbox.
+    /// The first run's key, when this process made the inbox.
     pub key: Option<String>,
+    /// Where the first run wrote its secrets (removed with the process).
+    pub state: StateDir,
 }
 
 impl SaysoProcess {
@@ -30,8 +34,11 @@ impl SaysoProcess {
         database_url: &str,
         env: &[(&str, &str)],
     ) -> SaysoProcess {
+        let state = StateDir::new();
+        let (name, dir) = state.env();
         let mut child = Command::new(bin)
             .env("SAYSO_DATABASE_URL", database_url)
+            .env(name, dir)
             .env("SAYSO_LISTEN", "127.0.0.1:0")
             .env("SAYSO_LOG_FORMAT", "json")
             .env("SAYSO_LOG", "info,sayso::notify=warn")
@@ -71,17 +78,15 @@ impl SaysoProcess {
             }
         });
         let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut key = None;
-        // The first-run banner, if any, is printed before the server listens.
-        while let Ok(Ok(Some(line))) =
-            tokio::time::timeout(Duration::from_millis(200), stdout.next_line()).await
-        {
-            if let Some(k) = line.split_whitespace().find(|w| w.starts_with("sk_")) {
-                key = Some(k.to_string());
-            }
-        }
         tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
-        SaysoProcess { child, base, key }
+        // The first run writes its file before the server listens.
+        let key = state.secrets().map(|s| s.key);
+        SaysoProcess {
+            child,
+            base,
+            key,
+            state,
+        }
     }
 
     /// SIGKILL, no shutdown of any kind, and waits until the process is gone.

@@ -17,6 +17,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use uuid::Uuid;
 
+use crate::common::first_run;
 use crate::common::server::init_tls;
 
 /// The name phones reach, in every test.
@@ -134,25 +135,17 @@ impl Sayso {
                 kept.lock().unwrap().push(line);
             }
         });
-        // The first-run banner is printed before the server listens.
         let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-        let (mut key, mut feed) = (None, None);
-        while let Ok(Ok(Some(line))) =
-            tokio::time::timeout(Duration::from_millis(500), stdout.next_line()).await
-        {
-            let last = line.split_whitespace().last().map(str::to_string);
-            if line.contains("API key") {
-                key = last;
-            } else if line.contains("Feed link") {
-                feed = last;
-            }
-        }
         tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
+        // The first run writes its secrets next to the SQLite database before it listens.
+        let first = std::fs::read_to_string(dir.path().join(first_run::FILE_NAME))
+            .expect("the first run writes its file next to the database");
+        let first_run::Secrets { key, feed, .. } = first_run::Secrets::parse(&first);
         Sayso {
             _child: child,
             addr,
-            key: key.expect("the first run prints the API key"),
-            feed: feed.expect("the first run prints the feed link"),
+            key,
+            feed,
             logs,
             _dir: dir,
         }

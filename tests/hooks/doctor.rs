@@ -178,7 +178,7 @@ async fn a_server_whose_database_the_agent_can_read_is_named() {
     let db = fresh_sqlite_url();
     let server = SaysoProcess::start(BIN, &db.url).await;
     let pid = server.child.id().unwrap();
-    let key = server.key.clone().expect("the first run prints a key");
+    let key = server.key.clone().expect("the first run writes a key");
     let dir = Dir::new();
     let d = dir.path().to_str().unwrap();
     let (_, out) = sayso(
@@ -211,4 +211,161 @@ async fn a_server_whose_database_the_agent_can_read_is_named() {
         "{out}"
     );
     server.kill().await;
+}
+
+/// `sayso hook doctor claude --command COMMAND` as the unprivileged user `nobody`, with `path`
+/// as its PATH: the tests run as root, for whom access(2) allows every write. `None` (after
+/// a loud SKIPPED) when this process is not root, except in CI.
+async fn doctor_as_nobody(
+    dir: &Path,
+    base: &str,
+    key: &str,
+    path: &str,
+    command: &str,
+) -> Option<String> {
+    let root =
+        std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0);
+    if !root.unwrap_or(false) {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the doctor's program checks need root in CI"
+        );
+        eprintln!("SKIPPED: not root, so the doctor cannot be run as another user");
+        return None;
+    }
+    let mut cmd = tokio::process::Command::new("/usr/bin/setpriv");
+    cmd.args([
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        "--",
+        BIN,
+    ])
+    .args(["hook", "doctor", "claude", "--command", command, "--dir"])
+    .arg(dir)
+    .current_dir(dir)
+    .env("HOME", dir)
+    .env("SAYSO_URL", base)
+    .env("SAYSO_KEY", key)
+    .env("PATH", path)
+    .env_remove("SAYSO_HOOK_POLICY")
+    .env_remove("SAYSO_DATABASE_URL");
+    let out = cmd.output().await.unwrap();
+    assert!(out.status.code().is_some(), "{out:?}");
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A folder with a stand-in `sayso` (the doctor never runs it), both owned by `uid`, of mode
+/// `mode`.
+fn program_dir(under: &Path, name: &str, uid: u32, mode: u32) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = under.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("sayso");
+    std::fs::write(&program, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(mode)).unwrap();
+    std::os::unix::fs::chown(&program, Some(uid), Some(uid)).unwrap();
+    std::os::unix::fs::chown(&dir, Some(uid), Some(uid)).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
+    dir
+}
+
+/// The attack: the agent's user rewrites the `sayso` the harness runs (it sits in a folder of
+/// that user's, as `~/.cargo/bin` is), or puts its own earlier on the PATH; every call is then
+/// allowed. The doctor names both as risks, and says nothing of a root-owned program.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_program_the_agent_could_swap_is_named_as_a_risk() {
+    let (_db, srv) = server().await;
+    let dir = Dir::new();
+    let nobody = 65534;
+    let mine = program_dir(dir.path(), "home-bin", nobody, 0o755);
+    let system = program_dir(dir.path(), "system-bin", 0, 0o755);
+    let empty = dir.path().join("home-empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    std::os::unix::fs::chown(&empty, Some(nobody), Some(nobody)).unwrap();
+    let bins = "/usr/bin:/bin";
+
+    // Root's program, root's folders, nothing the user writes before it: no risk.
+    let path = format!("{}:{bins}", system.display());
+    let Some(out) =
+        doctor_as_nobody(dir.path(), &srv.base, &srv.key, &path, "sayso hook claude").await
+    else {
+        return;
+    };
+    assert!(
+        out.contains(&format!("`sayso` is {}/sayso", system.display())),
+        "{out}"
+    );
+    assert!(
+        !out.contains("can replace") && !out.contains("PATH entries"),
+        "{out}"
+    );
+
+    // The user's own copy, found first: it can rewrite it.
+    let path = format!("{}:{}:{bins}", mine.display(), system.display());
+    let out = doctor_as_nobody(dir.path(), &srv.base, &srv.key, &path, "sayso hook claude")
+        .await
+        .unwrap();
+    assert!(
+        out.contains(&format!(
+            "risk this user can replace {}/sayso, the program the hook runs",
+            mine.display()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("--command '/usr/local/bin/sayso hook claude'"),
+        "{out}"
+    );
+
+    // Read-only, but the user's own: it may chmod it back.
+    let locked = program_dir(dir.path(), "home-locked", nobody, 0o555);
+    let path = format!("{}:{bins}", locked.display());
+    let out = doctor_as_nobody(dir.path(), &srv.base, &srv.key, &path, "sayso hook claude")
+        .await
+        .unwrap();
+    assert!(
+        out.contains(&format!(
+            "risk this user can replace {}/sayso",
+            locked.display()
+        )),
+        "{out}"
+    );
+
+    // A folder of the user's before root's program on the PATH: a `sayso` put there wins.
+    let path = format!("{}:{}:{bins}", empty.display(), system.display());
+    let out = doctor_as_nobody(dir.path(), &srv.base, &srv.key, &path, "sayso hook claude")
+        .await
+        .unwrap();
+    assert!(
+        out.contains(&format!(
+            "risk PATH entries before {} that this user can write into: {}",
+            system.display(),
+            empty.display()
+        )),
+        "{out}"
+    );
+    assert!(!out.contains("can replace"), "{out}");
+    // Named by its absolute path, root's program is found without the PATH: no risk.
+    let command = format!("{}/sayso hook claude", system.display());
+    let out = doctor_as_nobody(dir.path(), &srv.base, &srv.key, &path, &command)
+        .await
+        .unwrap();
+    assert!(
+        !out.contains("can replace") && !out.contains("PATH entries"),
+        "{out}"
+    );
+
+    // A root-owned link to the user's program is followed to it.
+    let links = program_dir(dir.path(), "system-links", 0, 0o755);
+    std::fs::remove_file(links.join("sayso")).unwrap();
+    std::os::unix::fs::symlink(mine.join("sayso"), links.join("sayso")).unwrap();
+    let path = format!("{}:{bins}", links.display());
+    let out = doctor_as_nobody(dir.path(), &srv.base, &srv.key, &path, "sayso hook claude")
+        .await
+        .unwrap();
+    assert!(
+        out.contains("risk this user can replace") && out.contains("home-bin"),
+        "{out}"
+    );
 }

@@ -1,5 +1,5 @@
-//! A `sayso serve` process of the test's own: started on port 0, its first-run key and
-//! its log lines kept.
+//! A `sayso serve` process of the test's own: started on port 0, its first-run key (from
+//! its state directory) and its log lines kept.
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -10,6 +10,8 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
+use crate::common::first_run::StateDir;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_sayso");
 
 /// A `sayso serve` process on port 0, with its log lines.
@@ -18,6 +20,7 @@ pub struct Replica {
     pub base: String,
     pub key: Option<String>,
     pub log: Arc<Mutex<Vec<String>>>,
+    _state: StateDir,
 }
 
 impl Replica {
@@ -39,9 +42,12 @@ impl Replica {
     }
 }
 
-pub fn command(database_url: &str, env: &[(&str, &str)]) -> Command {
+/// `sayso serve` on `database_url`, its first run writing into `state`.
+pub fn command(database_url: &str, state: &StateDir, env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(BIN);
+    let (name, dir) = state.env();
     cmd.arg("serve")
+        .env(name, dir)
         .envs(env.iter().copied())
         .env("SAYSO_DATABASE_URL", database_url)
         .env("SAYSO_LISTEN", "127.0.0.1:0")
@@ -78,16 +84,21 @@ pub fn collect_logs(
 }
 
 pub async fn start_replica(database_url: &str) -> Replica {
-    let mut child = command(database_url, &[]).spawn().expect("sayso starts");
+    let state = StateDir::new();
+    let mut child = command(database_url, &state, &[])
+        .spawn()
+        .expect("sayso starts");
     let log = Arc::new(Mutex::new(Vec::new()));
     let mut listening = collect_logs(&mut child, Arc::clone(&log));
     let base = wait_listening(&mut listening, Duration::from_secs(30)).await;
-    let key = read_key(&mut child).await;
+    drain_stdout(&mut child);
+    let key = state.secrets().map(|s| s.key);
     Replica {
         child,
         base,
         key,
         log,
+        _state: state,
     }
 }
 
@@ -111,19 +122,10 @@ pub async fn wait_listening(
     .unwrap_or_else(|_| panic!("sayso did not listen within {limit:?}"))
 }
 
-/// The first-run key from stdout, if printed (before the server listens); keeps draining.
-pub async fn read_key(child: &mut Child) -> Option<String> {
+/// Reads stdout away, so the process never blocks on a full pipe.
+pub fn drain_stdout(child: &mut Child) {
     let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut key = None;
-    while let Ok(Ok(Some(line))) =
-        tokio::time::timeout(Duration::from_millis(200), stdout.next_line()).await
-    {
-        if let Some(k) = line.split_whitespace().find(|w| w.starts_with("sk_")) {
-            key = Some(k.to_string());
-        }
-    }
     tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
-    key
 }
 
 /// Waits (up to `limit`) for a log line containing `needle`; returns it.

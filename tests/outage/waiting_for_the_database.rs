@@ -7,9 +7,10 @@ use reqwest::{Client, StatusCode};
 use tokio::process::Command;
 
 use crate::common::cluster::PgCluster;
+use crate::common::first_run::StateDir;
 use crate::common::server::{init_tls, send};
 use crate::load::create;
-use crate::replica::{BIN, collect_logs, command, read_key, wait_for_log, wait_listening};
+use crate::replica::{BIN, collect_logs, command, drain_stdout, wait_for_log, wait_listening};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_started_before_its_database_waits_for_it_and_says_why() {
@@ -44,7 +45,8 @@ async fn a_server_started_before_its_database_waits_for_it_and_says_why() {
     );
 
     // The server waits for it, saying why, and starts once it is there.
-    let mut child = command(&url, &[("SAYSO_DB_WAIT_S", "60")])
+    let state = StateDir::new();
+    let mut child = command(&url, &state, &[("SAYSO_DB_WAIT_S", "60")])
         .spawn()
         .expect("sayso starts");
     let log = Arc::new(Mutex::new(Vec::new()));
@@ -58,9 +60,8 @@ async fn a_server_started_before_its_database_waits_for_it_and_says_why() {
     let up = Instant::now();
     let base = wait_listening(&mut listening, Duration::from_secs(30)).await;
     let listening_after = up.elapsed();
-    let key = read_key(&mut child)
-        .await
-        .expect("the first run prints a key");
+    drain_stdout(&mut child);
+    let key = state.secrets().expect("the first run writes its file").key;
     let client = Client::new();
     create(&client, &base, &key, "Started before its database").await;
     let (status, _) = send(client.get(format!("{base}/readyz"))).await;
@@ -76,7 +77,7 @@ async fn a_server_started_before_its_database_waits_for_it_and_says_why() {
     let started = Instant::now();
     let out = tokio::time::timeout(
         Duration::from_secs(60),
-        command(&url, &[("SAYSO_DB_WAIT_S", "2")]).output(),
+        command(&url, &state, &[("SAYSO_DB_WAIT_S", "2")]).output(),
     )
     .await
     .expect("sayso gives up")

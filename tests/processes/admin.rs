@@ -13,11 +13,11 @@ use crate::common::server::{init_tls, s, send};
 use crate::replica::{BIN, Replica, sayso, start_replica, start_replica_with};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn first_run_prints_a_working_key_and_admin_commands_print_alone() {
+async fn first_run_writes_a_working_key_and_admin_commands_print_alone() {
     init_tls();
     let db = common::db::fresh_sqlite_url();
     let mut a = start_replica(&db.url).await;
-    let key = a.key.clone().expect("the first run prints a key");
+    let key = a.key.clone().expect("the first run writes a key");
     let client = Client::new();
     let (status, h) = send(
         client
@@ -34,7 +34,7 @@ async fn first_run_prints_a_working_key_and_admin_commands_print_alone() {
     );
     a.child.kill().await.unwrap();
 
-    // A second start on the same database prints no key.
+    // A second start on the same database writes no key.
     let mut again = start_replica(&db.url).await;
     assert_eq!(again.key, None);
     again.child.kill().await.unwrap();
@@ -129,7 +129,7 @@ async fn a_revoked_key_stops_working_at_once_on_sqlite() {
     init_tls();
     let db = common::db::fresh_sqlite_url();
     let a = start_replica(&db.url).await;
-    let key = a.key.clone().expect("the first run prints a key");
+    let key = a.key.clone().expect("the first run writes a key");
     revoke_and_check(&db.url, &[&a], &key).await;
 }
 
@@ -161,7 +161,7 @@ async fn a_backup_under_write_load_holds_every_acknowledged_decision_and_exports
     init_tls();
     let db = common::db::fresh_sqlite_url();
     let mut live = start_replica_with(&db.url, &[("SAYSO_RATE_LIMIT_PER_S", "0")]).await;
-    let key = live.key.clone().expect("the first run prints a key");
+    let key = live.key.clone().expect("the first run writes a key");
     let client = Client::new();
     // Writers create decisions without pause while the backup runs; the ids acknowledged
     // before the backup started must all be in the copy.

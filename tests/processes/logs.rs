@@ -9,6 +9,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::common;
+use crate::common::first_run::StateDir;
 use crate::common::server::{init_tls, s, send};
 use crate::replica::BIN;
 
@@ -17,11 +18,15 @@ struct LoggedServer {
     _child: Child,
     base: String,
     key: String,
+    _state: StateDir,
     lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 async fn start_logging_debug(database_url: &str) -> LoggedServer {
+    let state = StateDir::new();
+    let (name, dir) = state.env();
     let mut child = Command::new(BIN)
+        .env(name, dir)
         .env("SAYSO_DATABASE_URL", database_url)
         .env("SAYSO_LISTEN", "127.0.0.1:0")
         .env("SAYSO_LOG_FORMAT", "json")
@@ -56,19 +61,13 @@ async fn start_logging_debug(database_url: &str) -> LoggedServer {
         }
     });
     let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut key = None;
-    while let Ok(Ok(Some(line))) =
-        tokio::time::timeout(Duration::from_millis(500), stdout.next_line()).await
-    {
-        if let Some(k) = line.split_whitespace().find(|w| w.starts_with("sk_")) {
-            key = Some(k.to_string());
-        }
-    }
     tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
+    let key = state.secrets().expect("the first run writes its file").key;
     LoggedServer {
         _child: child,
         base,
-        key: key.expect("the first run prints a key"),
+        key,
+        _state: state,
         lines,
     }
 }

@@ -7,6 +7,8 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+use crate::common::first_run::StateDir;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_sayso");
 
 /// A `sayso serve` process on port 0.
@@ -15,6 +17,8 @@ pub struct Replica {
     pub base: String,
     /// The first-run key, when this process made the inbox.
     pub key: Option<String>,
+    /// Where the first run wrote its secrets (removed with the replica).
+    _state: StateDir,
 }
 
 pub async fn start_replica(database_url: &str) -> Replica {
@@ -22,7 +26,10 @@ pub async fn start_replica(database_url: &str) -> Replica {
 }
 
 pub async fn start_replica_with(database_url: &str, env: &[(&str, &str)]) -> Replica {
+    let state = StateDir::new();
+    let (name, dir) = state.env();
     let mut child = Command::new(BIN)
+        .env(name, dir)
         .envs(env.iter().copied())
         .env("SAYSO_DATABASE_URL", database_url)
         .env("SAYSO_LISTEN", "127.0.0.1:0")
@@ -51,17 +58,15 @@ pub async fn start_replica_with(database_url: &str, env: &[(&str, &str)]) -> Rep
     // Keep draining stderr so the process never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
     let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut key = None;
-    // The first-run banner, if any, is printed before the server listens.
-    while let Ok(Ok(Some(line))) =
-        tokio::time::timeout(Duration::from_millis(200), stdout.next_line()).await
-    {
-        if let Some(k) = line.split_whitespace().find(|w| w.starts_with("sk_")) {
-            key = Some(k.to_string());
-        }
-    }
     tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
-    Replica { child, base, key }
+    // The first run writes its file before the server listens.
+    let key = state.secrets().map(|s| s.key);
+    Replica {
+        child,
+        base,
+        key,
+        _state: state,
+    }
 }
 
 pub async fn sayso(args: &[&str], database_url: &str) -> std::process::Output {

@@ -1,19 +1,19 @@
 //! Tokens and keys: long, random, never stored in plain text; the SQLite files are the
-//! owner's alone.
+//! owner's alone; the first run's secrets and every link stay out of stdout and the log.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
-use reqwest::StatusCode;
+use reqwest::{Client, StatusCode};
 use sayso::service::Tokens;
 use serde_json::json;
 use uuid::Uuid;
 
 use crate::common;
 use crate::common::server::{TestServer, s, send};
-use crate::support::{Db, PNG, hex, token_of};
+use crate::support::{BIN, Db, PNG, Piped, hex, token_of};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_key_is_256_random_bits_of_its_own_per_database_on_sqlite() {
@@ -308,5 +308,222 @@ async fn the_sqlite_database_and_its_wal_are_readable_by_their_owner_only() {
             .mode();
         assert_eq!(mode & 0o777, 0o600, "{file:?} has mode {:o}", mode & 0o777);
     }
+    srv.stop().await;
+}
+
+// --- The first run's secrets and the logs ---
+
+/// The attack: a member of `adm` or `systemd-journal` reads the journal, where a service's
+/// stdout and stderr go. The first run's API key, feed link and webhook secret must not be
+/// there, nor any link a request used; they are in a file of mode 0600 (whatever the umask)
+/// next to the database, and the log says where.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_run_and_the_requests_after_it_leave_no_secret_in_the_log() {
+    use std::os::unix::fs::PermissionsExt;
+    use tokio::io::AsyncWriteExt;
+    common::server::init_tls();
+    let state = common::first_run::StateDir::new();
+    let db_path = state.path().join("sayso.db");
+    let db_url = format!("sqlite://{}", db_path.display());
+    // With no umask at all, the file is still its owner's alone.
+    let (srv, said) = Piped::start(&db_url, "000", &[]).await;
+    let srv = srv.unwrap_or_else(|| panic!("sayso did not start: {said}"));
+    let started = srv.output.lock().unwrap().clone();
+    if let Some(key) = started
+        .split(|c: char| !(c.is_ascii_alphanumeric() || "_-".contains(c)))
+        .find(|w| w.starts_with("sk_") && w.len() > 40)
+    {
+        panic!("the first run's API key {key} is in the log: {started}");
+    }
+
+    let file = state.file();
+    let mode = std::fs::metadata(&file)
+        .unwrap_or_else(|e| panic!("no first-run file {}: {e}", file.display()))
+        .permissions()
+        .mode();
+    assert_eq!(
+        mode & 0o777,
+        0o600,
+        "{} has mode {:o}",
+        file.display(),
+        mode & 0o777
+    );
+    let first = state.secrets().unwrap();
+    assert!(first.key.starts_with("sk_"), "{first:?}");
+    assert!(
+        first.feed.starts_with(&format!("{}/inbox/", srv.base)),
+        "{first:?}"
+    );
+    assert!(first.webhook_secret.starts_with("whsec_"), "{first:?}");
+
+    // Use every secret, and every kind of link, so each passes through the request logging.
+    let client = Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let (status, plain) = send(
+        client
+            .post(format!("{}/v1/decisions", srv.base))
+            .bearer_auth(&first.key)
+            .json(&json!({"question": "Log me?", "kind": "bool", "notify": "none"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{plain}");
+    let answer_link = s(&plain, "web_url").to_string();
+    assert_eq!(client.get(&answer_link).send().await.unwrap().status(), 200);
+    let (status, body) = send(client.post(&answer_link).json(&json!({"value": true}))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, approval) = send(
+        client
+            .post(format!("{}/v1/decisions", srv.base))
+            .bearer_auth(&first.key)
+            .json(&json!({
+                "question": "Claude Code wants to run: make deploy", "kind": "choose",
+                "options": ["Allow", "Deny"], "allow_other": false, "notify": "none",
+                "approval": {"harness": "claude", "tool_name": "Bash",
+                    "tool_input": {"command": "make deploy"}}})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{approval}");
+    let feed = client.get(&first.feed).send().await.unwrap();
+    assert_eq!(feed.status(), 200);
+    let db = Db::Sqlite(common::db::SqliteTestDb {
+        url: db_url.clone(),
+        path: db_path.clone(),
+    });
+    let tokens = Tokens::from_key_hex(&db.server_key_hex().await).unwrap();
+    std::mem::forget(db); // The state directory removes the database.
+    let inbox = tokens.open_feed_token(token_of(&first.feed)).unwrap();
+    let id = Uuid::parse_str(s(&approval, "decision_id")).unwrap();
+    let approve = tokens.approve_token(id, sayso::domain::PersonChannel::Ntfy, inbox);
+    let approve_link = format!("{}/a/{approve}", srv.base);
+    assert_eq!(
+        client.get(&approve_link).send().await.unwrap().status(),
+        200
+    );
+    let (status, body) = send(client.post(&approve_link).json(&json!({"value": "Deny"}))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // And over a raw connection, a request line the router never matches.
+    let mut raw = tokio::net::TcpStream::connect(srv.base.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    raw.write_all(
+        format!(
+            "GET /inbox/{}/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            token_of(&first.feed)
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let _ = tokio::io::AsyncReadExt::read_to_end(&mut raw, &mut Vec::new()).await;
+
+    let log = srv.stop().await;
+    // Everything the server logs at its most verbose, every request of every route included.
+    for route in ["/d/{token}", "/a/{token}", "/inbox/{token}", "(no route)"] {
+        assert!(
+            log.contains(route),
+            "no request on {route} is in the log: {log}"
+        );
+    }
+    assert!(
+        log.contains(&file.display().to_string()),
+        "the log names the first run's file: {log}"
+    );
+    let secrets = [
+        ("the API key", first.key.clone()),
+        ("the API key without sk_", first.key[3..].to_string()),
+        ("the feed link's token", token_of(&first.feed).to_string()),
+        ("the webhook secret", first.webhook_secret.clone()),
+        (
+            "the webhook secret without whsec_",
+            first.webhook_secret[6..].to_string(),
+        ),
+        ("an answer link's token", token_of(&answer_link).to_string()),
+        ("an approval link's token", approve),
+    ];
+    for (what, secret) in &secrets {
+        assert!(
+            !log.contains(secret.as_str()),
+            "{what} ({secret}) is in the log"
+        );
+    }
+}
+
+/// On a terminal (a person running `sayso` by hand), the first run shows what it made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_run_prints_its_secrets_on_a_terminal() {
+    use tokio::io::AsyncReadExt;
+    let state = common::first_run::StateDir::new();
+    let db_url = format!("sqlite://{}", state.path().join("sayso.db").display());
+    // `script` runs the server with a pseudo-terminal as its stdout.
+    let mut child = tokio::process::Command::new("script")
+        .args(["-q", "-e", "-c"])
+        .arg(format!("{BIN} serve"))
+        .arg("/dev/null")
+        .env("SAYSO_DATABASE_URL", &db_url)
+        .env("SAYSO_LISTEN", "127.0.0.1:0")
+        .env_remove("SAYSO_STATE_DIR")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("script(1) runs (util-linux)");
+    let mut out = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let shown = tokio::time::timeout(Duration::from_secs(60), async {
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = out.read(&mut buf).await.unwrap();
+            assert!(n > 0, "sayso exited: {}", String::from_utf8_lossy(&seen));
+            seen.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&seen);
+            if text.contains("sayso is listening") {
+                return text.into_owned();
+            }
+        }
+    })
+    .await
+    .expect("sayso listens within 60 s");
+    child.kill().await.unwrap();
+    let first = state
+        .secrets()
+        .expect("the file is written on a terminal too");
+    for secret in [&first.key, &first.feed, &first.webhook_secret] {
+        assert!(
+            shown.contains(secret.as_str()),
+            "{secret} not shown: {shown}"
+        );
+    }
+    assert!(shown.contains("delete it"), "{shown}");
+}
+
+/// A file planted where the first run writes (a symbolic link to a file of the attacker's,
+/// or a leftover): never followed, never overwritten; the server refuses to start and says
+/// why, before it makes anything, and starts once the file is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_planted_where_the_first_run_writes_is_refused_and_never_followed() {
+    common::server::init_tls();
+    let state = common::first_run::StateDir::new();
+    let elsewhere = common::first_run::StateDir::new();
+    let target = elsewhere.path().join("stolen.txt");
+    std::os::unix::fs::symlink(&target, state.file()).unwrap();
+    let db_url = format!("sqlite://{}", elsewhere.path().join("sayso.db").display());
+    let env = [("SAYSO_STATE_DIR", state.path())];
+    let (srv, said) = Piped::start(&db_url, "022", &env).await;
+    assert!(srv.is_none(), "sayso started with a link planted: {said}");
+    assert!(
+        said.contains(&state.file().display().to_string()) && said.contains("delete it"),
+        "{said}"
+    );
+    assert!(!target.exists(), "the link was followed");
+    assert!(!said.contains("sk_"), "{said}");
+
+    // The database stayed empty, so once the link is gone the first run happens.
+    std::fs::remove_file(state.file()).unwrap();
+    let (srv, said) = Piped::start(&db_url, "022", &env).await;
+    let srv = srv.unwrap_or_else(|| panic!("sayso did not start: {said}"));
+    assert!(state.secrets().unwrap().key.starts_with("sk_"));
     srv.stop().await;
 }

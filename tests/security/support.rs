@@ -1,6 +1,8 @@
 //! What the security tests share: the database behind a server, random and tampered
-//! tokens, and what a client can tell about a response.
+//! tokens, what a client can tell about a response, and a real `sayso serve` whose output
+//! is kept whole.
 
+use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -223,4 +225,89 @@ pub async fn all_look_the_same(what: &str, cases: Vec<(String, reqwest::RequestB
         }
     }
     first.expect("at least one case").1
+}
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_sayso");
+
+/// A real `sayso serve` whose stdout and stderr are pipes (as under systemd or Docker), both
+/// kept whole.
+pub struct Piped {
+    child: tokio::process::Child,
+    pub base: String,
+    pub output: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Piped {
+    /// Starts `sayso serve` on `db_url` under `sh -c "umask …; exec sayso serve"`, with every
+    /// crate logging at trace, and waits until it listens (`None` if it exits first).
+    pub async fn start(
+        db_url: &str,
+        umask: &str,
+        env: &[(&str, &Path)],
+    ) -> (Option<Piped>, String) {
+        use tokio::io::{AsyncBufReadExt, BufReader};
+        let mut child = tokio::process::Command::new("sh")
+            .args(["-c", &format!("umask {umask} && exec \"$0\" serve"), BIN])
+            .env("SAYSO_DATABASE_URL", db_url)
+            .env("SAYSO_LISTEN", "127.0.0.1:0")
+            .env("SAYSO_LOG_FORMAT", "json")
+            .env("SAYSO_LOG", "trace")
+            .env_remove("SAYSO_STATE_DIR")
+            .env_remove("SAYSO_PUBLIC_URL")
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let output = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let keep = |pipe: Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+                    tx: Option<tokio::sync::oneshot::Sender<String>>| {
+            let output = output.clone();
+            tokio::spawn(async move {
+                let mut tx = tx;
+                let mut lines = BufReader::new(pipe).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    if line.contains("sayso is listening")
+                        && let Some(tx) = tx.take()
+                    {
+                        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+                        let _ = tx.send(v["fields"]["address"].as_str().unwrap().to_string());
+                    }
+                    let mut all = output.lock().unwrap();
+                    all.push_str(&line);
+                    all.push('\n');
+                }
+            });
+        };
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        keep(Box::new(child.stdout.take().unwrap()), None);
+        keep(Box::new(child.stderr.take().unwrap()), Some(tx));
+        match tokio::time::timeout(Duration::from_secs(60), rx).await {
+            Ok(Ok(address)) => {
+                let base = format!("http://{address}");
+                let piped = Piped {
+                    child,
+                    base,
+                    output: output.clone(),
+                };
+                (Some(piped), String::new())
+            }
+            Ok(Err(_)) => {
+                let _ = child.wait().await;
+                // Let the readers take the last lines.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                let said = output.lock().unwrap().clone();
+                (None, said)
+            }
+            Err(_) => panic!("sayso did not listen within 60 s"),
+        }
+    }
+
+    pub async fn stop(mut self) -> String {
+        self.child.kill().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        self.output.lock().unwrap().clone()
+    }
 }

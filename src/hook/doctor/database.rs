@@ -103,7 +103,7 @@ fn readable_servers(proc: &Path) -> Vec<Server> {
 
 /// Whether a command line (NUL-separated) runs `sayso serve`, or `sayso` with no command
 /// (which serves).
-fn is_sayso_server(cmdline: &[u8]) -> bool {
+pub(super) fn is_sayso_server(cmdline: &[u8]) -> bool {
     let args: Vec<&[u8]> = cmdline
         .split(|b| *b == 0)
         .filter(|a| !a.is_empty())

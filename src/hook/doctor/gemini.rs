@@ -25,7 +25,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+mod matcher;
+mod trust;
+
 use super::{Finding, Setup, real, strip_comments};
+use matcher::matches;
+use trust::trust;
 
 /// The tools that change something, which the matcher must cover.
 const GATED: [&str; 3] = ["run_shell_command", "write_file", "replace"];
@@ -167,107 +172,6 @@ fn check_with(setup: &Setup, env: &dyn Fn(&str) -> Option<String>) -> Vec<Findin
     found
 }
 
-/// Whether gemini-cli will call the project trusted, with the finding that says so.
-fn trust(
-    setup: &Setup,
-    env: &dyn Fn(&str) -> Option<String>,
-    scopes: &Scopes,
-    gemini_dir: &Path,
-    found: &mut Vec<Finding>,
-) -> bool {
-    let project = setup.project.display().to_string();
-    let untrusted = |why: String, found: &mut Vec<Finding>| {
-        let fix = format!(
-            "add \"{project}\": \"TRUST_FOLDER\" to {} (or start gemini-cli with GEMINI_CLI_TRUST_WORKSPACE=true); never --skip-trust",
-            trusted_folders_file(env, gemini_dir).display()
-        );
-        if setup.user {
-            found.push(Finding::warn(
-                format!(
-                    "{why}: `gemini -p` stops there unless started with --skip-trust (which still runs your hook), and gemini-cli skips its configured hooks in an untrusted folder"
-                ),
-                fix,
-            ));
-        } else {
-            found.push(Finding::fail(
-                format!(
-                    "{why}: gemini-cli ignores the project's settings there. `gemini -p` stops with an error, and with --skip-trust it runs without the project's hook: every tool ungated"
-                ),
-                fix,
-            ));
-        }
-        false
-    };
-    if env("GEMINI_RESTRICTED_MODE").as_deref() == Some("true")
-        || env("GEMINI_CLI_TRUST_WORKSPACE").as_deref() == Some("false")
-    {
-        return untrusted(
-            "GEMINI_RESTRICTED_MODE=true or GEMINI_CLI_TRUST_WORKSPACE=false here: no folder is trusted".into(),
-            found,
-        );
-    }
-    if env("GEMINI_CLI_TRUST_WORKSPACE").as_deref() == Some("true") {
-        found.push(Finding::ok(
-            "GEMINI_CLI_TRUST_WORKSPACE=true here: gemini-cli trusts the project and reads its hooks (when it starts with this environment)",
-        ));
-        return true;
-    }
-    if let Some((file, Value::Bool(false))) = scopes.get(&["security", "folderTrust", "enabled"]) {
-        found.push(Finding::ok(format!(
-            "{}: folder trust is off, so gemini-cli reads every project's settings",
-            file.display()
-        )));
-        return true;
-    }
-    let file = trusted_folders_file(env, gemini_dir);
-    let rules = read_json(&file).unwrap_or(Value::Null);
-    match trust_level(&rules, &setup.project) {
-        Some((rule, level)) if level != "DO_NOT_TRUST" => {
-            found.push(Finding::ok(format!(
-                "{} trusts {project} ({rule}: {level}): gemini-cli reads the project's hooks",
-                file.display()
-            )));
-            true
-        }
-        Some((rule, _)) => untrusted(
-            format!("{} marks {rule} DO_NOT_TRUST", file.display()),
-            found,
-        ),
-        None => untrusted(
-            format!("{project} is not a trusted folder of gemini-cli's"),
-            found,
-        ),
-    }
-}
-
-fn trusted_folders_file(env: &dyn Fn(&str) -> Option<String>, gemini_dir: &Path) -> PathBuf {
-    env("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| gemini_dir.join("trustedFolders.json"))
-}
-
-/// The rule of `trustedFolders.json` that decides for `project` (the longest that holds it;
-/// `TRUST_PARENT` trusts the folder the path is in), and its level.
-fn trust_level(rules: &Value, project: &Path) -> Option<(String, String)> {
-    let project = real(project);
-    rules
-        .as_object()?
-        .iter()
-        .filter_map(|(path, level)| {
-            let level = level.as_str()?;
-            let p = Path::new(path);
-            let effective = if level == "TRUST_PARENT" {
-                p.parent().unwrap_or(p)
-            } else {
-                p
-            };
-            project
-                .starts_with(real(effective))
-                .then(|| (path.clone(), level.to_string()))
-        })
-        .max_by_key(|(path, _)| path.len())
-}
-
 /// The `BeforeTool` definition holding the hook that runs `command`: its matcher and the hook.
 fn entry<'a>(settings: &'a Value, command: &str) -> Option<(Option<&'a str>, &'a Value)> {
     settings["hooks"]["BeforeTool"]
@@ -406,123 +310,6 @@ fn redaction(env: &dyn Fn(&str) -> Option<String>, scopes: &Scopes) -> Vec<Findi
                 .join(", ")
         ),
     )]
-}
-
-/// Whether the JavaScript regular expression `pattern` finds a match in `name`, for the
-/// patterns matchers are written in: alternatives, `^`, `$`, `.`, `*`, `+`, `?` and `\`
-/// escapes. `None` for anything else (groups, classes, counts).
-fn matches(pattern: &str, name: &str) -> Option<bool> {
-    if pattern.contains(['(', ')', '[', ']', '{', '}']) {
-        return None;
-    }
-    let mut any = false;
-    for alt in split_alternatives(pattern) {
-        let atoms = atoms(&alt)?;
-        let (anchored, atoms) = match atoms.split_first() {
-            Some((Atom::Start, rest)) => (true, rest.to_vec()),
-            _ => (false, atoms),
-        };
-        let text: Vec<char> = name.chars().collect();
-        let starts = if anchored { 0..1 } else { 0..text.len() + 1 };
-        any |= starts.into_iter().any(|i| match_here(&atoms, &text[i..]));
-    }
-    Some(any)
-}
-
-fn split_alternatives(pattern: &str) -> Vec<String> {
-    let mut alts = vec![String::new()];
-    let mut chars = pattern.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                let last = alts.last_mut().expect("one at least");
-                last.push('\\');
-                if let Some(n) = chars.next() {
-                    last.push(n);
-                }
-            }
-            '|' => alts.push(String::new()),
-            c => alts.last_mut().expect("one at least").push(c),
-        }
-    }
-    alts
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Atom {
-    Start,
-    End,
-    /// One character (`None`: any).
-    Char(Option<char>, Rep),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Rep {
-    One,
-    /// `?`
-    Optional,
-    /// `*`
-    Any,
-    /// `+`
-    Many,
-}
-
-fn atoms(alt: &str) -> Option<Vec<Atom>> {
-    let mut out = Vec::new();
-    let mut chars = alt.chars().peekable();
-    while let Some(c) = chars.next() {
-        let one = match c {
-            '^' if out.is_empty() => {
-                out.push(Atom::Start);
-                continue;
-            }
-            '$' if chars.peek().is_none() => {
-                out.push(Atom::End);
-                continue;
-            }
-            '^' | '$' | '*' | '+' | '?' => return None,
-            '.' => None,
-            '\\' => match chars.next()? {
-                c if c.is_ascii_alphanumeric() => return None,
-                c => Some(c),
-            },
-            c => Some(c),
-        };
-        let rep = match chars.peek() {
-            Some('*') => Rep::Any,
-            Some('+') => Rep::Many,
-            Some('?') => Rep::Optional,
-            _ => Rep::One,
-        };
-        if rep != Rep::One {
-            chars.next();
-        }
-        out.push(Atom::Char(one, rep));
-    }
-    Some(out)
-}
-
-fn match_here(atoms: &[Atom], text: &[char]) -> bool {
-    let Some((first, rest)) = atoms.split_first() else {
-        return true;
-    };
-    let hit = |c: &char, want: &Option<char>| want.is_none_or(|w| w == *c);
-    match *first {
-        Atom::Start => false,
-        Atom::End => text.is_empty() && rest.is_empty(),
-        Atom::Char(want, Rep::One) => {
-            text.first().is_some_and(|c| hit(c, &want)) && match_here(rest, &text[1..])
-        }
-        Atom::Char(want, Rep::Optional) => {
-            (text.first().is_some_and(|c| hit(c, &want)) && match_here(rest, &text[1..]))
-                || match_here(rest, text)
-        }
-        Atom::Char(want, rep) => {
-            let run = text.iter().take_while(|c| hit(c, &want)).count();
-            let least = usize::from(rep == Rep::Many);
-            (least..=run).rev().any(|n| match_here(rest, &text[n..]))
-        }
-    }
 }
 
 /// A settings file as gemini-cli reads it: JSON with comments.
@@ -684,21 +471,6 @@ mod tests {
                 .1
                 .contains("no timeout")
         );
-    }
-
-    #[test]
-    fn matchers_read_as_javascript_does() {
-        assert_eq!(
-            matches("run_shell_command|write_file|replace", "replace"),
-            Some(true)
-        );
-        assert_eq!(matches("run_shell_command", "write_file"), Some(false));
-        assert_eq!(matches("shell", "run_shell_command"), Some(true));
-        assert_eq!(matches("^shell", "run_shell_command"), Some(false));
-        assert_eq!(matches("^write_.*$", "write_file"), Some(true));
-        assert_eq!(matches("file$", "write_file"), Some(true));
-        assert_eq!(matches(".*", "replace"), Some(true));
-        assert_eq!(matches("(write|run)_.*", "replace"), None);
     }
 
     #[test]

@@ -11,7 +11,9 @@ mod codex;
 mod copilot;
 mod database;
 mod gemini;
+mod journal;
 mod pi;
+mod program;
 mod writable;
 
 use std::fmt;
@@ -248,7 +250,7 @@ pub async fn check(args: &DoctorArgs) -> anyhow::Result<Report> {
     }
     if args.harness != Harness::Pi {
         // pi's command line is the one in its extension, checked there.
-        findings.push(program_check(&command));
+        findings.extend(program::check(&command, args.harness));
     }
     findings.extend(match args.harness {
         Harness::Claude => claude::check(&setup),
@@ -264,6 +266,7 @@ pub async fn check(args: &DoctorArgs) -> anyhow::Result<Report> {
     findings.push(server_check(&args.server).await);
     findings.extend(writable::check(&setup));
     findings.extend(database::check());
+    findings.extend(journal::check());
     findings.sort_by_key(|f| std::cmp::Reverse(f.level));
     Ok(Report {
         harness: args.harness,
@@ -336,37 +339,6 @@ fn entry_check(setup: &Setup, plan: &install::Plan) -> Finding {
             format!(
                 "give the entry a timeout of at least {needed} s, as `sayso hook install` writes"
             ),
-        ),
-    }
-}
-
-/// The program of the hook's command line can be found.
-fn program_check(command: &str) -> Finding {
-    let program = command.split_whitespace().next().unwrap_or_default();
-    if program.is_empty() {
-        return Finding::fail("the hook's command is empty", "reinstall the hook");
-    }
-    let found = if program.contains('/') {
-        Path::new(program).is_file().then(|| PathBuf::from(program))
-    } else {
-        std::env::var_os("PATH").and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|d| d.join(program))
-                .find(|p| p.is_file())
-        })
-    };
-    match found {
-        Some(p) => Finding::ok(format!("`{program}` is {}", p.display())),
-        None => Finding::fail(
-            format!(
-                "`{program}` {}; the harness cannot start the hook (some harnesses then block every gated tool, others run it ungated)",
-                if program.contains('/') {
-                    "does not exist"
-                } else {
-                    "is not on this PATH"
-                }
-            ),
-            "install sayso on the PATH the harness starts with, or reinstall with --command /absolute/path/to/sayso",
         ),
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Finding, Setup, program_check};
+use super::{Finding, Setup, program};
 use crate::hook::pi::{EXTENSION_FILE, agent_dir, extension, extension_path, settings_of};
 
 /// The pi version the tests ran.
@@ -118,15 +118,16 @@ fn extension_check(file: &Path, setup: &Setup) -> Vec<Finding> {
         ))),
         None => {}
     }
-    let mut started = program_check(&command);
-    if started.level == super::Level::Fail {
-        // pi does not go on without the hook: the extension blocks what it cannot ask about.
-        started.text = started.text.replace(
-            "the harness cannot start the hook and goes on without it",
-            "the extension cannot start the hook, so pi blocks every tool call",
-        );
+    for mut found in program::check(&command, setup.harness) {
+        if found.level == super::Level::Fail {
+            // pi does not go on without the hook: the extension blocks what it cannot ask about.
+            found.text = found.text.replace(
+                "the harness cannot start the hook (some harnesses then block every gated tool, others run it ungated)",
+                "the extension cannot start the hook, so pi blocks every tool call",
+            );
+        }
+        findings.push(found);
     }
-    findings.push(started);
     findings
 }
 

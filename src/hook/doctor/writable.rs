@@ -4,9 +4,10 @@
 //! risks, not failures: the hook still runs, and an agent that follows its instructions never
 //! touches them (docs/SECURITY.md says where to put them instead).
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use nix::unistd::{AccessFlags, access};
+use nix::unistd::{AccessFlags, access, geteuid};
 
 use super::{Finding, Setup};
 
@@ -61,17 +62,25 @@ fn policy_in_effect(setup: &Setup) -> (PathBuf, &'static str) {
 /// Whether this user can change `path`: write it, or make or replace it in its folder (the
 /// nearest folder that exists, since missing ones can be made there).
 fn can_change(path: &Path) -> bool {
-    if path.exists() && access(path, AccessFlags::W_OK).is_ok() {
+    if path.exists() && can_write(path) {
         return true;
     }
     let mut dir = path.parent();
     while let Some(d) = dir {
         if d.exists() {
-            return access(d, AccessFlags::W_OK).is_ok();
+            return can_write(d);
         }
         dir = d.parent();
     }
     false
+}
+
+/// Whether this user can write `path` (a file, or a folder's entries): access(2) allows it,
+/// or the user owns it and so may chmod it first (root's access(2) already says all).
+pub(super) fn can_write(path: &Path) -> bool {
+    let me = geteuid().as_raw();
+    access(path, AccessFlags::W_OK).is_ok()
+        || (me != 0 && path.symlink_metadata().is_ok_and(|m| m.uid() == me))
 }
 
 #[cfg(test)]

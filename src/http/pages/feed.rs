@@ -75,9 +75,9 @@ async fn show_bound_feed(
         Err(ServiceError::NotFound) => error_page(
             StatusCode::FORBIDDEN,
             "This device is not linked to an inbox",
-            "Open your feed link once on this device (sayso serve printed it at the first run; \
-             sayso inbox create prints a new inbox's); the device then stays linked and opens \
-             the feed here.",
+            "Open your feed link once on this device (the first run wrote it to first-run.txt; \
+             sayso person link prints it again); the device then stays linked and opens the \
+             feed here.",
         ),
         Err(e) => feed_error(e),
     }
