@@ -78,7 +78,7 @@ impl PushNotice {
                 if purpose == Purpose::Reminder {
                     title = format!("Reminder · {title}");
                 }
-                let gathered = d.gathered();
+                let (gathered, waiting) = (d.gathered(), d.waiting());
                 let mut body = shorten(&decision.spec.question, MAX_BODY_CHARS);
                 if gathered > 0 {
                     body = format!(
@@ -86,17 +86,24 @@ impl PushNotice {
                         crate::render::approval::gathered_line(gathered)
                     );
                 }
+                // Standing for more the budget held, it opens the feed, where they all are.
+                let url = if waiting > 0 {
+                    body = format!("{body}\n{}", super::people::waiting_line(waiting));
+                    super::people::feed_link(d.public_url)
+                } else {
+                    d.web_url.to_string()
+                };
                 let mut payload = json!({
                     "type": "show",
                     "tag": tag,
                     "title": title,
                     "body": body,
-                    "url": d.web_url,
+                    "url": url,
                 });
                 // A tool approval is answered from the notification's own buttons; the
                 // service worker posts the picked one to the answer link. A gathered one
                 // has none: a tap there would answer only the newest.
-                if decision.spec.approval.is_some() && gathered == 0 {
+                if decision.spec.approval.is_some() && gathered == 0 && waiting == 0 {
                     // An Allow that needs the passkey opens the page (`opens`) instead.
                     if crate::domain::approval::needs_step_up(&decision.spec) {
                         payload["answers"] = json!([DENY]);

@@ -186,6 +186,7 @@ impl TestServer {
                 retention: None,
                 expiry_interval: Duration::from_millis(200),
                 email_enabled: matches!(notify, Some(Some(_))),
+                urgent_per_hour: 10,
             },
         )
         .await
