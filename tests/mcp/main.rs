@@ -132,6 +132,8 @@ async fn ask_user_sends_the_question_to_the_people_it_names() {
     for name in ["ana", "ben"] {
         srv.add_person(name).await;
     }
+    // Urgent is the operator's to allow a key.
+    assert!(srv.svc.set_key_urgent(&srv.key, true).await.unwrap());
     let client = connect(&srv).await;
     let asked = call(
         &client,
