@@ -138,3 +138,39 @@ pub fn start_worker(svc: &Service, settings: &NotifySettings) -> Result<(), Noti
     svc.spawn_until_shutdown(worker.run(svc.outbox()));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::config::Cli;
+
+    fn settings(extra: &[&str]) -> Result<ServerSettings, String> {
+        let argv = ["sayso", "serve", "--max-connections", "100"]
+            .iter()
+            .chain(extra)
+            .copied();
+        let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
+        let Some(crate::config::Command::Serve(args)) = cli.command else {
+            panic!("serve");
+        };
+        ServerSettings::from_args(&cli.global, &args)
+    }
+
+    #[test]
+    fn waiting_connections_stay_below_the_connection_cap() {
+        let limits = settings(&[]).unwrap().app.limits.waiting();
+        assert_eq!((limits.per_key, limits.connections), (Some(50), 90));
+        let set = settings(&["--waiting-per-key", "0", "--waiting-connections", "99"]).unwrap();
+        let limits = set.app.limits.waiting();
+        assert_eq!((limits.per_key, limits.connections), (None, 99));
+        for refused in ["100", "0"] {
+            let err = settings(&["--waiting-connections", refused]).err().unwrap();
+            assert!(
+                err.contains("SAYSO_WAITING_CONNECTIONS") && err.contains("SAYSO_MAX_CONNECTIONS"),
+                "{err}"
+            );
+        }
+    }
+}

@@ -26,7 +26,13 @@ pub enum KeyCommand {
         /// The key's id, the key (`sk_…`), or `-`.
         key: String,
         /// Whether it may ask urgent questions: yes or no (1/0, true/false, on/off).
-        #[arg(long, value_parser = clap::builder::BoolishValueParser::new())]
+        #[arg(
+            long,
+            required = true,
+            action = clap::ArgAction::Set,
+            value_name = "yes|no",
+            value_parser = clap::builder::BoolishValueParser::new()
+        )]
         urgent: bool,
     },
     /// Revoke an API key: it stops working at once. Give the key, or `-` to read it from

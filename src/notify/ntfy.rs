@@ -243,6 +243,19 @@ mod tests {
     }
 
     #[test]
+    fn a_message_standing_for_held_ones_opens_the_feed_and_answers_none() {
+        let mut msg = json!({"message": "Deploy?", "click": "https://s/d/tok",
+            "actions": [{"action": "http"}]});
+        stand_for_waiting(&mut msg, 12, "https://s/inbox");
+        assert_eq!(
+            msg["message"],
+            "Deploy?\n12 more questions are waiting in your sayso feed."
+        );
+        assert_eq!(msg["click"], "https://s/inbox");
+        assert!(msg.get("actions").is_none());
+    }
+
+    #[test]
     fn topic_url_without_topic_is_refused() {
         assert!(split_topic_url("https://ntfy.sh/").is_err());
         assert!(split_topic_url("ftp://ntfy.sh/x").is_err());

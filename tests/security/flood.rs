@@ -446,3 +446,77 @@ fn waiting_in(message: &Value) -> u64 {
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
 }
+
+/// `sayso` with `args` on the database at `url`, with `stdin` written to it.
+async fn sayso(url: &str, args: &[&str], stdin: &str) -> std::process::Output {
+    use tokio::io::AsyncWriteExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_sayso"))
+        .args(args)
+        .env("SAYSO_DATABASE_URL", url)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.as_bytes()).await.unwrap();
+    drop(input);
+    child.wait_with_output().await.unwrap()
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_gives_and_takes_urgent_per_key() {
+    let db = fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    let key = stdout(&sayso(&db.url, &["key", "create", "--urgent"], "").await);
+    let key = key.trim();
+    let urgent = |key: &str| {
+        let req = srv
+            .client
+            .post(srv.url("/v1/decisions"))
+            .bearer_auth(key)
+            .json(&json!({"question": "Now?", "kind": "bool", "urgent": true}));
+        async move {
+            let (status, h) = send(req).await;
+            assert_eq!(status, StatusCode::CREATED, "{h}");
+            !warned_not_urgent(&h)
+        }
+    };
+    assert!(urgent(key).await);
+    assert!(!urgent(&srv.key).await);
+
+    // The list shows each key's id and what it may do, never the key.
+    let list = stdout(&sayso(&db.url, &["key", "list"], "").await);
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(lines.len(), 2, "{list}");
+    assert!(lines[0].ends_with("live  not urgent"), "{list}");
+    assert!(lines[1].ends_with("live  urgent"), "{list}");
+    assert!(!list.contains("sk_"), "{list}");
+    let id = lines[1].split_whitespace().next().unwrap();
+
+    let out = stdout(&sayso(&db.url, &["key", "set", id, "--urgent", "no"], "").await);
+    assert!(out.contains("may not"), "{out}");
+    assert!(!urgent(key).await);
+    // By the key itself, from stdin, as people write yes.
+    let out = stdout(&sayso(&db.url, &["key", "set", "-", "--urgent", "YES"], key).await);
+    assert!(out.contains("may ask"), "{out}");
+    assert!(urgent(key).await);
+
+    let out = sayso(
+        &db.url,
+        &["key", "set", "sk_nothing", "--urgent", "yes"],
+        "",
+    )
+    .await;
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no live API key matches"));
+    let out = sayso(&db.url, &["key", "set", id, "--urgent", "maybe"], "").await;
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--urgent"));
+    srv.stop().await;
+}
