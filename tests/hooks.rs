@@ -28,3 +28,7 @@ mod people;
 mod policy;
 #[path = "hooks/run.rs"]
 mod run;
+#[path = "hooks/screen.rs"]
+mod screen;
+#[path = "hooks/session.rs"]
+mod session;

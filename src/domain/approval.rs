@@ -18,6 +18,8 @@ pub const DENY: &str = "Deny";
 pub const ALLOW_SESSION: &str = "Allow for this session";
 
 const MAX_NAME_CHARS: usize = 200;
+/// The most characters of the policy rule an approval names.
+pub const MAX_RULE_CHARS: usize = 1000;
 const MAX_PATH_CHARS: usize = 4000;
 /// The tool input, serialised; the page shows it (a written file's content, a diff).
 pub const MAX_TOOL_INPUT_BYTES: usize = 256 * 1024;
@@ -43,6 +45,11 @@ pub struct ApprovalSpec {
     /// Allow only with an assertion of one of the inbox's passkeys.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_up: Option<StepUp>,
+    /// The policy rule that put the question (`rule 2 of …/policy.json (…)`), shown to the
+    /// person; absent when no rule matched. An "Allow for this session" counts only for the
+    /// calls the same rule decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 /// A second factor an approval's Allow needs.
@@ -76,6 +83,14 @@ pub fn needs_step_up(spec: &super::DecisionSpec) -> bool {
     spec.approval.as_ref().is_some_and(|a| a.step_up.is_some())
 }
 
+/// Whether `spec` offers "Allow for this session".
+pub fn offers_session(spec: &super::DecisionSpec) -> bool {
+    match &spec.body {
+        KindSpec::Choose { options, .. } => options.iter().any(|o| o.label == ALLOW_SESSION),
+        _ => false,
+    }
+}
+
 /// Whether an outcome is one of the allowing answers.
 pub fn allows(outcome: Option<&Value>) -> bool {
     matches!(outcome.and_then(Value::as_str), Some(ALLOW | ALLOW_SESSION))
@@ -90,6 +105,7 @@ const FIELDS: &[&str] = &[
     "answer_by",
     "editable",
     "step_up",
+    "rule",
 ];
 
 /// Reads the `approval` object of a create request.
@@ -183,9 +199,16 @@ pub fn parse_approval(
             }
             parsed
         });
+    let rule = read::optional_text(
+        read::get(obj, "rule"),
+        "approval.rule",
+        issues,
+        MAX_RULE_CHARS,
+    );
     Some(ApprovalSpec {
         editable,
         step_up,
+        rule,
         harness: harness?,
         tool_name: tool_name?,
         tool_input: tool_input?,
@@ -196,8 +219,8 @@ pub fn parse_approval(
 }
 
 /// The `choose` body an approval must have: its options exactly the approval answers
-/// (`Allow`, `Deny`, and `Allow for this session` when there is a session), one pick, no
-/// "Other".
+/// (`Allow`, `Deny`, and `Allow for this session` when the asker offers it, which needs a
+/// session and no step-up), one pick, no "Other".
 pub fn check_body(approval: &ApprovalSpec, body: &mut KindSpec, issues: &mut Issues) {
     let KindSpec::Choose {
         options,
@@ -209,17 +232,21 @@ pub fn check_body(approval: &ApprovalSpec, body: &mut KindSpec, issues: &mut Iss
         issues.push("approval", "needs kind choose");
         return;
     };
-    let mut expected = vec![ALLOW, DENY];
-    if approval.session_id.is_some() {
-        expected.push(ALLOW_SESSION);
-    }
     let labels: Vec<&str> = options.iter().map(|o| o.label.as_str()).collect();
-    if labels != expected {
+    let with_session = [ALLOW, DENY, ALLOW_SESSION];
+    let session_allowed = approval.session_id.is_some() && approval.step_up.is_none();
+    if labels != [ALLOW, DENY] && (labels != with_session || !session_allowed) {
+        let expected = if session_allowed {
+            format!("{ALLOW}, {DENY} (and {ALLOW_SESSION})")
+        } else if approval.step_up.is_some() {
+            format!("{ALLOW}, {DENY} (an Allow that needs a passkey is never for a whole session)")
+        } else {
+            format!("{ALLOW}, {DENY} ({ALLOW_SESSION} needs a session_id)")
+        };
         issues.push(
             "options",
             format!(
-                "an approval's options must be {} (got {})",
-                expected.join(", "),
+                "an approval's options must be {expected} (got {})",
                 labels.join(", ")
             ),
         );

@@ -6,6 +6,7 @@ pub mod answer;
 pub mod answer_text;
 pub mod answered_by;
 pub mod approval;
+pub mod danger;
 pub mod decision;
 mod form_answer;
 pub mod form_schema;

@@ -12,13 +12,13 @@ use tokio::time::Instant;
 use uuid::Uuid;
 
 use super::call::ToolCall;
-use super::policy::People;
+use super::policy::{People, Ruling};
 use super::reply::Verdict;
 use crate::client::args::NotifyArg;
 use crate::client::http::Api;
 use crate::client::wait::wait_for_decision;
 use crate::domain::AnswerChannel;
-use crate::domain::approval::{ALLOW, ALLOW_SESSION, DENY, StepUp};
+use crate::domain::approval::{ALLOW, ALLOW_SESSION, DENY, MAX_RULE_CHARS};
 use crate::render::approval::{self, project_of};
 
 /// How long the create keeps retrying a server that cannot be reached (within the deadline):
@@ -50,14 +50,13 @@ pub async fn ask_person(
     call: &ToolCall,
     wait: Duration,
     notify: Option<NotifyArg>,
-    step_up: Option<StepUp>,
-    people: &People,
+    ruling: &Ruling,
 ) -> Result<Verdict, NoAnswer> {
     let deadline = Instant::now() + wait;
     // Guards on each step: nothing below may outlive the deadline, whatever a server does.
     let asked = tokio::time::timeout_at(
         deadline,
-        put_question(api, call, deadline, wait, notify, step_up, people),
+        put_question(api, call, deadline, wait, notify, ruling),
     );
     let (id, expires_at) = match asked.await {
         Ok(Ok(Asked::Handle(id, expires_at))) => (id, expires_at),
@@ -130,17 +129,18 @@ async fn put_question(
     deadline: Instant,
     wait: Duration,
     notify: Option<NotifyArg>,
-    step_up: Option<StepUp>,
-    people: &People,
+    ruling: &Ruling,
 ) -> Result<Asked, NoAnswer> {
     let failed = |e: crate::client::http::Failure| NoAnswer {
         reason: first_line(&e),
     };
-    // An "Allow for this session" was one person's: a rule that names who must agree asks
-    // them every time.
+    // An "Allow for this session" was one person's tap: a rule that wants a passkey or names
+    // who must agree asks every time, and an allowance counts only for calls the same rule
+    // decides (so one given where no rule matched never covers a call a rule of its own
+    // gates).
     if let Some(session) = &call.session_id
-        && *people == People::default()
-        && session_allowed(api, call, session, deadline)
+        && ruling.session_answer_allowed()
+        && session_allowed(api, call, session, ruling.rule.as_deref(), deadline)
             .await
             .map_err(failed)?
     {
@@ -153,11 +153,7 @@ async fn put_question(
     if let Some(n) = notify {
         body["notify"] = Value::from(n.as_str());
     }
-    // The policy rule wants the person's passkey with their Allow; the server holds to it.
-    if let Some(s) = step_up {
-        body["approval"]["step_up"] = Value::from(s.as_str());
-    }
-    add_people(&mut body, people);
+    shape_for_ruling(&mut body, ruling);
     let key = match &call.tool_use_id {
         // Per event too: a harness with both PreToolUse and PermissionRequest hooks sends
         // the same call twice, with another answer_by.
@@ -184,6 +180,25 @@ async fn put_question(
         .as_str()
         .and_then(|s| OffsetDateTime::parse(s, &Rfc3339).ok());
     Ok(Asked::Handle(id, expires_at))
+}
+
+/// What the ruling adds to the approval: the rule that put it (shown to the person, and
+/// matched by a later call's session lookup), the passkey its Allow needs (the server holds
+/// to it), its people, and no "Allow for this session" where the rule rules one out.
+fn shape_for_ruling(body: &mut Value, ruling: &Ruling) {
+    if let Some(rule) = &ruling.rule {
+        body["approval"]["rule"] =
+            Value::from(rule.chars().take(MAX_RULE_CHARS).collect::<String>());
+    }
+    if let Some(s) = ruling.step_up {
+        body["approval"]["step_up"] = Value::from(s.as_str());
+    }
+    if !ruling.session_answer_allowed()
+        && let Some(options) = body["options"].as_array_mut()
+    {
+        options.retain(|o| o != ALLOW_SESSION);
+    }
+    add_people(body, &ruling.people);
 }
 
 /// The policy rule names who is asked and how many must Allow; the server asks only them and
@@ -226,6 +241,7 @@ async fn session_allowed(
     api: &Api,
     call: &ToolCall,
     session: &str,
+    rule: Option<&str>,
     deadline: Instant,
 ) -> Result<bool, crate::client::http::Failure> {
     let mut url = api.url(&["v1", "decisions"]);
@@ -252,11 +268,17 @@ async fn session_allowed(
             .as_str()
             .and_then(AnswerChannel::parse)
             .is_some_and(AnswerChannel::is_person_side);
+        let same_rule = match rule {
+            Some(r) => gated["rule"] == r.chars().take(MAX_RULE_CHARS).collect::<String>(),
+            None => gated.get("rule").is_none_or(Value::is_null),
+        };
         d["outcome"] == ALLOW_SESSION
             && by_person
             && gated["harness"] == call.harness.as_str()
             && gated["session_id"] == session
             && gated["tool_name"] == call.tool_name.as_str()
+            && d.get("step_up").is_none_or(Value::is_null)
+            && same_rule
     }))
 }
 

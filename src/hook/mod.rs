@@ -159,16 +159,7 @@ async fn decide(harness: Harness, args: &HookArgs) -> Reply {
                 Err(e) => return fallback(&call, args.fallback, &e.to_string()),
             };
             let wait = Duration::from_secs(args.timeout_s);
-            match ask::ask_person(
-                &api,
-                &call,
-                wait,
-                args.notify,
-                ruling.step_up,
-                &ruling.people,
-            )
-            .await
-            {
+            match ask::ask_person(&api, &call, wait, args.notify, &ruling).await {
                 Ok(v) => v,
                 Err(no) => return fallback(&call, args.fallback, &no.reason),
             }

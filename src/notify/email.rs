@@ -21,13 +21,17 @@ use crate::domain::answer_text::answer_text;
 use crate::domain::approval::{ALLOW, DENY};
 use crate::domain::outbox::{Channel, Purpose};
 use crate::domain::spec::{ChoiceOption, FieldInput, KindSpec};
-use crate::render::{format_time, heading, render_markdown, time_left};
+use crate::render::{format_time, heading, render_markdown, time_left, what_runs};
 
 /// How long one SMTP conversation may take before the attempt is retried later.
 const SMTP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Subjects longer than this many characters are cut (at a word where possible).
 const SUBJECT_QUESTION_CHARS: usize = 78;
+/// The most characters of an approval's command (or file, diff, input) in an ask's body.
+const MAIL_BODY_CHARS: usize = 20_000;
+/// The most characters of an approval's command in a reminder's or a note's heading.
+const HEADLINE_CHARS: usize = 200;
 
 /// Sends decisions' mails through one SMTP relay.
 pub struct EmailChannel {
@@ -204,7 +208,10 @@ fn compose_gathered(
 ) -> Composed {
     let host = message_id_host(public_url);
     let thread = thread_id(decision, &host, "");
-    let subject = format!("[sayso] {}", subject_question(&decision.spec.question));
+    let subject = format!(
+        "[sayso] {}",
+        subject_question(&what_runs::headline(&decision.spec, SUBJECT_QUESTION_CHARS))
+    );
     let rendered = match purpose {
         Purpose::Ask | Purpose::Reminder if !decision.is_open_at(now) => {
             return Composed::Nothing(format!(
@@ -238,7 +245,7 @@ fn compose_gathered(
         }
         Purpose::Reminder => {
             let mail = ReminderMail {
-                question: decision.spec.question.clone(),
+                question: what_runs::headline(&decision.spec, HEADLINE_CHARS),
                 project: decision.spec.project.clone(),
                 expires_in: time_left(decision.expires_at, now),
                 expires_at: format_time(decision.expires_at),
@@ -260,7 +267,7 @@ fn compose_gathered(
         Purpose::Escalate => return Composed::Nothing(super::ESCALATE_SKIPPED.into()),
         Purpose::Resolved => {
             let mail = ResolvedMail {
-                question: decision.spec.question.clone(),
+                question: what_runs::headline(&decision.spec, HEADLINE_CHARS),
                 heading: heading(decision, now),
                 when: format_time(decision.resolved_at.unwrap_or(decision.expires_at.min(now))),
                 sentence: answer_text(decision),
@@ -355,11 +362,18 @@ struct AskMail {
 impl AskMail {
     fn new(decision: &Decision, web_url: &str, now: OffsetDateTime) -> Self {
         let spec = &decision.spec;
-        let context = spec
-            .context_md
-            .as_deref()
-            .map(str::trim)
-            .filter(|c| !c.is_empty());
+        // A tool approval says what runs, built from the approval itself, never from the
+        // asker's question and context.
+        let approval_md = spec
+            .approval
+            .as_ref()
+            .map(|a| what_runs::mail_md(a, MAIL_BODY_CHARS));
+        let context = match &approval_md {
+            Some(md) => Some(md.as_str()),
+            None => spec.context_md.as_deref(),
+        }
+        .map(str::trim)
+        .filter(|c| !c.is_empty());
         let (wanted, options, fields) = match &spec.body {
             KindSpec::Bool {
                 yes_label,
@@ -398,7 +412,10 @@ impl AskMail {
             ),
         };
         AskMail {
-            question: spec.question.clone(),
+            question: match &spec.approval {
+                Some(a) => what_runs::title(a),
+                None => spec.question.clone(),
+            },
             project: spec.project.clone(),
             context_html: context.map(render_markdown),
             context_text: context.map(str::to_owned),

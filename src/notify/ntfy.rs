@@ -10,7 +10,9 @@
 //!   answer page when tapped; a reminder comes at high priority. A `bool` decision gets two
 //!   buttons that answer from the notification itself: HTTP actions posting
 //!   `{"value": "yes"}` / `{"value": "no"}` as JSON to the answer link, and then clearing it.
-//!   A tool approval gets Allow and Deny buttons the same way (`{"value": "Allow"}`, …).
+//!   A tool approval says what runs (render/what_runs.rs) and gets Allow and Deny buttons the
+//!   same way (`{"value": "Allow"}`, …), except that Allow opens the page when the message
+//!   cannot show all that runs, or the rule wants a passkey.
 //! - `resolved`: the notification is replaced (same sequence id), not deleted: a short
 //!   "Answered" / "Declined" / "Expired" / "Cancelled" note at low priority, with no buttons, so
 //!   the person sees that it is settled without being alerted again. On a server older than
@@ -31,11 +33,17 @@ use crate::domain::outbox::{Channel, Purpose};
 use crate::domain::spec::KindSpec;
 use crate::domain::{Decision, Status};
 use crate::render::approval::gathered_line;
+use crate::render::visible::{self, Lines};
+use crate::render::what_runs;
 
 /// ntfy's priorities, 1 (min) to 5 (max).
 const PRIORITY_LOW: u8 = 2;
 const PRIORITY_DEFAULT: u8 = 3;
 const PRIORITY_HIGH: u8 = 4;
+/// The most characters of an approval's command (or file, or URL) in a message.
+const SUBJECT_CHARS: usize = 400;
+/// The most characters of the note that replaces a settled question.
+const RESOLVED_CHARS: usize = 1000;
 
 /// Publishes a decision's notifications to the inbox's ntfy topic.
 pub struct NtfyChannel {
@@ -134,9 +142,19 @@ fn title(decision: &Decision) -> String {
 /// A new question, or the reminder of one still open; `gathered`: how many more of the
 /// same agent session it stands for.
 fn ask_message(decision: &Decision, web_url: &str, reminder: bool, gathered: u64) -> Value {
+    // A tool approval says what runs, built from the approval itself (render/what_runs.rs).
+    let shown = decision
+        .spec
+        .approval
+        .as_ref()
+        .map(|a| what_runs::shown(a, SUBJECT_CHARS));
+    let first = match &shown {
+        Some(s) => s.lines(),
+        None => decision.spec.question.clone(),
+    };
     let message = match gathered {
-        0 => decision.spec.question.clone(),
-        n => format!("{}\n{}", decision.spec.question, gathered_line(n)),
+        0 => first,
+        n => format!("{first}\n{}", gathered_line(n)),
     };
     let mut msg = json!({
         "title": title(decision),
@@ -159,13 +177,14 @@ fn ask_message(decision: &Decision, web_url: &str, reminder: bool, gathered: u64
     // A tool approval: Allow and Deny right from the notification ("for this session"
     // and a reason need the page).
     // (A gathered one has none: a tap there would answer only the newest of them.)
-    if decision.spec.approval.is_some() && gathered == 0 {
-        // An Allow that needs the person's passkey is given on the page, which the button
-        // opens; Deny still answers from here.
-        let allow = if crate::domain::approval::needs_step_up(&decision.spec) {
-            json!({"action": "view", "label": ALLOW, "url": web_url, "clear": true})
-        } else {
+    if let Some(shown) = shown.filter(|_| gathered == 0) {
+        // An Allow whose notification cannot show all that runs (cut, hidden characters, a
+        // file's content), or that needs the person's passkey, is given on the page, which
+        // the button opens; Deny still answers from here.
+        let allow = if shown.one_tap_allow {
             answer_action(ALLOW, web_url, ALLOW)
+        } else {
+            json!({"action": "view", "label": ALLOW, "url": web_url, "clear": true})
         };
         msg["actions"] = json!([allow, answer_action(DENY, web_url, DENY)]);
     }
@@ -209,7 +228,8 @@ fn resolved_message(decision: &Decision, web_url: &str) -> Value {
     };
     json!({
         "title": format!("{heading} · {}", title(decision)),
-        "message": answer_text(decision),
+        // The sentence quotes the question, which an approval's asker wrote: made visible.
+        "message": visible::clip(&answer_text(decision), RESOLVED_CHARS, Lines::Kept).with_note(),
         "click": web_url,
         "priority": PRIORITY_LOW,
         "tags": [tag],

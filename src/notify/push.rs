@@ -20,6 +20,7 @@ use crate::domain::approval::{ALLOW, DENY};
 use crate::domain::inbox::PushSubscription;
 use crate::domain::outbox::{Channel, Purpose};
 use crate::domain::subscription::{check_endpoint, decode_key};
+use crate::render::what_runs;
 use crate::service::VapidKey;
 
 /// The longest push services keep an undelivered message (FCM: four weeks).
@@ -28,6 +29,8 @@ const MAX_TTL: Duration = Duration::from_secs(28 * 24 * 60 * 60);
 const MIN_CLOSE_TTL: Duration = Duration::from_secs(60 * 60);
 /// Push services accept 4 KiB of encrypted payload; keep the text well inside it.
 const MAX_BODY_CHARS: usize = 1000;
+/// The most characters of an approval's command (or file, or URL) in the body.
+const SUBJECT_CHARS: usize = 300;
 
 /// How urgently a push service should wake the device (RFC 8030 §5.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +82,16 @@ impl PushNotice {
                     title = format!("Reminder · {title}");
                 }
                 let (gathered, waiting) = (d.gathered(), d.waiting());
-                let mut body = shorten(&decision.spec.question, MAX_BODY_CHARS);
+                // A tool approval says what runs, built from the approval itself.
+                let shown = decision
+                    .spec
+                    .approval
+                    .as_ref()
+                    .map(|a| what_runs::shown(a, SUBJECT_CHARS));
+                let mut body = match &shown {
+                    Some(s) => s.lines(),
+                    None => shorten(&decision.spec.question, MAX_BODY_CHARS),
+                };
                 if gathered > 0 {
                     body = format!(
                         "{body}\n{}",
@@ -103,13 +115,14 @@ impl PushNotice {
                 // A tool approval is answered from the notification's own buttons; the
                 // service worker posts the picked one to the answer link. A gathered one
                 // has none: a tap there would answer only the newest.
-                if decision.spec.approval.is_some() && gathered == 0 && waiting == 0 {
-                    // An Allow that needs the passkey opens the page (`opens`) instead.
-                    if crate::domain::approval::needs_step_up(&decision.spec) {
+                if let Some(shown) = shown.filter(|_| gathered == 0 && waiting == 0) {
+                    // An Allow whose notification cannot show all that runs, or that needs
+                    // the passkey, opens the page (`opens`) instead.
+                    if shown.one_tap_allow {
+                        payload["answers"] = json!([ALLOW, DENY]);
+                    } else {
                         payload["answers"] = json!([DENY]);
                         payload["opens"] = json!([ALLOW]);
-                    } else {
-                        payload["answers"] = json!([ALLOW, DENY]);
                     }
                 }
                 Ok(PushNotice {

@@ -7,6 +7,8 @@ mod markdown;
 mod resolved;
 mod status;
 mod time;
+pub mod visible;
+pub mod what_runs;
 
 pub use self::time::{format_time, iso, time_left};
 pub use markdown::{render_markdown, render_preview};

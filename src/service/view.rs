@@ -89,6 +89,9 @@ pub struct ApprovalView {
     pub harness: String,
     pub tool_name: String,
     pub session_id: Option<String>,
+    /// The policy rule that put the question (`rule 2 of …/policy.json (…)`), when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 impl DecisionView {
@@ -118,6 +121,7 @@ impl DecisionView {
                 harness: a.harness.clone(),
                 tool_name: a.tool_name.clone(),
                 session_id: a.session_id.clone(),
+                rule: a.rule.clone(),
             }),
             answers: d.answers.clone(),
             routing: d.spec.routing.clone(),

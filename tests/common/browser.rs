@@ -171,6 +171,33 @@ impl Browser {
         })
     }
 
+    /// Makes the viewport (what the page sees, and the screenshots show) `width`×`height`.
+    #[allow(dead_code)]
+    pub async fn resize(&self, width: u32, height: u32) {
+        for _ in 0..3 {
+            let inner = self
+                .client
+                .execute("return [window.innerWidth, window.innerHeight]", vec![])
+                .await
+                .expect("viewport size");
+            let (w, h) = (
+                inner[0].as_u64().unwrap_or(0) as u32,
+                inner[1].as_u64().unwrap_or(0) as u32,
+            );
+            if (w, h) == (width, height) {
+                return;
+            }
+            let outer = self.client.get_window_rect().await.expect("window size");
+            let grow = |outer: u64, inner: u32, want: u32| {
+                (outer as i64 + i64::from(want) - i64::from(inner)).max(1) as u32
+            };
+            self.client
+                .set_window_size(grow(outer.2, w, width), grow(outer.3, h, height))
+                .await
+                .expect("window resized");
+        }
+    }
+
     /// Ends the session (Chromium exits), then stops chromedriver and removes the profile.
     pub async fn close(self) {
         let Browser {

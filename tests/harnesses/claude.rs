@@ -350,3 +350,71 @@ async fn claude_asks_at_mcp_claude_and_its_model_reads_seed_003s_text() {
          You can now continue with the user's answers in mind."
     );
 }
+
+/// An agent whose session holds "Allow for this session" for Bash goes on to a push that a
+/// policy rule wants the person's passkey for: the real Claude Code's hook still asks, and
+/// without the passkey the push never runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_session_allowance_does_not_pass_a_passkey_rule() {
+    let Some(bin) = harness("claude") else { return };
+    let (_db, srv) = server().await;
+    let sb = Sandbox::new();
+    let mut cmd = sb.command(Path::new(crate::rig::BIN));
+    cmd.args(["hook", "install", "claude"])
+        .env("SAYSO_URL", &srv.base)
+        .env("SAYSO_KEY", &srv.key);
+    let out = run(cmd, LIMIT).await;
+    assert_eq!(out.code, Some(0), "{}", out.both());
+    sb.write(
+        "project/.sayso/policy.json",
+        r#"{"rules": [{"tool": "Bash", "command": "git push*", "decision": "ask", "step_up": "passkey"}]}"#,
+    );
+    let model = Model::start(json!([
+        {"tool": {"name": "Bash", "input": {"command": "touch first.txt", "description": "make a file"}}},
+        {"tool": {"name": "Bash", "input": {"command": "git push --force origin main", "description": "publish"}}},
+        {"text": "Done."}
+    ]))
+    .await;
+    let child = claude(&sb, &model, &bin, &srv.base, &srv.key)
+        .spawn()
+        .unwrap();
+
+    // The first call, where no rule matched: the person allows Bash for the session.
+    let first = pending_decision(&srv).await;
+    assert_eq!(
+        first["question"],
+        "Claude Code wants to run: touch first.txt"
+    );
+    let (status, body) = srv
+        .answer(
+            first["web_url"].as_str().unwrap(),
+            json!({"value": "Allow for this session"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    // The push is put to the person all the same, needing the passkey; they deny it.
+    let push = pending_decision(&srv).await;
+    assert_eq!(
+        push["question"], "Claude Code wants to run: git push --force origin main",
+        "{push}"
+    );
+    assert_eq!(push["step_up"], "passkey", "{push}");
+    let (status, body) = srv
+        .answer(push["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
+        .await;
+    assert_eq!(
+        status, 422,
+        "an Allow without the passkey counts for nothing: {body}"
+    );
+    let (status, body) = srv
+        .answer(push["web_url"].as_str().unwrap(), json!({"value": "Deny"}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let ran = ended(child).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.both());
+    assert!(sb.project().join("first.txt").exists(), "{}", model.dump());
+    let (text, error) = read_back(&model, "Bash");
+    assert!(error, "the push was refused: {text}");
+    assert!(text.contains("The person denied this on sayso"), "{text}");
+}

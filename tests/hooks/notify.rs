@@ -59,7 +59,8 @@ async fn the_ntfy_deny_button_answers_the_hook() {
     .expect("ntfy was told");
     assert_eq!(
         published["message"],
-        "Claude Code wants to run: git push --force"
+        "Claude Code wants to run a Bash command:\ngit push --force\n\
+         ⚠ Force-pushes: can overwrite commits others pushed"
     );
     let actions = published["actions"].as_array().unwrap();
     let labels: Vec<&str> = actions
@@ -198,8 +199,12 @@ async fn the_approval_mail_links_lead_to_a_page_that_confirms() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_web_push_of_an_approval_carries_its_two_buttons() {
+/// The Web Push notice the worker would send for the ask of the decision `body` creates,
+/// through the inbox's own person's push link; with that link.
+pub async fn push_notice_for(
+    srv: &TestServer,
+    body: Value,
+) -> (sayso::notify::push::PushNotice, String) {
     use sayso::domain::inbox::InboxChannels;
     use sayso::domain::outbox::{MessageStatus, OutboxMessage, Purpose, Route};
     use sayso::notify::Delivering;
@@ -207,15 +212,7 @@ async fn the_web_push_of_an_approval_carries_its_two_buttons() {
     use time::OffsetDateTime;
     use uuid::Uuid;
 
-    let (_db, srv) = crate::run::server().await;
-    let h = srv
-        .create(json!({
-            "question": "Claude Code wants to run: make deploy", "kind": "choose",
-            "options": ["Allow", "Deny"], "allow_other": false,
-            "approval": {"harness": "claude", "tool_name": "Bash",
-                "tool_input": {"command": "make deploy"}}
-        }))
-        .await;
+    let h = srv.create(body).await;
     let id = Uuid::parse_str(h["decision_id"].as_str().unwrap()).unwrap();
     let d = srv.svc.store().decision(None, id).await.unwrap().unwrap();
     let view = srv.svc.view(&d).await.unwrap();
@@ -259,6 +256,22 @@ async fn the_web_push_of_an_approval_carries_its_two_buttons() {
         now,
     )
     .unwrap();
+    (notice, web_url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_push_of_an_approval_carries_its_two_buttons() {
+    let (_db, srv) = crate::run::server().await;
+    let (notice, web_url) = push_notice_for(
+        &srv,
+        json!({
+            "question": "Claude Code wants to run: make deploy", "kind": "choose",
+            "options": ["Allow", "Deny"], "allow_other": false,
+            "approval": {"harness": "claude", "tool_name": "Bash",
+                "tool_input": {"command": "make deploy"}}
+        }),
+    )
+    .await;
     assert_eq!(notice.payload["answers"], json!(["Allow", "Deny"]));
     assert_eq!(notice.payload["url"], web_url.as_str());
     // The service worker shows them as actions (buttons that open the page first, when the
@@ -304,7 +317,7 @@ async fn a_burst_of_one_sessions_approvals_rings_once() {
     assert_eq!(asks.len(), 1, "one notification for the burst: {asks:?}");
     assert_eq!(
         asks[0]["message"],
-        "Claude Code wants to run: make c\n2 more from this session are waiting."
+        "Claude Code wants to run a Bash command:\nmake c\n2 more from this session are waiting."
     );
     assert!(
         asks[0].get("actions").is_none(),

@@ -72,16 +72,18 @@ async fn the_page_shows_the_command_and_a_tap_on_deny_answers_the_hook() {
     for needle in [
         "<span class=\"cmd\">cd</span>",
         "<span class=\"op\">&#38;&#38;</span>",
-        "<span class=\"cmd\">rm</span>",
-        "<span class=\"flag\">-rf</span>",
+        "<span class=\"danger\">rm</span>",
+        "<span class=\"danger\">-rf</span>",
+        "<li>Deletes files and folders recursively</li>",
         "<span class=\"str\">&#34;out dir&#34;</span>",
         "name=\"value\" value=\"Allow\"",
         "name=\"value\" value=\"Allow for this session\"",
         "name=\"value\" value=\"Deny\"",
         "<label for=\"remark\"",
-        &format!("<code>{cwd}</code>"),
-        "<code>sess-1</code>",
-        "<span class=\"chip\">Claude Code</span>",
+        &format!("<code dir=\"ltr\">{cwd}</code>"),
+        "<code dir=\"ltr\">sess-1</code>",
+        "<h1 id=\"title\">Claude Code wants to run a Bash command</h1>",
+        "Allow all Bash commands in this session",
         "href=\"/static/approval.css\"",
     ] {
         assert!(html.contains(needle), "{needle} missing in\n{html}");
@@ -122,7 +124,7 @@ async fn edits_writes_and_fetches_are_laid_out_by_what_they_do() {
         .await;
     let (_, html, _) = page(&srv, edit["web_url"].as_str().unwrap()).await;
     assert!(
-        html.contains("<code class=\"path\">/home/me/shop/src/cart.rs</code>"),
+        html.contains("<code class=\"path\" dir=\"ltr\">/home/me/shop/src/cart.rs</code>"),
         "{html}"
     );
     assert!(
@@ -142,7 +144,7 @@ async fn edits_writes_and_fetches_are_laid_out_by_what_they_do() {
         ))
         .await;
     let (_, html, _) = page(&srv, write["web_url"].as_str().unwrap()).await;
-    assert!(html.contains("Write <code class=\"path\">/home/me/shop/.env</code> <span class=\"size\">2.0 KiB</span>"), "{html}");
+    assert!(html.contains("Write <code class=\"path\" dir=\"ltr\">/home/me/shop/.env</code> <span class=\"size\">2.0 KiB</span>"), "{html}");
 
     let fetch = srv
         .create(approval_body(
@@ -153,7 +155,7 @@ async fn edits_writes_and_fetches_are_laid_out_by_what_they_do() {
         .await;
     let (_, html, _) = page(&srv, fetch["web_url"].as_str().unwrap()).await;
     assert!(
-        html.contains("<p class=\"host\">api.example.com</p>"),
+        html.contains("<p class=\"host\" dir=\"ltr\">api.example.com</p>"),
         "{html}"
     );
 }
@@ -197,7 +199,7 @@ async fn an_approval_takes_only_its_own_answers() {
     assert_eq!(details[0]["path"], "options", "{err}");
     assert_eq!(
         details[0]["message"],
-        "an approval's options must be Allow, Deny, Allow for this session (got Yes, No)"
+        "an approval's options must be Allow, Deny (and Allow for this session) (got Yes, No)"
     );
     assert_eq!(details[1]["path"], "multi", "{err}");
     body["approval"]["tool_input"] = json!("ls");

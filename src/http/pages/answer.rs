@@ -4,7 +4,7 @@
 //! `Content-Type`.
 
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Json, Router};
@@ -14,6 +14,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::Token;
+use super::approval::PageQuery;
 use super::submitted::Submitted;
 use super::templates::{AnswerPage, error_page, render};
 use super::view::{self, PageErrors, PersonLink};
@@ -47,10 +48,23 @@ pub fn routes() -> Router<Service> {
         (status = 503, description = "The database cannot be reached.", content_type = "text/html", body = String),
     )
 )]
-pub(crate) async fn show_answer_page(State(svc): State<Service>, Token(token): Token) -> Response {
+pub(crate) async fn show_answer_page(
+    State(svc): State<Service>,
+    Token(token): Token,
+    RawQuery(query): RawQuery,
+) -> Response {
     // A tool approval is only shown here (the link is the agent's); its mail's `?confirm=`
-    // links are approval links, `/a/{token}` (approve.rs).
+    // links are approval links, `/a/{token}` (approve.rs). `?whole=1` shows all of a long
+    // change.
     match svc.view_by_token(&token).await {
+        Ok(d) if d.spec.approval.is_some() => {
+            let query = PageQuery::parse(query.as_deref());
+            let shown = PageQuery {
+                whole: query.whole,
+                confirm: None,
+            };
+            view_page(StatusCode::OK, &d, &shown)
+        }
         Ok(d) => answer_page(StatusCode::OK, &token, &d, None, &PageErrors::default()),
         Err(e) => service_error_page(&token, e),
     }
@@ -239,10 +253,25 @@ pub fn answer_page(
     errors: &PageErrors,
 ) -> Response {
     if let Some(a) = &d.spec.approval {
-        return super::approval::approval_page(status, None, d, a, sent, errors, None);
+        let query = PageQuery::default();
+        return super::approval::approval_page(status, None, d, a, sent, errors, &query);
     }
     let action = d.spec.routing.is_none().then(|| format!("/d/{token}"));
     decision_page(status, d, action, token, None, sent, errors)
+}
+
+/// A tool approval's page through its `web_url`: it only shows it.
+fn view_page(status: StatusCode, d: &Decision, query: &PageQuery) -> Response {
+    match &d.spec.approval {
+        Some(a) => {
+            super::approval::approval_page(status, None, d, a, None, &PageErrors::default(), query)
+        }
+        None => error_page(
+            StatusCode::NOT_FOUND,
+            "Not found",
+            "This link opens no approval.",
+        ),
+    }
 }
 
 /// The page of a decision (not a tool approval) through a person link, `/a/{token}`: the

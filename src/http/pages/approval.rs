@@ -1,8 +1,15 @@
-//! The approval page: a coding agent's tool call laid out for a glance on a phone (the
-//! command highlighted, an edit as a diff, a write with its path and size, a fetch with its
-//! host; where and in which session), with one-tap Allow / Allow for this session / Deny.
-//! It posts the same form as every answer page (`value` is the label), so answering and
-//! the rules of DESIGN.md §4 are those of any `choose` decision.
+//! The approval page: a coding agent's tool call laid out for a tired person on a phone.
+//! The title says who wants to do what ("Claude Code wants to run a Bash command"), then the
+//! agent's own description, what deserves a second look, and what runs, once: the command
+//! (wrapped at spaces, its dangerous parts marked), an edit's added lines before its removed
+//! ones, a write's content, a fetch's host. Deny and Allow sit side by side in a bar that never
+//! leaves the screen. All of it comes from the approval object, never from the asker's
+//! `question`, and every hidden character is shown as its code point (render/visible.rs).
+//!
+//! What does not fit is cut with a note saying so, and then the page offers no Allow until the
+//! whole change is opened (`?whole=1`): a person never allows what they could not see.
+//! It posts the same form as every answer page (`value` is the label), so answering and the
+//! rules of docs/API.md are those of any `choose` decision.
 
 use askama::Template;
 use axum::http::StatusCode;
@@ -10,17 +17,22 @@ use axum::response::Response;
 use serde_json::Value;
 use time::OffsetDateTime;
 
+use super::command;
 use super::submitted::Submitted;
 use super::templates::render;
 use super::view::{self, PageErrors, PeopleView, PersonLink};
 use crate::domain::approval::{
-    ALLOW, ALLOW_SESSION, Action, ApprovalSpec, DENY, action_of, size_in_words, unified_diff,
+    ALLOW, ALLOW_SESSION, Action, ApprovalSpec, DENY, action_of, offers_session, size_in_words,
 };
+use crate::domain::danger::dangers;
 use crate::domain::{Decision, Status};
 use crate::render;
+use crate::render::visible::{Lines, clip, cut_note, has_hidden, visible};
+use crate::render::what_runs;
 
-/// Most characters of a written file or a diff shown.
-const SHOWN_CHARS: usize = 20_000;
+/// Most characters of a command, a written file, a diff or an input shown before the page
+/// cuts it and asks the person to open the whole change.
+pub const SHOWN_CHARS: usize = 20_000;
 
 #[derive(Template)]
 #[template(path = "approval.html")]
@@ -29,18 +41,31 @@ pub struct ApprovalPage {
     /// Pending, but opened through its `web_url`, which only shows it: the page says where
     /// it is answered instead of offering buttons.
     pub elsewhere: bool,
-    pub question: String,
+    /// "Claude Code wants to run a Bash command".
+    pub title: String,
+    /// The agent's own words about the call.
+    pub description: Option<String>,
+    /// What the command does that deserves a second look, one plain line each.
+    pub dangers: Vec<&'static str>,
     pub project: Option<String>,
     pub expires_in: Option<String>,
     pub expires_iso: String,
-    pub agent: String,
     pub tool_name: String,
     pub what: What,
+    /// Part of what runs was left out: the note, and the link to the whole of it.
+    pub cut: Option<Cut>,
+    /// The page shows the whole change (`?whole=1`): the form says so with its Allow.
+    pub whole: bool,
     pub cwd: Option<String>,
     pub session_id: Option<String>,
     /// Pending: the buttons are shown.
     pub open: bool,
     pub with_session: bool,
+    /// "Allow all Bash commands in this session", and what it does not cover.
+    pub session_label: String,
+    pub session_note: String,
+    /// The policy rule that put the question, when one did.
+    pub rule: Option<String>,
     /// Set once the agent has stopped waiting for this answer.
     pub stopped_waiting: Option<String>,
     /// The one answer a notification's link asked to confirm (`?confirm=Allow`): the page
@@ -62,20 +87,22 @@ pub struct ApprovalPage {
     pub people: PeopleView,
 }
 
-/// What the call does, ready for the template.
+/// What the call does, ready for the template; every text in it is visible.
 pub enum What {
-    /// A shell command, split into highlighted pieces: (class, text).
+    /// A shell command, split into pieces to colour: (class, text).
     Shell(Vec<(&'static str, String)>),
-    /// A diff, one (class, line) per line.
-    Diff {
+    /// A replacement in a file: the lines it adds, then those it removes.
+    Edit {
         path: Option<String>,
-        lines: Vec<(&'static str, String)>,
+        added: Vec<String>,
+        removed: Vec<String>,
     },
+    /// A patch, one (class, line) per line.
+    Diff(Vec<(&'static str, String)>),
     Write {
         path: String,
         size: String,
         content: String,
-        cut: bool,
     },
     Fetch {
         host: String,
@@ -95,6 +122,35 @@ pub struct Outcome {
     pub late: Option<String>,
 }
 
+/// What was left out of a long change, and where the whole of it is.
+pub struct Cut {
+    /// "[cut: 2,731 more characters]".
+    pub note: String,
+    pub whole_url: String,
+}
+
+/// How the page was asked for: `?confirm=Allow` from a mail's link, `?whole=1` for the whole
+/// of a long change.
+#[derive(Debug, Clone, Default)]
+pub struct PageQuery {
+    pub confirm: Option<String>,
+    pub whole: bool,
+}
+
+impl PageQuery {
+    pub fn parse(query: Option<&str>) -> PageQuery {
+        let mut q = PageQuery::default();
+        for (k, v) in url::form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+            match &*k {
+                "confirm" => q.confirm = Some(v.into_owned()),
+                "whole" => q.whole = v == "1",
+                _ => {}
+            }
+        }
+        q
+    }
+}
+
 /// The approval page of `d`. `link` is the person link the form posts to; `None` for the
 /// page its `web_url` shows, which offers no answer (an agent holds that link).
 pub fn approval_page(
@@ -104,13 +160,13 @@ pub fn approval_page(
     a: &ApprovalSpec,
     sent: Option<&Submitted>,
     errors: &PageErrors,
-    confirm: Option<&str>,
+    query: &PageQuery,
 ) -> Response {
     let now = OffsetDateTime::now_utc();
     let confirm = [ALLOW, DENY, ALLOW_SESSION]
         .into_iter()
-        .find(|label| confirm == Some(*label))
-        .filter(|label| *label != ALLOW_SESSION || a.session_id.is_some());
+        .find(|label| query.confirm.as_deref() == Some(*label))
+        .filter(|label| *label != ALLOW_SESSION || offers_session(&d.spec));
     let pending = d.is_open_at(now);
     let action = link.map(|l| l.action.as_str());
     let people = view::people_view(d, link, now);
@@ -118,24 +174,44 @@ pub fn approval_page(
     let open = pending && action.is_some() && people.yours.is_none();
     let input = Value::Object(a.tool_input.clone());
     let stopped = a.answer_by.filter(|by| *by <= now);
+    // A form sent back with an error keeps the whole change open.
+    let whole = query.whole || sent.and_then(|s| s.get("whole")) == Some("1");
+    let (what, left_out) = what(
+        &a.tool_name,
+        &input,
+        if whole { usize::MAX } else { SHOWN_CHARS },
+    );
+    let found = match action_of(&a.tool_name, &input) {
+        Action::Shell { command } => dangers(command).into_iter().map(|d| d.reason).collect(),
+        _ => Vec::new(),
+    };
     let page = ApprovalPage {
         action: action.unwrap_or_default().to_string(),
         elsewhere: pending && action.is_none(),
-        question: d.spec.question.clone(),
-        project: d.spec.project.clone(),
+        title: what_runs::title(a),
+        description: what_runs::description(a),
+        dangers: found,
+        project: d.spec.project.as_deref().map(|p| visible(p, Lines::Marked)),
         // While the agent waits, that is the time that counts; after, the question's own.
         expires_in: pending.then(|| match a.answer_by.filter(|by| *by > now) {
             Some(by) => format!("The agent waits for your answer {}", render::time_left(by, now)),
             None => format!("Open {}", render::time_left(d.expires_at, now)),
         }),
         expires_iso: render::iso(a.answer_by.filter(|by| *by > now).unwrap_or(d.expires_at)),
-        agent: render::approval::agent_name(&a.harness).to_string(),
-        tool_name: a.tool_name.clone(),
-        what: what(&a.tool_name, &input),
-        cwd: a.cwd.clone(),
-        session_id: a.session_id.clone(),
+        tool_name: visible(&a.tool_name, Lines::Marked),
+        what,
+        cut: (left_out > 0).then(|| Cut {
+            note: cut_note(left_out),
+            whole_url: whole_url(action.unwrap_or_default(), confirm),
+        }),
+        whole,
+        cwd: a.cwd.as_deref().map(|c| visible(c, Lines::Marked)),
+        session_id: a.session_id.as_deref().map(|s| visible(s, Lines::Marked)),
         open,
-        with_session: a.session_id.is_some(),
+        with_session: a.session_id.is_some() && offers_session(&d.spec),
+        session_label: session_label(a),
+        session_note: session_note(a),
+        rule: a.rule.as_deref().map(|r| visible(r, Lines::Marked)),
         stopped_waiting: (open && stopped.is_some()).then(|| {
             format!(
                 "The agent stopped waiting at {}; an answer now is recorded, but it went on without it.",
@@ -143,8 +219,10 @@ pub fn approval_page(
             )
         }),
         confirm,
+        // A command with hidden characters is not offered for editing: a text box would
+        // draw them as nothing (or reversed) again.
         edit_command: match action_of(&a.tool_name, &input) {
-            Action::Shell { command } if a.editable => Some(
+            Action::Shell { command } if a.editable && !has_hidden(command) => Some(
                 sent.and_then(|s| s.get("command"))
                     .unwrap_or(command)
                     .to_string(),
@@ -170,120 +248,137 @@ pub fn approval_page(
     render(status, &page)
 }
 
-fn what(tool_name: &str, input: &Value) -> What {
-    match action_of(tool_name, input) {
-        Action::Shell { command } => What::Shell(highlight(command)),
-        Action::Edit { path, old, new } => What::Diff {
-            path: path.map(str::to_string),
-            lines: diff_lines(&unified_diff(path.unwrap_or("file"), old, new)),
-        },
-        Action::Patch { patch } => What::Diff {
-            path: None,
-            lines: diff_lines(patch),
-        },
-        Action::Write { path, content } => {
-            let shown = cut(content);
-            What::Write {
-                path: path.to_string(),
-                size: size_in_words(content.len()),
-                cut: shown.len() < content.len(),
-                content: shown.to_string(),
+/// The page with the whole change, keeping what a notification's link asked to confirm.
+fn whole_url(action: &str, confirm: Option<&str>) -> String {
+    match confirm {
+        Some(c) => format!(
+            "{action}?whole=1&confirm={}",
+            url::form_urlencoded::byte_serialize(c.as_bytes()).collect::<String>()
+        ),
+        None => format!("{action}?whole=1"),
+    }
+}
+
+/// Whether the page of `a` cuts what runs, so that its Allow needs the whole change opened.
+pub fn is_cut(a: &ApprovalSpec) -> bool {
+    let input = Value::Object(a.tool_input.clone());
+    what(&a.tool_name, &input, SHOWN_CHARS).1 > 0
+}
+
+/// "Allow all Bash commands in this session": what the session answer allows, exactly.
+fn session_label(a: &ApprovalSpec) -> String {
+    let input = Value::Object(a.tool_input.clone());
+    match action_of(&a.tool_name, &input) {
+        Action::Shell { .. } => {
+            let kind = what_runs::shell_kind(&a.tool_name);
+            let plural = kind.trim_start_matches("a ");
+            format!("Allow all {plural}s in this session")
+        }
+        _ => format!(
+            "Allow all {} calls in this session",
+            clip(&a.tool_name, 40, Lines::Marked).with_note()
+        ),
+    }
+}
+
+/// What "Allow for this session" does not cover, in the person's words.
+fn session_note(a: &ApprovalSpec) -> String {
+    let agent = visible(render::approval::agent_name(&a.harness), Lines::Marked);
+    match &a.rule {
+        None => format!(
+            "Until this {agent} session ends, they run without asking you. Calls that a policy \
+             rule of their own asks about, or that need a passkey or more people, are still asked."
+        ),
+        Some(_) => format!(
+            "Until this {agent} session ends, those the same policy rule asks about run without \
+             asking you. Calls other rules ask about are still asked."
+        ),
+    }
+}
+
+/// What the call does, each text made visible and the whole cut to `max` characters of what
+/// is shown; with how many were left out.
+fn what(tool_name: &str, input: &Value, max: usize) -> (What, usize) {
+    let mut budget = Budget {
+        left: max,
+        left_out: 0,
+    };
+    let what = match action_of(tool_name, input) {
+        Action::Shell { command } => {
+            let shown = budget.take_original(command);
+            // The danger marks are found on the whole command, then laid on what is shown.
+            What::Shell(command::pieces(shown, &dangers(command)))
+        }
+        Action::Edit { path, old, new } => {
+            let added = new.lines().map(|l| budget.take(l)).collect();
+            let removed = old.lines().map(|l| budget.take(l)).collect();
+            What::Edit {
+                path: path.map(|p| visible(p, Lines::Marked)),
+                added,
+                removed,
             }
         }
+        Action::Patch { patch } => What::Diff(
+            patch
+                .lines()
+                .map(|l| (diff_class(l), budget.take(l)))
+                .collect(),
+        ),
+        Action::Write { path, content } => What::Write {
+            path: visible(path, Lines::Marked),
+            size: size_in_words(content.len()),
+            content: budget.take(content),
+        },
         Action::Fetch { url } => What::Fetch {
             host: url::Url::parse(url)
                 .ok()
-                .and_then(|u| u.host_str().map(str::to_string))
+                .and_then(|u| u.host_str().map(|h| visible(h, Lines::Marked)))
                 .unwrap_or_else(|| "(no host)".into()),
-            url: url.to_string(),
+            url: budget.take(url),
         },
-        Action::Other => What::Other(serde_json::to_string_pretty(input).unwrap_or_default()),
-    }
-}
-
-fn cut(s: &str) -> &str {
-    match s.char_indices().nth(SHOWN_CHARS) {
-        Some((at, _)) => &s[..at],
-        None => s,
-    }
-}
-
-fn diff_lines(diff: &str) -> Vec<(&'static str, String)> {
-    cut(diff)
-        .lines()
-        .map(|l| {
-            let class = if l.starts_with("+++") || l.starts_with("---") {
-                "file"
-            } else if l.starts_with("@@") || l.starts_with("***") {
-                "hunk"
-            } else if l.starts_with('+') {
-                "add"
-            } else if l.starts_with('-') {
-                "del"
-            } else {
-                "ctx"
-            };
-            (class, l.to_string())
-        })
-        .collect()
-}
-
-/// Splits a shell command into pieces to colour: the program of each simple command,
-/// flags, quoted strings, variables, and the operators that chain or redirect.
-pub fn highlight(command: &str) -> Vec<(&'static str, String)> {
-    let mut out: Vec<(&'static str, String)> = Vec::new();
-    let chars: Vec<char> = command.chars().collect();
-    let mut i = 0;
-    let mut expect_program = true;
-    while i < chars.len() {
-        let c = chars[i];
-        let start = i;
-        let class = if c.is_whitespace() {
-            while i < chars.len() && chars[i].is_whitespace() {
-                i += 1;
-            }
-            ""
-        } else if c == '\'' || c == '"' {
-            i += 1;
-            while i < chars.len() && chars[i] != c {
-                if chars[i] == '\\' && c == '"' {
-                    i += 1;
-                }
-                i += 1;
-            }
-            i = (i + 1).min(chars.len());
-            expect_program = false;
-            "str"
-        } else if "|&;<>()".contains(c) {
-            while i < chars.len() && "|&;<>".contains(chars[i]) {
-                i += 1;
-            }
-            i = i.max(start + 1);
-            expect_program = !chars[start..i].iter().all(|c| *c == '<' || *c == '>');
-            "op"
-        } else {
-            while i < chars.len() && !chars[i].is_whitespace() && !"|&;<>()'\"".contains(chars[i]) {
-                i += 1;
-            }
-            let word: String = chars[start..i].iter().collect();
-            if word.starts_with('$') {
-                "var"
-            } else if expect_program && !word.contains('=') {
-                expect_program = false;
-                "cmd"
-            } else if word.starts_with('-') {
-                "flag"
-            } else {
-                ""
-            }
-        };
-        let text: String = chars[start..i].iter().collect();
-        match out.last_mut() {
-            Some((last, t)) if *last == class && class.is_empty() => t.push_str(&text),
-            _ => out.push((class, text)),
+        Action::Other => {
+            What::Other(budget.take(&serde_json::to_string_pretty(input).unwrap_or_default()))
         }
+    };
+    (what, budget.left_out)
+}
+
+/// The characters a page may still show, shared by the parts of a change in order.
+struct Budget {
+    left: usize,
+    left_out: usize,
+}
+
+impl Budget {
+    /// `text` made visible, as much of it as the budget allows (line breaks and tabs kept).
+    fn take(&mut self, text: &str) -> String {
+        let c = clip(text, self.left, Lines::Kept);
+        self.left = self.left.saturating_sub(c.text.chars().count() + 1);
+        self.left_out += c.left_out;
+        c.text
     }
-    out
+
+    /// The part of `text` the budget allows, as it is (the caller makes it visible).
+    fn take_original<'a>(&mut self, text: &'a str) -> &'a str {
+        let c = clip(text, self.left, Lines::Kept);
+        self.left = self.left.saturating_sub(c.text.chars().count() + 1);
+        self.left_out += c.left_out;
+        &text[..c.taken]
+    }
+}
+
+fn diff_class(l: &str) -> &'static str {
+    if l.starts_with("+++") || l.starts_with("---") {
+        "file"
+    } else if l.starts_with("@@") || l.starts_with("***") {
+        "hunk"
+    } else if l.starts_with('+') {
+        "add"
+    } else if l.starts_with('-') {
+        "del"
+    } else {
+        "ctx"
+    }
 }
 
 fn outcome(d: &Decision, a: &ApprovalSpec, now: OffsetDateTime) -> Outcome {
@@ -322,35 +417,64 @@ fn outcome(d: &Decision, a: &ApprovalSpec, now: OffsetDateTime) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
-    fn a_command_is_split_into_what_to_colour() {
-        let h = highlight("cd build && rm -rf \"out dir\" $HOME/x > log");
-        let classed: Vec<(&str, &str)> = h
-            .iter()
-            .filter(|(c, _)| !c.is_empty())
-            .map(|(c, t)| (*c, t.as_str()))
-            .collect();
-        assert_eq!(
-            classed,
-            [
-                ("cmd", "cd"),
-                ("op", "&&"),
-                ("cmd", "rm"),
-                ("flag", "-rf"),
-                ("str", "\"out dir\""),
-                ("var", "$HOME/x"),
-                ("op", ">"),
-            ]
-        );
-        let whole: String = h.iter().map(|(_, t)| t.as_str()).collect();
-        assert_eq!(whole, "cd build && rm -rf \"out dir\" $HOME/x > log");
+    fn an_edit_shows_what_it_adds_before_what_it_removes() {
+        let input =
+            json!({"file_path": "/a.rs", "old_string": "old 1\nold 2", "new_string": "new"});
+        let (w, left_out) = what("Edit", &input, SHOWN_CHARS);
+        assert_eq!(left_out, 0);
+        let What::Edit { added, removed, .. } = w else {
+            panic!("an edit")
+        };
+        assert_eq!(added, ["new"]);
+        assert_eq!(removed, ["old 1", "old 2"]);
+    }
+
+    #[test]
+    fn a_long_change_is_cut_and_counts_what_was_left_out() {
+        let new = "x".repeat(30_000);
+        let input = json!({"file_path": "/a.rs", "old_string": "y".repeat(100), "new_string": new});
+        let (w, left_out) = what("Edit", &input, SHOWN_CHARS);
+        assert_eq!(left_out, 30_000 - SHOWN_CHARS + 100);
+        let What::Edit { added, removed, .. } = w else {
+            panic!("an edit")
+        };
+        assert_eq!(added[0].len(), SHOWN_CHARS);
+        assert_eq!(removed, [""]);
+        let (_, left_out) = what("Edit", &input, usize::MAX);
+        assert_eq!(left_out, 0);
     }
 
     #[test]
     fn diff_lines_are_classed() {
-        let lines = diff_lines(&unified_diff("a.rs", "x", "y"));
-        let classes: Vec<&str> = lines.iter().map(|(c, _)| *c).collect();
-        assert_eq!(classes, ["file", "file", "hunk", "del", "add"]);
+        let classes: Vec<&str> = ["--- a", "+++ b", "@@ -1 +1 @@", "-x", "+y", " z"]
+            .iter()
+            .map(|l| diff_class(l))
+            .collect();
+        assert_eq!(classes, ["file", "file", "hunk", "del", "add", "ctx"]);
+    }
+
+    #[test]
+    fn the_session_answer_says_what_it_allows() {
+        let mut a = ApprovalSpec {
+            harness: "claude".into(),
+            tool_name: "Bash".into(),
+            tool_input: json!({"command": "ls"}).as_object().unwrap().clone(),
+            cwd: None,
+            session_id: Some("s".into()),
+            answer_by: None,
+            editable: false,
+            step_up: None,
+            rule: None,
+        };
+        assert_eq!(session_label(&a), "Allow all Bash commands in this session");
+        a.tool_name = "WebFetch".into();
+        a.tool_input = json!({"prompt": "x"}).as_object().unwrap().clone();
+        assert_eq!(
+            session_label(&a),
+            "Allow all WebFetch calls in this session"
+        );
     }
 }

@@ -13,10 +13,12 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 
 use super::answer::{FEED_PATH, answer_result, parse_answer};
+use super::approval::PageQuery;
 use super::submitted::Submitted;
 use super::templates::error_page;
 use super::view::{PageErrors, PersonLink};
 use super::{Token, device_cookie};
+use crate::domain::approval::allows;
 use crate::domain::people::Person;
 use crate::domain::{Decision, Issue};
 use crate::service::{Service, ServiceError};
@@ -41,7 +43,7 @@ async fn show_approval(
             &d,
             None,
             &PageErrors::default(),
-            confirm_of(query.as_deref()).as_deref(),
+            &PageQuery::parse(query.as_deref()),
         ),
         Err(e) => error(&svc, &token, None, e),
     }
@@ -85,10 +87,33 @@ async fn submit_approval(
             &d,
             Some(&sent),
             &PageErrors::from_issues(&issues),
-            None,
+            &PageQuery::default(),
         );
     };
     let input = sent.to_input(&d.spec, action);
+    // The page offers Allow for a change too long to show only once all of it was opened;
+    // a form that did not come from that page allows nothing.
+    if let Some(a) = &d.spec.approval
+        && allows(input.value.as_ref())
+        && sent.get("whole") != Some("1")
+        && super::approval::is_cut(a)
+    {
+        let issues = [Issue {
+            path: "value".into(),
+            message:
+                "this change is too long to show at once: open all of it (\"Show all of it\") \
+                      before allowing it"
+                    .into(),
+        }];
+        return page(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            &link,
+            &d,
+            Some(&sent),
+            &PageErrors::from_issues(&issues),
+            &PageQuery::default(),
+        );
+    }
     match svc.submit_approval(&token, &input, device.as_deref()).await {
         Ok(_) if sent.returns_to_feed() => Redirect::to(FEED_PATH).into_response(),
         Ok(_) => Redirect::to(&format!("/a/{token}")).into_response(),
@@ -98,7 +123,7 @@ async fn submit_approval(
             &d,
             Some(&sent),
             &PageErrors::from_issues(&issues),
-            None,
+            &PageQuery::default(),
         ),
         Err(e) => error(&svc, &token, Some(&person), e),
     }
@@ -125,19 +150,12 @@ fn page(
     d: &Decision,
     sent: Option<&Submitted>,
     errors: &PageErrors,
-    confirm: Option<&str>,
+    query: &PageQuery,
 ) -> Response {
     match &d.spec.approval {
-        Some(a) => super::approval::approval_page(status, Some(link), d, a, sent, errors, confirm),
+        Some(a) => super::approval::approval_page(status, Some(link), d, a, sent, errors, query),
         None => super::answer::person_answer_page(status, link, d, sent, errors),
     }
-}
-
-/// The `confirm` of `?confirm=Allow`.
-fn confirm_of(query: Option<&str>) -> Option<String> {
-    url::form_urlencoded::parse(query?.as_bytes())
-        .find(|(k, _)| k == "confirm")
-        .map(|(_, v)| v.into_owned())
 }
 
 fn not_found() -> Response {
@@ -157,7 +175,7 @@ fn error(svc: &Service, token: &str, person: Option<&Person>, e: ServiceError) -
             &d,
             None,
             &PageErrors::default(),
-            None,
+            &PageQuery::default(),
         ),
         ServiceError::Expired(d) => page(
             StatusCode::GONE,
@@ -165,7 +183,7 @@ fn error(svc: &Service, token: &str, person: Option<&Person>, e: ServiceError) -
             &d,
             None,
             &PageErrors::default(),
-            None,
+            &PageQuery::default(),
         ),
         ServiceError::Unavailable => error_page(
             StatusCode::SERVICE_UNAVAILABLE,

@@ -30,6 +30,8 @@ pub fn routes() -> Router<Service> {
 /// How long a device stays bound without opening the feed link again: 400 days, the most
 /// browsers keep a cookie.
 const DEVICE_COOKIE_MAX_AGE_S: u64 = 400 * 24 * 3600;
+/// The most characters of an approval's command shown in its feed item.
+const FEED_SUBJECT_CHARS: usize = 160;
 
 /// The feed link: binds this browser to the inbox (unless it already is) and shows the feed.
 async fn show_feed(
@@ -143,8 +145,17 @@ fn page(
             format!("/d/{}", svc.tokens().answer_token(d.id))
         }
     };
+    // An approval is named by what runs, never by the asker's question.
+    let shown = |d: &Decision| {
+        d.spec
+            .approval
+            .as_ref()
+            .map(|a| render::what_runs::shown(a, FEED_SUBJECT_CHARS))
+    };
     let item = |d: &Decision, when: OffsetDateTime| FeedItem {
-        question: d.spec.question.clone(),
+        question: shown(d).map_or_else(|| d.spec.question.clone(), |s| s.title),
+        detail: shown(d).map(|s| s.subject.with_note()),
+        dangers: shown(d).map(|s| s.dangers).unwrap_or_default(),
         project: d.spec.project.clone(),
         kind: d.kind().as_str(),
         status: d.status.as_str(),

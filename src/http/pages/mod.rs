@@ -5,6 +5,7 @@ pub(crate) mod answer;
 mod approval;
 mod approve;
 mod assets;
+mod command;
 mod feed;
 mod passkeys;
 mod push;

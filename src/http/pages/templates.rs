@@ -70,7 +70,12 @@ pub struct ProjectLink {
 
 /// A decision in the feed, linking to its page.
 pub struct FeedItem {
+    /// The question, or an approval's title ("Claude Code wants to run a Bash command").
     pub question: String,
+    /// An approval's command (or file, or URL), visible and cut: what runs.
+    pub detail: Option<String>,
+    /// What that command does that deserves a second look, one plain line each.
+    pub dangers: Vec<&'static str>,
     pub project: Option<String>,
     pub kind: &'static str,
     pub status: &'static str,
