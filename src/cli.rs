@@ -72,13 +72,53 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Some(Command::Key(KeyCommand::Create { inbox })) => {
+        Some(Command::Key(KeyCommand::Create { inbox, urgent })) => {
             let svc = open(&cli.global).await?;
-            let key = svc.create_api_key(&inbox).await.map_err(|e| match e {
-                ServiceError::NotFound => anyhow::anyhow!("there is no inbox named {inbox:?}"),
-                e => anyhow::anyhow!(e),
-            })?;
+            let (key, _) = svc
+                .create_api_key_with(&inbox, urgent)
+                .await
+                .map_err(|e| match e {
+                    ServiceError::NotFound => anyhow::anyhow!("there is no inbox named {inbox:?}"),
+                    e => anyhow::anyhow!(e),
+                })?;
             println!("{key}");
+            Ok(())
+        }
+        Some(Command::Key(KeyCommand::List { inbox })) => {
+            let svc = open(&cli.global).await?;
+            let keys = svc.api_keys(&inbox).await.map_err(|e| match e {
+                ServiceError::NotFound => anyhow::anyhow!("there is no inbox named {inbox:?}"),
+                e => describe(e),
+            })?;
+            for k in &keys {
+                let state = match k.revoked_at {
+                    Some(at) => format!("revoked {}", crate::render::iso(at)),
+                    None => "live".into(),
+                };
+                let urgent = if k.urgent { "urgent" } else { "not urgent" };
+                let made = crate::render::iso(k.created_at);
+                println!("{}  made {made}  {state}  {urgent}", k.id);
+            }
+            Ok(())
+        }
+        Some(Command::Key(KeyCommand::Set { key, urgent })) => {
+            let svc = open(&cli.global).await?;
+            let key = if key == "-" {
+                let mut line = String::new();
+                std::io::stdin()
+                    .read_line(&mut line)
+                    .context("cannot read the key from stdin")?;
+                line
+            } else {
+                key
+            };
+            if !svc.set_key_urgent(&key, urgent).await.map_err(describe)? {
+                anyhow::bail!(
+                    "no live API key matches; give its id from `sayso key list`, or the key"
+                );
+            }
+            let may = if urgent { "may" } else { "may not" };
+            println!("the key {may} ask urgent questions");
             Ok(())
         }
         Some(Command::Key(KeyCommand::Revoke { key, all_of })) => {
@@ -421,6 +461,7 @@ async fn open(global: &GlobalArgs) -> anyhow::Result<Service> {
         email_enabled: false,
         allow_private_webhooks: false,
         retention: None,
+        urgent_per_hour: 0,
     };
     Service::new(store, settings).await.map_err(describe)
 }

@@ -1,7 +1,10 @@
 //! Command line and environment (DESIGN.md §7): every flag has a `SAYSO_*` variable and a
 //! default, so `sayso` alone serves on SQLite.
 
+mod keys;
 pub mod variables;
+
+pub use keys::KeyCommand;
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -171,6 +174,26 @@ pub struct ServeArgs {
     /// Requests one HTTP/2 connection may have open at once (each parked await is one).
     #[arg(long, env = "SAYSO_H2_MAX_STREAMS", default_value_t = 1_000)]
     pub h2_max_streams: u32,
+    /// Requests one API key may have waiting at once: awaits, event streams, MCP calls that
+    /// wait for the person. Past it an agent gets 429. 0 for no limit [default: half of
+    /// SAYSO_MAX_CONNECTIONS].
+    #[arg(long, env = "SAYSO_WAITING_PER_KEY")]
+    pub waiting_per_key: Option<usize>,
+    /// Connections waiting requests may hold at once, all keys together; must be below
+    /// SAYSO_MAX_CONNECTIONS, whose rest stays free for the person's pages [default: nine
+    /// tenths of SAYSO_MAX_CONNECTIONS].
+    #[arg(long, env = "SAYSO_WAITING_CONNECTIONS")]
+    pub waiting_connections: Option<usize>,
+    /// Urgent questions (through quiet hours) one API key may ask an hour, if the operator
+    /// allows it urgent ones at all (`sayso key create --urgent`); past it they are asked as
+    /// not urgent. 0 for no hourly cap.
+    #[arg(long, env = "SAYSO_URGENT_PER_HOUR", default_value_t = 10)]
+    pub urgent_per_hour: u32,
+    /// Notifications (asks, to-dos, reminders) one person gets on one channel in a minute;
+    /// past it, the next ones wait and go out together as one "N more are waiting" message.
+    /// 0 for no budget.
+    #[arg(long, env = "SAYSO_NOTIFY_PER_MINUTE", default_value_t = 3)]
+    pub notify_per_minute: u32,
     /// Seconds a client has to send its request head before it is disconnected.
     #[arg(long, env = "SAYSO_HEADER_TIMEOUT_S", default_value_t = 10)]
     pub header_timeout_s: u64,
@@ -263,26 +286,6 @@ impl Default for ServeArgs {
         }
         Only::parse_from(["sayso"]).serve
     }
-}
-
-#[derive(Debug, Subcommand)]
-pub enum KeyCommand {
-    /// Make a new API key and print it alone on stdout.
-    Create {
-        /// The inbox the key belongs to.
-        #[arg(long, default_value = "default")]
-        inbox: String,
-    },
-    /// Revoke an API key: it stops working at once. Give the key, or `-` to read it from
-    /// stdin (kept out of the shell's history), or `--all-of INBOX` for every key of an inbox.
-    Revoke {
-        /// The key to revoke (`sk_…`), or `-` to read it from stdin.
-        #[arg(required_unless_present = "all_of", conflicts_with = "all_of")]
-        key: Option<String>,
-        /// Revoke every key of this inbox instead.
-        #[arg(long, value_name = "INBOX")]
-        all_of: Option<String>,
-    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -440,7 +443,7 @@ mod tests {
     fn subcommands_parse() {
         let cli = Cli::try_parse_from(["sayso", "key", "create", "--inbox", "ops"]).unwrap();
         assert!(
-            matches!(cli.command, Some(Command::Key(KeyCommand::Create { ref inbox })) if inbox == "ops")
+            matches!(cli.command, Some(Command::Key(KeyCommand::Create { ref inbox, urgent: false })) if inbox == "ops")
         );
         let cli =
             Cli::try_parse_from(["sayso", "inbox", "create", "ops", "--email", "a@b.co"]).unwrap();

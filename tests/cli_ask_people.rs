@@ -119,6 +119,8 @@ async fn every_people_flag_reaches_the_decision() {
     for name in ["ana", "ben", "cy"] {
         srv.add_person(name).await;
     }
+    // Urgent is the operator's to allow a key.
+    assert!(srv.svc.set_key_urgent(&srv.key, true).await.unwrap());
     let out = run(
         &srv,
         &[

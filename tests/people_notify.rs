@@ -336,6 +336,8 @@ async fn quiet_hours_hold_an_ask_until_they_end_but_not_an_urgent_one() {
     assert!(at_end.iter().any(|m| m.id == held.id), "{at_end:?}");
     assert!(f.published_to(&f.ana).is_empty());
 
+    // Urgent is the operator's to allow a key.
+    assert!(f.srv.svc.set_key_urgent(&f.srv.key, true).await.unwrap());
     let urgent = f
         .create(json!({
             "question": "The disk is full: delete old logs?", "kind": "bool",

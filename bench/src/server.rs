@@ -58,6 +58,13 @@ impl Server {
             // The fleet's 19 000 HTTP/1.1 waiters and its HTTP/2 connections, under the
             // 20 000 files a process may open here.
             .env("SAYSO_MAX_CONNECTIONS", "19600")
+            // The fleet parks its 119 000 awaits with one key, and 19 000 of them on a
+            // connection each: the per-key and connection limits of waiting requests (kept
+            // for people's pages) are raised to let it, up to a million awaits. Its burst of
+            // notifications measures delivery, not a person's budget, which is off.
+            .env("SAYSO_WAITING_PER_KEY", "1000000")
+            .env("SAYSO_WAITING_CONNECTIONS", "19500")
+            .env("SAYSO_NOTIFY_PER_MINUTE", "0")
             .env("SAYSO_METRICS_TOKEN", METRICS_TOKEN)
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .stdout(Stdio::piped())

@@ -26,6 +26,7 @@ use super::body::{IdleTimeoutBody, body_timed_out};
 use super::refuse::{Limit, Reserve, refuse};
 use super::{AppSettings, router};
 use crate::service::Service;
+use crate::web::waiting::{ConnectionId, WaitingLimits};
 
 /// Connections the kernel holds for the accept loop before it takes them. tokio's default,
 /// 1 024, let a burst of agents reconnecting at once (19 000 long-polls over HTTP/1.1 in the
@@ -62,6 +63,27 @@ pub struct ServeLimits {
     pub shutdown_grace: Duration,
     /// Requests one HTTP/2 connection may have open at once (each parked await is one).
     pub h2_max_streams: u32,
+    /// Waiting requests allowed per API key (`Some(0)`: no limit); `None` for the default,
+    /// half of `max_connections`.
+    pub waiting_per_key: Option<usize>,
+    /// Connections waiting requests may hold; `None` for the default, nine tenths of
+    /// `max_connections`.
+    pub waiting_connections: Option<usize>,
+}
+
+impl ServeLimits {
+    /// The waiting requests allowed, with the defaults that follow from `max_connections`.
+    pub fn waiting(&self) -> WaitingLimits {
+        let defaults = WaitingLimits::for_connections(self.max_connections);
+        WaitingLimits {
+            per_key: match self.waiting_per_key {
+                None => defaults.per_key,
+                Some(0) => None,
+                Some(n) => Some(n),
+            },
+            connections: self.waiting_connections.unwrap_or(defaults.connections),
+        }
+    }
 }
 
 impl Default for ServeLimits {
@@ -72,6 +94,8 @@ impl Default for ServeLimits {
             max_connections: 15_000,
             shutdown_grace: Duration::from_secs(10),
             h2_max_streams: 1_000,
+            waiting_per_key: None,
+            waiting_connections: None,
         }
     }
 }
@@ -107,6 +131,9 @@ pub async fn serve_router(
     // Out of files, the loop refuses a connection every few milliseconds: say so once a
     // second, not each time.
     let mut out_of_files_said: Option<std::time::Instant> = None;
+    // Each connection's number, which its requests carry (a waiting request's seat counts
+    // its connection once, however many of its requests wait).
+    let mut connections = 0u64;
     tokio::pin!(shutdown);
     loop {
         // The reserve comes back before any other connection is taken: while it is out, the
@@ -143,9 +170,11 @@ pub async fn serve_router(
             continue;
         };
         let _ = stream.set_nodelay(true);
+        connections += 1;
         let connection = serve_connection(
             stream,
             peer,
+            ConnectionId(connections),
             app.clone(),
             limits.clone(),
             graceful.watcher(),
@@ -172,6 +201,7 @@ const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 async fn serve_connection(
     stream: TcpStream,
     peer: std::net::SocketAddr,
+    id: ConnectionId,
     app: Router,
     limits: ServeLimits,
     watcher: Watcher,
@@ -179,6 +209,7 @@ async fn serve_connection(
     let body_timeout = limits.body_read_timeout;
     let hyper_svc = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
         req.extensions_mut().insert(ConnectInfo(peer));
+        req.extensions_mut().insert(id);
         // Router is always ready and never fails: `oneshot` cannot return an error.
         let app = app.clone();
         let stalled = Arc::new(AtomicBool::new(false));

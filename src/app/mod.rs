@@ -19,6 +19,7 @@ use crate::mcp::{self, McpSettings};
 use crate::notify::{self, NotifyError, NotifySettings};
 use crate::service::{Service, ServiceSettings};
 use crate::web::client_addr::TrustedProxies;
+use crate::web::waiting::Waiting;
 
 /// What the router and the accept loop are set up with.
 #[derive(Debug, Clone, Default)]
@@ -49,6 +50,16 @@ impl ServerSettings {
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .map(str::to_string);
+        let max_connections = args.max_connections.max(1);
+        if let Some(n) = args.waiting_connections
+            && !(1..max_connections).contains(&n)
+        {
+            return Err(format!(
+                "SAYSO_WAITING_CONNECTIONS is {n}; it must be at least 1 and below \
+                 SAYSO_MAX_CONNECTIONS ({max_connections}): the connections between them are \
+                 kept for the person's pages"
+            ));
+        }
         if args.metrics_listen.is_some() && metrics_token.is_none() {
             return Err(
                 "SAYSO_METRICS_LISTEN is set but SAYSO_METRICS_TOKEN is not: /metrics is only \
@@ -67,6 +78,7 @@ impl ServerSettings {
                     .retention_days
                     .filter(|d| *d > 0)
                     .map(|d| time::Duration::days(i64::from(d))),
+                urgent_per_hour: args.urgent_per_hour,
             },
             app: AppSettings {
                 http: HttpSettings {
@@ -89,8 +101,10 @@ impl ServerSettings {
                 limits: ServeLimits {
                     header_read_timeout: Duration::from_secs(args.header_timeout_s.max(1)),
                     body_read_timeout: Duration::from_secs(args.body_timeout_s.max(1)),
-                    max_connections: args.max_connections.max(1),
+                    max_connections,
                     h2_max_streams: args.h2_max_streams.max(1),
+                    waiting_per_key: args.waiting_per_key,
+                    waiting_connections: args.waiting_connections,
                     ..ServeLimits::default()
                 },
             },
@@ -100,6 +114,8 @@ impl ServerSettings {
                 allow_private_webhooks: args.allow_private_webhooks,
                 retry_base: Duration::from_millis(args.outbox_retry_base_ms),
                 lease: Duration::from_secs(args.outbox_lease_s),
+                notify_per_minute: args.notify_per_minute,
+                ..NotifySettings::default()
             },
             metrics_listener: args.metrics_listen.zip(metrics_token),
         })
@@ -110,7 +126,9 @@ impl ServerSettings {
 /// behind the same limits and tracing. Tests call it with `oneshot`.
 pub fn router(svc: &Service, settings: &AppSettings) -> Router {
     let routes = http::routes(svc).merge(mcp::routes(svc, &settings.mcp));
-    http::finish(routes, svc.clone(), &settings.http)
+    // The seats of waiting requests, which every request can reach (web/waiting.rs).
+    let waiting = Waiting::new(settings.limits.waiting());
+    http::finish(routes, svc.clone(), &settings.http).layer(axum::Extension(waiting))
 }
 
 /// Starts the outbox worker with every channel `settings` sets up; it stops with the
@@ -119,4 +137,40 @@ pub fn start_worker(svc: &Service, settings: &NotifySettings) -> Result<(), Noti
     let worker = Arc::new(notify::build_worker(settings, &svc.settings().public_url)?);
     svc.spawn_until_shutdown(worker.run(svc.outbox()));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::config::Cli;
+
+    fn settings(extra: &[&str]) -> Result<ServerSettings, String> {
+        let argv = ["sayso", "serve", "--max-connections", "100"]
+            .iter()
+            .chain(extra)
+            .copied();
+        let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
+        let Some(crate::config::Command::Serve(args)) = cli.command else {
+            panic!("serve");
+        };
+        ServerSettings::from_args(&cli.global, &args)
+    }
+
+    #[test]
+    fn waiting_connections_stay_below_the_connection_cap() {
+        let limits = settings(&[]).unwrap().app.limits.waiting();
+        assert_eq!((limits.per_key, limits.connections), (Some(50), 90));
+        let set = settings(&["--waiting-per-key", "0", "--waiting-connections", "99"]).unwrap();
+        let limits = set.app.limits.waiting();
+        assert_eq!((limits.per_key, limits.connections), (None, 99));
+        for refused in ["100", "0"] {
+            let err = settings(&["--waiting-connections", refused]).err().unwrap();
+            assert!(
+                err.contains("SAYSO_WAITING_CONNECTIONS") && err.contains("SAYSO_MAX_CONNECTIONS"),
+                "{err}"
+            );
+        }
+    }
 }

@@ -121,9 +121,12 @@ fn mask(name: &str, value: &str) -> String {
     if value.is_empty() {
         return String::new();
     }
-    let secret = ["TOKEN", "KEY", "SECRET", "PASSWORD"]
+    // By the name's words: SAYSO_KEY is a key, SAYSO_WAITING_PER_KEY a number.
+    let words: Vec<&str> = name.split('_').collect();
+    let secret = words
         .iter()
-        .any(|w| name.contains(w));
+        .any(|w| ["TOKEN", "SECRET", "PASSWORD"].contains(w))
+        || (words.last() == Some(&"KEY") && words.iter().rev().nth(1) != Some(&"PER"));
     if secret {
         return "****".into();
     }
@@ -176,6 +179,8 @@ mod tests {
     #[test]
     fn secrets_are_masked() {
         assert_eq!(mask("SAYSO_METRICS_TOKEN", "abc"), "****");
+        assert_eq!(mask("SAYSO_KEY", "sk_abc"), "****");
+        assert_eq!(mask("SAYSO_WAITING_PER_KEY", "50"), "50");
         assert_eq!(
             mask("SAYSO_SMTP_URL", "smtp://user:hunter2@mail.example.com:587"),
             "smtp://user:****@mail.example.com:587"
@@ -216,6 +221,15 @@ mod tests {
             line("SAYSO_MAX_AWAIT_S"),
             "SAYSO_MAX_AWAIT_S=30  # command line"
         );
+        // The limits on what agents can make of the person.
+        for name in [
+            "SAYSO_WAITING_PER_KEY",
+            "SAYSO_WAITING_CONNECTIONS",
+            "SAYSO_URGENT_PER_HOUR",
+            "SAYSO_NOTIFY_PER_MINUTE",
+        ] {
+            assert!(!line(name).contains("****"), "{}", line(name));
+        }
         assert!(
             line("SAYSO_DATABASE_URL").ends_with("# default")
                 || line("SAYSO_DATABASE_URL").ends_with("# environment")

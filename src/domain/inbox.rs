@@ -12,6 +12,17 @@ pub struct Inbox {
     /// Where its notifications go, as of when the inbox was read. Read with the inbox (and
     /// with its API key) so a create needs no second query for them.
     pub channels: InboxChannels,
+    /// The API key it was read through (`Store::inbox_for_key`), with what the operator
+    /// allowed that key; `None` when read by name or id, as the server's own commands do.
+    pub key: Option<KeyGrant>,
+}
+
+/// An API key as a request presents it: which key, and what the operator allowed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyGrant {
+    pub id: Uuid,
+    /// Whether its questions may be `urgent` (ring through quiet hours).
+    pub urgent: bool,
 }
 
 /// Where an inbox's notifications go.

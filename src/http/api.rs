@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, RawQuery, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Version, header};
 use axum::response::Response;
 use axum::routing::{get, post};
 use serde_json::Value;
@@ -23,6 +23,7 @@ use crate::web::CREATE_BODY_LIMIT;
 use crate::web::error::ApiError;
 use crate::web::extract::{ApiKey, Auth, JsonBody, Segment, decision_id};
 use crate::web::json;
+use crate::web::waiting::{Seats, refusal};
 
 /// The default wait of an await, below common client and proxy timeouts.
 const DEFAULT_AWAIT_S: u64 = 50;
@@ -170,7 +171,9 @@ pub(crate) async fn decision_events(
 
 /// Waits for the answer: returns the decision as soon as it is not `pending`, or still
 /// `pending` when `timeout_s` passes; call again while it is `pending`. A decision that
-/// expires while awaited comes back `expired` at its `expires_at`.
+/// expires while awaited comes back `expired` at its `expires_at`. A wait past the waiting
+/// limits (per key, `SAYSO_WAITING_PER_KEY`; connections, `SAYSO_WAITING_CONNECTIONS`) is
+/// `429 too_many_waiting`, unless the decision is already resolved.
 #[utoipa::path(
     get, path = "/v1/decisions/{id}/await", tag = "decisions", security(("bearer" = [])),
     params(
@@ -194,6 +197,8 @@ pub(crate) async fn await_decision(
     Auth(inbox): Auth,
     Segment(id): Segment,
     RawQuery(query): RawQuery,
+    seats: Seats,
+    version: Version,
 ) -> Result<Response, ApiError> {
     let id = decision_id(&id)?;
     let mut issues = Issues::new();
@@ -207,9 +212,22 @@ pub(crate) async fn await_decision(
         }
     }
     issues.finish(()).map_err(ApiError::validation)?;
-    let d = svc
-        .await_decision(&inbox, id, Duration::from_secs(timeout_s))
-        .await?;
+    // Waiting takes a seat; without one it only looks. A decision already resolved is
+    // answered all the same: only a wait that would hold the connection is refused.
+    let seat = match timeout_s {
+        0 => Ok(None),
+        _ => seats.take(&inbox),
+    };
+    let (wait, _seat, refused) = match seat {
+        Ok(seat) => (Duration::from_secs(timeout_s), seat, None),
+        Err(refused) => (Duration::ZERO, None, Some(refused)),
+    };
+    let d = svc.await_decision(&inbox, id, wait).await?;
+    if let Some(refused) = refused
+        && d.status == Status::Pending
+    {
+        return Ok(refusal(refused, version));
+    }
     Ok(json::response(StatusCode::OK, &svc.view(&d).await?))
 }
 

@@ -11,16 +11,17 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{RawQuery, State};
-use axum::http::{HeaderMap, HeaderValue};
+use axum::http::{HeaderMap, HeaderValue, Version};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use futures::Stream;
+use futures::{Stream, StreamExt};
 
 use crate::domain::Issue;
 use crate::service::{DecisionView, ResolutionFeed, Service};
 use crate::web::error::ApiError;
 use crate::web::extract::Auth;
+use crate::web::waiting::{Seat, Seats, refusal};
 
 /// A comment line this often keeps proxies and clients from timing the stream out.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -34,10 +35,17 @@ async fn stream_events(
     Auth(inbox): Auth,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
+    seats: Seats,
+    version: Version,
 ) -> Result<Response, ApiError> {
     let after = last_event_id(&headers, query.as_deref())?;
+    // The stream waits as long as it is open: it holds a seat until it ends.
+    let seat = match seats.take(&inbox) {
+        Ok(seat) => seat,
+        Err(refused) => return Ok(refusal(refused, version)),
+    };
     let feed = svc.resolution_feed(inbox, after);
-    let mut resp = Sse::new(events(feed))
+    let mut resp = Sse::new(events(feed, seat))
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
         .into_response();
     // Reverse proxies that buffer responses (nginx) would hold events back.
@@ -69,10 +77,14 @@ fn last_event_id(headers: &HeaderMap, query: Option<&str>) -> Result<i64, ApiErr
 }
 
 /// The feed as SSE events; ends when the server shuts down or the database fails (the
-/// client reconnects with `Last-Event-ID` and misses nothing).
-fn events(feed: ResolutionFeed) -> impl Stream<Item = Result<Event, Infallible>> {
+/// client reconnects with `Last-Event-ID` and misses nothing). `seat` is given back with
+/// the stream.
+fn events(
+    feed: ResolutionFeed,
+    seat: Option<Seat>,
+) -> impl Stream<Item = Result<Event, Infallible>> {
     let state = (feed, VecDeque::<(i64, DecisionView)>::new());
-    futures::stream::unfold(state, |(mut feed, mut pending)| async move {
+    let stream = futures::stream::unfold(state, |(mut feed, mut pending)| async move {
         loop {
             if let Some((id, view)) = pending.pop_front() {
                 let event = match Event::default()
@@ -97,6 +109,10 @@ fn events(feed: ResolutionFeed) -> impl Stream<Item = Result<Event, Infallible>>
                 }
             }
         }
+    });
+    stream.map(move |event| {
+        let _held = &seat;
+        event
     })
 }
 

@@ -487,8 +487,9 @@ error_responses! {
     ValidationFailed: "JSON of the wrong shape (`validation_failed`, every problem in `details`), \
         or an `Idempotency-Key` reused with another body (`idempotency_mismatch`).",
         "validation_failed", "options[2].label: must be 1–200 characters", [];
-    TooManyRequests: "Rate limited (`rate_limited`), or the inbox's daily quota is spent \
-        (`quota_exceeded`); retry after `Retry-After` seconds.",
+    TooManyRequests: "Rate limited (`rate_limited`), the inbox's daily quota spent \
+        (`quota_exceeded`), or, for a request that waits, too many waiting already \
+        (`too_many_waiting`); retry after `Retry-After` seconds.",
         "rate_limited", "too many requests; retry after 2 seconds", ["Retry-After"];
     Unavailable: "The database cannot be reached; retry after `Retry-After` seconds.",
         "unavailable", "the database is unavailable; retry shortly", ["Retry-After"];

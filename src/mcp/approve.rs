@@ -118,6 +118,10 @@ impl SaysoMcp {
             .map_err(|f| match f {
                 super::Failure::Service(e) => describe(e),
                 super::Failure::Invalid(_) => "the answer could not be read".into(),
+                // The question stays open in the person's feed.
+                super::Failure::Waiting(refused) => {
+                    format!("not waiting for the person: {}", refused.message())
+                }
             })?;
         let remark = d.remark.as_deref().map(str::trim).filter(|r| !r.is_empty());
         Ok(

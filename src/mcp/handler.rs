@@ -23,6 +23,7 @@ use crate::domain::inbox::Inbox;
 use crate::domain::{Issue, Issues, Kind, Status};
 use crate::render::resolved_message;
 use crate::service::{DecisionView, ListQuery, Service, ServiceError};
+use crate::web::waiting::{Refused, Seats};
 
 /// How long the ask tools that wait in the call (`ask_user_question` and the profiles')
 /// wait by default: below the tool-call timeouts of common MCP clients.
@@ -163,12 +164,30 @@ impl SaysoMcp {
 
     /// Waits the whole of `wait`, in rounds of the server's longest single await, so a
     /// `timeout_s` above that maximum is honoured rather than cut short; a shutdown ends it.
+    /// The wait takes a seat (web/waiting.rs); without one it only looks, and a decision
+    /// still pending is `Failure::Waiting`.
     pub(super) async fn await_in_rounds(
         &self,
         inbox: &Inbox,
         id: Uuid,
         wait: Duration,
     ) -> Result<crate::domain::Decision, Failure> {
+        let seat = match wait.is_zero() {
+            true => Ok(None),
+            false => SEATS
+                .try_with(|seats| seats.take(inbox))
+                .unwrap_or(Ok(None)),
+        };
+        let _seat = match seat {
+            Ok(seat) => seat,
+            Err(refused) => {
+                let d = self.svc.await_decision(inbox, id, Duration::ZERO).await?;
+                return match d.status {
+                    Status::Pending => Err(Failure::Waiting(refused)),
+                    _ => Ok(d),
+                };
+            }
+        };
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
@@ -284,15 +303,20 @@ impl ServerHandler for SaysoMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let parts = context.extensions.get::<Parts>();
         // Put there by the API-key middleware in front of `/mcp`.
-        let inbox = context
-            .extensions
-            .get::<Parts>()
+        let inbox = parts
             .and_then(|parts| parts.extensions.get::<Inbox>())
             .cloned()
             .ok_or_else(|| ErrorData::internal_error("the request carries no inbox", None))?;
+        let seats = parts
+            .map(|parts| Seats::of(&parts.extensions))
+            .unwrap_or_default();
         let args = request.arguments.unwrap_or_default();
-        self.call(&inbox, &request.name, args).await.map(Into::into)
+        SEATS
+            .scope(seats, self.call(&inbox, &request.name, args))
+            .await
+            .map(Into::into)
     }
 }
 
@@ -303,10 +327,18 @@ pub fn server_config(profile: Profile) -> ServerConfig {
         .with_instructions(tools::instructions(profile))
 }
 
+tokio::task_local! {
+    /// Where the waits of the tool call being run take their seats: read from the request
+    /// once, around the call, rather than handed down through every tool that may wait.
+    static SEATS: Seats;
+}
+
 /// Why a tool did not do what was asked, before it is worded for the model.
 pub(super) enum Failure {
     Invalid(Vec<Issue>),
     Service(ServiceError),
+    /// It would wait, and may not (web/waiting.rs).
+    Waiting(Refused),
 }
 
 impl Failure {
@@ -366,6 +398,15 @@ pub(super) fn tool_error(f: Failure) -> CallToolResult {
                 "idempotency_mismatch",
                 "this idempotency_key was already used with different arguments",
             ),
+        ),
+        Failure::Waiting(refused) => (
+            format!(
+                "Not waiting: {}. The decision is still pending; call await_decision again \
+                 in {} s.",
+                refused.message(),
+                refused.retry_after()
+            ),
+            error_shape("too_many_waiting", &refused.message()),
         ),
         Failure::Service(ServiceError::Unavailable) => (
             "sayso's database is unavailable right now; try again in a few seconds.".to_string(),

@@ -100,8 +100,16 @@ impl SaysoMcp {
             .svc
             .create_shaped(inbox, &body, None, Some(shape))
             .await?;
-        let h = created.handle;
-        let d = self.await_in_rounds(inbox, h.decision_id, wait).await?;
+        let mut h = created.handle;
+        // Asked, but not allowed to wait: the question stands, and the result says so.
+        let d = match self.await_in_rounds(inbox, h.decision_id, wait).await {
+            Err(Failure::Waiting(refused)) => {
+                h.warnings
+                    .push(format!("not waiting for the answer: {}", refused.message()));
+                self.svc.get_decision(inbox, h.decision_id).await?
+            }
+            other => other?,
+        };
         if d.status != Status::Pending {
             return self.decision_result(inbox, &d).await;
         }

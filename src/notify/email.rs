@@ -87,14 +87,13 @@ impl Courier for EmailChannel {
             }
         };
         let now = OffsetDateTime::now_utc();
-        let gathered = d.gathered();
         let mail = match compose_gathered(
             d.message.purpose,
             d.decision,
             d.web_url,
             d.public_url,
             now,
-            gathered,
+            (d.gathered(), d.waiting()),
         ) {
             Composed::Mail(mail) => mail,
             Composed::Nothing(why) => return Delivery::Skipped(why),
@@ -194,17 +193,18 @@ fn compose(
     public_url: &str,
     now: OffsetDateTime,
 ) -> Composed {
-    compose_gathered(purpose, decision, web_url, public_url, now, 0)
+    compose_gathered(purpose, decision, web_url, public_url, now, (0, 0))
 }
 
-/// The same, standing for `gathered` more approvals of the same agent session.
+/// The same, standing for `gathered` more approvals of the same agent session and
+/// `waiting` more asks the person's notification budget held (people.rs).
 fn compose_gathered(
     purpose: Purpose,
     decision: &Decision,
     web_url: &str,
     public_url: &str,
     now: OffsetDateTime,
-    gathered: u64,
+    (gathered, waiting): (u64, u64),
 ) -> Composed {
     let host = message_id_host(public_url);
     let thread = thread_id(decision, &host, "");
@@ -221,8 +221,19 @@ fn compose_gathered(
         }
         Purpose::Ask => {
             let mut mail = AskMail::new(decision, web_url, now);
+            let mut lines = Vec::new();
             if gathered > 0 {
-                mail.gathered = Some(crate::render::approval::gathered_line(gathered));
+                lines.push(crate::render::approval::gathered_line(gathered));
+            }
+            if waiting > 0 {
+                lines.push(format!(
+                    "{} {}",
+                    super::people::waiting_line(waiting),
+                    super::people::feed_link(public_url)
+                ));
+            }
+            if !lines.is_empty() {
+                mail.gathered = Some(lines.join(" "));
             }
             render_pair(AskText { m: &mail }, AskHtml { m: &mail }).map(|(text, html)| Mail {
                 subject,
@@ -242,7 +253,10 @@ fn compose_gathered(
             };
             render_pair(ReminderText { m: &mail }, ReminderHtml { m: &mail }).map(|(text, html)| {
                 Mail {
-                    subject: format!("Reminder: {subject}"),
+                    subject: match waiting {
+                        0 => format!("Reminder: {subject}"),
+                        n => format!("Reminder: {subject} (and {n} more waiting)"),
+                    },
                     message_id: thread_id(decision, &host, "-reminder"),
                     in_reply_to: Some(thread),
                     text,

@@ -73,6 +73,12 @@ impl Delivering<'_> {
     pub fn gathered(&self) -> u64 {
         self.message.payload["gathered"].as_u64().unwrap_or(0)
     }
+
+    /// How many more asks and reminders the person's notification budget held back that
+    /// this one stands for (people.rs); 0 for most.
+    pub fn waiting(&self) -> u64 {
+        self.message.payload["waiting"].as_u64().unwrap_or(0)
+    }
 }
 
 /// What delivers the messages of one channel: email, Web Push, ntfy, a webhook.
@@ -99,6 +105,11 @@ pub struct NotifySettings {
     pub retry_base: Duration,
     /// How long a worker holds a message it is sending.
     pub lease: Duration,
+    /// Asks and reminders one person gets on one channel per `budget_window`
+    /// (`SAYSO_NOTIFY_PER_MINUTE`); 0 for no budget.
+    pub notify_per_minute: u32,
+    /// The span that budget is counted over: a minute (shorter in tests).
+    pub budget_window: Duration,
 }
 
 impl Default for NotifySettings {
@@ -109,6 +120,8 @@ impl Default for NotifySettings {
             allow_private_webhooks: false,
             retry_base: Duration::from_secs(5),
             lease: Duration::from_secs(120),
+            notify_per_minute: 3,
+            budget_window: Duration::from_secs(60),
         }
     }
 }
@@ -146,6 +159,10 @@ pub fn build_worker(
     let pacing = worker::WorkerSettings {
         retry_base: settings.retry_base.max(Duration::from_millis(1)),
         lease: settings.lease.max(Duration::from_secs(1)),
+        budget: (settings.notify_per_minute > 0).then(|| crate::storage::BudgetRule {
+            per_window: settings.notify_per_minute,
+            window: settings.budget_window.max(Duration::from_millis(100)),
+        }),
         ..worker::WorkerSettings::default()
     };
     Ok(worker::Worker::new(channels, pacing))

@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 use url::Url;
 
 use super::http_client::{client_builder, delivery_for_error, delivery_for_status};
+use super::people::{feed_link, waiting_line};
 use super::{Courier, Delivering, Delivery, ESCALATE_SKIPPED};
 use crate::domain::answer_text::answer_text;
 use crate::domain::approval::{ALLOW, DENY};
@@ -84,6 +85,10 @@ impl Courier for NtfyChannel {
             Purpose::Escalate => return Delivery::Skipped(ESCALATE_SKIPPED.into()),
         };
         let mut body = body;
+        let waiting = d.waiting();
+        if waiting > 0 && matches!(d.message.purpose, Purpose::Ask | Purpose::Reminder) {
+            stand_for_waiting(&mut body, waiting, &feed_link(d.public_url));
+        }
         body["topic"] = Value::String(topic);
         let mut req = self.client.post(root).json(&body);
         if let Some(token) = d.channels.ntfy_token.as_deref() {
@@ -186,6 +191,18 @@ fn ask_message(decision: &Decision, web_url: &str, reminder: bool, gathered: u64
     msg
 }
 
+/// A question that also stands for `waiting` more the person's notification budget held:
+/// it says how many, opens the feed where they all are, and has no buttons (a tap there
+/// would answer only this one).
+fn stand_for_waiting(msg: &mut Value, waiting: u64, feed: &str) {
+    let question = msg["message"].as_str().unwrap_or_default().to_string();
+    msg["message"] = json!(format!("{question}\n{}", waiting_line(waiting)));
+    msg["click"] = json!(feed);
+    if let Some(m) = msg.as_object_mut() {
+        m.remove("actions");
+    }
+}
+
 /// A button that answers the decision from the notification.
 fn answer_action(label: &str, web_url: &str, value: &str) -> Value {
     json!({
@@ -243,6 +260,19 @@ mod tests {
             split("https://example.com/ntfy/phone"),
             ("https://example.com/ntfy/".into(), "phone".into())
         );
+    }
+
+    #[test]
+    fn a_message_standing_for_held_ones_opens_the_feed_and_answers_none() {
+        let mut msg = json!({"message": "Deploy?", "click": "https://s/d/tok",
+            "actions": [{"action": "http"}]});
+        stand_for_waiting(&mut msg, 12, "https://s/inbox");
+        assert_eq!(
+            msg["message"],
+            "Deploy?\n12 more questions are waiting in your sayso feed."
+        );
+        assert_eq!(msg["click"], "https://s/inbox");
+        assert!(msg.get("actions").is_none());
     }
 
     #[test]

@@ -1,5 +1,13 @@
 //! Messages to people: where a person's messages go, holding them through the person's
-//! quiet hours, and a decision's escalation to more people.
+//! quiet hours and past their notification budget, and a decision's escalation to more
+//! people.
+//!
+//! The budget: a person gets at most `SAYSO_NOTIFY_PER_MINUTE` asks and reminders (to-dos
+//! too) on each channel in any minute. Past it the next are held; when the budget has room
+//! again, the first of them to go stands for the rest: it carries "N more are waiting" and
+//! opens the feed, and the rest are skipped as gathered into it. A burst of six hundred
+//! questions is then a few notifications and one that says how many more wait, whichever
+//! agent sent them and however urgent they claim to be.
 
 use serde_json::json;
 use time::OffsetDateTime;
@@ -11,6 +19,7 @@ use crate::domain::people::Person;
 use crate::domain::{Decision, EventKind, Status};
 use crate::render::iso;
 use crate::service::{Outbox, now};
+use crate::storage::Budget;
 
 /// The payload mark of an escalation's asks…
 pub(super) const ESCALATION: &str = "escalation";
@@ -102,6 +111,83 @@ impl Worker {
         );
         (done(MessageStatus::Sent, &detail), follow_ups)
     }
+}
+
+/// What the notification budget makes of a message.
+pub(super) enum Budgeted {
+    /// Send it, standing for `waiting` more the budget held.
+    Send { waiting: u64 },
+    /// Not now, or not at all: this result says which.
+    Not(MessageResult),
+}
+
+impl Worker {
+    /// Counts an ask or a reminder to a person against their budget on its channel.
+    pub(super) async fn budget(
+        &self,
+        outbox: &Outbox,
+        m: &OutboxMessage,
+        person: Option<&Person>,
+    ) -> Result<Budgeted, crate::storage::StoreError> {
+        let Some(rule) = self.settings.budget else {
+            return Ok(Budgeted::Send { waiting: 0 });
+        };
+        if !matches!(m.purpose, Purpose::Ask | Purpose::Reminder) || m.person.is_none() {
+            return Ok(Budgeted::Send { waiting: 0 });
+        }
+        let name = person.map_or("the person", |p| p.name.as_str());
+        Ok(match outbox.count_notification(m, rule).await? {
+            Budget::Granted { waiting } => Budgeted::Send { waiting },
+            Budget::Covered { at } => Budgeted::Not(done(
+                MessageStatus::Skipped,
+                &format!(
+                    "gathered into {name}'s notification of {}, which says how many wait",
+                    iso(at)
+                ),
+            )),
+            Budget::Spent { until } if until > m.give_up_at => Budgeted::Not(done(
+                MessageStatus::Skipped,
+                &format!(
+                    "{name}'s notification budget has no room before the decision expires; \
+                     it waits in their feed"
+                ),
+            )),
+            Budget::Spent { until } => Budgeted::Not(MessageResult {
+                status: MessageStatus::Pending,
+                retry_at: Some(until),
+                detail: Some(format!(
+                    "held: {name} had {} notifications on {} in the last {} (SAYSO_NOTIFY_PER_MINUTE); \
+                     it goes with the next, as one for all that wait, at {}",
+                    rule.per_window,
+                    m.route.as_str(),
+                    window_words(rule.window),
+                    iso(until)
+                )),
+            }),
+        })
+    }
+}
+
+/// "minute", or the span in seconds when it is not one.
+fn window_words(window: std::time::Duration) -> String {
+    match window.as_secs() {
+        60 => "minute".into(),
+        s => format!("{s} s"),
+    }
+}
+
+/// The line a notification standing for `n` more that the budget held adds.
+pub(super) fn waiting_line(n: u64) -> String {
+    match n {
+        1 => "1 more question is waiting in your sayso feed.".to_string(),
+        n => format!("{n} more questions are waiting in your sayso feed."),
+    }
+}
+
+/// The feed of the device that opens it: no capability in the link, so it can go in any
+/// notification (a device that never opened its person's feed link is asked for it).
+pub(super) fn feed_link(public_url: &str) -> String {
+    format!("{public_url}/inbox")
 }
 
 /// An ask or a reminder to a person in their quiet hours waits until they end: `Some` with

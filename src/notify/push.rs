@@ -81,7 +81,7 @@ impl PushNotice {
                 if purpose == Purpose::Reminder {
                     title = format!("Reminder · {title}");
                 }
-                let gathered = d.gathered();
+                let (gathered, waiting) = (d.gathered(), d.waiting());
                 // A tool approval says what runs, built from the approval itself.
                 let shown = decision
                     .spec
@@ -98,17 +98,24 @@ impl PushNotice {
                         crate::render::approval::gathered_line(gathered)
                     );
                 }
+                // Standing for more the budget held, it opens the feed, where they all are.
+                let url = if waiting > 0 {
+                    body = format!("{body}\n{}", super::people::waiting_line(waiting));
+                    super::people::feed_link(d.public_url)
+                } else {
+                    d.web_url.to_string()
+                };
                 let mut payload = json!({
                     "type": "show",
                     "tag": tag,
                     "title": title,
                     "body": body,
-                    "url": d.web_url,
+                    "url": url,
                 });
                 // A tool approval is answered from the notification's own buttons; the
                 // service worker posts the picked one to the answer link. A gathered one
                 // has none: a tap there would answer only the newest.
-                if let Some(shown) = shown.filter(|_| gathered == 0) {
+                if let Some(shown) = shown.filter(|_| gathered == 0 && waiting == 0) {
                     // An Allow whose notification cannot show all that runs, or that needs
                     // the passkey, opens the page (`opens`) instead.
                     if shown.one_tap_allow {

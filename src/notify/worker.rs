@@ -3,7 +3,9 @@
 //! retries.
 //!
 //! An ask or a reminder to a person in their quiet hours is held until they end (unless the
-//! decision is urgent); an `escalate` fan-out asks the escalation's targets (people.rs).
+//! decision is urgent), and one past the person's notification budget until it has room,
+//! then goes out for all that wait; an `escalate` fan-out asks the escalation's targets
+//! (people.rs).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,7 +16,7 @@ use serde_json::json;
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
-use super::people::{ESCALATION, held, person_channels};
+use super::people::{Budgeted, ESCALATION, held, person_channels};
 use super::{Courier, Delivering, Delivery};
 use crate::domain::inbox::Inbox;
 use crate::domain::outbox::{
@@ -41,6 +43,8 @@ pub struct WorkerSettings {
     pub batch: u32,
     /// Deliveries in flight at once.
     pub concurrency: usize,
+    /// Each person's notification budget per channel (people.rs); `None` for none.
+    pub budget: Option<crate::storage::BudgetRule>,
 }
 
 impl Default for WorkerSettings {
@@ -52,6 +56,7 @@ impl Default for WorkerSettings {
             lease: Duration::from_secs(120),
             batch: 50,
             concurrency: 8,
+            budget: None,
         }
     }
 }
@@ -67,7 +72,7 @@ enum Gathered {
 /// The couriers by channel, and how to pace them.
 pub struct Worker {
     couriers: HashMap<Channel, Arc<dyn Courier>>,
-    settings: WorkerSettings,
+    pub(super) settings: WorkerSettings,
 }
 
 impl Worker {
@@ -206,16 +211,6 @@ impl Worker {
             Ok(Gathered::With(n)) => n,
             Err(e) => return (self.retry(m, format!("database: {e}")), vec![]),
         };
-        // The message as the courier sees it: how many more of the session it stands for.
-        let with_count;
-        let m = if gathered > 0 {
-            let mut copy = m.clone();
-            copy.payload["gathered"] = serde_json::json!(gathered);
-            with_count = copy;
-            &with_count
-        } else {
-            m
-        };
         let Some(courier) = self.couriers.get(&channel) else {
             return (
                 done(
@@ -224,6 +219,27 @@ impl Worker {
                 ),
                 vec![],
             );
+        };
+        let waiting = match self.budget(outbox, m, person.as_ref()).await {
+            Ok(Budgeted::Send { waiting }) => waiting,
+            Ok(Budgeted::Not(result)) => return (result, vec![]),
+            Err(e) => return (self.retry(m, format!("database: {e}")), vec![]),
+        };
+        // The message as the courier sees it: how many more of the session, and how many
+        // the budget held, it stands for.
+        let with_counts;
+        let m = if gathered > 0 || waiting > 0 {
+            let mut copy = m.clone();
+            if gathered > 0 {
+                copy.payload["gathered"] = serde_json::json!(gathered);
+            }
+            if waiting > 0 {
+                copy.payload["waiting"] = serde_json::json!(waiting);
+            }
+            with_counts = copy;
+            &with_counts
+        } else {
+            m
         };
         let delivered = match self
             .deliver(

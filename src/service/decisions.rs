@@ -85,6 +85,7 @@ impl Service {
             Vec::new()
         };
         check_routing(inbox, &new, &people)?;
+        self.limit_urgent(inbox, &mut new).await?;
         // Only a create with an Idempotency-Key is ever compared with an earlier one.
         let request_hash = idempotency_key.map(|_| sha256_hex(canonical_json(body).as_bytes()));
         let created_at = now();

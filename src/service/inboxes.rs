@@ -3,7 +3,7 @@
 use super::tokens::{generate_api_key, generate_webhook_secret, hash_api_key};
 use super::{Service, ServiceError, now};
 use crate::domain::inbox::{Inbox, InboxChannels};
-use crate::storage::KeysToRevoke;
+use crate::storage::{KeyListing, KeyRef, KeysToRevoke};
 
 /// Changes to where an inbox's notifications go: `None` keeps a setting, `Some("")` removes it.
 #[derive(Debug, Clone, Default)]
@@ -92,18 +92,56 @@ impl Service {
         Ok(channels)
     }
 
-    /// Makes a new API key for the named inbox and returns it; only its hash is kept.
+    /// Makes a new API key for the named inbox and returns it; only its hash is kept. It may
+    /// not ask urgent questions (`create_api_key_with`).
     pub async fn create_api_key(&self, inbox_name: &str) -> Result<String, ServiceError> {
+        Ok(self.create_api_key_with(inbox_name, false).await?.0)
+    }
+
+    /// Makes a new API key for the named inbox, allowed `urgent` questions or not, and
+    /// returns it with its id; only its hash is kept.
+    pub async fn create_api_key_with(
+        &self,
+        inbox_name: &str,
+        urgent: bool,
+    ) -> Result<(String, uuid::Uuid), ServiceError> {
         let inbox = self
             .store()
             .inbox_by_name(inbox_name)
             .await?
             .ok_or(ServiceError::NotFound)?;
         let key = generate_api_key();
-        self.store()
-            .create_api_key(inbox.id, &hash_api_key(&key), now())
+        let id = self
+            .store()
+            .create_api_key(inbox.id, &hash_api_key(&key), urgent, now())
             .await?;
-        Ok(key)
+        Ok((key, id))
+    }
+
+    /// The named inbox's API keys, revoked ones too, oldest first (never the keys
+    /// themselves: only their hashes are kept).
+    pub async fn api_keys(&self, inbox_name: &str) -> Result<Vec<KeyListing>, ServiceError> {
+        let inbox = self
+            .store()
+            .inbox_by_name(inbox_name)
+            .await?
+            .ok_or(ServiceError::NotFound)?;
+        Ok(self.store().api_keys(inbox.id).await?)
+    }
+
+    /// Allows a live API key `urgent` questions, or stops allowing them; the key is named by
+    /// its id (`sayso key list`) or given itself. False if no live key matches.
+    pub async fn set_key_urgent(&self, key: &str, urgent: bool) -> Result<bool, ServiceError> {
+        let key = key.trim();
+        let hash;
+        let which = match uuid::Uuid::parse_str(key) {
+            Ok(id) => KeyRef::Id(id),
+            Err(_) => {
+                hash = hash_api_key(key);
+                KeyRef::Hash(&hash)
+            }
+        };
+        Ok(self.store().set_key_urgent(which, urgent).await?)
     }
 
     /// Revokes an API key, given the key itself; it stops working at once, on every replica,

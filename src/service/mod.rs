@@ -16,6 +16,7 @@ mod people;
 mod retention;
 mod subscriptions;
 pub mod tokens;
+mod urgent;
 mod usage;
 mod vapid;
 pub mod view;
@@ -124,6 +125,9 @@ pub struct ServiceSettings {
     pub allow_private_webhooks: bool,
     /// How long resolved decisions are kept (`SAYSO_RETENTION_DAYS`); `None` keeps them all.
     pub retention: Option<time::Duration>,
+    /// The most urgent questions one API key may ask in an hour (`SAYSO_URGENT_PER_HOUR`),
+    /// among the keys the operator allows urgent ones at all; 0 for no hourly cap.
+    pub urgent_per_hour: u32,
 }
 
 /// The service: cheap to clone, shared by every handler.

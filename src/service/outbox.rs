@@ -12,7 +12,7 @@ use crate::domain::Decision;
 use crate::domain::inbox::{Inbox, PushSubscription};
 use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage, Purpose, Route};
 use crate::domain::people::Person;
-use crate::storage::StoreError;
+use crate::storage::{Budget, BudgetRule, StoreError};
 
 /// The outbox as the worker and its channels see it. Cheap to clone.
 #[derive(Clone)]
@@ -70,6 +70,18 @@ impl Outbox {
     /// Every message of a decision, oldest first.
     pub async fn messages(&self, decision_id: Uuid) -> Result<Vec<OutboxMessage>, StoreError> {
         self.svc.store().messages(decision_id).await
+    }
+
+    /// Counts `message` against its person's notification budget (`Store::count_notification`).
+    pub async fn count_notification(
+        &self,
+        message: &OutboxMessage,
+        rule: BudgetRule,
+    ) -> Result<Budget, StoreError> {
+        self.svc
+            .store()
+            .count_notification(message, now(), rule)
+            .await
     }
 
     /// The pending approvals of `d`'s agent session besides `d` itself (its burst, for one

@@ -78,6 +78,54 @@ pub enum KeysToRevoke<'a> {
     AllOf(Uuid),
 }
 
+/// Which API key a change names: by its id (`sayso key list`), or by the hash of the key.
+#[derive(Debug, Clone, Copy)]
+pub enum KeyRef<'a> {
+    Id(Uuid),
+    Hash(&'a str),
+}
+
+/// An API key as `sayso key list` shows it; the key itself is never kept, only its hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyListing {
+    pub id: Uuid,
+    pub created_at: OffsetDateTime,
+    pub revoked_at: Option<OffsetDateTime>,
+    /// Whether its questions may be `urgent`.
+    pub urgent: bool,
+}
+
+/// What became of a key's urgent question (`Store::use_urgent`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UrgentUse {
+    /// Counted: it may ring through quiet hours.
+    Granted,
+    /// The operator has not allowed this key urgent questions (or it is revoked).
+    NotAllowed,
+    /// The key has asked its most urgent questions of the last hour; the next may be
+    /// urgent at `until`.
+    Spent { until: OffsetDateTime },
+}
+
+/// A person's notification budget on each channel: at most `per_window` asks and reminders
+/// in any `window`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BudgetRule {
+    pub per_window: u32,
+    pub window: std::time::Duration,
+}
+
+/// What a person's notification budget made of a message (`Store::count_notification`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    /// Send it; it stands for `waiting` more messages the budget held, which it gathers.
+    Granted { waiting: u64 },
+    /// It was held, and a notification sent at `at` (after it was held) gathered it.
+    Covered { at: OffsetDateTime },
+    /// The budget is spent: hold it until `until`, when a place frees.
+    Spent { until: OffsetDateTime },
+}
+
 /// A decision to insert, with its idempotency key and initial notification states.
 #[derive(Debug, Clone)]
 pub struct InsertDecision<'a> {
@@ -177,15 +225,30 @@ pub trait Store: Send + Sync + 'static {
     async fn inbox_by_id(&self, id: Uuid) -> Result<Option<Inbox>, StoreError>;
     async fn count_inboxes(&self) -> Result<i64, StoreError>;
 
-    /// Stores the hash of a new API key for an inbox.
+    /// Stores the hash of a new API key for an inbox, allowed `urgent` questions or not;
+    /// returns the key's id.
     async fn create_api_key(
         &self,
         inbox_id: Uuid,
         key_hash: &str,
+        urgent: bool,
         now: OffsetDateTime,
-    ) -> Result<(), StoreError>;
-    /// The inbox of an unrevoked key, by the key's hash.
+    ) -> Result<Uuid, StoreError>;
+    /// The inbox of an unrevoked key, by the key's hash, with the key (`Inbox::key`).
     async fn inbox_for_key(&self, key_hash: &str) -> Result<Option<Inbox>, StoreError>;
+    /// The inbox's API keys, revoked ones too, oldest first.
+    async fn api_keys(&self, inbox_id: Uuid) -> Result<Vec<KeyListing>, StoreError>;
+    /// Allows or forbids a live key `urgent` questions; `false` when no live key matches.
+    async fn set_key_urgent(&self, which: KeyRef<'_>, urgent: bool) -> Result<bool, StoreError>;
+    /// Counts an urgent question of the key, if the key may ask one: allowed, and (with a
+    /// `per_hour` cap) fewer than that many in the hour before `now`. One transaction, so
+    /// creates racing on several replicas never pass the cap together.
+    async fn use_urgent(
+        &self,
+        key_id: Uuid,
+        now: OffsetDateTime,
+        per_hour: Option<u32>,
+    ) -> Result<UrgentUse, StoreError>;
     /// Revokes the key with this hash, or every key of `inbox_id`; returns how many live keys
     /// it revoked.
     async fn revoke_api_keys(
@@ -356,6 +419,18 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<(), StoreError>;
     /// Every message of a decision, oldest first.
     async fn messages(&self, decision_id: Uuid) -> Result<Vec<OutboxMessage>, StoreError>;
+    /// Counts `message` (an ask or a reminder to a person, on its channel) against the
+    /// person's budget on that channel, in one transaction per person and channel, so
+    /// workers on several replicas never pass it together. A message already counted is
+    /// `Granted` again (a retried delivery), with the `waiting` it was counted with; a
+    /// message with no person is always `Granted`. A granted one records how many held
+    /// messages it gathers; a spent budget marks the message held.
+    async fn count_notification(
+        &self,
+        message: &OutboxMessage,
+        now: OffsetDateTime,
+        rule: BudgetRule,
+    ) -> Result<Budget, StoreError>;
 
     /// Deletes up to `limit` decisions resolved before `cutoff`, oldest first, with their
     /// audit trails, notifications, messages and images; returns how many.

@@ -6,6 +6,7 @@ pub mod client_addr;
 pub mod error;
 pub mod extract;
 pub mod json;
+pub mod waiting;
 
 /// A create may carry a 5 MiB image as base64 and 64 KiB of Markdown.
 pub const CREATE_BODY_LIMIT: usize = 8 * 1024 * 1024;

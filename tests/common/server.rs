@@ -46,6 +46,8 @@ struct Setup {
     /// Links name `localhost` rather than 127.0.0.1: WebAuthn takes no IP address as its
     /// relying party, so the passkey tests need a host name.
     localhost: bool,
+    /// Each person's notification budget per channel, and the span it counts over.
+    budget: (u32, Duration),
 }
 
 impl Default for Setup {
@@ -60,6 +62,7 @@ impl Default for Setup {
             trusted_proxies: vec![],
             omp_ask_timeout: None,
             localhost: false,
+            budget: (3, Duration::from_secs(60)),
         }
     }
 }
@@ -156,6 +159,22 @@ impl TestServer {
         Self::start_full(database_url, setup).await
     }
 
+    /// A notifying server without email or a rate limit, whose people get at most
+    /// `per_window` notifications on each channel in any `window`.
+    pub async fn start_budgeted(
+        database_url: &str,
+        per_window: u32,
+        window: Duration,
+    ) -> TestServer {
+        let setup = Setup {
+            notify: Some(None),
+            rate_limit: RateLimit::OFF,
+            budget: (per_window, window),
+            ..Setup::default()
+        };
+        Self::start_full(database_url, setup).await
+    }
+
     async fn start_full(database_url: &str, setup: Setup) -> TestServer {
         let Setup {
             limits,
@@ -167,6 +186,7 @@ impl TestServer {
             trusted_proxies,
             omp_ask_timeout,
             localhost,
+            budget,
         } = setup;
         init_tls();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -186,6 +206,7 @@ impl TestServer {
                 retention: None,
                 expiry_interval: Duration::from_millis(200),
                 email_enabled: matches!(notify, Some(Some(_))),
+                urgent_per_hour: 10,
             },
         )
         .await
@@ -207,6 +228,8 @@ impl TestServer {
                 mail_from: "sayso <sayso@example.com>".into(),
                 allow_private_webhooks: true,
                 retry_base: Duration::from_millis(50),
+                notify_per_minute: budget.0,
+                budget_window: budget.1,
                 ..NotifySettings::default()
             };
             start_worker(&svc, &settings).unwrap();

@@ -3,7 +3,7 @@
 use time::Duration;
 use uuid::Uuid;
 
-use sayso::domain::inbox::{InboxChannels, PushSubscription};
+use sayso::domain::inbox::{Inbox, InboxChannels, KeyGrant, PushSubscription};
 use sayso::domain::people::Person;
 use sayso::domain::quiet::QuietHours;
 use sayso::storage::{Store, StoreError};
@@ -38,24 +38,43 @@ pub async fn inbox_names_are_unique(store: &dyn Store) {
 pub async fn keys_find_their_inbox(store: &dyn Store) {
     let home = store.create_inbox("home", None, T0).await.unwrap();
     let work = store.create_inbox("work", None, T0).await.unwrap();
-    store.create_api_key(home.id, "hash-1", T0).await.unwrap();
-    store.create_api_key(home.id, "hash-2", T0).await.unwrap();
-    store.create_api_key(work.id, "hash-3", T0).await.unwrap();
+    let k1 = store
+        .create_api_key(home.id, "hash-1", false, T0)
+        .await
+        .unwrap();
+    let k2 = store
+        .create_api_key(home.id, "hash-2", true, T0)
+        .await
+        .unwrap();
+    let k3 = store
+        .create_api_key(work.id, "hash-3", false, T0)
+        .await
+        .unwrap();
+    // The inbox as its key opens it: with the key, and what the key may do.
+    let through = |inbox: &Inbox, id, urgent| Inbox {
+        key: Some(KeyGrant { id, urgent }),
+        ..inbox.clone()
+    };
 
     assert_eq!(
         store.inbox_for_key("hash-1").await.unwrap(),
-        Some(home.clone())
+        Some(through(&home, k1, false))
     );
     assert_eq!(
         store.inbox_for_key("hash-2").await.unwrap(),
-        Some(home.clone())
+        Some(through(&home, k2, true))
     );
-    assert_eq!(store.inbox_for_key("hash-3").await.unwrap(), Some(work));
+    assert_eq!(
+        store.inbox_for_key("hash-3").await.unwrap(),
+        Some(through(&work, k3, false))
+    );
     assert_eq!(store.inbox_for_key("hash-4").await.unwrap(), None);
 
-    let taken = store.create_api_key(home.id, "hash-3", T0).await;
+    let taken = store.create_api_key(home.id, "hash-3", false, T0).await;
     assert!(matches!(taken, Err(StoreError::Conflict(_))), "{taken:?}");
-    let orphan = store.create_api_key(Uuid::now_v7(), "hash-5", T0).await;
+    let orphan = store
+        .create_api_key(Uuid::now_v7(), "hash-5", false, T0)
+        .await;
     assert!(matches!(orphan, Err(StoreError::NotFound)), "{orphan:?}");
 }
 

@@ -12,6 +12,7 @@ mod decisions;
 mod events;
 mod expiry;
 mod inboxes;
+mod limits;
 mod outbox;
 mod passkeys;
 mod resolutions;
@@ -104,6 +105,14 @@ macro_rules! conformance_tests {
                 passkeys_are_kept_per_inbox_and_unique,
                 a_passkey_counter_moves_only_from_where_it_stands,
                 a_challenge_is_spent_once,
+            ],
+            limits: [
+                keys_are_listed_and_allowed_urgent_by_id_or_hash,
+                urgent_questions_are_counted_per_key_and_hour,
+                concurrent_urgent_questions_never_pass_the_cap,
+                a_spent_budget_holds_and_the_next_one_gathers_the_held,
+                held_messages_of_resolved_decisions_are_not_waiting,
+                concurrent_counts_never_pass_the_budget,
             ],
             usage: [
                 creates_count_on_their_utc_day_and_month,

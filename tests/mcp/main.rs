@@ -129,9 +129,9 @@ async fn the_tools_are_listed_with_schemas_and_descriptions() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_user_sends_the_question_to_the_people_it_names() {
     let (_db, srv) = start().await;
-    for name in ["ana", "ben"] {
-        srv.add_person(name).await;
-    }
+    srv.add_person("ana").await;
+    srv.add_person("ben").await;
+    assert!(srv.svc.set_key_urgent(&srv.key, true).await.unwrap());
     let client = connect(&srv).await;
     let asked = call(
         &client,

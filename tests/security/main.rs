@@ -2,7 +2,8 @@
 //! in plain text; a wrong link or key looks exactly like an absent one and costs no database
 //! work; one inbox's key sees nothing of another's; guessing is rate-limited per address;
 //! every page carries its security headers; an agent's key never learns, uses or forges
-//! the answer to an approval that gates it (self_approval.rs). (tests/api/, tests/pages.rs and
+//! the answer to an approval that gates it (self_approval.rs); nor floods the person with
+//! waiting requests or notifications (flood.rs). (tests/api/, tests/pages.rs and
 //! tests/hostile.rs cover the ordinary 401/404 paths, a few page headers and malformed input.)
 
 #[path = "../common/mod.rs"]
@@ -10,6 +11,7 @@ mod common;
 
 #[path = "../browser/checks.rs"]
 mod checks;
+mod flood;
 mod headers;
 mod inner_addresses;
 mod isolation;

@@ -41,6 +41,7 @@ pub(super) async fn create_inbox(
             email: email.map(str::to_owned),
             ..InboxChannels::default()
         },
+        key: None,
     };
     sqlx::query("INSERT INTO inboxes (id, name, email, created_at) VALUES ($1, $2, $3, $4)")
         .bind(inbox.id)
@@ -98,19 +99,23 @@ pub(super) async fn create_api_key(
     store: &PgStore,
     inbox_id: Uuid,
     key_hash: &str,
+    urgent: bool,
     now: OffsetDateTime,
-) -> Result<(), StoreError> {
+) -> Result<Uuid, StoreError> {
+    let key_id = Uuid::now_v7();
     sqlx::query(
-        "INSERT INTO api_keys (id, inbox_id, key_hash, created_at) VALUES ($1, $2, $3, $4)",
+        "INSERT INTO api_keys (id, inbox_id, key_hash, urgent, created_at) \
+         VALUES ($1, $2, $3, $4, $5)",
     )
-    .bind(Uuid::now_v7())
+    .bind(key_id)
     .bind(inbox_id)
     .bind(key_hash)
+    .bind(urgent)
     .bind(to_ms_precision(now))
     .execute(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(())
+    Ok(key_id)
 }
 
 pub(super) async fn revoke_api_keys(

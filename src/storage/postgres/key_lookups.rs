@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use tokio::sync::{mpsc, oneshot};
 
 use super::rows::InboxRow;
+use crate::domain::inbox::KeyGrant;
 use crate::storage::batching::{BatchingThread, InFlight};
 use crate::storage::rows::store_error;
 use crate::storage::{Inbox, StoreError};
@@ -39,7 +40,7 @@ pub(super) struct KeyLookups {
 
 /// The lookup's statement, for one hash or many.
 const BY_HASHES: &str = concat!(
-    "SELECT k.key_hash, ",
+    "SELECT k.key_hash, k.id AS key_id, k.urgent AS key_urgent, ",
     inbox_columns!(),
     " FROM api_keys k JOIN inboxes i ON i.id = k.inbox_id \
          WHERE k.key_hash = ANY($1) AND k.revoked_at IS NULL"
@@ -48,8 +49,22 @@ const BY_HASHES: &str = concat!(
 #[derive(sqlx::FromRow)]
 struct KeyedInbox {
     key_hash: String,
+    key_id: uuid::Uuid,
+    key_urgent: bool,
     #[sqlx(flatten)]
     inbox: InboxRow,
+}
+
+impl From<KeyedInbox> for Inbox {
+    fn from(r: KeyedInbox) -> Self {
+        Inbox {
+            key: Some(KeyGrant {
+                id: r.key_id,
+                urgent: r.key_urgent,
+            }),
+            ..Inbox::from(r.inbox)
+        }
+    }
 }
 
 impl KeyLookups {
@@ -74,7 +89,7 @@ impl KeyLookups {
                 .bind([key_hash].as_slice())
                 .fetch_optional(&self.pool)
                 .await
-                .map(|r| r.map(|r| Inbox::from(r.inbox)))
+                .map(|r| r.map(Inbox::from))
                 .map_err(store_error);
         }
         let (done, answer) = oneshot::channel();
@@ -101,7 +116,7 @@ async fn read_batch(pool: sqlx::PgPool, mut batch: Vec<Lookup>) -> Vec<Lookup> {
         Ok(rows) => {
             let by_hash: HashMap<String, Inbox> = rows
                 .into_iter()
-                .map(|r| (r.key_hash, Inbox::from(r.inbox)))
+                .map(|r| (r.key_hash.clone(), Inbox::from(r)))
                 .collect();
             for lookup in batch.drain(..) {
                 // A request that went away no longer needs its answer.

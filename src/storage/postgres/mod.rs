@@ -57,6 +57,7 @@ mod events;
 mod gauges;
 mod inboxes;
 mod key_lookups;
+mod limits;
 mod listen;
 mod outbox;
 mod passkeys;
@@ -77,9 +78,9 @@ use uuid::Uuid;
 
 use super::rows::{migrate_error, store_error};
 use super::{
-    Inbox, InboxChannels, InsertDecision, Inserted, KeysToRevoke, ListFilter, MessageResult,
-    NewMessage, OutboxMessage, PushSubscription, Resolved, SignalSink, Store, StoreError, Swept,
-    Usage,
+    Budget, BudgetRule, Inbox, InboxChannels, InsertDecision, Inserted, KeyListing, KeyRef,
+    KeysToRevoke, ListFilter, MessageResult, NewMessage, OutboxMessage, PushSubscription, Resolved,
+    SignalSink, Store, StoreError, Swept, UrgentUse, Usage,
 };
 use crate::domain::people::{AnswerRecord, Person};
 use crate::domain::webauthn::StoredPasskey;
@@ -248,9 +249,36 @@ impl Store for PgStore {
         &self,
         inbox_id: Uuid,
         key_hash: &str,
+        urgent: bool,
         now: OffsetDateTime,
-    ) -> Result<(), StoreError> {
-        inboxes::create_api_key(self, inbox_id, key_hash, now).await
+    ) -> Result<Uuid, StoreError> {
+        inboxes::create_api_key(self, inbox_id, key_hash, urgent, now).await
+    }
+
+    async fn api_keys(&self, inbox_id: Uuid) -> Result<Vec<KeyListing>, StoreError> {
+        limits::api_keys(self, inbox_id).await
+    }
+
+    async fn set_key_urgent(&self, which: KeyRef<'_>, urgent: bool) -> Result<bool, StoreError> {
+        limits::set_key_urgent(self, which, urgent).await
+    }
+
+    async fn use_urgent(
+        &self,
+        key_id: Uuid,
+        now: OffsetDateTime,
+        per_hour: Option<u32>,
+    ) -> Result<UrgentUse, StoreError> {
+        limits::use_urgent(self, key_id, now, per_hour).await
+    }
+
+    async fn count_notification(
+        &self,
+        message: &OutboxMessage,
+        now: OffsetDateTime,
+        rule: BudgetRule,
+    ) -> Result<Budget, StoreError> {
+        limits::count_notification(self, message, now, rule).await
     }
 
     async fn revoke_api_keys(

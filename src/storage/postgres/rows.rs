@@ -28,6 +28,7 @@ impl From<InboxRow> for Inbox {
             name: r.name,
             created_at: r.created_at,
             channels: r.channels.into(),
+            key: None,
         }
     }
 }

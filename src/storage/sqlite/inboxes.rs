@@ -2,10 +2,11 @@
 
 use time::OffsetDateTime;
 use uuid::Uuid;
+use uuid::fmt::Hyphenated;
 
 use super::rows::{InboxRow, id};
 use super::{SqliteStore, readers};
-use crate::domain::inbox::{Inbox, InboxChannels};
+use crate::domain::inbox::{Inbox, InboxChannels, KeyGrant};
 use crate::storage::rows::{millis, store_error, to_ms_precision};
 use crate::storage::{KeysToRevoke, StoreError};
 
@@ -41,6 +42,7 @@ pub(super) async fn create_inbox(
             email: email.map(str::to_owned),
             ..InboxChannels::default()
         },
+        key: None,
     };
     sqlx::query("INSERT INTO inboxes (id, name, email, created_at) VALUES (?, ?, ?, ?)")
         .bind(id(inbox.id))
@@ -101,17 +103,31 @@ pub(super) async fn create_api_key(
     store: &SqliteStore,
     inbox_id: Uuid,
     key_hash: &str,
+    urgent: bool,
     now: OffsetDateTime,
-) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO api_keys (id, inbox_id, key_hash, created_at) VALUES (?, ?, ?, ?)")
-        .bind(id(Uuid::now_v7()))
-        .bind(id(inbox_id))
-        .bind(key_hash)
-        .bind(millis(now))
-        .execute(&store.writer)
-        .await
-        .map_err(store_error)?;
-    Ok(())
+) -> Result<Uuid, StoreError> {
+    let key_id = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO api_keys (id, inbox_id, key_hash, urgent, created_at) VALUES (?, ?, ?, ?, ?)",
+    )
+    .bind(id(key_id))
+    .bind(id(inbox_id))
+    .bind(key_hash)
+    .bind(urgent)
+    .bind(millis(now))
+    .execute(&store.writer)
+    .await
+    .map_err(store_error)?;
+    Ok(key_id)
+}
+
+/// An inbox read through one of its keys, with the key.
+#[derive(sqlx::FromRow)]
+struct KeyedInboxRow {
+    #[sqlx(flatten)]
+    inbox: InboxRow,
+    key_id: Hyphenated,
+    key_urgent: bool,
 }
 
 pub(super) async fn inbox_for_key(
@@ -121,18 +137,25 @@ pub(super) async fn inbox_for_key(
     const SQL: &str = concat!(
         "SELECT ",
         inbox_columns!(),
-        " FROM api_keys k JOIN inboxes i ON i.id = k.inbox_id \
-             WHERE k.key_hash = ? AND k.revoked_at IS NULL"
+        ", k.id AS key_id, k.urgent AS key_urgent \
+         FROM api_keys k JOIN inboxes i ON i.id = k.inbox_id \
+         WHERE k.key_hash = ? AND k.revoked_at IS NULL"
     );
     if let Some(readers) = &store.readers {
-        return readers.read_optional(SQL, [key_hash], readers::inbox);
+        return readers.read_optional(SQL, [key_hash], readers::keyed_inbox);
     }
-    let found = sqlx::query_as::<_, InboxRow>(SQL)
+    let found = sqlx::query_as::<_, KeyedInboxRow>(SQL)
         .bind(key_hash)
         .fetch_optional(&store.pool)
         .await
         .map_err(store_error)?;
-    Ok(found.map(Inbox::from))
+    Ok(found.map(|r| Inbox {
+        key: Some(KeyGrant {
+            id: r.key_id.into_uuid(),
+            urgent: r.key_urgent,
+        }),
+        ..Inbox::from(r.inbox)
+    }))
 }
 
 pub(super) async fn revoke_api_keys(

@@ -23,7 +23,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Params, Row};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::domain::inbox::{Inbox, InboxChannels};
+use crate::domain::inbox::{Inbox, InboxChannels, KeyGrant};
 use crate::domain::{Decision, NotificationState, OutcomeSource, Status};
 use crate::storage::StoreError;
 use crate::storage::rows::{DecisionColumns, NotificationJson, from_millis};
@@ -145,6 +145,18 @@ pub(super) fn inbox(row: &Row<'_>) -> rusqlite::Result<Inbox> {
             ntfy_token: row.get(5)?,
             webhook_secret: row.get(6)?,
         },
+        key: None,
+    })
+}
+
+/// Decodes an inbox followed by the key it was read through (its id and `urgent`).
+pub(super) fn keyed_inbox(row: &Row<'_>) -> rusqlite::Result<Inbox> {
+    Ok(Inbox {
+        key: Some(KeyGrant {
+            id: uuid(row, 7)?,
+            urgent: row.get(8)?,
+        }),
+        ..inbox(row)?
     })
 }
 

@@ -32,6 +32,7 @@ impl From<InboxRow> for Inbox {
             name: r.name,
             created_at: from_millis(r.created_at),
             channels: r.channels.into(),
+            key: None,
         }
     }
 }
