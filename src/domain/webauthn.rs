@@ -21,8 +21,12 @@ use uuid::Uuid;
 
 mod cose;
 
-/// How long a challenge may be answered after it was handed out.
+/// How long a challenge may be answered after it was handed out: while fewer whole seconds
+/// than this have passed since.
 pub const CHALLENGE_LIFETIME_S: i64 = 300;
+/// How far one replica's clock may be from another's: a challenge issued up to this far in
+/// the future is taken, and the record of a spent one is kept this much longer.
+pub const CLOCK_SKEW_S: i64 = 60;
 /// COSE algorithm number of ES256.
 pub const ES256: i64 = -7;
 
@@ -197,21 +201,25 @@ pub fn check_challenge(challenge: &[u8], expected: &Expected) -> Result<(), Weba
         .verify_truncated_left(tag)
         .map_err(|_| WebauthnError::WrongChallenge)?;
     let issued = i64::from_be_bytes(head[..8].try_into().expect("8 bytes"));
-    // A challenge from the future (a replica's clock ahead) is fine within a minute.
-    if expected.now - issued > CHALLENGE_LIFETIME_S || issued - expected.now > 60 {
+    // A challenge from the future (a replica's clock ahead) is fine within the skew.
+    if expected.now - issued >= CHALLENGE_LIFETIME_S || issued - expected.now > CLOCK_SKEW_S {
         return Err(WebauthnError::ExpiredChallenge);
     }
     Ok(())
 }
 
-/// When a challenge stops being accepted (unix seconds), for the record of spent ones.
-pub fn challenge_expiry(challenge: &[u8]) -> i64 {
+/// Until when (unix seconds) the record of a spent challenge is kept, so that it is never
+/// swept while the challenge is still taken: a challenge is taken before `issued +
+/// CHALLENGE_LIFETIME_S` by the checking replica's clock, and the replica sweeping may be up
+/// to `CLOCK_SKEW_S` ahead of it.
+pub fn spent_record_expiry(challenge: &[u8]) -> i64 {
     challenge
         .get(..8)
         .and_then(|b| b.try_into().ok())
         .map(i64::from_be_bytes)
         .unwrap_or(0)
         + CHALLENGE_LIFETIME_S
+        + CLOCK_SKEW_S
 }
 
 /// base64url without padding (what browsers and the page's script use).

@@ -16,7 +16,7 @@ use crate::domain::approval::allows;
 use crate::domain::inbox::Inbox;
 use crate::domain::webauthn::{
     Assertion, AssertionInput, Ceremony, ES256, Expected, StoredPasskey, WebauthnError, b64,
-    challenge_expiry, issue_challenge, unb64, verify_assertion, verify_registration,
+    issue_challenge, spent_record_expiry, unb64, verify_assertion, verify_registration,
 };
 use crate::domain::{Decision, Resolution};
 
@@ -77,7 +77,7 @@ impl Service {
     /// Records a challenge as answered; a second answer to it is refused.
     async fn spend(&self, challenge: &[u8]) -> Result<(), ServiceError> {
         let hash = super::tokens::sha256_hex(challenge);
-        let expires = OffsetDateTime::from_unix_timestamp(challenge_expiry(challenge))
+        let expires = OffsetDateTime::from_unix_timestamp(spent_record_expiry(challenge))
             .unwrap_or_else(|_| now());
         if !self.store().spend_challenge(&hash, expires, now()).await? {
             return Err(refused(WebauthnError::ReusedChallenge));

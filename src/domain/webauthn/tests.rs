@@ -192,9 +192,15 @@ fn a_challenge_counts_only_for_its_ceremony_subject_and_time() {
         verify_assertion(&a, &public, 0, &late),
         Err(WebauthnError::ExpiredChallenge)
     );
+    // Its last second: taken no longer.
+    let last = Expected {
+        now: e.now + CHALLENGE_LIFETIME_S,
+        ..e
+    };
+    let a = auth.sign(&challenge(&e), ORIGIN, RP);
     assert_eq!(
-        challenge_expiry(&challenge(&e)),
-        e.now + CHALLENGE_LIFETIME_S
+        verify_assertion(&a, &public, 0, &last),
+        Err(WebauthnError::ExpiredChallenge)
     );
 }
 
@@ -253,4 +259,29 @@ fn a_registration_of_the_wrong_type_or_key_is_refused() {
         verify_registration(b"{", &att, &reg),
         Err(WebauthnError::ClientData(_))
     ));
+}
+
+#[test]
+fn a_spent_challenge_is_remembered_for_as_long_as_it_is_accepted() {
+    // The service keeps the record of a spent challenge until `spent_record_expiry`, and the
+    // store sweeps records whose expiry is before now (in milliseconds), while the check
+    // reads whole seconds. At no moment may a challenge be accepted with its record swept.
+    let e = expected(Ceremony::StepUp, Uuid::now_v7());
+    let c = challenge(&e);
+    let kept_until_ms = spent_record_expiry(&c) * 1000;
+    let end_ms = (e.now + CHALLENGE_LIFETIME_S + 180) * 1000;
+    for ms in (e.now * 1000..=end_ms).step_by(50) {
+        let at = Expected {
+            now: ms.div_euclid(1000),
+            ..e
+        };
+        if check_challenge(&c, &at).is_ok() {
+            assert!(
+                kept_until_ms >= ms,
+                "accepted {} ms after it was issued, its record swept {} ms before",
+                ms - e.now * 1000,
+                ms - kept_until_ms
+            );
+        }
+    }
 }
