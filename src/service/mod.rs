@@ -35,7 +35,7 @@ use crate::storage::{Store, StoreError};
 use crate::wake::Waiters;
 
 pub use decisions::{Created, ListPage, ListQuery};
-pub use devices::{DEVICE_COOKIE, Viewer};
+pub use devices::{DEVICE_COOKIE, SECURE_DEVICE_COOKIE, Viewer};
 pub use events::ResolutionFeed;
 pub use export::ExportQuery;
 pub use feed::Feed;
