@@ -1,6 +1,7 @@
 //! Command line and environment (DESIGN.md §7): every flag has a `SAYSO_*` variable and a
 //! default, so `sayso` alone serves on SQLite.
 
+pub mod passkeys;
 pub mod variables;
 
 use std::net::{IpAddr, SocketAddr};
@@ -336,6 +337,8 @@ pub enum PersonCommand {
         #[arg(long, default_value = "default")]
         inbox: String,
     },
+    /// List a person's passkeys (id, added, last used, browser), or remove one.
+    Passkeys(passkeys::PersonPasskeysArgs),
 }
 
 /// Where a person's notifications go, and when they wait.

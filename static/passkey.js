@@ -1,6 +1,8 @@
 // Passkeys (WebAuthn), the two places they are used:
 // - the feed: "Add a passkey on this device" asks the server for creation options (the
-//   button's data-url + "/new"), creates the passkey and posts it to data-url;
+//   button's data-url + "/new"), creates the passkey and posts it to data-url; when the
+//   person has a passkey already, one of theirs is asked first (the options' "existing")
+//   and its assertion goes with the new one;
 // - a tool approval whose rule wants a passkey: an Allow first fetches options (the form's
 //   data-passkey-url: a challenge bound to this decision), asks the passkey, and posts the
 //   assertion with the answer. Deny posts as it is.
@@ -46,6 +48,27 @@
     return e && e.message ? e.message : String(e);
   }
 
+  // The options of a navigator.credentials.get, as the server gives them.
+  function getOptions(o) {
+    return {
+      challenge: bytes(o.challenge),
+      rpId: o.rpId,
+      timeout: o.timeout,
+      userVerification: o.userVerification,
+      allowCredentials: credentials(o.allowCredentials),
+    };
+  }
+
+  // An assertion as the server reads it: each part base64url.
+  function assertion(cred) {
+    return {
+      id: b64url(cred.rawId),
+      client_data_json: b64url(cred.response.clientDataJSON),
+      authenticator_data: b64url(cred.response.authenticatorData),
+      signature: b64url(cred.response.signature),
+    };
+  }
+
   var supported = !!(window.PublicKeyCredential && navigator.credentials);
 
   // The feed: add a passkey on this device.
@@ -60,28 +83,41 @@
       fetch(url + "/new", { credentials: "same-origin" })
         .then(json)
         .then(function (o) {
-          return navigator.credentials.create({
-            publicKey: {
-              challenge: bytes(o.challenge),
-              rp: o.rp,
-              user: { id: bytes(o.user.id), name: o.user.name, displayName: o.user.displayName },
-              pubKeyCredParams: o.pubKeyCredParams,
-              timeout: o.timeout,
-              attestation: o.attestation,
-              authenticatorSelection: o.authenticatorSelection,
-              excludeCredentials: credentials(o.excludeCredentials),
-            },
+          // Someone who has a passkey adds another only with one of theirs: it comes first.
+          var consent = Promise.resolve(null);
+          if (o.existing) {
+            addStatus.textContent = "First use a passkey you already have, then make the new one…";
+            consent = navigator.credentials.get({ publicKey: getOptions(o.existing) }).then(assertion);
+          }
+          return consent.then(function (existing) {
+            if (existing) addStatus.textContent = "Now make the new passkey…";
+            return navigator.credentials.create({
+              publicKey: {
+                challenge: bytes(o.challenge),
+                rp: o.rp,
+                user: { id: bytes(o.user.id), name: o.user.name, displayName: o.user.displayName },
+                pubKeyCredParams: o.pubKeyCredParams,
+                timeout: o.timeout,
+                attestation: o.attestation,
+                authenticatorSelection: o.authenticatorSelection,
+                excludeCredentials: credentials(o.excludeCredentials),
+              },
+            }).then(function (cred) {
+              return { cred: cred, existing: existing };
+            });
           });
         })
-        .then(function (cred) {
+        .then(function (made) {
+          var body = {
+            client_data_json: b64url(made.cred.response.clientDataJSON),
+            attestation_object: b64url(made.cred.response.attestationObject),
+          };
+          if (made.existing) body.existing = made.existing;
           return fetch(url, {
             method: "POST",
             credentials: "same-origin",
             headers: { "Content-Type": "application/json" },
-            body: JSON.stringify({
-              client_data_json: b64url(cred.response.clientDataJSON),
-              attestation_object: b64url(cred.response.attestationObject),
-            }),
+            body: JSON.stringify(body),
           }).then(json);
         })
         .then(function () {
@@ -129,23 +165,15 @@
     fetch(optionsUrl, { credentials: "same-origin" })
       .then(json)
       .then(function (o) {
-        return navigator.credentials.get({
-          publicKey: {
-            challenge: bytes(o.challenge),
-            rpId: o.rpId,
-            timeout: o.timeout,
-            userVerification: o.userVerification,
-            allowCredentials: credentials(o.allowCredentials),
-          },
-        });
+        return navigator.credentials.get({ publicKey: getOptions(o) }).then(assertion);
       })
-      .then(function (cred) {
+      .then(function (a) {
         status.textContent = "Sending…";
         put("value", value);
-        put("passkey_id", b64url(cred.rawId));
-        put("passkey_client_data", b64url(cred.response.clientDataJSON));
-        put("passkey_authenticator_data", b64url(cred.response.authenticatorData));
-        put("passkey_signature", b64url(cred.response.signature));
+        put("passkey_id", a.id);
+        put("passkey_client_data", a.client_data_json);
+        put("passkey_authenticator_data", a.authenticator_data);
+        put("passkey_signature", a.signature);
         // submit() sends the form without firing this handler again (and without the
         // button, whose value is in the hidden input).
         form.submit();

@@ -17,6 +17,7 @@ use p256::ecdsa::signature::Verifier;
 use p256::ecdsa::{Signature, VerifyingKey};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
+use time::OffsetDateTime;
 use uuid::Uuid;
 
 mod cose;
@@ -27,6 +28,9 @@ pub const CHALLENGE_LIFETIME_S: i64 = 300;
 /// How far one replica's clock may be from another's: a challenge issued up to this far in
 /// the future is taken, and the record of a spent one is kept this much longer.
 pub const CLOCK_SKEW_S: i64 = 60;
+/// How much of a passkey's id is shown to tell it from others (the notice of one added,
+/// `sayso person passkeys`); `--remove` takes it.
+pub const ID_PREFIX_CHARS: usize = 12;
 /// COSE algorithm number of ES256.
 pub const ES256: i64 = -7;
 
@@ -44,8 +48,12 @@ const FLAG_AT: u8 = 0x40;
 /// approval, and one for an approval never answers another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ceremony {
-    /// Adding a passkey to the inbox `subject`.
+    /// Making a new passkey for the person `subject`.
     Register,
+    /// A person's existing passkey consenting to one more: `subject` is
+    /// [`add_passkey_subject`] of the person and the registration's challenge, so the
+    /// assertion counts for that one registration only.
+    AddPasskey,
     /// Allowing the approval `subject`.
     StepUp,
 }
@@ -54,6 +62,7 @@ impl Ceremony {
     fn tag(self) -> &'static [u8] {
         match self {
             Ceremony::Register => b"sayso passkey register v1",
+            Ceremony::AddPasskey => b"sayso passkey add-with-existing v1",
             Ceremony::StepUp => b"sayso passkey step-up v1",
         }
     }
@@ -61,9 +70,23 @@ impl Ceremony {
     fn client_data_type(self) -> &'static str {
         match self {
             Ceremony::Register => "webauthn.create",
-            Ceremony::StepUp => "webauthn.get",
+            Ceremony::AddPasskey | Ceremony::StepUp => "webauthn.get",
         }
     }
+}
+
+/// The subject of the `AddPasskey` challenge that goes with the registration challenge
+/// `registration` of `person`: both are handed out together, and the assertion is checked
+/// against the challenge the registration answered.
+pub fn add_passkey_subject(person: Uuid, registration: &[u8]) -> Uuid {
+    let digest = Sha256::new()
+        .chain_update(b"sayso passkey add-with-existing subject")
+        .chain_update(person.as_bytes())
+        .chain_update(registration)
+        .finalize();
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    Uuid::from_bytes(bytes)
 }
 
 /// Why a registration or an assertion was refused; each says what is wrong, for the person.
@@ -113,7 +136,8 @@ pub struct Expected<'a> {
     /// The public URL's host, `ask.example.com`.
     pub rp_id: &'a str,
     pub ceremony: Ceremony,
-    /// What the challenge is bound to: the inbox (register) or the decision (step-up).
+    /// What the challenge is bound to: the person (register), the person and registration
+    /// (add with an existing passkey), or the decision (step-up).
     pub subject: Uuid,
     /// The key challenges are made with.
     pub key: &'a [u8],
@@ -132,7 +156,7 @@ pub struct NewCredential {
     pub challenge: Vec<u8>,
 }
 
-/// A passkey as stored for an inbox.
+/// A passkey as stored for a person.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredPasskey {
     /// base64url of the credential id.
@@ -140,6 +164,12 @@ pub struct StoredPasskey {
     /// base64url of the SEC1 uncompressed P-256 point.
     pub public_key: String,
     pub sign_count: u32,
+    pub added_at: OffsetDateTime,
+    /// When it last allowed something (an approval, or adding another passkey).
+    pub last_used_at: Option<OffsetDateTime>,
+    /// The browser it was added from (its User-Agent, cut short), so that a person can tell
+    /// their passkeys apart.
+    pub user_agent: Option<String>,
 }
 
 /// An assertion as the page posts it: each part base64url, as the browser produced it.

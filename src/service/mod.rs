@@ -11,6 +11,7 @@ mod feed;
 mod inboxes;
 mod notifications;
 mod outbox;
+mod passkey_notices;
 mod passkeys;
 mod people;
 mod retention;
