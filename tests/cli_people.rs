@@ -55,10 +55,9 @@ async fn refused(srv: &TestServer, db: &common::db::SqliteTestDb, args: &[&str])
 }
 
 /// The feed page a link opens: its status and body.
-async fn open(srv: &TestServer, link: &str) -> (StatusCode, String) {
-    let resp = srv.client.get(link).send().await.unwrap();
-    let status = resp.status();
-    (status, resp.text().await.unwrap())
+/// The feed a browser sees opening `link` (it binds the device and goes on to `/inbox`).
+async fn open(_srv: &TestServer, link: &str) -> (StatusCode, String) {
+    common::server::feed_page(link).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -86,11 +86,6 @@ impl Service {
         self.viewer(person).await
     }
 
-    /// The inbox of the bound device a cookie names; `NotFound` without one.
-    pub async fn device_inbox(&self, cookie: Option<&str>) -> Result<Inbox, ServiceError> {
-        Ok(self.device_viewer(cookie).await?.inbox)
-    }
-
     /// The device a cookie names and its person, if it is genuine and bound. A database
     /// error leaves the device unknown (an answer is then recorded without it).
     pub async fn bound_person(&self, cookie: Option<&str>) -> Option<(Uuid, Person)> {

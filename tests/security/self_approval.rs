@@ -139,13 +139,12 @@ fn permission(out: &Value) -> &str {
 /// The person's feed page, opened with the feed link: its HTML and the device cookie it set.
 async fn open_feed(srv: &TestServer) -> (String, String) {
     let inbox = srv.default_inbox().await;
-    let resp = srv
-        .client
+    let resp = crate::support::no_redirects()
         .get(srv.svc.feed_url(&inbox))
         .send()
         .await
         .unwrap();
-    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.status(), 303);
     let cookie = resp
         .headers()
         .get("set-cookie")
@@ -158,7 +157,15 @@ async fn open_feed(srv: &TestServer) -> (String, String) {
         "{cookie}"
     );
     let cookie = cookie.split(';').next().unwrap().to_string();
-    (resp.text().await.unwrap(), cookie)
+    let feed = srv
+        .client
+        .get(srv.url("/inbox"))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(feed.status(), 200);
+    (feed.text().await.unwrap(), cookie)
 }
 
 /// The approval links (`/a/…`) on a page.
