@@ -1,8 +1,8 @@
 // Passkeys (WebAuthn), the two places they are used:
 // - the feed: "Add a passkey on this device" asks the server for creation options (the
 //   button's data-url + "/new"), creates the passkey and posts it to data-url; when the
-//   person has a passkey already, one of theirs is asked first (the options' "existing")
-//   and its assertion goes with the new one;
+//   person has a passkey already, one of theirs is asked first (the options' "existing"),
+//   and a second tap makes the new one, posted with that assertion;
 // - a tool approval whose rule wants a passkey: an Allow first fetches options (the form's
 //   data-passkey-url: a challenge bound to this decision), asks the passkey, and posts the
 //   assertion with the answer. Deny posts as it is.
@@ -77,42 +77,40 @@
   var addStatus = document.getElementById("passkey-add-status");
   if (section && add && addStatus && supported) {
     var url = add.getAttribute("data-url");
-    add.addEventListener("click", function () {
-      add.disabled = true;
+    var label = add.textContent;
+    // Someone who has a passkey adds another only with one of theirs. That one is asked on
+    // the first tap and the new one made on a second: some browsers let a page ask for a
+    // passkey only straight after a tap. The server's challenges last five minutes.
+    var CONSENT_MS = 4 * 60 * 1000;
+    var consented = null;
+
+    var finish = function (text) {
+      consented = null;
+      add.textContent = label;
+      addStatus.textContent = text;
+    };
+
+    var make = function (o, existing) {
       addStatus.textContent = "Use this device's screen lock to make the passkey…";
-      fetch(url + "/new", { credentials: "same-origin" })
-        .then(json)
-        .then(function (o) {
-          // Someone who has a passkey adds another only with one of theirs: it comes first.
-          var consent = Promise.resolve(null);
-          if (o.existing) {
-            addStatus.textContent = "First use a passkey you already have, then make the new one…";
-            consent = navigator.credentials.get({ publicKey: getOptions(o.existing) }).then(assertion);
-          }
-          return consent.then(function (existing) {
-            if (existing) addStatus.textContent = "Now make the new passkey…";
-            return navigator.credentials.create({
-              publicKey: {
-                challenge: bytes(o.challenge),
-                rp: o.rp,
-                user: { id: bytes(o.user.id), name: o.user.name, displayName: o.user.displayName },
-                pubKeyCredParams: o.pubKeyCredParams,
-                timeout: o.timeout,
-                attestation: o.attestation,
-                authenticatorSelection: o.authenticatorSelection,
-                excludeCredentials: credentials(o.excludeCredentials),
-              },
-            }).then(function (cred) {
-              return { cred: cred, existing: existing };
-            });
-          });
+      return navigator.credentials
+        .create({
+          publicKey: {
+            challenge: bytes(o.challenge),
+            rp: o.rp,
+            user: { id: bytes(o.user.id), name: o.user.name, displayName: o.user.displayName },
+            pubKeyCredParams: o.pubKeyCredParams,
+            timeout: o.timeout,
+            attestation: o.attestation,
+            authenticatorSelection: o.authenticatorSelection,
+            excludeCredentials: credentials(o.excludeCredentials),
+          },
         })
-        .then(function (made) {
+        .then(function (cred) {
           var body = {
-            client_data_json: b64url(made.cred.response.clientDataJSON),
-            attestation_object: b64url(made.cred.response.attestationObject),
+            client_data_json: b64url(cred.response.clientDataJSON),
+            attestation_object: b64url(cred.response.attestationObject),
           };
-          if (made.existing) body.existing = made.existing;
+          if (existing) body.existing = existing;
           return fetch(url, {
             method: "POST",
             credentials: "same-origin",
@@ -121,10 +119,33 @@
           }).then(json);
         })
         .then(function () {
-          addStatus.textContent = "A passkey was added on this device: approvals that need it are allowed with it.";
-        })
+          finish("A passkey was added on this device: approvals that need it are allowed with it.");
+        });
+    };
+
+    add.addEventListener("click", function () {
+      add.disabled = true;
+      var step;
+      if (consented && Date.now() - consented.at < CONSENT_MS) {
+        step = make(consented.options, consented.existing);
+      } else {
+        consented = null;
+        addStatus.textContent = "Getting ready…";
+        step = fetch(url + "/new", { credentials: "same-origin" })
+          .then(json)
+          .then(function (o) {
+            if (!o.existing) return make(o, null);
+            addStatus.textContent = "First use a passkey you already have…";
+            return navigator.credentials.get({ publicKey: getOptions(o.existing) }).then(function (cred) {
+              consented = { options: o, existing: assertion(cred), at: Date.now() };
+              add.textContent = "Make the new passkey";
+              addStatus.textContent = "Your passkey agreed. Now tap “Make the new passkey” to make the new one on this device.";
+            });
+          });
+      }
+      step
         .catch(function (e) {
-          addStatus.textContent = "No passkey was added: " + reason(e);
+          finish("No passkey was added: " + reason(e));
         })
         .then(function () {
           add.disabled = false;
