@@ -285,3 +285,64 @@ fn a_spent_challenge_is_remembered_for_as_long_as_it_is_accepted() {
         }
     }
 }
+
+/// The seeds of the fuzz targets `verify_registration` and `verify_assertion`
+/// (`fuzz/seeds/<target>/valid.bin`): a registration and an assertion this authenticator
+/// made for the site, key, subject and time those targets check with (`fuzz/src/webauthn.rs`
+/// holds the same values). They must keep verifying, or the fuzzer starts from nothing that
+/// passes; `SAYSO_WRITE_FUZZ_SEEDS=1` writes them again.
+#[test]
+fn the_fuzz_seeds_are_a_valid_registration_and_assertion() {
+    let reg = Expected {
+        origin: ORIGIN,
+        rp_id: RP,
+        ceremony: Ceremony::Register,
+        subject: Uuid::from_u128(1),
+        key: b"sayso fuzz challenge key",
+        now: 1_800_000_000,
+    };
+    let mut auth = Authenticator::new();
+    let (cd, att) = auth.register(&challenge(&reg));
+    verify_registration(&cd, &att, &reg).expect("the registration seed verifies");
+    let mut registration = (cd.len() as u16).to_be_bytes().to_vec();
+    registration.extend_from_slice(&cd);
+    registration.extend_from_slice(&att);
+
+    let step = Expected {
+        ceremony: Ceremony::StepUp,
+        ..reg
+    };
+    let a = auth.sign(&challenge(&step), ORIGIN, RP);
+    verify_assertion(&a, &auth.public(), 0, &step).expect("the assertion seed verifies");
+    let mut assertion = 0u32.to_be_bytes().to_vec();
+    assertion.extend_from_slice(&auth.public());
+    for part in [&a.client_data_json, &a.authenticator_data] {
+        assertion.extend_from_slice(&(part.len() as u16).to_be_bytes());
+        assertion.extend_from_slice(part);
+    }
+    assertion.extend_from_slice(&a.signature);
+
+    let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds");
+    for (target, bytes) in [
+        ("verify_registration", registration),
+        ("verify_assertion", assertion),
+    ] {
+        let file = seeds.join(target).join("valid.bin");
+        if std::env::var_os("SAYSO_WRITE_FUZZ_SEEDS").is_some() {
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, &bytes).unwrap();
+        }
+        let committed = std::fs::read(&file).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (SAYSO_WRITE_FUZZ_SEEDS=1 writes it)",
+                file.display()
+            )
+        });
+        assert_eq!(
+            committed,
+            bytes,
+            "{} is not what the authenticator makes",
+            file.display()
+        );
+    }
+}
