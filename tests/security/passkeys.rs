@@ -304,7 +304,9 @@ async fn the_feed_link_binds_the_device_and_leaves_the_address_bar() {
     let set = resp.headers()["set-cookie"].to_str().unwrap().to_string();
     // Over plain http the cookie keeps its plain name (a __Host- cookie needs https).
     assert!(set.starts_with("sayso_device="), "{set}");
-    assert!(set.contains("HttpOnly") && set.contains("Path=/"), "{set}");
+    for attribute in ["HttpOnly", "SameSite=Lax", "Path=/"] {
+        assert!(set.contains(attribute), "{attribute}: {set}");
+    }
     let body = resp.text().await.unwrap();
     assert!(!body.contains(&token), "the token is nowhere in the answer");
 
