@@ -310,8 +310,50 @@ async fn run_person(global: &GlobalArgs, cmd: PersonCommand) -> anyhow::Result<(
                 .map_err(fail(&inbox))?;
             println!("{link}");
         }
+        PersonCommand::Passkeys(args) => {
+            let inbox = args.inbox.clone();
+            for line in person_passkeys(&svc, args).await.map_err(fail(&inbox))? {
+                println!("{line}");
+            }
+        }
     }
     Ok(())
+}
+
+/// `sayso person passkeys`: one line per passkey (id, added, last used, browser), or the
+/// one removed.
+async fn person_passkeys(
+    svc: &Service,
+    args: crate::config::passkeys::PersonPasskeysArgs,
+) -> Result<Vec<String>, ServiceError> {
+    use crate::domain::webauthn::ID_PREFIX_CHARS;
+    let short = |id: &str| id.chars().take(ID_PREFIX_CHARS).collect::<String>();
+    let (name, inbox) = (&args.name, &args.inbox);
+    if let Some(id) = &args.remove {
+        let removed = svc.remove_person_passkey(inbox, name, id).await?;
+        return Ok(vec![format!(
+            "removed the passkey {} of {name:?} (inbox {inbox:?})",
+            short(&removed.credential_id)
+        )]);
+    }
+    let passkeys = svc.person_passkeys(inbox, name).await?;
+    if passkeys.is_empty() {
+        return Ok(vec![format!("{name:?} has no passkey")]);
+    }
+    Ok(passkeys
+        .iter()
+        .map(|p| {
+            let used = p.last_used_at.map_or("never used".to_string(), |t| {
+                format!("last used {}", crate::render::format_time(t))
+            });
+            format!(
+                "{}  added {}  {used}  {}",
+                short(&p.credential_id),
+                crate::render::format_time(p.added_at),
+                p.user_agent.as_deref().unwrap_or("(browser unknown)")
+            )
+        })
+        .collect())
 }
 
 fn person_settings(a: PersonArgs) -> PersonSettings {

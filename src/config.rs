@@ -2,6 +2,7 @@
 //! default, so `sayso` alone serves on SQLite.
 
 mod keys;
+pub mod passkeys;
 pub mod variables;
 
 pub use keys::KeyCommand;
@@ -343,6 +344,8 @@ pub enum PersonCommand {
         #[arg(long, default_value = "default")]
         inbox: String,
     },
+    /// List a person's passkeys (id, added, last used, browser), or remove one.
+    Passkeys(passkeys::PersonPasskeysArgs),
 }
 
 /// Where a person's notifications go, and when they wait.

@@ -1,6 +1,8 @@
 // Passkeys (WebAuthn), the two places they are used:
 // - the feed: "Add a passkey on this device" asks the server for creation options (the
-//   button's data-url + "/new"), creates the passkey and posts it to data-url;
+//   button's data-url + "/new"), creates the passkey and posts it to data-url; when the
+//   person has a passkey already, one of theirs is asked first (the options' "existing"),
+//   and a second tap makes the new one, posted with that assertion;
 // - a tool approval whose rule wants a passkey: an Allow first fetches options (the form's
 //   data-passkey-url: a challenge bound to this decision), asks the passkey, and posts the
 //   assertion with the answer. Deny posts as it is.
@@ -46,6 +48,27 @@
     return e && e.message ? e.message : String(e);
   }
 
+  // The options of a navigator.credentials.get, as the server gives them.
+  function getOptions(o) {
+    return {
+      challenge: bytes(o.challenge),
+      rpId: o.rpId,
+      timeout: o.timeout,
+      userVerification: o.userVerification,
+      allowCredentials: credentials(o.allowCredentials),
+    };
+  }
+
+  // An assertion as the server reads it: each part base64url.
+  function assertion(cred) {
+    return {
+      id: b64url(cred.rawId),
+      client_data_json: b64url(cred.response.clientDataJSON),
+      authenticator_data: b64url(cred.response.authenticatorData),
+      signature: b64url(cred.response.signature),
+    };
+  }
+
   var supported = !!(window.PublicKeyCredential && navigator.credentials);
 
   // The feed: add a passkey on this device.
@@ -54,41 +77,75 @@
   var addStatus = document.getElementById("passkey-add-status");
   if (section && add && addStatus && supported) {
     var url = add.getAttribute("data-url");
-    add.addEventListener("click", function () {
-      add.disabled = true;
+    var label = add.textContent;
+    // Someone who has a passkey adds another only with one of theirs. That one is asked on
+    // the first tap and the new one made on a second: some browsers let a page ask for a
+    // passkey only straight after a tap. The server's challenges last five minutes.
+    var CONSENT_MS = 4 * 60 * 1000;
+    var consented = null;
+
+    var finish = function (text) {
+      consented = null;
+      add.textContent = label;
+      addStatus.textContent = text;
+    };
+
+    var make = function (o, existing) {
       addStatus.textContent = "Use this device's screen lock to make the passkey…";
-      fetch(url + "/new", { credentials: "same-origin" })
-        .then(json)
-        .then(function (o) {
-          return navigator.credentials.create({
-            publicKey: {
-              challenge: bytes(o.challenge),
-              rp: o.rp,
-              user: { id: bytes(o.user.id), name: o.user.name, displayName: o.user.displayName },
-              pubKeyCredParams: o.pubKeyCredParams,
-              timeout: o.timeout,
-              attestation: o.attestation,
-              authenticatorSelection: o.authenticatorSelection,
-              excludeCredentials: credentials(o.excludeCredentials),
-            },
-          });
+      return navigator.credentials
+        .create({
+          publicKey: {
+            challenge: bytes(o.challenge),
+            rp: o.rp,
+            user: { id: bytes(o.user.id), name: o.user.name, displayName: o.user.displayName },
+            pubKeyCredParams: o.pubKeyCredParams,
+            timeout: o.timeout,
+            attestation: o.attestation,
+            authenticatorSelection: o.authenticatorSelection,
+            excludeCredentials: credentials(o.excludeCredentials),
+          },
         })
         .then(function (cred) {
+          var body = {
+            client_data_json: b64url(cred.response.clientDataJSON),
+            attestation_object: b64url(cred.response.attestationObject),
+          };
+          if (existing) body.existing = existing;
           return fetch(url, {
             method: "POST",
             credentials: "same-origin",
             headers: { "Content-Type": "application/json" },
-            body: JSON.stringify({
-              client_data_json: b64url(cred.response.clientDataJSON),
-              attestation_object: b64url(cred.response.attestationObject),
-            }),
+            body: JSON.stringify(body),
           }).then(json);
         })
         .then(function () {
-          addStatus.textContent = "A passkey was added on this device: approvals that need it are allowed with it.";
-        })
+          finish("A passkey was added on this device: approvals that need it are allowed with it.");
+        });
+    };
+
+    add.addEventListener("click", function () {
+      add.disabled = true;
+      var step;
+      if (consented && Date.now() - consented.at < CONSENT_MS) {
+        step = make(consented.options, consented.existing);
+      } else {
+        consented = null;
+        addStatus.textContent = "Getting ready…";
+        step = fetch(url + "/new", { credentials: "same-origin" })
+          .then(json)
+          .then(function (o) {
+            if (!o.existing) return make(o, null);
+            addStatus.textContent = "First use a passkey you already have…";
+            return navigator.credentials.get({ publicKey: getOptions(o.existing) }).then(function (cred) {
+              consented = { options: o, existing: assertion(cred), at: Date.now() };
+              add.textContent = "Make the new passkey";
+              addStatus.textContent = "Your passkey agreed. Now tap “Make the new passkey” to make the new one on this device.";
+            });
+          });
+      }
+      step
         .catch(function (e) {
-          addStatus.textContent = "No passkey was added: " + reason(e);
+          finish("No passkey was added: " + reason(e));
         })
         .then(function () {
           add.disabled = false;
@@ -129,23 +186,15 @@
     fetch(optionsUrl, { credentials: "same-origin" })
       .then(json)
       .then(function (o) {
-        return navigator.credentials.get({
-          publicKey: {
-            challenge: bytes(o.challenge),
-            rpId: o.rpId,
-            timeout: o.timeout,
-            userVerification: o.userVerification,
-            allowCredentials: credentials(o.allowCredentials),
-          },
-        });
+        return navigator.credentials.get({ publicKey: getOptions(o) }).then(assertion);
       })
-      .then(function (cred) {
+      .then(function (a) {
         status.textContent = "Sending…";
         put("value", value);
-        put("passkey_id", b64url(cred.rawId));
-        put("passkey_client_data", b64url(cred.response.clientDataJSON));
-        put("passkey_authenticator_data", b64url(cred.response.authenticatorData));
-        put("passkey_signature", b64url(cred.response.signature));
+        put("passkey_id", a.id);
+        put("passkey_client_data", a.client_data_json);
+        put("passkey_authenticator_data", a.authenticator_data);
+        put("passkey_signature", a.signature);
         // submit() sends the form without firing this handler again (and without the
         // button, whose value is in the hidden input).
         form.submit();

@@ -54,11 +54,9 @@ async fn refused(srv: &TestServer, db: &common::db::SqliteTestDb, args: &[&str])
     stderr(&out)
 }
 
-/// The feed page a link opens: its status and body.
-async fn open(srv: &TestServer, link: &str) -> (StatusCode, String) {
-    let resp = srv.client.get(link).send().await.unwrap();
-    let status = resp.status();
-    (status, resp.text().await.unwrap())
+/// The feed a browser sees opening `link` (it binds the device and goes on to `/inbox`).
+async fn open(_srv: &TestServer, link: &str) -> (StatusCode, String) {
+    common::server::feed_page(link).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -316,4 +314,69 @@ async fn a_removed_persons_link_stops_opening_and_the_last_person_stays() {
     ok(&srv, &db, &["person", "remove", "solo", "--inbox", "solo"]).await;
     let err = refused(&srv, &db, &["person", "remove", "ana", "--inbox", "solo"]).await;
     assert!(err.contains("an inbox needs at least one person"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persons_passkeys_are_listed_and_one_is_removed_by_the_start_of_its_id() {
+    let (db, srv) = server().await;
+    let ana = srv.add_person("ana").await;
+    for (id, browser) in [
+        ("AAAAbbbbCCCCdddd1", Some("Firefox on Linux")),
+        ("AAAAbbbbCCCCdddd2", None),
+        ("Zzzz", Some("Safari on iPhone")),
+    ] {
+        let passkey = sayso::storage::StoredPasskey {
+            credential_id: id.into(),
+            public_key: "k".into(),
+            sign_count: 0,
+            added_at: time::macros::datetime!(2030-01-02 03:04 UTC),
+            last_used_at: None,
+            user_agent: browser.map(str::to_string),
+        };
+        srv.svc.store().add_passkey(&ana, &passkey).await.unwrap();
+    }
+    let list = ok(&srv, &db, &["person", "passkeys", "ana"]).await;
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "AAAAbbbbCCCC  added 2030-01-02 03:04 UTC  never used  Firefox on Linux",
+            "AAAAbbbbCCCC  added 2030-01-02 03:04 UTC  never used  (browser unknown)",
+            "Zzzz  added 2030-01-02 03:04 UTC  never used  Safari on iPhone",
+        ],
+        "{list}"
+    );
+    let err = refused(
+        &srv,
+        &db,
+        &["person", "passkeys", "ana", "--remove", "AAAA"],
+    )
+    .await;
+    assert!(
+        err.contains("2 passkeys of \"ana\" start with \"AAAA\""),
+        "{err}"
+    );
+    let err = refused(&srv, &db, &["person", "passkeys", "ana", "--remove", "Q"]).await;
+    assert!(
+        err.contains("has no passkey whose id starts with \"Q\""),
+        "{err}"
+    );
+    let err = refused(&srv, &db, &["person", "passkeys", "bob"]).await;
+    assert!(err.contains("no person named \"bob\""), "{err}");
+
+    let out = ok(
+        &srv,
+        &db,
+        &["person", "passkeys", "ana", "--remove", "AAAAbbbbCCCCdddd2"],
+    )
+    .await;
+    assert_eq!(
+        out.trim(),
+        "removed the passkey AAAAbbbbCCCC of \"ana\" (inbox \"default\")"
+    );
+    let left = srv.svc.store().passkeys(ana.id).await.unwrap();
+    let ids: Vec<&str> = left.iter().map(|p| p.credential_id.as_str()).collect();
+    assert_eq!(ids, ["AAAAbbbbCCCCdddd1", "Zzzz"]);
+    let own = ok(&srv, &db, &["person", "passkeys", "default"]).await;
+    assert_eq!(own.trim(), "\"default\" has no passkey");
 }

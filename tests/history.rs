@@ -728,13 +728,8 @@ async fn contended_votes_run(url: &str, backend: &str, replicas: usize, decision
     }
     // Each person's links, from their own feed: it lists exactly the decisions asking them.
     for (person, token) in &feeds {
-        let (status, html) = exchange(
-            voters
-                .http
-                .get(format!("{}/inbox/{token}", voters.bases[0])),
-        )
-        .await
-        .expect("the feed answered");
+        let (status, html) =
+            common::server::feed_page(&format!("{}/inbox/{token}", voters.bases[0])).await;
         assert_eq!(status, StatusCode::OK, "{person}'s feed: {html}");
         let links: HashMap<String, String> = feed_links(&html)
             .into_iter()

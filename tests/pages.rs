@@ -246,15 +246,7 @@ async fn the_feed_lists_open_work_and_a_todo_is_done_in_one_tap() {
     let todo = srv
         .create(json!({"question": "Water the plants", "kind": "todo", "project": "home"}))
         .await;
-    let html = srv
-        .client
-        .get(&feed)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let (_, html) = common::server::feed_page(&feed).await;
     assert!(html.contains("<title>(3) sayso"), "counts in the title");
     let (a, b) = (
         html.find("Sooner one").unwrap(),
@@ -263,15 +255,8 @@ async fn the_feed_lists_open_work_and_a_todo_is_done_in_one_tap() {
     assert!(a < b, "soonest expiry first");
     assert!(html.contains("Water the plants"));
 
-    let filtered = srv
-        .client
-        .get(format!("{feed}?project=ops"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    // The link's filter goes along to /inbox.
+    let (_, filtered) = common::server::feed_page(&format!("{feed}?project=ops")).await;
     assert!(
         filtered.contains("Later one")
             && !filtered.contains("Sooner one")
@@ -286,15 +271,7 @@ async fn the_feed_lists_open_work_and_a_todo_is_done_in_one_tap() {
     let location = resp.headers()["location"].to_str().unwrap().to_string();
     assert_eq!(location, "/inbox");
     assert_eq!(srv.get(s(&todo, "decision_id")).await["outcome"], "done");
-    let html = srv
-        .client
-        .get(&feed)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let (_, html) = common::server::feed_page(&feed).await;
     assert!(html.contains("<title>(2) sayso"));
     let history = &html[html.find(r#"id="history""#).unwrap()..];
     assert!(history.contains("Water the plants"));

@@ -269,7 +269,7 @@ async fn the_feed_says_whose_it_is_and_how_far_each_decision_has_come() {
     let (srv, _db) = start().await;
     // One person: the feed looks as it always did.
     let inbox = srv.default_inbox().await;
-    let (_, html) = page(&srv.svc.feed_url(&inbox)).await;
+    let (_, html) = common::server::feed_page(&srv.svc.feed_url(&inbox)).await;
     assert!(html.contains("Inbox · default"), "{html}");
 
     let people = add_people(&srv, &["ana", "ben"]).await;
@@ -281,7 +281,7 @@ async fn the_feed_says_whose_it_is_and_how_far_each_decision_has_come() {
         let token = srv.svc.tokens().feed_token(p.id);
         srv.url(&format!("/inbox/{token}"))
     };
-    let (status, html) = page(&feed_of(&people[0])).await;
+    let (status, html) = common::server::feed_page(&feed_of(&people[0])).await;
     assert_eq!(status, StatusCode::OK);
     assert!(html.contains("ana · inbox default"), "{html}");
     assert!(html.contains("0 of 2 said yes"), "{html}");
@@ -291,11 +291,11 @@ async fn the_feed_says_whose_it_is_and_how_far_each_decision_has_come() {
 
     let resp = form_post(&ana_link, "value=yes").await;
     assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-    let (_, html) = page(&feed_of(&people[1])).await;
+    let (_, html) = common::server::feed_page(&feed_of(&people[1])).await;
     assert!(html.contains("ben · inbox default"));
     assert!(html.contains("1 of 2 said yes: ana"), "{html}");
     // The inbox's own person is one of several now: named too.
-    let (_, html) = page(&srv.svc.feed_url(&inbox)).await;
+    let (_, html) = common::server::feed_page(&srv.svc.feed_url(&inbox)).await;
     assert!(html.contains("default · inbox default"), "{html}");
     srv.stop().await;
 }

@@ -2,6 +2,8 @@
 //! so that a validator that accepts something it should not, or rewrites a value into one it
 //! would itself refuse, is found as well as one that crashes.
 
+pub mod webauthn;
+
 use sayso::domain::answer::{check_outcome, validate_answer};
 use sayso::domain::answer_text::answer_text;
 use sayso::domain::form_schema::{MAX_FIELDS, parse_form_schema};

@@ -42,7 +42,7 @@ pub struct ApprovalSpec {
     #[serde(default)]
     pub editable: bool,
     /// What an Allow needs besides the tap: `passkey` (a policy rule's `step_up`) counts an
-    /// Allow only with an assertion of one of the inbox's passkeys.
+    /// Allow only with an assertion of one of the answering person's own passkeys.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_up: Option<StepUp>,
     /// The policy rule that put the question (`rule 2 of …/policy.json (…)`), shown to the

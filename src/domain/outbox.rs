@@ -78,6 +78,9 @@ pub enum Purpose {
     /// Its escalation time came: if still pending, it goes to more people (a fan-out the
     /// worker turns into asks to the escalation's targets).
     Escalate,
+    /// A notice about no decision: a passkey was added to the person (`payload`: `person`,
+    /// `inbox`, `passkey`, `added_at`, `user_agent`), so that one they did not add is seen.
+    PasskeyAdded,
 }
 
 words!(Purpose {
@@ -85,6 +88,7 @@ words!(Purpose {
     Reminder => "reminder",
     Resolved => "resolved",
     Escalate => "escalate",
+    PasskeyAdded => "passkey_added",
 });
 
 /// The state of an outbox message, and of a decision's notification on one channel.
@@ -126,6 +130,7 @@ pub struct NewMessage {
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutboxMessage {
     pub id: Uuid,
+    /// The decision it is about; the nil id for a notice about none (`PasskeyAdded`).
     pub decision_id: Uuid,
     pub route: Route,
     pub purpose: Purpose,

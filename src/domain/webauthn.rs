@@ -12,16 +12,25 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use ciborium::Value as Cbor;
 use hmac::{Hmac, Mac};
 use p256::ecdsa::signature::Verifier;
 use p256::ecdsa::{Signature, VerifyingKey};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
+use time::OffsetDateTime;
 use uuid::Uuid;
 
-/// How long a challenge may be answered after it was handed out.
+mod cose;
+
+/// How long a challenge may be answered after it was handed out: while fewer whole seconds
+/// than this have passed since.
 pub const CHALLENGE_LIFETIME_S: i64 = 300;
+/// How far one replica's clock may be from another's: a challenge issued up to this far in
+/// the future is taken, and the record of a spent one is kept this much longer.
+pub const CLOCK_SKEW_S: i64 = 60;
+/// How much of a passkey's id is shown to tell it from others (the notice of one added,
+/// `sayso person passkeys`); `--remove` takes it.
+pub const ID_PREFIX_CHARS: usize = 12;
 /// COSE algorithm number of ES256.
 pub const ES256: i64 = -7;
 
@@ -35,15 +44,16 @@ const FLAG_UP: u8 = 0x01;
 const FLAG_UV: u8 = 0x04;
 const FLAG_AT: u8 = 0x40;
 
-/// Longest credential id WebAuthn allows.
-const MAX_CREDENTIAL_ID: usize = 1023;
-
 /// What a challenge is for; part of its MAC so one for adding a passkey never answers an
 /// approval, and one for an approval never answers another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ceremony {
-    /// Adding a passkey to the inbox `subject`.
+    /// Making a new passkey for the person `subject`.
     Register,
+    /// A person's existing passkey consenting to one more: `subject` is
+    /// [`add_passkey_subject`] of the person and the registration's challenge, so the
+    /// assertion counts for that one registration only.
+    AddPasskey,
     /// Allowing the approval `subject`.
     StepUp,
 }
@@ -52,6 +62,7 @@ impl Ceremony {
     fn tag(self) -> &'static [u8] {
         match self {
             Ceremony::Register => b"sayso passkey register v1",
+            Ceremony::AddPasskey => b"sayso passkey add-with-existing v1",
             Ceremony::StepUp => b"sayso passkey step-up v1",
         }
     }
@@ -59,9 +70,23 @@ impl Ceremony {
     fn client_data_type(self) -> &'static str {
         match self {
             Ceremony::Register => "webauthn.create",
-            Ceremony::StepUp => "webauthn.get",
+            Ceremony::AddPasskey | Ceremony::StepUp => "webauthn.get",
         }
     }
+}
+
+/// The subject of the `AddPasskey` challenge that goes with the registration challenge
+/// `registration` of `person`: both are handed out together, and the assertion is checked
+/// against the challenge the registration answered.
+pub fn add_passkey_subject(person: Uuid, registration: &[u8]) -> Uuid {
+    let digest = Sha256::new()
+        .chain_update(b"sayso passkey add-with-existing subject")
+        .chain_update(person.as_bytes())
+        .chain_update(registration)
+        .finalize();
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    Uuid::from_bytes(bytes)
 }
 
 /// Why a registration or an assertion was refused; each says what is wrong, for the person.
@@ -111,7 +136,8 @@ pub struct Expected<'a> {
     /// The public URL's host, `ask.example.com`.
     pub rp_id: &'a str,
     pub ceremony: Ceremony,
-    /// What the challenge is bound to: the inbox (register) or the decision (step-up).
+    /// What the challenge is bound to: the person (register), the person and registration
+    /// (add with an existing passkey), or the decision (step-up).
     pub subject: Uuid,
     /// The key challenges are made with.
     pub key: &'a [u8],
@@ -130,7 +156,7 @@ pub struct NewCredential {
     pub challenge: Vec<u8>,
 }
 
-/// A passkey as stored for an inbox.
+/// A passkey as stored for a person.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredPasskey {
     /// base64url of the credential id.
@@ -138,6 +164,12 @@ pub struct StoredPasskey {
     /// base64url of the SEC1 uncompressed P-256 point.
     pub public_key: String,
     pub sign_count: u32,
+    pub added_at: OffsetDateTime,
+    /// When it last allowed something (an approval, or adding another passkey).
+    pub last_used_at: Option<OffsetDateTime>,
+    /// The browser it was added from (its User-Agent, cut short), so that a person can tell
+    /// their passkeys apart.
+    pub user_agent: Option<String>,
 }
 
 /// An assertion as the page posts it: each part base64url, as the browser produced it.
@@ -199,21 +231,25 @@ pub fn check_challenge(challenge: &[u8], expected: &Expected) -> Result<(), Weba
         .verify_truncated_left(tag)
         .map_err(|_| WebauthnError::WrongChallenge)?;
     let issued = i64::from_be_bytes(head[..8].try_into().expect("8 bytes"));
-    // A challenge from the future (a replica's clock ahead) is fine within a minute.
-    if expected.now - issued > CHALLENGE_LIFETIME_S || issued - expected.now > 60 {
+    // A challenge from the future (a replica's clock ahead) is fine within the skew.
+    if expected.now - issued >= CHALLENGE_LIFETIME_S || issued - expected.now > CLOCK_SKEW_S {
         return Err(WebauthnError::ExpiredChallenge);
     }
     Ok(())
 }
 
-/// When a challenge stops being accepted (unix seconds), for the record of spent ones.
-pub fn challenge_expiry(challenge: &[u8]) -> i64 {
+/// Until when (unix seconds) the record of a spent challenge is kept, so that it is never
+/// swept while the challenge is still taken: a challenge is taken before `issued +
+/// CHALLENGE_LIFETIME_S` by the checking replica's clock, and the replica sweeping may be up
+/// to `CLOCK_SKEW_S` ahead of it.
+pub fn spent_record_expiry(challenge: &[u8]) -> i64 {
     challenge
         .get(..8)
         .and_then(|b| b.try_into().ok())
         .map(i64::from_be_bytes)
         .unwrap_or(0)
         + CHALLENGE_LIFETIME_S
+        + CLOCK_SKEW_S
 }
 
 /// base64url without padding (what browsers and the page's script use).
@@ -290,78 +326,20 @@ pub fn verify_registration(
     expected: &Expected,
 ) -> Result<NewCredential, WebauthnError> {
     let challenge = check_client_data(client_data_json, expected)?;
-    let att: Cbor = ciborium::from_reader(attestation_object)
-        .map_err(|_| WebauthnError::Attestation("not CBOR"))?;
-    let Cbor::Map(entries) = att else {
-        return Err(WebauthnError::Attestation("not a map"));
-    };
-    let auth = entries
-        .iter()
-        .find(|(k, _)| k.as_text() == Some("authData"))
-        .and_then(|(_, v)| v.as_bytes())
-        .ok_or(WebauthnError::Attestation("no authData"))?;
-    let (flags, sign_count) = check_auth_data(auth, expected)?;
+    let auth = cose::auth_data(attestation_object)?;
+    let (flags, sign_count) = check_auth_data(&auth, expected)?;
     if flags & FLAG_AT == 0 {
         return Err(WebauthnError::AuthenticatorData(
             "no attested credential data",
         ));
     }
-    // aaguid (16), credential id length (2), credential id, COSE key.
-    let rest = &auth[37..];
-    if rest.len() < 18 {
-        return Err(WebauthnError::AuthenticatorData("attested data cut short"));
-    }
-    let id_len = usize::from(u16::from_be_bytes([rest[16], rest[17]]));
-    if id_len == 0 || id_len > MAX_CREDENTIAL_ID || rest.len() < 18 + id_len {
-        return Err(WebauthnError::AuthenticatorData("bad credential id length"));
-    }
-    let credential_id = rest[18..18 + id_len].to_vec();
-    let mut key_bytes = &rest[18 + id_len..];
-    let key: Cbor = ciborium::from_reader(&mut key_bytes)
-        .map_err(|_| WebauthnError::AuthenticatorData("the public key is not CBOR"))?;
-    let public_key = es256_key(&key)?;
+    let (credential_id, public_key) = cose::attested_credential(&auth[37..])?;
     Ok(NewCredential {
         credential_id,
         public_key,
         sign_count,
         challenge,
     })
-}
-
-/// The SEC1 point of a COSE EC2 key on P-256 for ES256; any other key is refused.
-fn es256_key(key: &Cbor) -> Result<Vec<u8>, WebauthnError> {
-    let Cbor::Map(entries) = key else {
-        return Err(WebauthnError::UnsupportedKey);
-    };
-    let get = |label: i64| {
-        entries
-            .iter()
-            .find(|(k, _)| k.as_integer().and_then(|i| i64::try_from(i).ok()) == Some(label))
-            .map(|(_, v)| v)
-    };
-    let int = |label| {
-        get(label)
-            .and_then(Cbor::as_integer)
-            .and_then(|i| i64::try_from(i).ok())
-    };
-    // kty 2 (EC2), alg -7 (ES256), crv 1 (P-256).
-    if int(1) != Some(2) || int(3) != Some(ES256) || int(-1) != Some(1) {
-        return Err(WebauthnError::UnsupportedKey);
-    }
-    let coord = |label| {
-        get(label)
-            .and_then(Cbor::as_bytes)
-            .filter(|b| b.len() == 32)
-    };
-    let (Some(x), Some(y)) = (coord(-2), coord(-3)) else {
-        return Err(WebauthnError::UnsupportedKey);
-    };
-    let mut point = Vec::with_capacity(65);
-    point.push(0x04);
-    point.extend_from_slice(x);
-    point.extend_from_slice(y);
-    VerifyingKey::from_sec1_bytes(&point).map_err(|_| WebauthnError::UnsupportedKey)?;
-    Ok(point)
 }
 
 /// The parts of an assertion, decoded.
@@ -415,260 +393,4 @@ pub fn verify_assertion(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use p256::ecdsa::signature::Signer;
-    use p256::ecdsa::{DerSignature, SigningKey};
-    use serde_json::json;
-
-    const ORIGIN: &str = "https://ask.example.com";
-    const RP: &str = "ask.example.com";
-    const KEY: &[u8] = b"challenge key";
-
-    /// A software authenticator: a fixed P-256 key, a counter, the flags it sets.
-    struct Authenticator {
-        key: SigningKey,
-        id: Vec<u8>,
-        count: u32,
-        flags: u8,
-    }
-
-    impl Authenticator {
-        fn new() -> Self {
-            Authenticator {
-                key: SigningKey::from_slice(&[7u8; 32]).unwrap(),
-                id: vec![1, 2, 3, 4],
-                count: 0,
-                flags: FLAG_UP | FLAG_UV,
-            }
-        }
-
-        fn public(&self) -> Vec<u8> {
-            self.key
-                .verifying_key()
-                .to_encoded_point(false)
-                .as_bytes()
-                .to_vec()
-        }
-
-        fn client_data(kind: &str, challenge: &[u8], origin: &str) -> Vec<u8> {
-            json!({"type": kind, "challenge": b64(challenge), "origin": origin, "crossOrigin": false})
-                .to_string()
-                .into_bytes()
-        }
-
-        fn auth_data(&self, rp: &str, flags: u8) -> Vec<u8> {
-            let mut a = Sha256::digest(rp.as_bytes()).to_vec();
-            a.push(flags);
-            a.extend_from_slice(&self.count.to_be_bytes());
-            a
-        }
-
-        fn register(&self, challenge: &[u8]) -> (Vec<u8>, Vec<u8>) {
-            let mut auth = self.auth_data(RP, self.flags | FLAG_AT);
-            auth.extend_from_slice(&[0u8; 16]);
-            auth.extend_from_slice(&(self.id.len() as u16).to_be_bytes());
-            auth.extend_from_slice(&self.id);
-            let point = self.key.verifying_key().to_encoded_point(false);
-            let cose = Cbor::Map(vec![
-                (Cbor::from(1), Cbor::from(2)),
-                (Cbor::from(3), Cbor::from(-7)),
-                (Cbor::from(-1), Cbor::from(1)),
-                (Cbor::from(-2), Cbor::Bytes(point.x().unwrap().to_vec())),
-                (Cbor::from(-3), Cbor::Bytes(point.y().unwrap().to_vec())),
-            ]);
-            ciborium::into_writer(&cose, &mut auth).unwrap();
-            let att = Cbor::Map(vec![
-                (Cbor::from("fmt"), Cbor::from("none")),
-                (Cbor::from("attStmt"), Cbor::Map(vec![])),
-                (Cbor::from("authData"), Cbor::Bytes(auth)),
-            ]);
-            let mut att_bytes = Vec::new();
-            ciborium::into_writer(&att, &mut att_bytes).unwrap();
-            (
-                Self::client_data("webauthn.create", challenge, ORIGIN),
-                att_bytes,
-            )
-        }
-
-        fn sign(&mut self, challenge: &[u8], origin: &str, rp: &str) -> Assertion {
-            self.count += 1;
-            let client_data_json = Self::client_data("webauthn.get", challenge, origin);
-            let authenticator_data = self.auth_data(rp, self.flags);
-            let mut signed = authenticator_data.clone();
-            signed.extend_from_slice(&Sha256::digest(&client_data_json));
-            let sig: DerSignature = self.key.sign(&signed);
-            Assertion {
-                credential_id: self.id.clone(),
-                client_data_json,
-                authenticator_data,
-                signature: sig.as_bytes().to_vec(),
-            }
-        }
-    }
-
-    fn expected(ceremony: Ceremony, subject: Uuid) -> Expected<'static> {
-        Expected {
-            origin: ORIGIN,
-            rp_id: RP,
-            ceremony,
-            subject,
-            key: KEY,
-            now: 1_800_000_000,
-        }
-    }
-
-    fn challenge(e: &Expected) -> Vec<u8> {
-        issue_challenge(e.key, e.ceremony, e.subject, e.now, [9u8; NONCE_LEN])
-    }
-
-    #[test]
-    fn a_registration_gives_the_key_and_an_assertion_verifies_with_it() {
-        let inbox = Uuid::now_v7();
-        let reg = expected(Ceremony::Register, inbox);
-        let mut auth = Authenticator::new();
-        let (cd, att) = auth.register(&challenge(&reg));
-        let cred = verify_registration(&cd, &att, &reg).unwrap();
-        assert_eq!(cred.credential_id, auth.id);
-        assert_eq!(cred.public_key, auth.public());
-
-        let step = expected(Ceremony::StepUp, Uuid::now_v7());
-        let a = auth.sign(&challenge(&step), ORIGIN, RP);
-        let v = verify_assertion(&a, &cred.public_key, cred.sign_count, &step).unwrap();
-        assert_eq!(v.sign_count, 1);
-    }
-
-    #[test]
-    fn a_bad_signature_is_refused() {
-        let e = expected(Ceremony::StepUp, Uuid::now_v7());
-        let mut auth = Authenticator::new();
-        let mut a = auth.sign(&challenge(&e), ORIGIN, RP);
-        // Signed by another key.
-        let other = SigningKey::from_slice(&[8u8; 32]).unwrap();
-        let other_pub = other.verifying_key().to_encoded_point(false);
-        assert_eq!(
-            verify_assertion(&a, other_pub.as_bytes(), 0, &e),
-            Err(WebauthnError::BadSignature)
-        );
-        // Or changed after signing.
-        a.authenticator_data[36] ^= 0x10;
-        assert_eq!(
-            verify_assertion(&a, &auth.public(), 0, &e),
-            Err(WebauthnError::BadSignature)
-        );
-        a.signature = vec![0x30, 0x00];
-        assert_eq!(
-            verify_assertion(&a, &auth.public(), 0, &e),
-            Err(WebauthnError::BadSignature)
-        );
-    }
-
-    #[test]
-    fn another_origin_or_rp_id_is_refused() {
-        let e = expected(Ceremony::StepUp, Uuid::now_v7());
-        let mut auth = Authenticator::new();
-        let a = auth.sign(&challenge(&e), "https://evil.example", RP);
-        assert!(matches!(
-            verify_assertion(&a, &auth.public(), 0, &e),
-            Err(WebauthnError::WrongOrigin { .. })
-        ));
-        let a = auth.sign(&challenge(&e), ORIGIN, "evil.example");
-        assert_eq!(
-            verify_assertion(&a, &auth.public(), 0, &e),
-            Err(WebauthnError::WrongRpId(RP.into()))
-        );
-    }
-
-    #[test]
-    fn a_challenge_counts_only_for_its_ceremony_subject_and_time() {
-        let decision = Uuid::now_v7();
-        let e = expected(Ceremony::StepUp, decision);
-        let mut auth = Authenticator::new();
-        let public = auth.public();
-        // Made for another decision.
-        let other = expected(Ceremony::StepUp, Uuid::now_v7());
-        let a = auth.sign(&challenge(&other), ORIGIN, RP);
-        assert_eq!(
-            verify_assertion(&a, &public, 0, &e),
-            Err(WebauthnError::WrongChallenge)
-        );
-        // Made for adding a passkey.
-        let reg = expected(Ceremony::Register, decision);
-        let a = auth.sign(&challenge(&reg), ORIGIN, RP);
-        assert_eq!(
-            verify_assertion(&a, &public, 0, &e),
-            Err(WebauthnError::WrongChallenge)
-        );
-        // Too old.
-        let late = Expected {
-            now: e.now + CHALLENGE_LIFETIME_S + 1,
-            ..e
-        };
-        let a = auth.sign(&challenge(&e), ORIGIN, RP);
-        assert_eq!(
-            verify_assertion(&a, &public, 0, &late),
-            Err(WebauthnError::ExpiredChallenge)
-        );
-        assert_eq!(
-            challenge_expiry(&challenge(&e)),
-            e.now + CHALLENGE_LIFETIME_S
-        );
-    }
-
-    #[test]
-    fn a_replayed_assertion_is_refused_by_its_counter() {
-        let e = expected(Ceremony::StepUp, Uuid::now_v7());
-        let mut auth = Authenticator::new();
-        let a = auth.sign(&challenge(&e), ORIGIN, RP);
-        let v = verify_assertion(&a, &auth.public(), 0, &e).unwrap();
-        // The same assertion again: its counter is no longer above the stored one. (The
-        // service also refuses its challenge, spent the first time.)
-        assert_eq!(
-            verify_assertion(&a, &auth.public(), v.sign_count, &e),
-            Err(WebauthnError::CounterWentBack { got: 1, stored: 1 })
-        );
-    }
-
-    #[test]
-    fn a_person_not_verified_or_not_present_is_refused() {
-        let e = expected(Ceremony::StepUp, Uuid::now_v7());
-        let mut auth = Authenticator::new();
-        auth.flags = FLAG_UP;
-        let a = auth.sign(&challenge(&e), ORIGIN, RP);
-        assert_eq!(
-            verify_assertion(&a, &auth.public(), 0, &e),
-            Err(WebauthnError::NoUserVerification)
-        );
-        auth.flags = FLAG_UV;
-        let a = auth.sign(&challenge(&e), ORIGIN, RP);
-        assert_eq!(
-            verify_assertion(&a, &auth.public(), 0, &e),
-            Err(WebauthnError::NoUserPresence)
-        );
-    }
-
-    #[test]
-    fn a_registration_of_the_wrong_type_or_key_is_refused() {
-        let reg = expected(Ceremony::Register, Uuid::now_v7());
-        let auth = Authenticator::new();
-        let (_, att) = auth.register(&challenge(&reg));
-        let cd = Authenticator::client_data("webauthn.get", &challenge(&reg), ORIGIN);
-        assert!(matches!(
-            verify_registration(&cd, &att, &reg),
-            Err(WebauthnError::WrongType { .. })
-        ));
-        let (cd, _) = auth.register(&challenge(&reg));
-        assert_eq!(
-            verify_registration(&cd, b"\xa0", &reg),
-            Err(WebauthnError::Attestation("no authData"))
-        );
-        assert_eq!(
-            verify_registration(&cd, b"junk", &reg),
-            Err(WebauthnError::Attestation("not CBOR"))
-        );
-        assert!(matches!(
-            verify_registration(b"{", &att, &reg),
-            Err(WebauthnError::ClientData(_))
-        ));
-    }
-}
+mod tests;

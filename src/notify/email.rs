@@ -15,6 +15,7 @@ use lettre::transport::smtp;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use time::OffsetDateTime;
 
+use super::notice::Notice;
 use super::{Courier, Delivering, Delivery};
 use crate::domain::Decision;
 use crate::domain::answer_text::answer_text;
@@ -108,6 +109,66 @@ impl Courier for EmailChannel {
             Err(e) => classify(&e),
         }
     }
+
+    /// A notice to the person's own address, a mail of its own (no decision's thread).
+    async fn notify_person(&self, n: &Notice<'_>) -> Delivery {
+        let Some(address) = n
+            .person
+            .email
+            .as_deref()
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+        else {
+            return Delivery::Skipped(format!("{} has no email address", n.person.name));
+        };
+        let to = match address.parse::<Mailbox>() {
+            Ok(to) => to,
+            Err(e) => {
+                return Delivery::Failed(format!("the address {address:?} is not valid: {e}"));
+            }
+        };
+        let text = format!("{}\n\n{}\n", n.body, n.url);
+        let html = format!(
+            "<p>{}</p>\n<p><a href=\"{url}\">{url}</a></p>\n",
+            escape_html(&n.body),
+            url = escape_html(&n.url)
+        );
+        let mail = Mail {
+            subject: format!("[sayso] {}", n.title),
+            message_id: format!(
+                "<notice-{}@{}>",
+                n.message.id,
+                message_id_host(n.outbox.public_url())
+            ),
+            in_reply_to: None,
+            text,
+            html,
+        };
+        let message = match mail.into_message(self.from.clone(), to) {
+            Ok(m) => m,
+            Err(e) => return Delivery::Failed(format!("the mail could not be built: {e}")),
+        };
+        match self.transport.send(message).await {
+            Ok(_) => Delivery::Sent(Some(format!("to {address}"))),
+            Err(e) => classify(&e),
+        }
+    }
+}
+
+/// Text made safe for HTML (the notice's body carries a User-Agent, which anyone sets).
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The inbox's notification address.
@@ -265,6 +326,7 @@ fn compose_gathered(
             })
         }
         Purpose::Escalate => return Composed::Nothing(super::ESCALATE_SKIPPED.into()),
+        Purpose::PasskeyAdded => return Composed::Nothing(super::NOTICE_SKIPPED.into()),
         Purpose::Resolved => {
             let mail = ResolvedMail {
                 question: what_runs::headline(&decision.spec, HEADLINE_CHARS),

@@ -4,13 +4,15 @@
 //! Purposes: `ask` (a new decision), `reminder` (80 % of the TTL passed, still pending),
 //! `resolved` (the decision is answered, declined, cancelled or expired: the webhook fires,
 //! the mail thread gets a short note, a push or ntfy notification is withdrawn or updated),
-//! `escalate` (its escalation time came: asks to the escalation's targets).
+//! `escalate` (its escalation time came: asks to the escalation's targets), and
+//! `passkey_added`, a notice to a person about no decision (notice.rs).
 //! Messages go to people: an ask to each person asked, on each of their channels. Fan-out
 //! messages (channel `*`) are expanded by the worker into one message per channel and
 //! person.
 
 pub mod email;
 pub mod http_client;
+pub mod notice;
 pub mod ntfy;
 pub mod outbound;
 mod people;
@@ -90,7 +92,18 @@ pub trait Courier: Send + Sync {
     /// Delivers one message. Called at least once per message: a crash between delivery and
     /// its record repeats it, so deliveries carry stable ids (Message-ID, webhook-id, tag).
     async fn deliver(&self, d: &Delivering<'_>) -> Delivery;
+
+    /// Delivers a notice about no decision to its person (a passkey was added to them). A
+    /// channel that reaches no person (the webhook) has none to send.
+    async fn notify_person(&self, n: &notice::Notice<'_>) -> Delivery {
+        let _ = n;
+        Delivery::Skipped(format!("{} carries no notices to a person", self.channel()))
+    }
 }
+
+/// Why a channel skips a notice handed to it as a decision's message (the worker sends
+/// notices through `Courier::notify_person`; one never reaches `deliver`).
+pub const NOTICE_SKIPPED: &str = "a notice about no decision is sent to its person alone";
 
 /// How the notification side is set up; `app` makes it from the command line.
 #[derive(Debug, Clone)]

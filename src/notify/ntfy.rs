@@ -25,8 +25,9 @@ use serde_json::{Value, json};
 use url::Url;
 
 use super::http_client::{client_builder, delivery_for_error, delivery_for_status};
+use super::notice::Notice;
 use super::people::{feed_link, waiting_line};
-use super::{Courier, Delivering, Delivery, ESCALATE_SKIPPED};
+use super::{Courier, Delivering, Delivery, ESCALATE_SKIPPED, NOTICE_SKIPPED};
 use crate::domain::answer_text::answer_text;
 use crate::domain::approval::{ALLOW, DENY};
 use crate::domain::outbox::{Channel, Purpose};
@@ -74,24 +75,50 @@ impl Courier for NtfyChannel {
         let Some(topic_url) = d.channels.ntfy_url.as_deref() else {
             return Delivery::Skipped("the inbox has no ntfy topic".into());
         };
-        let (root, topic) = match split_topic_url(topic_url) {
-            Ok(parts) => parts,
-            Err(why) => return Delivery::Failed(why),
-        };
-        let body = match d.message.purpose {
+        let mut body = match d.message.purpose {
             Purpose::Ask => ask_message(d.decision, d.web_url, false, d.gathered()),
             Purpose::Reminder => ask_message(d.decision, d.web_url, true, 0),
             Purpose::Resolved => resolved_message(d.decision, d.web_url),
             Purpose::Escalate => return Delivery::Skipped(ESCALATE_SKIPPED.into()),
+            Purpose::PasskeyAdded => return Delivery::Skipped(NOTICE_SKIPPED.into()),
         };
-        let mut body = body;
+        // A message that stands for asks the person's budget held says so, and opens the feed.
         let waiting = d.waiting();
         if waiting > 0 && matches!(d.message.purpose, Purpose::Ask | Purpose::Reminder) {
             stand_for_waiting(&mut body, waiting, &feed_link(d.public_url));
         }
+        self.publish(topic_url, d.channels.ntfy_token.as_deref(), body)
+            .await
+    }
+
+    /// A notice to the person's own topic: high priority, with no buttons; a tap opens
+    /// their feed.
+    async fn notify_person(&self, n: &Notice<'_>) -> Delivery {
+        let Some(topic_url) = n.person.ntfy_url.as_deref() else {
+            return Delivery::Skipped(format!("{} has no ntfy topic", n.person.name));
+        };
+        let body = json!({
+            "title": n.title,
+            "message": n.body,
+            "click": n.url,
+            "priority": PRIORITY_HIGH,
+            "tags": ["key"],
+        });
+        self.publish(topic_url, n.person.ntfy_token.as_deref(), body)
+            .await
+    }
+}
+
+impl NtfyChannel {
+    /// Publishes `body` (a message without its topic) to the topic at `topic_url`.
+    async fn publish(&self, topic_url: &str, token: Option<&str>, mut body: Value) -> Delivery {
+        let (root, topic) = match split_topic_url(topic_url) {
+            Ok(parts) => parts,
+            Err(why) => return Delivery::Failed(why),
+        };
         body["topic"] = Value::String(topic);
         let mut req = self.client.post(root).json(&body);
-        if let Some(token) = d.channels.ntfy_token.as_deref() {
+        if let Some(token) = token {
             req = req.bearer_auth(token);
         }
         match req.send().await {

@@ -14,19 +14,23 @@ use time::OffsetDateTime;
 use web_push_native::{Auth, WebPushBuilder, p256};
 
 use super::http_client::USER_AGENT;
+use super::notice::Notice;
 use super::outbound::{Outbound, Refusal, capped_text};
 use super::{Courier, Delivering, Delivery};
 use crate::domain::approval::{ALLOW, DENY};
 use crate::domain::inbox::PushSubscription;
 use crate::domain::outbox::{Channel, Purpose};
+use crate::domain::people::Person;
 use crate::domain::subscription::{check_endpoint, decode_key};
 use crate::render::what_runs;
-use crate::service::VapidKey;
+use crate::service::{Outbox, VapidKey};
 
 /// The longest push services keep an undelivered message (FCM: four weeks).
 const MAX_TTL: Duration = Duration::from_secs(28 * 24 * 60 * 60);
 /// The least time a withdrawal is kept for a phone that is offline.
 const MIN_CLOSE_TTL: Duration = Duration::from_secs(60 * 60);
+/// How long a push service keeps a notice to a person for a device that is offline.
+const NOTICE_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 /// Push services accept 4 KiB of encrypted payload; keep the text well inside it.
 const MAX_BODY_CHARS: usize = 1000;
 /// The most characters of an approval's command (or file, or URL) in the body.
@@ -139,6 +143,25 @@ impl PushNotice {
                 topic,
             }),
             Purpose::Escalate => Err(super::ESCALATE_SKIPPED.into()),
+            Purpose::PasskeyAdded => Err(super::NOTICE_SKIPPED.into()),
+        }
+    }
+
+    /// A notice to the person (a passkey added): shown on each of their devices, a tap
+    /// opening their feed; kept a day for a device that is offline.
+    pub fn for_notice(n: &Notice<'_>) -> Self {
+        let id = n.message.id.simple().to_string();
+        PushNotice {
+            payload: json!({
+                "type": "show",
+                "tag": format!("notice-{id}"),
+                "title": n.title,
+                "body": shorten(&n.body, MAX_BODY_CHARS),
+                "url": n.url,
+            }),
+            ttl: NOTICE_TTL,
+            urgency: Urgency::High,
+            topic: id,
         }
     }
 }
@@ -301,26 +324,43 @@ impl Courier for WebPushChannel {
         let Some(person) = d.person else {
             return Delivery::Skipped("the message names no person".into());
         };
-        let subs = match d.outbox.push_subscriptions(person).await {
+        self.push_to_devices(d.outbox, person, &notice).await
+    }
+
+    async fn notify_person(&self, n: &Notice<'_>) -> Delivery {
+        self.push_to_devices(n.outbox, n.person, &PushNotice::for_notice(n))
+            .await
+    }
+}
+
+impl WebPushChannel {
+    /// Pushes `notice` to every device `person` subscribed, forgetting those gone.
+    async fn push_to_devices(
+        &self,
+        outbox: &Outbox,
+        person: &Person,
+        notice: &PushNotice,
+    ) -> Delivery {
+        let subs = match outbox.push_subscriptions(person).await {
             Ok(subs) => subs,
             Err(e) => return Delivery::Retry(format!("could not read the subscriptions: {e}")),
         };
         if subs.is_empty() {
             return Delivery::Skipped("no device has subscribed to push for this inbox".into());
         }
-        let key = match d.outbox.vapid_key().await {
+        let key = match outbox.vapid_key().await {
             Ok(key) => key,
             Err(e) => return Delivery::Retry(format!("the VAPID key is unavailable: {e}")),
         };
         let (mut sent, mut gone) = (0usize, 0usize);
         let (mut retry, mut refused) = (Vec::new(), Vec::new());
         for sub in &subs {
-            match self.push(key, sub, &notice).await {
+            match self.push(key, sub, notice).await {
                 PushOutcome::Accepted => sent += 1,
                 PushOutcome::Gone(why) => {
                     gone += 1;
                     tracing::info!(endpoint = %sub.endpoint, %why, "forgetting a push subscription");
-                    if let Err(e) = d.outbox.remove_push_subscription(&sub.endpoint).await {
+                    if let Err(e) = outbox.remove_push_subscription(&sub.endpoint).await {
                         tracing::warn!(error = %e, "could not remove a gone push subscription");
                     }
                 }

@@ -143,6 +143,14 @@ impl Worker {
     }
 
     async fn handle(&self, outbox: &Outbox, m: &OutboxMessage) -> (MessageResult, Vec<NewMessage>) {
+        // A notice about no decision (a passkey added) goes to its person alone.
+        if m.decision_id.is_nil() {
+            let courier = m.route.channel().and_then(|c| self.couriers.get(&c));
+            return (
+                super::notice::deliver(self, outbox, m, courier).await,
+                vec![],
+            );
+        }
         let decision = match outbox.decision(m.decision_id).await {
             Ok(Some(d)) => d,
             Ok(None) => {

@@ -180,6 +180,7 @@ impl Service {
         let mut d = d.clone();
         // A resolved decision says so before anything is checked of the answer.
         let mut resolution = None;
+        let mut stepped_up = false;
         for _ in 0..TALLY_ATTEMPTS {
             match d.status {
                 Status::Pending => {}
@@ -209,7 +210,19 @@ impl Service {
                 at: super::now(),
                 channel: by.channel,
             };
-            match people::tally(&d, &answer) {
+            let tally = people::tally(&d, &answer);
+            if matches!(tally, Tally::AlreadyCounted) {
+                return Ok(d);
+            }
+            // Every Allow under a step-up rule needs the answering person's passkey: a vote
+            // towards a rule of several people as much as the one that resolves it. Checked
+            // once (it spends its challenge), however often the tally is taken again.
+            if !stepped_up {
+                self.check_step_up(&d, resolution, input.passkey.as_ref(), person)
+                    .await?;
+                stepped_up = true;
+            }
+            match tally {
                 Tally::AlreadyCounted => return Ok(d),
                 Tally::Counted => {
                     if let Some(now_d) = self
@@ -224,8 +237,6 @@ impl Service {
                     resolution.answer = Some(answer);
                     resolution.expect_answers =
                         (people::required(&d) > 1).then_some(d.answers.len());
-                    self.check_step_up(&d, resolution, input.passkey.as_ref())
-                        .await?;
                     match self.apply_tallied(d.id, resolution).await? {
                         Ok(won) => return Ok(won),
                         Err(now_d) if now_d.status == Status::Pending => {}

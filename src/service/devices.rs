@@ -8,8 +8,12 @@ use super::{Service, ServiceError, now};
 use crate::domain::inbox::Inbox;
 use crate::domain::people::Person;
 
-/// The name of the device cookie.
+/// The name of the device cookie when the public URL is plain http.
 pub const DEVICE_COOKIE: &str = "sayso_device";
+/// Its name behind https. The `__Host-` prefix has the browser keep it only when it is
+/// `Secure`, for this host alone (no `Domain`) and the whole site (`Path=/`), so no other
+/// host of the same domain can set one for sayso's pages.
+pub const SECURE_DEVICE_COOKIE: &str = "__Host-sayso_device";
 
 /// A person with their inbox: who is looking at a feed.
 #[derive(Debug, Clone)]
@@ -80,11 +84,6 @@ impl Service {
             .await?
             .ok_or(ServiceError::NotFound)?;
         self.viewer(person).await
-    }
-
-    /// The inbox of the bound device a cookie names; `NotFound` without one.
-    pub async fn device_inbox(&self, cookie: Option<&str>) -> Result<Inbox, ServiceError> {
-        Ok(self.device_viewer(cookie).await?.inbox)
     }
 
     /// The device a cookie names and its person, if it is genuine and bound. A database

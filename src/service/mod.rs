@@ -11,6 +11,7 @@ mod feed;
 mod inboxes;
 mod notifications;
 mod outbox;
+mod passkey_notices;
 mod passkeys;
 mod people;
 mod retention;
@@ -36,7 +37,7 @@ use crate::storage::{Store, StoreError};
 use crate::wake::Waiters;
 
 pub use decisions::{Created, ListPage, ListQuery};
-pub use devices::{DEVICE_COOKIE, Viewer};
+pub use devices::{DEVICE_COOKIE, SECURE_DEVICE_COOKIE, Viewer};
 pub use events::ResolutionFeed;
 pub use export::ExportQuery;
 pub use feed::Feed;

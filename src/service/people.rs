@@ -136,7 +136,7 @@ impl Service {
 
     /// A person by inbox and name: `NotFound` for an unknown inbox, a validation error
     /// saying so for an unknown person.
-    async fn person_named(
+    pub(super) async fn person_named(
         &self,
         inbox_name: &str,
         name: &str,

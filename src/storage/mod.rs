@@ -448,16 +448,18 @@ pub trait Store: Send + Sync + 'static {
     /// route, and the connection pools.
     async fn metrics_snapshot(&self) -> Result<Snapshot, StoreError>;
 
-    /// The passkeys of an inbox, oldest first.
-    async fn passkeys(&self, inbox_id: Uuid) -> Result<Vec<StoredPasskey>, StoreError>;
-    /// Adds a passkey to an inbox; `Conflict` when its credential id is already stored,
-    /// `NotFound` for an unknown inbox.
-    async fn add_passkey(
+    /// The passkeys of a person, oldest first.
+    async fn passkeys(&self, person_id: Uuid) -> Result<Vec<StoredPasskey>, StoreError>;
+    /// Adds a passkey to a person; `Conflict` when its credential id is already stored,
+    /// `NotFound` for an unknown person.
+    async fn add_passkey(&self, person: &Person, passkey: &StoredPasskey)
+    -> Result<(), StoreError>;
+    /// Removes a person's passkey: `false` when they have none with that credential id.
+    async fn remove_passkey(
         &self,
-        inbox_id: Uuid,
-        passkey: &StoredPasskey,
-        now: OffsetDateTime,
-    ) -> Result<(), StoreError>;
+        person_id: Uuid,
+        credential_id: &str,
+    ) -> Result<bool, StoreError>;
     /// Moves a passkey's signature counter from `from` to `to` (a conditional update):
     /// `false` when it no longer stands at `from`, because another use came first.
     async fn use_passkey(
@@ -467,14 +469,21 @@ pub trait Store: Send + Sync + 'static {
         to: u32,
         now: OffsetDateTime,
     ) -> Result<bool, StoreError>;
-    /// Records a passkey challenge as answered: `false` when it already was. Sweeps the
-    /// records past their expiry on the way.
+    /// Records a passkey challenge as answered, kept until `expires_at`: `false` when it
+    /// already was. Sweeps the records whose `expires_at` is before `now` on the way.
     async fn spend_challenge(
         &self,
         challenge_hash: &str,
         expires_at: OffsetDateTime,
         now: OffsetDateTime,
     ) -> Result<bool, StoreError>;
+    /// Adds messages about no decision (a notice to a person: `NewMessage::person` names
+    /// them); each is sent once. Sweeps such messages finished long ago on the way.
+    async fn enqueue_notices(
+        &self,
+        messages: &[NewMessage],
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError>;
 
     /// Starts delivering other replicas' signals to `sink`, where the backend has them
     /// (PostgreSQL); `None` for a backend that is only ever used by one process.

@@ -241,6 +241,10 @@ fn person_of_column(text: &str) -> Result<Option<Uuid>, uuid::Error> {
     }
 }
 
+/// How long a finished notice (an outbox message about no decision) is kept: swept when the
+/// next notices are written.
+pub(super) const NOTICE_KEPT: time::Duration = time::Duration::days(30);
+
 /// How long the `resolved` fan-out of a resolution is worth trying.
 pub(super) const RESOLVED_GIVE_UP: time::Duration = time::Duration::hours(24);
 

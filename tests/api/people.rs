@@ -149,11 +149,12 @@ pub async fn only_the_people_asked_see_and_answer(srv: &TestServer) {
     assert_eq!(page.status(), StatusCode::NOT_FOUND);
     let feed_of = |p: &Person| {
         let token = srv.svc.tokens().feed_token(p.id);
-        srv.client.get(srv.url(&format!("/inbox/{token}"))).send()
+        let link = srv.url(&format!("/inbox/{token}"));
+        async move { crate::common::server::feed_page(&link).await.1 }
     };
-    let cy_feed = feed_of(cy).await.unwrap().text().await.unwrap();
+    let cy_feed = feed_of(cy).await;
     assert!(!cy_feed.contains("Rotate the keys?"));
-    let ana_feed = feed_of(ana).await.unwrap().text().await.unwrap();
+    let ana_feed = feed_of(ana).await;
     assert!(ana_feed.contains("Rotate the keys?"));
     // The agent's own link does not answer a decision sent to people by name.
     let (status, body) = post(srv, s(&h, "web_url"), json!({"value": "yes"})).await;

@@ -1,7 +1,8 @@
 //! A tool approval whose policy rule wants a passkey, answered in Chromium with its virtual
 //! authenticator (the WebDriver extension commands of WebAuthn §11): a passkey is added from
 //! the feed at 360 px, an Allow without it is refused and changes nothing, an Allow through
-//! the page counts, a replayed assertion is refused, and Deny needs no passkey.
+//! the page counts, a replayed assertion is refused, and Deny needs no passkey. A second
+//! passkey is added only with the first, which the page asks for before making it.
 
 use axum::http::Method;
 use fantoccini::wd::WebDriverCompatibleCommand;
@@ -14,10 +15,11 @@ use crate::common::db::fresh_sqlite_url;
 use crate::common::server::{TestServer, s, send};
 use crate::support::{awaited, feed_url};
 
-/// `POST /session/{id}/webauthn/authenticator`: a virtual platform authenticator that
-/// verifies the person (as a phone's screen lock would) without asking.
+/// `POST /session/{id}/webauthn/authenticator`: a virtual authenticator on `transport`
+/// (`internal` for the device's own, `usb` for a security key) that verifies the person (as
+/// a phone's screen lock would) without asking.
 #[derive(Debug)]
-struct AddVirtualAuthenticator;
+struct AddVirtualAuthenticator(&'static str);
 
 impl WebDriverCompatibleCommand for AddVirtualAuthenticator {
     fn endpoint(
@@ -34,13 +36,77 @@ impl WebDriverCompatibleCommand for AddVirtualAuthenticator {
     fn method_and_body(&self, _: &url::Url) -> (Method, Option<String>) {
         let body = json!({
             "protocol": "ctap2",
-            "transport": "internal",
+            "transport": self.0,
             "hasResidentKey": true,
             "hasUserVerification": true,
             "isUserVerified": true,
         });
         (Method::POST, Some(body.to_string()))
     }
+}
+
+/// `GET` (the credentials it holds) or `DELETE` (the authenticator itself) on
+/// `/session/{id}/webauthn/authenticator/{authenticator}[/credentials]`.
+#[derive(Debug)]
+struct OnAuthenticator {
+    id: String,
+    method: Method,
+    path: &'static str,
+}
+
+impl WebDriverCompatibleCommand for OnAuthenticator {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/webauthn/authenticator/{}{}",
+            session_id.unwrap_or_default(),
+            self.id,
+            self.path
+        ))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (Method, Option<String>) {
+        (self.method.clone(), None)
+    }
+}
+
+async fn add_authenticator(b: &Browser, transport: &'static str) -> String {
+    let added = b
+        .client
+        .issue_cmd(AddVirtualAuthenticator(transport))
+        .await
+        .expect("a virtual authenticator");
+    added
+        .as_str()
+        .unwrap_or_else(|| panic!("authenticator id: {added}"))
+        .to_string()
+}
+
+async fn credentials_on(b: &Browser, authenticator: &str) -> usize {
+    let held = b
+        .client
+        .issue_cmd(OnAuthenticator {
+            id: authenticator.into(),
+            method: Method::GET,
+            path: "/credentials",
+        })
+        .await
+        .expect("the authenticator's credentials");
+    held.as_array().map_or(0, Vec::len)
+}
+
+async fn remove_authenticator(b: &Browser, authenticator: &str) {
+    b.client
+        .issue_cmd(OnAuthenticator {
+            id: authenticator.into(),
+            method: Method::DELETE,
+            path: "",
+        })
+        .await
+        .expect("the authenticator removed");
 }
 
 /// Asks the passkey on the approval page open in the browser, the way its script does, and
@@ -113,12 +179,7 @@ async fn an_allow_that_needs_a_passkey_counts_only_with_it() {
     };
     let db = fresh_sqlite_url();
     let srv = TestServer::start_on_localhost(&db.url).await;
-    let added = b
-        .client
-        .issue_cmd(AddVirtualAuthenticator)
-        .await
-        .expect("a virtual authenticator");
-    assert!(added.is_string(), "authenticator id: {added}");
+    add_authenticator(&b, "internal").await;
 
     // Adding a passkey from the feed link's page, at phone width.
     b.goto(&feed_url(&srv).await).await;
@@ -219,6 +280,81 @@ async fn an_allow_that_needs_a_passkey_counts_only_with_it() {
 
     b.close().await;
     srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_second_passkey_is_added_only_with_the_first() {
+    let Some(b) = Browser::start().await else {
+        return;
+    };
+    let db = fresh_sqlite_url();
+    let srv = TestServer::start_on_localhost(&db.url).await;
+    let owner = srv.default_inbox().await.id;
+    let passkeys = || async { srv.svc.store().passkeys(owner).await.unwrap() };
+
+    // The first passkey, on the phone itself: the bound device is all it takes.
+    let phone = add_authenticator(&b, "internal").await;
+    b.goto(&feed_url(&srv).await).await;
+    b.wait_for("#passkey:not([hidden]) #passkey-add").await;
+    b.click("#passkey-add").await;
+    let status = wait_for_text(&b, "#passkey-add-status", "passkey was added").await;
+    assert!(status.starts_with("A passkey was added"), "{status}");
+    assert_eq!(passkeys().await.len(), 1);
+
+    // A second one takes the first: the page asks the phone's passkey on the first tap...
+    b.click("#passkey-add").await;
+    let status = wait_for_any(&b, "#passkey-add-status", &["Now tap", "No passkey"]).await;
+    assert!(status.starts_with("Your passkey agreed"), "{status}");
+    let button = b.find("#passkey-add").await.text().await.unwrap();
+    assert_eq!(button, "Make the new passkey");
+    assert_fit_for_a_phone(&b, "feed asking for the new passkey").await;
+    b.screenshot("passkey-consented").await;
+    // ...and makes the new one, on a security key, on the second.
+    remove_authenticator(&b, &phone).await;
+    let key = add_authenticator(&b, "usb").await;
+    b.click("#passkey-add").await;
+    let status = wait_for_any(
+        &b,
+        "#passkey-add-status",
+        &["passkey was added", "No passkey"],
+    )
+    .await;
+    assert!(status.starts_with("A passkey was added"), "{status}");
+    let now = passkeys().await;
+    assert_eq!(now.len(), 2, "{now:?}");
+    assert!(
+        now[0].last_used_at.is_some(),
+        "the phone's passkey consented: {now:?}"
+    );
+    assert_eq!(credentials_on(&b, &key).await, 1);
+
+    // Without either of them (another browser, bound by the same feed link), none is added.
+    remove_authenticator(&b, &key).await;
+    let stranger = add_authenticator(&b, "internal").await;
+    b.goto(&feed_url(&srv).await).await;
+    b.wait_for("#passkey:not([hidden]) #passkey-add").await;
+    b.click("#passkey-add").await;
+    let status = wait_for_any(&b, "#passkey-add-status", &["agreed", "No passkey"]).await;
+    assert!(status.starts_with("No passkey was added"), "{status}");
+    assert_eq!(passkeys().await.len(), 2);
+    assert_eq!(credentials_on(&b, &stranger).await, 0);
+
+    b.close().await;
+    srv.stop().await;
+}
+
+/// Waits (up to 20 s) until the element's text contains one of `wanted`; returns the text.
+async fn wait_for_any(b: &Browser, css: &str, wanted: &[&str]) -> String {
+    let start = std::time::Instant::now();
+    loop {
+        let text = b.find(css).await.text().await.unwrap_or_default();
+        if wanted.iter().any(|w| text.contains(w))
+            || start.elapsed() > std::time::Duration::from_secs(20)
+        {
+            return text;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }
 
 /// Waits (up to 20 s) until the element's text contains `want`; returns the text.

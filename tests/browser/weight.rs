@@ -35,7 +35,12 @@ async fn fetching_links_many_times_decides_nothing() {
             .map(|h| s(h, "web_url"))
             .chain([feed.as_str()])
         {
-            let resp = srv.client.get(url).send().await.unwrap();
+            // The feed link sends the browser on to /inbox with its device cookie.
+            let resp = if url == feed {
+                crate::common::server::open_feed(url).await.0
+            } else {
+                srv.client.get(url).send().await.unwrap()
+            };
             assert_eq!(resp.status(), StatusCode::OK, "GET {url}");
             resp.bytes().await.unwrap();
         }

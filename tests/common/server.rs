@@ -402,3 +402,44 @@ pub fn s<'a>(v: &'a Value, key: &str) -> &'a str {
         .as_str()
         .unwrap_or_else(|| panic!("{key} missing in {v}"))
 }
+
+/// Opens the feed link `link` as a browser does: the link binds the device and answers 303
+/// to `/inbox`, which is then asked with the device cookie it set. Returns the last response
+/// (the feed's, or the link's own when it sends the browser nowhere: a wrong link's 404) and
+/// that cookie (`name=value`).
+pub async fn open_feed(link: &str) -> (reqwest::Response, Option<String>) {
+    let client = Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let resp = client
+        .get(link)
+        .send()
+        .await
+        .expect("the feed link answered");
+    if resp.status() != StatusCode::SEE_OTHER {
+        return (resp, None);
+    }
+    let cookie = resp
+        .headers()
+        .get_all(reqwest::header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.contains("sayso_device=") && !c.contains("Max-Age=0"))
+        .and_then(|c| c.split(';').next())
+        .map(str::to_string);
+    let location = resp.headers()[reqwest::header::LOCATION].to_str().unwrap();
+    let feed = url::Url::parse(link).unwrap().join(location).unwrap();
+    let mut req = client.get(feed);
+    if let Some(cookie) = &cookie {
+        req = req.header(reqwest::header::COOKIE, cookie);
+    }
+    (req.send().await.expect("the feed answered"), cookie)
+}
+
+/// The status and HTML of the feed a browser sees opening the feed link `link`.
+pub async fn feed_page(link: &str) -> (StatusCode, String) {
+    let (resp, _) = open_feed(link).await;
+    (resp.status(), resp.text().await.unwrap())
+}

@@ -14,6 +14,7 @@ mod expiry;
 mod inboxes;
 mod limits;
 mod outbox;
+mod passkey_migration;
 mod passkeys;
 mod resolutions;
 mod store;
@@ -102,9 +103,11 @@ macro_rules! conformance_tests {
                 a_fan_out_leaves_notifications_alone,
             ],
             passkeys: [
-                passkeys_are_kept_per_inbox_and_unique,
+                passkeys_are_kept_per_person_and_unique,
+                a_passkey_is_removed_only_from_its_person,
                 a_passkey_counter_moves_only_from_where_it_stands,
                 a_challenge_is_spent_once,
+                a_notice_is_claimed_and_finished_without_a_decision,
             ],
             limits: [
                 keys_are_listed_and_allowed_urgent_by_id_or_hash,

@@ -29,7 +29,36 @@ async fn the_pages_work_over_https(proxy: Proxy) {
     assert_eq!(page.status(), StatusCode::OK);
     assert!(page.text().await.unwrap().contains("Ship the release?"));
 
-    let feed = client.get(&stack.sayso.feed).send().await.unwrap();
+    // The feed link binds the browser with a __Host- cookie (the public URL is https) and
+    // sends it on to /inbox.
+    let bound = stack
+        .client_not_following()
+        .get(&stack.sayso.feed)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bound.status(), StatusCode::SEE_OTHER);
+    assert_eq!(bound.headers()["location"], "/inbox");
+    let cookies: Vec<&str> = bound
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .collect();
+    let device = cookies
+        .iter()
+        .find(|c| c.starts_with("__Host-sayso_device="))
+        .unwrap_or_else(|| panic!("no __Host- device cookie: {cookies:?}"));
+    assert!(
+        device.contains("; Secure") && device.contains("Path=/") && !device.contains("Domain"),
+        "{device}"
+    );
+    let feed = client
+        .get(stack.url("/inbox"))
+        .header("cookie", device.split(';').next().unwrap())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(feed.status(), StatusCode::OK);
     let html = feed.text().await.unwrap();
     assert!(html.contains("Ship the release?"), "the feed lists it");

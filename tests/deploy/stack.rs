@@ -233,6 +233,19 @@ impl Stack {
         self.client_from(Ipv4Addr::new(127, 0, 0, 2))
     }
 
+    /// A client from 127.0.0.2 that follows no redirect, to read a `303` and its cookie.
+    pub fn client_not_following(&self) -> reqwest::Client {
+        let cert = reqwest::Certificate::from_pem(&self.ca).expect("the proxy's certificate");
+        reqwest::Client::builder()
+            .tls_certs_only([cert])
+            .resolve(DOMAIN, SocketAddr::from(([127, 0, 0, 1], self.port)))
+            .local_address(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)))
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(180))
+            .build()
+            .unwrap()
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.public)
     }

@@ -13,12 +13,7 @@ use crate::support::{feed_token, start, subscribe};
 async fn the_feed_offers_push_with_the_servers_key_and_no_inline_script() {
     let (srv, _db) = start().await;
     let token = feed_token(&srv).await;
-    let resp = srv
-        .client
-        .get(srv.url(&format!("/inbox/{token}")))
-        .send()
-        .await
-        .unwrap();
+    let (resp, _) = crate::common::server::open_feed(&srv.url(&format!("/inbox/{token}"))).await;
     assert_eq!(resp.status(), StatusCode::OK);
     let csp = resp.headers()["content-security-policy"]
         .to_str()

@@ -190,11 +190,16 @@ async fn every_page_in_every_state_carries_the_security_headers() {
             "value=yes",
             StatusCode::NOT_FOUND,
         ),
-        case("feed", &feed, StatusCode::OK),
+        case("feed link (303 to /inbox)", &feed, StatusCode::SEE_OTHER),
         case(
-            "feed, one project",
+            "feed link, one project",
             format!("{feed}?project=none"),
-            StatusCode::OK,
+            StatusCode::SEE_OTHER,
+        ),
+        case(
+            "feed of a browser not bound",
+            srv.url("/inbox"),
+            StatusCode::FORBIDDEN,
         ),
         post(
             "done from the feed (303 back)",

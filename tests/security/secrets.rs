@@ -220,7 +220,8 @@ async fn no_secret_is_stored(pg: bool) {
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     for feed in &feeds {
-        assert_eq!(srv.client.get(feed).send().await.unwrap().status(), 200);
+        let (resp, _) = crate::common::server::open_feed(feed).await;
+        assert_eq!(resp.status(), 200);
     }
     // Give the outbox worker time to try the webhook and record its outcome.
     tokio::time::sleep(Duration::from_millis(500)).await;

@@ -139,26 +139,10 @@ fn permission(out: &Value) -> &str {
 /// The person's feed page, opened with the feed link: its HTML and the device cookie it set.
 async fn open_feed(srv: &TestServer) -> (String, String) {
     let inbox = srv.default_inbox().await;
-    let resp = srv
-        .client
-        .get(srv.svc.feed_url(&inbox))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    let cookie = resp
-        .headers()
-        .get("set-cookie")
-        .expect("the feed link binds the device")
-        .to_str()
-        .unwrap()
-        .to_string();
-    assert!(
-        cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"),
-        "{cookie}"
-    );
-    let cookie = cookie.split(';').next().unwrap().to_string();
-    (resp.text().await.unwrap(), cookie)
+    let (feed, cookie) = crate::common::server::open_feed(&srv.svc.feed_url(&inbox)).await;
+    assert_eq!(feed.status(), 200);
+    let cookie = cookie.expect("the feed link binds the device");
+    (feed.text().await.unwrap(), cookie)
 }
 
 /// The approval links (`/a/…`) on a page.

@@ -1,6 +1,6 @@
 //! An inbox's feed: pending decisions, open to-dos done or skipped in one tap, and recent
-//! history. `GET /inbox/{token}` (the feed link) binds the browser to the inbox with an
-//! HttpOnly cookie; from then on `GET /inbox` shows the same feed, and the pages link
+//! history. `GET /inbox/{token}` (the feed link) binds the browser to the person with an
+//! HttpOnly cookie and sends it on to `GET /inbox`, which shows the feed; the pages link
 //! there, never to the link. Tool approvals are linked with their feed approval links,
 //! which no API response shows, and so are decisions sent to people by name, with how far
 //! they have come where several must answer. In an inbox of several people, the feed says
@@ -9,7 +9,7 @@
 use axum::Router;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use time::OffsetDateTime;
 
 use super::answer::FEED_PATH;
@@ -18,7 +18,7 @@ use super::{Token, device_cookie};
 use crate::domain::people;
 use crate::domain::{Decision, Kind, PersonChannel, Status};
 use crate::render;
-use crate::service::{DEVICE_COOKIE, Service, ServiceError, Viewer};
+use crate::service::{DEVICE_COOKIE, SECURE_DEVICE_COOKIE, Service, ServiceError, Viewer};
 
 pub fn routes() -> Router<Service> {
     use axum::routing::get;
@@ -33,34 +33,51 @@ const DEVICE_COOKIE_MAX_AGE_S: u64 = 400 * 24 * 3600;
 /// The most characters of an approval's command shown in its feed item.
 const FEED_SUBJECT_CHARS: usize = 160;
 
-/// The feed link: binds this browser to the inbox (unless it already is) and shows the feed.
+/// The feed link: binds this browser to its person (unless it already is) and sends it on
+/// to `/inbox` with a 303, so the link leaves the address bar (and whatever reads it later:
+/// a shared screen, the page's own script, a bookmark) at once.
 async fn show_feed(
     State(svc): State<Service>,
     Token(token): Token,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let filter = project_filter(query.as_deref());
     let cookie = device_cookie(&headers);
-    let (viewer, new_cookie) = match svc.bind_device(&token, cookie.as_deref()).await {
-        Ok(bound) => bound,
+    let new_cookie = match svc.bind_device(&token, cookie.as_deref()).await {
+        Ok((_, new_cookie)) => new_cookie,
         Err(e) => return feed_error(e),
     };
-    let mut resp = feed_response(&svc, viewer, filter).await;
+    let target = match project_filter(query.as_deref()) {
+        Some(p) => format!(
+            "{FEED_PATH}?project={}",
+            url::form_urlencoded::byte_serialize(p.as_bytes()).collect::<String>()
+        ),
+        None => FEED_PATH.to_string(),
+    };
+    let mut resp = (StatusCode::SEE_OTHER, [(header::LOCATION, target)]).into_response();
     if let Some(value) = new_cookie {
-        let secure = if svc.settings().public_url.starts_with("https://") {
-            "; Secure"
-        } else {
-            ""
-        };
-        let cookie = format!(
-            "{DEVICE_COOKIE}={value}; Path=/; Max-Age={DEVICE_COOKIE_MAX_AGE_S}; HttpOnly; SameSite=Lax{secure}"
-        );
-        if let Ok(v) = HeaderValue::from_str(&cookie) {
-            resp.headers_mut().append(header::SET_COOKIE, v);
+        for cookie in device_cookies(&value, svc.settings().public_url.starts_with("https://")) {
+            if let Ok(v) = HeaderValue::from_str(&cookie) {
+                resp.headers_mut().append(header::SET_COOKIE, v);
+            }
         }
     }
     resp
+}
+
+/// The `Set-Cookie` values that bind a browser to the device `value`. Behind https the
+/// cookie is `__Host-sayso_device` (Secure, `Path=/`, no `Domain`), and a `sayso_device` left
+/// from before is cleared; over plain http it is `sayso_device`.
+fn device_cookies(value: &str, https: bool) -> Vec<String> {
+    let attributes = format!("Path=/; Max-Age={DEVICE_COOKIE_MAX_AGE_S}; HttpOnly; SameSite=Lax");
+    if https {
+        vec![
+            format!("{SECURE_DEVICE_COOKIE}={value}; {attributes}; Secure"),
+            format!("{DEVICE_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax; Secure"),
+        ]
+    } else {
+        vec![format!("{DEVICE_COOKIE}={value}; {attributes}")]
+    }
 }
 
 /// The feed of the inbox this browser is bound to.
@@ -217,4 +234,31 @@ async fn push_key(svc: &Service) -> String {
         tracing::warn!(error = %e, "no VAPID key for the feed page");
         String::new()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn behind_https_the_device_cookie_is_host_only_and_the_old_one_cleared() {
+        let set = device_cookies("v", true);
+        assert!(
+            set[0].starts_with("__Host-sayso_device=v; Path=/; Max-Age="),
+            "{set:?}"
+        );
+        assert!(
+            set[0].ends_with("; HttpOnly; SameSite=Lax; Secure"),
+            "{set:?}"
+        );
+        assert!(!set[0].contains("Domain"), "{set:?}");
+        assert!(
+            set[1].starts_with("sayso_device=; Path=/; Max-Age=0;"),
+            "{set:?}"
+        );
+        let set = device_cookies("v", false);
+        assert_eq!(set.len(), 1);
+        assert!(set[0].starts_with("sayso_device=v; Path=/;"), "{set:?}");
+        assert!(!set[0].contains("Secure"), "{set:?}");
+    }
 }

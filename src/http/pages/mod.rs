@@ -51,14 +51,23 @@ impl<S: Send + Sync> FromRequestParts<S> for Token {
     }
 }
 
-/// The device cookie a browser sent, if any (`service::DEVICE_COOKIE`).
+/// The device cookie a browser sent, if any: `__Host-sayso_device` (set behind https)
+/// before `sayso_device` (set over plain http, and behind https before the prefix was used).
 pub(crate) fn device_cookie(headers: &axum::http::HeaderMap) -> Option<String> {
-    headers
+    use crate::service::{DEVICE_COOKIE, SECURE_DEVICE_COOKIE};
+    let cookies: Vec<(&str, &str)> = headers
         .get_all(axum::http::header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == crate::service::DEVICE_COOKIE)
-        .map(|(_, value)| value.trim().to_string())
+        .collect();
+    [SECURE_DEVICE_COOKIE, DEVICE_COOKIE]
+        .iter()
+        .find_map(|wanted| {
+            cookies
+                .iter()
+                .find(|(name, _)| name == wanted)
+                .map(|(_, value)| value.trim().to_string())
+        })
 }

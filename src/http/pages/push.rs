@@ -1,5 +1,7 @@
-//! `POST /inbox/{token}/push`: the feed page's script stores this browser's Web Push
-//! subscription for the feed link's inbox, so its decisions reach this device.
+//! The feed page's script stores this browser's Web Push subscription for its person, so
+//! their decisions reach this device: `POST /inbox/push` for a bound device (its cookie names
+//! the person; taken only from sayso's own page, as JSON: `security::same_origin_json`), and
+//! `POST /inbox/{token}/push` for the feed link itself.
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -8,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
 use serde_json::json;
 
+use super::security::same_origin_json;
 use super::{Token, device_cookie};
 use crate::service::{Service, ServiceError};
 use crate::web::error::ApiError;
@@ -22,12 +25,14 @@ pub fn routes() -> Router<Service> {
         )
 }
 
-/// The same for the feed of a bound device (`/inbox`): its cookie names the inbox.
+/// The feed of a bound device (`/inbox`): its cookie names the person. 403 from another
+/// site or an unbound device, 415 for a body not sent as JSON.
 async fn subscribe_device_to_push(
     State(svc): State<Service>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    same_origin_json(&headers, &svc.settings().public_url)?;
     let viewer = match svc.device_viewer(device_cookie(&headers).as_deref()).await {
         Ok(viewer) => viewer,
         Err(ServiceError::NotFound) => {

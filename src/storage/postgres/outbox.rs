@@ -212,7 +212,8 @@ pub(super) async fn finish_message(
     let detail = rows::notified_detail(message, result);
     let f = MessageArrays::new(follow_ups);
     // Everything hangs on `upd`: a message no longer pending (a late duplicate finish) is
-    // left alone, and nothing else is written.
+    // left alone, and nothing else is written. A notice about no decision (NULL
+    // decision_id) has no notification state or audit trail.
     sqlx::query(concat!(
         "WITH upd AS ( \
            UPDATE outbox SET status = $2, next_attempt_at = COALESCE($3, next_attempt_at), \
@@ -220,12 +221,13 @@ pub(super) async fn finish_message(
            WHERE id = $1 AND status = 'pending' RETURNING decision_id), \
          n AS ( \
            INSERT INTO notifications (decision_id, channel, status, detail, updated_at) \
-           SELECT decision_id, $6, $2, $5, $7 FROM upd WHERE $6 <> '*' \
+           SELECT decision_id, $6, $2, $5, $7 FROM upd \
+           WHERE $6 <> '*' AND decision_id IS NOT NULL \
            ON CONFLICT (decision_id, channel) DO UPDATE SET status = excluded.status, \
              detail = excluded.detail, updated_at = excluded.updated_at), \
          ev AS ( \
            INSERT INTO decision_events (decision_id, at, kind, detail) \
-           SELECT decision_id, $7, 'notified', $8 FROM upd), \
+           SELECT decision_id, $7, 'notified', $8 FROM upd WHERE decision_id IS NOT NULL), \
          f AS (",
         insert_outbox_to!(),
         "SELECT x.id, upd.decision_id, x.channel, x.purpose, x.payload, $7, x.not_before, \

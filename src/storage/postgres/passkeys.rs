@@ -1,18 +1,25 @@
-//! An inbox's passkeys, and the record of passkey challenges already answered.
+//! A person's passkeys, the record of passkey challenges already answered, and the notices
+//! to a person that are about no decision (a passkey added to them).
 
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::PgStore;
+use super::outbox::{MessageArrays, unnest_messages};
+use crate::domain::outbox::NewMessage;
+use crate::domain::people::Person;
 use crate::domain::webauthn::StoredPasskey;
 use crate::storage::StoreError;
-use crate::storage::rows::{store_error, to_ms_precision};
+use crate::storage::rows::{self, store_error, to_ms_precision};
 
 #[derive(sqlx::FromRow)]
 struct PasskeyRow {
     credential_id: String,
     public_key: String,
     sign_count: i64,
+    created_at: OffsetDateTime,
+    last_used_at: Option<OffsetDateTime>,
+    user_agent: Option<String>,
 }
 
 impl From<PasskeyRow> for StoredPasskey {
@@ -21,19 +28,22 @@ impl From<PasskeyRow> for StoredPasskey {
             credential_id: r.credential_id,
             public_key: r.public_key,
             sign_count: u32::try_from(r.sign_count).unwrap_or(u32::MAX),
+            added_at: to_ms_precision(r.created_at),
+            last_used_at: r.last_used_at.map(to_ms_precision),
+            user_agent: r.user_agent,
         }
     }
 }
 
 pub(super) async fn passkeys(
     store: &PgStore,
-    inbox_id: Uuid,
+    person_id: Uuid,
 ) -> Result<Vec<StoredPasskey>, StoreError> {
     let rows = sqlx::query_as::<_, PasskeyRow>(
-        "SELECT credential_id, public_key, sign_count FROM passkeys WHERE inbox_id = $1 \
-         ORDER BY created_at, credential_id",
+        "SELECT credential_id, public_key, sign_count, created_at, last_used_at, user_agent \
+         FROM passkeys WHERE person_id = $1 ORDER BY created_at, credential_id",
     )
-    .bind(inbox_id)
+    .bind(person_id)
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
@@ -42,23 +52,40 @@ pub(super) async fn passkeys(
 
 pub(super) async fn add_passkey(
     store: &PgStore,
-    inbox_id: Uuid,
+    person: &Person,
     p: &StoredPasskey,
-    now: OffsetDateTime,
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO passkeys (credential_id, inbox_id, public_key, sign_count, created_at) \
-         VALUES ($1, $2, $3, $4, $5)",
+        "INSERT INTO passkeys (credential_id, inbox_id, person_id, public_key, sign_count, \
+         created_at, last_used_at, user_agent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(&p.credential_id)
-    .bind(inbox_id)
+    .bind(person.inbox_id)
+    .bind(person.id)
     .bind(&p.public_key)
     .bind(i64::from(p.sign_count))
-    .bind(to_ms_precision(now))
+    .bind(to_ms_precision(p.added_at))
+    .bind(p.last_used_at.map(to_ms_precision))
+    .bind(&p.user_agent)
     .execute(&store.pool)
     .await
     .map_err(store_error)?;
     Ok(())
+}
+
+pub(super) async fn remove_passkey(
+    store: &PgStore,
+    person_id: Uuid,
+    credential_id: &str,
+) -> Result<bool, StoreError> {
+    let removed = sqlx::query("DELETE FROM passkeys WHERE person_id = $1 AND credential_id = $2")
+        .bind(person_id)
+        .bind(credential_id)
+        .execute(&store.pool)
+        .await
+        .map_err(store_error)?
+        .rows_affected();
+    Ok(removed == 1)
 }
 
 pub(super) async fn use_passkey(
@@ -105,4 +132,39 @@ pub(super) async fn spend_challenge(
     .map_err(store_error)?
     .rows_affected();
     Ok(inserted == 1)
+}
+
+pub(super) async fn enqueue_notices(
+    store: &PgStore,
+    messages: &[NewMessage],
+    now: OffsetDateTime,
+) -> Result<(), StoreError> {
+    let now = to_ms_precision(now);
+    sqlx::query(
+        "DELETE FROM outbox WHERE decision_id IS NULL AND status <> 'pending' AND created_at < $1",
+    )
+    .bind(now - rows::NOTICE_KEPT)
+    .execute(&store.pool)
+    .await
+    .map_err(store_error)?;
+    let m = MessageArrays::new(messages);
+    sqlx::query(concat!(
+        "INSERT INTO outbox (id, decision_id, channel, purpose, payload, created_at, \
+         next_attempt_at, give_up_at, person) \
+         SELECT x.id, NULL, x.channel, x.purpose, x.payload, $1, x.not_before, x.give_up_at, \
+         x.person FROM ",
+        unnest_messages!("$2", "$3", "$4", "$5", "$6", "$7", "$8"),
+    ))
+    .bind(now)
+    .bind(m.ids)
+    .bind(m.channels)
+    .bind(m.purposes)
+    .bind(m.payloads)
+    .bind(m.not_before)
+    .bind(m.give_up_at)
+    .bind(m.persons)
+    .execute(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(())
 }

@@ -107,7 +107,8 @@ pub(super) struct NotificationRow {
 #[derive(sqlx::FromRow)]
 pub(super) struct MessageRow {
     pub(super) id: Uuid,
-    pub(super) decision_id: Uuid,
+    /// NULL for a notice about no decision.
+    pub(super) decision_id: Option<Uuid>,
     #[sqlx(rename = "channel")]
     pub(super) route: Route,
     pub(super) purpose: Purpose,
@@ -126,7 +127,7 @@ impl TryFrom<MessageRow> for OutboxMessage {
     fn try_from(r: MessageRow) -> Result<Self, StoreError> {
         OutboxMessage::try_from(MessageColumns {
             id: r.id,
-            decision_id: r.decision_id,
+            decision_id: r.decision_id.unwrap_or(Uuid::nil()),
             route: r.route,
             purpose: r.purpose,
             payload: r.payload.0,

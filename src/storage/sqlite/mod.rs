@@ -455,17 +455,24 @@ impl Store for SqliteStore {
         gauges::snapshot(self).await
     }
 
-    async fn passkeys(&self, inbox_id: Uuid) -> Result<Vec<StoredPasskey>, StoreError> {
-        passkeys::passkeys(self, inbox_id).await
+    async fn passkeys(&self, person_id: Uuid) -> Result<Vec<StoredPasskey>, StoreError> {
+        passkeys::passkeys(self, person_id).await
     }
 
     async fn add_passkey(
         &self,
-        inbox_id: Uuid,
+        person: &Person,
         passkey: &StoredPasskey,
-        now: OffsetDateTime,
     ) -> Result<(), StoreError> {
-        passkeys::add_passkey(self, inbox_id, passkey, now).await
+        passkeys::add_passkey(self, person, passkey).await
+    }
+
+    async fn remove_passkey(
+        &self,
+        person_id: Uuid,
+        credential_id: &str,
+    ) -> Result<bool, StoreError> {
+        passkeys::remove_passkey(self, person_id, credential_id).await
     }
 
     async fn use_passkey(
@@ -485,6 +492,14 @@ impl Store for SqliteStore {
         now: OffsetDateTime,
     ) -> Result<bool, StoreError> {
         passkeys::spend_challenge(self, challenge_hash, expires_at, now).await
+    }
+
+    async fn enqueue_notices(
+        &self,
+        messages: &[NewMessage],
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        passkeys::enqueue_notices(self, messages, now).await
     }
 
     fn listen(&self, _sink: SignalSink) -> Option<tokio::task::JoinHandle<()>> {

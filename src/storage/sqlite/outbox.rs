@@ -112,6 +112,10 @@ pub(super) async fn finish_message(
     if updated == 0 {
         return Ok(());
     }
+    // A notice about no decision has no notification state, audit trail or follow-ups.
+    if message.decision_id.is_nil() {
+        return tx.commit().await.map_err(store_error);
+    }
     if let Some(channel) = message.route.channel() {
         sqlx::query(
             "INSERT INTO notifications (decision_id, channel, status, detail, updated_at) \

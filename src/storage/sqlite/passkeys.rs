@@ -1,19 +1,26 @@
-//! An inbox's passkeys, and the record of passkey challenges already answered.
+//! A person's passkeys, the record of passkey challenges already answered, and the notices
+//! to a person that are about no decision (a passkey added to them).
 
+use sqlx::types::Json;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::SqliteStore;
 use super::rows::id;
+use crate::domain::outbox::NewMessage;
+use crate::domain::people::Person;
 use crate::domain::webauthn::StoredPasskey;
 use crate::storage::StoreError;
-use crate::storage::rows::{millis, store_error};
+use crate::storage::rows::{self, from_millis, millis, store_error};
 
 #[derive(sqlx::FromRow)]
 struct PasskeyRow {
     credential_id: String,
     public_key: String,
     sign_count: i64,
+    created_at: i64,
+    last_used_at: Option<i64>,
+    user_agent: Option<String>,
 }
 
 impl From<PasskeyRow> for StoredPasskey {
@@ -22,19 +29,22 @@ impl From<PasskeyRow> for StoredPasskey {
             credential_id: r.credential_id,
             public_key: r.public_key,
             sign_count: u32::try_from(r.sign_count).unwrap_or(u32::MAX),
+            added_at: from_millis(r.created_at),
+            last_used_at: r.last_used_at.map(from_millis),
+            user_agent: r.user_agent,
         }
     }
 }
 
 pub(super) async fn passkeys(
     store: &SqliteStore,
-    inbox_id: Uuid,
+    person_id: Uuid,
 ) -> Result<Vec<StoredPasskey>, StoreError> {
     let rows = sqlx::query_as::<_, PasskeyRow>(
-        "SELECT credential_id, public_key, sign_count FROM passkeys WHERE inbox_id = ? \
-         ORDER BY created_at, credential_id",
+        "SELECT credential_id, public_key, sign_count, created_at, last_used_at, user_agent \
+         FROM passkeys WHERE person_id = ? ORDER BY created_at, credential_id",
     )
-    .bind(id(inbox_id))
+    .bind(id(person_id))
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
@@ -43,23 +53,40 @@ pub(super) async fn passkeys(
 
 pub(super) async fn add_passkey(
     store: &SqliteStore,
-    inbox_id: Uuid,
+    person: &Person,
     p: &StoredPasskey,
-    now: OffsetDateTime,
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO passkeys (credential_id, inbox_id, public_key, sign_count, created_at) \
-         VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO passkeys (credential_id, inbox_id, person_id, public_key, sign_count, \
+         created_at, last_used_at, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&p.credential_id)
-    .bind(id(inbox_id))
+    .bind(id(person.inbox_id))
+    .bind(id(person.id))
     .bind(&p.public_key)
     .bind(i64::from(p.sign_count))
-    .bind(millis(now))
+    .bind(millis(p.added_at))
+    .bind(p.last_used_at.map(millis))
+    .bind(&p.user_agent)
     .execute(&store.writer)
     .await
     .map_err(store_error)?;
     Ok(())
+}
+
+pub(super) async fn remove_passkey(
+    store: &SqliteStore,
+    person_id: Uuid,
+    credential_id: &str,
+) -> Result<bool, StoreError> {
+    let removed = sqlx::query("DELETE FROM passkeys WHERE person_id = ? AND credential_id = ?")
+        .bind(id(person_id))
+        .bind(credential_id)
+        .execute(&store.writer)
+        .await
+        .map_err(store_error)?
+        .rows_affected();
+    Ok(removed == 1)
 }
 
 pub(super) async fn use_passkey(
@@ -106,4 +133,37 @@ pub(super) async fn spend_challenge(
     .map_err(store_error)?
     .rows_affected();
     Ok(inserted == 1)
+}
+
+pub(super) async fn enqueue_notices(
+    store: &SqliteStore,
+    messages: &[NewMessage],
+    now: OffsetDateTime,
+) -> Result<(), StoreError> {
+    let mut tx = store.begin_immediate().await?;
+    sqlx::query(
+        "DELETE FROM outbox WHERE decision_id IS NULL AND status <> 'pending' AND created_at < ?",
+    )
+    .bind(millis(now - rows::NOTICE_KEPT))
+    .execute(&mut *tx)
+    .await
+    .map_err(store_error)?;
+    for m in messages {
+        sqlx::query(
+            "INSERT INTO outbox (id, decision_id, channel, purpose, payload, created_at, \
+             next_attempt_at, give_up_at, person) VALUES (?, NULL, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(id(Uuid::now_v7()))
+        .bind(m.route)
+        .bind(m.purpose)
+        .bind(Json(&m.payload))
+        .bind(millis(now))
+        .bind(millis(m.not_before))
+        .bind(millis(m.give_up_at))
+        .bind(rows::person_column(m.person))
+        .execute(&mut *tx)
+        .await
+        .map_err(store_error)?;
+    }
+    tx.commit().await.map_err(store_error)
 }

@@ -119,7 +119,8 @@ pub(super) struct NotificationRow {
 #[derive(sqlx::FromRow)]
 pub(super) struct MessageRow {
     pub(super) id: Hyphenated,
-    pub(super) decision_id: Hyphenated,
+    /// NULL for a notice about no decision.
+    pub(super) decision_id: Option<Hyphenated>,
     #[sqlx(rename = "channel")]
     pub(super) route: Route,
     pub(super) purpose: Purpose,
@@ -139,7 +140,7 @@ impl TryFrom<MessageRow> for OutboxMessage {
     fn try_from(r: MessageRow) -> Result<Self, StoreError> {
         OutboxMessage::try_from(MessageColumns {
             id: r.id.into_uuid(),
-            decision_id: r.decision_id.into_uuid(),
+            decision_id: r.decision_id.map_or(Uuid::nil(), Hyphenated::into_uuid),
             route: r.route,
             purpose: r.purpose,
             payload: r.payload.0,
