@@ -12,7 +12,7 @@ use crate::checks::assert_fit_for_a_phone;
 use crate::common::browser::Browser;
 use crate::common::db::fresh_sqlite_url;
 use crate::common::receiver::{Receiver, Reply};
-use crate::common::server::TestServer;
+use crate::common::server::{TestServer, feed_page};
 use crate::harnesses::claude_input;
 use crate::notify::push_notice_for;
 use crate::run::{Dir, finish, hook_command, pending_decision, server, start};
@@ -171,15 +171,8 @@ async fn a_right_to_left_override_is_shown_as_its_code_point() {
     }
     // The feed names it the same way.
     let inbox = srv.default_inbox().await;
-    let feed = srv
-        .client
-        .get(srv.svc.feed_url(&inbox))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let (status, feed) = feed_page(&srv.svc.feed_url(&inbox)).await;
+    assert_eq!(status, 200, "{feed}");
     assert!(
         !feed.contains('\u{202E}') && feed.contains("⟨U+202E⟩"),
         "{feed}"
