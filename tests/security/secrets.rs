@@ -386,8 +386,9 @@ async fn the_first_run_and_the_requests_after_it_leave_no_secret_in_the_log() {
     )
     .await;
     assert_eq!(status, StatusCode::CREATED, "{approval}");
+    // The feed link binds this client and sends it on to /inbox.
     let feed = client.get(&first.feed).send().await.unwrap();
-    assert_eq!(feed.status(), 200);
+    assert_eq!(feed.status(), StatusCode::SEE_OTHER);
     let db = Db::Sqlite(common::db::SqliteTestDb {
         url: db_url.clone(),
         path: db_path.clone(),
