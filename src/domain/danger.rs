@@ -151,9 +151,12 @@ pub fn dangers(command: &str) -> Vec<Danger> {
                 }
             }
             "npm" | "pnpm" | "yarn" | "cargo" | "gem" | "twine" | "poetry" => {
+                // A rehearsal publishes nothing: flagging it would teach the
+                // person to skim past the flag.
+                let rehearsal = args.iter().any(|w| w.text == "--dry-run");
                 if let Some(w) = args
                     .iter()
-                    .find(|w| w.text == "publish" || w.text == "upload")
+                    .find(|w| !rehearsal && (w.text == "publish" || w.text == "upload"))
                 {
                     add(PUBLISHES, vec![span(prog), span(w)]);
                 }

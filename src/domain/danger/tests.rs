@@ -83,6 +83,8 @@ fn ordinary_commands_are_left_alone() {
         "git checkout main",
         "git restore --staged a.rs",
         "make deploy",
+        "cargo publish --dry-run",
+        "npm publish --dry-run",
     ] {
         assert_eq!(reasons(command), Vec::<&str>::new(), "{command}");
     }
