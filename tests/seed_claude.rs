@@ -1,4 +1,4 @@
-//! Claude Code's `AskUserQuestion` as ported in ../shared/seeds/003 (docs/SEEDS.md): at
+//! Claude Code's `AskUserQuestion` (docs/SEEDS.md): at
 //! `/mcp/claude` under that name and at `/mcp` as `ask_user_question`, through the official
 //! Python MCP SDK, answered on the page as a browser posts it.
 

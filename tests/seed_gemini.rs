@@ -1,4 +1,4 @@
-//! gemini-cli's `ask_user` (../shared/seeds/002, docs/SEEDS.md) at `/mcp/gemini`, listed as
+//! gemini-cli's `ask_user` (docs/SEEDS.md) at `/mcp/gemini`, listed as
 //! `ask_the_user` (gemini-cli's headless mode drops any tool named `ask_user`), through the
 //! official Python MCP SDK, answered on the page as a browser posts it.
 

@@ -1,4 +1,4 @@
-//! The hosted `ask` tools (../shared/seeds/001, docs/SEEDS.md) at `/mcp`: `ask_user`,
+//! The hosted `ask` tools (docs/SEEDS.md) at `/mcp`: `ask_user`,
 //! `await_decision`, `get_decision`, through the official Python MCP SDK, answered on the page.
 
 mod common;

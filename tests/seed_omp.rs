@@ -1,4 +1,4 @@
-//! oh-my-pi's `ask` (../shared/seeds/000, docs/SEEDS.md) at `/mcp/omp`, through the official
+//! oh-my-pi's `ask` (docs/SEEDS.md) at `/mcp/omp`, through the official
 //! Python MCP SDK, answered on the page as a browser posts it.
 
 mod common;

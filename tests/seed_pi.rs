@@ -1,4 +1,4 @@
-//! pi's `ask_user` (../shared/seeds/004, docs/SEEDS.md) at `/mcp/pi`, through the official
+//! pi's `ask_user` (docs/SEEDS.md) at `/mcp/pi`, through the official
 //! Python MCP SDK, answered on the page as a browser posts it: the document's example call
 //! gives the document's example results.
 

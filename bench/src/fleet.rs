@@ -120,7 +120,7 @@ pub async fn fleet(server: &Server, size: &FleetSize) -> Result<Vec<Row>> {
         // An HTTP/1.1 await is a connection, and hyper gives every connection an 8 KB read
         // buffer and an 8 KB buffer for the response's head up front, 16 KB before the await
         // itself; measured after the HTTP/2 phase, the figure also swings with what glibc kept
-        // from it. Its budget is DESIGN.md's for a waiting request (docs/PERFORMANCE.md, "The
+        // from it. Its budget is the one for a waiting request (docs/PERFORMANCE.md, "The
         // HTTP/1.1 figure").
         plain_row(
             "fleet: server memory per await, HTTP/1.1",

@@ -142,7 +142,7 @@ async fn main() -> Result<()> {
         0.5,
     ));
     rows.push(ratio_row("get vs /healthz, same server", get, healthz, 0.5));
-    // DESIGN.md §8's budgets, against sqlx's own insert path and a bare handler.
+    // The budgets of docs/PERFORMANCE.md, against sqlx's own insert path and a bare handler.
     rows.push(ratio_row(
         "create, SQLite vs sqlx's inserts",
         create,

@@ -1,4 +1,4 @@
-//! The flat JSON Schema of a `form` decision (the MCP elicitation subset, DESIGN.md §2.1).
+//! The flat JSON Schema of a `form` decision (the MCP elicitation subset, docs/API.md).
 
 use std::collections::HashSet;
 

@@ -1,5 +1,5 @@
-//! Coding-agent `questions` (Claude Code's AskUserQuestion, gemini-cli's and pi's ask_user),
-//! DESIGN.md §2.2, turned into a form.
+//! Coding-agent `questions` (Claude Code's AskUserQuestion, gemini-cli's and pi's ask_user)
+//! turned into a form (docs/API.md).
 
 use std::collections::HashSet;
 

@@ -1,4 +1,4 @@
-//! The agent API under `/v1` (DESIGN.md §2).
+//! The agent API under `/v1` (docs/API.md).
 
 use std::time::Duration;
 

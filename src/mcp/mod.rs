@@ -1,4 +1,4 @@
-//! MCP (DESIGN.md §5): the agent API as MCP tools over streamable HTTP at `/mcp`, one
+//! MCP (docs/MCP.md): the agent API as MCP tools over streamable HTTP at `/mcp`, one
 //! endpoint per ask tool agents already know (`/mcp/omp`, `/mcp/gemini`, `/mcp/claude`,
 //! `/mcp/pi`: src/mcp/profiles), and the `sayso mcp` stdio bridge for clients that only start
 //! stdio servers.

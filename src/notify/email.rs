@@ -1,4 +1,4 @@
-//! Email over SMTP (DESIGN.md §5): one thread per decision. The ask carries the question,
+//! Email over SMTP (docs/NOTIFICATIONS.md): one thread per decision. The ask carries the question,
 //! its context and a button that opens the answer page (never a link that answers); the
 //! reminder and the note that it was resolved reply to it.
 //!

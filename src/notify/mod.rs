@@ -1,4 +1,4 @@
-//! The outgoing side (DESIGN.md §5): every message goes through the durable outbox in the
+//! The outgoing side (docs/NOTIFICATIONS.md): every message goes through the durable outbox in the
 //! database; the worker claims due messages and hands each to its channel.
 //!
 //! Purposes: `ask` (a new decision), `reminder` (80 % of the TTL passed, still pending),

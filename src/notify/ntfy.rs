@@ -1,4 +1,4 @@
-//! ntfy notifications to the inbox's topic (DESIGN.md §5).
+//! ntfy notifications to the inbox's topic (docs/NOTIFICATIONS.md).
 //!
 //! Messages are published as JSON to the server's root (ntfy's "Publish as JSON":
 //! `POST https://ntfy.example/` with `{"topic": …, "message": …, …}`); a topic URL under a path

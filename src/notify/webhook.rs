@@ -1,4 +1,4 @@
-//! Signed webhooks to a decision's `callback_url` (DESIGN.md §5), in the Standard Webhooks
+//! Signed webhooks to a decision's `callback_url` (docs/API.md, "Webhooks"), in the Standard Webhooks
 //! form: the Decision JSON as the body, `webhook-id` (the outbox message's id, the same on
 //! every retry, so the receiver can drop repeats), `webhook-timestamp` (unix seconds) and
 //! `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`, keyed with the

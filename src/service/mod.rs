@@ -1,4 +1,4 @@
-//! The rules of DESIGN.md §3 on top of storage: create, read, wait, answer, cancel, expire.
+//! The lifecycle rules (docs/API.md) on top of storage: create, read, wait, answer, cancel, expire.
 //! Handlers (HTTP, MCP, CLI) call one function here each and map its result.
 
 mod answers;

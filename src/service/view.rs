@@ -1,4 +1,4 @@
-//! The JSON shapes an agent reads: the Decision and the AskHandle (DESIGN.md §2).
+//! The JSON shapes an agent reads: the Decision and the AskHandle (docs/API.md).
 
 use serde::Serialize;
 use serde_json::{Map, Value};

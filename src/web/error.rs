@@ -1,4 +1,4 @@
-//! `ApiError`: every failure of the JSON API in the one shape of DESIGN.md §2.
+//! `ApiError`: every failure of the JSON API in the one shape docs/API.md describes.
 
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};

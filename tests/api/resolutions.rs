@@ -58,7 +58,7 @@ pub async fn cancel_resolves_and_blocks_later_answers(srv: &TestServer) {
 }
 
 /// Expiry resolves a decision like an answer does: a later cancel is `409 already_resolved`
-/// (DESIGN.md §2), not the `410` a person answering late gets.
+/// (docs/API.md), not the `410` a person answering late gets.
 pub async fn cancel_of_an_expired_decision_gets_409(srv: &TestServer) {
     let h = srv
         .create(json!({"question": "Q", "kind": "bool", "ttl_seconds": 10}))

@@ -1,4 +1,4 @@
-//! The decision lifecycle (DESIGN.md §2–§3) as a state machine: random sequences of creates,
+//! The decision lifecycle (docs/API.md) as a state machine: random sequences of creates,
 //! reads, answers (valid and not), declines, to-do actions, cancels, idempotent replays and
 //! time passing, run against a real server on SQLite and on PostgreSQL and checked step by
 //! step against a small reference model. proptest shrinks a failing sequence to a short one.

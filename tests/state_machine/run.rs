@@ -204,7 +204,7 @@ impl Run<'_> {
                         );
                         k.state = State::Expired;
                     }
-                    // DESIGN.md §2: cancelling a resolved decision, expired included, is 409.
+                    // docs/API.md: cancelling a resolved decision, expired included, is 409.
                     prop_assert_eq!(status, StatusCode::CONFLICT, "{}", seen);
                     prop_assert_eq!(&seen["error"]["code"], &json!("already_resolved"));
                 }

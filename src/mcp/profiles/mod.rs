@@ -127,7 +127,7 @@ pub fn word(shape: Shape, asked: &answers::Asked<'_>) -> Worded {
     }
 }
 
-/// The longest decision question (DESIGN.md §2).
+/// The longest decision question (docs/API.md).
 const MAX_TITLE_CHARS: usize = 2000;
 
 /// One line naming the questions, for the feed and the notification.

@@ -1,4 +1,4 @@
-//! A checker for recorded histories of concurrent calls on decisions (DESIGN.md §3: a
+//! A checker for recorded histories of concurrent calls on decisions (docs/API.md: a
 //! decision resolves exactly once; the first resolution wins).
 //!
 //! Clients record every call with the wall-clock moments it was sent (`invoked`) and its
