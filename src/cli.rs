@@ -1,6 +1,6 @@
 //! Running the commands of `config::Cli`: `serve` and the admin commands.
 
-mod first_run;
+pub(crate) mod first_run;
 
 use std::io::IsTerminal;
 use std::sync::Arc;

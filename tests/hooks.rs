@@ -12,12 +12,16 @@ mod browser;
 mod checks;
 #[path = "hooks/doctor.rs"]
 mod doctor;
+#[path = "hooks/doctor_scope.rs"]
+mod doctor_scope;
 #[path = "hooks/fallbacks.rs"]
 mod fallbacks;
 #[path = "hooks/harnesses.rs"]
 mod harnesses;
 #[path = "hooks/install.rs"]
 mod install;
+#[path = "hooks/install_files.rs"]
+mod install_files;
 #[path = "hooks/notify.rs"]
 mod notify;
 #[path = "hooks/page.rs"]

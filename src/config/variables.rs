@@ -5,13 +5,14 @@
 use std::ffi::OsStr;
 
 use clap::parser::ValueSource;
-use clap::{ArgMatches, Command, CommandFactory};
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
-use super::Cli;
+use super::{Cli, Command, GlobalArgs, ServeArgs};
+use crate::app::ServerSettings;
 
 /// Every `SAYSO_*` variable the command line reads, across all commands.
 pub fn known() -> Vec<String> {
-    fn walk(cmd: &Command, out: &mut Vec<String>) {
+    fn walk(cmd: &clap::Command, out: &mut Vec<String>) {
         for arg in cmd.get_arguments() {
             if let Some(env) = arg.get_env().and_then(OsStr::to_str)
                 && !out.iter().any(|k| k == env)
@@ -62,8 +63,10 @@ pub fn unknown_in_environment() -> Vec<String> {
 }
 
 /// The settings `serve` runs with given `argv` (`sayso config …` or `sayso serve …`), one
-/// `NAME=value  # where it came from` line each, with secrets masked.
-pub fn effective(argv: impl IntoIterator<Item = String>) -> Result<Vec<String>, clap::Error> {
+/// `NAME=value  # where it came from` line each, with secrets masked: a flag, a variable, a
+/// default, or "derived from" the settings a computed default follows. `# unset` is left for
+/// a setting that is off.
+pub fn effective(argv: impl IntoIterator<Item = String>) -> anyhow::Result<Vec<String>> {
     let argv: Vec<String> = argv
         .into_iter()
         .enumerate()
@@ -80,6 +83,12 @@ pub fn effective(argv: impl IntoIterator<Item = String>) -> Result<Vec<String>, 
     cmd.build();
     let matches = cmd.clone().try_get_matches_from(&argv)?;
     let serve_matches = matches.subcommand_matches("serve").unwrap_or(&matches);
+    let cli = Cli::from_arg_matches(&matches)?;
+    let args = match cli.command {
+        Some(Command::Serve(args)) => args,
+        _ => ServeArgs::default(),
+    };
+    let derived = Derived::new(&cli.global, &args)?;
     let serve = cmd
         .find_subcommand("serve")
         .expect("serve is a command")
@@ -90,14 +99,27 @@ pub fn effective(argv: impl IntoIterator<Item = String>) -> Result<Vec<String>, 
             continue;
         };
         let id = arg.get_id().as_str();
-        let (value, source) = value_of(serve_matches, id);
+        let (value, source) = match value_of(serve_matches, id) {
+            Some((value, ValueSource::CommandLine)) => {
+                let flag = arg
+                    .get_long()
+                    .map(|l| format!(" --{l}"))
+                    .unwrap_or_default();
+                (value, format!("flag{flag}"))
+            }
+            Some((value, ValueSource::EnvVariable)) => (value, "variable".to_string()),
+            Some((value, _)) => (value, "default".to_string()),
+            None => derived.of(env),
+        };
         lines.push(format!("{env}={}  # {source}", mask(env, &value)));
     }
     lines.sort();
     Ok(lines)
 }
 
-fn value_of(matches: &ArgMatches, id: &str) -> (String, &'static str) {
+/// The value given for `id` and where it came from; `None` when nothing gave one.
+fn value_of(matches: &ArgMatches, id: &str) -> Option<(String, ValueSource)> {
+    let source = matches.value_source(id)?;
     let value = matches
         .get_raw(id)
         .map(|values| {
@@ -107,14 +129,97 @@ fn value_of(matches: &ArgMatches, id: &str) -> (String, &'static str) {
                 .join(",")
         })
         .unwrap_or_default();
-    let source = match matches.value_source(id) {
-        Some(ValueSource::CommandLine) => "command line",
-        Some(ValueSource::EnvVariable) => "environment",
-        Some(ValueSource::DefaultValue) => "default",
-        _ => "unset",
-    };
-    (value, source)
+    Some((value, source))
 }
+
+/// The values serve computes for settings left unset, from the settings it would run with.
+struct Derived {
+    settings: ServerSettings,
+    listen: std::net::SocketAddr,
+    database_url: String,
+    state_dir: Option<std::path::PathBuf>,
+    metrics_token: bool,
+}
+
+impl Derived {
+    fn new(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<Derived> {
+        let settings = ServerSettings::from_args(global, args)
+            .map_err(|e| anyhow::anyhow!("sayso serve would refuse these settings: {e}"))?;
+        Ok(Derived {
+            settings,
+            listen: global.listen,
+            database_url: global.database_url.clone(),
+            state_dir: args.state_dir.clone(),
+            metrics_token: args.metrics_token.is_some(),
+        })
+    }
+
+    /// The value and its source for a setting nothing gave: what serve derives, or `unset`
+    /// with what that means when the setting is off.
+    fn of(&self, env: &str) -> (String, String) {
+        let s = &self.settings;
+        let derived = |value: String, from: &str| (value, format!("derived from {from}"));
+        let off = |what: &str| (String::new(), format!("unset: {what}"));
+        let limits = s.app.limits.waiting();
+        match env {
+            "SAYSO_PUBLIC_URL" => derived(s.service.public_url.clone(), "SAYSO_LISTEN"),
+            "SAYSO_WAITING_PER_KEY" => derived(
+                limits.per_key.map(|n| n.to_string()).unwrap_or_default(),
+                "SAYSO_MAX_CONNECTIONS (half of it)",
+            ),
+            "SAYSO_WAITING_CONNECTIONS" => derived(
+                limits.connections.to_string(),
+                "SAYSO_MAX_CONNECTIONS (nine tenths of it)",
+            ),
+            "SAYSO_RATE_LIMIT_PER_S" => (
+                s.app.http.rate_limit.per_second.to_string(),
+                "default".into(),
+            ),
+            "SAYSO_RATE_LIMIT_BURST" => (s.app.http.rate_limit.burst.to_string(), "default".into()),
+            "SAYSO_STATE_DIR" => {
+                let dir =
+                    crate::cli::first_run::state_dir(self.state_dir.as_deref(), &self.database_url);
+                let sqlite_file = self.database_url.starts_with("sqlite:")
+                    && !self.database_url.contains(":memory:");
+                let which = if sqlite_file {
+                    "SAYSO_DATABASE_URL (the SQLite file's folder)"
+                } else {
+                    "SAYSO_DATABASE_URL (not a SQLite file: the working directory)"
+                };
+                derived(dir.display().to_string(), which)
+            }
+            "SAYSO_MCP_ALLOWED_HOSTS" => derived(
+                crate::mcp::allowed_hosts(&s.service.public_url, &[])
+                    .map(|h| h.join(","))
+                    .unwrap_or_else(|| "*".into()),
+                "SAYSO_PUBLIC_URL (its host, and localhost)",
+            ),
+            "SAYSO_METRICS_LISTEN" if self.metrics_token => derived(
+                self.listen.to_string(),
+                "SAYSO_LISTEN (/metrics is served on the main address)",
+            ),
+            "SAYSO_METRICS_LISTEN" | "SAYSO_METRICS_TOKEN" => off("there is no /metrics"),
+            "SAYSO_SMTP_URL" => off("email is off"),
+            "SAYSO_RETENTION_DAYS" => off("resolved decisions are kept for ever"),
+            "SAYSO_TRUSTED_PROXIES" => off("Forwarded and X-Forwarded-For are ignored"),
+            "SAYSO_MCP_ALLOWED_ORIGINS" => {
+                off("no browser origin but the public URL's own may call /mcp")
+            }
+            _ => off("off"),
+        }
+    }
+}
+
+/// The settings that are off when unset, where `# unset` is the truth.
+#[cfg(test)]
+const OFF_WHEN_UNSET: [&str; 6] = [
+    "SAYSO_METRICS_TOKEN",
+    "SAYSO_SMTP_URL",
+    "SAYSO_RETENTION_DAYS",
+    "SAYSO_TRUSTED_PROXIES",
+    "SAYSO_MCP_ALLOWED_ORIGINS",
+    "SAYSO_METRICS_LISTEN",
+];
 
 /// Secrets as `****`; a URL keeps everything but its password.
 fn mask(name: &str, value: &str) -> String {
@@ -215,11 +320,11 @@ mod tests {
         };
         assert_eq!(
             line("SAYSO_SMTP_URL"),
-            "SAYSO_SMTP_URL=smtp://u:****@mail:25  # command line"
+            "SAYSO_SMTP_URL=smtp://u:****@mail:25  # flag --smtp-url"
         );
         assert_eq!(
             line("SAYSO_MAX_AWAIT_S"),
-            "SAYSO_MAX_AWAIT_S=30  # command line"
+            "SAYSO_MAX_AWAIT_S=30  # flag --max-await-s"
         );
         // The limits on what agents can make of the person.
         for name in [
@@ -232,7 +337,56 @@ mod tests {
         }
         assert!(
             line("SAYSO_DATABASE_URL").ends_with("# default")
-                || line("SAYSO_DATABASE_URL").ends_with("# environment")
+                || line("SAYSO_DATABASE_URL").ends_with("# variable")
         );
+    }
+
+    #[test]
+    fn computed_defaults_are_shown_with_what_they_follow_and_unset_means_off() {
+        let lines = effective(
+            [
+                "sayso",
+                "config",
+                "--max-connections",
+                "100",
+                "--listen",
+                "0.0.0.0:9000",
+                "--database-url",
+                "sqlite:///srv/sayso/sayso.db",
+            ]
+            .map(String::from),
+        )
+        .unwrap();
+        for want in [
+            "SAYSO_WAITING_PER_KEY=50  # derived from SAYSO_MAX_CONNECTIONS (half of it)",
+            "SAYSO_WAITING_CONNECTIONS=90  # derived from SAYSO_MAX_CONNECTIONS (nine tenths of it)",
+            "SAYSO_PUBLIC_URL=http://localhost:9000  # derived from SAYSO_LISTEN",
+            "SAYSO_STATE_DIR=/srv/sayso  # derived from SAYSO_DATABASE_URL (the SQLite file's folder)",
+        ] {
+            assert!(lines.iter().any(|l| l == want), "{want} in {lines:#?}");
+        }
+        // Unless a variable sets them, the rate limits are their defaults.
+        if std::env::var_os("SAYSO_RATE_LIMIT_PER_S").is_none() {
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l == "SAYSO_RATE_LIMIT_PER_S=100  # default")
+            );
+        }
+        for line in lines.iter().filter(|l| l.contains("# unset")) {
+            let name = line.split('=').next().unwrap();
+            assert!(
+                OFF_WHEN_UNSET.contains(&name) && line.contains("=  # unset: "),
+                "{line}: a setting with a value in effect is shown unset"
+            );
+        }
+    }
+
+    #[test]
+    fn settings_serve_would_refuse_are_named() {
+        let err = effective(["sayso", "config", "--public-url", "ftp://x"].map(String::from))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("SAYSO_PUBLIC_URL"), "{err}");
     }
 }

@@ -64,6 +64,7 @@ pub struct Plan {
 /// the harness will not run it is worse than none, since the run looks gated.
 pub async fn run(args: InstallArgs) -> anyhow::Result<()> {
     let dry_run = args.dry_run;
+    print!("{}", super::touched::announce(&touched(&args)?, dry_run));
     write(&args)?;
     match args.harness {
         Harness::Codex => codex_trust(&args)?,
@@ -134,6 +135,25 @@ fn write(args: &InstallArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The files this install changes, said before it writes any.
+fn touched(args: &InstallArgs) -> anyhow::Result<Vec<super::touched::Touched>> {
+    let root = root_of(args)?;
+    let plan = plan(
+        args.harness,
+        &root,
+        args.user,
+        &command_of(args),
+        args.timeout_s,
+    )?;
+    let project = (!args.user).then(|| std::fs::canonicalize(&root).unwrap_or(root));
+    super::touched::files(&super::touched::Install {
+        harness: args.harness,
+        settings_file: &plan.file,
+        user: args.user,
+        project: project.as_deref(),
+    })
+}
+
 /// The folder the settings go under: the user's home with `--user`, else the project.
 fn root_of(args: &InstallArgs) -> anyhow::Result<PathBuf> {
     if args.user {
@@ -164,12 +184,7 @@ fn gemini_trust(args: &InstallArgs) -> anyhow::Result<()> {
     }
     let project = root_of(args)?;
     let project = std::fs::canonicalize(&project).unwrap_or(project);
-    let file = match std::env::var_os("GEMINI_CLI_TRUSTED_FOLDERS_PATH") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(std::env::var_os("HOME").context("HOME is not set")?)
-            .join(".gemini")
-            .join("trustedFolders.json"),
-    };
+    let file = super::touched::gemini_trusted_folders()?;
     let before = match std::fs::read_to_string(&file) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,

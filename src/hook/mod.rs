@@ -20,6 +20,7 @@ pub mod install;
 mod pi;
 mod policy;
 mod reply;
+mod touched;
 
 use std::io::Write;
 use std::path::PathBuf;

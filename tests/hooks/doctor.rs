@@ -105,7 +105,7 @@ async fn doctor_names_the_one_thing_to_fix_first() {
     .await;
     assert_eq!(code, 1, "{out}");
     assert!(
-        out.contains("FAIL the server refuses or cannot be reached"),
+        out.contains("FAIL   the server refuses or cannot be reached"),
         "{out}"
     );
     let (code, out) = sayso(
@@ -154,7 +154,7 @@ async fn a_hook_program_the_harness_cannot_find_fails() {
     .await;
     assert_eq!(code, 0, "install writes the entry all the same: {out}");
     assert!(
-        out.contains("FAIL `/nowhere/sayso` does not exist"),
+        out.contains("FAIL   `/nowhere/sayso` does not exist"),
         "{out}"
     );
     let (code, out) = sayso(
@@ -190,7 +190,8 @@ async fn a_server_whose_database_the_agent_can_read_is_named() {
     .await;
     assert!(
         out.contains(&format!(
-            "risk sayso serve (pid {pid}) runs where this user reads its environment, its database {}",
+            "risk   sayso serve (pid {pid}) at {} runs as this user, which reads its environment, its database {}",
+            server.base,
             db.path.display()
         )),
         "{out}"
@@ -207,7 +208,7 @@ async fn a_server_whose_database_the_agent_can_read_is_named() {
     cmd.env("SAYSO_DATABASE_URL", &db.url);
     let out = String::from_utf8(cmd.output().await.unwrap().stdout).unwrap();
     assert!(
-        out.contains("risk SAYSO_DATABASE_URL is set where the hook runs"),
+        out.contains("risk   SAYSO_DATABASE_URL is set where the hook runs"),
         "{out}"
     );
     server.kill().await;
@@ -308,7 +309,7 @@ async fn a_hook_program_the_agent_could_swap_is_named_as_a_risk() {
         .unwrap();
     assert!(
         out.contains(&format!(
-            "risk this user can replace {}/sayso, the program the hook runs",
+            "risk   this user can replace {}/sayso, the program the hook runs",
             mine.display()
         )),
         "{out}"
@@ -326,7 +327,7 @@ async fn a_hook_program_the_agent_could_swap_is_named_as_a_risk() {
         .unwrap();
     assert!(
         out.contains(&format!(
-            "risk this user can replace {}/sayso",
+            "risk   this user can replace {}/sayso",
             locked.display()
         )),
         "{out}"
@@ -339,7 +340,7 @@ async fn a_hook_program_the_agent_could_swap_is_named_as_a_risk() {
         .unwrap();
     assert!(
         out.contains(&format!(
-            "risk PATH entries before {} that this user can write into: {}",
+            "risk   PATH entries before {} that this user can write into: {}",
             system.display(),
             empty.display()
         )),
@@ -365,7 +366,7 @@ async fn a_hook_program_the_agent_could_swap_is_named_as_a_risk() {
         .await
         .unwrap();
     assert!(
-        out.contains("risk this user can replace") && out.contains("home-bin"),
+        out.contains("risk   this user can replace") && out.contains("home-bin"),
         "{out}"
     );
 }

@@ -37,7 +37,8 @@ async fn claude_settings_keep_what_they_had_and_gain_one_hook() {
     let (code, out, err) = install(&dir, &["claude", "--dir", &d, "--dry-run"]).await;
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.starts_with("would add to hooks.PreToolUse in "),
+        out.starts_with("sayso hook install would change")
+            && out.contains("\nwould add to hooks.PreToolUse in "),
         "{out}"
     );
     assert!(out.contains("\"timeout\": 930"), "{out}");
@@ -50,7 +51,8 @@ async fn claude_settings_keep_what_they_had_and_gain_one_hook() {
     let (code, out, err) = install(&dir, &["claude", "--dir", &d]).await;
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.starts_with("added `sayso hook claude` to hooks.PreToolUse in "),
+        out.starts_with("sayso hook install changes")
+            && out.contains("\nadded `sayso hook claude` to hooks.PreToolUse in "),
         "{out}"
     );
     let after = json_of(&dir.read(".claude/settings.json"));

@@ -107,14 +107,14 @@ pub fn check(setup: &Setup) -> Vec<Finding> {
             format!("approval_policy = \"untrusted\" in {file}: Codex 0.169.0 refuses to start with it"),
             format!("set approval_policy = \"never\" in {file}"),
         )),
-        Some(p) if p != "never" => found.push(Finding::warn(
+        Some(p) if p != "never" => found.push(Finding::advice(
             format!("approval_policy = {p:?} in {file}: `codex exec` runs with \"never\" anyway, but in the terminal Codex may still ask there after sayso allows"),
             "for unattended runs use `codex exec` (its approval is \"never\")",
         )),
         _ => {}
     }
     if text("sandbox_mode").as_deref() == Some("read-only") {
-        found.push(Finding::warn(
+        found.push(Finding::advice(
             format!(
                 "sandbox_mode = \"read-only\" in {file}: a command you allow still cannot write"
             ),
@@ -127,7 +127,7 @@ pub fn check(setup: &Setup) -> Vec<Finding> {
         .is_some_and(|h| h.get("PreToolUse").is_some())
         && setup.user
     {
-        found.push(Finding::warn(
+        found.push(Finding::advice(
             format!(
                 "{file} has [hooks] entries as well as {}; Codex loads both",
                 setup.settings_file.display()

@@ -56,7 +56,7 @@ fn not_trusted(setup: &Setup, config: Option<&Path>) -> Finding {
         ),
         None => String::new(),
     };
-    Finding::warn(
+    Finding::advice(
         format!(
             "{project} is not a trusted folder of Copilot's: `copilot -p` skips the repository's hook without a word, and every command runs ungated, unless it is started with --trust-folder (or COPILOT_ALLOW_ALL=true)"
         ),
@@ -130,13 +130,13 @@ mod tests {
         let t = tmp();
         let none = |_: &str| None;
         let found = check_with(&setup(&t), &none);
-        assert_eq!(found[0].level, Level::Warn);
+        assert_eq!(found[0].level, Level::Advice);
         assert!(found[0].text.contains("skips the repository's hook"));
         assert!(found[0].fix.as_ref().unwrap().contains("--trust-folder"));
         assert!(found[0].fix.as_ref().unwrap().contains("config.json"));
 
         config(&t, &[t.0.join("elsewhere")]);
-        assert_eq!(check_with(&setup(&t), &none)[0].level, Level::Warn);
+        assert_eq!(check_with(&setup(&t), &none)[0].level, Level::Advice);
     }
 
     #[test]

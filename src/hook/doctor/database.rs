@@ -1,46 +1,74 @@
 //! Whether the hook's user (the agent's, since the harness runs the hook as itself) can read
 //! sayso's own state. The agent holds an API key, which can ask but never answer an approval;
 //! a process that reads the database or the server's environment holds everything, answer
-//! capabilities included (docs/SECURITY.md). So the doctor looks for the three ways that
-//! happens on one machine:
+//! capabilities included (docs/SECURITY.md). So the doctor looks at the two ways that happens,
+//! for the server `SAYSO_URL` names and nothing else:
 //!
 //! - a database URL in the hook's own environment;
-//! - a `sayso serve` running as this user (or readable by it, as root reads everything): its
-//!   environment and working directory are open to the agent, and so is its database;
-//! - a SQLite database readable where the server keeps it by default.
+//! - that server running as this very user: its environment and working directory are open to
+//!   the agent, and so is its database. (As root, every process is open: that is said without
+//!   looking into any.)
+//!
+//! Another user's server is never looked into, and nothing of it is printed.
 
 use std::path::{Path, PathBuf};
 
 use super::Finding;
+use super::listener::Served;
 
-/// The findings about sayso's state, as this process's user sees it.
-pub fn check() -> Vec<Finding> {
+/// The findings about sayso's state, as the user `uid` sees it, for the server at `url`.
+pub fn check(url: &str, served: &Served, uid: u32) -> Vec<Finding> {
     let mut findings = Vec::new();
-    if let Ok(url) = std::env::var("SAYSO_DATABASE_URL") {
+    if let Ok(db) = std::env::var("SAYSO_DATABASE_URL") {
         findings.push(Finding::risk(
             "SAYSO_DATABASE_URL is set where the hook runs: the agent reads its own environment, and with the database it can answer its own approvals",
-            format!("remove SAYSO_DATABASE_URL from the agent's environment{}", sqlite_hint(&url)),
+            format!("remove SAYSO_DATABASE_URL from the agent's environment{}", sqlite_hint(&db)),
         ));
     }
-    let servers = readable_servers(Path::new("/proc"));
-    for server in &servers {
-        let db = server
-            .database
-            .as_deref()
-            .map(|p| format!(", its database {}", p.display()))
-            .unwrap_or_default();
-        findings.push(Finding::risk(
+    let fix = "run sayso as another user, in a container or on another host (docs/SECURITY.md)";
+    match served {
+        Served::Elsewhere => findings.push(Finding::ok(format!(
+            "{url} is not on this machine: this user cannot read the server's environment or files"
+        ))),
+        // The server check says that nothing answers.
+        Served::NotListening => {}
+        Served::OtherUser if uid == 0 => findings.push(Finding::risk(
             format!(
-                "sayso serve (pid {}) runs where this user reads its environment{db}: the agent could read its keys and answer its own approvals",
-                server.pid
+                "this user is root, and {url} runs on this machine: root reads every process's environment and every file, the server's keys and database included"
             ),
-            "run sayso as another user, in a container or on another host (docs/SECURITY.md)",
-        ));
-    }
-    if servers.is_empty() && findings.is_empty() {
-        findings.push(Finding::ok(
-            "no sayso server or database on this machine is readable by this user",
-        ));
+            "run the agent as an unprivileged user",
+        )),
+        Served::OtherUser => findings.push(Finding::ok(format!(
+            "{url} runs as another user: this user cannot read its environment or files"
+        ))),
+        Served::ThisUser(pids) => {
+            let servers: Vec<Server> = pids
+                .iter()
+                .filter_map(|pid| own_server(Path::new("/proc"), *pid))
+                .collect();
+            if servers.is_empty() {
+                findings.push(Finding::risk(
+                    format!(
+                        "{url} listens on a socket of this user: the server runs as the agent's user, which can read its keys and answer its own approvals"
+                    ),
+                    fix,
+                ));
+            }
+            for server in servers {
+                let db = server
+                    .database
+                    .as_deref()
+                    .map(|p| format!(", its database {}", p.display()))
+                    .unwrap_or_default();
+                findings.push(Finding::risk(
+                    format!(
+                        "sayso serve (pid {}) at {url} runs as this user, which reads its environment{db}: the agent could read its keys and answer its own approvals",
+                        server.pid
+                    ),
+                    fix,
+                ));
+            }
+        }
     }
     findings
 }
@@ -54,7 +82,7 @@ fn sqlite_hint(url: &str) -> String {
     }
 }
 
-/// A running server this user can look into.
+/// A server of this user's, holding the URL's socket.
 #[derive(Debug)]
 struct Server {
     pid: u32,
@@ -62,43 +90,20 @@ struct Server {
     database: Option<PathBuf>,
 }
 
-/// `sayso serve` processes whose environment this user can read (its own, or any as root).
-fn readable_servers(proc: &Path) -> Vec<Server> {
-    let Ok(entries) = std::fs::read_dir(proc) else {
-        return vec![];
-    };
-    let me = std::process::id();
-    let mut found = Vec::new();
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let dir = entry.path();
-        let Ok(cmdline) = std::fs::read(dir.join("cmdline")) else {
-            continue;
-        };
-        if !is_sayso_server(&cmdline) {
-            continue;
-        }
-        // Reading another process's environment takes its user (or root): exactly the
-        // access that also opens its files.
-        let Ok(environ) = std::fs::read(dir.join("environ")) else {
-            continue;
-        };
-        let cwd = std::fs::read_link(dir.join("cwd")).ok();
-        let url = env_value(&environ, "SAYSO_DATABASE_URL")
-            .unwrap_or_else(|| "sqlite://sayso.db".to_string());
-        let database = sqlite_path(&url, cwd.as_deref()).filter(|p| std::fs::File::open(p).is_ok());
-        found.push(Server { pid, database });
+/// The process `pid` (one of this user's) as a `sayso serve`; `None` when it is another
+/// program, a proxy say.
+fn own_server(proc: &Path, pid: u32) -> Option<Server> {
+    let dir = proc.join(pid.to_string());
+    let cmdline = std::fs::read(dir.join("cmdline")).ok()?;
+    if !is_sayso_server(&cmdline) {
+        return None;
     }
-    found
+    let environ = std::fs::read(dir.join("environ")).unwrap_or_default();
+    let cwd = std::fs::read_link(dir.join("cwd")).ok();
+    let url = env_value(&environ, "SAYSO_DATABASE_URL")
+        .unwrap_or_else(|| "sqlite://sayso.db".to_string());
+    let database = sqlite_path(&url, cwd.as_deref()).filter(|p| std::fs::File::open(p).is_ok());
+    Some(Server { pid, database })
 }
 
 /// Whether a command line (NUL-separated) runs `sayso serve`, or `sayso` with no command

@@ -151,20 +151,21 @@ fn check_with(setup: &Setup, env: &dyn Fn(&str) -> Option<String>) -> Vec<Findin
     found.extend(redaction(env, &scopes));
 
     match scopes.get(&["security", "disableYoloMode"]).or_else(|| scopes.get(&["admin", "secureModeEnabled"])) {
-        Some((file, Value::Bool(true))) => found.push(Finding::warn(
+        Some((file, Value::Bool(true))) => found.push(Finding::advice(
             format!(
                 "{} refuses --yolo: `gemini -p` then offers the model no shell, write or replace tool, so unattended runs cannot change anything",
                 file.display()
             ),
             "remove security.disableYoloMode, or run gemini-cli interactively",
         )),
-        _ => found.push(Finding::ok(
-            "unattended, run `gemini -p … --yolo`: without --yolo gemini-cli offers the model no shell, write or replace tool (nothing to gate); with it, the hook is the only gate",
+        _ => found.push(Finding::advice(
+            "the doctor cannot see gemini-cli's command line: without --yolo, `gemini -p` offers the model no shell, write or replace tool (nothing to gate); with --skip-trust it runs without the project's hook",
+            "run unattended as `gemini -p … --yolo`, never with --skip-trust; with --yolo the hook is the only gate",
         )),
     }
 
     if env("SAYSO_HOOK_FALLBACK").is_some_and(|f| f.trim().eq_ignore_ascii_case("ask")) {
-        found.push(Finding::warn(
+        found.push(Finding::advice(
             "SAYSO_HOOK_FALLBACK=ask hands the call back to gemini-cli when sayso cannot answer; under --yolo that runs the tool",
             "leave SAYSO_HOOK_FALLBACK unset (deny) for unattended runs",
         ));
@@ -197,7 +198,7 @@ fn entry_checks(
     match matcher.map(str::trim).filter(|m| !m.is_empty() && *m != "*") {
         None => found.push(Finding::ok(format!("{file}: the hook's matcher covers every tool"))),
         Some(m) => match GATED.iter().map(|t| (t, matches(m, t))).collect::<Vec<_>>() {
-            results if results.iter().any(|(_, r)| r.is_none()) => found.push(Finding::warn(
+            results if results.iter().any(|(_, r)| r.is_none()) => found.push(Finding::advice(
                 format!("{file}: the matcher {m:?} is more than sayso can read; gemini-cli runs the hook only for tools it matches"),
                 format!("make sure {m:?} matches {}", GATED.join(", ")),
             )),
@@ -387,9 +388,38 @@ mod tests {
         None
     }
 
+    /// The worst finding but the advice every report gives (the doctor cannot see the
+    /// command line).
     fn worst(found: &[Finding]) -> (Level, String) {
-        let f = found.iter().max_by_key(|f| f.level).unwrap();
+        let f = found
+            .iter()
+            .filter(|f| !is_command_line_advice(f))
+            .max_by_key(|f| f.level)
+            .unwrap();
         (f.level, f.text.clone())
+    }
+
+    fn is_command_line_advice(f: &Finding) -> bool {
+        f.level == Level::Advice && f.text.starts_with("the doctor cannot see gemini-cli's")
+    }
+
+    #[test]
+    fn the_command_line_is_advice_never_ok() {
+        let fx = Fixture::new();
+        fx.trust();
+        let found = check_with(&fx.setup(installed(".*")), &no_env);
+        let said: Vec<&Finding> = found.iter().filter(|f| f.text.contains("--yolo")).collect();
+        assert!(
+            !said.is_empty() && said.iter().all(|f| is_command_line_advice(f)),
+            "{found:?}"
+        );
+        assert!(
+            said[0]
+                .fix
+                .as_deref()
+                .unwrap()
+                .contains("never with --skip-trust")
+        );
     }
 
     #[test]
@@ -427,7 +457,10 @@ mod tests {
         ] {
             let found = check_with(&fx.setup(installed(ok)), &no_env);
             assert!(
-                found.iter().all(|f| f.level == Level::Ok) || ok.contains('('),
+                found
+                    .iter()
+                    .all(|f| f.level == Level::Ok || is_command_line_advice(f))
+                    || ok.contains('('),
                 "{ok}: {found:?}"
             );
         }

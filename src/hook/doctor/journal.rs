@@ -1,4 +1,5 @@
-//! Whether this user can read the system journal that a sayso server on this machine logs to.
+//! Whether this user can read the system journal that the server `SAYSO_URL` names logs to,
+//! when that server is on this machine.
 //! sayso no longer logs secrets (the first run writes them to a file of mode 0600), but
 //! versions before that printed the first run's API key and feed link on stdout, which a
 //! service manager keeps in the journal; a feed link answers approvals. Root, the `adm` and
@@ -10,6 +11,7 @@ use nix::unistd::{AccessFlags, Group, access, geteuid};
 
 use super::Finding;
 use super::database::is_sayso_server;
+use super::listener::Served;
 
 /// Where journald keeps its files: persistent, then volatile.
 const JOURNALS: [&str; 2] = ["/var/log/journal", "/run/log/journal"];
@@ -34,7 +36,15 @@ pub struct Facts {
     pub server: Option<String>,
 }
 
-pub fn check() -> Vec<Finding> {
+/// The finding for the server at `url`, as `served` found it. Only this user's own processes
+/// are looked into; a server of another user is known by its unit file alone (system
+/// configuration, not a process).
+pub fn check(served: &Served) -> Vec<Finding> {
+    let server = match served {
+        Served::Elsewhere | Served::NotListening => return vec![],
+        Served::ThisUser(pids) => pids.iter().find_map(|pid| server(Path::new("/proc"), *pid)),
+        Served::OtherUser => None,
+    };
     let journals: Vec<PathBuf> = JOURNALS
         .iter()
         .map(PathBuf::from)
@@ -43,7 +53,7 @@ pub fn check() -> Vec<Finding> {
     let facts = Facts {
         journal: !journals.is_empty(),
         reader: reader(&journals),
-        server: server(Path::new("/proc")).or_else(unit),
+        server: server.or_else(unit),
     };
     finding(&facts).into_iter().collect()
 }
@@ -116,28 +126,16 @@ fn is_journal(p: &Path) -> bool {
         .is_some_and(|e| e == "journal" || e == "journal~")
 }
 
-/// A `sayso serve` running as a systemd unit: its stdout is the journal.
-fn server(proc: &Path) -> Option<String> {
-    for entry in std::fs::read_dir(proc).ok()?.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        if !is_sayso_server(&cmdline) {
-            continue;
-        }
-        let cgroup = std::fs::read_to_string(entry.path().join("cgroup")).unwrap_or_default();
-        if let Some(unit) = service_of(&cgroup) {
-            return Some(format!("sayso serve (pid {pid}, {unit})"));
-        }
+/// The process `pid` (this user's, serving the URL) as a `sayso serve` run by a systemd unit:
+/// its stdout is the journal.
+fn server(proc: &Path, pid: u32) -> Option<String> {
+    let dir = proc.join(pid.to_string());
+    let cmdline = std::fs::read(dir.join("cmdline")).ok()?;
+    if !is_sayso_server(&cmdline) {
+        return None;
     }
-    None
+    let cgroup = std::fs::read_to_string(dir.join("cgroup")).unwrap_or_default();
+    service_of(&cgroup).map(|unit| format!("sayso serve (pid {pid}, {unit})"))
 }
 
 /// The systemd service of a `/proc/<pid>/cgroup`.

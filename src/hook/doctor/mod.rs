@@ -12,6 +12,7 @@ mod copilot;
 mod database;
 mod gemini;
 mod journal;
+mod listener;
 mod pi;
 mod program;
 mod writable;
@@ -55,17 +56,46 @@ pub struct DoctorArgs {
     pub server: ServerArgs,
 }
 
-/// How bad one finding is.
+/// How bad one finding is. The report prints them worst first, each under its own heading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
+    /// A check that passed; the only thing labelled "ok".
     Ok,
+    /// Nothing here fails, but something decides whether the hook runs that the doctor
+    /// cannot see (a flag on the harness's command line, a mode that hands control back):
+    /// what to do about it. Never labelled "ok".
+    Advice,
     /// The hook runs and is obeyed, but an agent told to misbehave could get around it (it
     /// can read sayso's state, or rewrite what decides): docs/SECURITY.md.
     Risk,
-    /// Works, but something a person should know (a mode that hands control back, say).
-    Warn,
     /// The hook will not run, or will not be obeyed.
     Fail,
+}
+
+impl Level {
+    /// The heading of this level's group, and the mark before each of its lines.
+    fn heading(self) -> (&'static str, &'static str) {
+        match self {
+            Level::Fail => (
+                "Failures: the hook will not run, or will not be obeyed",
+                "FAIL  ",
+            ),
+            Level::Risk => (
+                "Risks: the hook runs, but an agent told to misbehave could get around it",
+                "risk  ",
+            ),
+            Level::Advice => ("Advice: what to know before an unattended run", "advice"),
+            Level::Ok => ("Passed", "ok    "),
+        }
+    }
+
+    /// What the line under a finding is called: a fix for what is wrong, a step for advice.
+    fn fix_label(self) -> &'static str {
+        match self {
+            Level::Advice => "do",
+            _ => "fix",
+        }
+    }
 }
 
 /// One thing the doctor checked.
@@ -73,7 +103,7 @@ pub enum Level {
 pub struct Finding {
     pub level: Level,
     pub text: String,
-    /// What to do about it, for a warning or a failure.
+    /// What to do about it, for a failure, a risk or advice.
     pub fix: Option<String>,
 }
 
@@ -86,11 +116,11 @@ impl Finding {
         }
     }
 
-    pub fn warn(text: impl Into<String>, fix: impl Into<String>) -> Finding {
+    pub fn advice(text: impl Into<String>, what_to_do: impl Into<String>) -> Finding {
         Finding {
-            level: Level::Warn,
+            level: Level::Advice,
             text: text.into(),
-            fix: Some(fix.into()),
+            fix: Some(what_to_do.into()),
         }
     }
 
@@ -113,15 +143,10 @@ impl Finding {
 
 impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mark = match self.level {
-            Level::Ok => "ok  ",
-            Level::Risk => "risk",
-            Level::Warn => "warn",
-            Level::Fail => "FAIL",
-        };
-        write!(f, "{mark} {}", self.text)?;
+        let (_, mark) = self.level.heading();
+        write!(f, "  {mark} {}", self.text)?;
         if let Some(fix) = &self.fix {
-            write!(f, "\n     fix: {fix}")?;
+            write!(f, "\n         {}: {fix}", self.level.fix_label())?;
         }
         Ok(())
     }
@@ -165,42 +190,54 @@ impl Report {
             .unwrap_or(Level::Ok)
     }
 
-    /// The first failure, else the first warning: the one thing to fix. A risk is not one:
-    /// the hook runs and is obeyed, and the risks are listed beside it.
+    /// The first failure: the one thing to fix. Risks and advice are not: the hook runs and
+    /// is obeyed, and they are listed beside it.
     pub fn first_fix(&self) -> Option<&Finding> {
-        let worst = self.worst();
-        (worst > Level::Risk).then(|| self.findings.iter().find(|f| f.level == worst))?
+        self.findings.iter().find(|f| f.level == Level::Fail)
+    }
+
+    fn has(&self, level: Level) -> bool {
+        self.findings.iter().any(|f| f.level == level)
     }
 }
 
 impl fmt::Display for Report {
+    /// Failures, then risks, then advice, then what passed, each group under its heading.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "sayso hook doctor {}:", self.harness.as_str())?;
-        for finding in &self.findings {
-            writeln!(f, "{finding}")?;
-        }
-        match self.first_fix() {
-            None => {
-                write!(
-                    f,
-                    "{} will run `sayso hook {}` and obey it.",
-                    crate::render::approval::agent_name(self.harness.as_str()),
-                    self.harness.as_str()
-                )?;
-                if self.worst() == Level::Risk {
-                    write!(
-                        f,
-                        " An agent told to misbehave could still get around it: see each risk above (docs/SECURITY.md)."
-                    )?;
-                }
-                Ok(())
+        for level in [Level::Fail, Level::Risk, Level::Advice, Level::Ok] {
+            if !self.has(level) {
+                continue;
             }
-            Some(first) => write!(
+            writeln!(f, "{}:", level.heading().0)?;
+            for finding in self.findings.iter().filter(|x| x.level == level) {
+                writeln!(f, "{finding}")?;
+            }
+        }
+        let agent = crate::render::approval::agent_name(self.harness.as_str());
+        let hook = format!("`sayso hook {}`", self.harness.as_str());
+        if let Some(first) = self.first_fix() {
+            return write!(
                 f,
                 "The one thing to fix first: {}",
                 first.fix.as_deref().unwrap_or(&first.text)
-            ),
+            );
         }
+        if self.has(Level::Advice) {
+            write!(
+                f,
+                "Nothing fails: {agent} can run {hook} and obey it, started as the advice above says."
+            )?;
+        } else {
+            write!(f, "{agent} will run {hook} and obey it.")?;
+        }
+        if self.has(Level::Risk) {
+            write!(
+                f,
+                " An agent told to misbehave could still get around it: see each risk above (docs/SECURITY.md)."
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -258,15 +295,18 @@ pub async fn check(args: &DoctorArgs) -> anyhow::Result<Report> {
         Harness::Gemini => gemini::check(&setup),
         Harness::Copilot => copilot::check(&setup),
         Harness::Pi => pi::check(&setup),
-        Harness::Cursor => vec![Finding::warn(
+        Harness::Cursor => vec![Finding::advice(
             "Cursor's agent has not been run against sayso here; its hooks are written as its documents describe them",
             "try one command that needs approval and check it reaches your phone",
         )],
     });
     findings.push(server_check(&args.server).await);
     findings.extend(writable::check(&setup));
-    findings.extend(database::check());
-    findings.extend(journal::check());
+    // Only the server SAYSO_URL names, and only if it runs as this user, is looked into.
+    let uid = nix::unistd::geteuid().as_raw();
+    let served = listener::served(&args.server.server, uid).await;
+    findings.extend(database::check(&args.server.server, &served, uid));
+    findings.extend(journal::check(&served));
     findings.sort_by_key(|f| std::cmp::Reverse(f.level));
     Ok(Report {
         harness: args.harness,
@@ -331,7 +371,7 @@ fn entry_check(setup: &Setup, plan: &install::Plan) -> Finding {
             "{file} runs `{}` with {t} s to answer",
             setup.command
         )),
-        None => Finding::warn(
+        None => Finding::advice(
             format!(
                 "{file} runs `{}` with the harness's default timeout",
                 setup.command

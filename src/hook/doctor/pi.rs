@@ -47,7 +47,7 @@ pub fn check(setup: &Setup) -> Vec<Finding> {
         }
     }
     if installed.len() == 2 {
-        findings.push(Finding::warn(
+        findings.push(Finding::advice(
             format!(
                 "pi loads both {} and {}: every tool call is put to the person twice",
                 project_file.display(),
@@ -144,7 +144,7 @@ fn disabled_check(setup: &Setup, home: &Path) -> Vec<Finding> {
             continue;
         };
         let Ok(v) = serde_json::from_str::<Value>(&text) else {
-            findings.push(Finding::warn(
+            findings.push(Finding::advice(
                 format!("{} is not JSON; pi may not read it as meant", f.display()),
                 format!("repair {}", f.display()),
             ));
@@ -181,13 +181,13 @@ fn pi_version() -> Finding {
             if v == TESTED {
                 Finding::ok(format!("pi {v} is the version sayso was tested with"))
             } else {
-                Finding::warn(
+                Finding::advice(
                     format!("pi {v} is on the PATH; sayso's extension was tested with pi {TESTED}"),
                     "try one command that needs approval and check it reaches your phone",
                 )
             }
         }
-        _ => Finding::warn(
+        _ => Finding::advice(
             "pi is not on this PATH",
             "check that pi runs with the PATH it will start with",
         ),

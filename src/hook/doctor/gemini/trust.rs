@@ -24,7 +24,7 @@ pub(super) fn trust(
             trusted_folders_file(env, gemini_dir).display()
         );
         if setup.user {
-            found.push(Finding::warn(
+            found.push(Finding::advice(
                 format!(
                     "{why}: `gemini -p` stops there unless started with --skip-trust (which still runs your hook), and gemini-cli skips its configured hooks in an untrusted folder"
                 ),

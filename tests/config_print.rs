@@ -1,0 +1,123 @@
+//! `sayso config` as an operator runs it: the real binary, in a clean environment, prints every
+//! setting with the value serve would use and where it came from (a flag, a variable, a
+//! default, or "derived from" what a computed default follows), secrets masked, and `# unset`
+//! only where the setting is off.
+
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_sayso");
+
+fn config(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let dir = std::env::temp_dir();
+    Command::new(BIN)
+        .arg("config")
+        .args(args)
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
+}
+
+fn lines(out: &Output) -> Vec<String> {
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+fn has(lines: &[String], want: &str) {
+    assert!(lines.iter().any(|l| l == want), "{want} in {lines:#?}");
+}
+
+#[test]
+fn the_defaults_in_effect_are_printed_with_what_they_follow() {
+    let l = lines(&config(&[], &[]));
+    has(&l, "SAYSO_LISTEN=127.0.0.1:8080  # default");
+    has(
+        &l,
+        "SAYSO_PUBLIC_URL=http://127.0.0.1:8080  # derived from SAYSO_LISTEN",
+    );
+    has(
+        &l,
+        "SAYSO_WAITING_PER_KEY=7500  # derived from SAYSO_MAX_CONNECTIONS (half of it)",
+    );
+    has(
+        &l,
+        "SAYSO_WAITING_CONNECTIONS=13500  # derived from SAYSO_MAX_CONNECTIONS (nine tenths of it)",
+    );
+    has(&l, "SAYSO_RATE_LIMIT_PER_S=100  # default");
+    has(&l, "SAYSO_RATE_LIMIT_BURST=400  # default");
+    has(
+        &l,
+        "SAYSO_MCP_ALLOWED_HOSTS=localhost,127.0.0.1,::1  # derived from SAYSO_PUBLIC_URL (its host, and localhost)",
+    );
+    has(&l, "SAYSO_SMTP_URL=  # unset: email is off");
+    // `# unset` only where the setting is off: each says what that means, with no value.
+    let unset: Vec<&String> = l.iter().filter(|x| x.contains("# unset")).collect();
+    assert!(!unset.is_empty());
+    for line in unset {
+        assert!(line.contains("=  # unset: "), "{line}");
+        let name = line.split('=').next().unwrap();
+        assert!(
+            [
+                "SAYSO_SMTP_URL",
+                "SAYSO_RETENTION_DAYS",
+                "SAYSO_TRUSTED_PROXIES",
+                "SAYSO_MCP_ALLOWED_ORIGINS",
+                "SAYSO_METRICS_TOKEN",
+                "SAYSO_METRICS_LISTEN",
+            ]
+            .contains(&name),
+            "{line}: has a value in effect"
+        );
+    }
+}
+
+#[test]
+fn each_value_says_whether_a_flag_a_variable_or_a_default_gave_it() {
+    let l = lines(&config(
+        &["--max-await-s", "30", "--listen", "0.0.0.0:9000"],
+        &[
+            ("SAYSO_MAX_CONNECTIONS", "100"),
+            ("SAYSO_WAITING_PER_KEY", "7"),
+            ("SAYSO_METRICS_TOKEN", "hunter2-token"),
+            ("SAYSO_SMTP_URL", "smtp://me:hunter2@mail.example.com:587"),
+        ],
+    ));
+    has(&l, "SAYSO_MAX_AWAIT_S=30  # flag --max-await-s");
+    has(&l, "SAYSO_MAX_CONNECTIONS=100  # variable");
+    has(&l, "SAYSO_WAITING_PER_KEY=7  # variable");
+    has(
+        &l,
+        "SAYSO_WAITING_CONNECTIONS=90  # derived from SAYSO_MAX_CONNECTIONS (nine tenths of it)",
+    );
+    has(
+        &l,
+        "SAYSO_PUBLIC_URL=http://localhost:9000  # derived from SAYSO_LISTEN",
+    );
+    has(
+        &l,
+        "SAYSO_METRICS_LISTEN=0.0.0.0:9000  # derived from SAYSO_LISTEN (/metrics is served on the main address)",
+    );
+    has(&l, "SAYSO_METRICS_TOKEN=****  # variable");
+    has(
+        &l,
+        "SAYSO_SMTP_URL=smtp://me:****@mail.example.com:587  # variable",
+    );
+    assert!(!l.iter().any(|x| x.contains("hunter2")), "{l:#?}");
+}
+
+#[test]
+fn settings_serve_would_refuse_are_named_not_printed() {
+    let out = config(&["--public-url", "ftp://example.com"], &[]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("sayso serve would refuse these settings") && err.contains("SAYSO_PUBLIC_URL"),
+        "{err}"
+    );
+}
