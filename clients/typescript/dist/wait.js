@@ -12,13 +12,15 @@ const ROUND_MARGIN_MS = 20_000;
 const GRACE_AFTER_EXPIRY_MS = 120_000;
 /** While the server cannot be reached and the expiry is not known yet, keep trying this long. */
 const GRACE_UNKNOWN_EXPIRY_MS = 300_000;
+/** How long past its deadline a wait lets the last round's answer arrive. */
+const DEADLINE_GRACE_MS = 2000;
 export async function waitForDecision(http, id, expiresAt, opts) {
     const started = Date.now();
     const deadline = opts.timeout === undefined ? undefined : started + opts.timeout;
     opts.signal?.throwIfAborted();
-    // One signal for the user's abort and the wait's own deadline.
-    // (A timeout of 0 looks once: no timer, the loop ends after the first pending round.)
-    const { signal, done, timedOut } = linkedSignal(opts.signal, opts.timeout || undefined);
+    // Rounds are whole seconds, so the last one ends at the deadline and the decision is read
+    // there. This timer only cuts a request that hangs past it (a server gone silent).
+    const { signal, done, timedOut } = linkedSignal(opts.signal, opts.timeout === undefined ? undefined : opts.timeout + DEADLINE_GRACE_MS);
     let last;
     let expiry = parseTime(expiresAt);
     try {
@@ -26,8 +28,14 @@ export async function waitForDecision(http, id, expiresAt, opts) {
         let quickPause = 250;
         let failingSince;
         for (;;) {
-            const remaining = deadline === undefined ? undefined : deadline - Date.now();
-            const timeoutS = remaining === undefined ? ROUND_S : Math.min(ROUND_S, Math.max(0, Math.ceil(remaining / 1000)));
+            let timeoutS = ROUND_S;
+            if (deadline !== undefined) {
+                const remaining = deadline - Date.now();
+                timeoutS = Math.min(ROUND_S, Math.max(0, Math.floor(remaining / 1000)));
+                // Less than a second left: look once more at the deadline itself.
+                if (timeoutS === 0 && remaining > 0)
+                    await sleep(remaining, signal);
+            }
             const roundStart = Date.now();
             let d;
             try {
@@ -37,17 +45,17 @@ export async function waitForDecision(http, id, expiresAt, opts) {
                     signal,
                     attemptTimeoutMs: timeoutS * 1000 + ROUND_MARGIN_MS,
                     retry: "safe",
-                    retryUntil: 0, // this loop retries, with the decision's expiry in view
+                    retryUntil: 0, // this loop retries, with the deadline and the expiry in view
                 });
             }
             catch (e) {
-                if (signal.aborted)
-                    throw e;
-                if (!(e instanceof SaysoError))
+                if (signal.aborted || !(e instanceof SaysoError))
                     throw e;
                 const pause = retryPause(e, "safe");
                 failingSince ??= Date.now();
-                const giveUp = expiry === undefined ? failingSince + GRACE_UNKNOWN_EXPIRY_MS : expiry + GRACE_AFTER_EXPIRY_MS;
+                let giveUp = expiry === undefined ? failingSince + GRACE_UNKNOWN_EXPIRY_MS : expiry + GRACE_AFTER_EXPIRY_MS;
+                if (deadline !== undefined)
+                    giveUp = Math.min(giveUp, deadline);
                 const wait = Math.max(withJitter(backoff), pause ?? 0);
                 if (pause === undefined || Date.now() + wait >= giveUp)
                     throw e;
