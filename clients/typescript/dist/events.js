@@ -9,6 +9,9 @@ const IDLE_MS = 45_000;
 export async function* resolvedEvents(http, opts) {
     let lastId = opts.lastEventId === undefined ? "" : String(opts.lastEventId);
     let backoff = 250;
+    // Until the stream has opened once, a server that cannot be reached is a mistake to
+    // report (a wrong URL), not a restart to sit out.
+    let opened = false;
     for (;;) {
         opts.signal?.throwIfAborted();
         const { signal, done } = linkedSignal(opts.signal);
@@ -26,6 +29,7 @@ export async function* resolvedEvents(http, opts) {
                 failure = new SaysoError(`${http.base}/v1/events answered with ${resp.headers.get("content-type")}, not an event stream: is ${http.base} a sayso server?`, { status: resp.status, code: "not_sayso" });
             }
             else {
+                opened = true;
                 for await (const ev of parse(resp.body, signal)) {
                     backoff = 250;
                     if (ev.id)
@@ -48,7 +52,7 @@ export async function* resolvedEvents(http, opts) {
         }
         // The stream ended (a restart, a proxy's timeout) or failed: resume where it stopped.
         const pause = failure ? retryPause(failure, "safe") : 0;
-        if (pause === undefined)
+        if (pause === undefined || (!opened && failure?.code === "unreachable"))
             throw failure;
         await sleep(Math.max(withJitter(backoff), pause), opts.signal);
         backoff = Math.min(backoff * 2, 5000);

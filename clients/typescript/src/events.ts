@@ -20,6 +20,9 @@ export interface EventsOptions {
 export async function* resolvedEvents(http: Transport, opts: EventsOptions): AsyncGenerator<ResolvedEvent> {
   let lastId = opts.lastEventId === undefined ? "" : String(opts.lastEventId);
   let backoff = 250;
+  // Until the stream has opened once, a server that cannot be reached is a mistake to
+  // report (a wrong URL), not a restart to sit out.
+  let opened = false;
   for (;;) {
     opts.signal?.throwIfAborted();
     const { signal, done } = linkedSignal(opts.signal);
@@ -37,6 +40,7 @@ export async function* resolvedEvents(http: Transport, opts: EventsOptions): Asy
           { status: resp.status, code: "not_sayso" },
         );
       } else {
+        opened = true;
         for await (const ev of parse(resp.body, signal)) {
           backoff = 250;
           if (ev.id) lastId = ev.id;
@@ -54,7 +58,7 @@ export async function* resolvedEvents(http: Transport, opts: EventsOptions): Asy
     }
     // The stream ended (a restart, a proxy's timeout) or failed: resume where it stopped.
     const pause = failure ? retryPause(failure, "safe") : 0;
-    if (pause === undefined) throw failure;
+    if (pause === undefined || (!opened && failure?.code === "unreachable")) throw failure;
     await sleep(Math.max(withJitter(backoff), pause), opts.signal);
     backoff = Math.min(backoff * 2, 5000);
   }

@@ -141,3 +141,12 @@ test("arguments are checked before anything is sent", async () => {
   assert.equal(e.status, 404);
   assert.equal(e.code, "not_found");
 });
+
+test("an event stream that cannot open says so instead of retrying forever", async () => {
+  const url = `http://127.0.0.1:${await closedPort()}`;
+  const stream = new Sayso({ url, key: server.key }).events();
+  const e = await refusal(stream.next());
+  assert.equal(e.code, "unreachable");
+  const wrongKey = new Sayso({ url: server.base, key: "sk_wrong" }).events();
+  assert.equal((await refusal(wrongKey.next())).code, "unauthorized");
+});
