@@ -1,0 +1,49 @@
+"""sayso for Python: ask a person from an agent, wait for the answer, verify webhooks.
+
+    import sayso
+
+    with sayso.Client() as client:          # SAYSO_URL, SAYSO_KEY
+        handle = client.ask("Deploy v2.3 to production?")
+        decision = client.wait(handle)
+        if decision.outcome is True:
+            ...
+"""
+
+from ._async import AsyncClient
+from ._body import AskFields
+from ._errors import SaysoError, Timeout, WebhookVerificationError
+from ._models import (
+    FINAL_STATUSES,
+    Answer,
+    AnsweredBy,
+    Approval,
+    AskHandle,
+    AuditEvent,
+    Decision,
+    Notification,
+    ResolvedEvent,
+)
+from ._sync import Client
+from ._webhooks import verify_webhook
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FINAL_STATUSES",
+    "Answer",
+    "AnsweredBy",
+    "Approval",
+    "AskFields",
+    "AskHandle",
+    "AsyncClient",
+    "AuditEvent",
+    "Client",
+    "Decision",
+    "Notification",
+    "ResolvedEvent",
+    "SaysoError",
+    "Timeout",
+    "WebhookVerificationError",
+    "__version__",
+    "verify_webhook",
+]
