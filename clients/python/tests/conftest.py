@@ -191,6 +191,13 @@ class Person:
                 return href
         raise AssertionError(f"{question!r} is not in the feed")
 
+    def answer_when_asked(self, question: str, **form: Any) -> httpx.Response:
+        """Answers as soon as the question shows up in the feed (within 10 s)."""
+        deadline = time.monotonic() + 10
+        while question not in self.feed() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return self.answer(question, **form)
+
     def answer(self, question: str, **form: Any) -> httpx.Response:
         """Opens the question from the feed and sends its form as a browser does; a to-do
         is answered from the feed's own form, as its buttons do."""
