@@ -50,7 +50,10 @@ fn the_python_client_suite_passes_against_the_real_server() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.status.success(), "the Python client's tests failed:\n{text}");
+    assert!(
+        out.status.success(),
+        "the Python client's tests failed:\n{text}"
+    );
     assert!(
         !text.contains(" skipped"),
         "a Python client test was skipped:\n{text}"

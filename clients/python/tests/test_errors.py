@@ -71,9 +71,10 @@ def test_the_environment_supplies_url_and_key(
 def test_an_unreachable_server_is_named_after_retrying(server: Server) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     started = time.monotonic()
-    with sayso.Client(url, server.key, retry_for=1.0) as client, pytest.raises(
-        sayso.SaysoError
-    ) as e:
+    with (
+        sayso.Client(url, server.key, retry_for=1.0) as client,
+        pytest.raises(sayso.SaysoError) as e,
+    ):
         client.get("01968a2e-7c1a-7b3e-9f42-5d0c6e8a1b2c")
     assert 0.5 < time.monotonic() - started < 5, "retried for about retry_for"
     assert e.value.code == "unreachable" and e.value.status is None
@@ -98,9 +99,10 @@ def test_a_url_into_the_api_is_refused_before_any_request(server: Server) -> Non
 
 
 def test_a_path_that_is_not_the_servers_root_is_named(server: Server) -> None:
-    with sayso.Client(server.url + "/sayso", server.key) as client, pytest.raises(
-        sayso.SaysoError
-    ) as e:
+    with (
+        sayso.Client(server.url + "/sayso", server.key) as client,
+        pytest.raises(sayso.SaysoError) as e,
+    ):
         client.ask("Deploy?")
     assert e.value.status == 404 and "not an endpoint" in str(e.value)
 

@@ -1,12 +1,8 @@
 """sayso for Python: ask a person from an agent, wait for the answer, verify webhooks.
 
-    import sayso
-
-    with sayso.Client() as client:          # SAYSO_URL, SAYSO_KEY
-        handle = client.ask("Deploy v2.3 to production?")
-        decision = client.wait(handle)
-        if decision.outcome is True:
-            ...
+``Client`` (blocking) and ``AsyncClient`` (asyncio) ask, wait, cancel and read; the
+``Decision`` they return says what the person decided; ``verify_webhook`` checks the signed
+webhook of a ``callback_url``. Every failure is a ``SaysoError`` naming what is wrong.
 """
 
 from ._async import AsyncClient

@@ -100,7 +100,9 @@ class AsyncClient:
 
     # ---- the API ----
 
-    async def ask(self, question: str, kind: str = "bool", **fields: Unpack[AskFields]) -> AskHandle:
+    async def ask(
+        self, question: str, kind: str = "bool", **fields: Unpack[AskFields]
+    ) -> AskHandle:
         """Asks the person; returns at once with the handle. Every field of
         ``POST /v1/decisions`` is a keyword (docs/API.md); ``idempotency_key`` goes in the
         ``Idempotency-Key`` header. Without one, the client makes one for this call, so a
@@ -122,7 +124,9 @@ class AsyncClient:
         """The decision as it stands."""
         return Decision.from_json(await self._call("GET", _core.decision_path(decision)))
 
-    async def cancel(self, decision: str | AskHandle | Decision, reason: str | None = None) -> Decision:
+    async def cancel(
+        self, decision: str | AskHandle | Decision, reason: str | None = None
+    ) -> Decision:
         """Withdraws a pending decision; it becomes ``cancelled``. A decision already resolved
         is a ``SaysoError`` with ``code == "already_resolved"`` (409)."""
         body = {"reason": reason} if reason else {}
@@ -141,7 +145,9 @@ class AsyncClient:
 
         return await self._retrying(attempt, time.monotonic() + self._retry_for)
 
-    async def wait(self, decision: str | AskHandle | Decision, timeout: float | None = None) -> Decision:
+    async def wait(
+        self, decision: str | AskHandle | Decision, timeout: float | None = None
+    ) -> Decision:
         """Waits until the decision is answered, declined, expired or cancelled, in as many
         await rounds as it takes, through dropped connections and server restarts.
 
@@ -154,10 +160,9 @@ class AsyncClient:
         while True:
             timeout_s, request_timeout = plan.next_round()
 
-            async def attempt() -> Any:
-                resp = await self._send(
-                    "GET", path, params={"timeout_s": str(timeout_s)}, timeout=request_timeout
-                )
+            async def attempt(timeout_s: int = timeout_s, limit: float = request_timeout) -> Any:
+                params = {"timeout_s": str(timeout_s)}
+                resp = await self._send("GET", path, params=params, timeout=limit)
                 return _core.read(self._s, resp)
 
             d = Decision.from_json(await self._retrying(attempt, plan.give_up_at()))

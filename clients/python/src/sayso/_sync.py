@@ -151,10 +151,9 @@ class Client:
         while True:
             timeout_s, request_timeout = plan.next_round()
 
-            def attempt() -> Any:
-                resp = self._send(
-                    "GET", path, params={"timeout_s": str(timeout_s)}, timeout=request_timeout
-                )
+            def attempt(timeout_s: int = timeout_s, limit: float = request_timeout) -> Any:
+                params = {"timeout_s": str(timeout_s)}
+                resp = self._send("GET", path, params=params, timeout=limit)
                 return _core.read(self._s, resp)
 
             d = Decision.from_json(self._retrying(attempt, plan.give_up_at()))

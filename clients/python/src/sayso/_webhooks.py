@@ -54,9 +54,7 @@ def verify_webhook(
     try:
         sent = int(stamp)
     except ValueError:
-        raise WebhookVerificationError(
-            f"webhook-timestamp {stamp!r} is not unix seconds"
-        ) from None
+        raise WebhookVerificationError(f"webhook-timestamp {stamp!r} is not unix seconds") from None
     clock = time.time() if now is None else now
     if abs(clock - sent) > tolerance:
         raise WebhookVerificationError(
@@ -80,9 +78,7 @@ def verify_webhook(
         data = json.loads(body)
         return Decision.from_json(data)
     except (ValueError, KeyError, TypeError) as e:
-        raise WebhookVerificationError(
-            f"the signed body is not a sayso Decision: {e}"
-        ) from None
+        raise WebhookVerificationError(f"the signed body is not a sayso Decision: {e}") from None
 
 
 def _secret_key(secret: str) -> bytes:
