@@ -1,4 +1,4 @@
-//! The TypeScript client (`clients/typescript`, docs/CLIENTS-typescript.md): its own test
+//! The TypeScript client (`clients/typescript`, docs/CLIENTS.md): its own test
 //! suite, run with Node's test runner against this build's `sayso` binary. The suite starts
 //! the real server itself and answers as the person, from the feed.
 //!

@@ -1,9 +1,8 @@
-// The lines docs/CLIENTS-typescript.md gives to copy run as written against the real server,
+// The lines docs/CLIENTS.md's TypeScript section gives to copy run as written against the real server,
 // installed as a user installs the package, with the person answering from the feed.
 
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -16,11 +15,10 @@ const run = promisify(execFile);
 let server;
 let dir;
 
-/** The doc's first js block: the TypeScript section, wherever the docs keep it. */
+/** The first js block of docs/CLIENTS.md's TypeScript section. */
 async function docExample() {
   const docs = resolve(packageDir, "..", "..", "docs");
-  const own = join(docs, "CLIENTS-typescript.md");
-  let text = await readFile(existsSync(own) ? own : join(docs, "CLIENTS.md"), "utf8");
+  let text = await readFile(join(docs, "CLIENTS.md"), "utf8");
   const section = text.indexOf("## TypeScript");
   assert.ok(section >= 0, "the docs have a ## TypeScript section");
   text = text.slice(section);
