@@ -96,8 +96,7 @@ async fn set_own_zone(srv: &TestServer, tz: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_page_a_bound_browser_opens_leads_back_to_the_feed_and_a_bare_link_invents_none()
-{
+async fn every_page_a_bound_browser_opens_leads_back_to_the_feed_and_a_bare_link_invents_none() {
     let (srv, _db) = start().await;
     let (feed, cookie) = bound(&srv).await;
     let feed_token = feed.rsplit('/').next().unwrap().to_string();
@@ -115,7 +114,10 @@ async fn every_page_a_bound_browser_opens_leads_back_to_the_feed_and_a_bare_link
         let (status, html) = page(s(&h, "web_url"), cookie).await;
         assert_eq!(status, StatusCode::OK);
         assert!(html.contains(TO_FEED), "{body}: {html}");
-        assert!(!html.contains(&feed_token), "the feed link never goes into a page");
+        assert!(
+            !html.contains(&feed_token),
+            "the feed link never goes into a page"
+        );
         let (_, html) = page(s(&h, "web_url"), None).await;
         assert!(!html.contains("to-feed"), "a bare link has no feed: {html}");
     }
@@ -181,7 +183,10 @@ async fn times_are_shown_in_the_readers_own_zone_and_say_which() {
     // The inbox's own person keeps Asia/Kolkata: a bare link falls back to it.
     set_own_zone(&srv, "Asia/Kolkata").await;
     let (_, html) = page(s(&h, "web_url"), None).await;
-    assert!(html.contains(" IST</time>") && !html.contains(" UTC</time>"), "{html}");
+    assert!(
+        html.contains(" IST</time>") && !html.contains(" UTC</time>"),
+        "{html}"
+    );
     let (_, cookie) = bound(&srv).await;
     let (_, html) = page(s(&h, "web_url"), Some(&cookie)).await;
     assert!(html.contains(" IST</time>"), "{html}");
@@ -237,7 +242,10 @@ async fn the_agents_wait_is_told_as_one_under_way_with_its_end_on_the_clock() {
 async fn the_remark_box_comes_before_the_buttons_it_goes_with() {
     let (srv, _db) = start().await;
     for (body, button) in [
-        (json!({"question": "Ship?", "kind": "bool"}), r#"value="yes""#),
+        (
+            json!({"question": "Ship?", "kind": "bool"}),
+            r#"value="yes""#,
+        ),
         (
             json!({"question": "Water the plants", "kind": "todo"}),
             r#"value="done""#,
@@ -251,7 +259,10 @@ async fn the_remark_box_comes_before_the_buttons_it_goes_with() {
         let (_, html) = page(s(&h, "web_url"), None).await;
         let remark = html.find(r#"id="remark""#).expect("a remark box");
         let button = html.find(button).expect("the answer button");
-        assert!(remark < button, "{body}: the remark box is above the buttons");
+        assert!(
+            remark < button,
+            "{body}: the remark box is above the buttons"
+        );
     }
     let h = srv.create(approval(None)).await;
     let (_, html) = page(&approval_link(&srv, &h).await, None).await;
@@ -287,10 +298,19 @@ async fn the_feed_names_kinds_in_words_and_shows_a_todos_context_safely() {
         assert!(!pending.contains(code), "{code}: {pending}");
     }
     let todos = &html[html.find(r#"id="todos""#).unwrap()..html.find(r#"id="history""#).unwrap()];
-    assert!(todos.contains(r#"<div class="context todo-context">"#), "{todos}");
+    assert!(
+        todos.contains(r#"<div class="context todo-context">"#),
+        "{todos}"
+    );
     assert!(todos.contains("<strong>vault</strong>"), "{todos}");
-    assert!(todos.contains("tell⟨U+202E⟩ops"), "hidden characters shown: {todos}");
-    assert!(!todos.contains("<script>") && todos.contains("&lt;script&gt;"), "{todos}");
+    assert!(
+        todos.contains("tell⟨U+202E⟩ops"),
+        "hidden characters shown: {todos}"
+    );
+    assert!(
+        !todos.contains("<script>") && todos.contains("&lt;script&gt;"),
+        "{todos}"
+    );
     srv.stop().await;
 }
 
@@ -300,7 +320,10 @@ async fn the_device_offers_fold_away_only_for_a_person_with_a_passkey() {
     let (_, cookie) = bound(&srv).await;
     let inbox = format!("{}/inbox", srv.base);
     let (_, html) = page(&inbox, Some(&cookie)).await;
-    assert!(html.contains(r#"<div id="device-offers">"#), "shown plainly: {html}");
+    assert!(
+        html.contains(r#"<div id="device-offers">"#),
+        "shown plainly: {html}"
+    );
     assert!(!html.contains(r#"id="this-device""#));
     let own = srv.svc.list_people("default").await.unwrap()[0].clone();
     let passkey = StoredPasskey {
@@ -315,7 +338,10 @@ async fn the_device_offers_fold_away_only_for_a_person_with_a_passkey() {
     let (_, html) = page(&inbox, Some(&cookie)).await;
     // Hidden until feed.js knows whether this device has push on (it then folds them into
     // "This device", or shows them under the header).
-    assert!(html.contains(r#"<div id="device-offers" hidden>"#), "{html}");
+    assert!(
+        html.contains(r#"<div id="device-offers" hidden>"#),
+        "{html}"
+    );
     assert!(html.contains(r#"<details id="this-device" class="this-device" hidden>"#));
     assert!(html.find(r#"id="history""#).unwrap() < html.find(r#"id="this-device""#).unwrap());
     srv.stop().await;
