@@ -2,14 +2,32 @@
 // (/sw.js), subscribes this browser to Web Push with the server's VAPID key (the button's
 // data-key) and posts the subscription to the inbox (the button's data-url). Without
 // JavaScript, or in a browser without push, the offer stays hidden and the page works as is.
+//
+// It also places the device offers (push and "Add a passkey"): a person who has a passkey
+// and whose device already has push on (or cannot have it) finds them folded into "This
+// device" at the bottom; everyone else sees them under the header.
 "use strict";
 
 (function () {
+  var offers = document.getElementById("device-offers");
+  var folded = document.getElementById("this-device");
+  // Only a person with a passkey gets the fold (the server leaves it out otherwise).
+  function place(pushOn) {
+    if (!offers) return;
+    if (folded && pushOn) {
+      folded.appendChild(offers);
+      folded.hidden = false;
+    }
+    offers.hidden = false;
+  }
+
   var section = document.getElementById("push");
   var button = document.getElementById("push-subscribe");
   var status = document.getElementById("push-status");
-  if (!section || !button || !status) return;
-  if (!("serviceWorker" in navigator) || !("PushManager" in window) || !("Notification" in window)) return;
+  if (!section || !button || !status) return place(true);
+  if (!("serviceWorker" in navigator) || !("PushManager" in window) || !("Notification" in window)) {
+    return place(true);
+  }
 
   var key = button.getAttribute("data-key");
   var url = button.getAttribute("data-url");
@@ -87,7 +105,7 @@
   section.hidden = false;
   if (Notification.permission === "denied") {
     say("Notifications are blocked for this site; allow them in the browser's settings.");
-    return;
+    return place(false);
   }
   // Already subscribed: tell the server again (harmless), in case it forgot this device.
   registration
@@ -95,11 +113,14 @@
       return reg.pushManager.getSubscription();
     })
     .then(function (sub) {
-      if (sub && Notification.permission === "granted" && sameKey(sub)) {
-        return store(sub).then(function () {
-          say("This device is notified of new decisions.");
-        });
+      var on = !!sub && Notification.permission === "granted" && sameKey(sub);
+      place(on);
+      if (on) {
+        say("This device is notified of new decisions.");
+        return store(sub);
       }
     })
-    .catch(function () {});
+    .catch(function () {
+      place(false);
+    });
 })();

@@ -1,10 +1,12 @@
 //! What a person's feed shows, reached through their feed link or a bound device: what
 //! waits for them, and what they were asked before.
 
+use uuid::Uuid;
+
 use super::{Service, ServiceError, Viewer};
 use crate::domain::Decision;
 use crate::domain::Status;
-use crate::domain::people;
+use crate::domain::people::{self, Person};
 use crate::storage::ListFilter;
 
 /// The most pending decisions a feed lists.
@@ -24,6 +26,12 @@ pub struct Feed {
     pub projects: Vec<String>,
     /// Whether the inbox has people besides the viewer (the feed then says whose it is).
     pub shared: bool,
+    /// Whether the viewer has a passkey (the feed then folds its device offers away once
+    /// this device has push on too).
+    pub has_passkey: bool,
+    /// The zone the feed's times are shown in: the viewer's own, else the inbox's own
+    /// person's; `None` for UTC.
+    pub zone: Option<String>,
 }
 
 impl Service {
@@ -79,18 +87,61 @@ impl Service {
             .take(HISTORY)
             .collect();
         let projects = self.store().projects(inbox.id).await?;
-        let shared = self
-            .store()
-            .people(inbox.id)
-            .await?
-            .iter()
-            .any(|p| p.id != viewer.person.id);
+        let everyone = self.store().people(inbox.id).await?;
+        let shared = everyone.iter().any(|p| p.id != viewer.person.id);
+        let zone_of = |p: &Person| p.quiet.as_ref().map(|q| q.tz.clone());
+        let zone = zone_of(&viewer.person)
+            .or_else(|| everyone.iter().find(|p| p.is_inbox_own()).and_then(zone_of));
+        let has_passkey = !self.store().passkeys(viewer.person.id).await?.is_empty();
         Ok(Feed {
             viewer,
             pending,
             recent,
             projects,
             shared,
+            has_passkey,
+            zone,
         })
+    }
+}
+
+/// What a decision's page knows of who is looking at it.
+pub struct PageReader {
+    /// The person of the bound device the browser's cookie names: the page links to their
+    /// feed (`/inbox`).
+    pub bound: Option<Person>,
+    /// The time zone to show times in: the person's own, else the inbox's own person's;
+    /// `None` for UTC.
+    pub zone: Option<String>,
+}
+
+impl Service {
+    /// Who reads a page of a decision of `inbox_id`: the bound device (by its `cookie`), and
+    /// the zone of `person` (the one a person link names), else of the device's person, else
+    /// of the inbox's own person. A database error leaves them unknown.
+    pub async fn page_reader(
+        &self,
+        cookie: Option<&str>,
+        person: Option<&Person>,
+        inbox_id: Uuid,
+    ) -> PageReader {
+        let bound = match cookie {
+            Some(_) => self.bound_person(cookie).await.map(|(_, p)| p),
+            None => None,
+        };
+        let zone_of = |p: &Person| p.quiet.as_ref().map(|q| q.tz.clone());
+        let mut zone = person
+            .and_then(zone_of)
+            .or_else(|| bound.as_ref().and_then(zone_of));
+        if zone.is_none() {
+            zone = match self.store().person(inbox_id).await {
+                Ok(own) => own.as_ref().and_then(zone_of),
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not look up the inbox's person for a page");
+                    None
+                }
+            };
+        }
+        PageReader { bound, zone }
     }
 }

@@ -14,6 +14,7 @@ mod forms;
 mod hostile;
 mod passkey;
 mod people;
+mod reader;
 mod support;
 mod text;
 mod weight;

@@ -15,8 +15,9 @@ use uuid::Uuid;
 
 use super::Token;
 use super::approval::PageQuery;
+use super::reader::Reader;
 use super::submitted::Submitted;
-use super::templates::{AnswerPage, error_page, render};
+use super::templates::{AnswerPage, error_page, error_page_for, render};
 use super::view::{self, PageErrors, PersonLink};
 use crate::domain::answer_text::answer_text;
 use crate::domain::{AnswerInput, Decision, Issue, Kind, OutcomeSource, Status};
@@ -51,22 +52,27 @@ pub fn routes() -> Router<Service> {
 pub(crate) async fn show_answer_page(
     State(svc): State<Service>,
     Token(token): Token,
+    headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
     // A tool approval is only shown here (the link is the agent's); its mail's `?confirm=`
     // links are approval links, `/a/{token}` (approve.rs). `?whole=1` shows all of a long
     // change.
-    match svc.view_by_token(&token).await {
-        Ok(d) if d.spec.approval.is_some() => {
-            let query = PageQuery::parse(query.as_deref());
-            let shown = PageQuery {
-                whole: query.whole,
-                confirm: None,
-            };
-            view_page(StatusCode::OK, &d, &shown)
-        }
-        Ok(d) => answer_page(StatusCode::OK, &token, &d, None, &PageErrors::default()),
-        Err(e) => service_error_page(&token, e),
+    let d = match svc.view_by_token(&token).await {
+        Ok(d) => d,
+        Err(e) => return service_error_page(&svc, &headers, &token, e).await,
+    };
+    let reader = Reader::of(&svc, &headers, None, d.inbox_id).await;
+    if d.spec.approval.is_some() {
+        let query = PageQuery::parse(query.as_deref());
+        let shown = PageQuery {
+            whole: query.whole,
+            confirm: None,
+        };
+        view_page(StatusCode::OK, &d, &shown, &reader)
+    } else {
+        let errors = PageErrors::default();
+        answer_page(StatusCode::OK, &token, &d, None, &errors, &reader)
     }
 }
 
@@ -109,7 +115,7 @@ pub(crate) async fn submit_answer(
     let device = super::device_cookie(&headers);
     let device = device.as_deref();
     if is_form {
-        submit_form(&svc, &token, &body, device).await
+        submit_form(&svc, &headers, &token, &body, device).await
     } else {
         submit_json(&svc, &token, &body, device)
             .await
@@ -119,15 +125,22 @@ pub(crate) async fn submit_answer(
 
 /// A browser's form post: 303 back to the page (or the feed), or the page again with the
 /// problems shown beside their fields.
-async fn submit_form(svc: &Service, token: &str, body: &[u8], device: Option<&str>) -> Response {
+async fn submit_form(
+    svc: &Service,
+    headers: &HeaderMap,
+    token: &str,
+    body: &[u8],
+    device: Option<&str>,
+) -> Response {
     let sent = Submitted::parse(body);
     let d = match svc.decision_by_token(token).await {
         Ok(d) => d,
-        Err(e) => return service_error_page(token, e),
+        Err(e) => return service_error_page(svc, headers, token, e).await,
     };
     if d.spec.approval.is_some() || d.spec.routing.is_some() {
-        return service_error_page(token, ServiceError::AnswerElsewhere);
+        return service_error_page(svc, headers, token, ServiceError::AnswerElsewhere).await;
     }
+    let reader = Reader::of(svc, headers, None, d.inbox_id).await;
     let Some(action) = sent.action() else {
         let issues = [Issue {
             path: "action".into(),
@@ -139,6 +152,7 @@ async fn submit_form(svc: &Service, token: &str, body: &[u8], device: Option<&st
             &d,
             Some(&sent),
             &PageErrors::from_issues(&issues),
+            &reader,
         );
     };
     let input = sent.to_input(&d.spec, action);
@@ -152,8 +166,9 @@ async fn submit_form(svc: &Service, token: &str, body: &[u8], device: Option<&st
             &d,
             Some(&sent),
             &PageErrors::from_issues(&issues),
+            &reader,
         ),
-        Err(e) => service_error_page(token, e),
+        Err(e) => service_error_page(svc, headers, token, e).await,
     }
 }
 
@@ -219,7 +234,11 @@ pub(super) fn answer_result(d: &Decision) -> Response {
 }
 
 /// The context image, with the type sniffed from its bytes when it was created.
-async fn context_image(State(svc): State<Service>, Token(token): Token) -> Response {
+async fn context_image(
+    State(svc): State<Service>,
+    Token(token): Token,
+    headers: HeaderMap,
+) -> Response {
     match svc.image_by_token(&token).await {
         Ok((content_type, bytes)) => {
             let mut resp = bytes.into_response();
@@ -238,7 +257,7 @@ async fn context_image(State(svc): State<Service>, Token(token): Token) -> Respo
             "Not found",
             "This decision has no image.",
         ),
-        Err(e) => service_error_page(&token, e),
+        Err(e) => service_error_page(&svc, &headers, &token, e).await,
     }
 }
 
@@ -251,21 +270,21 @@ pub fn answer_page(
     d: &Decision,
     sent: Option<&Submitted>,
     errors: &PageErrors,
+    reader: &Reader,
 ) -> Response {
     if let Some(a) = &d.spec.approval {
         let query = PageQuery::default();
-        return super::approval::approval_page(status, None, d, a, sent, errors, &query);
+        return super::approval::approval_page(status, None, d, a, sent, errors, &query, reader);
     }
     let action = d.spec.routing.is_none().then(|| format!("/d/{token}"));
-    decision_page(status, d, action, token, None, sent, errors)
+    decision_page(status, d, action, token, None, sent, errors, reader)
 }
 
 /// A tool approval's page through its `web_url`: it only shows it.
-fn view_page(status: StatusCode, d: &Decision, query: &PageQuery) -> Response {
+fn view_page(status: StatusCode, d: &Decision, query: &PageQuery, reader: &Reader) -> Response {
+    let errors = PageErrors::default();
     match &d.spec.approval {
-        Some(a) => {
-            super::approval::approval_page(status, None, d, a, None, &PageErrors::default(), query)
-        }
+        Some(a) => super::approval::approval_page(status, None, d, a, None, &errors, query, reader),
         None => error_page(
             StatusCode::NOT_FOUND,
             "Not found",
@@ -282,6 +301,7 @@ pub(super) fn person_answer_page(
     d: &Decision,
     sent: Option<&Submitted>,
     errors: &PageErrors,
+    reader: &Reader,
 ) -> Response {
     decision_page(
         status,
@@ -291,11 +311,13 @@ pub(super) fn person_answer_page(
         Some(link),
         sent,
         errors,
+        reader,
     )
 }
 
 /// The answer page. `action` is where its form posts; `None` shows the decision without
 /// one.
+#[allow(clippy::too_many_arguments)]
 fn decision_page(
     status: StatusCode,
     d: &Decision,
@@ -304,6 +326,7 @@ fn decision_page(
     link: Option<&PersonLink>,
     sent: Option<&Submitted>,
     errors: &PageErrors,
+    reader: &Reader,
 ) -> Response {
     let now = OffsetDateTime::now_utc();
     let open = d.is_open_at(now);
@@ -319,6 +342,7 @@ fn decision_page(
         image_url: d.has_image.then(|| format!("/d/{answer_token}/image")),
         attachments: view::attachments(d),
         expires_in: open.then(|| render::time_left(d.expires_at, now)),
+        expires_at: reader.zone.clock(d.expires_at, now),
         expires_iso: render::iso(d.expires_at),
         needs_submit: !matches!(d.kind(), Kind::Bool | Kind::Todo),
         body,
@@ -331,18 +355,31 @@ fn decision_page(
         value_error: errors.get("value").or_else(|| errors.get("action")),
         other_error: errors.get("other"),
         remark_error: errors.get("remark"),
-        result: (!open && d.status != Status::Pending).then(|| view::result(d, now)),
+        result: (!open && d.status != Status::Pending).then(|| view::result(d, now, &reader.zone)),
         people,
+        to_feed: reader.to_feed,
     };
     render(status, &page)
 }
 
 /// The page for a service error: 404 for an unknown link, 409 / 410 with the outcome for a
 /// decision already resolved or expired.
-fn service_error_page(token: &str, e: ServiceError) -> Response {
+async fn service_error_page(
+    svc: &Service,
+    headers: &HeaderMap,
+    token: &str,
+    e: ServiceError,
+) -> Response {
+    let reader = match &e {
+        ServiceError::AlreadyResolved(d) | ServiceError::Expired(d) => {
+            Reader::of(svc, headers, None, d.inbox_id).await
+        }
+        _ => Reader::bound(svc, headers).await,
+    };
     match e {
-        ServiceError::AnswerElsewhere => elsewhere_page(),
-        ServiceError::NotFound => error_page(
+        ServiceError::AnswerElsewhere => elsewhere_page(&reader),
+        ServiceError::NotFound => error_page_for(
+            &reader,
             StatusCode::NOT_FOUND,
             "Link not found",
             "This link does not open any question. It may have been mistyped or cut short.",
@@ -353,26 +390,34 @@ fn service_error_page(token: &str, e: ServiceError) -> Response {
             &d,
             None,
             &PageErrors::default(),
+            &reader,
         ),
-        ServiceError::Expired(d) => {
-            answer_page(StatusCode::GONE, token, &d, None, &PageErrors::default())
-        }
-        ServiceError::Unavailable => error_page(
+        ServiceError::Expired(d) => answer_page(
+            StatusCode::GONE,
+            token,
+            &d,
+            None,
+            &PageErrors::default(),
+            &reader,
+        ),
+        ServiceError::Unavailable => error_page_for(
+            &reader,
             StatusCode::SERVICE_UNAVAILABLE,
             "Try again in a moment",
             "sayso cannot reach its database right now. Nothing was lost; reload in a few seconds.",
         ),
         other => {
             let e = ApiError::from(other);
-            error_page(e.status, "Sorry", &e.message)
+            error_page_for(&reader, e.status, "Sorry", &e.message)
         }
     }
 }
 
 /// The page for an answer through the `web_url` of a tool approval, or of a decision sent to
 /// people by name: refused, nothing changed.
-pub(super) fn elsewhere_page() -> Response {
-    error_page(
+pub(super) fn elsewhere_page(reader: &Reader) -> Response {
+    error_page_for(
+        reader,
         StatusCode::FORBIDDEN,
         "Answer this from your sayso feed",
         "This question is answered by the people it was sent to. Its link only shows it, so \

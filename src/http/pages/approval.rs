@@ -18,6 +18,7 @@ use serde_json::Value;
 use time::OffsetDateTime;
 
 use super::command;
+use super::reader::Reader;
 use super::submitted::Submitted;
 use super::templates::render;
 use super::view::{self, PageErrors, PeopleView, PersonLink};
@@ -85,6 +86,8 @@ pub struct ApprovalPage {
     pub passkey_url: String,
     /// Progress, the viewer's own answer, who resolved it, who answers it instead.
     pub people: PeopleView,
+    /// The browser is bound to a person: the page links back to their feed.
+    pub to_feed: bool,
 }
 
 /// What the call does, ready for the template; every text in it is visible.
@@ -152,7 +155,9 @@ impl PageQuery {
 }
 
 /// The approval page of `d`. `link` is the person link the form posts to; `None` for the
-/// page its `web_url` shows, which offers no answer (an agent holds that link).
+/// page its `web_url` shows, which offers no answer (an agent holds that link). Its times
+/// are in the `reader`'s zone.
+#[allow(clippy::too_many_arguments)]
 pub fn approval_page(
     status: StatusCode,
     link: Option<&PersonLink>,
@@ -161,8 +166,10 @@ pub fn approval_page(
     sent: Option<&Submitted>,
     errors: &PageErrors,
     query: &PageQuery,
+    reader: &Reader,
 ) -> Response {
     let now = OffsetDateTime::now_utc();
+    let zone = &reader.zone;
     let confirm = [ALLOW, DENY, ALLOW_SESSION]
         .into_iter()
         .find(|label| query.confirm.as_deref() == Some(*label))
@@ -193,9 +200,18 @@ pub fn approval_page(
         dangers: found,
         project: d.spec.project.as_deref().map(|p| visible(p, Lines::Marked)),
         // While the agent waits, that is the time that counts; after, the question's own.
+        // Both are under way already: "for 9 more minutes", never "in 9 min".
         expires_in: pending.then(|| match a.answer_by.filter(|by| *by > now) {
-            Some(by) => format!("The agent waits for your answer {}", render::time_left(by, now)),
-            None => format!("Open {}", render::time_left(d.expires_at, now)),
+            Some(by) => format!(
+                "The agent waits for your answer {}, until {}",
+                render::time_for(by, now),
+                zone.clock(by, now)
+            ),
+            None => format!(
+                "Open {}, until {}",
+                render::time_for(d.expires_at, now),
+                zone.clock(d.expires_at, now)
+            ),
         }),
         expires_iso: render::iso(a.answer_by.filter(|by| *by > now).unwrap_or(d.expires_at)),
         tool_name: visible(&a.tool_name, Lines::Marked),
@@ -215,7 +231,7 @@ pub fn approval_page(
         stopped_waiting: (open && stopped.is_some()).then(|| {
             format!(
                 "The agent stopped waiting at {}; an answer now is recorded, but it went on without it.",
-                render::format_time(stopped.unwrap_or(now))
+                zone.clock(stopped.unwrap_or(now), now)
             )
         }),
         confirm,
@@ -234,7 +250,7 @@ pub fn approval_page(
             .unwrap_or_default()
             .to_string(),
         errors: errors.summary.clone(),
-        result: (!pending && d.status != Status::Pending).then(|| outcome(d, a, now)),
+        result: (!pending && d.status != Status::Pending).then(|| outcome(d, a, now, zone)),
         allow: ALLOW,
         deny: DENY,
         allow_session: ALLOW_SESSION,
@@ -244,6 +260,7 @@ pub fn approval_page(
             _ => String::new(),
         },
         people,
+        to_feed: reader.to_feed,
     };
     render(status, &page)
 }
@@ -381,7 +398,7 @@ fn diff_class(l: &str) -> &'static str {
     }
 }
 
-fn outcome(d: &Decision, a: &ApprovalSpec, now: OffsetDateTime) -> Outcome {
+fn outcome(d: &Decision, a: &ApprovalSpec, now: OffsetDateTime, zone: &render::Zone) -> Outcome {
     let when = d.resolved_at.unwrap_or(d.expires_at);
     let (class, heading) = match (d.status, d.outcome.as_ref().and_then(Value::as_str)) {
         (Status::Answered, Some(ALLOW)) if d.custom => {
@@ -400,7 +417,7 @@ fn outcome(d: &Decision, a: &ApprovalSpec, now: OffsetDateTime) -> Outcome {
     let late = match (a.answer_by, d.resolved_at) {
         (Some(by), Some(at)) if at > by && d.status == Status::Answered => Some(format!(
             "This answer came after the agent stopped waiting at {}: it is recorded, but the agent had already gone on without it.",
-            render::format_time(by)
+            zone.date_time(by)
         )),
         _ => None,
     };
@@ -408,7 +425,7 @@ fn outcome(d: &Decision, a: &ApprovalSpec, now: OffsetDateTime) -> Outcome {
         class,
         heading,
         remark: d.remark.clone(),
-        when: render::format_time(when),
+        when: zone.date_time(when),
         when_iso: render::iso(when),
         late,
     }

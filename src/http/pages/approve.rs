@@ -14,8 +14,9 @@ use axum::response::{IntoResponse, Redirect, Response};
 
 use super::answer::{FEED_PATH, answer_result, parse_answer};
 use super::approval::PageQuery;
+use super::reader::Reader;
 use super::submitted::Submitted;
-use super::templates::error_page;
+use super::templates::error_page_for;
 use super::view::{PageErrors, PersonLink};
 use super::{Token, device_cookie};
 use crate::domain::approval::allows;
@@ -34,18 +35,23 @@ pub fn routes() -> Router<Service> {
 async fn show_approval(
     State(svc): State<Service>,
     Token(token): Token,
+    headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
     match svc.view_approval(&token).await {
-        Ok((d, _, person)) => page(
-            StatusCode::OK,
-            &link(&svc, &token, &d, Some(&person)),
-            &d,
-            None,
-            &PageErrors::default(),
-            &PageQuery::parse(query.as_deref()),
-        ),
-        Err(e) => error(&svc, &token, None, e),
+        Ok((d, _, person)) => {
+            let reader = Reader::of(&svc, &headers, Some(&person), d.inbox_id).await;
+            page(
+                StatusCode::OK,
+                &link(&svc, &token, &d, Some(&person)),
+                &d,
+                None,
+                &PageErrors::default(),
+                &PageQuery::parse(query.as_deref()),
+                &reader,
+            )
+        }
+        Err(e) => error(&svc, &headers, &token, None, e).await,
     }
 }
 
@@ -73,8 +79,9 @@ async fn submit_approval(
     let sent = Submitted::parse(&body);
     let (d, person) = match svc.approval_by_token(&token).await {
         Ok((d, _, person)) => (d, person),
-        Err(e) => return error(&svc, &token, None, e),
+        Err(e) => return error(&svc, &headers, &token, None, e).await,
     };
+    let reader = Reader::of(&svc, &headers, Some(&person), d.inbox_id).await;
     let link = link(&svc, &token, &d, Some(&person));
     let Some(action) = sent.action() else {
         let issues = [Issue {
@@ -88,6 +95,7 @@ async fn submit_approval(
             Some(&sent),
             &PageErrors::from_issues(&issues),
             &PageQuery::default(),
+            &reader,
         );
     };
     let input = sent.to_input(&d.spec, action);
@@ -112,6 +120,7 @@ async fn submit_approval(
             Some(&sent),
             &PageErrors::from_issues(&issues),
             &PageQuery::default(),
+            &reader,
         );
     }
     match svc.submit_approval(&token, &input, device.as_deref()).await {
@@ -124,8 +133,9 @@ async fn submit_approval(
             Some(&sent),
             &PageErrors::from_issues(&issues),
             &PageQuery::default(),
+            &reader,
         ),
-        Err(e) => error(&svc, &token, Some(&person), e),
+        Err(e) => error(&svc, &headers, &token, Some(&person), e).await,
     }
 }
 
@@ -151,24 +161,40 @@ fn page(
     sent: Option<&Submitted>,
     errors: &PageErrors,
     query: &PageQuery,
+    reader: &Reader,
 ) -> Response {
     match &d.spec.approval {
-        Some(a) => super::approval::approval_page(status, Some(link), d, a, sent, errors, query),
-        None => super::answer::person_answer_page(status, link, d, sent, errors),
+        Some(a) => {
+            super::approval::approval_page(status, Some(link), d, a, sent, errors, query, reader)
+        }
+        None => super::answer::person_answer_page(status, link, d, sent, errors, reader),
     }
 }
 
-fn not_found() -> Response {
-    error_page(
+fn not_found(reader: &Reader) -> Response {
+    error_page_for(
+        reader,
         StatusCode::NOT_FOUND,
         "Link not found",
         "This link does not open any question. It may have been mistyped or cut short.",
     )
 }
 
-fn error(svc: &Service, token: &str, person: Option<&Person>, e: ServiceError) -> Response {
+async fn error(
+    svc: &Service,
+    headers: &HeaderMap,
+    token: &str,
+    person: Option<&Person>,
+    e: ServiceError,
+) -> Response {
+    let reader = match &e {
+        ServiceError::AlreadyResolved(d) | ServiceError::Expired(d) => {
+            Reader::of(svc, headers, person, d.inbox_id).await
+        }
+        _ => Reader::bound(svc, headers).await,
+    };
     match e {
-        ServiceError::NotFound => not_found(),
+        ServiceError::NotFound => not_found(&reader),
         ServiceError::AlreadyResolved(d) => page(
             StatusCode::CONFLICT,
             &link(svc, token, &d, person),
@@ -176,6 +202,7 @@ fn error(svc: &Service, token: &str, person: Option<&Person>, e: ServiceError) -
             None,
             &PageErrors::default(),
             &PageQuery::default(),
+            &reader,
         ),
         ServiceError::Expired(d) => page(
             StatusCode::GONE,
@@ -184,15 +211,17 @@ fn error(svc: &Service, token: &str, person: Option<&Person>, e: ServiceError) -
             None,
             &PageErrors::default(),
             &PageQuery::default(),
+            &reader,
         ),
-        ServiceError::Unavailable => error_page(
+        ServiceError::Unavailable => error_page_for(
+            &reader,
             StatusCode::SERVICE_UNAVAILABLE,
             "Try again in a moment",
             "sayso cannot reach its database right now. Nothing was lost; reload in a few seconds.",
         ),
         other => {
             let e = ApiError::from(other);
-            error_page(e.status, "Sorry", &e.message)
+            error_page_for(&reader, e.status, "Sorry", &e.message)
         }
     }
 }

@@ -17,7 +17,8 @@ use super::templates::{FeedItem, FeedPage, FeedTodo, ProjectLink, error_page, re
 use super::{Token, device_cookie};
 use crate::domain::people;
 use crate::domain::{Decision, Kind, PersonChannel, Status};
-use crate::render;
+use crate::render::visible::{Lines, clip, visible};
+use crate::render::{self, Zone, render_markdown};
 use crate::service::{DEVICE_COOKIE, SECURE_DEVICE_COOKIE, Service, ServiceError, Viewer};
 
 pub fn routes() -> Router<Service> {
@@ -32,6 +33,8 @@ pub fn routes() -> Router<Service> {
 const DEVICE_COOKIE_MAX_AGE_S: u64 = 400 * 24 * 3600;
 /// The most characters of an approval's command shown in its feed item.
 const FEED_SUBJECT_CHARS: usize = 160;
+/// The most characters of a to-do's context shown in the feed (its page shows all of it).
+const FEED_CONTEXT_CHARS: usize = 1_000;
 
 /// The feed link: binds this browser to its person (unless it already is) and sends it on
 /// to `/inbox` with a 303, so the link leaves the address bar (and whatever reads it later:
@@ -148,6 +151,7 @@ fn page(
     push_key: String,
 ) -> FeedPage {
     let now = OffsetDateTime::now_utc();
+    let zone = feed.zone.as_deref().map(Zone::named).unwrap_or_default();
     // The feed's own address, never its link, so the link leaves no trace in the page.
     let base = FEED_PATH.to_string();
     let person = feed.viewer.person.id;
@@ -174,10 +178,10 @@ fn page(
         detail: shown(d).map(|s| s.subject.with_note()),
         dangers: shown(d).map(|s| s.dangers).unwrap_or_default(),
         project: d.spec.project.clone(),
-        kind: d.kind().as_str(),
+        kind: kind_in_words(d),
         status: d.status.as_str(),
         url: link(d),
-        when: render::format_time(when),
+        when: zone.date_time(when),
         progress: None,
     };
     let (todos, pending): (Vec<&Decision>, Vec<&Decision>) =
@@ -211,7 +215,8 @@ fn page(
         todos: todos
             .iter()
             .map(|d| FeedTodo {
-                question: d.spec.question.clone(),
+                question: visible(&d.spec.question, Lines::Marked),
+                context_html: d.spec.context_md.as_deref().map(todo_context),
                 project: d.spec.project.clone(),
                 action: link(d),
                 when: render::time_left(d.expires_at, now),
@@ -225,7 +230,31 @@ fn page(
             .collect(),
         push_key,
         push_url: format!("{base}/push"),
+        has_passkey: feed.has_passkey,
+        to_feed: false,
     }
+}
+
+/// What kind of answer a decision asks for, in the person's words. An approval (a decision
+/// with an `approval` block from a harness) is an approval, whatever kind carries it.
+fn kind_in_words(d: &Decision) -> &'static str {
+    if d.spec.approval.is_some() {
+        return "Approval";
+    }
+    match d.kind() {
+        Kind::Bool => "Yes or no",
+        Kind::Choose => "Choice",
+        Kind::Text => "Text",
+        Kind::Form => "Form",
+        Kind::Todo => "To-do",
+    }
+}
+
+/// A to-do's context for the feed: every hidden character shown as its code point (as on
+/// an approval's page), cut to a few lines with a note saying so, then rendered as the
+/// answer page renders context (Markdown made safe).
+fn todo_context(source: &str) -> String {
+    render_markdown(&clip(source, FEED_CONTEXT_CHARS, Lines::Kept).with_note())
 }
 
 /// The VAPID public key, or empty (the page then offers no push) when it cannot be read.

@@ -9,6 +9,7 @@ mod command;
 mod feed;
 mod passkeys;
 mod push;
+mod reader;
 mod security;
 mod submitted;
 mod templates;

@@ -4,6 +4,7 @@ use askama::Template;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 
+use super::reader::Reader;
 use super::view::{Body, Control, PeopleView, ResultView};
 use crate::domain::spec::Attachment;
 
@@ -18,6 +19,8 @@ pub struct AnswerPage {
     pub image_url: Option<String>,
     pub attachments: Vec<Attachment>,
     pub expires_in: Option<String>,
+    /// When it expires, in the reader's zone ("04:12 CET").
+    pub expires_at: String,
     pub expires_iso: String,
     /// The controls; `None` once the decision is resolved.
     pub body: Option<Body>,
@@ -32,6 +35,8 @@ pub struct AnswerPage {
     pub result: Option<ResultView>,
     /// Progress, the viewer's own answer, who resolved it, who answers it instead.
     pub people: PeopleView,
+    /// The browser is bound to a person: the page links back to their feed.
+    pub to_feed: bool,
 }
 
 /// An error page: not found, refused, or something that went wrong.
@@ -40,6 +45,7 @@ pub struct AnswerPage {
 pub struct ErrorPage {
     pub heading: String,
     pub message: String,
+    pub to_feed: bool,
 }
 
 /// An inbox's feed.
@@ -60,6 +66,11 @@ pub struct FeedPage {
     pub push_key: String,
     /// Where the script posts this browser's push subscription.
     pub push_url: String,
+    /// The person has a passkey: once this device has push on too, the device offers are
+    /// folded away under "This device" (by `/static/feed.js`).
+    pub has_passkey: bool,
+    /// Always false: the feed is where the way back leads.
+    pub to_feed: bool,
 }
 
 pub struct ProjectLink {
@@ -77,6 +88,7 @@ pub struct FeedItem {
     /// What that command does that deserves a second look, one plain line each.
     pub dangers: Vec<&'static str>,
     pub project: Option<String>,
+    /// What kind of answer it asks for, in words: "Approval", "Yes or no", "Choice".
     pub kind: &'static str,
     pub status: &'static str,
     pub url: String,
@@ -88,6 +100,8 @@ pub struct FeedItem {
 /// An open to-do in the feed, done or skipped right there.
 pub struct FeedTodo {
     pub question: String,
+    /// The to-do's context, Markdown made safe, as its page shows it.
+    pub context_html: Option<String>,
     pub project: Option<String>,
     pub action: String,
     pub when: String,
@@ -109,13 +123,25 @@ pub fn render(status: StatusCode, page: &impl Template) -> Response {
     }
 }
 
-/// An error page with its status.
+/// An error page with its status, for a browser with no feed to go back to.
 pub fn error_page(status: StatusCode, heading: &str, message: &str) -> Response {
+    error_page_for(&Reader::default(), status, heading, message)
+}
+
+/// An error page with its status, linking back to the feed when the reader's browser is
+/// bound to a person.
+pub fn error_page_for(
+    reader: &Reader,
+    status: StatusCode,
+    heading: &str,
+    message: &str,
+) -> Response {
     render(
         status,
         &ErrorPage {
             heading: heading.to_string(),
             message: message.to_string(),
+            to_feed: reader.to_feed,
         },
     )
 }

@@ -436,8 +436,8 @@ fn display_scalar(v: &Value) -> String {
     }
 }
 
-/// The outcome of a resolved decision, for people.
-pub fn result(d: &Decision, now: OffsetDateTime) -> ResultView {
+/// The outcome of a resolved decision, for people, its time in `zone`.
+pub fn result(d: &Decision, now: OffsetDateTime, zone: &render::Zone) -> ResultView {
     let when = d.resolved_at.unwrap_or(d.expires_at);
     let note = match d.status {
         Status::Declined => Some("Nobody picked an answer: this was declined."),
@@ -472,7 +472,7 @@ pub fn result(d: &Decision, now: OffsetDateTime) -> ResultView {
         lines,
         note: note.map(str::to_string),
         remark: d.remark.clone(),
-        when: render::format_time(when),
+        when: zone.date_time(when),
         when_iso: render::iso(when),
     }
 }

@@ -1,0 +1,58 @@
+//! Who reads a page, as far as the page can tell: the zone its times are shown in, and
+//! whether it links back to a feed. Only a browser bound to a person (its device cookie) is
+//! given the way back, and only as `/inbox`, the bound device's own address: a feed link is a
+//! bearer capability and never goes into a page. A decision link opened on a browser bound to
+//! nobody has no feed to go back to, and the page invents none.
+
+use axum::http::HeaderMap;
+use uuid::Uuid;
+
+use super::device_cookie;
+use crate::domain::people::Person;
+use crate::render::Zone;
+use crate::service::Service;
+
+/// Who a page is shown to.
+#[derive(Debug, Clone, Default)]
+pub struct Reader {
+    /// The zone every time on the page is shown in (and named by).
+    pub zone: Zone,
+    /// The browser is bound to a person: the page links back to `/inbox`.
+    pub to_feed: bool,
+}
+
+impl Reader {
+    /// The reader of a page of a decision of `inbox_id`, opened by this request; `person` is
+    /// the one a person link names, if the page was opened through one.
+    pub async fn of(
+        svc: &Service,
+        headers: &HeaderMap,
+        person: Option<&Person>,
+        inbox_id: Uuid,
+    ) -> Reader {
+        let cookie = device_cookie(headers);
+        let r = svc.page_reader(cookie.as_deref(), person, inbox_id).await;
+        Reader {
+            zone: r.zone.as_deref().map(Zone::named).unwrap_or_default(),
+            to_feed: r.bound.is_some(),
+        }
+    }
+
+    /// The reader of a page that opened no decision (a wrong link, an error): the way back
+    /// when the browser is bound, times in UTC.
+    pub async fn bound(svc: &Service, headers: &HeaderMap) -> Reader {
+        let cookie = device_cookie(headers);
+        let bound = match cookie.as_deref() {
+            Some(c) => svc.bound_person(Some(c)).await,
+            None => None,
+        };
+        Reader {
+            zone: bound
+                .as_ref()
+                .and_then(|(_, p)| p.quiet.as_ref())
+                .map(|q| Zone::named(&q.tz))
+                .unwrap_or_default(),
+            to_feed: bound.is_some(),
+        }
+    }
+}
