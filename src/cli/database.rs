@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::{DatabaseArgs, LinkArgs};
 use crate::service::{Service, ServiceSettings};
-use crate::storage::{self, Presence, Store, StoreError};
+use crate::storage::{self, Presence, Store, StoreError, without_password};
 
 /// The server-wide setting that holds the public URL the last `serve` ran with.
 pub(super) const PUBLIC_URL_SETTING: &str = "public_url";
@@ -36,15 +36,17 @@ pub(super) async fn open(
              only `sayso serve` makes a database",
             path.display()
         ),
-        Ok(Presence::Empty) => anyhow::bail!(
-            "{} is not a sayso database yet: run `sayso serve` on it once, which makes its \
-             tables and the inbox \"default\"",
-            shown(url)
+        Ok(Presence::Empty(at)) => anyhow::bail!(
+            "{at} is not a sayso database yet: run `sayso serve` on it once, which makes its \
+             tables and the inbox \"default\""
         ),
         Err(StoreError::Unavailable(cause)) => {
-            anyhow::bail!("cannot reach the database {}: {cause}", shown(url))
+            anyhow::bail!(
+                "cannot reach the database {}: {cause}",
+                without_password(url)
+            )
         }
-        Err(e) => anyhow::bail!("cannot open the database {}: {e}", shown(url)),
+        Err(e) => anyhow::bail!("cannot open the database {}: {e}", without_password(url)),
     }
     let store = connect_waiting(url, Duration::ZERO).await?;
     let public_url = public_url(store.as_ref(), links).await?;
@@ -81,17 +83,6 @@ async fn public_url(store: &dyn Store, links: Option<&LinkArgs>) -> anyhow::Resu
         .map_err(|e| anyhow::anyhow!("cannot read the recorded public URL: {e}"))
 }
 
-/// A database URL fit to print: a PostgreSQL password is left out.
-fn shown(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut u) if u.password().is_some() => {
-            let _ = u.set_password(Some("****"));
-            u.to_string()
-        }
-        _ => url.to_string(),
-    }
-}
-
 /// Connects to the database; while it cannot be reached, retries for up to `wait` (a server
 /// started with its database, or just before it, waits for it instead of exiting at once).
 pub(super) async fn connect_waiting(url: &str, wait: Duration) -> anyhow::Result<Arc<dyn Store>> {
@@ -119,23 +110,5 @@ pub(super) async fn connect_waiting(url: &str, wait: Duration) -> anyhow::Result
             }
             Err(e) => anyhow::bail!("cannot open the database: {e}"),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_database_password_is_never_printed() {
-        assert_eq!(
-            shown("postgres://sayso:secret@db:5432/sayso"),
-            "postgres://sayso:****@db:5432/sayso"
-        );
-        assert_eq!(
-            shown("postgres://postgres@db/x"),
-            "postgres://postgres@db/x"
-        );
-        assert_eq!(shown("sqlite://sayso.db"), "sqlite://sayso.db");
     }
 }

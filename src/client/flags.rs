@@ -73,9 +73,8 @@ pub fn problems(body: &Value, ttl: Option<Duration>, item: &str) -> Vec<String> 
     let kind = body["kind"].as_str().unwrap_or_default();
     let has = |field: &str| body.get(field).is_some();
     if kind == "choose" && !has("options") {
-        found.push(
-            "--kind choose needs its options: --option LABEL, once for each (2 to 20)".to_string(),
-        );
+        found
+            .push("--kind choose needs --option LABEL, once for each choice (2 to 20)".to_string());
     }
     if kind != "choose" && has("options") {
         found.push(format!(
@@ -190,7 +189,10 @@ mod tests {
         let body = json!({"question": "Which?", "kind": "choose"});
         let p = problems(&body, None, "the question");
         assert_eq!(p.len(), 1, "{p:?}");
-        assert!(p[0].starts_with("--kind choose needs its options"), "{p:?}");
+        assert!(
+            p[0].starts_with("--kind choose needs --option LABEL"),
+            "{p:?}"
+        );
         let body = json!({"question": "Q", "kind": "bool", "ttl_seconds": 5});
         let p = problems(&body, Some(Duration::from_secs(5)), "the question");
         assert_eq!(p, ["--ttl: must be from 10s to 30d (got 5s)"]);

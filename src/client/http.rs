@@ -19,9 +19,10 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(200);
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 /// How long a connection may take to open: a server that is up answers in milliseconds.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
-/// How long a server never reached yet is retried: a wrong URL is said within 3 s, while a
-/// server that answered once and then went away is waited for as long as the caller allows.
-const NEVER_REACHED_WINDOW: Duration = Duration::from_millis(2500);
+/// How long a server never reached yet is tried, the last attempt's connection included: a
+/// wrong URL is said within 3 s, while a server that answered once and then went away is
+/// waited for as long as the caller allows.
+const NEVER_REACHED_WINDOW: Duration = Duration::from_millis(2900);
 
 /// Why a request did not give a usable answer.
 #[derive(Debug)]
@@ -213,7 +214,8 @@ impl Api {
             // A server never reached is most likely a wrong URL: say so now, with a hint.
             let never_reached = !self.reached.load(Ordering::Relaxed);
             let give_up_at = if never_reached {
-                give_up_at.min(started + NEVER_REACHED_WINDOW)
+                // No attempt is begun that could not connect within the window.
+                give_up_at.min(started + NEVER_REACHED_WINDOW - CONNECT_TIMEOUT)
             } else {
                 give_up_at
             };
@@ -226,7 +228,7 @@ impl Api {
                     failure => failure,
                 });
             }
-            if !failed && !self.quiet {
+            if !failed && !self.quiet && !never_reached {
                 // Say why it is quiet; the retries themselves are not worth a line each.
                 let left = give_up_at
                     .saturating_duration_since(Instant::now())

@@ -17,12 +17,12 @@ use super::wait::EXIT_YES;
 /// The most the API gives in one page.
 const PAGE: &str = "200";
 /// The table's width when the terminal does not say (`COLUMNS`).
-const DEFAULT_WIDTH: usize = 100;
+const DEFAULT_WIDTH: usize = 120;
 /// The fixed columns: id, kind, status, when, and the spaces between them.
 const ID_W: usize = 36;
 const KIND_W: usize = 6;
 const STATUS_W: usize = 9;
-const WHEN_W: usize = 15;
+const WHEN_W: usize = 8;
 
 /// `sayso list`.
 pub async fn list(args: ListArgs) -> anyhow::Result<u8> {
@@ -98,7 +98,7 @@ fn header(width: usize) -> String {
     )
 }
 
-/// One decision: its id, kind, status, when it expires (pending) or how old it is, and its
+/// One decision: its id, kind, status, the time it has left (pending) or its age, and its
 /// question on one line, cut to fit.
 fn row(d: &Value, now: OffsetDateTime, width: usize) -> String {
     let text = |k: &str| d[k].as_str().unwrap_or_default().to_string();
@@ -107,9 +107,9 @@ fn row(d: &Value, now: OffsetDateTime, width: usize) -> String {
             .and_then(|s| OffsetDateTime::parse(s, &Rfc3339).ok())
     };
     let when = if d["status"] == "pending" {
-        at("expires_at").map_or(String::new(), |t| format!("expires in {}", short(t - now)))
+        at("expires_at").map_or(String::new(), |t| format!("{} left", short(t - now)))
     } else {
-        at("created_at").map_or(String::new(), |t| format!("made {} ago", short(now - t)))
+        at("created_at").map_or(String::new(), |t| format!("{} ago", short(now - t)))
     };
     let question = text("question")
         .split_whitespace()
@@ -137,7 +137,7 @@ fn line(cells: [String; 5], width: usize) -> String {
             (w + 2).saturating_sub(cell.chars().count()),
         ));
     }
-    let room = width.saturating_sub(out.chars().count()).max(10);
+    let room = width.saturating_sub(out.chars().count()).max(20);
     let last = &cells[4];
     if last.chars().count() > room {
         out.extend(last.chars().take(room - 1));
@@ -175,15 +175,12 @@ mod tests {
         });
         let r = row(&d, now, 90);
         assert!(r.chars().count() <= 90, "{r}");
-        assert!(
-            r.contains("expires in 41m") || r.contains("expires in 42m"),
-            "{r}"
-        );
+        assert!(r.contains("41m left") || r.contains("42m left"), "{r}");
         assert!(r.contains("Deploy the new") && r.ends_with('…'), "{r}");
         let d = json!({
             "decision_id": "x", "kind": "todo", "status": "answered", "question": "Renew",
             "created_at": iso(now - time::Duration::hours(3)), "expires_at": iso(now),
         });
-        assert!(row(&d, now, 90).contains("made 3h ago"));
+        assert!(row(&d, now, 90).contains("3h ago"));
     }
 }

@@ -41,7 +41,7 @@ use crate::domain::{
 use crate::metrics::Snapshot;
 
 pub use postgres::PgStore;
-pub use presence::{Presence, presence};
+pub use presence::{Presence, presence, without_password};
 pub use sqlite::SqliteStore;
 
 /// What can go wrong in storage, in the terms the service needs to decide on.

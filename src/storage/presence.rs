@@ -23,8 +23,9 @@ pub enum Presence {
     Sayso,
     /// A SQLite URL whose file does not exist: the absolute path looked for.
     NoFile(PathBuf),
-    /// A database that exists but has none of sayso's tables.
-    Empty,
+    /// A database that exists but has none of sayso's tables: where it is (an absolute
+    /// path, or the URL without its password).
+    Empty(String),
 }
 
 /// Looks at the database `url` names; never creates a file, a table or a row.
@@ -48,8 +49,9 @@ async fn sqlite_presence(url: &str) -> Result<Presence, StoreError> {
         .create_if_missing(false)
         .read_only(true);
     let path = options.get_filename().to_path_buf();
+    let path = std::path::absolute(&path).unwrap_or(path);
     if !path.exists() {
-        return Ok(Presence::NoFile(std::path::absolute(&path).unwrap_or(path)));
+        return Ok(Presence::NoFile(path));
     }
     let mut conn = SqliteConnection::connect_with(&options)
         .await
@@ -64,7 +66,7 @@ async fn sqlite_presence(url: &str) -> Result<Presence, StoreError> {
     Ok(if tables > 0 {
         Presence::Sayso
     } else {
-        Presence::Empty
+        Presence::Empty(path.display().to_string())
     })
 }
 
@@ -92,8 +94,19 @@ async fn pg_presence(url: &str) -> Result<Presence, StoreError> {
     Ok(if found {
         Presence::Sayso
     } else {
-        Presence::Empty
+        Presence::Empty(without_password(url))
     })
+}
+
+/// A database URL fit to print: a password is masked.
+pub fn without_password(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("****"));
+            u.to_string()
+        }
+        _ => url.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -112,7 +125,20 @@ mod tests {
         );
         assert!(!file.exists());
         std::fs::write(&file, b"").unwrap();
-        assert_eq!(presence(&url).await.unwrap(), Presence::Empty);
+        let shown = file.display().to_string();
+        assert_eq!(presence(&url).await.unwrap(), Presence::Empty(shown));
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_database_password_is_never_printed() {
+        assert_eq!(
+            without_password("postgres://sayso:secret@db:5432/sayso"),
+            "postgres://sayso:****@db:5432/sayso"
+        );
+        assert_eq!(
+            without_password("postgres://postgres@db/x"),
+            "postgres://postgres@db/x"
+        );
     }
 }
