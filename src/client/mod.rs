@@ -39,7 +39,13 @@ pub fn exit(result: anyhow::Result<u8>) -> ! {
 
 /// Whether the command line (as `std::env::args` gives it) runs a client command.
 pub fn is_client_invocation(args: &[String]) -> bool {
-    args.iter().skip(1).any(|a| COMMANDS.contains(&a.as_str()))
+    // The first word that names a command decides: `person list` is not `list`.
+    use clap::CommandFactory;
+    let cli = crate::config::Cli::command();
+    args.iter()
+        .skip(1)
+        .find(|a| cli.find_subcommand(a.as_str()).is_some())
+        .is_some_and(|a| COMMANDS.contains(&a.as_str()))
 }
 
 #[cfg(test)]
@@ -60,5 +66,9 @@ mod tests {
         ])));
         assert!(!is_client_invocation(&argv(&["sayso", "serve", "--bogus"])));
         assert!(!is_client_invocation(&argv(&["sayso"])));
+        assert!(is_client_invocation(&argv(&["sayso", "list", "--bogus"])));
+        assert!(!is_client_invocation(&argv(&[
+            "sayso", "person", "list", "--bogus"
+        ])));
     }
 }
