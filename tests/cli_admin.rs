@@ -139,6 +139,7 @@ async fn a_postgres_database_without_sayso_tables_is_not_migrated_by_an_admin_co
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn links_are_those_of_the_public_url_serve_recorded() {
+    common::server::init_tls();
     let db = common::db::fresh_sqlite_url();
     let server = SaysoProcess::start(BIN, &db.url).await;
     let dir = TempDir::new();
