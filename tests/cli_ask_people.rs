@@ -185,8 +185,8 @@ async fn a_count_or_a_name_that_cannot_work_is_refused_with_a_clear_error() {
         assert_eq!(out.status.code(), Some(3), "{flags:?}: {out:?}");
         assert!(stderr(&out).contains(says), "{flags:?}: {}", stderr(&out));
     }
-    // What only the server knows comes back as its message: nobody named ben, and more
-    // people to agree than are named.
+    // What only the server knows comes back as its message, named by the flag: nobody named
+    // ben, and more people to agree than are named.
     let out = run(
         &srv,
         &[
@@ -205,8 +205,9 @@ async fn a_count_or_a_name_that_cannot_work_is_refused_with_a_clear_error() {
     let err = stderr(&out);
     assert!(
         err.contains("validation_failed")
-            && err.contains("approvers[1]")
-            && err.contains("\"ben\""),
+            && err.contains("--approvers: ")
+            && err.contains("\"ben\"")
+            && !err.contains("approvers[1]"),
         "{err}"
     );
     let out = run(
@@ -216,7 +217,7 @@ async fn a_count_or_a_name_that_cannot_work_is_refused_with_a_clear_error() {
     .await;
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     assert!(
-        stderr(&out).contains("required: more than one person"),
+        stderr(&out).contains("--required: more than one person"),
         "{}",
         stderr(&out)
     );

@@ -1,4 +1,4 @@
-//! The flags of the client commands (`ask`, `get`, `await`, `cancel`, `todo`).
+//! The flags of the client commands (`ask`, `get`, `await`, `cancel`, `todo`, `list`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -11,11 +11,17 @@ use crate::domain::people::{self, MAX_NAMED};
 /// Which sayso server to talk to, and as whom.
 #[derive(Debug, Clone, Args)]
 pub struct ServerArgs {
-    /// Base URL of the sayso server.
-    #[arg(long, env = "SAYSO_URL", default_value = "http://127.0.0.1:8080")]
+    /// The sayso server: its base URL, as the person's links start (e.g.
+    /// https://ask.example.com), without /v1.
+    #[arg(
+        long,
+        env = "SAYSO_URL",
+        default_value = "http://127.0.0.1:8080",
+        value_name = "URL"
+    )]
     pub server: String,
-    /// API key (`sk_…`) of the inbox to ask.
-    #[arg(long, env = "SAYSO_KEY", hide_env_values = true)]
+    /// The API key (`sk_…`) of the inbox, from `sayso key create` where the server runs.
+    #[arg(long, env = "SAYSO_KEY", hide_env_values = true, value_name = "KEY")]
     pub key: Option<String>,
 }
 
@@ -64,11 +70,14 @@ impl NotifyArg {
 pub struct AskArgs {
     /// The question, as the person will read it.
     pub question: String,
-    /// What sort of answer is wanted.
-    #[arg(long, value_enum)]
+    /// What sort of answer is wanted: yes or no (`bool`), one of the options (`choose`), a
+    /// text, a form, or a to-do.
+    #[arg(long, value_enum, default_value_t = KindArg::Bool)]
     pub kind: KindArg,
-    /// An option of a `choose` decision; repeat for each option, in order.
-    #[arg(long = "option", value_name = "LABEL")]
+    /// `choose`: an option, as `LABEL` or `LABEL: DESCRIPTION` (the description is shown
+    /// under the label); repeat for each option, in order. A label that itself holds ": "
+    /// writes it as "\: ".
+    #[arg(long = "option", value_name = "LABEL[: DESCRIPTION]")]
     pub options: Vec<String>,
     /// `choose`: several options may be picked.
     #[arg(long)]
@@ -162,32 +171,33 @@ fn escalate_after(raw: &str) -> Result<Duration, String> {
 /// Settings shared by `ask` and `todo`.
 #[derive(Debug, Clone, Args)]
 pub struct CreateArgs {
-    /// Project, to group and filter decisions.
+    /// A project name, to group and filter by.
     #[arg(long)]
     pub project: Option<String>,
-    /// How long the question stays open: `90s`, `30m`, `2h`, `1d`, `1h30m` [server default: 1h].
-    #[arg(long, value_parser = parse_duration)]
+    /// How long it stays open, from 10s to 30d: `90s`, `30m`, `2h`, `1d`, `1h30m` [server
+    /// default: 1h].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub ttl: Option<Duration>,
     /// How the person hears of it [server default: push].
     #[arg(long, value_enum)]
     pub notify: Option<NotifyArg>,
-    /// Makes a retried create safe: the same key returns the first decision. One is made
-    /// up when not given, so the client's own retries never ask twice.
+    /// Makes a retried command safe: the same key returns what the first one made. One is
+    /// made up when not given, so the client's own retries never ask twice.
     #[arg(long, value_name = "K")]
     pub idempotency_key: Option<String>,
-    /// Print the handle as JSON instead of the short human form.
+    /// Print what the server answered (id, link, expiry) as JSON instead of the short form.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
     pub server: ServerArgs,
 }
 
-/// `sayso todo`: leave a reminder in the inbox; nothing waits for it.
+/// `sayso todo`: leave a to-do in the inbox; nothing waits for it.
 #[derive(Debug, Clone, Args)]
 pub struct TodoArgs {
-    /// What is to be done.
+    /// What is to be done, as the person will read it.
     pub text: String,
-    /// Markdown context shown under it.
+    /// Markdown notes shown under it.
     #[arg(long, value_name = "TEXT")]
     pub context: Option<String>,
     /// Put it in the feeds of these people of the inbox only, by name: `--approvers ana,ben`
@@ -198,10 +208,10 @@ pub struct TodoArgs {
     pub common: CreateArgs,
 }
 
-/// `sayso get`: print a decision as JSON.
+/// `sayso get`: print a decision or a to-do as JSON.
 #[derive(Debug, Clone, Args)]
 pub struct GetArgs {
-    /// The decision's id.
+    /// Its id, as `ask`, `todo` and `list` print it.
     pub id: String,
     #[command(flatten)]
     pub server: ServerArgs,
@@ -210,7 +220,7 @@ pub struct GetArgs {
 /// `sayso await`: wait for a decision, print its outcome as JSON and exit with its code.
 #[derive(Debug, Clone, Args)]
 pub struct AwaitArgs {
-    /// The decision's id.
+    /// Its id, as `ask`, `todo` and `list` print it.
     pub id: String,
     /// Stop waiting after this long (exit 4, still pending), e.g. `10m`.
     #[arg(long, value_parser = parse_duration)]
@@ -219,14 +229,55 @@ pub struct AwaitArgs {
     pub server: ServerArgs,
 }
 
-/// `sayso cancel`: withdraw a pending decision.
+/// `sayso cancel`: withdraw a pending decision or to-do.
 #[derive(Debug, Clone, Args)]
 pub struct CancelArgs {
-    /// The decision's id.
+    /// Its id, as `ask`, `todo` and `list` print it.
     pub id: String,
     /// Why, for the audit trail and the agent's records.
     #[arg(long)]
     pub reason: Option<String>,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// What `sayso list` shows, by status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatusArg {
+    Pending,
+    Answered,
+    Declined,
+    Expired,
+    Cancelled,
+}
+
+impl StatusArg {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StatusArg::Pending => "pending",
+            StatusArg::Answered => "answered",
+            StatusArg::Declined => "declined",
+            StatusArg::Expired => "expired",
+            StatusArg::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// `sayso list`: the inbox's decisions and to-dos, newest first, every page of them.
+#[derive(Debug, Clone, Args)]
+pub struct ListArgs {
+    /// Only those in this state, e.g. `pending` for what still waits for an answer.
+    #[arg(long, value_enum)]
+    pub status: Option<StatusArg>,
+    /// Only those of this kind.
+    #[arg(long, value_enum)]
+    pub kind: Option<KindArg>,
+    /// Only those of this project.
+    #[arg(long)]
+    pub project: Option<String>,
+    /// One JSON object a line, as the API returns each, instead of the table.
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub server: ServerArgs,
 }

@@ -13,15 +13,17 @@ use tokio::time::Instant;
 use uuid::Uuid;
 
 use super::args::{AskArgs, AwaitArgs, CancelArgs, CreateArgs, GetArgs, PeopleArgs, TodoArgs};
+use super::flags::{flag_of, option_value, problems, refusal};
 use super::http::Api;
 use super::wait::{EXIT_YES, exit_code, outcome_summary, wait_for_decision};
 
-/// How long a single request (not a wait) keeps retrying a server that cannot be reached.
-const RETRY_WINDOW: Duration = Duration::from_secs(30);
+/// How long a single request (not a wait) keeps retrying a server that answered once and
+/// then cannot be reached or answers 502/503/504 (one never reached is given up on in 3 s).
+pub(super) const RETRY_WINDOW: Duration = Duration::from_secs(30);
 /// How long `ask --wait` (without `--timeout`) keeps retrying its create.
 const WAIT_CREATE_WINDOW: Duration = Duration::from_secs(300);
 /// How long a create or a read may take once sent (a create may carry a 5 MiB image).
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+pub(super) const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// `sayso ask`.
 pub async fn ask(args: Box<AskArgs>) -> anyhow::Result<u8> {
@@ -30,6 +32,10 @@ pub async fn ask(args: Box<AskArgs>) -> anyhow::Result<u8> {
         args.common.server.key.as_deref(),
     )?;
     let body = ask_body(&args)?;
+    let found = problems(&body, args.common.ttl, "the question");
+    if !found.is_empty() {
+        return Err(refusal(found));
+    }
     create_and_report(&api, body, &args.common, args.wait, args.timeout).await
 }
 
@@ -49,7 +55,12 @@ pub async fn todo(args: TodoArgs) -> anyhow::Result<u8> {
         body.insert("approvers".into(), json!(args.approvers));
     }
     add_common(&mut body, &args.common);
-    create_and_report(&api, Value::Object(body), &args.common, false, None).await
+    let body = Value::Object(body);
+    let found = problems(&body, args.common.ttl, "the to-do's text");
+    if !found.is_empty() {
+        return Err(refusal(found));
+    }
+    create_and_report(&api, body, &args.common, false, None).await
 }
 
 /// `sayso get`: the whole decision, as the API returns it.
@@ -118,6 +129,11 @@ async fn create_and_report(
         (true, None) => WAIT_CREATE_WINDOW,
     };
     let give_up = Instant::now() + window;
+    let item = if body["kind"] == "todo" {
+        "the to-do's text"
+    } else {
+        "the question"
+    };
     let handle = api
         .send(
             || {
@@ -127,7 +143,8 @@ async fn create_and_report(
             },
             give_up,
         )
-        .await?;
+        .await
+        .map_err(|f| f.renamed(|path| flag_of(path, item)))?;
     if let Some(warnings) = handle["warnings"].as_array() {
         for w in warnings {
             eprintln!("sayso: warning: {}", w.as_str().unwrap_or_default());
@@ -168,7 +185,8 @@ fn ask_body(args: &AskArgs) -> anyhow::Result<Value> {
     body.insert("question".into(), json!(args.question));
     body.insert("kind".into(), json!(args.kind.as_str()));
     if !args.options.is_empty() {
-        body.insert("options".into(), json!(args.options));
+        let options: Vec<Value> = args.options.iter().map(|o| option_value(o)).collect();
+        body.insert("options".into(), Value::Array(options));
     }
     if args.multi {
         body.insert("multi".into(), json!(true));

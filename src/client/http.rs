@@ -2,6 +2,8 @@
 //! that cannot be reached, a dropped connection, `502`/`503`/`504`, and a short `429`.
 
 use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use reqwest::{Method, RequestBuilder, StatusCode, header};
@@ -15,6 +17,12 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 const FIRST_BACKOFF: Duration = Duration::from_millis(200);
 /// A `Retry-After` longer than this (a daily quota) is not waited out.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+/// How long a connection may take to open: a server that is up answers in milliseconds.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a server never reached yet is tried, the last attempt's connection included: a
+/// wrong URL is said within 3 s, while a server that answered once and then went away is
+/// waited for as long as the caller allows.
+const NEVER_REACHED_WINDOW: Duration = Duration::from_millis(2900);
 
 /// Why a request did not give a usable answer.
 #[derive(Debug)]
@@ -60,6 +68,41 @@ impl fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
+impl Failure {
+    /// The same refusal with each detail's API field put in the words the user typed (a
+    /// flag), by `name`; the message too when it is that one detail.
+    pub fn renamed(self, name: impl Fn(&str) -> String) -> Failure {
+        let Failure::Refused {
+            status,
+            code,
+            mut message,
+            details,
+        } = self
+        else {
+            return self;
+        };
+        if let [(path, detail)] = details.as_slice()
+            && !path.is_empty()
+            && message == format!("{path}: {detail}")
+        {
+            message = format!("{}: {detail}", name(path));
+        }
+        let details = details
+            .into_iter()
+            .map(|(path, detail)| {
+                let path = if path.is_empty() { path } else { name(&path) };
+                (path, detail)
+            })
+            .collect();
+        Failure::Refused {
+            status,
+            code,
+            message,
+            details,
+        }
+    }
+}
+
 /// One sayso server, and the key of one inbox on it.
 #[derive(Debug, Clone)]
 pub struct Api {
@@ -68,16 +111,27 @@ pub struct Api {
     http: reqwest::Client,
     /// No progress lines on stderr (the permission hook prints one line of its own).
     quiet: bool,
+    /// Whether the server has answered anything yet, over this client's whole life.
+    reached: Arc<AtomicBool>,
+}
+
+/// The API key from `--key` / `SAYSO_KEY`, or the error that names both.
+pub fn required_key(key: Option<&str>) -> anyhow::Result<String> {
+    key.map(str::trim)
+        .filter(|k| !k.is_empty())
+        .map(str::to_string)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "no API key: pass --key sk_… or set SAYSO_KEY (`sayso key create` where the \
+                 server runs makes one)"
+            )
+        })
 }
 
 impl Api {
     /// Checks the server URL and the key; builds the connection pool.
     pub fn new(server: &str, key: Option<&str>) -> anyhow::Result<Api> {
-        let key = key.map(str::trim).filter(|k| !k.is_empty()).ok_or_else(|| {
-            anyhow::anyhow!(
-                "no API key: pass --key sk_… or set SAYSO_KEY (`sayso key create` on the server makes one)"
-            )
-        })?;
+        let key = required_key(key)?;
         let base = Url::parse(server.trim())
             .map_err(|e| anyhow::anyhow!("--server / SAYSO_URL {server:?} is not a URL: {e}"))?;
         if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
@@ -85,17 +139,28 @@ impl Api {
                 "--server / SAYSO_URL must be an http:// or https:// URL, not {server:?}"
             );
         }
+        if base
+            .path_segments()
+            .and_then(|mut s| s.rfind(|s| !s.is_empty()))
+            == Some("v1")
+        {
+            anyhow::bail!(
+                "--server / SAYSO_URL {server:?} ends in /v1: give the server's base URL, as the \
+                 person's links start, without /v1 (the client adds it)"
+            );
+        }
         // Normally done by main; again here so the library can be used on its own.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
+            .connect_timeout(CONNECT_TIMEOUT)
             .user_agent(concat!("sayso-cli/", env!("CARGO_PKG_VERSION")))
             .build()?;
         Ok(Api {
             base,
-            key: key.to_string(),
+            key,
             http,
             quiet: false,
+            reached: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -134,8 +199,9 @@ impl Api {
     ) -> Result<Value, Failure> {
         let mut backoff = FIRST_BACKOFF;
         let mut failed = false;
+        let started = Instant::now();
         loop {
-            let (failure, pause) = match attempt(make()).await {
+            let (failure, pause) = match attempt(make(), &self.reached).await {
                 Attempt::Done(result) => {
                     if failed && result.is_ok() && !self.quiet {
                         eprintln!("sayso: reached the server again");
@@ -145,10 +211,24 @@ impl Api {
                 Attempt::Retry(failure, at_least) => (failure, backoff.max(at_least)),
             };
             let pause = jitter(pause);
+            // A server never reached is most likely a wrong URL: say so now, with a hint.
+            let never_reached = !self.reached.load(Ordering::Relaxed);
+            let give_up_at = if never_reached {
+                // No attempt is begun that could not connect within the window.
+                give_up_at.min(started + NEVER_REACHED_WINDOW - CONNECT_TIMEOUT)
+            } else {
+                give_up_at
+            };
             if Instant::now() + pause >= give_up_at {
-                return Err(failure);
+                return Err(match failure {
+                    Failure::Unreachable(why) if never_reached => Failure::Unreachable(format!(
+                        "{why}\n  {}",
+                        super::hints::unreachable_hint(&self.base, &why)
+                    )),
+                    failure => failure,
+                });
             }
-            if !failed && !self.quiet {
+            if !failed && !self.quiet && !never_reached {
                 // Say why it is quiet; the retries themselves are not worth a line each.
                 let left = give_up_at
                     .saturating_duration_since(Instant::now())
@@ -168,9 +248,12 @@ enum Attempt {
     Retry(Failure, Duration),
 }
 
-async fn attempt(req: RequestBuilder) -> Attempt {
+async fn attempt(req: RequestBuilder, reached: &AtomicBool) -> Attempt {
     let resp = match req.send().await {
-        Ok(resp) => resp,
+        Ok(resp) => {
+            reached.store(true, Ordering::Relaxed);
+            resp
+        }
         Err(e) if e.is_builder() => {
             return Attempt::Done(Err(Failure::Unreachable(describe(&e))));
         }

@@ -1,4 +1,4 @@
-//! The command-line client: `sayso ask`, `get`, `await`, `cancel` and `todo` talk to a sayso
+//! The command-line client: `sayso ask`, `get`, `await`, `cancel`, `todo` and `list` talk to a sayso
 //! server over the agent API (DESIGN.md §2) with the key of one inbox. With `--wait` (and
 //! for `await`) the outcome is printed as JSON and becomes the exit code, so shell scripts
 //! can branch on a person's answer; see `docs/CLI.md`.
@@ -6,18 +6,22 @@
 pub mod args;
 mod commands;
 mod duration;
+mod flags;
 pub mod health;
+mod hints;
 pub mod http;
+mod list;
 pub mod wait;
 
 use std::io::Write;
 
 pub use commands::{ask, await_decision, cancel, get, todo};
+pub use list::list;
 pub use wait::{EXIT_ERROR, EXIT_GONE, EXIT_NO, EXIT_PENDING, EXIT_YES};
 
 /// The names of the client commands: their usage errors exit with `EXIT_ERROR`, not clap's 2
 /// (which would read as "expired or cancelled" to a script).
-pub const COMMANDS: [&str; 5] = ["ask", "get", "await", "cancel", "todo"];
+pub const COMMANDS: [&str; 6] = ["ask", "get", "await", "cancel", "todo", "list"];
 
 /// Ends the process with a client command's exit code; an error is printed to stderr
 /// first and exits with `EXIT_ERROR`.
@@ -35,7 +39,13 @@ pub fn exit(result: anyhow::Result<u8>) -> ! {
 
 /// Whether the command line (as `std::env::args` gives it) runs a client command.
 pub fn is_client_invocation(args: &[String]) -> bool {
-    args.iter().skip(1).any(|a| COMMANDS.contains(&a.as_str()))
+    // The first word that names a command decides: `person list` is not `list`.
+    use clap::CommandFactory;
+    let cli = crate::config::Cli::command();
+    args.iter()
+        .skip(1)
+        .find(|a| cli.find_subcommand(a.as_str()).is_some())
+        .is_some_and(|a| COMMANDS.contains(&a.as_str()))
 }
 
 #[cfg(test)]
@@ -56,5 +66,9 @@ mod tests {
         ])));
         assert!(!is_client_invocation(&argv(&["sayso", "serve", "--bogus"])));
         assert!(!is_client_invocation(&argv(&["sayso"])));
+        assert!(is_client_invocation(&argv(&["sayso", "list", "--bogus"])));
+        assert!(!is_client_invocation(&argv(&[
+            "sayso", "person", "list", "--bogus"
+        ])));
     }
 }

@@ -1,6 +1,17 @@
 //! The arguments of `sayso key`: making, listing, changing and revoking API keys.
 
-use clap::Subcommand;
+use clap::{Args, Subcommand};
+
+use super::DatabaseArgs;
+
+/// `sayso key …`.
+#[derive(Debug, Args)]
+pub struct KeyArgs {
+    #[command(flatten)]
+    pub db: DatabaseArgs,
+    #[command(subcommand)]
+    pub command: KeyCommand,
+}
 
 #[derive(Debug, Subcommand)]
 pub enum KeyCommand {

@@ -20,6 +20,7 @@ macro_rules! inbox_columns {
 mod batching;
 mod changes;
 mod postgres;
+mod presence;
 mod rows;
 mod sqlite;
 mod words;
@@ -40,6 +41,7 @@ use crate::domain::{
 use crate::metrics::Snapshot;
 
 pub use postgres::PgStore;
+pub use presence::{Presence, presence, without_password};
 pub use sqlite::SqliteStore;
 
 /// What can go wrong in storage, in the terms the service needs to decide on.
@@ -213,6 +215,12 @@ pub trait Store: Send + Sync + 'static {
 
     /// The stored value of a server-wide setting; stores `candidate` first if there is none.
     async fn setting_or_init(&self, name: &str, candidate: &str) -> Result<String, StoreError>;
+
+    /// The stored value of a server-wide setting, if it has one.
+    async fn setting(&self, name: &str) -> Result<Option<String>, StoreError>;
+
+    /// Stores a server-wide setting, replacing its value.
+    async fn put_setting(&self, name: &str, value: &str) -> Result<(), StoreError>;
 
     /// `Conflict` when the name is taken.
     async fn create_inbox(

@@ -51,8 +51,9 @@ async fn first_run_writes_a_working_key_and_admin_commands_print_alone() {
     .await;
     assert!(out.status.success(), "{out:?}");
     let link = String::from_utf8(out.stdout).unwrap();
+    // The link is on the public URL the last server recorded, not on a default address.
     assert!(
-        link.trim().starts_with("http://127.0.0.1:8080/inbox/"),
+        link.trim().starts_with(&format!("{}/inbox/", again.base)),
         "{link}"
     );
 

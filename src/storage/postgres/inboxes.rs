@@ -27,6 +27,31 @@ pub(super) async fn setting_or_init(
         .map_err(store_error)
 }
 
+pub(super) async fn setting(store: &PgStore, name: &str) -> Result<Option<String>, StoreError> {
+    sqlx::query_scalar("SELECT value FROM settings WHERE name = $1")
+        .bind(name)
+        .fetch_optional(&store.pool)
+        .await
+        .map_err(store_error)
+}
+
+pub(super) async fn put_setting(
+    store: &PgStore,
+    name: &str,
+    value: &str,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO settings (name, value) VALUES ($1, $2) \
+         ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+    )
+    .bind(name)
+    .bind(value)
+    .execute(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(())
+}
+
 pub(super) async fn create_inbox(
     store: &PgStore,
     name: &str,

@@ -28,6 +28,31 @@ pub(super) async fn setting_or_init(
         .map_err(store_error)
 }
 
+pub(super) async fn setting(store: &SqliteStore, name: &str) -> Result<Option<String>, StoreError> {
+    sqlx::query_scalar("SELECT value FROM settings WHERE name = ?")
+        .bind(name)
+        .fetch_optional(&store.writer)
+        .await
+        .map_err(store_error)
+}
+
+pub(super) async fn put_setting(
+    store: &SqliteStore,
+    name: &str,
+    value: &str,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO settings (name, value) VALUES (?, ?) \
+         ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+    )
+    .bind(name)
+    .bind(value)
+    .execute(&store.writer)
+    .await
+    .map_err(store_error)?;
+    Ok(())
+}
+
 pub(super) async fn create_inbox(
     store: &SqliteStore,
     name: &str,

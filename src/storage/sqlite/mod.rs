@@ -175,6 +175,14 @@ impl Store for SqliteStore {
         inboxes::setting_or_init(self, name, candidate).await
     }
 
+    async fn setting(&self, name: &str) -> Result<Option<String>, StoreError> {
+        inboxes::setting(self, name).await
+    }
+
+    async fn put_setting(&self, name: &str, value: &str) -> Result<(), StoreError> {
+        inboxes::put_setting(self, name, value).await
+    }
+
     async fn create_inbox(
         &self,
         name: &str,

@@ -1,0 +1,286 @@
+//! The client commands in the user's words: their help shows their own flags only, `--kind`
+//! defaults to yes/no, an `--option` carries its description, mistakes are named by the flag
+//! that was typed, and a server that cannot be reached is said to be so within 3 s, with the
+//! likely mistake. And `sayso` alone still serves.
+
+mod common;
+
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::server::{TestServer, s};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_sayso");
+
+const CLIENT_COMMANDS: [&str; 7] = ["ask", "get", "await", "cancel", "todo", "list", "mcp"];
+
+/// `sayso ARGS` against `base` with `key`, none of the test run's `SAYSO_*` settings.
+fn client(base: &str, key: Option<&str>, args: &[&str]) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .env("SAYSO_URL", base)
+        .env_remove("SAYSO_KEY")
+        .env_remove("SAYSO_DATABASE_URL")
+        .env_remove("SAYSO_LISTEN")
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    if let Some(key) = key {
+        cmd.env("SAYSO_KEY", key);
+    }
+    cmd
+}
+
+async fn run(base: &str, key: Option<&str>, args: &[&str]) -> Output {
+    client(base, key, args).output().await.expect("sayso runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A port nothing listens on (bound, then let go).
+fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[tokio::test]
+async fn client_help_shows_client_flags_only_and_nothing_the_environment_gives_as_required() {
+    for command in CLIENT_COMMANDS {
+        let out = run("http://127.0.0.1:1", None, &[command, "--help"]).await;
+        assert!(out.status.success(), "{command}: {out:?}");
+        let help = stdout(&out);
+        for server_flag in [
+            "--database-url",
+            "--listen",
+            "--log",
+            "--log-format",
+            "--public-url",
+        ] {
+            assert!(
+                !help.contains(server_flag),
+                "`sayso {command} --help` shows {server_flag}:\n{help}"
+            );
+        }
+        assert!(
+            help.contains("--server") && help.contains("--key"),
+            "{help}"
+        );
+        let usage = help.lines().find(|l| l.starts_with("Usage:")).unwrap();
+        assert!(
+            !usage.contains("--server") && !usage.contains("--key"),
+            "{command}: {usage}"
+        );
+        // Not shown, and not taken either.
+        let out = run(
+            "http://127.0.0.1:1",
+            None,
+            &[command, "--database-url", "sqlite://x.db"],
+        )
+        .await;
+        assert!(
+            stderr(&out).contains("unexpected argument '--database-url'"),
+            "{command}: {out:?}"
+        );
+    }
+    let todo = stdout(&run("http://127.0.0.1:1", None, &["todo", "--help"]).await);
+    assert!(
+        !todo.contains("question"),
+        "a to-do is not a question:\n{todo}"
+    );
+    let ask = stdout(&run("http://127.0.0.1:1", None, &["ask", "--help"]).await);
+    assert!(ask.contains("[default: bool]"), "{ask}");
+    assert!(ask.contains("LABEL[: DESCRIPTION]"), "{ask}");
+}
+
+#[tokio::test]
+async fn a_missing_key_names_the_flag_and_the_variable() {
+    for args in [&["ask", "Deploy?"][..], &["list"], &["mcp"]] {
+        let out = run("http://127.0.0.1:1", None, args).await;
+        assert!(!out.status.success(), "{args:?}: {out:?}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("--key") && err.contains("SAYSO_KEY"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kind_defaults_to_yes_or_no_and_options_carry_descriptions() {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    let out = run(&srv.base, Some(&srv.key), &["ask", "Deploy?", "--json"]).await;
+    assert!(out.status.success(), "{out:?}");
+    let handle: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let d = srv.get(s(&handle, "decision_id")).await;
+    assert_eq!(d["kind"], "bool", "{d}");
+
+    let out = run(
+        &srv.base,
+        Some(&srv.key),
+        &[
+            "ask",
+            "Which plan?",
+            "--kind",
+            "choose",
+            "--option",
+            "Blue: calm, the default",
+            "--option",
+            "Plan A\\: fast: the quick one",
+            "--json",
+        ],
+    )
+    .await;
+    assert!(out.status.success(), "{out:?}");
+    let handle: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let page = reqwest::get(s(&handle, "web_url"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for shown in ["Blue", "calm, the default", "Plan A: fast", "the quick one"] {
+        assert!(page.contains(shown), "the page lacks {shown:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mistakes_are_named_by_the_flag_typed_and_nothing_is_sent() {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    let ask = |args: &'static [&'static str]| run(&srv.base, Some(&srv.key), args);
+    let out = ask(&["ask", "Which?", "--kind", "choose"]).await;
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let err = stderr(&out);
+    assert!(
+        err.contains("--kind choose needs --option LABEL, once for each choice"),
+        "{err}"
+    );
+    assert!(!err.contains("options:"), "{err}");
+    let out = ask(&["ask", "Soon?", "--ttl", "5s"]).await;
+    let err = stderr(&out);
+    assert!(
+        err.contains("--ttl: must be from 10s to 30d (got 5s)"),
+        "{err}"
+    );
+    assert!(!err.contains("ttl_seconds"), "{err}");
+    let out = ask(&["todo", "Later", "--ttl", "31d"]).await;
+    assert!(
+        stderr(&out).contains("--ttl: must be from 10s to 30d"),
+        "{out:?}"
+    );
+    let out = ask(&["ask", "Yes?", "--option", "A"]).await;
+    assert!(
+        stderr(&out).contains("--option is for --kind choose; this is --kind bool"),
+        "{out:?}"
+    );
+    // Checked before sending: none of these reached the server.
+    let (status, page) = common::server::send(srv.req(reqwest::Method::GET, "/v1/decisions")).await;
+    assert_eq!(status, 200);
+    assert_eq!(page["items"].as_array().unwrap().len(), 0, "{page}");
+
+    // What only the server can tell is put in the flag's name too.
+    let out = ask(&["ask", "Ship?", "--approvers", "zed"]).await;
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let err = stderr(&out);
+    assert!(
+        err.contains("--approvers: the inbox \"default\" has no person named \"zed\""),
+        "{err}"
+    );
+    assert!(!err.contains("approvers[0]"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_server_is_said_within_3_s_with_the_likely_mistake() {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    let closed = format!("http://127.0.0.1:{}", closed_port());
+    let https = srv.base.replace("http://", "https://");
+    let cases: [(&str, &[&str], &str); 6] = [
+        (
+            &closed,
+            &["get", "some-id"],
+            "nothing listens at 127.0.0.1:",
+        ),
+        (&closed, &["ask", "Deploy?"], "nothing listens at"),
+        (&closed, &["list"], "nothing listens at"),
+        (&https, &["get", "some-id"], "speaks plain HTTP, not HTTPS"),
+        // Waiting commands wait for a server that went away, not for one never reached.
+        (&closed, &["ask", "Deploy?", "--wait"], "nothing listens at"),
+        (
+            &https,
+            &["await", "some-id"],
+            "write http:// instead of https://",
+        ),
+    ];
+    for (base, args, hint) in cases {
+        let started = Instant::now();
+        let out = run(base, Some(&srv.key), args).await;
+        let took = started.elapsed();
+        assert_eq!(out.status.code(), Some(3), "{args:?} on {base}: {out:?}");
+        assert!(
+            took < Duration::from_secs(3),
+            "{args:?} on {base} took {took:?}"
+        );
+        let err = stderr(&out);
+        assert!(err.contains(hint), "{args:?} on {base}: {err}");
+        assert!(!err.contains("retrying"), "{err}");
+    }
+    let out = run(&format!("{}/v1", srv.base), Some(&srv.key), &["list"]).await;
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(stderr(&out).contains("ends in /v1"), "{out:?}");
+}
+
+/// Starts `sayso ARGS` with the database and first-run folder of a test, and returns the
+/// address it says it listens on.
+async fn serves(args: &[&str]) -> String {
+    let db = common::db::fresh_sqlite_url();
+    let state = common::first_run::StateDir::new();
+    let (name, dir) = state.env();
+    let mut child = Command::new(BIN)
+        .args(args)
+        .env("SAYSO_DATABASE_URL", &db.url)
+        .env(name, dir)
+        .env("SAYSO_LOG_FORMAT", "json")
+        .env_remove("SAYSO_LISTEN")
+        .env_remove("SAYSO_PUBLIC_URL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("sayso starts");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let address = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Ok(v) = serde_json::from_str::<Value>(&line)
+                && v["fields"]["message"] == "sayso is listening"
+            {
+                return v["fields"]["address"].as_str().unwrap().to_string();
+            }
+        }
+        panic!("sayso {args:?} exited before listening");
+    })
+    .await
+    .expect("it listens within 60 s");
+    let _ = child.kill().await;
+    address
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sayso_alone_or_with_the_servers_flags_still_serves() {
+    let at = serves(&["--listen", "127.0.0.1:0"]).await;
+    assert!(at.starts_with("127.0.0.1:"), "{at}");
+    let at = serves(&["serve", "--listen", "127.0.0.1:0", "--log", "info"]).await;
+    assert!(at.starts_with("127.0.0.1:"), "{at}");
+}
