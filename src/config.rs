@@ -1,4 +1,4 @@
-//! Command line and environment (DESIGN.md §7): every flag has a `SAYSO_*` variable and a
+//! Command line and environment (docs/CLI.md, docs/OPERATIONS.md): every flag has a `SAYSO_*` variable and a
 //! default, so `sayso` alone serves on SQLite.
 //!
 //! Each command takes only the flags it uses: the server's (database, listen address, public

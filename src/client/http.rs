@@ -292,7 +292,7 @@ async fn attempt(req: RequestBuilder, reached: &AtomicBool) -> Attempt {
     }
 }
 
-/// Reads the error shape of DESIGN.md §2; a body of another shape (a proxy's page) is
+/// Reads the error shape of docs/API.md; a body of another shape (a proxy's page) is
 /// reported by its status alone.
 fn refused(status: StatusCode, body: &[u8]) -> Failure {
     let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);

@@ -1,5 +1,5 @@
 //! The command-line client: `sayso ask`, `get`, `await`, `cancel`, `todo` and `list` talk to a sayso
-//! server over the agent API (DESIGN.md §2) with the key of one inbox. With `--wait` (and
+//! server over the agent API (docs/API.md) with the key of one inbox. With `--wait` (and
 //! for `await`) the outcome is printed as JSON and becomes the exit code, so shell scripts
 //! can branch on a person's answer; see `docs/CLI.md`.
 

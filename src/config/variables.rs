@@ -84,11 +84,13 @@ pub fn effective(argv: impl IntoIterator<Item = String>) -> anyhow::Result<Vec<S
     let matches = cmd.clone().try_get_matches_from(&argv)?;
     let serve_matches = matches.subcommand_matches("serve").unwrap_or(&matches);
     let cli = Cli::from_arg_matches(&matches)?;
-    let args = match cli.command {
-        Some(Command::Serve(args)) => args,
-        _ => ServeArgs::default(),
+    // `serve` (and `config`, read as serve) carries the server's flags of its own; `sayso`
+    // alone takes them at the top.
+    let (global, args) = match cli.command {
+        Some(Command::Serve(args)) => (args.global.clone(), args),
+        _ => (cli.global, ServeArgs::default()),
     };
-    let derived = Derived::new(&cli.global, &args)?;
+    let derived = Derived::new(&global, &args)?;
     let serve = cmd
         .find_subcommand("serve")
         .expect("serve is a command")

@@ -1,4 +1,4 @@
-//! Checks every page must pass on a phone (DESIGN.md §4): readable at 360 px without
+//! Checks every page must pass on a phone (docs/PAGES.md): readable at 360 px without
 //! sideways scrolling, a label on every input, tap targets of at least 44 px.
 
 use serde_json::Value;

@@ -1,5 +1,5 @@
 //! Looking decides nothing, and the page is light: ≤ 30 KB with all it loads, all from the
-//! service's own host (DESIGN.md §4, §8).
+//! service's own host (docs/PAGES.md, docs/PERFORMANCE.md).
 
 use std::collections::BTreeSet;
 

@@ -1,4 +1,4 @@
-//! The answer page of a decision (DESIGN.md §4). `GET` only shows; only `POST` decides, so
+//! The answer page of a decision (docs/PAGES.md). `GET` only shows; only `POST` decides, so
 //! mail scanners and link previews that fetch a link decide nothing. A `POST` is a browser
 //! form (303 back to the page) or JSON (200 with the resolution), told apart by its
 //! `Content-Type`.

@@ -1,7 +1,7 @@
 //! A decision answered by one person: `/a/{token}`, the person links that only the person's
 //! feed and notifications carry (one per channel, so the answer records which way it came),
 //! for a tool approval and for a decision sent to people by name. The page and the posts
-//! are those of `/d/{token}` (DESIGN.md §4): `GET` only shows, only `POST` decides; a form
+//! are those of `/d/{token}` (docs/PAGES.md): `GET` only shows, only `POST` decides; a form
 //! post gets 303, JSON 200 with the resolution. Where several people must answer, the page
 //! shows how far it has come, and once the person's own answer counted it offers them no
 //! more buttons.

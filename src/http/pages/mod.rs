@@ -1,4 +1,4 @@
-//! The person's side (DESIGN.md §4): answer pages, the feed, and their assets. Every page
+//! The person's side (docs/PAGES.md): answer pages, the feed, and their assets. Every page
 //! works without JavaScript.
 
 pub(crate) mod answer;
