@@ -33,6 +33,9 @@ async fn main() -> ExitCode {
             };
         }
     };
+    if prints_for_a_pipe(&cli) {
+        die_quietly_on_a_closed_pipe();
+    }
     match sayso::cli::run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -40,4 +43,24 @@ async fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Commands whose output is read by a person or a pipe (`sayso list | head`). The server, the
+/// hook (whose reply a harness reads) and the MCP bridge keep Rust's default: a closed pipe
+/// is an error they handle.
+fn prints_for_a_pipe(cli: &sayso::config::Cli) -> bool {
+    use sayso::config::Command;
+    !matches!(
+        cli.command,
+        None | Some(Command::Serve(_)) | Some(Command::Hook(_)) | Some(Command::Mcp(_))
+    )
+}
+
+/// Ends the process as other command-line tools end when the reader of their output goes
+/// away (`| head`), instead of panicking on the failed write.
+fn die_quietly_on_a_closed_pipe() {
+    use nix::sys::signal::{SigHandler, Signal, signal};
+    // SAFETY: SIG_DFL installs no handler of ours; it is set before any thread of ours writes
+    // to stdout. Sockets are unaffected: Rust writes to them with MSG_NOSIGNAL.
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
 }

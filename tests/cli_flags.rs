@@ -284,3 +284,25 @@ async fn sayso_alone_or_with_the_servers_flags_still_serves() {
     let at = serves(&["serve", "--listen", "127.0.0.1:0", "--log", "info"]).await;
     assert!(at.starts_with("127.0.0.1:"), "{at}");
 }
+
+/// `sayso config | head -1`: the reader goes away, and the command ends as other tools do,
+/// without a panic's backtrace on the terminal.
+#[test]
+fn a_closed_pipe_ends_a_command_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    // The reading end is closed before the command starts, so its first write fails.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = std::process::Command::new(BIN)
+        .arg("config")
+        .env_remove("SAYSO_DATABASE_URL")
+        .env_remove("SAYSO_LISTEN")
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.signal(), Some(13), "ended by SIGPIPE: {out:?}");
+}
