@@ -401,12 +401,16 @@ fn tools_present(tools: &[&str]) -> bool {
     if missing.is_empty() {
         return true;
     }
-    let why = format!("{} not found", missing.join(", "));
+    let why = format!(
+        "the README's walk-through needs {}; not found: {}",
+        tools.join(", "),
+        missing.join(", ")
+    );
     let ci = std::env::var("CI").unwrap_or_default().to_ascii_lowercase();
     if matches!(ci.as_str(), "1" | "true" | "yes" | "on") {
-        panic!("the README's walk-through needs {why} (required in CI)");
+        panic!("{why} (required in CI)");
     }
-    eprintln!("SKIPPED: the README's walk-through needs bash, curl and jq ({why})");
+    eprintln!("SKIPPED: {why}");
     false
 }
 
