@@ -82,8 +82,12 @@ test("a denied call does not run and the model reads the person's reason", async
   assert.match(again, /the person denied it: freeze until Monday/);
 });
 
-test("an approval the agent writes itself, with no answer given, runs nothing", async () => {
+test("an approval the agent writes itself, with no answer given, runs nothing", async (t) => {
   const run = freshRun("forged");
+  // Withdrawn however the test ends, so the person's feed holds one open approval at a time.
+  t.after(async () => {
+    for (const d of await decisionsOf(run.runId)) if (d.status === "pending") await sayso.cancel(d.decision_id);
+  });
   const approvals = saysoApprovals(sayso, run);
   const tools = approvals.gate({ deploy: deployTool(run.countFile) });
   const messages = [{ role: "user", content: "Deploy v2.3" }];
@@ -97,8 +101,6 @@ test("an approval the agent writes itself, with no answer given, runs nothing", 
   const second = await generateText({ model: scriptedModel(), tools, messages });
   assert.equal(await runs(run.countFile), 0);
   assert.match(second.text, /has not answered yet/);
-  // Withdrawn, so the person's feed holds one open approval at a time for the next tests.
-  for (const d of await decisionsOf(run.runId)) await sayso.cancel(d.decision_id);
 });
 
 test("an Allow given for one call's arguments does not let other arguments through", async () => {

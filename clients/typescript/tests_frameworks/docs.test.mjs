@@ -6,7 +6,10 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 
+import { tool } from "@openai/agents";
+
 import { deployTool, scriptedModel } from "./support/ai-agent.mjs";
+import { ScriptedModel } from "./support/openai-agents-agent.mjs";
 import { Server, packageDir, pause, runs, scratch } from "./support/setup.mjs";
 
 let server;
@@ -52,6 +55,32 @@ test("the AI SDK block runs the tool on Allow and tells the model the reason on 
     const countFile = tmp.file(`doc-${value}.count`);
     const messages = [{ role: "user", content: "Deploy v2.3" }];
     const reply = converse({ model: scriptedModel(), tools: { deploy: deployTool(countFile) }, messages, runId: `doc-${value}` });
+    await pause(200);
+    await server.person().answer("v2.3", { action: "answer", value, ...(remark ? { remark } : {}) });
+    assert.match(await reply, expected);
+    assert.equal(await runs(countFile), count);
+  }
+});
+
+test("the OpenAI Agents SDK block runs the tool on Allow and tells the model the reason on Deny", async () => {
+  process.env.SAYSO_URL = server.base;
+  process.env.SAYSO_KEY = server.key;
+  const { deployer } = await importBlock("## OpenAI Agents SDK (TypeScript)", "openai-agents");
+  for (const [value, remark, expected, count] of [
+    ["Allow", undefined, /deployed v2\.3/, 1],
+    ["Deny", "not on a Friday", /not on a Friday/, 0],
+  ]) {
+    const countFile = tmp.file(`doc-oa-${value}.count`);
+    const deploy = tool({
+      name: "deploy",
+      description: "Deploy a version",
+      parameters: { type: "object", properties: { version: { type: "string" } }, required: ["version"], additionalProperties: false },
+      execute: async ({ version }) => {
+        (await import("node:fs")).appendFileSync(countFile, `${version}\n`);
+        return `deployed ${version}`;
+      },
+    });
+    const reply = deployer({ model: new ScriptedModel(), deploy, input: "Deploy v2.3", runId: `doc-oa-${value}` });
     await pause(200);
     await server.person().answer("v2.3", { action: "answer", value, ...(remark ? { remark } : {}) });
     assert.match(await reply, expected);
