@@ -41,6 +41,15 @@ export declare class ApprovalGate {
     /** Asks (or finds the ask already made for this call) and waits for the person. */
     decide(call: ToolCall): Promise<Verdict>;
     /**
+     * Waits for a decision to end, up to `timeout`; past it the decision is cancelled, so the
+     * denial the framework hears is the server's too, and a resume later cannot find an Allow
+     * given after the agent stopped waiting.
+     */
+    waitFor(decisionId: string): Promise<{
+        decision: Decision;
+        note?: string;
+    }>;
+    /**
      * The decision as it stands, without waiting: what a tool checks just before it runs, so
      * that state the agent can edit (a message saying "approved", a resume value) counts for
      * nothing; only the person's Allow of these exact arguments does.
@@ -48,8 +57,18 @@ export declare class ApprovalGate {
     check(call: ToolCall): Promise<Verdict>;
     /** The idempotency key of a call: the harness, the run and the framework's call id. */
     keyOf(call: ToolCall): string;
+    /**
+     * Asks, or finds the ask already made for this call: the decision's id, or a denial when
+     * this call id was already put to the person with other arguments.
+     */
+    request(call: ToolCall): Promise<{
+        decision_id: string;
+    } | Verdict>;
 }
-/** The verdict a decision gives for `call`: Allow of this very tool, or a denial saying why. */
-export declare function verdictOf(d: Decision, call: ToolCall): Verdict;
+/**
+ * The verdict a decision gives for `call`: Allow of this very tool, or a denial saying why
+ * (`note`: why the adapter cancelled it, which the decision does not carry).
+ */
+export declare function verdictOf(d: Decision, call: ToolCall, note?: string): Verdict;
 /** `value` with every object's keys sorted, as JSON would carry it. */
 export declare function canonical(value: unknown): unknown;

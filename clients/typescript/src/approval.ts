@@ -65,18 +65,30 @@ export class ApprovalGate {
 
   /** Asks (or finds the ask already made for this call) and waits for the person. */
   async decide(call: ToolCall): Promise<Verdict> {
-    const asked = await this.#ask(call);
+    const asked = await this.request(call);
     if ("approved" in asked) return asked;
+    const { decision, note } = await this.waitFor(asked.decision_id);
+    return verdictOf(decision, call, note);
+  }
+
+  /**
+   * Waits for a decision to end, up to `timeout`; past it the decision is cancelled, so the
+   * denial the framework hears is the server's too, and a resume later cannot find an Allow
+   * given after the agent stopped waiting.
+   */
+  async waitFor(decisionId: string): Promise<{ decision: Decision; note?: string }> {
     try {
-      return verdictOf(await this.#sayso.wait(asked.decision_id, { timeout: this.#options.timeout }), call);
+      return { decision: await this.#sayso.wait(decisionId, { timeout: this.#options.timeout }) };
     } catch (e) {
       if (!(e instanceof SaysoTimeoutError)) throw e;
-      // The framework hears a denial; cancelling makes the server agree, so a resume later
-      // cannot find an Allow given after the agent stopped waiting.
       const reason = `no answer within ${Math.round((this.#options.timeout ?? 0) / 1000)} s`;
-      const d = await this.#sayso.cancel(asked.decision_id, { reason }).catch(() => undefined);
-      if (d && d.status !== "cancelled") return verdictOf(d, call);
-      return { approved: false, reason: `sayso: ${call.toolName} was not run: ${reason}`, decisionId: asked.decision_id };
+      try {
+        return { decision: await this.#sayso.cancel(decisionId, { reason }), note: reason };
+      } catch (c) {
+        // Answered in the meantime: the answer stands.
+        if (c instanceof SaysoError && c.code === "already_resolved") return { decision: await this.#sayso.get(decisionId) };
+        throw c;
+      }
     }
   }
 
@@ -86,7 +98,7 @@ export class ApprovalGate {
    * nothing; only the person's Allow of these exact arguments does.
    */
   async check(call: ToolCall): Promise<Verdict> {
-    const asked = await this.#ask(call);
+    const asked = await this.request(call);
     if ("approved" in asked) return asked;
     return verdictOf(await this.#sayso.get(asked.decision_id), call);
   }
@@ -98,7 +110,11 @@ export class ApprovalGate {
     return key;
   }
 
-  async #ask(call: ToolCall): Promise<{ decision_id: string } | Verdict> {
+  /**
+   * Asks, or finds the ask already made for this call: the decision's id, or a denial when
+   * this call id was already put to the person with other arguments.
+   */
+  async request(call: ToolCall): Promise<{ decision_id: string } | Verdict> {
     if (typeof call.toolCallId !== "string" || call.toolCallId === "") {
       throw new TypeError(`the ${call.toolName} call has no id: the framework's tool-call id makes the approval's key`);
     }
@@ -136,8 +152,11 @@ export class ApprovalGate {
   }
 }
 
-/** The verdict a decision gives for `call`: Allow of this very tool, or a denial saying why. */
-export function verdictOf(d: Decision, call: ToolCall): Verdict {
+/**
+ * The verdict a decision gives for `call`: Allow of this very tool, or a denial saying why
+ * (`note`: why the adapter cancelled it, which the decision does not carry).
+ */
+export function verdictOf(d: Decision, call: ToolCall, note?: string): Verdict {
   const base = { decisionId: d.decision_id };
   const not = (why: string): Verdict => ({ ...base, approved: false, reason: `sayso: ${call.toolName} was not run: ${why}` });
   if (d.approval && d.approval.tool_name !== call.toolName) {
@@ -154,7 +173,7 @@ export function verdictOf(d: Decision, call: ToolCall): Verdict {
     case "expired":
       return not("the approval expired with no answer");
     case "cancelled":
-      return not(`the approval was cancelled${d.remark ? `: ${d.remark}` : ""}`);
+      return not(`the approval was cancelled${note ? `: ${note}` : ""}`);
     default:
       return not("the person has not answered yet");
   }
