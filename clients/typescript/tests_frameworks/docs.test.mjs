@@ -7,9 +7,12 @@ import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 
 import { tool } from "@openai/agents";
+import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 
 import { deployTool, scriptedModel } from "./support/ai-agent.mjs";
 import { ScriptedModel } from "./support/openai-agents-agent.mjs";
+import { ScriptedChatModel } from "./support/langgraph-agent.mjs";
 import { Server, packageDir, pause, runs, scratch } from "./support/setup.mjs";
 
 let server;
@@ -84,6 +87,40 @@ test("the OpenAI Agents SDK block runs the tool on Allow and tells the model the
     await pause(200);
     await server.person().answer("v2.3", { action: "answer", value, ...(remark ? { remark } : {}) });
     assert.match(await reply, expected);
+    assert.equal(await runs(countFile), count);
+  }
+});
+
+test("the LangGraph block runs the tool on Allow and tells the model the reason on Deny", async () => {
+  process.env.SAYSO_URL = server.base;
+  process.env.SAYSO_KEY = server.key;
+  const { gated, runThread } = await importBlock("## LangGraph (TypeScript)", "langgraph");
+  for (const [value, remark, expected, count] of [
+    ["Allow", undefined, /deployed v2\.3/, 1],
+    ["Deny", "not on a Friday", /not on a Friday/, 0],
+  ]) {
+    const countFile = tmp.file(`doc-lg-${value}.count`);
+    const deploy = gated(
+      "deploy",
+      async ({ version }) => {
+        (await import("node:fs")).appendFileSync(countFile, `${version}\n`);
+        return `deployed ${version}`;
+      },
+      { description: "Deploy a version", schema: { type: "object", properties: { version: { type: "string" } }, required: ["version"] } },
+    );
+    const model = new ScriptedChatModel();
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode("agent", async (state) => ({ messages: [await model.invoke(state.messages)] }))
+      .addNode("tools", new ToolNode([deploy]))
+      .addEdge(START, "agent")
+      .addConditionalEdges("agent", toolsCondition, ["tools", END])
+      .addEdge("tools", "agent")
+      .compile({ checkpointer: new MemorySaver() });
+    const reply = runThread(graph, { messages: [{ role: "user", content: "Deploy v2.3" }] }, `doc-lg-${value}`);
+    await pause(200);
+    await server.person().answer("v2.3", { action: "answer", value, ...(remark ? { remark } : {}) });
+    const result = await reply;
+    assert.match(String(result.messages.at(-1).content), expected);
     assert.equal(await runs(countFile), count);
   }
 });
