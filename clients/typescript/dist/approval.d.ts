@@ -15,6 +15,8 @@ export interface ApprovalOptions {
     runId: string;
     /** How long the person has, in minutes (default 60). Keep it the same across resumes. */
     ttlMinutes?: number;
+    /** Or in seconds (10 or more), instead of `ttlMinutes`. */
+    ttlSeconds?: number;
     /** How long the agent waits for the answer, in ms (default: until the approval expires). */
     timeout?: number;
     /** The working directory shown to the person, if any. */

@@ -105,7 +105,7 @@ export class ApprovalGate {
             kind: "choose",
             options: [ALLOW, "Deny"],
             allow_other: false,
-            ttl_minutes: this.#options.ttlMinutes ?? 60,
+            ...(this.#options.ttlSeconds !== undefined ? { ttl_seconds: this.#options.ttlSeconds } : { ttl_minutes: this.#options.ttlMinutes ?? 60 }),
             metadata: { run_id: this.#options.runId, tool_call_id: call.toolCallId },
             approval: {
                 harness: this.#harness,

@@ -27,6 +27,8 @@ export interface LangGraphApprovalOptions {
     interrupt: (value: SaysoInterrupt) => unknown;
     /** How long the person has, in minutes (default 60). Keep it the same across resumes. */
     ttlMinutes?: number;
+    /** Or in seconds (10 or more), instead of `ttlMinutes`. */
+    ttlSeconds?: number;
     /** How long `answer` waits for the person, in ms (default: until the approval expires). */
     timeout?: number;
     cwd?: string;

@@ -14,7 +14,7 @@ export function saysoApprovals(sayso, options) {
         if (thread === undefined || thread === "") {
             throw new TypeError("the graph runs without configurable.thread_id: sayso approvals need a checkpointer and a thread id");
         }
-        return new ApprovalGate(sayso, HARNESS, { runId: String(thread), ttlMinutes: options.ttlMinutes, cwd: options.cwd });
+        return new ApprovalGate(sayso, HARNESS, { runId: String(thread), ttlMinutes: options.ttlMinutes, ttlSeconds: options.ttlSeconds, cwd: options.cwd });
     };
     const waiter = new ApprovalGate(sayso, HARNESS, { runId: "-", timeout: options.timeout });
     const approve = async (call, config) => {

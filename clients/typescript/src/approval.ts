@@ -23,6 +23,8 @@ export interface ApprovalOptions {
   runId: string;
   /** How long the person has, in minutes (default 60). Keep it the same across resumes. */
   ttlMinutes?: number;
+  /** Or in seconds (10 or more), instead of `ttlMinutes`. */
+  ttlSeconds?: number;
   /** How long the agent waits for the answer, in ms (default: until the approval expires). */
   timeout?: number;
   /** The working directory shown to the person, if any. */
@@ -140,7 +142,7 @@ export class ApprovalGate {
       kind: "choose",
       options: [ALLOW, "Deny"],
       allow_other: false,
-      ttl_minutes: this.#options.ttlMinutes ?? 60,
+      ...(this.#options.ttlSeconds !== undefined ? { ttl_seconds: this.#options.ttlSeconds } : { ttl_minutes: this.#options.ttlMinutes ?? 60 }),
       metadata: { run_id: this.#options.runId, tool_call_id: call.toolCallId },
       approval: {
         harness: this.#harness,

@@ -29,6 +29,8 @@ export interface LangGraphApprovalOptions {
   interrupt: (value: SaysoInterrupt) => unknown;
   /** How long the person has, in minutes (default 60). Keep it the same across resumes. */
   ttlMinutes?: number;
+  /** Or in seconds (10 or more), instead of `ttlMinutes`. */
+  ttlSeconds?: number;
   /** How long `answer` waits for the person, in ms (default: until the approval expires). */
   timeout?: number;
   cwd?: string;
@@ -64,7 +66,7 @@ export function saysoApprovals(sayso: ApprovalClient, options: LangGraphApproval
     if (thread === undefined || thread === "") {
       throw new TypeError("the graph runs without configurable.thread_id: sayso approvals need a checkpointer and a thread id");
     }
-    return new ApprovalGate(sayso, HARNESS, { runId: String(thread), ttlMinutes: options.ttlMinutes, cwd: options.cwd });
+    return new ApprovalGate(sayso, HARNESS, { runId: String(thread), ttlMinutes: options.ttlMinutes, ttlSeconds: options.ttlSeconds, cwd: options.cwd });
   };
   const waiter = new ApprovalGate(sayso, HARNESS, { runId: "-", timeout: options.timeout });
 

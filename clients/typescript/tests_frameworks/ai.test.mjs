@@ -131,6 +131,15 @@ test("a wait that times out reaches the model as a denial, and the approval is w
   assert.equal(d.status, "cancelled");
 });
 
+test("an approval that expires unanswered reaches the model as a denial", async () => {
+  const r = freshRun("expiry");
+  const out = await runAgent({ sayso, ...r, ttlSeconds: 10 });
+  assert.equal(await runs(r.countFile), 0);
+  assert.match(out, /the approval expired with no answer/);
+  const [d] = await decisionsOf(r.runId);
+  assert.equal(d.status, "expired");
+});
+
 test("a cancelled approval reaches the model as a denial, never as an answer", async () => {
   const run = freshRun("cancel");
   const agent = runAgent({ sayso, ...run });

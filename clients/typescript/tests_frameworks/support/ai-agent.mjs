@@ -63,8 +63,8 @@ export const save = (file, messages) => writeFileSync(file, JSON.stringify(messa
  * Runs (or resumes) the conversation in `stateFile` to its end: answers what waits for an
  * approval, calls the model, and stops when it asks for nothing more. Returns the model's text.
  */
-export async function runAgent({ sayso, runId, stateFile, countFile, timeout, input }) {
-  const approvals = saysoApprovals(sayso, { runId, timeout });
+export async function runAgent({ sayso, runId, stateFile, countFile, timeout, ttlSeconds, input }) {
+  const approvals = saysoApprovals(sayso, { runId, timeout, ttlSeconds });
   const tools = approvals.gate({ deploy: deployTool(countFile) });
   const messages = load(stateFile);
   for (let step = 0; step < 5; step++) {

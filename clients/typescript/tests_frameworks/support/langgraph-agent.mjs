@@ -40,8 +40,8 @@ export class ScriptedChatModel extends FakeChatModel {
 }
 
 /** The compiled graph, checkpointed in the SQLite file `db`; `deploy` appends to `countFile`. */
-export function makeGraph({ sayso, db, countFile, timeout, args }) {
-  const approvals = saysoApprovals(sayso, { interrupt, timeout });
+export function makeGraph({ sayso, db, countFile, timeout, ttlSeconds, args }) {
+  const approvals = saysoApprovals(sayso, { interrupt, timeout, ttlSeconds });
   const deploy = tool(
     approvals.gate("deploy", async ({ version }) => {
       appendFileSync(countFile, `${version}\n`);
@@ -68,8 +68,8 @@ export function makeGraph({ sayso, db, countFile, timeout, args }) {
  * Runs the thread `runId` to its end, or resumes it where the checkpoint left it: answers
  * each of the adapter's interrupts through sayso and resumes. Returns the last message's text.
  */
-export async function runAgent({ sayso, runId, db, countFile, timeout, args }) {
-  const { graph, approvals } = makeGraph({ sayso, db, countFile, timeout, args });
+export async function runAgent({ sayso, runId, db, countFile, timeout, ttlSeconds, args }) {
+  const { graph, approvals } = makeGraph({ sayso, db, countFile, timeout, ttlSeconds, args });
   const config = { configurable: { thread_id: runId } };
   const saved = await graph.getState(config);
   let pending = saved.tasks.flatMap((t) => t.interrupts ?? []);

@@ -47,8 +47,8 @@ export class ScriptedModel {
 }
 
 /** The agent; its `deploy` appends a line to `countFile` each time it runs. */
-export function makeAgent({ sayso, runId, countFile, timeout, args }) {
-  const approvals = saysoApprovals(sayso, { runId, timeout });
+export function makeAgent({ sayso, runId, countFile, timeout, ttlSeconds, args }) {
+  const approvals = saysoApprovals(sayso, { runId, timeout, ttlSeconds });
   const deploy = tool({
     name: "deploy",
     description: "Deploy a version to production",
@@ -67,8 +67,8 @@ export function makeAgent({ sayso, runId, countFile, timeout, args }) {
  * Runs (or resumes, from the RunState in `stateFile`) to the end: answers each interruption
  * through sayso and runs on. Returns the final output.
  */
-export async function runAgent({ sayso, runId, stateFile, countFile, timeout, args }) {
-  const { agent, approvals } = makeAgent({ sayso, runId, countFile, timeout, args });
+export async function runAgent({ sayso, runId, stateFile, countFile, timeout, ttlSeconds, args }) {
+  const { agent, approvals } = makeAgent({ sayso, runId, countFile, timeout, ttlSeconds, args });
   let result = existsSync(stateFile)
     ? await run(agent, await RunState.fromString(agent, readFileSync(stateFile, "utf8")))
     : await run(agent, "Deploy v2.3");
