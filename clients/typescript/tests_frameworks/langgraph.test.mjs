@@ -149,7 +149,11 @@ test("a run killed while it waits resumes from its SQLite checkpoint in a new pr
   const first = start();
   for (let i = 0; i < 200 && (await decisionsOf(r.runId)).length === 0; i++) await pause(50);
   assert.equal((await decisionsOf(r.runId)).length, 1, "the first process asked");
-  await pause(300); // let it reach the interrupt and write the checkpoint
+  // Killed only once the checkpoint holds the interrupt, so the new process resumes it.
+  const { graph } = makeGraph({ sayso, ...r });
+  const config = { configurable: { thread_id: r.runId } };
+  for (let i = 0; i < 100 && (await graph.getState(config)).next[0] !== "tools"; i++) await pause(50);
+  assert.deepEqual((await graph.getState(config)).next, ["tools"], "the checkpoint holds the paused tool call");
   const exited = new Promise((res) => first.once("exit", (code, signal) => res(signal)));
   first.kill("SIGKILL");
   assert.equal(await exited, "SIGKILL");
