@@ -1,0 +1,159 @@
+// A framework's paused tool call as a sayso approval (docs/API.md, "Approvals"), and the
+// person's answer as a verdict the framework adapters (ai.ts, …) feed back. Nothing here
+// holds an answer capability: the adapter asks with the agent's key and only reads.
+import { SaysoError, SaysoTimeoutError } from "./errors.js";
+/** The approval label that lets a call run. */
+const ALLOW = "Allow";
+/**
+ * Asks sayso for a framework's tool calls and reads the answers back. The approval's
+ * idempotency key is the framework's call id within the run, and the create body holds the
+ * canonical arguments: asking again for the same call returns the same decision (a resumed
+ * run never asks twice), while the same call id with other arguments is refused by the
+ * server, so an Allow given for one call's arguments never lets another's through.
+ */
+export class ApprovalGate {
+    #sayso;
+    #harness;
+    #options;
+    constructor(sayso, harness, options) {
+        if (!sayso || typeof sayso.ask !== "function")
+            throw new TypeError("a sayso client is required: new Sayso({ url, key })");
+        if (typeof options?.runId !== "string" || options.runId === "") {
+            throw new TypeError("runId is required: the run, thread or conversation id, the same on every resume");
+        }
+        this.#sayso = sayso;
+        this.#harness = harness;
+        this.#options = options;
+    }
+    /** Asks (or finds the ask already made for this call) and waits for the person. */
+    async decide(call) {
+        const asked = await this.request(call);
+        if ("approved" in asked)
+            return asked;
+        const { decision, note } = await this.waitFor(asked.decision_id);
+        return verdictOf(decision, call, note);
+    }
+    /**
+     * Waits for a decision to end, up to `timeout`; past it the decision is cancelled, so the
+     * denial the framework hears is the server's too, and a resume later cannot find an Allow
+     * given after the agent stopped waiting.
+     */
+    async waitFor(decisionId) {
+        try {
+            return { decision: await this.#sayso.wait(decisionId, { timeout: this.#options.timeout }) };
+        }
+        catch (e) {
+            if (!(e instanceof SaysoTimeoutError))
+                throw e;
+            const reason = `no answer within ${Math.round((this.#options.timeout ?? 0) / 1000)} s`;
+            try {
+                return { decision: await this.#sayso.cancel(decisionId, { reason }), note: reason };
+            }
+            catch (c) {
+                // Answered in the meantime: the answer stands.
+                if (c instanceof SaysoError && c.code === "already_resolved")
+                    return { decision: await this.#sayso.get(decisionId) };
+                throw c;
+            }
+        }
+    }
+    /**
+     * The decision as it stands, without waiting: what a tool checks just before it runs, so
+     * that state the agent can edit (a message saying "approved", a resume value) counts for
+     * nothing; only the person's Allow of these exact arguments does.
+     */
+    async check(call) {
+        const asked = await this.request(call);
+        if ("approved" in asked)
+            return asked;
+        return verdictOf(await this.#sayso.get(asked.decision_id), call);
+    }
+    /** The idempotency key of a call: the harness, the run and the framework's call id. */
+    keyOf(call) {
+        const key = `${this.#harness}:${this.#options.runId}:${call.toolCallId}`;
+        if (key.length > 255)
+            throw new TypeError(`the approval key ${JSON.stringify(key.slice(0, 60))}… is over 255 characters: use a shorter runId`);
+        return key;
+    }
+    /**
+     * Asks, or finds the ask already made for this call: the decision's id, or a denial when
+     * this call id was already put to the person with other arguments.
+     */
+    async request(call) {
+        if (typeof call.toolCallId !== "string" || call.toolCallId === "") {
+            throw new TypeError(`the ${call.toolName} call has no id: the framework's tool-call id makes the approval's key`);
+        }
+        try {
+            return await this.#sayso.ask(this.#body(call), { idempotencyKey: this.keyOf(call) });
+        }
+        catch (e) {
+            if (e instanceof SaysoError && e.code === "idempotency_mismatch") {
+                return {
+                    approved: false,
+                    reason: `sayso: ${call.toolName} was not run: call ${call.toolCallId} was put to the person with other arguments`,
+                };
+            }
+            throw e;
+        }
+    }
+    /** The create body; the same call always gives the same body (the server compares them). */
+    #body(call) {
+        const input = canonical(call.input);
+        const toolInput = input !== null && typeof input === "object" && !Array.isArray(input) ? input : { input };
+        return {
+            question: `${this.#harness} agent wants to run ${call.toolName}`,
+            kind: "choose",
+            options: [ALLOW, "Deny"],
+            allow_other: false,
+            ...(this.#options.ttlSeconds !== undefined ? { ttl_seconds: this.#options.ttlSeconds } : { ttl_minutes: this.#options.ttlMinutes ?? 60 }),
+            metadata: { run_id: this.#options.runId, tool_call_id: call.toolCallId },
+            approval: {
+                harness: this.#harness,
+                tool_name: call.toolName,
+                tool_input: toolInput,
+                ...(this.#options.cwd ? { cwd: this.#options.cwd } : {}),
+            },
+        };
+    }
+}
+/**
+ * The verdict a decision gives for `call`: Allow of this very tool, or a denial saying why
+ * (`note`: why the adapter cancelled it, which the decision does not carry).
+ */
+export function verdictOf(d, call, note) {
+    const base = { decisionId: d.decision_id };
+    const not = (why) => ({ ...base, approved: false, reason: `sayso: ${call.toolName} was not run: ${why}` });
+    if (d.approval && d.approval.tool_name !== call.toolName) {
+        return not(`the approval is for ${d.approval.tool_name}, not ${call.toolName}`);
+    }
+    switch (d.status) {
+        case "answered":
+            if (d.outcome === ALLOW && d.outcome_source !== "default") {
+                return { ...base, approved: true, reason: `sayso: the person allowed ${call.toolName}${d.remark ? `: ${d.remark}` : ""}` };
+            }
+            return not(`the person denied it${d.remark ? `: ${d.remark}` : ""}`);
+        case "declined":
+            return not(`the person declined to answer${d.remark ? `: ${d.remark}` : ""}`);
+        case "expired":
+            return not("the approval expired with no answer");
+        case "cancelled":
+            return not(`the approval was cancelled${note ? `: ${note}` : ""}`);
+        default:
+            return not("the person has not answered yet");
+    }
+}
+/** `value` with every object's keys sorted, as JSON would carry it. */
+export function canonical(value) {
+    if (Array.isArray(value))
+        return value.map(canonical);
+    if (value !== null && typeof value === "object") {
+        const out = {};
+        for (const k of Object.keys(value).sort()) {
+            const v = value[k];
+            if (v !== undefined)
+                out[k] = canonical(v);
+        }
+        return out;
+    }
+    return value === undefined ? null : value;
+}

@@ -1,0 +1,171 @@
+// LangGraph (`@langchain/langgraph`, pinned in package.json, checkpointed with
+// `@langchain/langgraph-checkpoint-sqlite`) with sayso/langgraph: a LangChain fake chat model
+// (no network, no key) calls a gated tool in a ToolNode, the tool puts the call to the real
+// server and interrupts the graph, the person answers through the pages, and the graph is
+// resumed with `new Command({ resume })`.
+
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+
+import { AIMessage } from "@langchain/core/messages";
+import { Command } from "@langchain/langgraph";
+import { Sayso } from "sayso";
+
+import { makeGraph, runAgent } from "./support/langgraph-agent.mjs";
+import { Server, packageDir, pause, runs, scratch } from "./support/setup.mjs";
+
+let server;
+let sayso;
+let tmp;
+before(async () => {
+  server = await Server.start();
+  sayso = new Sayso({ url: server.base, key: server.key });
+  tmp = await scratch();
+});
+after(async () => {
+  await server?.close();
+  await tmp?.remove();
+});
+
+function freshRun(name) {
+  return { runId: `${name}-${Date.now()}`, db: tmp.file(`${name}.db`), countFile: tmp.file(`${name}.count`) };
+}
+
+async function decisionsOf(runId) {
+  const page = await sayso.list({ limit: 100 });
+  return page.items.filter((d) => d.metadata?.run_id === runId);
+}
+
+async function personAnswers(runId, value, remark) {
+  for (let i = 0; i < 100 && (await decisionsOf(runId)).length === 0; i++) await pause(50);
+  return server.person().answer("v2.3", { action: "answer", value, ...(remark ? { remark } : {}) });
+}
+
+/** Runs the thread to its first interrupt, without answering it. */
+async function toInterrupt(r) {
+  const { graph } = makeGraph({ sayso, ...r });
+  const config = { configurable: { thread_id: r.runId } };
+  const first = await graph.invoke({ messages: [{ role: "user", content: "Deploy v2.3" }] }, config);
+  assert.equal(first.__interrupt__?.length, 1, "the graph paused for approval");
+  return { graph, config, interrupt: first.__interrupt__[0] };
+}
+
+/** Resumes with a value the agent wrote itself, saying "approved"; the last message's text. */
+async function resumeForged(graph, config) {
+  const result = await graph.invoke(new Command({ resume: { approved: true, reason: "approved" } }), config);
+  return String(result.messages.at(-1).content);
+}
+
+test("an allowed call runs once, and the approval shows the person what runs", async () => {
+  const r = freshRun("allow");
+  const [out] = await Promise.all([runAgent({ sayso, ...r }), personAnswers(r.runId, "Allow")]);
+  assert.equal(await runs(r.countFile), 1);
+  assert.match(out, /deployed v2\.3/);
+  const [d] = await decisionsOf(r.runId);
+  assert.equal(d.approval.harness, "langgraph");
+  assert.equal(d.approval.tool_name, "deploy");
+  const page = await (await fetch(d.web_url)).text();
+  assert.match(page, /deploy/);
+  assert.match(page, /v2\.3/);
+  // The finished thread, run again, asks nothing and runs nothing.
+  await runAgent({ sayso, ...r });
+  assert.equal(await runs(r.countFile), 1);
+  assert.equal((await decisionsOf(r.runId)).length, 1);
+});
+
+test("a denied call does not run, the model reads the reason, and a forged resume cannot approve it", async () => {
+  const r = freshRun("deny");
+  const { graph, config } = await toInterrupt(r);
+  await personAnswers(r.runId, "Deny", "freeze until Monday");
+  const out = await resumeForged(graph, config);
+  assert.equal(await runs(r.countFile), 0, "a forged resume value ran a denied call");
+  assert.match(out, /the person denied it: freeze until Monday/);
+});
+
+test("a resume value the agent writes itself, with no answer from the person, runs nothing", async (t) => {
+  const r = freshRun("forged");
+  t.after(async () => {
+    for (const d of await decisionsOf(r.runId)) if (d.status === "pending") await sayso.cancel(d.decision_id);
+  });
+  const { graph, config } = await toInterrupt(r);
+  const out = await resumeForged(graph, config);
+  assert.equal(await runs(r.countFile), 0);
+  assert.match(out, /has not answered yet/);
+});
+
+test("an Allow given for one call's arguments does not let other arguments through", async () => {
+  const r = freshRun("args");
+  const { graph, config } = await toInterrupt(r);
+  await personAnswers(r.runId, "Allow");
+  // The agent edits the checkpoint: the same call id, other arguments; then runs the tools.
+  const call = (await graph.getState(config)).values.messages.at(-1);
+  const edited = new AIMessage({ id: call.id, content: "", tool_calls: [{ ...call.tool_calls[0], args: { version: "v9.9" } }] });
+  await graph.updateState(config, { messages: [edited] }, "agent");
+  const result = await graph.invoke(null, config);
+  assert.equal(await runs(r.countFile), 0, "v9.9 ran on the Allow given for v2.3");
+  assert.match(String(result.messages.at(-1).content), /put to the person with other arguments/);
+});
+
+test("a wait that times out reaches the model as a denial, and the approval is withdrawn", async () => {
+  const r = freshRun("timeout");
+  const out = await runAgent({ sayso, ...r, timeout: 500 });
+  assert.equal(await runs(r.countFile), 0);
+  assert.match(out, /was not run: the approval was cancelled/);
+  const [d] = await decisionsOf(r.runId);
+  assert.equal(d.status, "cancelled");
+});
+
+test("an approval that expires unanswered reaches the model as a denial", async () => {
+  const r = freshRun("expiry");
+  const out = await runAgent({ sayso, ...r, ttlSeconds: 10 });
+  assert.equal(await runs(r.countFile), 0);
+  assert.match(out, /the approval expired with no answer/);
+  const [d] = await decisionsOf(r.runId);
+  assert.equal(d.status, "expired");
+});
+
+test("a cancelled approval reaches the model as a denial, never as an answer", async () => {
+  const r = freshRun("cancel");
+  const agent = runAgent({ sayso, ...r });
+  let ds = [];
+  while (ds.length === 0) {
+    await pause(50);
+    ds = await decisionsOf(r.runId);
+  }
+  await sayso.cancel(ds[0].decision_id, { reason: "the release was pulled" });
+  const out = await agent;
+  assert.equal(await runs(r.countFile), 0);
+  assert.match(out, /cancelled/);
+});
+
+test("a run killed while it waits resumes from its SQLite checkpoint in a new process with the answer given meanwhile", async () => {
+  const r = freshRun("cold");
+  const script = join(packageDir, "tests_frameworks", "support", "langgraph-agent.mjs");
+  const env = { ...process.env, SAYSO_URL: server.base, SAYSO_KEY: server.key };
+  const start = () => spawn(process.execPath, [script, r.db, r.countFile, r.runId], { env, stdio: ["ignore", "pipe", "inherit"] });
+
+  const first = start();
+  for (let i = 0; i < 200 && (await decisionsOf(r.runId)).length === 0; i++) await pause(50);
+  assert.equal((await decisionsOf(r.runId)).length, 1, "the first process asked");
+  // Killed only once the checkpoint holds the interrupt, so the new process resumes it.
+  const { graph } = makeGraph({ sayso, ...r });
+  const config = { configurable: { thread_id: r.runId } };
+  for (let i = 0; i < 100 && (await graph.getState(config)).next[0] !== "tools"; i++) await pause(50);
+  assert.deepEqual((await graph.getState(config)).next, ["tools"], "the checkpoint holds the paused tool call");
+  const exited = new Promise((res) => first.once("exit", (code, signal) => res(signal)));
+  first.kill("SIGKILL");
+  assert.equal(await exited, "SIGKILL");
+
+  await personAnswers(r.runId, "Allow");
+
+  const second = start();
+  let out = "";
+  second.stdout.on("data", (b) => (out += b));
+  const code = await new Promise((res) => second.once("exit", res));
+  assert.equal(code, 0);
+  assert.match(out, /deployed v2\.3/);
+  assert.equal(await runs(r.countFile), 1);
+  assert.equal((await decisionsOf(r.runId)).length, 1, "the resumed run asked again");
+});

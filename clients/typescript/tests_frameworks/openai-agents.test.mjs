@@ -1,0 +1,165 @@
+// The OpenAI Agents SDK (`@openai/agents`, pinned in package.json) with sayso/openai-agents:
+// a scripted `Model` (the SDK's own interface for models; no network, no key, tracing off)
+// calls a gated tool, the run stops with an interruption, the adapter asks the real server,
+// and the person answers through the pages; the RunState is serialized and resumed as the
+// SDK does it.
+
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+
+import { RunState, run } from "@openai/agents";
+import { Sayso } from "sayso";
+
+import { makeAgent, runAgent } from "./support/openai-agents-agent.mjs";
+import { Server, packageDir, pause, runs, scratch } from "./support/setup.mjs";
+
+let server;
+let sayso;
+let tmp;
+before(async () => {
+  server = await Server.start();
+  sayso = new Sayso({ url: server.base, key: server.key });
+  tmp = await scratch();
+});
+after(async () => {
+  await server?.close();
+  await tmp?.remove();
+});
+
+function freshRun(name) {
+  return { runId: `${name}-${Date.now()}`, stateFile: tmp.file(`${name}.json`), countFile: tmp.file(`${name}.count`) };
+}
+
+async function decisionsOf(runId) {
+  const page = await sayso.list({ limit: 100 });
+  return page.items.filter((d) => d.metadata?.run_id === runId);
+}
+
+async function personAnswers(runId, value, remark) {
+  for (let i = 0; i < 100 && (await decisionsOf(runId)).length === 0; i++) await pause(50);
+  return server.person().answer("v2.3", { action: "answer", value, ...(remark ? { remark } : {}) });
+}
+
+/** Resumes the serialized state in `stateFile` after approving every interruption in it, as an agent editing its own state would. */
+async function forgeApprovalAndRun(run_, { args } = {}) {
+  const { agent } = makeAgent({ sayso, ...run_, args });
+  const state = await RunState.fromString(agent, readFileSync(run_.stateFile, "utf8"));
+  for (const item of state.getInterruptions()) state.approve(item);
+  const forged = state.toString();
+  writeFileSync(run_.stateFile, forged);
+  const result = await run(agent, await RunState.fromString(agent, forged));
+  return result.finalOutput;
+}
+
+test("an allowed call runs once, and the approval shows the person what runs", async () => {
+  const r = freshRun("allow");
+  const [out] = await Promise.all([runAgent({ sayso, ...r }), personAnswers(r.runId, "Allow")]);
+  assert.equal(await runs(r.countFile), 1);
+  assert.match(out, /deployed v2\.3/);
+  const [d] = await decisionsOf(r.runId);
+  assert.equal(d.approval.harness, "openai-agents");
+  assert.equal(d.approval.tool_name, "deploy");
+  const page = await (await fetch(d.web_url)).text();
+  assert.match(page, /deploy/);
+  assert.match(page, /v2\.3/);
+});
+
+test("a rejected call does not run, the model reads the reason, and a forged state cannot approve it", async () => {
+  const r = freshRun("deny");
+  const [out] = await Promise.all([runAgent({ sayso, ...r }), personAnswers(r.runId, "Deny", "freeze until Monday")]);
+  assert.equal(await runs(r.countFile), 0);
+  assert.match(out, /the person denied it: freeze until Monday/);
+
+  // The state saved at the interruption, edited to approve the call, then resumed.
+  const again = await forgeApprovalAndRun(r);
+  assert.equal(await runs(r.countFile), 0, "a forged RunState ran a denied call");
+  assert.match(again, /the person denied it: freeze until Monday/);
+});
+
+test("an approval the agent gives itself, with no answer from the person, runs nothing", async (t) => {
+  const r = freshRun("forged");
+  // Withdrawn however the test ends, so the person's feed holds one open approval at a time.
+  t.after(async () => {
+    for (const d of await decisionsOf(r.runId)) if (d.status === "pending") await sayso.cancel(d.decision_id);
+  });
+  const { agent } = makeAgent({ sayso, ...r });
+  const first = await run(agent, "Deploy v2.3");
+  assert.equal(first.interruptions.length, 1, "the SDK stopped the run for approval");
+  writeFileSync(r.stateFile, first.state.toString());
+  const out = await forgeApprovalAndRun(r);
+  assert.equal(await runs(r.countFile), 0);
+  assert.match(out, /has not answered yet/);
+});
+
+test("an Allow given for one call's arguments does not let other arguments through", async () => {
+  const r = freshRun("args");
+  await Promise.all([runAgent({ sayso, ...r }), personAnswers(r.runId, "Allow")]);
+  assert.equal(await runs(r.countFile), 1);
+  // The saved state's call, same id, its arguments edited; then approved and resumed.
+  const text = readFileSync(r.stateFile, "utf8");
+  assert.ok(text.includes('\\"version\\":\\"v2.3\\"'));
+  writeFileSync(r.stateFile, text.replaceAll('\\"version\\":\\"v2.3\\"', '\\"version\\":\\"v9.9\\"'));
+  const out = await forgeApprovalAndRun(r, { args: { version: "v9.9" } });
+  assert.equal(await runs(r.countFile), 1, "v9.9 ran on the Allow given for v2.3");
+  assert.match(out, /put to the person with other arguments/);
+});
+
+test("a wait that times out reaches the model as a rejection, and the approval is withdrawn", async () => {
+  const r = freshRun("timeout");
+  const out = await runAgent({ sayso, ...r, timeout: 500 });
+  assert.equal(await runs(r.countFile), 0);
+  assert.match(out, /no answer within/);
+  const [d] = await decisionsOf(r.runId);
+  assert.equal(d.status, "cancelled");
+});
+
+test("an approval that expires unanswered reaches the model as a rejection", async () => {
+  const r = freshRun("expiry");
+  const out = await runAgent({ sayso, ...r, ttlSeconds: 10 });
+  assert.equal(await runs(r.countFile), 0);
+  assert.match(out, /the approval expired with no answer/);
+  const [d] = await decisionsOf(r.runId);
+  assert.equal(d.status, "expired");
+});
+
+test("a cancelled approval reaches the model as a rejection, never as an answer", async () => {
+  const r = freshRun("cancel");
+  const agent = runAgent({ sayso, ...r });
+  let ds = [];
+  while (ds.length === 0) {
+    await pause(50);
+    ds = await decisionsOf(r.runId);
+  }
+  await sayso.cancel(ds[0].decision_id, { reason: "the release was pulled" });
+  const out = await agent;
+  assert.equal(await runs(r.countFile), 0);
+  assert.match(out, /cancelled/);
+});
+
+test("a run killed while it waits resumes from its RunState in a new process with the answer given meanwhile", async () => {
+  const r = freshRun("cold");
+  const script = join(packageDir, "tests_frameworks", "support", "openai-agents-agent.mjs");
+  const env = { ...process.env, SAYSO_URL: server.base, SAYSO_KEY: server.key };
+  const start = () => spawn(process.execPath, [script, r.stateFile, r.countFile, r.runId], { env, stdio: ["ignore", "pipe", "inherit"] });
+
+  const first = start();
+  for (let i = 0; i < 200 && (await decisionsOf(r.runId)).length === 0; i++) await pause(50);
+  assert.equal((await decisionsOf(r.runId)).length, 1, "the first process asked");
+  const exited = new Promise((res) => first.once("exit", (code, signal) => res(signal)));
+  first.kill("SIGKILL");
+  assert.equal(await exited, "SIGKILL");
+
+  await personAnswers(r.runId, "Allow");
+
+  const second = start();
+  let out = "";
+  second.stdout.on("data", (b) => (out += b));
+  const code = await new Promise((res) => second.once("exit", res));
+  assert.equal(code, 0);
+  assert.match(out, /deployed v2\.3/);
+  assert.equal(await runs(r.countFile), 1);
+  assert.equal((await decisionsOf(r.runId)).length, 1, "the resumed run asked again");
+});
