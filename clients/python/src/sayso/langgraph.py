@@ -25,7 +25,16 @@ from langgraph.types import Command, interrupt
 from ._sync import Client
 from ._tool_gate import ToolGate, Verdict
 
-__all__ = ["HARNESS", "SaysoApproval", "approve", "pending_approvals", "resume", "run"]
+__all__ = [
+    "HARNESS",
+    "SaysoApproval",
+    "ToolGate",
+    "Verdict",
+    "approve",
+    "pending_approvals",
+    "resume",
+    "run",
+]
 
 HARNESS = "langgraph"
 
