@@ -17,10 +17,16 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware
-from langchain_core.messages import ToolMessage
-from langgraph.config import get_config
-from langgraph.types import Command, interrupt
+try:
+    from langchain.agents.middleware import AgentMiddleware
+    from langchain_core.messages import ToolMessage
+    from langgraph.config import get_config
+    from langgraph.types import Command, interrupt
+except ImportError as e:  # the framework is an extra, not a dependency of sayso
+    raise ImportError(
+        f"sayso.langgraph needs LangGraph and LangChain ({e.name} is missing): "
+        "pip install 'sayso[langgraph]'"
+    ) from e
 
 from ._sync import Client
 from ._tool_gate import ToolGate, Verdict

@@ -19,21 +19,27 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.messages import ModelMessage, ToolCallPart
-from pydantic_ai.tools import (
-    DeferredToolRequests,
-    DeferredToolResults,
-    RunContext,
-    ToolApproved,
-    ToolDefinition,
-    ToolDenied,
-)
+try:
+    from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai.messages import ModelMessage, ToolCallPart
+    from pydantic_ai.tools import (
+        DeferredToolRequests,
+        DeferredToolResults,
+        RunContext,
+        ToolApproved,
+        ToolDefinition,
+        ToolDenied,
+    )
+except ImportError as e:  # the framework is an extra, not a dependency of sayso
+    raise ImportError(
+        f"sayso.pydantic_ai needs Pydantic AI ({e.name} is missing): "
+        "pip install 'sayso[pydantic-ai]'"
+    ) from e
 
 from ._sync import Client
 from ._tool_gate import ToolGate, Verdict
 
-__all__ = ["HARNESS", "SaysoApprovals", "Verdict", "conversation_of"]
+__all__ = ["HARNESS", "SaysoApprovals", "ToolGate", "Verdict", "conversation_of"]
 
 HARNESS = "pydantic-ai"
 

@@ -3,6 +3,7 @@ sayso, with a real `create_agent` agent, its fake chat model and a SQLite checkp
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent import build, runs_of, start_input
+from lg_agent import build, runs_of, start_input
 from helpers import joined, later
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
@@ -88,7 +89,7 @@ def test_a_killed_agent_resumes_in_a_new_process_and_runs_the_tool_once(
 ) -> None:
     db, runs, word = tmp_path / "graph.db", tmp_path / "runs.txt", uuid.uuid4().hex[:8]
     env = {**os.environ, "SAYSO_URL": server.url, "SAYSO_KEY": server.key}
-    script = [sys.executable, str(HERE / "agent.py")]
+    script = [sys.executable, str(HERE / "lg_agent.py")]
     first = subprocess.Popen(
         [*script, "start", str(db), str(runs), "t-cold", f"migrate {word}", "call-1"],
         env=env, stdout=subprocess.PIPE, text=True,
@@ -189,3 +190,22 @@ def test_an_expiry_or_a_cancel_reaches_the_model_as_a_denial(
     (said,) = tool_results(result)
     expected = "expired" if end == "expired" else "the operator withdrew it"
     assert expected in said and said.startswith("The person did not approve")
+
+
+def test_an_async_agent_is_gated_the_same_way(
+    client: sayso.Client, person: Person, tmp_path: Path
+) -> None:
+    runs, word = tmp_path / "runs.txt", uuid.uuid4().hex[:8]
+    agent, cfg = build(client, None, runs), config("t-async")
+
+    async def go() -> Any:
+        await agent.ainvoke(start_input(f"deny {word}", "call-1"), cfg)
+        (asked,) = pending_approvals(agent, cfg)
+        await asyncio.to_thread(person.answer, f"deny {word}", value="Deny", remark="no")
+        state = await agent.aget_state(cfg)
+        return await agent.ainvoke(Command(resume={i.id: "approved" for i in state.interrupts}), cfg)
+
+    result = asyncio.run(go())
+    assert runs_of(runs) == []
+    (said,) = tool_results(result)
+    assert said.endswith("denied (no)")

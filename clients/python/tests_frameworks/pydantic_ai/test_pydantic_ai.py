@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent import build, prompt, runs_of
+from pai_agent import build, prompt, runs_of
 from helpers import joined, later
 from pydantic_ai.messages import ModelResponse, ToolCallPart, ToolReturnPart
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved
@@ -94,7 +94,7 @@ def test_a_killed_agent_resumes_in_a_new_process_and_runs_the_tool_once(
 ) -> None:
     state, runs, word = tmp_path / "state.json", tmp_path / "runs.txt", uuid.uuid4().hex[:8]
     env = {**os.environ, "SAYSO_URL": server.url, "SAYSO_KEY": server.key}
-    script = [sys.executable, str(HERE / "agent.py")]
+    script = [sys.executable, str(HERE / "pai_agent.py")]
     first = subprocess.Popen(
         [*script, "start", str(state), str(runs), f"migrate {word}", "call-1"],
         env=env, stdout=subprocess.PIPE, text=True,

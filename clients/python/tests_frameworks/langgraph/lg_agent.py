@@ -20,6 +20,7 @@ from langchain_core.language_models.fake_chat_models import FakeMessagesListChat
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 import sayso
@@ -46,7 +47,8 @@ class ScriptedModel(FakeMessagesListChatModel):
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
 
-def build(client: sayso.Client, db: Path, runs: Path, **gate: Any) -> Any:
+def build(client: sayso.Client, db: Path | None, runs: Path, **gate: Any) -> Any:
+    """The agent; with `db` None, an in-memory checkpointer (which also runs `ainvoke`)."""
     @tool
     def run_shell_command(command: str) -> str:
         """Runs a shell command."""
@@ -55,7 +57,7 @@ def build(client: sayso.Client, db: Path, runs: Path, **gate: Any) -> Any:
         return f"ran {command}"
 
     gate.setdefault("wait_timeout", 30)  # a test that goes wrong fails, not hangs
-    saver = SqliteSaver(sqlite3.connect(db, check_same_thread=False))
+    saver = InMemorySaver() if db is None else SqliteSaver(sqlite3.connect(db, check_same_thread=False))
     return create_agent(
         model=ScriptedModel(),
         tools=[run_shell_command],
@@ -74,7 +76,7 @@ def runs_of(runs: Path) -> list[str]:
 
 
 if __name__ == "__main__":
-    # python agent.py start|resume DB RUNS THREAD [COMMAND CALL_ID]: the agent process
+    # python lg_agent.py start|resume DB RUNS THREAD [COMMAND CALL_ID]: the agent process
     # the cold-resume test kills, and the new one that resumes its run.
     from sayso.langgraph import pending_approvals, resume
 

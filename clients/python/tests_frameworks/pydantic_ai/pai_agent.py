@@ -81,7 +81,7 @@ def runs_of(runs: Path) -> list[str]:
 
 
 if __name__ == "__main__":
-    # python agent.py start|resume STATE RUNS [COMMAND CALL_ID]: the agent process the
+    # python pai_agent.py start|resume STATE RUNS [COMMAND CALL_ID]: the agent process the
     # cold-resume test kills, and the new one that resumes its run from the saved state.
     mode, state, runs = sys.argv[1:4]
     saved = Path(state)
