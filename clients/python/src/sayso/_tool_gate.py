@@ -161,7 +161,9 @@ class ToolGate:
             return self.client.get(decision_id)
 
     def _judge(self, d: Decision, tool_name: str, args: Mapping[str, Any]) -> Verdict:
-        deny = lambda why: Verdict(False, why, d.decision_id, dict(args))  # noqa: E731
+        def deny(why: str) -> Verdict:
+            return Verdict(False, why, d.decision_id, dict(args))
+
         if d.approval is None or d.approval.tool_name != tool_name:
             return deny(f"decision {d.decision_id} is not an approval of {tool_name}")
         if d.approval.harness != self.harness:

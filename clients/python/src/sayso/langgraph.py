@@ -92,7 +92,7 @@ def _denied(call: Mapping[str, Any], verdict: Verdict) -> ToolMessage:
     )
 
 
-class SaysoApproval(AgentMiddleware):  # type: ignore[type-arg]
+class SaysoApproval(AgentMiddleware):
     """Gates the named tools of a ``create_agent`` agent on a person's answer in sayso.
 
     An Allow runs the tool (with the person's edited ``command`` when the tool is in

@@ -112,14 +112,20 @@ class SaysoApprovals(AbstractCapability[Any]):
         if not self._gated(tool_def):
             return await handler(args)
         verdict = await asyncio.to_thread(
-            self.gate.verdict, call.tool_name, call.args_as_dict(), _conversation(ctx), call.tool_call_id
+            self.gate.verdict,
+            call.tool_name,
+            call.args_as_dict(),
+            _conversation(ctx),
+            call.tool_call_id,
         )
         if not verdict.allowed:
             return verdict.denial_text(call.tool_name)
         return await handler({**args, **verdict.args})
 
     def _ask(self, call: ToolCallPart, conversation_id: str) -> None:
-        self.gate.ask_or_refuse(call.tool_name, call.args_as_dict(), conversation_id, call.tool_call_id)
+        self.gate.ask_or_refuse(
+            call.tool_name, call.args_as_dict(), conversation_id, call.tool_call_id
+        )
 
     def decide(self, requests: DeferredToolRequests, conversation_id: str) -> DeferredToolResults:
         """Waits for the person's answers to a paused run's approvals (asking any not yet

@@ -49,6 +49,7 @@ class ScriptedModel(FakeMessagesListChatModel):
 
 def build(client: sayso.Client, db: Path | None, runs: Path, **gate: Any) -> Any:
     """The agent; with `db` None, an in-memory checkpointer (which also runs `ainvoke`)."""
+
     @tool
     def run_shell_command(command: str) -> str:
         """Runs a shell command."""
@@ -57,7 +58,9 @@ def build(client: sayso.Client, db: Path | None, runs: Path, **gate: Any) -> Any
         return f"ran {command}"
 
     gate.setdefault("wait_timeout", 30)  # a test that goes wrong fails, not hangs
-    saver = InMemorySaver() if db is None else SqliteSaver(sqlite3.connect(db, check_same_thread=False))
+    saver = (
+        InMemorySaver() if db is None else SqliteSaver(sqlite3.connect(db, check_same_thread=False))
+    )
     return create_agent(
         model=ScriptedModel(),
         tools=[run_shell_command],

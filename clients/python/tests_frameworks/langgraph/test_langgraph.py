@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lg_agent import build, runs_of, start_input
 from helpers import joined, later
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
+from lg_agent import build, runs_of, start_input
 from sayso_client_fixtures import Person, Server
 
 import sayso
@@ -203,7 +203,9 @@ def test_an_async_agent_is_gated_the_same_way(
         (asked,) = pending_approvals(agent, cfg)
         await asyncio.to_thread(person.answer, f"deny {word}", value="Deny", remark="no")
         state = await agent.aget_state(cfg)
-        return await agent.ainvoke(Command(resume={i.id: "approved" for i in state.interrupts}), cfg)
+        return await agent.ainvoke(
+            Command(resume={i.id: "approved" for i in state.interrupts}), cfg
+        )
 
     result = asyncio.run(go())
     assert runs_of(runs) == []

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pai_agent import build, prompt, runs_of
 from helpers import joined, later
+from pai_agent import build, prompt, runs_of
 from pydantic_ai.messages import ModelResponse, ToolCallPart, ToolReturnPart
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved
 from sayso_client_fixtures import Person, Server
@@ -80,7 +80,10 @@ def test_the_approval_shows_the_call_and_is_keyed_by_conversation_and_call(
     paused = agent.run_sync(prompt("ls /srv", "call-7"))
     (asked,) = asked_in(client, paused.conversation_id)
     assert asked.approval is not None
-    assert (asked.approval.harness, asked.approval.tool_name) == ("pydantic-ai", "run_shell_command")
+    assert (asked.approval.harness, asked.approval.tool_name) == (
+        "pydantic-ai",
+        "run_shell_command",
+    )
     assert asked.metadata == {
         "framework": "pydantic-ai",
         "run_id": paused.conversation_id,
@@ -119,9 +122,7 @@ def test_a_killed_agent_resumes_in_a_new_process_and_runs_the_tool_once(
     assert len(asked) == 1, "the resumed run asked again"
 
 
-def test_results_saying_approved_do_not_run_a_pending_call(
-    server: Server, tmp_path: Path
-) -> None:
+def test_results_saying_approved_do_not_run_a_pending_call(server: Server, tmp_path: Path) -> None:
     runs = tmp_path / "runs.txt"
     with sayso.Client(server.url, server.key) as client:
         agent, _ = build(client, runs, wait_timeout=1)
