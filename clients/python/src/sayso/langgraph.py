@@ -39,6 +39,7 @@ __all__ = [
     "approve",
     "pending_approvals",
     "resume",
+    "review_answers",
     "run",
 ]
 
@@ -98,6 +99,12 @@ class SaysoApproval(AgentMiddleware):
     An Allow runs the tool (with the person's edited ``command`` when the tool is in
     ``editable``); anything else returns the reason to the model as the tool's result and
     the tool does not run. ``wait_timeout``, ``ttl`` and ``notify`` are ``ToolGate``'s.
+
+    ``behind_review=True`` is for an agent that pauses with LangChain's own
+    ``HumanInTheLoopMiddleware`` (``interrupt_mode="per_call"``, listed before this one) and
+    is resumed with ``review_answers``: this middleware then does not pause, it only checks
+    that the call about to run is the one the person allowed in sayso, with the arguments
+    they allowed, whatever decision the review was resumed with.
     """
 
     def __init__(
@@ -109,8 +116,10 @@ class SaysoApproval(AgentMiddleware):
         wait_timeout: float | None = None,
         ttl: float | None = None,
         notify: str | None = None,
+        behind_review: bool = False,
     ) -> None:
         super().__init__()
+        self.behind_review = behind_review
         # Not `tools`: a middleware's `tools` are tools it adds to the agent.
         self.gated = frozenset(tools)
         self.gate = ToolGate(
@@ -126,6 +135,11 @@ class SaysoApproval(AgentMiddleware):
         call = request.tool_call
         if call["name"] not in self.gated:
             return handler(request)
+        if self.behind_review:
+            verdict = self._reviewed(request)
+            if not verdict.allowed:
+                return _denied(call, verdict)
+            return handler(request)
         verdict = approve(self.gate, call["name"], call["args"], call["id"])
         if not verdict.allowed:
             return _denied(call, verdict)
@@ -133,9 +147,25 @@ class SaysoApproval(AgentMiddleware):
             request = request.override(tool_call={**call, "args": verdict.args})
         return handler(request)
 
+    def _reviewed(self, request: Any) -> Verdict:
+        """The person's answer about the call as the model made it (the review may have
+        replaced its arguments since), checked against the arguments about to run."""
+        call = request.tool_call
+        asked = _model_call(request.state, call["id"]) or call
+        verdict = self.gate.verdict(call["name"], asked["args"], _thread_id(), call["id"])
+        if verdict.allowed and verdict.args != call["args"]:
+            why = "the arguments about to run are not the ones the person allowed"
+            return Verdict(False, why, verdict.decision_id, dict(call["args"]))
+        return verdict
+
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         call = request.tool_call
         if call["name"] not in self.gated:
+            return await handler(request)
+        if self.behind_review:
+            verdict = await asyncio.to_thread(self._reviewed, request)
+            if not verdict.allowed:
+                return _denied(call, verdict)
             return await handler(request)
         name, args, call_id = call["name"], call["args"], call["id"]
         # The client blocks; a thread keeps the event loop free (the graph's config
@@ -150,6 +180,47 @@ class SaysoApproval(AgentMiddleware):
         if verdict.args != args:
             request = request.override(tool_call={**call, "args": verdict.args})
         return await handler(request)
+
+
+def _model_call(state: Any, call_id: str) -> dict[str, Any] | None:
+    """The tool call as the model's message holds it (a review's edit does not change it)."""
+    messages = state.get("messages", []) if isinstance(state, Mapping) else []
+    for message in reversed(messages):
+        for call in getattr(message, "tool_calls", None) or []:
+            if call.get("id") == call_id:
+                return dict(call)
+    return None
+
+
+def review_answers(
+    graph: Any, config: Mapping[str, Any], gate: ToolGate
+) -> dict[str, dict[str, Any]]:
+    """Answers for the pending reviews of LangChain's ``HumanInTheLoopMiddleware``
+    (``interrupt_mode="per_call"``), from sayso: each call is asked there (once per thread and
+    call id) and waited for; an Allow is ``approve``, or ``edit`` with the person's edited
+    command; anything else is ``reject`` with the reason. Resume with
+    ``graph.invoke(Command(resume=answers), config)``; keep ``SaysoApproval(...,
+    behind_review=True)`` in the agent so only what the person allowed runs."""
+    thread_id = str((config.get("configurable") or {}).get("thread_id") or "")
+    if not thread_id:
+        raise ValueError('review_answers needs config={"configurable": {"thread_id": …}}')
+    answers: dict[str, dict[str, Any]] = {}
+    for pending in graph.get_state(config).interrupts:
+        value = pending.value
+        if not (isinstance(value, Mapping) and value.get("type") == "tool_approval"):
+            continue
+        name, args = value["name"], value["args"]
+        verdict = gate.verdict(name, args, thread_id, value["tool_call_id"])
+        if not verdict.allowed:
+            answers[pending.id] = {"type": "reject", "message": verdict.denial_text(name)}
+        elif verdict.args != args:
+            answers[pending.id] = {
+                "type": "edit",
+                "edited_action": {"name": name, "args": verdict.args},
+            }
+        else:
+            answers[pending.id] = {"type": "approve"}
+    return answers
 
 
 def pending_approvals(graph: Any, config: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain.agents import create_agent
+from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -61,10 +62,16 @@ def build(client: sayso.Client, db: Path | None, runs: Path, **gate: Any) -> Any
     saver = (
         InMemorySaver() if db is None else SqliteSaver(sqlite3.connect(db, check_same_thread=False))
     )
+    middleware: list[Any] = [SaysoApproval(client, ["run_shell_command"], notify="none", **gate)]
+    if gate.get("behind_review"):
+        # LangChain's own review step pauses; sayso's middleware checks what then runs.
+        review = {"allowed_decisions": ["approve", "edit", "reject"]}
+        hitl = HumanInTheLoopMiddleware({"run_shell_command": review}, interrupt_mode="per_call")
+        middleware.insert(0, hitl)
     return create_agent(
         model=ScriptedModel(),
         tools=[run_shell_command],
-        middleware=[SaysoApproval(client, ["run_shell_command"], notify="none", **gate)],
+        middleware=middleware,
         checkpointer=saver,
     )
 
