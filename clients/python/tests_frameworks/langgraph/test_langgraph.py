@@ -15,12 +15,15 @@ from typing import Any
 import pytest
 from helpers import joined, later
 from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 from lg_agent import build, runs_of, start_input
 from sayso_client_fixtures import Person, Server
+from typing_extensions import TypedDict
 
 import sayso
-from sayso.langgraph import pending_approvals, resume, run
+from sayso.langgraph import HARNESS, ToolGate, approve, pending_approvals, resume, run
 
 HERE = Path(__file__).resolve().parent
 
@@ -68,7 +71,7 @@ def test_an_allowed_call_runs_once_and_a_denied_one_not_at_all(
 
 
 def test_the_approval_shows_the_call_and_is_keyed_by_thread_and_call(
-    client: sayso.Client, tmp_path: Path
+    client: sayso.Client, person: Person, tmp_path: Path
 ) -> None:
     agent = build(client, tmp_path / "graph.db", tmp_path / "runs.txt")
     word = uuid.uuid4().hex[:8]
@@ -81,6 +84,11 @@ def test_the_approval_shows_the_call_and_is_keyed_by_thread_and_call(
     assert d.metadata == {"framework": "langgraph", "run_id": "t-show", "tool_call_id": "call-7"}
     # The pause holds the decision's id and its show-only page, never an answer link.
     assert "/a/" not in str(asked) and asked["web_url"] == d.web_url
+    token = person.link_to(f"ls {word}").removeprefix("/a/")
+    held = repr(agent.get_state(config("t-show"))) + repr(
+        list(agent.get_state_history(config("t-show")))
+    )
+    assert token[-20:] not in held, "the run's state holds the person's answer link"
     client.cancel(d)
 
 
@@ -211,3 +219,34 @@ def test_an_async_agent_is_gated_the_same_way(
     assert runs_of(runs) == []
     (said,) = tool_results(result)
     assert said.endswith("denied (no)")
+
+
+def test_approve_gates_a_node_of_a_graph_of_ones_own(
+    client: sayso.Client, person: Person, tmp_path: Path
+) -> None:
+
+    class State(TypedDict, total=False):
+        path: str
+        outcome: str
+
+    gate = ToolGate(client, HARNESS, notify="none", wait_timeout=30)
+    runs = tmp_path / "runs.txt"
+
+    def delete(state: State) -> State:
+        verdict = approve(gate, "delete_file", {"path": state["path"]}, "delete-1")
+        if not verdict.allowed:
+            return {"outcome": verdict.denial_text("delete_file")}
+        runs.write_text(state["path"])
+        return {"outcome": "deleted"}
+
+    graph = StateGraph(State)
+    graph.add_node("delete", delete)
+    graph.add_edge(START, "delete")
+    graph.add_edge("delete", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    word = uuid.uuid4().hex[:8]
+    denying = later(0.0, person.answer_when_asked, word, value="Deny", remark="keep it")
+    result = run(app, {"path": f"/srv/{word}"}, config("t-own"))
+    assert joined(denying).status_code == 303
+    assert not runs.exists()
+    assert result["outcome"].endswith("denied (keep it)")

@@ -74,10 +74,14 @@ def test_an_allowed_call_runs_once_and_a_denied_one_not_at_all(
 
 
 def test_the_approval_shows_the_call_and_is_keyed_by_conversation_and_call(
-    client: sayso.Client, tmp_path: Path
+    client: sayso.Client, person: Person, tmp_path: Path
 ) -> None:
     agent, _ = build(client, tmp_path / "runs.txt")
-    paused = agent.run_sync(prompt("ls /srv", "call-7"))
+    word = uuid.uuid4().hex[:8]
+    paused = agent.run_sync(prompt(f"ls /srv/{word}", "call-7"))
+    token = person.link_to(word).removeprefix("/a/")
+    held = paused.all_messages_json().decode() + repr(paused.output)
+    assert token[-20:] not in held, "the run's state holds the person's answer link"
     (asked,) = asked_in(client, paused.conversation_id)
     assert asked.approval is not None
     assert (asked.approval.harness, asked.approval.tool_name) == (
