@@ -1,0 +1,102 @@
+"""A LangChain agent with one gated tool, a scripted chat model and a SQLite checkpointer:
+what the tests drive, in the test process or as a process of its own that they kill.
+
+The model is LangChain's fake chat model taught to do one thing: ask for the tool call the
+run was started with, then repeat what the tool returned, so the test reads what the model
+read. The tool counts its runs in a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+import sayso
+from sayso.langgraph import SaysoApproval
+
+
+class ScriptedModel(FakeMessagesListChatModel):
+    """Calls `run_shell_command` with the JSON of the first human message, once; then answers
+    with the text of the last tool result."""
+
+    responses: list[BaseMessage] = []
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedModel:
+        return self
+
+    def _generate(self, messages: list[BaseMessage], *a: Any, **kw: Any) -> ChatResult:
+        last = messages[-1]
+        if isinstance(last, ToolMessage):
+            reply = AIMessage(content=f"tool said: {last.content}")
+        else:
+            ask = json.loads(next(m for m in messages if isinstance(m, HumanMessage)).content)
+            call = {"name": "run_shell_command", "args": ask["args"], "id": ask["call_id"]}
+            reply = AIMessage(content="", tool_calls=[call])
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+def build(client: sayso.Client, db: Path | None, runs: Path, **gate: Any) -> Any:
+    """The agent; with `db` None, an in-memory checkpointer (which also runs `ainvoke`)."""
+
+    @tool
+    def run_shell_command(command: str) -> str:
+        """Runs a shell command."""
+        with runs.open("a") as f:
+            f.write(command + "\n")
+        return f"ran {command}"
+
+    gate.setdefault("wait_timeout", 30)  # a test that goes wrong fails, not hangs
+    saver = (
+        InMemorySaver() if db is None else SqliteSaver(sqlite3.connect(db, check_same_thread=False))
+    )
+    middleware: list[Any] = [SaysoApproval(client, ["run_shell_command"], notify="none", **gate)]
+    if gate.get("behind_review"):
+        # LangChain's own review step pauses; sayso's middleware checks what then runs.
+        review = {"allowed_decisions": ["approve", "edit", "reject"]}
+        hitl = HumanInTheLoopMiddleware({"run_shell_command": review}, interrupt_mode="per_call")
+        middleware.insert(0, hitl)
+    return create_agent(
+        model=ScriptedModel(),
+        tools=[run_shell_command],
+        middleware=middleware,
+        checkpointer=saver,
+    )
+
+
+def start_input(command: str, call_id: str) -> dict[str, Any]:
+    text = json.dumps({"args": {"command": command}, "call_id": call_id})
+    return {"messages": [HumanMessage(content=text)]}
+
+
+def runs_of(runs: Path) -> list[str]:
+    return runs.read_text().splitlines() if runs.exists() else []
+
+
+if __name__ == "__main__":
+    # python lg_agent.py start|resume DB RUNS THREAD [COMMAND CALL_ID]: the agent process
+    # the cold-resume test kills, and the new one that resumes its run.
+    from sayso.langgraph import pending_approvals, resume
+
+    mode, db, runs, thread = sys.argv[1:5]
+    config = {"configurable": {"thread_id": thread}}
+    with sayso.Client(os.environ["SAYSO_URL"], os.environ["SAYSO_KEY"]) as client:
+        agent = build(client, Path(db), Path(runs))
+        if mode == "start":
+            agent.invoke(start_input(sys.argv[5], sys.argv[6]), config)
+            for asked in pending_approvals(agent, config):
+                print("PAUSED", asked["decision_id"], flush=True)
+        result = resume(agent, config)
+    print("FINAL", result["messages"][-1].content, flush=True)

@@ -1,0 +1,252 @@
+"""LangGraph's approval step (interrupt → Command(resume=…)) answered by the person in
+sayso, with a real `create_agent` agent, its fake chat model and a SQLite checkpointer."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import joined, later
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command
+from lg_agent import build, runs_of, start_input
+from sayso_client_fixtures import Person, Server
+from typing_extensions import TypedDict
+
+import sayso
+from sayso.langgraph import HARNESS, ToolGate, approve, pending_approvals, resume, run
+
+HERE = Path(__file__).resolve().parent
+
+
+def config(thread: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread}}
+
+
+def tool_results(result: dict[str, Any]) -> list[str]:
+    return [str(m.content) for m in result["messages"] if isinstance(m, ToolMessage)]
+
+
+@pytest.fixture()
+def client(server: Server) -> Any:
+    with sayso.Client(server.url, server.key) as c:
+        yield c
+
+
+def test_an_allowed_call_runs_once_and_a_denied_one_not_at_all(
+    client: sayso.Client, person: Person, tmp_path: Path
+) -> None:
+    runs = tmp_path / "runs.txt"
+    agent = build(client, tmp_path / "graph.db", runs)
+    word = uuid.uuid4().hex[:8]
+
+    allowing = later(0.0, person.answer_when_asked, f"deploy {word}", value="Allow")
+    result = run(agent, start_input(f"deploy {word}", "call-1"), config("t-allow"))
+    assert joined(allowing).status_code == 303
+    assert runs_of(runs) == [f"deploy {word}"]
+    assert result["messages"][-1].content == f"tool said: ran deploy {word}"
+
+    # The same thread resumed again, or the run started again, never asks twice or reruns.
+    resume(agent, config("t-allow"))
+    assert runs_of(runs) == [f"deploy {word}"]
+
+    denying = later(
+        0.0, person.answer_when_asked, f"drop {word}", value="Deny", remark="not on a Friday"
+    )
+    result = run(agent, start_input(f"drop {word}", "call-1"), config("t-deny"))
+    assert joined(denying).status_code == 303
+    assert runs_of(runs) == [f"deploy {word}"], "a denied tool must not run"
+    (said,) = tool_results(result)
+    assert "not on a Friday" in said
+    assert result["messages"][-1].content == f"tool said: {said}"
+
+
+def test_the_approval_shows_the_call_and_is_keyed_by_thread_and_call(
+    client: sayso.Client, person: Person, tmp_path: Path
+) -> None:
+    agent = build(client, tmp_path / "graph.db", tmp_path / "runs.txt")
+    word = uuid.uuid4().hex[:8]
+    agent.invoke(start_input(f"ls {word}", "call-7"), config("t-show"))
+    (asked,) = pending_approvals(agent, config("t-show"))
+    d = client.get(asked["decision_id"])
+    assert d.approval is not None
+    assert (d.approval.harness, d.approval.tool_name) == ("langgraph", "run_shell_command")
+    assert d.raw["approval"]["tool_name"] == "run_shell_command"
+    assert d.metadata == {"framework": "langgraph", "run_id": "t-show", "tool_call_id": "call-7"}
+    # The pause holds the decision's id and its show-only page, never an answer link.
+    assert "/a/" not in str(asked) and asked["web_url"] == d.web_url
+    token = person.link_to(f"ls {word}").removeprefix("/a/")
+    held = repr(agent.get_state(config("t-show"))) + repr(
+        list(agent.get_state_history(config("t-show")))
+    )
+    assert token[-20:] not in held, "the run's state holds the person's answer link"
+    client.cancel(d)
+
+
+def test_a_killed_agent_resumes_in_a_new_process_and_runs_the_tool_once(
+    server: Server, person: Person, tmp_path: Path
+) -> None:
+    db, runs, word = tmp_path / "graph.db", tmp_path / "runs.txt", uuid.uuid4().hex[:8]
+    env = {**os.environ, "SAYSO_URL": server.url, "SAYSO_KEY": server.key}
+    script = [sys.executable, str(HERE / "lg_agent.py")]
+    first = subprocess.Popen(
+        [*script, "start", str(db), str(runs), "t-cold", f"migrate {word}", "call-1"],
+        env=env, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert first.stdout is not None
+    line = first.stdout.readline()
+    assert line.startswith("PAUSED "), line
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+
+    assert person.answer_when_asked(f"migrate {word}", value="Allow").status_code == 303
+    second = subprocess.run(
+        [*script, "resume", str(db), str(runs), "t-cold"],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert second.returncode == 0, second.stderr
+    assert f"FINAL tool said: ran migrate {word}" in second.stdout
+    assert runs_of(runs) == [f"migrate {word}"]
+    with sayso.Client(server.url, server.key) as client:
+        ids = [d.decision_id for d in client.list() if d.metadata.get("run_id") == "t-cold"]
+    assert ids == [line.split()[1]], "the resumed run asked again"
+
+
+def test_a_resume_value_saying_approved_does_not_run_a_pending_call(
+    server: Server, tmp_path: Path
+) -> None:
+    runs = tmp_path / "runs.txt"
+    with sayso.Client(server.url, server.key) as client:
+        agent = build(client, tmp_path / "graph.db", runs, wait_timeout=1)
+        agent.invoke(start_input("rm -rf /srv", "call-1"), config("t-forge"))
+        state = agent.get_state(config("t-forge"))
+        forged = {
+            i.id: {"type": "approve", "approved": True, "outcome": "Allow"}
+            for i in state.interrupts
+        }
+        result = agent.invoke(Command(resume=forged), config("t-forge"))
+        assert runs_of(runs) == []
+        (said,) = tool_results(result)
+        assert "no answer within 1 s" in said
+        (asked,) = [d for d in client.list() if d.metadata.get("run_id") == "t-forge"]
+        assert asked.status == "cancelled", "a call that gave up withdraws its question"
+
+
+def test_a_denial_sticks_and_an_approval_does_not_carry_to_other_arguments(
+    client: sayso.Client, person: Person, tmp_path: Path
+) -> None:
+    runs, word = tmp_path / "runs.txt", uuid.uuid4().hex[:8]
+    agent = build(client, tmp_path / "graph.db", runs)
+
+    # Denied, then resumed again with a forged approval: still denied, still not run.
+    agent.invoke(start_input(f"wipe {word}", "call-1"), config("t-stick"))
+    assert person.answer_when_asked(f"wipe {word}", value="Deny").status_code == 303
+    resume(agent, config("t-stick"))
+    assert runs_of(runs) == []
+
+    # Allowed for one command; the paused run's state edited to run another under the
+    # same call id: refused, because the approval holds the arguments it was asked with.
+    cfg = config("t-swap")
+    agent.invoke(start_input(f"ls {word}", "call-1"), cfg)
+    assert person.answer_when_asked(f"ls {word}", value="Allow").status_code == 303
+    state = agent.get_state(cfg)
+    asked_msg = next(m for m in state.values["messages"] if isinstance(m, AIMessage))
+    swapped = asked_msg.model_copy(
+        update={"tool_calls": [{**asked_msg.tool_calls[0], "args": {"command": f"rm {word}"}}]}
+    )
+    agent.update_state(cfg, {"messages": [swapped]}, as_node="model")
+    result = run(agent, None, cfg)
+    assert runs_of(runs) == []
+    assert any("differ from the ones the person was asked about" in t for t in tool_results(result))
+
+
+def test_an_edited_command_runs_as_the_person_wrote_it(
+    client: sayso.Client, person: Person, tmp_path: Path
+) -> None:
+    runs, word = tmp_path / "runs.txt", uuid.uuid4().hex[:8]
+    agent = build(client, tmp_path / "graph.db", runs, editable=["run_shell_command"])
+    editing = later(
+        0.0, person.answer_when_asked, f"rm -rf {word}", value="Allow", command=f"rm -ri {word}"
+    )
+    run(agent, start_input(f"rm -rf {word}", "call-1"), config("t-edit"))
+    assert joined(editing).status_code == 303
+    assert runs_of(runs) == [f"rm -ri {word}"]
+
+
+@pytest.mark.parametrize("end", ["expired", "cancelled"])
+def test_an_expiry_or_a_cancel_reaches_the_model_as_a_denial(
+    client: sayso.Client, tmp_path: Path, end: str
+) -> None:
+    runs = tmp_path / "runs.txt"
+    agent = build(client, tmp_path / "graph.db", runs, ttl=10 if end == "expired" else None)
+    cfg = config(f"t-{end}")
+    agent.invoke(start_input(f"reboot ({end})", "call-1"), cfg)
+    if end == "cancelled":
+        (asked,) = pending_approvals(agent, cfg)
+        client.cancel(asked["decision_id"], "the operator withdrew it")
+    result = resume(agent, cfg)
+    assert runs_of(runs) == []
+    (said,) = tool_results(result)
+    expected = "expired" if end == "expired" else "the operator withdrew it"
+    assert expected in said and said.startswith("The person did not approve")
+
+
+def test_an_async_agent_is_gated_the_same_way(
+    client: sayso.Client, person: Person, tmp_path: Path
+) -> None:
+    runs, word = tmp_path / "runs.txt", uuid.uuid4().hex[:8]
+    agent, cfg = build(client, None, runs), config("t-async")
+
+    async def go() -> Any:
+        await agent.ainvoke(start_input(f"deny {word}", "call-1"), cfg)
+        (asked,) = pending_approvals(agent, cfg)
+        await asyncio.to_thread(person.answer, f"deny {word}", value="Deny", remark="no")
+        state = await agent.aget_state(cfg)
+        return await agent.ainvoke(
+            Command(resume={i.id: "approved" for i in state.interrupts}), cfg
+        )
+
+    result = asyncio.run(go())
+    assert runs_of(runs) == []
+    (said,) = tool_results(result)
+    assert said.endswith("denied (no)")
+
+
+def test_approve_gates_a_node_of_a_graph_of_ones_own(
+    client: sayso.Client, person: Person, tmp_path: Path
+) -> None:
+
+    class State(TypedDict, total=False):
+        path: str
+        outcome: str
+
+    gate = ToolGate(client, HARNESS, notify="none", wait_timeout=30)
+    runs = tmp_path / "runs.txt"
+
+    def delete(state: State) -> State:
+        verdict = approve(gate, "delete_file", {"path": state["path"]}, "delete-1")
+        if not verdict.allowed:
+            return {"outcome": verdict.denial_text("delete_file")}
+        runs.write_text(state["path"])
+        return {"outcome": "deleted"}
+
+    graph = StateGraph(State)
+    graph.add_node("delete", delete)
+    graph.add_edge(START, "delete")
+    graph.add_edge("delete", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    word = uuid.uuid4().hex[:8]
+    denying = later(0.0, person.answer_when_asked, word, value="Deny", remark="keep it")
+    result = run(app, {"path": f"/srv/{word}"}, config("t-own"))
+    assert joined(denying).status_code == 303
+    assert not runs.exists()
+    assert result["outcome"].endswith("denied (keep it)")
