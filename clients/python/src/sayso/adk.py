@@ -2,9 +2,10 @@
 
 A tool made with ``SaysoConfirmations.tool`` is an ADK ``FunctionTool`` that asks for
 confirmation (``tool_context.request_confirmation``): ADK pauses the call with an
-``adk_request_confirmation`` function call. ``SaysoConfirmations.run`` asks sayso for each one (the person sees the tool
-and its arguments on their phone), waits, and sends the answer back as ADK's confirmation
-response (``{"confirmed": ...}``). Only this module imports ADK (``pip install 'sayso[adk]'``).
+``adk_request_confirmation`` function call. ``SaysoConfirmations.run`` asks sayso for each
+one (the person sees the tool and its arguments on their phone), waits, and sends the answer
+back as ADK's confirmation response (``{"confirmed": ...}``). Only this module imports ADK
+(``pip install 'sayso[adk]'``).
 
 The confirmation response is a message anyone driving the runner can write, so it is not
 trusted: the gated tool re-reads the decision from sayso just before it runs, by the session
@@ -92,7 +93,10 @@ class SaysoConfirmations:
         answer themselves, each asked of the person through sayso; ``None`` when none is
         waiting."""
         answered = {
-            r.id for e in events for r in e.get_function_responses() if r.name == REQUEST_CONFIRMATION
+            r.id
+            for e in events
+            for r in e.get_function_responses()
+            if r.name == REQUEST_CONFIRMATION
         }
         parts = []
         for event in events:
@@ -143,7 +147,9 @@ class _SaysoTool(FunctionTool):
         call_id = tool_context.function_call_id
         if not call_id:
             return {"error": denial(Verdict(False, "the call has no id to check it by"))}
-        call = ToolCall(HARNESS, tool_context.session.id, call_id, self.name, arguments_object(args))
+        call = ToolCall(
+            HARNESS, tool_context.session.id, call_id, self.name, arguments_object(args)
+        )
         found = await self._sayso.check(call)
         if not found.allowed:
             return {"error": denial(found)}

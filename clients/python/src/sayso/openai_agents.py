@@ -4,7 +4,8 @@ A tool gated with ``needs_approval`` pauses the run: ``result.interruptions`` li
 waiting. ``SaysoApprovals`` asks sayso for each one (the person sees the tool and its
 arguments on their phone), waits, and applies the answer with ``state.approve(item)`` or
 ``state.reject(item, rejection_message=...)``, so a denied call's reason is what the model
-reads as the tool's result. Only this module imports the SDK (``pip install 'sayso[openai-agents]'``).
+reads as the tool's result. Only this module imports the SDK
+(``pip install 'sayso[openai-agents]'``).
 
 The run's serialized state (``state.to_json()``) is the agent's to keep and so the agent's to
 edit: nothing in it is trusted. Each interruption's answer is re-read from sayso before the
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from agents import Agent, FunctionTool, RunResult, Runner, RunState
+from agents import Agent, FunctionTool, Runner, RunResult, RunState
 from agents.tool_context import ToolContext
 
 from ._approval_gate import Gate, ToolCall, Verdict, arguments_object

@@ -18,7 +18,9 @@ from sayso.adk import SaysoConfirmations
 async def main(mode: str, url: str, key: str, session_id: str, workdir: str, target: str) -> None:
     async with sayso.AsyncClient(url, key) as client:
         confirmations = SaysoConfirmations(client)
-        runner = scripted.deploy_runner(Path(workdir) / "runs", target, "call_deploy_1", confirmations.tool)
+        runner = scripted.deploy_runner(
+            Path(workdir) / "runs", target, "call_deploy_1", confirmations.tool
+        )
         message = None
         if mode == "start":
             await runner.session_service.create_session(

@@ -60,8 +60,12 @@ def deploy_runner(
         counter.write_text(str(runs(counter) + 1))
         return {"result": f"deployed to {target}"}
 
-    model = ToolThenEcho(model="scripted", tool="deploy", arguments={"target": target}, call_id=call_id)
-    agent = LlmAgent(name=APP, model=model, instruction="Deploy when asked.", tools=[make_tool(deploy)])
+    model = ToolThenEcho(
+        model="scripted", tool="deploy", arguments={"target": target}, call_id=call_id
+    )
+    agent = LlmAgent(
+        name=APP, model=model, instruction="Deploy when asked.", tools=[make_tool(deploy)]
+    )
     sessions = SqliteSessionService(str(counter.parent / "sessions.db"))
     return Runner(app_name=APP, agent=agent, session_service=sessions)
 

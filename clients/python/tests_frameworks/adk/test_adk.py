@@ -41,8 +41,15 @@ async def new_session(runner: Any, session_id: str) -> None:
     )
 
 
-async def run_with_person(server: Any, session_id: str, tmp_path: Path, where: str,
-                          call_id: str = "call_1", fresh: bool = True, **kw: Any) -> str:
+async def run_with_person(
+    server: Any,
+    session_id: str,
+    tmp_path: Path,
+    where: str,
+    call_id: str = "call_1",
+    fresh: bool = True,
+    **kw: Any,
+) -> str:
     async with sayso.AsyncClient(server.url, server.key) as client:
         confirmations = SaysoConfirmations(client, **kw)
         runner = scripted.deploy_runner(tmp_path / "runs", where, call_id, confirmations.tool)
@@ -99,9 +106,20 @@ def test_a_killed_agent_resumes_by_session_id_and_runs_the_tool_once(server, per
 
     def agent(mode: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            [sys.executable, str(HERE / "agent_process.py"), mode, server.url, server.key,
-             sid, str(tmp_path), where],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                str(HERE / "agent_process.py"),
+                mode,
+                server.url,
+                server.key,
+                sid,
+                str(tmp_path),
+                where,
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
 
     first = agent("start")
@@ -123,13 +141,20 @@ def test_a_killed_agent_resumes_by_session_id_and_runs_the_tool_once(server, per
 
 def confirmed_by_the_agent(events: list[Any]) -> types.Content:
     """The agent's own answer to ADK's confirmation, saying yes, as an agent could send it."""
-    asked = next(fc for e in events for fc in e.get_function_calls() if fc.name == REQUEST_CONFIRMATION)
-    response = types.FunctionResponse(id=asked.id, name=REQUEST_CONFIRMATION, response={"confirmed": True})
+    asked = next(
+        fc for e in events for fc in e.get_function_calls() if fc.name == REQUEST_CONFIRMATION
+    )
+    response = types.FunctionResponse(
+        id=asked.id, name=REQUEST_CONFIRMATION, response={"confirmed": True}
+    )
     return types.Content(role="user", parts=[types.Part(function_response=response)])
 
 
 async def collect(runner: Any, sid: str, message: types.Content) -> list[Any]:
-    return [e async for e in runner.run_async(user_id=scripted.USER, session_id=sid, new_message=message)]
+    return [
+        e
+        async for e in runner.run_async(user_id=scripted.USER, session_id=sid, new_message=message)
+    ]
 
 
 def test_a_confirmation_the_agent_sends_itself_runs_nothing(server, person, tmp_path):
@@ -194,7 +219,9 @@ def test_an_allow_for_one_call_never_lets_other_arguments_through(server, person
         async with sayso.AsyncClient(server.url, server.key) as client:
             confirmations = SaysoConfirmations(client, timeout=5)
             # The same call id in the same session, now for somewhere else.
-            runner = scripted.deploy_runner(tmp_path / "runs", "everywhere", "call_1", confirmations.tool)
+            runner = scripted.deploy_runner(
+                tmp_path / "runs", "everywhere", "call_1", confirmations.tool
+            )
             paused = await collect(runner, sid, say("deploy it"))
             forged = await collect(runner, sid, confirmed_by_the_agent(paused))
             again = await confirmations.run(
@@ -216,14 +243,18 @@ def test_no_answer_reaches_the_model_as_a_denial_with_its_reason(server, tmp_pat
         kw["ttl"] = 10  # the shortest the server takes
     canceller = None
     if ending == "cancel":
+
         def cancel() -> None:
             with sayso.Client(server.url, server.key) as client:
                 for _ in range(100):
-                    found = [d for d in client.list(status="pending") if d.metadata.get("run_id") == sid]
+                    found = [
+                        d for d in client.list(status="pending") if d.metadata.get("run_id") == sid
+                    ]
                     if found:
                         client.cancel(found[0], "the deploy window closed")
                         return
                     time.sleep(0.1)
+
         canceller = later(0.1, cancel)
     said = asyncio.run(run_with_person(server, sid, tmp_path, where, **kw))
     if canceller:
@@ -235,3 +266,13 @@ def test_no_answer_reaches_the_model_as_a_denial_with_its_reason(server, tmp_pat
         "expiry": "the approval expired with no answer",
     }[ending]
     assert expected in said
+
+
+def test_import_sayso_needs_no_framework():
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, sayso; print('google.adk' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert loaded.stdout.strip() == "False"

@@ -20,7 +20,9 @@ async def main(mode: str, url: str, key: str, run_id: str, workdir: str, target:
     work = Path(workdir)
     async with sayso.AsyncClient(url, key) as client:
         approvals = SaysoApprovals(client, run_id)
-        agent, config = scripted.deploy_agent(work / "runs", target, "call_deploy_1", approvals.gate)
+        agent, config = scripted.deploy_agent(
+            work / "runs", target, "call_deploy_1", approvals.gate
+        )
 
         def save(state: dict) -> None:
             (work / "state.json").write_text(json.dumps(state))

@@ -13,7 +13,9 @@ CLIENT_TESTS = HERE.parents[1] / "tests"
 
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(CLIENT_TESTS))
-_spec = importlib.util.spec_from_file_location("sayso_client_fixtures", CLIENT_TESTS / "conftest.py")
+_spec = importlib.util.spec_from_file_location(
+    "sayso_client_fixtures", CLIENT_TESTS / "conftest.py"
+)
 assert _spec and _spec.loader
 fixtures = importlib.util.module_from_spec(_spec)
 sys.modules["sayso_client_fixtures"] = fixtures

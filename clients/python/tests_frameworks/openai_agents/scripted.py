@@ -31,7 +31,9 @@ class ToolThenEcho(Model):
     def __init__(self, tool: str, arguments: dict[str, Any], call_id: str) -> None:
         self.tool, self.arguments, self.call_id = tool, arguments, call_id
 
-    async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kw: Any) -> ModelResponse:
+    async def get_response(
+        self, system_instructions: Any, input: Any, *args: Any, **kw: Any
+    ) -> ModelResponse:
         items = input if isinstance(input, list) else []
         outputs = [i for i in items if _field(i, "type") == "function_call_output"]
         if outputs:
@@ -58,7 +60,9 @@ class ScriptedProvider(ModelProvider):
         return self.model
 
 
-def deploy_agent(counter: Path, target: str, call_id: str, gate: Any) -> tuple[Agent[Any], RunConfig]:
+def deploy_agent(
+    counter: Path, target: str, call_id: str, gate: Any
+) -> tuple[Agent[Any], RunConfig]:
     """The agent whose ``deploy`` tool needs approval, and the run config that drives it."""
 
     @function_tool

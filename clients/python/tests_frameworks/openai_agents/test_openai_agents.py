@@ -31,7 +31,9 @@ def target() -> str:
     return f"prod-{uuid.uuid4().hex[:8]}"
 
 
-def agent_for(approvals: SaysoApprovals, tmp_path: Path, where: str, call_id: str = "call_1") -> Any:
+def agent_for(
+    approvals: SaysoApprovals, tmp_path: Path, where: str, call_id: str = "call_1"
+) -> Any:
     return scripted.deploy_agent(tmp_path / "runs", where, call_id, approvals.gate)
 
 
@@ -90,9 +92,20 @@ def test_a_killed_agent_resumes_by_run_id_and_runs_the_tool_once(server, person,
 
     def agent(mode: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            [sys.executable, str(HERE / "agent_process.py"), mode, server.url, server.key,
-             run_id, str(tmp_path), where],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                str(HERE / "agent_process.py"),
+                mode,
+                server.url,
+                server.key,
+                run_id,
+                str(tmp_path),
+                where,
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
 
     first = agent("start")
@@ -124,8 +137,9 @@ async def paused_state(client: sayso.AsyncClient, run_id: str, tmp_path: Path, w
     return approvals, agent, config, result.to_state().to_json()
 
 
-async def asked_then_dropped(approvals: SaysoApprovals, agent: Any, config: Any, person: Any,
-                             where: str) -> dict[str, Any]:
+async def asked_then_dropped(
+    approvals: SaysoApprovals, agent: Any, config: Any, person: Any, where: str
+) -> dict[str, Any]:
     """The state an agent saved before it died waiting, with the approval asked and pending."""
     saved: list[dict[str, Any]] = []
     waiting = asyncio.create_task(
@@ -228,14 +242,20 @@ def test_no_answer_reaches_the_model_as_a_denial_with_its_reason(server, tmp_pat
         kw["ttl"] = 10  # the shortest the server takes
     canceller = None
     if ending == "cancel":
+
         def cancel() -> None:
             with sayso.Client(server.url, server.key) as client:
                 for _ in range(100):
-                    found = [d for d in client.list(status="pending") if d.metadata.get("run_id") == run_id]
+                    found = [
+                        d
+                        for d in client.list(status="pending")
+                        if d.metadata.get("run_id") == run_id
+                    ]
                     if found:
                         client.cancel(found[0], "the deploy window closed")
                         return
                     time.sleep(0.1)
+
         canceller = later(0.1, cancel)
     result = run(run_with_person(server, run_id, tmp_path, where, **kw))
     if canceller:
@@ -247,3 +267,13 @@ def test_no_answer_reaches_the_model_as_a_denial_with_its_reason(server, tmp_pat
         "expiry": "the approval expired with no answer",
     }[ending]
     assert expected in result.final_output
+
+
+def test_import_sayso_needs_no_framework():
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, sayso; print('agents' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert loaded.stdout.strip() == "False"
