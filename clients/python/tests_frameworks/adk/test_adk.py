@@ -137,6 +137,10 @@ def test_a_killed_agent_resumes_by_session_id_and_runs_the_tool_once(server, per
     assert f"deployed to {where}" in out
     assert scripted.runs(tmp_path / "runs") == 1
     assert len(asked_for(server, sid)) == 1, "the resumed session asked a second time"
+    # What the agent holds and prints carries no link that answers, nor the decision's page.
+    stored = b"".join(f.read_bytes() for f in tmp_path.glob("sessions.db*"))
+    held = stored.decode("utf-8", "replace") + out + err
+    assert not [link for link in ("/a/", "/d/", "/inbox/") if link in held]
 
 
 def confirmed_by_the_agent(events: list[Any]) -> types.Content:

@@ -126,6 +126,9 @@ def test_a_killed_agent_resumes_by_run_id_and_runs_the_tool_once(server, person,
     with sayso.Client(server.url, server.key) as client:
         asked = [d for d in client.list() if d.metadata.get("run_id") == run_id]
     assert len(asked) == 1, "the resumed run asked a second time"
+    # What the agent holds and prints carries no link that answers, nor the decision's page.
+    held = (tmp_path / "state.json").read_text() + out + err
+    assert not [link for link in ("/a/", "/d/", "/inbox/") if link in held]
 
 
 async def paused_state(client: sayso.AsyncClient, run_id: str, tmp_path: Path, where: str) -> Any:
