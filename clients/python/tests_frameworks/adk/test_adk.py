@@ -19,6 +19,7 @@ import pytest
 import scripted
 from google.genai import types
 from helpers import joined, later
+from sayso_client_fixtures import Person
 
 import sayso
 from sayso.adk import REQUEST_CONFIRMATION, SaysoConfirmations
@@ -280,3 +281,16 @@ def test_import_sayso_needs_no_framework():
         check=True,
     )
     assert loaded.stdout.strip() == "False"
+
+
+def test_a_denial_sticks_across_a_server_restart(own_server, tmp_path):
+    where, sid = target(), f"s-{uuid.uuid4()}"
+    person = Person(own_server.feed)
+    answered = later(0.2, person.answer_when_asked, where, value="Deny", remark="no")
+    asyncio.run(run_with_person(own_server, sid, tmp_path, where))
+    joined(answered)
+    own_server.kill()
+    own_server.start()
+    again = asyncio.run(run_with_person(own_server, sid, tmp_path, where, fresh=False, timeout=5))
+    assert "denied by the person: no" in again
+    assert scripted.runs(tmp_path / "runs") == 0

@@ -19,6 +19,7 @@ import pytest
 import scripted
 from agents import Runner, RunState
 from helpers import joined, later
+from sayso_client_fixtures import Person
 
 import sayso
 from sayso.openai_agents import SaysoApprovals
@@ -280,3 +281,16 @@ def test_import_sayso_needs_no_framework():
         check=True,
     )
     assert loaded.stdout.strip() == "False"
+
+
+def test_a_denial_sticks_across_a_server_restart(own_server, tmp_path):
+    where, run_id = target(), f"run-{uuid.uuid4()}"
+    person = Person(own_server.feed)
+    answered = later(0.2, person.answer_when_asked, where, value="Deny", remark="no")
+    run(run_with_person(own_server, run_id, tmp_path, where))
+    joined(answered)
+    own_server.kill()
+    own_server.start()
+    again = run(run_with_person(own_server, run_id, tmp_path, where, timeout=5))
+    assert "denied by the person: no" in again.final_output
+    assert scripted.runs(tmp_path / "runs") == 0
