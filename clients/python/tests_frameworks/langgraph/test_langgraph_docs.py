@@ -24,7 +24,7 @@ class ToolCallingFake(FakeMessagesListChatModel):
 
 def docs_example() -> str:
     text = (REPO / "docs" / "CLIENTS.md").read_text()
-    section = text.split("\n## LangGraph\n", 1)[1].split("\n## ", 1)[0]
+    section = text.split("\n## LangGraph (Python)\n", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"```python\n(.*?)```", section, re.S)[0]
 
 

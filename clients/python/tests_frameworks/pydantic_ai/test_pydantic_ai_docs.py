@@ -23,7 +23,7 @@ def deploys_then_reports(messages: list[ModelMessage], info: AgentInfo) -> Model
 
 def docs_example() -> str:
     text = (REPO / "docs" / "CLIENTS.md").read_text()
-    section = text.split("\n## Pydantic AI\n", 1)[1].split("\n## ", 1)[0]
+    section = text.split("\n## Pydantic AI (Python)\n", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"```python\n(.*?)```", section, re.S)[0]
 
 

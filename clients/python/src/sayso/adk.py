@@ -1,0 +1,163 @@
+"""Google ADK's tool confirmations, answered by a person through sayso.
+
+A tool made with ``SaysoConfirmations.tool`` is an ADK ``FunctionTool`` that asks for
+confirmation (``tool_context.request_confirmation``): ADK pauses the call with an
+``adk_request_confirmation`` function call. ``SaysoConfirmations.run`` asks sayso for each
+one (the person sees the tool and its arguments on their phone), waits, and sends the answer
+back as ADK's confirmation response (``{"confirmed": ...}``). Only this module imports ADK
+(``pip install 'sayso[adk]'``).
+
+The confirmation response is a message anyone driving the runner can write, so it is not
+trusted: the gated tool re-reads the decision from sayso just before it runs, by the session
+and the call's id, and runs only when the person allowed this very call; otherwise the model
+reads the reason as the tool's result. A session is resumed by its id (``run`` with no
+message), from the session store, after the process that waited died.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from google.adk.events.event import Event
+from google.adk.runners import Runner
+from google.adk.tools import FunctionTool
+from google.adk.tools.tool_context import ToolContext
+from google.genai import types
+
+from ._approval_gate import Gate, ToolCall, Verdict, arguments_object
+from ._async import AsyncClient
+
+HARNESS = "google-adk"
+# ADK's name for the function call that pauses a tool for confirmation.
+REQUEST_CONFIRMATION = "adk_request_confirmation"
+
+
+class SaysoConfirmations:
+    """Answers ADK's tool confirmations through sayso. ``timeout`` (seconds) bounds each
+    wait; when it passes the approval is cancelled and the call denied with that reason.
+    ``ttl`` and ``project`` go to every approval asked."""
+
+    def __init__(
+        self,
+        client: AsyncClient,
+        *,
+        timeout: float | None = None,
+        ttl: float | timedelta | None = None,
+        project: str | None = None,
+    ) -> None:
+        self.timeout = timeout
+        self._gate = Gate(client, ttl, project)
+
+    def tool(self, func: Callable[..., Any]) -> FunctionTool:
+        """``func`` as an ADK tool that needs confirmation and runs only when sayso says the
+        person allowed this call."""
+        return _SaysoTool(func, self._gate)
+
+    async def run(
+        self,
+        runner: Runner,
+        *,
+        user_id: str,
+        session_id: str,
+        new_message: types.Content | None = None,
+    ) -> list[Event]:
+        """``runner.run_async`` until the session stops asking for confirmations, answering
+        each through sayso; the events of the last round. With no ``new_message`` the session
+        is resumed: the confirmations it still waits on are asked (once: an approval already
+        asked is found again) and answered."""
+        message = new_message
+        if message is None:
+            session = await runner.session_service.get_session(
+                app_name=runner.app_name, user_id=user_id, session_id=session_id
+            )
+            if session is None:
+                raise ValueError(f"no ADK session {session_id!r} of user {user_id!r} to resume")
+            message = await self.answers(session.events, session_id)
+            if message is None:
+                raise ValueError(f"session {session_id!r} waits on no tool confirmation")
+        while True:
+            events = [
+                e
+                async for e in runner.run_async(
+                    user_id=user_id, session_id=session_id, new_message=message
+                )
+            ]
+            message = await self.answers(events, session_id)
+            if message is None:
+                return events
+
+    async def answers(self, events: list[Event], session_id: str) -> types.Content | None:
+        """The user message answering every confirmation ``events`` ask for and do not
+        answer themselves, each asked of the person through sayso; ``None`` when none is
+        waiting."""
+        answered = {
+            r.id
+            for e in events
+            for r in e.get_function_responses()
+            if r.name == REQUEST_CONFIRMATION
+        }
+        parts = []
+        for event in events:
+            for asked in event.get_function_calls():
+                if asked.name != REQUEST_CONFIRMATION or asked.id in answered:
+                    continue
+                original = (asked.args or {}).get("originalFunctionCall") or {}
+                if not original.get("id") or not original.get("name"):
+                    raise ValueError(f"a tool confirmation without the call it is for: {asked!r}")
+                call = ToolCall(
+                    HARNESS,
+                    session_id,
+                    original["id"],
+                    original["name"],
+                    arguments_object(original.get("args") or {}),
+                )
+                found = await self._gate.decide(call, self.timeout)
+                response = {"confirmed": found.allowed, "payload": {"reason": found.reason}}
+                parts.append(
+                    types.Part(
+                        function_response=types.FunctionResponse(
+                            id=asked.id, name=REQUEST_CONFIRMATION, response=response
+                        )
+                    )
+                )
+        return types.Content(role="user", parts=parts) if parts else None
+
+
+class _SaysoTool(FunctionTool):
+    """A ``FunctionTool`` that asks for confirmation itself (``request_confirmation``) and,
+    once answered, checks with sayso that the person allowed this very call before it runs.
+    It does not use ``require_confirmation=True``: with it ADK answers a refusal with a fixed
+    text of its own, and the model would never read the person's reason."""
+
+    def __init__(self, func: Callable[..., Any], gate: Gate) -> None:
+        super().__init__(func)
+        self._sayso = gate
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        confirmation = tool_context.tool_confirmation
+        if confirmation is None:
+            tool_context.request_confirmation(
+                hint=f"The person approves or denies {self.name}() through sayso."
+            )
+            # The pause is no result for the model to read.
+            tool_context.actions.skip_summarization = True
+            return {"error": "This tool call waits for the person's approval."}
+        call_id = tool_context.function_call_id
+        if not call_id:
+            return {"error": denial(Verdict(False, "the call has no id to check it by"))}
+        call = ToolCall(
+            HARNESS, tool_context.session.id, call_id, self.name, arguments_object(args)
+        )
+        found = await self._sayso.check(call)
+        if not found.allowed:
+            return {"error": denial(found)}
+        if not confirmation.confirmed:
+            return {"error": denial(Verdict(False, "the confirmation sent back said no"))}
+        return await super().run_async(args=args, tool_context=tool_context)
+
+
+def denial(verdict: Verdict) -> str:
+    """What the model reads in place of the tool's result."""
+    return f"sayso: the tool did not run: {verdict.reason}"
