@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -32,3 +34,15 @@ def joined(t: threading.Thread) -> Any:
     if "error" in box:
         raise box["error"]
     return box.get("result")
+
+
+def call_digest(tool_name: str, arguments: dict[str, Any]) -> str:
+    """The digest a framework adapter keeps in an approval's metadata, written out here so a
+    test pins what it covers: the tool's name and its arguments, as canonical JSON."""
+    shown = json.dumps(
+        {"tool": tool_name, "arguments": arguments},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(shown.encode()).hexdigest()

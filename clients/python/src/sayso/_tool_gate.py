@@ -1,75 +1,275 @@
-"""The approval step the framework adapters share: ask sayso about one tool call, and later
-read back what the person decided.
+"""The approval step every framework adapter shares (``sayso.langgraph``,
+``sayso.pydantic_ai``, ``sayso.openai_agents``, ``sayso.adk``): ask sayso about one tool call,
+and later read back what the person decided.
 
 Everything a framework hands back on resume (interrupt values, resume payloads, deferred
-results, serialized run state) is the agent's to edit, so none of it decides. The gate keeps
-two rules instead:
+results, serialized run state, confirmation responses) is the agent's to edit, so none of it
+decides. The gate keeps these rules instead:
 
-- The approval's ``Idempotency-Key`` comes from the run's id and the framework's tool-call
-  id, and its body holds the tool name and the canonical arguments. Asking again for the
-  same call returns the same decision; asking with other arguments under the same call id
-  is refused by the server (``idempotency_mismatch``), and the gate reads that as a denial.
-- Whether the tool runs is read from sayso, by decision id, right before it would run.
-  Only an ``Allow`` recorded there lets it through; pending is waited on, and a timeout, an
-  expiry, a cancel or a decline is a denial that says why.
+- A call is bound to its approval. The ``Idempotency-Key`` comes from the harness, the run's
+  id and the framework's tool-call id, so a retried or resumed call finds the approval it
+  already asked for instead of asking again. The body holds the tool name and the canonical
+  arguments, so the same call id with other arguments is refused by the server
+  (``idempotency_mismatch``), which the gate reads as a denial. The metadata holds a SHA-256
+  digest of the tool name and arguments (``CALL_DIGEST``): a decision's view does not return
+  the arguments it showed, and the digest lets a read check them all the same.
+- Whether the tool runs is read from sayso, by decision id, right before it would run. Only an
+  ``Allow`` recorded there, on the approval of this very call, lets it through; a deny, a
+  decline, an expiry, a cancel or a wait that ran out is a denial that says why.
+- A check made just before a tool runs (``check``) finds the approval asked when the run
+  paused. When there is none, the call never paused for the person: the approval the check
+  just made is withdrawn and the call denied, so a forged "approved" cannot start a question
+  that a later resume would take as asked. ``verdict`` asks and waits instead, for a caller
+  entitled to put the question: a pause, or LangGraph's own review step, which can be resumed
+  before anything asked sayso.
+
+One module, two kinds of I/O: ``_Rules`` builds the ask and reads a ``Decision`` without
+sending anything; ``ToolGate`` (the blocking ``Client``) and ``AsyncToolGate``
+(``AsyncClient``) only send, wait and hand what comes back to it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
+from ._async import AsyncClient
 from ._errors import SaysoError, Timeout
-from ._models import AskHandle, Decision
+from ._models import AskHandle, AuditEvent, Decision
 from ._sync import Client
 
 ALLOW = "Allow"
 DENY = "Deny"
+# Where the gate keeps the digest of the call in the decision's metadata.
+CALL_DIGEST = "sayso_call_sha256"
+# The cancel reason of an approval made by a check for a call that never paused for it; the
+# audit trail keeps it, so a later resume says why the call stays denied.
+UNASKED = "the call ran without being asked about"
+# The server's bounds on an Idempotency-Key and on an approval's session id.
+MAX_KEY_CHARS = 255
+MAX_SESSION_CHARS = 200
+# The question repeats the arguments for a notification; the approval block shows them whole.
+MAX_QUESTION_CHARS = 1000
 
 
-def canonical(args: Mapping[str, Any]) -> str:
-    """The arguments as one string, key order and spacing aside: what an approval binds."""
-    return json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+def canonical(value: Any) -> str:
+    """``value`` as one JSON string, key order and spacing aside: what an approval binds.
+    A value JSON cannot hold is written as its ``str``, so any call can be asked about."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def idempotency_key(harness: str, run_id: str, call_id: str) -> str:
-    """One key per tool call of one run; long ids are hashed to stay within 255 characters."""
+    """One key per tool call of one run. Ids too long for the header, or that it cannot carry
+    (it is ASCII), still give one stable key per call: their hash."""
     key = f"{harness}:{run_id}:{call_id}"
-    if len(key) <= 200:
+    if len(key) <= MAX_KEY_CHARS and key.isascii():
         return key
     return f"{harness}:sha256:{hashlib.sha256(key.encode()).hexdigest()}"
+
+
+def arguments_object(raw: Any) -> dict[str, Any]:
+    """The call's arguments as the object the approval shows; a model's JSON string is parsed,
+    anything that is not an object is shown under ``arguments``."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            return {"arguments": raw}
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    return {"arguments": raw}
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """What an approval binds: who calls, which tool, with exactly which arguments. The run's
+    id and the tool-call id only name the approval (``idempotency_key``)."""
+
+    harness: str
+    tool_name: str
+    arguments: dict[str, Any]
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 of the tool's name and its arguments as canonical JSON."""
+        shown = canonical({"tool": self.tool_name, "arguments": self.arguments})
+        return hashlib.sha256(shown.encode()).hexdigest()
 
 
 @dataclass(frozen=True)
 class Verdict:
     """What the person decided about one call, as read from sayso.
 
-    ``allowed`` is true only for an ``Allow`` sayso recorded; ``reason`` says why not (or
-    carries the person's remark); ``args`` are the arguments to run with, the person's
-    edited command in place when they changed it."""
+    ``allowed`` is true only for an ``Allow`` sayso recorded on this call's approval;
+    ``reason`` says why not (or that the person allowed it); ``args`` are the arguments to run
+    with, the person's edited command in place when they changed it."""
 
     allowed: bool
     reason: str
-    decision_id: str | None
-    args: dict[str, Any]
+    decision_id: str | None = None
+    args: dict[str, Any] = field(default_factory=dict)
 
     def denial_text(self, tool_name: str) -> str:
         """What the model reads in place of the tool's result."""
         return f"The person did not approve `{tool_name}`: {self.reason}"
 
 
-class ToolGate:
-    """Asks sayso about tool calls and reads the answers back, for one framework (``harness``).
+class _Rules:
+    """What both gates share and the I/O does not touch: the settings (``ToolGate`` says
+    what they mean), the ask, and what a decision read back means for the call."""
 
-    ``wait_timeout`` (seconds, default: until the decision expires) bounds how long a
-    resumed call waits for a pending answer; past it the decision is cancelled and the call
-    denied. ``editable`` names tools whose ``command`` argument the person may edit on the
-    page (the approval's text box); the edited command replaces it when the tool runs. The
-    server offers the box for shell tools only (``bash``, ``shell``, ``run_shell_command``,
-    ``exec_command``, …: docs/API.md).
+    def __init__(
+        self,
+        harness: str,
+        *,
+        wait_timeout: float | None = None,
+        ttl: float | timedelta | None = None,
+        editable: Iterable[str] = frozenset(),
+        notify: str | None = None,
+        project: str | None = None,
+    ) -> None:
+        self.harness = harness
+        self.wait_timeout = wait_timeout
+        self.ttl = ttl
+        self.editable = frozenset(editable)
+        self.notify = notify
+        self.project = project
+
+    def call(self, tool_name: str, args: Mapping[str, Any]) -> ToolCall:
+        return ToolCall(self.harness, tool_name, dict(args))
+
+    def request(self, call: ToolCall, run_id: str, call_id: str) -> tuple[str, dict[str, Any]]:
+        """The question and the create fields of the call's approval. Everything in them is
+        what the server compares on a replay: the same call asks the same body every time."""
+        shown = canonical(call.arguments)
+        approval: dict[str, Any] = {
+            "harness": call.harness,
+            "tool_name": call.tool_name,
+            "tool_input": json.loads(shown),
+            "session_id": run_id[:MAX_SESSION_CHARS],
+        }
+        if call.tool_name in self.editable and isinstance(call.arguments.get("command"), str):
+            approval["editable"] = True
+        fields: dict[str, Any] = {
+            "options": [ALLOW, DENY],
+            "allow_other": False,
+            "approval": approval,
+            "metadata": {
+                "framework": call.harness,
+                "run_id": run_id,
+                "tool_call_id": call_id,
+                CALL_DIGEST: call.digest,
+            },
+            "idempotency_key": idempotency_key(call.harness, run_id, call_id),
+        }
+        for name, value in (("ttl", self.ttl), ("notify", self.notify), ("project", self.project)):
+            if value is not None:
+                fields[name] = value
+        question = f"{call.harness} wants to run {call.tool_name} {shown}"
+        return question[:MAX_QUESTION_CHARS], fields
+
+    def refused(self, call: ToolCall, call_id: str) -> Verdict:
+        """The server refused the ask: the call id was asked about with other arguments."""
+        why = (
+            f"not allowed: call {call_id} was asked for with other arguments; these differ "
+            "from the ones the person was asked about"
+        )
+        return Verdict(False, why, None, dict(call.arguments))
+
+    def unasked(self, call: ToolCall, decision_id: str) -> Verdict:
+        why = "not allowed: no approval was asked for this call before it ran"
+        return Verdict(False, why, decision_id, dict(call.arguments))
+
+    def unanswered(self, call: ToolCall, decision_id: str) -> Verdict:
+        why = "not allowed: the person has not answered this approval yet"
+        return Verdict(False, why, decision_id, dict(call.arguments))
+
+    def gave_up(self) -> str:
+        """The cancel reason of a wait that ran out."""
+        if self.wait_timeout is None:
+            return "no answer in time"
+        return f"no answer within {self.wait_timeout:g} s"
+
+    def needs_trail(self, d: Decision, call: ToolCall) -> bool:
+        """Whether ``judge`` needs the audit trail: a cancel's reason and an Allow's edited
+        command are kept there, not in the ``Decision``."""
+        if d.status == "cancelled":
+            return True
+        allowed = d.status == "answered" and d.outcome == ALLOW
+        return allowed and call.tool_name in self.editable
+
+    def judge(self, d: Decision, call: ToolCall, trail: Iterable[AuditEvent]) -> Verdict:
+        """Allowed only when the person picked Allow on the approval made for this very call."""
+        did = d.decision_id
+
+        def deny(why: str) -> Verdict:
+            return Verdict(False, why, did, dict(call.arguments))
+
+        a = d.approval
+        if (
+            a is None
+            or (a.harness, a.tool_name) != (call.harness, call.tool_name)
+            or d.metadata.get(CALL_DIGEST) != call.digest
+        ):
+            return deny(
+                f"not allowed: approval {did} was given for another call than "
+                f"{call.tool_name} with these arguments"
+            )
+        events = list(trail)
+        remark = f": {d.remark}" if d.remark else ""
+        if d.status == "answered":
+            if d.outcome != ALLOW:
+                return deny(f"denied by the person{remark}")
+            args = dict(call.arguments)
+            edited = _edited_command(events) if call.tool_name in self.editable else None
+            if edited is not None:
+                args["command"] = edited
+            return Verdict(True, f"allowed by the person{remark}", did, args)
+        if d.status == "declined":
+            return deny(f"the person declined to answer{remark}")
+        if d.status == "expired":
+            return deny("the approval expired with no answer")
+        if d.status == "cancelled":
+            why = _cancel_reason(events) or d.remark
+            return deny(f"the approval was cancelled: {why or 'no reason given'}")
+        return deny(f"not allowed: the approval is {d.status}")
+
+
+def _cancel_reason(trail: list[AuditEvent]) -> str | None:
+    for event in trail:
+        if event.kind == "cancelled" and event.detail.get("reason"):
+            return str(event.detail["reason"])
+    return None
+
+
+def _edited_command(trail: list[AuditEvent]) -> str | None:
+    """The command the person typed on the page, from the audit trail's answer."""
+    for event in trail:
+        if event.kind == "answered" and isinstance(event.detail.get("edited_command"), str):
+            return str(event.detail["edited_command"])
+    return None
+
+
+class ToolGate(_Rules):
+    """Asks sayso about tool calls and reads the answers back, for one framework (``harness``),
+    on the blocking ``Client``.
+
+    ``wait_timeout`` (seconds, default: until the decision expires) bounds how long a call
+    waits for a pending answer; past it the decision is cancelled and the call denied.
+    ``editable`` names tools whose ``command`` argument the person may edit on the page (the
+    approval's text box); the edited command replaces it when the tool runs. The server offers
+    the box for shell tools only (``bash``, ``shell``, ``run_shell_command``,
+    ``exec_command``, …: docs/API.md). ``ttl``, ``notify`` and ``project`` go to every
+    approval asked.
+
+    ``ask`` / ``ask_or_refuse`` put the question; ``read`` takes the answer of a decision
+    asked before (waiting while it is pending); ``verdict`` is both, for a caller entitled to
+    ask (a pause); ``check`` is the read just before a tool runs, which denies a call that
+    never paused for the person.
     """
 
     def __init__(
@@ -78,43 +278,26 @@ class ToolGate:
         harness: str,
         *,
         wait_timeout: float | None = None,
-        ttl: float | None = None,
-        editable: frozenset[str] = frozenset(),
+        ttl: float | timedelta | None = None,
+        editable: Iterable[str] = frozenset(),
         notify: str | None = None,
+        project: str | None = None,
     ) -> None:
+        super().__init__(
+            harness,
+            wait_timeout=wait_timeout,
+            ttl=ttl,
+            editable=editable,
+            notify=notify,
+            project=project,
+        )
         self.client = client
-        self.harness = harness
-        self.wait_timeout = wait_timeout
-        self.ttl = ttl
-        self.editable = editable
-        self.notify = notify
 
     def ask(self, tool_name: str, args: Mapping[str, Any], run_id: str, call_id: str) -> AskHandle:
         """The approval for this call: made on the first ask, the same one on every later
-        ask. ``SaysoError`` with ``code == "idempotency_mismatch"`` when the call id was
-        asked before with other arguments."""
-        shown = canonical(args)
-        approval: dict[str, Any] = {
-            "harness": self.harness,
-            "tool_name": tool_name,
-            "tool_input": json.loads(shown),
-            "session_id": run_id[:200],
-        }
-        editable = tool_name in self.editable and isinstance(args.get("command"), str)
-        if editable:
-            approval["editable"] = True
-        fields: dict[str, Any] = {
-            "options": [ALLOW, DENY],
-            "allow_other": False,
-            "approval": approval,
-            "metadata": {"framework": self.harness, "run_id": run_id, "tool_call_id": call_id},
-            "idempotency_key": idempotency_key(self.harness, run_id, call_id),
-        }
-        if self.ttl is not None:
-            fields["ttl"] = self.ttl
-        if self.notify is not None:
-            fields["notify"] = self.notify
-        question = f"{self.harness} wants to run {tool_name} {shown}"[:1000]
+        ask (``replayed``). ``SaysoError`` with ``code == "idempotency_mismatch"`` when the
+        call id was asked before with other arguments."""
+        question, fields = self.request(self.call(tool_name, args), run_id, call_id)
         return self.client.ask(question, "choose", **fields)
 
     def ask_or_refuse(
@@ -127,8 +310,7 @@ class ToolGate:
         except SaysoError as e:
             if e.code != "idempotency_mismatch":
                 raise
-            why = "its arguments differ from the ones the person was asked about"
-            return Verdict(False, why, None, dict(args))
+            return self.refused(self.call(tool_name, args), call_id)
 
     def verdict(
         self, tool_name: str, args: Mapping[str, Any], run_id: str, call_id: str
@@ -140,15 +322,36 @@ class ToolGate:
             return asked
         return self.read(asked.decision_id, tool_name, args)
 
-    def read(self, decision_id: str, tool_name: str, args: Mapping[str, Any]) -> Verdict:
-        """The decision as sayso has it (waited for while pending), checked against the call."""
+    def check(
+        self, tool_name: str, args: Mapping[str, Any], run_id: str, call_id: str, *, wait: bool
+    ) -> Verdict:
+        """The verdict just before the call runs. A call whose approval was never asked is
+        denied (and the approval this lookup made withdrawn); a pending one is waited for
+        with ``wait``, denied at once without."""
+        asked = self.ask_or_refuse(tool_name, args, run_id, call_id)
+        if isinstance(asked, Verdict):
+            return asked
+        if not asked.replayed:
+            self._cancel(asked.decision_id, UNASKED)
+            return self.unasked(self.call(tool_name, args), asked.decision_id)
+        return self.read(asked.decision_id, tool_name, args, wait=wait)
+
+    def read(
+        self, decision_id: str, tool_name: str, args: Mapping[str, Any], *, wait: bool = True
+    ) -> Verdict:
+        """The decision as sayso has it (waited for while pending, unless ``wait`` is
+        false), checked against the call."""
+        call = self.call(tool_name, args)
         d = self.client.get(decision_id)
         if d.pending:
+            if not wait:
+                return self.unanswered(call, decision_id)
             try:
                 d = self.client.wait(decision_id, self.wait_timeout)
             except Timeout:
-                d = self._cancel(decision_id, f"no answer within {self.wait_timeout:g} s")
-        return self._judge(d, tool_name, args)
+                d = self._cancel(decision_id, self.gave_up())
+        trail = self.client.audit_trail(decision_id) if self.needs_trail(d, call) else []
+        return self.judge(d, call, trail)
 
     def _cancel(self, decision_id: str, reason: str) -> Decision:
         """Withdraws the question so a late Allow cannot be taken for a call that gave up;
@@ -160,40 +363,85 @@ class ToolGate:
                 raise
             return self.client.get(decision_id)
 
-    def _judge(self, d: Decision, tool_name: str, args: Mapping[str, Any]) -> Verdict:
-        def deny(why: str) -> Verdict:
-            return Verdict(False, why, d.decision_id, dict(args))
 
-        if d.approval is None or d.approval.tool_name != tool_name:
-            return deny(f"decision {d.decision_id} is not an approval of {tool_name}")
-        if d.approval.harness != self.harness:
-            return deny(f"decision {d.decision_id} was asked by {d.approval.harness}")
-        if d.status == "expired":
-            return deny("the approval expired with no answer")
-        if d.status == "cancelled":
-            return deny(f"the approval was cancelled ({self._cancel_reason(d.decision_id)})")
-        if d.status != "answered" or d.outcome is None:
-            return deny("the person declined to answer")
-        if d.outcome != ALLOW:
-            return deny(f"denied ({d.remark})" if d.remark else "denied")
-        run_args = dict(args)
-        if tool_name in self.editable:
-            # The Decision does not carry the edit; its answer in the audit trail does.
-            edited = self._edited_command(d.decision_id)
-            if edited is not None:
-                run_args["command"] = edited
-        return Verdict(True, d.remark or "allowed", d.decision_id, run_args)
+class AsyncToolGate(_Rules):
+    """``ToolGate`` on ``AsyncClient``: the same methods, awaited, with the same rules."""
 
-    def _cancel_reason(self, decision_id: str) -> str:
-        """The reason the cancel gave, which the audit trail keeps."""
-        for event in self.client.audit_trail(decision_id):
-            if event.kind == "cancelled" and event.detail.get("reason"):
-                return str(event.detail["reason"])
-        return "no reason given"
+    def __init__(
+        self,
+        client: AsyncClient,
+        harness: str,
+        *,
+        wait_timeout: float | None = None,
+        ttl: float | timedelta | None = None,
+        editable: Iterable[str] = frozenset(),
+        notify: str | None = None,
+        project: str | None = None,
+    ) -> None:
+        super().__init__(
+            harness,
+            wait_timeout=wait_timeout,
+            ttl=ttl,
+            editable=editable,
+            notify=notify,
+            project=project,
+        )
+        self.client = client
 
-    def _edited_command(self, decision_id: str) -> str | None:
-        """The command the person typed on the page, from the audit trail's answer."""
-        for event in self.client.audit_trail(decision_id):
-            if event.kind == "answered" and isinstance(event.detail.get("edited_command"), str):
-                return str(event.detail["edited_command"])
-        return None
+    async def ask(
+        self, tool_name: str, args: Mapping[str, Any], run_id: str, call_id: str
+    ) -> AskHandle:
+        question, fields = self.request(self.call(tool_name, args), run_id, call_id)
+        return await self.client.ask(question, "choose", **fields)
+
+    async def ask_or_refuse(
+        self, tool_name: str, args: Mapping[str, Any], run_id: str, call_id: str
+    ) -> AskHandle | Verdict:
+        try:
+            return await self.ask(tool_name, args, run_id, call_id)
+        except SaysoError as e:
+            if e.code != "idempotency_mismatch":
+                raise
+            return self.refused(self.call(tool_name, args), call_id)
+
+    async def verdict(
+        self, tool_name: str, args: Mapping[str, Any], run_id: str, call_id: str
+    ) -> Verdict:
+        asked = await self.ask_or_refuse(tool_name, args, run_id, call_id)
+        if isinstance(asked, Verdict):
+            return asked
+        return await self.read(asked.decision_id, tool_name, args)
+
+    async def check(
+        self, tool_name: str, args: Mapping[str, Any], run_id: str, call_id: str, *, wait: bool
+    ) -> Verdict:
+        asked = await self.ask_or_refuse(tool_name, args, run_id, call_id)
+        if isinstance(asked, Verdict):
+            return asked
+        if not asked.replayed:
+            await self._cancel(asked.decision_id, UNASKED)
+            return self.unasked(self.call(tool_name, args), asked.decision_id)
+        return await self.read(asked.decision_id, tool_name, args, wait=wait)
+
+    async def read(
+        self, decision_id: str, tool_name: str, args: Mapping[str, Any], *, wait: bool = True
+    ) -> Verdict:
+        call = self.call(tool_name, args)
+        d = await self.client.get(decision_id)
+        if d.pending:
+            if not wait:
+                return self.unanswered(call, decision_id)
+            try:
+                d = await self.client.wait(decision_id, self.wait_timeout)
+            except Timeout:
+                d = await self._cancel(decision_id, self.gave_up())
+        trail = await self.client.audit_trail(decision_id) if self.needs_trail(d, call) else []
+        return self.judge(d, call, trail)
+
+    async def _cancel(self, decision_id: str, reason: str) -> Decision:
+        try:
+            return await self.client.cancel(decision_id, reason)
+        except SaysoError as e:
+            if e.code != "already_resolved":
+                raise
+            return await self.client.get(decision_id)

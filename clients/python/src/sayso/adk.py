@@ -26,8 +26,8 @@ from google.adk.tools import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from ._approval_gate import Gate, ToolCall, Verdict, arguments_object
 from ._async import AsyncClient
+from ._tool_gate import AsyncToolGate, Verdict, arguments_object
 
 HARNESS = "google-adk"
 # ADK's name for the function call that pauses a tool for confirmation.
@@ -47,8 +47,16 @@ class SaysoConfirmations:
         ttl: float | timedelta | None = None,
         project: str | None = None,
     ) -> None:
-        self.timeout = timeout
-        self._gate = Gate(client, ttl, project)
+        self._gate = AsyncToolGate(client, HARNESS, wait_timeout=timeout, ttl=ttl, project=project)
+
+    @property
+    def timeout(self) -> float | None:
+        """The bound on each wait, in seconds; the gate keeps it."""
+        return self._gate.wait_timeout
+
+    @timeout.setter
+    def timeout(self, value: float | None) -> None:
+        self._gate.wait_timeout = value
 
     def tool(self, func: Callable[..., Any]) -> FunctionTool:
         """``func`` as an ADK tool that needs confirmation and runs only when sayso says the
@@ -106,14 +114,8 @@ class SaysoConfirmations:
                 original = (asked.args or {}).get("originalFunctionCall") or {}
                 if not original.get("id") or not original.get("name"):
                     raise ValueError(f"a tool confirmation without the call it is for: {asked!r}")
-                call = ToolCall(
-                    HARNESS,
-                    session_id,
-                    original["id"],
-                    original["name"],
-                    arguments_object(original.get("args") or {}),
-                )
-                found = await self._gate.decide(call, self.timeout)
+                args = arguments_object(original.get("args") or {})
+                found = await self._gate.verdict(original["name"], args, session_id, original["id"])
                 response = {"confirmed": found.allowed, "payload": {"reason": found.reason}}
                 parts.append(
                     types.Part(
@@ -131,7 +133,7 @@ class _SaysoTool(FunctionTool):
     It does not use ``require_confirmation=True``: with it ADK answers a refusal with a fixed
     text of its own, and the model would never read the person's reason."""
 
-    def __init__(self, func: Callable[..., Any], gate: Gate) -> None:
+    def __init__(self, func: Callable[..., Any], gate: AsyncToolGate) -> None:
         super().__init__(func)
         self._sayso = gate
 
@@ -147,10 +149,11 @@ class _SaysoTool(FunctionTool):
         call_id = tool_context.function_call_id
         if not call_id:
             return {"error": denial(Verdict(False, "the call has no id to check it by"))}
-        call = ToolCall(
-            HARNESS, tool_context.session.id, call_id, self.name, arguments_object(args)
+        # Not waited for: the confirmation answers the pause, so an approval still pending
+        # here means the answer was written by someone other than the person.
+        found = await self._sayso.check(
+            self.name, arguments_object(args), tool_context.session.id, call_id, wait=False
         )
-        found = await self._sayso.check(call)
         if not found.allowed:
             return {"error": denial(found)}
         if not confirmation.confirmed:

@@ -23,8 +23,8 @@ from typing import Any
 from agents import Agent, FunctionTool, Runner, RunResult, RunState
 from agents.tool_context import ToolContext
 
-from ._approval_gate import Gate, ToolCall, Verdict, arguments_object
 from ._async import AsyncClient
+from ._tool_gate import AsyncToolGate, Verdict, arguments_object
 
 HARNESS = "openai-agents"
 
@@ -49,8 +49,16 @@ class SaysoApprovals:
         if not run_id:
             raise ValueError("SaysoApprovals needs a run_id: the id the run is resumed by")
         self.run_id = run_id
-        self.timeout = timeout
-        self._gate = Gate(client, ttl, project)
+        self._gate = AsyncToolGate(client, HARNESS, wait_timeout=timeout, ttl=ttl, project=project)
+
+    @property
+    def timeout(self) -> float | None:
+        """The bound on each wait, in seconds; the gate keeps it."""
+        return self._gate.wait_timeout
+
+    @timeout.setter
+    def timeout(self, value: float | None) -> None:
+        self._gate.wait_timeout = value
 
     def gate(self, tool: FunctionTool) -> FunctionTool:
         """A copy of ``tool`` that pauses for approval and, when it is about to run, checks
@@ -62,7 +70,11 @@ class SaysoApprovals:
         name = tool.name
 
         async def checked(ctx: ToolContext[Any], input_json: str) -> Any:
-            found = await self._gate.check(self._call(ctx.tool_call_id, name, input_json))
+            # Not waited for: the run pauses before the tool, so an unanswered approval here
+            # means the state was resumed past that pause without an answer.
+            found = await self._gate.check(
+                name, arguments_object(input_json), self.run_id, ctx.tool_call_id, wait=False
+            )
             if not found.allowed:
                 return denial(found)
             return await invoke(ctx, input_json)
@@ -78,8 +90,8 @@ class SaysoApprovals:
         for item in state.get_interruptions():
             if not item.call_id or not item.name:
                 raise ValueError(f"an interruption without a call id or tool name: {item!r}")
-            call = self._call(item.call_id, item.name, item.arguments)
-            found = await self._gate.decide(call, self.timeout)
+            args = arguments_object(item.arguments)
+            found = await self._gate.verdict(item.name, args, self.run_id, item.call_id)
             if found.allowed:
                 state.approve(item)
             else:
@@ -107,9 +119,6 @@ class SaysoApprovals:
             await self.resolve(state)
             result = await Runner.run(agent, state, **runner_kwargs)
         return result
-
-    def _call(self, call_id: str, tool_name: str, arguments: Any) -> ToolCall:
-        return ToolCall(HARNESS, self.run_id, call_id, tool_name, arguments_object(arguments))
 
 
 def denial(verdict: Verdict) -> str:

@@ -111,12 +111,15 @@ class SaysoApprovals(AbstractCapability[Any]):
         arguments the person saw (or edited), whatever the results said."""
         if not self._gated(tool_def):
             return await handler(args)
+        # The pause asked the person (``handle_deferred_tool_calls``): a call it never asked
+        # about is denied rather than asked now; a pending one is waited for.
         verdict = await asyncio.to_thread(
-            self.gate.verdict,
+            self.gate.check,
             call.tool_name,
             call.args_as_dict(),
             _conversation(ctx),
             call.tool_call_id,
+            wait=True,
         )
         if not verdict.allowed:
             return verdict.denial_text(call.tool_name)

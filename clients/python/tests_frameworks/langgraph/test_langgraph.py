@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import joined, later
+from helpers import call_digest, joined, later
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
@@ -81,7 +81,12 @@ def test_the_approval_shows_the_call_and_is_keyed_by_thread_and_call(
     assert d.approval is not None
     assert (d.approval.harness, d.approval.tool_name) == ("langgraph", "run_shell_command")
     assert d.raw["approval"]["tool_name"] == "run_shell_command"
-    assert d.metadata == {"framework": "langgraph", "run_id": "t-show", "tool_call_id": "call-7"}
+    assert d.metadata == {
+        "framework": "langgraph",
+        "run_id": "t-show",
+        "tool_call_id": "call-7",
+        "sayso_call_sha256": call_digest("run_shell_command", {"command": f"ls {word}"}),
+    }
     # The pause holds the decision's id and its show-only page, never an answer link.
     assert "/a/" not in str(asked) and asked["web_url"] == d.web_url
     token = person.link_to(f"ls {word}").removeprefix("/a/")
@@ -218,7 +223,7 @@ def test_an_async_agent_is_gated_the_same_way(
     result = asyncio.run(go())
     assert runs_of(runs) == []
     (said,) = tool_results(result)
-    assert said.endswith("denied (no)")
+    assert said.endswith("denied by the person: no")
 
 
 def test_approve_gates_a_node_of_a_graph_of_ones_own(
@@ -249,4 +254,4 @@ def test_approve_gates_a_node_of_a_graph_of_ones_own(
     result = run(app, {"path": f"/srv/{word}"}, config("t-own"))
     assert joined(denying).status_code == 303
     assert not runs.exists()
-    assert result["outcome"].endswith("denied (keep it)")
+    assert result["outcome"].endswith("denied by the person: keep it")
