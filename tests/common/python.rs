@@ -50,6 +50,7 @@ fn install(venv: &Venv) -> Result<PathBuf, String> {
     if imports(&python) {
         return Ok(python);
     }
+    let started = std::time::Instant::now();
     let run = |cmd: &mut Command, what: &str| -> Result<(), String> {
         let out = cmd.output().map_err(|e| format!("{what}: {e}"))?;
         if out.status.success() {
@@ -77,6 +78,12 @@ fn install(venv: &Venv) -> Result<PathBuf, String> {
             .args(venv.packages),
         &format!("pip install {}", venv.packages.join(" ")),
     )?;
+    // CI's stage for the clients shows how long the packages took to install.
+    println!(
+        "{}: installed in {:.1} s",
+        venv.purpose,
+        started.elapsed().as_secs_f64()
+    );
     if imports(&python) {
         Ok(python)
     } else {
