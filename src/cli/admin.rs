@@ -74,15 +74,7 @@ pub(super) async fn run_key(args: KeyArgs) -> anyhow::Result<()> {
             Ok(())
         }
         KeyCommand::Set { key, urgent } => {
-            let key = if key == "-" {
-                let mut line = String::new();
-                std::io::stdin()
-                    .read_line(&mut line)
-                    .context("cannot read the key from stdin")?;
-                line
-            } else {
-                key
-            };
+            let key = key_or_stdin(key)?;
             if !svc.set_key_urgent(&key, urgent).await.map_err(describe)? {
                 anyhow::bail!(
                     "no live API key matches; give its id from `sayso key list`, or the key"
@@ -104,15 +96,7 @@ pub(super) async fn run_key(args: KeyArgs) -> anyhow::Result<()> {
                     println!("revoked {n} key(s) of inbox {inbox:?}");
                 }
                 (Some(key), None) => {
-                    let key = if key == "-" {
-                        let mut line = String::new();
-                        std::io::stdin()
-                            .read_line(&mut line)
-                            .context("cannot read the key from stdin")?;
-                        line
-                    } else {
-                        key
-                    };
+                    let key = key_or_stdin(key)?;
                     if !svc.revoke_api_key(&key).await.map_err(describe)? {
                         anyhow::bail!("no live API key matches; it may be revoked already");
                     }
@@ -195,4 +179,16 @@ fn changes(c: crate::config::ChannelArgs) -> ChannelChanges {
         ntfy_url: c.ntfy_url,
         ntfy_token: c.ntfy_token,
     }
+}
+
+/// A key given as `-` is read from stdin, so it stays out of the shell's history and `ps`.
+fn key_or_stdin(key: String) -> anyhow::Result<String> {
+    if key != "-" {
+        return Ok(key);
+    }
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .context("cannot read the key from stdin")?;
+    Ok(line)
 }
