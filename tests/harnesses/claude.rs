@@ -467,6 +467,10 @@ async fn claude_killing_its_hook_mid_wait_withdraws_the_question() {
         ran.both(),
         model.dump()
     );
+    // To Claude Code the killed hook is a failed one: it goes on with its own permission
+    // check, which under `claude -p` without an allow rule refuses the call.
+    let (text, error) = read_back(&model, "Bash");
+    assert!(error && text.contains("needs approval"), "{text}");
     // The person's press afterwards changes nothing.
     let (status, body) = srv
         .answer(d["web_url"].as_str().unwrap(), json!({"value": "Allow"}))

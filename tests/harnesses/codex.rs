@@ -254,7 +254,17 @@ async fn codex_killing_its_hook_mid_wait_withdraws_the_question() {
         .answer(d["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
         .await;
     assert_eq!(status, 409, "{body}");
-    // What Codex did with the killed hook is its own rule (a failed hook); the person's
-    // late Allow never reached it either way.
-    let _ = sb.project().join("abandoned.txt").exists();
+    // To Codex a killed hook is a failed one, and it runs the call as if there were no hook
+    // (docs/HARNESSES.md): why the hook's wait is kept below Codex's timeout. Nothing the
+    // person does later adds to that.
+    assert!(
+        ran.stderr.contains("hook: PreToolUse Failed"),
+        "{}",
+        ran.both()
+    );
+    assert!(
+        sb.project().join("abandoned.txt").exists(),
+        "{}",
+        ran.both()
+    );
 }

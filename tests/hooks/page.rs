@@ -337,7 +337,7 @@ async fn a_press_after_the_hook_stopped_waiting_says_so_and_changes_nothing() {
     abandoned(&srv, id).await;
 
     // The person presses Allow in the morning: the page says the agent stopped waiting and
-    // nothing ran, never that it was allowed.
+    // that the answer runs nothing, never that it was allowed.
     let web_url = d["web_url"].as_str().unwrap();
     let client = reqwest::Client::builder()
         .redirect(redirect::Policy::none())
@@ -360,7 +360,7 @@ async fn a_press_after_the_hook_stopped_waiting_says_so_and_changes_nothing() {
     );
     assert!(
         html.contains(
-            "It withdrew the question, so nothing ran on it and an answer now changes nothing."
+            "It withdrew the question, so an answer now runs nothing and changes nothing."
         ),
         "{html}"
     );

@@ -425,7 +425,7 @@ fn outcome(d: &Decision, a: &ApprovalSpec, now: OffsetDateTime, zone: &render::Z
     };
     let late = match (a.answer_by, d.resolved_at) {
         _ if d.cancel_reason == Some(CancelReason::Abandoned) => Some(
-            "It withdrew the question, so nothing ran on it and an answer now changes nothing."
+            "It withdrew the question, so an answer now runs nothing and changes nothing."
                 .to_string(),
         ),
         (Some(by), Some(at)) if at > by && d.status == Status::Answered => Some(format!(
