@@ -264,6 +264,61 @@ async fn a_cancelled_question_exits_2_and_cancel_prints_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_wait_withdraws_its_question_unless_told_to_keep_it() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let (_db, srv) = server().await;
+    let signal = |child: &Child, sig: Signal| {
+        kill(Pid::from_raw(child.id().unwrap() as i32), sig).unwrap();
+    };
+    for (sig, name) in [(Signal::SIGINT, "SIGINT"), (Signal::SIGTERM, "SIGTERM")] {
+        let mut w = start_waiting(
+            &srv.base,
+            &srv.key,
+            &["ask", "Still there?", "--kind", "bool", "--wait"],
+        )
+        .await;
+        signal(&w.child, sig);
+        let status = tokio::time::timeout(Duration::from_secs(60), w.child.wait())
+            .await
+            .expect("the client exits")
+            .unwrap();
+        let err = w.rest_of_stderr.await.unwrap();
+        assert_eq!(status.code(), Some(2), "{name}: {err}");
+        assert_eq!(
+            err,
+            format!(
+                "sayso: {name}: stopped waiting; decision {} is withdrawn\n",
+                w.id
+            )
+        );
+        let d = srv.get(&w.id).await;
+        assert_eq!(d["status"], "cancelled", "{d}");
+        assert_eq!(
+            d["answer_text"],
+            "The agent stopped waiting for \"Still there?\" and withdrew it before anyone answered."
+        );
+    }
+    // `--keep`: the signal ends the client as it would any program, the question stays.
+    let mut w = start_waiting(
+        &srv.base,
+        &srv.key,
+        &["ask", "Keep it?", "--kind", "bool", "--wait", "--keep"],
+    )
+    .await;
+    signal(&w.child, Signal::SIGINT);
+    let status = tokio::time::timeout(Duration::from_secs(60), w.child.wait())
+        .await
+        .expect("the client exits")
+        .unwrap();
+    assert_eq!(status.code(), None, "ended by the signal: {status:?}");
+    assert_eq!(srv.get(&w.id).await["status"], "pending");
+    // And `--keep` makes sense only with `--wait`.
+    let out = run(&srv, &["ask", "Keep it?", "--kind", "bool", "--keep"]).await;
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_exits_3_naming_the_flags() {
     let (_db, srv) = server().await;
     let out = run(

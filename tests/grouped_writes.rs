@@ -556,6 +556,7 @@ async fn resolutions_written_together_answer_as_alone(database_url: &str) {
         by: Some(AnsweredBy::new(AnswerChannel::Feed, None)),
         answer: expect.map(|_| vote()),
         expect_answers: expect,
+        cancel_reason: None,
     };
     let decline = Resolution {
         status: Status::Declined,
@@ -567,6 +568,7 @@ async fn resolutions_written_together_answer_as_alone(database_url: &str) {
         by: Some(AnsweredBy::new(AnswerChannel::Link, None)),
         answer: None,
         expect_answers: None,
+        cancel_reason: None,
     };
     let cancel = Resolution::cancel(Some("changed my mind".into()));
     let never = Resolution {

@@ -121,6 +121,10 @@ pub struct AskArgs {
     /// With `--wait`: stop waiting after this long (exit 4, still pending), e.g. `10m`.
     #[arg(long, value_parser = parse_duration, requires = "wait")]
     pub timeout: Option<Duration>,
+    /// With `--wait`: leave the question open when the wait is interrupted (Ctrl-C,
+    /// SIGTERM, SIGHUP); by default it is withdrawn, since nothing waits for its answer then.
+    #[arg(long, requires = "wait")]
+    pub keep: bool,
 }
 
 /// Who is asked, how many must agree, and when it moves on to others (`ask` only; `todo`

@@ -12,10 +12,11 @@ use time::format_description::well_known::Rfc3339;
 use tokio::time::Instant;
 use uuid::Uuid;
 
+use super::abandon::{StopSignals, WITHDRAW_WITHIN, withdraw};
 use super::args::{AskArgs, AwaitArgs, CancelArgs, CreateArgs, GetArgs, PeopleArgs, TodoArgs};
 use super::flags::{flag_of, option_value, problems, refusal};
 use super::http::Api;
-use super::wait::{EXIT_YES, exit_code, outcome_summary, wait_for_decision};
+use super::wait::{EXIT_GONE, EXIT_YES, exit_code, outcome_summary, wait_for_decision};
 
 /// How long a single request (not a wait) keeps retrying a server that answered once and
 /// then cannot be reached or answers 502/503/504 (one never reached is given up on in 3 s).
@@ -36,7 +37,11 @@ pub async fn ask(args: Box<AskArgs>) -> anyhow::Result<u8> {
     if !found.is_empty() {
         return Err(refusal(found));
     }
-    create_and_report(&api, body, &args.common, args.wait, args.timeout).await
+    let wait = args.wait.then_some(Wait {
+        timeout: args.timeout,
+        keep: args.keep,
+    });
+    create_and_report(&api, body, &args.common, wait).await
 }
 
 /// `sayso todo`.
@@ -60,7 +65,7 @@ pub async fn todo(args: TodoArgs) -> anyhow::Result<u8> {
     if !found.is_empty() {
         return Err(refusal(found));
     }
-    create_and_report(&api, body, &args.common, false, None).await
+    create_and_report(&api, body, &args.common, None).await
 }
 
 /// `sayso get`: the whole decision, as the API returns it.
@@ -106,15 +111,27 @@ pub async fn cancel(args: CancelArgs) -> anyhow::Result<u8> {
     Ok(EXIT_YES)
 }
 
+/// How `ask --wait` waits.
+struct Wait {
+    timeout: Option<Duration>,
+    /// Leave the question open when the wait is interrupted.
+    keep: bool,
+}
+
 /// Creates the decision (safely retried under its idempotency key), prints the handle, and
 /// with `wait` waits for the outcome.
 async fn create_and_report(
     api: &Api,
     body: Value,
     common: &CreateArgs,
-    wait: bool,
-    timeout: Option<Duration>,
+    wait: Option<Wait>,
 ) -> anyhow::Result<u8> {
+    let timeout = wait.as_ref().and_then(|w| w.timeout);
+    // Listening before the create: an interrupt from here on withdraws the question.
+    let mut stops = match &wait {
+        Some(w) if !w.keep => StopSignals::listen(),
+        _ => None,
+    };
     // A key of our own when none is given: a create retried after a lost answer then
     // returns the first decision instead of asking the person twice.
     let idempotency_key = common
@@ -123,10 +140,10 @@ async fn create_and_report(
         .unwrap_or_else(|| Uuid::new_v4().to_string());
     let url = api.url(&["v1", "decisions"]);
     // A waiting script is patient with a server that is restarting; a plain ask is not.
-    let window = match (wait, timeout) {
-        (false, _) => RETRY_WINDOW,
-        (true, Some(t)) => t,
-        (true, None) => WAIT_CREATE_WINDOW,
+    let window = match (&wait, timeout) {
+        (None, _) => RETRY_WINDOW,
+        (Some(_), Some(t)) => t,
+        (Some(_), None) => WAIT_CREATE_WINDOW,
     };
     let give_up = Instant::now() + window;
     let item = if body["kind"] == "todo" {
@@ -134,17 +151,22 @@ async fn create_and_report(
     } else {
         "the question"
     };
-    let handle = api
-        .send(
-            || {
-                api.request(Method::POST, url.clone(), REQUEST_TIMEOUT)
-                    .header("Idempotency-Key", &idempotency_key)
-                    .json(&body)
-            },
-            give_up,
-        )
-        .await
-        .map_err(|f| f.renamed(|path| flag_of(path, item)))?;
+    let created = api.send(
+        || {
+            api.request(Method::POST, url.clone(), REQUEST_TIMEOUT)
+                .header("Idempotency-Key", &idempotency_key)
+                .json(&body)
+        },
+        give_up,
+    );
+    let created = match &mut stops {
+        None => created.await,
+        Some(stops) => tokio::select! {
+            created = created => created,
+            name = stops.next() => anyhow::bail!("{name}: stopped before the question was asked"),
+        },
+    };
+    let handle = created.map_err(|f| f.renamed(|path| flag_of(path, item)))?;
     if let Some(warnings) = handle["warnings"].as_array() {
         for w in warnings {
             eprintln!("sayso: warning: {}", w.as_str().unwrap_or_default());
@@ -155,7 +177,7 @@ async fn create_and_report(
         .context("the server's answer has no decision_id")?
         .to_string();
     let web_url = handle["web_url"].as_str().unwrap_or_default();
-    if !wait {
+    if wait.is_none() {
         if common.json {
             println!("{handle}");
         } else {
@@ -174,9 +196,30 @@ async fn create_and_report(
     let expires_at = handle["expires_at"]
         .as_str()
         .and_then(|s| OffsetDateTime::parse(s, &Rfc3339).ok());
-    let d = wait_for_decision(api, &id, timeout, expires_at).await?;
+    let waited = wait_for_decision(api, &id, timeout, expires_at);
+    let d = match &mut stops {
+        None => waited.await?,
+        Some(stops) => tokio::select! {
+            d = waited => d?,
+            name = stops.next() => return withdraw_on_stop(api, &id, name).await,
+        },
+    };
     println!("{}", outcome_summary(&d));
     Ok(exit_code(&d))
+}
+
+/// `ask --wait` interrupted: nothing waits for the answer any more, so the question is
+/// withdrawn (as abandoned: the person's page says the agent stopped waiting).
+async fn withdraw_on_stop(api: &Api, id: &str, signal: &str) -> anyhow::Result<u8> {
+    match withdraw(api, id, WITHDRAW_WITHIN).await {
+        Ok(()) => {
+            eprintln!("sayso: {signal}: stopped waiting; decision {id} is withdrawn");
+            Ok(EXIT_GONE)
+        }
+        Err(e) => Err(anyhow::anyhow!(
+            "{signal}: stopped waiting; decision {id} could not be withdrawn: {e}"
+        )),
+    }
 }
 
 /// The create body of `sayso ask`: only what was given, so the server's defaults apply.

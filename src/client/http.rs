@@ -164,6 +164,12 @@ impl Api {
         })
     }
 
+    /// The server's base URL and the key, for a helper process that acts for this client
+    /// (the hook's guard, which withdraws its question if the hook is killed).
+    pub fn credentials(&self) -> (&str, &str) {
+        (self.base.as_str(), &self.key)
+    }
+
     /// The same client, without the "retrying" and "reached the server again" lines on stderr.
     pub fn quiet(mut self) -> Api {
         self.quiet = true;

@@ -3,6 +3,7 @@
 //! for `await`) the outcome is printed as JSON and becomes the exit code, so shell scripts
 //! can branch on a person's answer; see `docs/CLI.md`.
 
+pub mod abandon;
 pub mod args;
 mod commands;
 mod duration;

@@ -77,6 +77,7 @@ pub fn validate_answer(spec: &DecisionSpec, input: &AnswerInput) -> Result<Resol
         by: None,
         answer: None,
         expect_answers: None,
+        cancel_reason: None,
     })
 }
 

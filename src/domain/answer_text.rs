@@ -7,7 +7,7 @@ use serde_json::Value;
 use time::format_description::well_known::Rfc3339;
 use time::{OffsetDateTime, UtcOffset};
 
-use super::decision::Decision;
+use super::decision::{CancelReason, Decision};
 use super::kind::Status;
 use super::read::quote;
 use super::spec::{FieldInput, FormSource, FormSpec, KindSpec};
@@ -36,6 +36,9 @@ pub fn answer_text(decision: &Decision) -> String {
         ),
         (Status::Expired, None) => {
             format!("Nobody answered {q} before it expired at {expires_at}; there is no answer.")
+        }
+        (Status::Cancelled, _) if decision.cancel_reason == Some(CancelReason::Abandoned) => {
+            format!("The agent stopped waiting for {q} and withdrew it before anyone answered.")
         }
         (Status::Cancelled, _) => {
             format!("The question {q} was cancelled before anyone answered.")
@@ -215,6 +218,7 @@ mod tests {
             has_image: false,
             answered_by: None,
             answers: Vec::new(),
+            cancel_reason: None,
         }
     }
 
@@ -419,6 +423,14 @@ mod tests {
         assert_eq!(
             answer_text(&d),
             r#"The question "Deploy to production?" was cancelled before anyone answered."#
+        );
+        let d = Decision {
+            cancel_reason: Some(CancelReason::Abandoned),
+            ..d
+        };
+        assert_eq!(
+            answer_text(&d),
+            r#"The agent stopped waiting for "Deploy to production?" and withdrew it before anyone answered."#
         );
     }
 

@@ -10,6 +10,7 @@ use super::answered_by::{AnswerChannel, AnsweredBy};
 use super::kind::{EventKind, Kind, OutcomeSource, Status};
 use super::outbox::{Channel, MessageStatus};
 use super::spec::{DecisionSpec, Image};
+use super::words::words;
 
 /// A validated create request. One that exists can be stored as is.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +47,23 @@ pub struct Decision {
     pub answered_by: Option<AnsweredBy>,
     /// Every answer given so far, in order, at most one per person (`people::tally`).
     pub answers: Vec<super::people::AnswerRecord>,
+    /// Why a cancelled decision was withdrawn, when the agent said it in the one way the
+    /// server reads (`CancelReason`); `None` otherwise.
+    pub cancel_reason: Option<CancelReason>,
 }
+
+/// The one cancel reason the server itself reads: the agent stopped waiting for the answer
+/// (its hook was killed, its client went away, its wait ran out), so nothing will act on it.
+/// Any other reason is the agent's free text, kept in the audit trail and shown to no one
+/// deciding: an agent cannot word its way into what a page or notification says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CancelReason {
+    Abandoned,
+}
+
+words!(CancelReason {
+    Abandoned => "abandoned",
+});
 
 impl Decision {
     pub fn kind(&self) -> Kind {
@@ -80,11 +97,14 @@ pub struct Resolution {
     /// Applied only while the decision has exactly this many answers: a rule of several
     /// people was tallied against them (`people::tally`).
     pub expect_answers: Option<usize>,
+    /// A cancel's reason, when it is the one the server reads.
+    pub cancel_reason: Option<CancelReason>,
 }
 
 impl Resolution {
-    /// The agent withdraws the question.
+    /// The agent withdraws the question; `reason` exactly `abandoned` says it stopped waiting.
     pub fn cancel(reason: Option<String>) -> Self {
+        let cancel_reason = reason.as_deref().and_then(CancelReason::parse);
         Resolution {
             status: Status::Cancelled,
             outcome: None,
@@ -95,6 +115,7 @@ impl Resolution {
             by: Some(AnsweredBy::new(AnswerChannel::Api, None)),
             answer: None,
             expect_answers: None,
+            cancel_reason,
         }
     }
 

@@ -28,7 +28,8 @@ mod words;
 
 pub use answered_by::{AnswerChannel, AnsweredBy, PersonChannel};
 pub use decision::{
-    AnswerAction, AnswerInput, Decision, DecisionEvent, NewDecision, NotificationState, Resolution,
+    AnswerAction, AnswerInput, CancelReason, Decision, DecisionEvent, NewDecision,
+    NotificationState, Resolution,
 };
 pub use issues::{Issue, Issues};
 pub use kind::{EventKind, Kind, Notify, OutcomeSource, Status};

@@ -11,6 +11,7 @@ use time::format_description::well_known::Rfc3339;
 use tokio::time::Instant;
 use uuid::Uuid;
 
+use super::abandon::{Guard, Watch, withdraw_now};
 use super::call::ToolCall;
 use super::policy::{People, Ruling};
 use super::reply::Verdict;
@@ -24,18 +25,21 @@ use crate::render::approval::{self, project_of};
 /// How long the create keeps retrying a server that cannot be reached (within the deadline):
 /// a restart, not an outage.
 const CREATE_WINDOW: Duration = Duration::from_secs(10);
-/// How long the question stays open after the hook stops waiting, so a late answer is still
-/// recorded (and shown as late).
-const OPEN_AFTER_WAIT: Duration = Duration::from_secs(3600);
+/// How long the question stays open past the hook's wait should withdrawing it fail (the
+/// server unreachable right then): long enough for the withdrawal to arrive first, short
+/// enough that no answer can come long after nothing waits for it.
+const OPEN_AFTER_WAIT: Duration = Duration::from_secs(60);
 /// How long past the deadline the wait may take to come back with the decision pending.
 const WAIT_GRACE: Duration = Duration::from_secs(2);
 /// How many of the project's latest answered decisions are looked through for an "Allow for
 /// this session" (the API's largest page).
 const SESSION_LOOKBACK: u32 = 200;
 
-/// What a reason says of a question still open: where the person answers it, never a link
-/// (a reason reaches the model, and an answer link in its hands would let it answer).
-const STILL_OPEN: &str = "still open in the person's sayso feed";
+/// What a reason says of the question once the hook stops waiting (a reason reaches the
+/// model: never a link, which would let it answer).
+const WITHDRAWN: &str = "the question is withdrawn";
+/// What it says when the withdrawal did not get through (the guard keeps trying).
+const CLOSES_SOON: &str = "the question closes within a minute";
 
 /// Why the person's answer could not be had.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +48,9 @@ pub struct NoAnswer {
     pub reason: String,
 }
 
-/// Asks the person and waits up to `wait`; `Ok` is the person's verdict.
+/// Asks the person and waits up to `wait`; `Ok` is the person's verdict. Whenever it stops
+/// waiting without one (its deadline, the harness giving up on it, an error), the question
+/// is withdrawn as abandoned: nothing would act on an answer given later.
 pub async fn ask_person(
     api: &Api,
     call: &ToolCall,
@@ -53,12 +59,18 @@ pub async fn ask_person(
     ruling: &Ruling,
 ) -> Result<Verdict, NoAnswer> {
     let deadline = Instant::now() + wait;
+    // From here on a harness giving up on the hook is noticed, its signals included.
+    let mut watch = Watch::start();
     // Guards on each step: nothing below may outlive the deadline, whatever a server does.
     let asked = tokio::time::timeout_at(
         deadline,
         put_question(api, call, deadline, wait, notify, ruling),
     );
-    let (id, expires_at) = match asked.await {
+    let asked = tokio::select! {
+        asked = asked => asked,
+        why = watch.stopped() => return Err(NoAnswer { reason: why }),
+    };
+    let (id, expires_at) = match asked {
         Ok(Ok(Asked::Handle(id, expires_at))) => (id, expires_at),
         Ok(Ok(Asked::AllowedForSession)) => {
             return Ok(Verdict::allow(format!(
@@ -73,15 +85,51 @@ pub async fn ask_person(
             });
         }
     };
-    let no_answer = || NoAnswer {
-        reason: format!("no answer in {}; {STILL_OPEN}", words(wait)),
+    let guard = Guard::start(api, &id);
+    let answered = tokio::select! {
+        answered = answer(api, call, &id, deadline, wait, expires_at) => answered,
+        why = watch.stopped() => Err(NoAnswer { reason: why }),
     };
+    match answered {
+        Ok(verdict) => {
+            if let Some(g) = guard {
+                g.settled();
+            }
+            Ok(verdict)
+        }
+        Err(no) => {
+            // Once; the guard tries longer should this fail (and is told when it need not).
+            let withdrawn = withdraw_now(api, &id).await;
+            let then = if withdrawn {
+                if let Some(g) = guard {
+                    g.settled();
+                }
+                WITHDRAWN
+            } else {
+                CLOSES_SOON
+            };
+            Err(NoAnswer {
+                reason: format!("{}; {then}", no.reason),
+            })
+        }
+    }
+}
+
+/// Waits for the person's answer to decision `id` until the deadline, and reads it.
+async fn answer(
+    api: &Api,
+    call: &ToolCall,
+    id: &str,
+    deadline: Instant,
+    wait: Duration,
+    expires_at: Option<OffsetDateTime>,
+) -> Result<Verdict, NoAnswer> {
     let remaining = deadline.saturating_duration_since(Instant::now());
     // The await returns the decision still pending at the deadline; the guard, a moment
     // later, is for a server that stops answering.
     let waited = tokio::time::timeout_at(
         deadline + WAIT_GRACE,
-        wait_for_decision(api, &id, Some(remaining), expires_at),
+        wait_for_decision(api, id, Some(remaining), expires_at),
     );
     match waited.await {
         Ok(Ok(d)) => {
@@ -95,7 +143,7 @@ pub async fn ask_person(
                 // or nothing.
                 let edited = tokio::time::timeout_at(
                     deadline + WAIT_GRACE,
-                    edited_input(api, call, &id, deadline),
+                    edited_input(api, call, id, deadline),
                 );
                 match edited.await {
                     Ok(Ok(Some(input))) => *updated_input = Some(input),
@@ -111,9 +159,11 @@ pub async fn ask_person(
             Ok(verdict)
         }
         Ok(Err(e)) => Err(NoAnswer {
-            reason: format!("{}; {STILL_OPEN}", first_line(&e)),
+            reason: first_line(&e),
         }),
-        Err(_) => Err(no_answer()),
+        Err(_) => Err(NoAnswer {
+            reason: format!("no answer in {}", words(wait)),
+        }),
     }
 }
 
@@ -306,7 +356,7 @@ fn verdict_of(d: &Value, call: &ToolCall, wait: Duration) -> Result<Verdict, NoA
             None => "The person denied this on sayso.".to_string(),
         })),
         ("pending", _) => Err(NoAnswer {
-            reason: format!("no answer in {}; {STILL_OPEN}", words(wait)),
+            reason: format!("no answer in {}", words(wait)),
         }),
         (other, _) => Err(NoAnswer {
             reason: format!("the question was {other} without an answer"),
@@ -411,7 +461,7 @@ mod tests {
         let d = json!({"status": "pending", "web_url": "http://x/d/1"});
         assert_eq!(
             verdict_of(&d, &c, w).unwrap_err().reason,
-            "no answer in 15 min; still open in the person's sayso feed"
+            "no answer in 15 min"
         );
         let d = json!({"status": "expired", "outcome": null, "web_url": "http://x/d/1"});
         let reason = verdict_of(&d, &c, w).unwrap_err().reason;

@@ -7,6 +7,7 @@
 //! be reached and a person who does not answer in time all end in the configured fallback
 //! (deny, or hand back to the terminal), with one line on stderr saying why.
 
+mod abandon;
 mod ask;
 mod call;
 mod claude;
@@ -62,6 +63,9 @@ pub enum HookCommand {
     Install(install::InstallArgs),
     /// Check that a harness, as configured here, will run the hook and obey it.
     Doctor(doctor::DoctorArgs),
+    /// Started by the hook with its question: withdraws it if the hook is killed.
+    #[command(hide = true)]
+    Guard(abandon::GuardArgs),
 }
 
 /// What to do when the person's answer cannot be had.
@@ -108,10 +112,13 @@ pub async fn run(cmd: HookCommand) -> ! {
         HookCommand::Pi(a) => (Harness::Pi, a),
         HookCommand::Install(a) => crate::client::exit(install::run(a).await.map(|()| 0)),
         HookCommand::Doctor(a) => crate::client::exit(doctor::run(a).await),
+        HookCommand::Guard(a) => crate::client::exit(abandon::guard(a).await),
     };
     let reply = decide(harness, &args).await;
     if let Some(v) = &reply.stdout {
-        println!("{v}");
+        // Not `println!`: a harness that stopped reading leaves a closed pipe, and the
+        // reply then goes nowhere instead of ending the process in a panic.
+        let _ = writeln!(std::io::stdout(), "{v}");
     }
     let _ = std::io::stdout().flush();
     std::process::exit(reply.exit.into())
@@ -259,6 +266,7 @@ fn fallback(call: &ToolCall, fallback: Fallback, why: &str) -> Reply {
         Fallback::Deny => Verdict::deny(format!("sayso: {why}; denied")),
         Fallback::Ask => Verdict::ask(format!("sayso: {why}; asking here instead")),
     };
-    eprintln!("{}", verdict.reason());
+    // Not `eprintln!`: a harness that went away may have closed stderr too.
+    let _ = writeln!(std::io::stderr(), "{}", verdict.reason());
     render(call, &verdict)
 }

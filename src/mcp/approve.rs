@@ -4,7 +4,9 @@
 //! approval `sayso hook` makes, waits, and answers with the one text Claude Code reads:
 //! `{"behavior": "allow", "updatedInput": …}` or `{"behavior": "deny", "message": …}`.
 //! Nothing but the person's Allow allows: no answer in time, bad arguments and server
-//! trouble all deny, with the reason.
+//! trouble all deny, with the reason. Whenever it answers without the person's answer, or
+//! its client gives up on the call, the question is withdrawn as abandoned: nothing waits
+//! for a later answer, so the person is never left an Allow that would run nothing.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,8 +27,9 @@ pub const NAME: &str = "approve";
 
 /// How long the tool waits for the person unless `wait_s` says otherwise.
 pub const DEFAULT_WAIT_S: u64 = 900;
-/// How long the question stays open after the tool stops waiting (a late answer is recorded).
-const OPEN_AFTER_WAIT_S: u64 = 3600;
+/// How long the question stays open past the tool's wait, should withdrawing it fail (the
+/// database unavailable right then).
+const OPEN_AFTER_WAIT_S: u64 = 60;
 
 /// The tool as clients see it.
 pub fn tool() -> Tool {
@@ -111,18 +114,19 @@ impl SaysoMcp {
             .create_decision(inbox, &body, None)
             .await
             .map_err(describe)?;
-        let h = created.handle;
-        let d = self
-            .await_in_rounds(inbox, h.decision_id, wait)
-            .await
-            .map_err(|f| match f {
-                super::Failure::Service(e) => describe(e),
-                super::Failure::Invalid(_) => "the answer could not be read".into(),
-                // The question stays open in the person's feed.
-                super::Failure::Waiting(refused) => {
-                    format!("not waiting for the person: {}", refused.message())
-                }
-            })?;
+        let id = created.handle.decision_id;
+        let waited = self.await_own(inbox, id, wait).await;
+        if !matches!(&waited, Ok(d) if d.status != Status::Pending) {
+            // The answer is a deny now: nothing is left waiting for the person's.
+            let _ = self.abandon(inbox, id).await;
+        }
+        let d = waited.map_err(|f| match f {
+            super::Failure::Service(e) => describe(e),
+            super::Failure::Invalid(_) => "the answer could not be read".into(),
+            super::Failure::Waiting(refused) => {
+                format!("not waiting for the person: {}", refused.message())
+            }
+        })?;
         let remark = d.remark.as_deref().map(str::trim).filter(|r| !r.is_empty());
         Ok(
             match (d.status, d.outcome.as_ref().and_then(Value::as_str)) {
@@ -145,10 +149,9 @@ impl SaysoMcp {
                     } else {
                         format!("{wait_s} s")
                     };
-                    // No link: the reason reaches the model (the web_url only shows an
-                    // approval, but the person answers it in their feed).
+                    // No link: the reason reaches the model.
                     deny(&format!(
-                        "sayso: no answer in {minutes}; still open in the person's sayso feed; denied"
+                        "sayso: no answer in {minutes}; the question is withdrawn; denied"
                     ))
                 }
                 (status, _) => deny(&format!(

@@ -138,7 +138,7 @@ impl ServerHandler for Bridge {
     async fn call_tool(
         &self,
         mut request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         // Progress tokens and the like belong to the stdio session, not the remote one.
         request.meta = None;
@@ -146,7 +146,16 @@ impl ServerHandler for Bridge {
             Ok(peer) => peer,
             Err(e) => return Ok(unreachable_result(&e).into()),
         };
-        match peer.call_tool_once(request).await {
+        let called = tokio::select! {
+            called = peer.call_tool_once(request) => called,
+            () = context.ct.cancelled() => {
+                // The client gave up on the call (or closed stdin). Dropping the remote call
+                // cancels it there too, which closes its request: the server then withdraws
+                // a question the call was waiting on. Other calls keep the connection.
+                return Err(ErrorData::internal_error("the client cancelled the call", None));
+            }
+        };
+        match called {
             Ok(response) => Ok(response),
             Err(rmcp::service::ServiceError::McpError(e)) => Err(e),
             Err(e) => {

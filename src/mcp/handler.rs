@@ -12,6 +12,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 #[path = "approve.rs"]
@@ -20,7 +21,7 @@ pub(super) mod approve;
 use super::profiles::{self, Profile, claude, gemini, omp, pi};
 use super::tools::{self, Arguments};
 use crate::domain::inbox::Inbox;
-use crate::domain::{Issue, Issues, Kind, Status};
+use crate::domain::{CancelReason, Issue, Issues, Kind, Status};
 use crate::render::resolved_message;
 use crate::service::{DecisionView, ListQuery, Service, ServiceError};
 use crate::web::waiting::{Refused, Seats};
@@ -198,6 +199,37 @@ impl SaysoMcp {
         }
     }
 
+    /// Waits like `await_in_rounds` for a decision this call created and has not handed
+    /// to the client yet. If the client gives up on the call (`notifications/cancelled`,
+    /// its connection or the stdio bridge gone), nothing can act on an answer any more:
+    /// the decision is withdrawn as abandoned, and the person's page says so.
+    pub(super) async fn await_own(
+        &self,
+        inbox: &Inbox,
+        id: Uuid,
+        wait: Duration,
+    ) -> Result<crate::domain::Decision, Failure> {
+        let cancelled = CANCELLED.try_with(Clone::clone).unwrap_or_default();
+        tokio::select! {
+            d = self.await_in_rounds(inbox, id, wait) => d,
+            () = cancelled.cancelled() => self.abandon(inbox, id).await,
+        }
+    }
+
+    /// Withdraws a decision nothing waits for any more; one resolved already stays as it is.
+    pub(super) async fn abandon(
+        &self,
+        inbox: &Inbox,
+        id: Uuid,
+    ) -> Result<crate::domain::Decision, Failure> {
+        let reason = Some(CancelReason::Abandoned.as_str().to_string());
+        match self.svc.cancel_decision(inbox, id, reason).await {
+            Ok(d) => Ok(d),
+            Err(ServiceError::AlreadyResolved(d) | ServiceError::Expired(d)) => Ok(*d),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     async fn cancel_decision(
         &self,
         inbox: &Inbox,
@@ -313,10 +345,8 @@ impl ServerHandler for SaysoMcp {
             .map(|parts| Seats::of(&parts.extensions))
             .unwrap_or_default();
         let args = request.arguments.unwrap_or_default();
-        SEATS
-            .scope(seats, self.call(&inbox, &request.name, args))
-            .await
-            .map(Into::into)
+        let call = CANCELLED.scope(context.ct, self.call(&inbox, &request.name, args));
+        SEATS.scope(seats, call).await.map(Into::into)
     }
 }
 
@@ -331,6 +361,10 @@ tokio::task_local! {
     /// Where the waits of the tool call being run take their seats: read from the request
     /// once, around the call, rather than handed down through every tool that may wait.
     static SEATS: Seats;
+    /// Cancelled when the client gives up on the tool call being run: its
+    /// `notifications/cancelled`, or its connection closed (rmcp cancels a stateless
+    /// request whose client went away).
+    static CANCELLED: CancellationToken;
 }
 
 /// Why a tool did not do what was asked, before it is worded for the model.

@@ -101,8 +101,10 @@ impl SaysoMcp {
             .create_shaped(inbox, &body, None, Some(shape))
             .await?;
         let mut h = created.handle;
-        // Asked, but not allowed to wait: the question stands, and the result says so.
-        let d = match self.await_in_rounds(inbox, h.decision_id, wait).await {
+        // Asked, but not allowed to wait: the question stands, and the result says so. A
+        // wait that ends with the handle in the result leaves it open too (the model may
+        // await it); only a client that gave up on the call has it withdrawn.
+        let d = match self.await_own(inbox, h.decision_id, wait).await {
             Err(Failure::Waiting(refused)) => {
                 h.warnings
                     .push(format!("not waiting for the answer: {}", refused.message()));

@@ -270,6 +270,7 @@ mod tests {
             has_image: false,
             answered_by: None,
             answers: Vec::new(),
+            cancel_reason: None,
         }
     }
 

@@ -28,6 +28,7 @@ pub(super) struct Resolve {
     pub outcome_source: Option<&'static str>,
     pub custom: bool,
     pub remark: Option<String>,
+    pub cancel_reason: Option<&'static str>,
     pub via: Option<&'static str>,
     pub device: Option<Uuid>,
     /// The answer appended to the decision's `answers`, as stored.
@@ -73,6 +74,7 @@ impl Change {
             outcome_source: r.outcome_source.map(|s| s.as_str()),
             custom: r.custom,
             remark: r.remark.clone(),
+            cancel_reason: r.cancel_reason.map(|c| c.as_str()),
             via: r.by.map(|b| b.channel.as_str()),
             device: r.by.and_then(|b| b.device_id),
             answer: r.answer.as_ref().map(rows::answer_json).transpose()?,

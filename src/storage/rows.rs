@@ -10,7 +10,8 @@ use crate::domain::outbox::{
     Channel, MessageResult, MessageStatus, NewMessage, OutboxMessage, Purpose, Route,
 };
 use crate::domain::{
-    AnswerChannel, AnsweredBy, Decision, DecisionSpec, OutcomeSource, Resolution, Status,
+    AnswerChannel, AnsweredBy, CancelReason, Decision, DecisionSpec, OutcomeSource, Resolution,
+    Status,
 };
 use crate::metrics::PoolState;
 
@@ -34,6 +35,7 @@ pub(super) struct DecisionColumns<J = Value> {
     pub answered_device: Option<Uuid>,
     /// The JSON array of `AnswerRecord`s.
     pub answers: J,
+    pub cancel_reason: Option<String>,
 }
 
 /// A stored JSON column, parsed into what it holds.
@@ -74,6 +76,12 @@ impl<J: StoredJson> TryFrom<DecisionColumns<J>> for Decision {
             .answers
             .parse()
             .map_err(|e| StoreError::Other(format!("decision {}: stored answers: {e}", c.id)))?;
+        let cancel_reason = match c.cancel_reason.as_deref() {
+            None => None,
+            Some(r) => Some(CancelReason::parse(r).ok_or_else(|| {
+                StoreError::Other(format!("decision {}: stored cancel_reason {r:?}", c.id))
+            })?),
+        };
         Ok(Decision {
             answers,
             id: c.id,
@@ -89,6 +97,7 @@ impl<J: StoredJson> TryFrom<DecisionColumns<J>> for Decision {
             resolved_at: c.resolved_at,
             has_image: c.has_image,
             answered_by,
+            cancel_reason,
         })
     }
 }
@@ -111,6 +120,7 @@ pub(super) fn pending_decision(row: &super::InsertDecision<'_>) -> Decision {
         has_image: row.new.image.is_some(),
         answered_by: None,
         answers: Vec::new(),
+        cancel_reason: None,
         spec: stored_spec(&row.new.spec),
     }
 }

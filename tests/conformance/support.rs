@@ -108,6 +108,7 @@ pub fn answer(outcome: Value) -> Resolution {
         by: Some(AnsweredBy::new(AnswerChannel::Feed, None)),
         answer: None,
         expect_answers: None,
+        cancel_reason: None,
     }
 }
 
@@ -122,6 +123,7 @@ pub fn decline(remark: &str) -> Resolution {
         by: Some(AnsweredBy::new(AnswerChannel::Link, None)),
         answer: None,
         expect_answers: None,
+        cancel_reason: None,
     }
 }
 

@@ -418,3 +418,63 @@ async fn claude_session_allowance_does_not_pass_a_passkey_rule() {
     assert!(error, "the push was refused: {text}");
     assert!(text.contains("The person denied this on sayso"), "{text}");
 }
+
+/// Sets the timeout Claude Code gives every hook entry in `file` (its settings, as `sayso
+/// hook install` wrote them), in seconds.
+fn set_hook_timeout(file: &Path, seconds: u64) {
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    for event in settings["hooks"].as_object_mut().unwrap().values_mut() {
+        for group in event.as_array_mut().unwrap() {
+            for hook in group["hooks"].as_array_mut().unwrap() {
+                hook["timeout"] = json!(seconds);
+            }
+        }
+    }
+    std::fs::write(file, settings.to_string()).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_killing_its_hook_mid_wait_withdraws_the_question() {
+    let Some(bin) = harness("claude") else { return };
+    let (_db, srv) = server().await;
+    let sb = Sandbox::new();
+    let mut cmd = sb.command(Path::new(crate::rig::BIN));
+    cmd.args(["hook", "install", "claude"])
+        .env("SAYSO_URL", &srv.base)
+        .env("SAYSO_KEY", &srv.key);
+    let out = run(cmd, LIMIT).await;
+    assert_eq!(out.code, Some(0), "{}", out.both());
+    // Claude Code gives the hook 3 s, while the hook would wait 10 min: Claude Code kills
+    // it mid-wait, as it does any hook past its timeout.
+    set_hook_timeout(&sb.project().join(".claude/settings.json"), 3);
+    let model = Model::start(touch("abandoned.txt")).await;
+    let mut cmd = claude(&sb, &model, &bin, &srv.base, &srv.key);
+    cmd.env("SAYSO_HOOK_TIMEOUT_S", "600");
+    let child = cmd.spawn().unwrap();
+    let d = pending_decision(&srv).await;
+    assert_eq!(
+        d["question"],
+        "Claude Code wants to run: touch abandoned.txt"
+    );
+    let id = d["decision_id"].as_str().unwrap();
+    // Withdrawn, with nothing but Claude Code's kill to go on.
+    crate::run::abandoned(&srv, id).await;
+    let ran = ended(child).await;
+    assert!(
+        !sb.project().join("abandoned.txt").exists(),
+        "the command ran: {}\n{}",
+        ran.both(),
+        model.dump()
+    );
+    // To Claude Code the killed hook is a failed one: it goes on with its own permission
+    // check, which under `claude -p` without an allow rule refuses the call.
+    let (text, error) = read_back(&model, "Bash");
+    assert!(error && text.contains("needs approval"), "{text}");
+    // The person's press afterwards changes nothing.
+    let (status, body) = srv
+        .answer(d["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
+        .await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(srv.get(id).await["status"], "cancelled");
+}

@@ -221,3 +221,50 @@ async fn codex_hook_gates_codex_exec_once_installed() {
     assert!(project.join("ungated.txt").exists(), "{}", ran.both());
     assert!(!ran.stderr.contains("hook: PreToolUse"), "{}", ran.both());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_killing_its_hook_mid_wait_withdraws_the_question() {
+    let Some(bin) = harness("codex") else { return };
+    let (_db, srv) = server().await;
+    let sb = Sandbox::new();
+    let model = Model::start(json!([])).await;
+    configure(&sb, &model);
+    // Codex's hook timeout is the entry's `timeout` in hooks.json (seconds), which install
+    // writes as the hook's wait plus 30 s: 31 s here. The hook itself is then told to wait
+    // 10 min, so Codex kills it mid-wait (SIGKILL: Codex drops the hook's process).
+    let out = sayso(&sb, &["hook", "install", "codex", "--timeout-s", "1"], &srv);
+    assert!(out.status.success(), "{out:?}");
+    let hooks: Value = serde_json::from_str(
+        &std::fs::read_to_string(sb.project().join(".codex/hooks.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(hooks["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"], 31);
+    touch(&model, "abandoned.txt");
+    let mut cmd = codex(&sb, &bin, &srv.base, &srv.key);
+    cmd.env("SAYSO_HOOK_TIMEOUT_S", "600");
+    let running = tokio::spawn(run(cmd, LIMIT));
+    let d = pending_decision(&srv).await;
+    assert_eq!(d["question"], "Codex wants to run: touch abandoned.txt");
+    let id = d["decision_id"].as_str().unwrap();
+    let ran = running.await.unwrap();
+    assert!(ran.stderr.contains("hook: PreToolUse"), "{}", ran.both());
+    // The hook got no chance to say anything: its guard withdrew the question.
+    crate::run::abandoned(&srv, id).await;
+    let (status, body) = srv
+        .answer(d["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
+        .await;
+    assert_eq!(status, 409, "{body}");
+    // To Codex a killed hook is a failed one, and it runs the call as if there were no hook
+    // (docs/HARNESSES.md): why the hook's wait is kept below Codex's timeout. Nothing the
+    // person does later adds to that.
+    assert!(
+        ran.stderr.contains("hook: PreToolUse Failed"),
+        "{}",
+        ran.both()
+    );
+    assert!(
+        sb.project().join("abandoned.txt").exists(),
+        "{}",
+        ran.both()
+    );
+}

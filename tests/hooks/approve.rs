@@ -1,6 +1,7 @@
 //! The `approve` MCP tool through the official Python MCP SDK: the person's Allow (here with
 //! the command edited) comes back as `{"behavior": "allow", "updatedInput": …}`, a Deny with its remark as the message, and
-//! no answer in time as a deny.
+//! no answer in time as a deny (the question withdrawn); a client that goes away mid-call has
+//! its question withdrawn too.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -11,7 +12,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::common::python::{Venv, venv_python};
-use crate::run::{pending_decision, server};
+use crate::run::{abandoned, pending_decision, server};
 
 fn python_with_mcp() -> Option<&'static PathBuf> {
     static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
@@ -88,7 +89,7 @@ async fn approve_answers_claude_codes_permission_json() {
     assert_eq!(third["behavior"], "deny");
     let message = third["message"].as_str().unwrap();
     assert!(
-        message == "sayso: no answer in 1 s; still open in the person's sayso feed; denied",
+        message == "sayso: no answer in 1 s; the question is withdrawn; denied",
         "{message}"
     );
     assert_eq!(
@@ -98,4 +99,38 @@ async fn approve_answers_claude_codes_permission_json() {
             "Claude Code wants to write /srv/app/.env (4 bytes)"
         ]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_gone_mid_approve_has_its_question_withdrawn() {
+    let Some(python) = python_with_mcp() else {
+        return;
+    };
+    let (_db, srv) = server().await;
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/hooks/abandon_client.py");
+    let mut child = tokio::process::Command::new(python)
+        .arg(&script)
+        .arg(srv.url("/mcp"))
+        .env("SAYSO_KEY", &srv.key)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
+        .await
+        .expect("the client starts its call")
+        .unwrap()
+        .expect("a line");
+    assert_eq!(line, r#"{"step": "calling"}"#);
+    let d = pending_decision(&srv).await;
+    assert_eq!(d["question"], "Claude Code wants to run: make deploy");
+    // The client dies mid-call: its connection closes, and nothing is left to read an answer.
+    child.kill().await.unwrap();
+    let d = abandoned(&srv, d["decision_id"].as_str().unwrap()).await;
+    let (status, body) = srv
+        .answer(d["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
+        .await;
+    assert_eq!(status, 409, "{body}");
 }

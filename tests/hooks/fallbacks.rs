@@ -1,13 +1,17 @@
 //! Timeouts, outages and bad input end in the configured safe fallback, quickly, with one
 //! line on stderr; never in an allow.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use serde_json::json;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::{Value, json};
 use tokio::net::TcpListener;
+use tokio::process::Child;
 
+use crate::common::server::TestServer;
 use crate::harnesses::claude_input;
-use crate::run::{Dir, finish, hook_command, pending_decision, run, server, start};
+use crate::run::{BIN, Dir, abandoned, finish, hook_command, pending_decision, run, server, start};
 
 fn one_line(stderr: &str) -> &str {
     let lines: Vec<&str> = stderr.lines().collect();
@@ -16,7 +20,7 @@ fn one_line(stderr: &str) -> &str {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn no_answer_in_time_denies_without_a_link_and_a_late_answer_is_still_recorded() {
+async fn no_answer_in_time_denies_without_a_link_and_withdraws_the_question() {
     let (_db, srv) = server().await;
     let dir = Dir::new();
     let input = claude_input(
@@ -32,8 +36,8 @@ async fn no_answer_in_time_denies_without_a_link_and_a_late_answer_is_still_reco
     let out = finish(child, started).await;
     assert!(out.took < Duration::from_secs(8), "took {:?}", out.took);
     let web_url = d["web_url"].as_str().unwrap();
-    // The reason reaches the model: it names the feed, never a link.
-    let reason = "sayso: no answer in 2 s; still open in the person's sayso feed; denied";
+    // The reason reaches the model: it says the question is gone, and carries no link.
+    let reason = "sayso: no answer in 2 s; the question is withdrawn; denied";
     assert_eq!(out.code, 0);
     assert_eq!(
         out.stdout,
@@ -41,9 +45,133 @@ async fn no_answer_in_time_denies_without_a_link_and_a_late_answer_is_still_reco
             "permissionDecisionReason": reason}})
     );
     assert_eq!(one_line(&out.stderr), reason);
-    // The question stays open: a late answer is recorded.
+    // Nothing waits for an answer any more: a press after it is refused, and says so.
+    abandoned(&srv, d["decision_id"].as_str().unwrap()).await;
     let (status, body) = srv.answer(web_url, json!({"value": "Allow"})).await;
-    assert_eq!(status, 200, "{body}");
+    assert_eq!(status, 409, "{body}");
+}
+
+/// Runs `sayso hook claude` until its question is pending, and returns the hook and the
+/// decision.
+async fn waiting_hook(srv: &TestServer, dir: &Dir, command: &str) -> (Child, Instant, Value) {
+    let input = claude_input(
+        "PreToolUse",
+        &dir.path().display().to_string(),
+        "s",
+        command,
+    );
+    let mut cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+    cmd.env("SAYSO_HOOK_TIMEOUT_S", "600");
+    let (child, started) = start(cmd, &input).await;
+    let d = pending_decision(srv).await;
+    (child, started, d)
+}
+
+fn signal(child: &Child, sig: Signal) {
+    let pid = Pid::from_raw(child.id().expect("running") as i32);
+    kill(pid, sig).expect("the signal is sent");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_harness_stopping_the_hook_withdraws_its_question_and_denies() {
+    let (_db, srv) = server().await;
+    let dir = Dir::new();
+    for (sig, name) in [
+        (Signal::SIGTERM, "SIGTERM"),
+        (Signal::SIGINT, "SIGINT"),
+        (Signal::SIGHUP, "SIGHUP"),
+    ] {
+        let (child, started, d) = waiting_hook(&srv, &dir, &format!("make {name}")).await;
+        signal(&child, sig);
+        let out = finish(child, started).await;
+        let reason = format!(
+            "sayso: the harness stopped the hook ({name}); the question is withdrawn; denied"
+        );
+        assert_eq!(out.code, 0, "{name}: {out:?}");
+        assert_eq!(
+            out.stdout["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{name}: {out:?}"
+        );
+        assert_eq!(
+            out.stdout["hookSpecificOutput"]["permissionDecisionReason"], reason,
+            "{name}: {out:?}"
+        );
+        assert_eq!(one_line(&out.stderr), reason);
+        abandoned(&srv, d["decision_id"].as_str().unwrap()).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_killed_outright_has_its_guard_withdraw_the_question() {
+    let (_db, srv) = server().await;
+    let dir = Dir::new();
+    let (mut child, _, d) = waiting_hook(&srv, &dir, "make kill").await;
+    // What Codex does to a hook past its timeout: no code of the hook runs after this.
+    signal(&child, Signal::SIGKILL);
+    let status = child.wait().await.unwrap();
+    assert_eq!(status.code(), None, "killed: {status:?}");
+    abandoned(&srv, d["decision_id"].as_str().unwrap()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_harness_exiting_withdraws_the_question() {
+    let (_db, srv) = server().await;
+    let dir = Dir::new();
+    let input = claude_input(
+        "PreToolUse",
+        &dir.path().display().to_string(),
+        "s",
+        "make orphan",
+    );
+    dir.write("in.json", &input);
+    // The harness: a shell that runs the hook (its reply going to a file, so only its
+    // parent's going away can tell it) and is then killed without a word to the hook.
+    let mut shell = tokio::process::Command::new("/bin/sh");
+    shell
+        .args([
+            "-c",
+            "\"$0\" hook claude < in.json > out.json 2> err.txt & wait",
+            BIN,
+        ])
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .env("SAYSO_URL", &srv.base)
+        .env("SAYSO_KEY", &srv.key)
+        .env("SAYSO_HOOK_TIMEOUT_S", "600")
+        .env_remove("SAYSO_HOOK_POLICY")
+        .env_remove("SAYSO_HOOK_FALLBACK")
+        .kill_on_drop(true);
+    let mut shell = shell.spawn().unwrap();
+    let d = pending_decision(&srv).await;
+    signal(&shell, Signal::SIGKILL);
+    let _ = shell.wait().await;
+    abandoned(&srv, d["decision_id"].as_str().unwrap()).await;
+    // The hook still gives its harness's deny, to nobody.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let reply = || std::fs::read_to_string(dir.path().join("out.json")).unwrap_or_default();
+    while reply().is_empty() {
+        assert!(Instant::now() < deadline, "the hook never replied");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let out: Value = serde_json::from_str(reply().trim()).unwrap();
+    assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(out.to_string().contains("the harness exited"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_harness_no_longer_reading_the_reply_withdraws_the_question() {
+    let (_db, srv) = server().await;
+    let dir = Dir::new();
+    let (mut child, _, d) = waiting_hook(&srv, &dir, "make unread").await;
+    // stdin was closed long ago, as every harness does: that alone is no reason. A closed
+    // stdout is: nobody will read the answer.
+    drop(child.stdout.take());
+    abandoned(&srv, d["decision_id"].as_str().unwrap()).await;
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("the hook exits")
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,9 +4,9 @@
 use reqwest::{Method, StatusCode, redirect};
 use serde_json::{Value, json};
 
-use crate::common::server::{TestServer, send};
+use crate::common::server::{TestServer, feed_page, send};
 use crate::harnesses::claude_input;
-use crate::run::{Dir, finish, hook_command, pending_decision, server, start};
+use crate::run::{Dir, abandoned, finish, hook_command, pending_decision, server, start};
 
 fn approval_body(tool: &str, input: Value, answer_by: &str) -> Value {
     json!({
@@ -308,5 +308,77 @@ async fn only_an_editable_approval_takes_a_command_and_deny_ignores_it() {
     assert_eq!(
         (d["outcome"].as_str(), d["custom"].as_bool()),
         (Some("Deny"), Some(false))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_press_after_the_hook_stopped_waiting_says_so_and_changes_nothing() {
+    let (_db, srv) = server().await;
+    let dir = Dir::new();
+    let input = claude_input(
+        "PreToolUse",
+        &dir.path().display().to_string(),
+        "s",
+        "make deploy",
+    );
+    let mut cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+    cmd.env("SAYSO_HOOK_TIMEOUT_S", "600");
+    let (child, started) = start(cmd, &input).await;
+    let d = pending_decision(&srv).await;
+    // The harness gives up on the hook, as Claude Code does past the hook's timeout.
+    let pid = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let out = finish(child, started).await;
+    assert_eq!(
+        out.stdout["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+    let id = d["decision_id"].as_str().unwrap();
+    abandoned(&srv, id).await;
+
+    // The person presses Allow in the morning: the page says the agent stopped waiting and
+    // that the answer runs nothing, never that it was allowed.
+    let web_url = d["web_url"].as_str().unwrap();
+    let client = reqwest::Client::builder()
+        .redirect(redirect::Policy::none())
+        .build()
+        .unwrap();
+    let resp = client
+        .post(srv.person_url(web_url).await)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("sec-fetch-site", "same-origin")
+        .body("value=Allow")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::CONFLICT);
+    let html = resp.text().await.unwrap();
+    assert!(html.contains("data-status=\"cancelled\""), "{html}");
+    assert!(
+        html.contains("<h2>Claude Code stopped waiting at "),
+        "{html}"
+    );
+    assert!(
+        html.contains(
+            "It withdrew the question, so an answer now runs nothing and changes nothing."
+        ),
+        "{html}"
+    );
+    assert!(!html.contains("Allowed"), "{html}");
+    assert!(
+        !html.contains("id=\"answer\""),
+        "no form to answer with: {html}"
+    );
+    let after = srv.get(id).await;
+    assert_eq!(after["status"], "cancelled", "{after}");
+    assert_eq!(after["outcome"], Value::Null, "{after}");
+
+    // The feed lists it the same way.
+    let inbox = srv.default_inbox().await;
+    let (status, feed) = feed_page(&srv.svc.feed_url(&inbox)).await;
+    assert_eq!(status, 200);
+    assert!(
+        feed.contains("<span class=\"status\">agent stopped waiting</span>"),
+        "{feed}"
     );
 }

@@ -164,3 +164,37 @@ pub async fn finish_text(cmd: Command, input: &str) -> String {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// Waits (at most 20 s) for decision `id` to leave `pending`, and checks it was withdrawn
+/// as abandoned: `cancelled`, its `cancelled` event giving the reason `abandoned`, and its
+/// `answer_text` saying the agent stopped waiting. Returns the decision.
+pub async fn abandoned(srv: &TestServer, id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let d = loop {
+        let d = srv.get(id).await;
+        if d["status"] != "pending" {
+            break d;
+        }
+        assert!(Instant::now() < deadline, "decision {id} is still pending");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(d["status"], "cancelled", "{d}");
+    assert!(
+        d["answer_text"]
+            .as_str()
+            .unwrap()
+            .starts_with("The agent stopped waiting for "),
+        "{d}"
+    );
+    let (status, events) = send(srv.req(Method::GET, &format!("/v1/decisions/{id}/events"))).await;
+    assert_eq!(status, 200, "{events}");
+    let cancelled: Vec<&Value> = events["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "cancelled")
+        .collect();
+    assert_eq!(cancelled.len(), 1, "{events}");
+    assert_eq!(cancelled[0]["detail"]["reason"], "abandoned", "{events}");
+    d
+}

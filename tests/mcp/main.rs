@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use common::server::{TestServer, s, send};
 use reqwest::{Method, StatusCode};
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest};
+use rmcp::service::PeerRequestOptions;
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -597,4 +598,135 @@ async fn await_decision_longer_than_the_servers_maximum_keeps_waiting_in_rounds(
     assert_eq!(ok(&awaited)["status"], "answered", "{}", text(&awaited));
     assert_eq!(ok(&awaited)["outcome"], true);
     client.cancel().await.unwrap();
+}
+
+/// The status of decision `id`, once it is no longer pending or 20 s have passed.
+async fn settled_status(srv: &TestServer, id: &str) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, d) = send(srv.req(Method::GET, &format!("/v1/decisions/{id}"))).await;
+        if d["status"] != "pending" || std::time::Instant::now() > deadline {
+            return d;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The pending decision of `question`, once there is one.
+async fn pending_of(srv: &TestServer, question: &str) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, page) = send(srv.req(Method::GET, "/v1/decisions?status=pending")).await;
+        if let Some(d) = page["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["question"] == question)
+        {
+            return d.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no decision {question:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_call_withdraws_the_question_it_waited_on_and_nothing_else() {
+    let (_db, srv) = start().await;
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_sayso"));
+    cmd.arg("mcp")
+        .env("SAYSO_URL", &srv.base)
+        .env("SAYSO_KEY", &srv.key)
+        .env("SAYSO_LOG", "warn")
+        .stderr(Stdio::inherit());
+    let child = TokioChildProcess::new(cmd).expect("sayso mcp starts");
+    let client = ().serve(child).await.expect("stdio handshake");
+
+    // A handle only: the model holds its decision_id, and awaits it later.
+    let asked = call(
+        &client,
+        "ask_user",
+        json!({"question": "Kept?", "kind": "bool"}),
+    )
+    .await;
+    let kept = s(ok(&asked), "decision_id").to_string();
+
+    let cancellable = |name: &str, args: Value| {
+        let Value::Object(args) = args else {
+            unreachable!()
+        };
+        ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
+            CallToolRequestParams::new(name.to_string()).with_arguments(args),
+        ))
+    };
+    // A wait on someone else's decision: cancelling it leaves the decision alone.
+    let waiting = client
+        .peer()
+        .send_cancellable_request(
+            cancellable(
+                "await_decision",
+                json!({"decision_id": kept, "timeout_s": 600}),
+            ),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    // The tools that ask and wait in the call: their client's `notifications/cancelled`
+    // withdraws what they asked, since no one will ever read its decision_id.
+    let approving = client
+        .peer()
+        .send_cancellable_request(
+            cancellable(
+                "approve",
+                json!({"tool_name": "Bash", "input": {"command": "make cancelled"}, "wait_s": 600}),
+            ),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    let asking = client
+        .peer()
+        .send_cancellable_request(
+            cancellable(
+                "ask_user_question",
+                json!({"questions": [{"question": "Which colour?", "header": "Colour",
+                    "multiSelect": false, "options": [
+                        {"label": "Red", "description": "warm"},
+                        {"label": "Blue", "description": "cool"}]}],
+                    "wait_s": 600}),
+            ),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    let approval = pending_of(&srv, "Claude Code wants to run: make cancelled").await;
+    let question = pending_of(&srv, "Which colour?").await;
+    waiting.cancel(Some("not now".into())).await.unwrap();
+    approving
+        .cancel(Some("the user pressed Esc".into()))
+        .await
+        .unwrap();
+    asking.cancel(None).await.unwrap();
+    for d in [&approval, &question] {
+        let id = s(d, "decision_id");
+        let after = settled_status(&srv, id).await;
+        assert_eq!(after["status"], "cancelled", "{after}");
+        let (_, events) = send(srv.req(Method::GET, &format!("/v1/decisions/{id}/events"))).await;
+        assert!(
+            events.to_string().contains(r#""reason":"abandoned""#),
+            "{events}"
+        );
+    }
+    // The handle's decision is still open, and the bridge still serves.
+    let got = call(&client, "get_decision", json!({"decision_id": kept})).await;
+    assert_eq!(ok(&got)["status"], "pending");
+    client.cancel().await.unwrap();
+    let after = settled_status(&srv, &kept).await;
+    assert_eq!(
+        after["status"], "pending",
+        "closing the bridge withdraws no handle"
+    );
 }

@@ -26,7 +26,7 @@ use crate::domain::approval::{
     ALLOW, ALLOW_SESSION, Action, ApprovalSpec, DENY, action_of, offers_session, size_in_words,
 };
 use crate::domain::danger::dangers;
-use crate::domain::{Decision, Status};
+use crate::domain::{CancelReason, Decision, Status};
 use crate::render;
 use crate::render::visible::{Lines, clip, cut_note, has_hidden, visible};
 use crate::render::what_runs;
@@ -411,10 +411,23 @@ fn outcome(d: &Decision, a: &ApprovalSpec, now: OffsetDateTime, zone: &render::Z
         ),
         (Status::Answered, _) | (Status::Declined, _) => ("denied", "Denied".to_string()),
         (Status::Expired, _) => ("expired", "Nobody answered in time".to_string()),
+        // The server's own words, never the agent's: its free-text reason is not shown here.
+        (Status::Cancelled, _) if d.cancel_reason == Some(CancelReason::Abandoned) => (
+            "cancelled",
+            format!(
+                "{} stopped waiting at {}",
+                clip(render::approval::agent_name(&a.harness), 40, Lines::Marked).with_note(),
+                zone.clock(when, now)
+            ),
+        ),
         (Status::Cancelled, _) => ("cancelled", "Withdrawn by the agent".to_string()),
         (Status::Pending, _) => ("pending", render::heading(d, now).to_string()),
     };
     let late = match (a.answer_by, d.resolved_at) {
+        _ if d.cancel_reason == Some(CancelReason::Abandoned) => Some(
+            "It withdrew the question, so an answer now runs nothing and changes nothing."
+                .to_string(),
+        ),
         (Some(by), Some(at)) if at > by && d.status == Status::Answered => Some(format!(
             "This answer came after the agent stopped waiting at {}: it is recorded, but the agent had already gone on without it.",
             zone.date_time(by)

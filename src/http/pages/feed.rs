@@ -16,7 +16,7 @@ use super::answer::FEED_PATH;
 use super::templates::{FeedItem, FeedPage, FeedTodo, ProjectLink, error_page, render};
 use super::{Token, device_cookie};
 use crate::domain::people;
-use crate::domain::{Decision, Kind, PersonChannel, Status};
+use crate::domain::{CancelReason, Decision, Kind, PersonChannel, Status};
 use crate::render::visible::{Lines, clip, visible};
 use crate::render::{self, Zone, render_markdown};
 use crate::service::{DEVICE_COOKIE, SECURE_DEVICE_COOKIE, Service, ServiceError, Viewer};
@@ -180,6 +180,10 @@ fn page(
         project: d.spec.project.clone(),
         kind: kind_in_words(d),
         status: d.status.as_str(),
+        status_words: match d.cancel_reason {
+            Some(CancelReason::Abandoned) => "agent stopped waiting",
+            None => d.status.as_str(),
+        },
         url: link(d),
         when: zone.date_time(when),
         progress: None,

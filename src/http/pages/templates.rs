@@ -90,7 +90,11 @@ pub struct FeedItem {
     pub project: Option<String>,
     /// What kind of answer it asks for, in words: "Approval", "Yes or no", "Choice".
     pub kind: &'static str,
+    /// The status, as the item's class.
     pub status: &'static str,
+    /// The status in words: the status, or "agent stopped waiting" for a question its agent
+    /// withdrew because nothing waited for it any more.
+    pub status_words: &'static str,
     pub url: String,
     pub when: String,
     /// How far a decision that needs several people has come: "1 of 2 said yes: ana".

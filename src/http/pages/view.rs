@@ -10,7 +10,7 @@ use super::submitted::{OTHER, Submitted, note_name, other_name};
 use crate::domain::spec::{
     Attachment, ChoiceOption, FieldInput, FormField, FormSource, KindSpec, Shape, StringFormat,
 };
-use crate::domain::{Decision, Issue, OutcomeSource, Status};
+use crate::domain::{CancelReason, Decision, Issue, OutcomeSource, Status};
 use crate::render;
 
 mod people;
@@ -441,6 +441,9 @@ pub fn result(d: &Decision, now: OffsetDateTime, zone: &render::Zone) -> ResultV
     let when = d.resolved_at.unwrap_or(d.expires_at);
     let note = match d.status {
         Status::Declined => Some("Nobody picked an answer: this was declined."),
+        Status::Cancelled if d.cancel_reason == Some(CancelReason::Abandoned) => Some(
+            "The agent stopped waiting and withdrew this question: an answer now changes nothing.",
+        ),
         Status::Cancelled => Some("The agent withdrew this question before anyone answered."),
         Status::Expired
             if d.outcome_source == Some(OutcomeSource::Default)

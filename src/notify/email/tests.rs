@@ -26,6 +26,7 @@ fn decision(body: Value) -> Decision {
         has_image: false,
         answered_by: None,
         answers: Vec::new(),
+        cancel_reason: None,
     }
 }
 

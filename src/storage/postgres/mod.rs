@@ -8,7 +8,7 @@
 macro_rules! decision_columns {
     () => {
         "id, inbox_id, spec, status, outcome, outcome_source, custom, remark, \
-         created_at, expires_at, resolved_at, has_image, answered_via, answered_device, answers"
+         created_at, expires_at, resolved_at, has_image, answered_via, answered_device, answers, cancel_reason"
     };
 }
 

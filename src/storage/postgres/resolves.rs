@@ -191,7 +191,7 @@ async fn resolve_one(pool: &sqlx::PgPool, r: &Resolve) -> Result<Option<Decision
         "WITH upd AS ( \
            UPDATE decisions SET status = $2, outcome = $3, outcome_source = $4, \
              custom = $5, remark = $6, resolved_at = $7, answered_via = $12, \
-             answered_device = $13, \
+             answered_device = $13, cancel_reason = $16, \
              answers = CASE WHEN $14::jsonb IS NULL THEN answers \
                        ELSE answers || jsonb_build_array($14::jsonb) END \
            WHERE id = $1 AND status = 'pending' AND expires_at > $7 \
@@ -223,6 +223,7 @@ async fn resolve_one(pool: &sqlx::PgPool, r: &Resolve) -> Result<Option<Decision
     .bind(r.device)
     .bind(r.answer.as_ref().map(Json))
     .bind(r.expect_answers)
+    .bind(r.cancel_reason)
     .fetch_optional(pool)
     .await
     .map_err(store_error)
@@ -292,9 +293,11 @@ async fn write_round(
     let rows: Vec<RoundRow> = sqlx::query_as(concat!(
         "WITH x AS (SELECT * FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::text[], \
            $5::bool[], $6::text[], $7::timestamptz[], $8::text[], $9::uuid[], $10::jsonb[], \
-           $11::int8[], $12::text[], $13::jsonb[], $14::uuid[], $15::timestamptz[]) \
+           $11::int8[], $12::text[], $13::jsonb[], $14::uuid[], $15::timestamptz[], \
+           $21::text[]) \
            AS x(r_id, r_status, r_outcome, r_source, r_custom, r_remark, r_at, r_via, \
-                r_device, r_answer, r_expect, r_kind, r_detail, r_fan_id, r_give_up)), \
+                r_device, r_answer, r_expect, r_kind, r_detail, r_fan_id, r_give_up, \
+                r_cancel)), \
          y AS (SELECT * FROM unnest($16::uuid[], $17::jsonb[], $18::timestamptz[], \
            $19::int8[], $20::jsonb[]) AS y(v_id, v_answer, v_at, v_expect, v_detail)), \
          locked AS MATERIALIZED (SELECT ",
@@ -305,6 +308,7 @@ async fn write_round(
            UPDATE decisions d SET status = x.r_status, outcome = x.r_outcome, \
              outcome_source = x.r_source, custom = x.r_custom, remark = x.r_remark, \
              resolved_at = x.r_at, answered_via = x.r_via, answered_device = x.r_device, \
+             cancel_reason = x.r_cancel, \
              answers = CASE WHEN x.r_answer IS NULL THEN d.answers \
                        ELSE d.answers || jsonb_build_array(x.r_answer) END \
            FROM x WHERE d.id = x.r_id AND x.r_id IN (SELECT id FROM locked) \
@@ -360,6 +364,7 @@ async fn write_round(
     .bind(cols.v_at)
     .bind(cols.v_expects)
     .bind(cols.v_details)
+    .bind(cols.r_cancels)
     .fetch_all(pool)
     .await
     .map_err(store_error)?;
@@ -393,6 +398,7 @@ struct Columns<'a> {
     r_details: Vec<Json<&'a Value>>,
     r_fan_ids: Vec<Uuid>,
     r_give_ups: Vec<OffsetDateTime>,
+    r_cancels: Vec<Option<&'static str>>,
     v_ids: Vec<Uuid>,
     v_answers: Vec<Json<&'a Value>>,
     v_at: Vec<OffsetDateTime>,
@@ -418,6 +424,7 @@ impl<'a> Columns<'a> {
                 self.r_kinds.push(r.event.as_str());
                 self.r_details.push(Json(&r.detail));
                 self.r_fan_ids.push(Uuid::now_v7());
+                self.r_cancels.push(r.cancel_reason);
                 self.r_give_ups.push(r.now + rows::RESOLVED_GIVE_UP);
             }
             Change::Vote(v) => {

@@ -50,6 +50,7 @@ pub(super) struct DecisionRow {
     pub(super) answered_via: Option<String>,
     pub(super) answered_device: Option<Uuid>,
     pub(super) answers: Json<Value>,
+    pub(super) cancel_reason: Option<String>,
 }
 
 impl TryFrom<DecisionRow> for Decision {
@@ -72,6 +73,7 @@ impl TryFrom<DecisionRow> for Decision {
             answered_via: r.answered_via,
             answered_device: r.answered_device,
             answers: r.answers.0,
+            cancel_reason: r.cancel_reason,
         })
     }
 }

@@ -117,6 +117,7 @@ pub(super) fn decision(row: &Row<'_>) -> rusqlite::Result<Decision> {
         answered_via: row.get(12)?,
         answered_device: optional(row, 13, uuid)?,
         answers: text(row, 14)?,
+        cancel_reason: row.get(15)?,
     };
     Decision::try_from(columns).map_err(|e| invalid(0, e))
 }
@@ -126,7 +127,7 @@ pub(super) fn notified_decision(
     row: &Row<'_>,
 ) -> rusqlite::Result<(Decision, Vec<NotificationState>)> {
     let decision = decision(row)?;
-    let notifications: Vec<NotificationJson> = json_as(row, 15)?;
+    let notifications: Vec<NotificationJson> = json_as(row, 16)?;
     Ok((
         decision,
         notifications.into_iter().map(Into::into).collect(),

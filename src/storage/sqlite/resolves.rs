@@ -206,7 +206,7 @@ async fn update_resolved(
     }
     let mut update = QueryBuilder::<Sqlite>::new(
         "WITH v (decision, new_status, new_outcome, new_source, new_custom, new_remark, at, \
-         via, device, answer, expect) AS (",
+         via, device, answer, expect, cancel_reason) AS (",
     );
     update.push_values(resolves, |mut row, r| {
         row.push_bind(id(r.decision))
@@ -219,12 +219,14 @@ async fn update_resolved(
             .push_bind(r.via)
             .push_bind(r.device.map(id))
             .push_bind(r.answer.as_ref().map(Json))
-            .push_bind(r.expect_answers);
+            .push_bind(r.expect_answers)
+            .push_bind(r.cancel_reason);
     });
     update.push(concat!(
         ") UPDATE decisions SET status = v.new_status, outcome = v.new_outcome, \
          outcome_source = v.new_source, custom = v.new_custom, remark = v.new_remark, \
          resolved_at = v.at, answered_via = v.via, answered_device = v.device, \
+         cancel_reason = v.cancel_reason, \
          answers = CASE WHEN v.answer IS NULL THEN decisions.answers \
                    ELSE json_insert(decisions.answers, '$[#]', json(v.answer)) END \
          FROM v WHERE decisions.id = v.decision AND decisions.status = 'pending' \

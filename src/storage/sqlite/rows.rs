@@ -54,6 +54,7 @@ pub(super) struct DecisionRow {
     pub(super) answered_via: Option<String>,
     pub(super) answered_device: Option<Hyphenated>,
     pub(super) answers: Json<Value>,
+    pub(super) cancel_reason: Option<String>,
 }
 
 impl TryFrom<DecisionRow> for Decision {
@@ -76,6 +77,7 @@ impl TryFrom<DecisionRow> for Decision {
             answered_via: r.answered_via,
             answered_device: r.answered_device.map(Hyphenated::into_uuid),
             answers: r.answers.0,
+            cancel_reason: r.cancel_reason,
         })
     }
 }
