@@ -27,6 +27,9 @@ enum Mode {
     /// Hands the hook, for its new question, the id of another decision (one the person
     /// allowed for another command).
     SwapDecision(String),
+    /// Lists every decision as one of this session (so another session's "Allow for this
+    /// session" looks like this one's).
+    ForgeSession(String),
 }
 
 struct Impostor {
@@ -88,6 +91,11 @@ async fn relay(State(state): State<Shared>, req: Request) -> Response {
         Mode::SwapDecision(other) if method == "POST" && path == "/v1/decisions" => {
             json["decision_id"] = json!(other);
         }
+        Mode::ForgeSession(session) if method == "GET" && path == "/v1/decisions" => {
+            for d in json["items"].as_array_mut().into_iter().flatten() {
+                d["approval"]["session_id"] = json!(session);
+            }
+        }
         _ => {}
     }
     Response::builder()
@@ -98,10 +106,14 @@ async fn relay(State(state): State<Shared>, req: Request) -> Response {
 }
 
 fn input(dir: &Dir, command: &str) -> String {
+    input_in(dir, "s-receipts", command)
+}
+
+fn input_in(dir: &Dir, session: &str, command: &str) -> String {
     claude_input(
         "PreToolUse",
         &dir.path().display().to_string(),
-        "s-receipts",
+        session,
         command,
     )
 }
@@ -290,4 +302,54 @@ async fn without_a_pinned_key_the_hook_takes_the_answer_unsigned() {
         said.contains("no receipt key is pinned for") && said.contains("could forge one"),
         "{said}"
     );
+}
+
+/// With a pinned key an "Allow for this session" counts only as its receipt tells it: the
+/// person's real one covers the session's next call of the tool, while the same allowance
+/// listed by the impostor as another session's covers nothing there, and that call is asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_allowance_counts_only_as_its_receipt_tells_it() {
+    let (_db, srv) = server().await;
+    let impostor = Impostor::start(&srv.base).await;
+    let dir = Dir::new();
+    let key = srv.svc.receipt_public_key().await.unwrap().to_text();
+    let hook = || {
+        hook_command(
+            dir.path(),
+            &impostor.url(),
+            Some(&srv.key),
+            &["hook", "claude", "--timeout-s", "30", "--receipt-key", &key],
+        )
+    };
+    let (child, started) = start(hook(), &input(&dir, "ls -la")).await;
+    let d = pending_about(&srv, "ls -la").await;
+    let (status, body) = srv
+        .answer(s(&d, "web_url"), json!({"value": "Allow for this session"}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(decision_of(&finish(child, started).await).0, "allow");
+
+    // The same session's next Bash call: allowed on the allowance's receipt, nobody asked.
+    let out = run(hook(), &input(&dir, "ls src")).await;
+    let o = &out.stdout["hookSpecificOutput"];
+    assert_eq!(o["permissionDecision"], "allow", "{out:?}");
+    assert!(
+        o["permissionDecisionReason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("for this session"),
+        "{out:?}"
+    );
+
+    // Another session, with the impostor listing the allowance as that session's: the
+    // receipt says whose it is, so the call is put to the person, who denies it.
+    impostor.set(Mode::ForgeSession("s-other".into()));
+    let (child, started) = start(hook(), &input_in(&dir, "s-other", "cat ~/.ssh/id_ed25519")).await;
+    let asked = pending_about(&srv, "cat ~/.ssh/id_ed25519").await;
+    let (status, body) = srv
+        .answer(s(&asked, "web_url"), json!({"value": "Deny"}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let out = finish(child, started).await;
+    assert_eq!(decision_of(&out).0, "deny", "{out:?}");
 }

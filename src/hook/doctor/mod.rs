@@ -447,11 +447,14 @@ async fn receipt_check(server: &str) -> Finding {
                  between here and sayso is answering in its name"
             ),
         ),
-        Err(e) => Finding::ok(format!(
-            "the hook allows only on receipts signed by the pinned key {} (the server's \
-             current key could not be read: {e:#})",
-            pinned.key_id()
-        )),
+        Err(e) => Finding::advice(
+            format!(
+                "the hook allows only on receipts signed by the pinned key {}, but the server's \
+                 current key could not be read: {e:#}",
+                pinned.key_id()
+            ),
+            "check that SAYSO_URL leads to your sayso server",
+        ),
     }
 }
 
