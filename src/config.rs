@@ -111,6 +111,12 @@ pub enum Command {
     Todo(crate::client::args::TodoArgs),
     /// List the inbox's decisions and to-dos, newest first.
     List(crate::client::args::ListArgs),
+    /// Print the inbox's signed receipts (JSON lines), one decision's, or the server's
+    /// public receipt key.
+    Receipts(crate::client::receipts::ReceiptsArgs),
+    /// Check receipts offline against the server's public key: each signature, what was
+    /// asked, and that a chain is unbroken.
+    Verify(crate::client::receipts::VerifyArgs),
     /// Be a coding agent's permission hook (claude, codex, gemini, copilot, cursor, pi), or
     /// install it into the agent's settings (docs/HARNESSES.md).
     #[command(subcommand)]

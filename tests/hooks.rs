@@ -30,6 +30,8 @@ mod page;
 mod people;
 #[path = "hooks/policy.rs"]
 mod policy;
+#[path = "hooks/receipts.rs"]
+mod receipts;
 #[path = "hooks/run.rs"]
 mod run;
 #[path = "hooks/screen.rs"]

@@ -47,6 +47,13 @@ const OPERATIONS: &[(&str, &str, &[u16])] = &[
         "/d/{token}",
         &[200, 400, 404, 409, 410, 413, 422, 429, 503],
     ),
+    (
+        "get",
+        "/v1/decisions/{id}/receipt",
+        &[200, 401, 404, 409, 429, 503],
+    ),
+    ("get", "/v1/receipts", &[200, 401, 422, 429, 503]),
+    ("get", "/v1/receipts/key", &[200, 429, 503]),
     ("get", "/v1/events", &[200, 401, 429, 503]),
     ("get", "/v1/usage", &[200, 401, 429, 503]),
     ("get", "/healthz", &[200]),
@@ -117,7 +124,8 @@ async fn the_document_describes_every_endpoint_with_the_one_error_shape() {
                 );
             }
         }
-        if path.starts_with("/v1/") {
+        // The receipt key is public: a client pins it before it holds anything else.
+        if path.starts_with("/v1/") && *path != "/v1/receipts/key" {
             assert_eq!(op["security"], json!([{"bearer": []}]), "{method} {path}");
         }
     }
@@ -290,6 +298,17 @@ async fn real_responses_match_the_documents_own_schemas() {
     let (status, events) = send(srv.req(Method::GET, &format!("/v1/decisions/{id}/events"))).await;
     assert_eq!(status, StatusCode::OK);
     assert_matches(&doc, "EventList", &events);
+    let (status, receipt) =
+        send(srv.req(Method::GET, &format!("/v1/decisions/{id}/receipt"))).await;
+    assert_eq!(status, StatusCode::OK, "{receipt}");
+    assert_matches(&doc, "SignedReceipt", &receipt);
+    assert_matches(&doc, "Receipt", &receipt["receipt"]);
+    let (status, chain) = send(srv.req(Method::GET, "/v1/receipts")).await;
+    assert_eq!(status, StatusCode::OK, "{chain}");
+    assert_matches(&doc, "ReceiptList", &chain);
+    let (status, key) = send(srv.client.get(srv.url("/v1/receipts/key"))).await;
+    assert_eq!(status, StatusCode::OK, "{key}");
+    assert_matches(&doc, "ReceiptKeyView", &key);
 
     // Cancelled, with and without a reason.
     let (_, text_handle) = handles.iter().find(|(k, _)| k == "text").unwrap();
@@ -303,7 +322,10 @@ async fn real_responses_match_the_documents_own_schemas() {
     assert_matches(&doc, "Decision", &cancelled);
 
     // Every error is the one error shape.
+    let (_, choose_handle) = handles.iter().find(|(k, _)| k == "choose").unwrap();
+    let pending = format!("/v1/decisions/{}/receipt", s(choose_handle, "decision_id"));
     let errors = [
+        (srv.req(Method::GET, &pending), StatusCode::CONFLICT),
         (srv.req(Method::POST, &cancel), StatusCode::CONFLICT),
         (
             srv.client.get(srv.url("/v1/decisions")),

@@ -2,7 +2,7 @@
 //! session": the person's own side (the feed, a notification, the mail) or something an
 //! agent's API key reaches (a question's link, the API's cancel).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::words::words;
@@ -104,7 +104,7 @@ impl PersonChannel {
 
 /// Who answered, as far as the server can tell: the channel, and the bound device when
 /// the answer came from a browser that opened the feed link (its cookie).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct AnsweredBy {
     pub channel: AnswerChannel,
     /// The id of the device bound to the inbox that answered, when known.

@@ -20,6 +20,7 @@ use crate::client::http::Api;
 use crate::client::wait::wait_for_decision;
 use crate::domain::AnswerChannel;
 use crate::domain::approval::{ALLOW, ALLOW_SESSION, DENY, MAX_RULE_CHARS};
+use crate::domain::receipt::PublicKey;
 use crate::render::approval::{self, project_of};
 
 /// How long the create keeps retrying a server that cannot be reached (within the deadline):
@@ -50,13 +51,15 @@ pub struct NoAnswer {
 
 /// Asks the person and waits up to `wait`; `Ok` is the person's verdict. Whenever it stops
 /// waiting without one (its deadline, the harness giving up on it, an error), the question
-/// is withdrawn as abandoned: nothing would act on an answer given later.
+/// is withdrawn as abandoned: nothing would act on an answer given later. With a pinned
+/// receipt key, an Allow counts only with its receipt (receipt.rs).
 pub async fn ask_person(
     api: &Api,
     call: &ToolCall,
     wait: Duration,
     notify: Option<NotifyArg>,
     ruling: &Ruling,
+    key: Option<&PublicKey>,
 ) -> Result<Verdict, NoAnswer> {
     let deadline = Instant::now() + wait;
     // From here on a harness giving up on the hook is noticed, its signals included.
@@ -64,14 +67,14 @@ pub async fn ask_person(
     // Guards on each step: nothing below may outlive the deadline, whatever a server does.
     let asked = tokio::time::timeout_at(
         deadline,
-        put_question(api, call, deadline, wait, notify, ruling),
+        put_question(api, call, deadline, wait, notify, ruling, key),
     );
     let asked = tokio::select! {
         asked = asked => asked,
         why = watch.stopped() => return Err(NoAnswer { reason: why }),
     };
-    let (id, expires_at) = match asked {
-        Ok(Ok(Asked::Handle(id, expires_at))) => (id, expires_at),
+    let (id, expires_at, asked_sha256) = match asked {
+        Ok(Ok(Asked::Handle(id, expires_at, asked_sha256))) => (id, expires_at, asked_sha256),
         Ok(Ok(Asked::AllowedForSession)) => {
             return Ok(Verdict::allow(format!(
                 "The person allowed {} for this session on sayso.",
@@ -87,7 +90,7 @@ pub async fn ask_person(
     };
     let guard = Guard::start(api, &id);
     let answered = tokio::select! {
-        answered = answer(api, call, &id, deadline, wait, expires_at) => answered,
+        answered = answer(api, call, &id, deadline, wait, expires_at, key, asked_sha256.as_deref()) => answered,
         why = watch.stopped() => Err(NoAnswer { reason: why }),
     };
     match answered {
@@ -123,6 +126,8 @@ async fn answer(
     deadline: Instant,
     wait: Duration,
     expires_at: Option<OffsetDateTime>,
+    key: Option<&PublicKey>,
+    asked_sha256: Option<&str>,
 ) -> Result<Verdict, NoAnswer> {
     let remaining = deadline.saturating_duration_since(Instant::now());
     // The await returns the decision still pending at the deadline; the guard, a moment
@@ -134,7 +139,40 @@ async fn answer(
     match waited.await {
         Ok(Ok(d)) => {
             let mut verdict = verdict_of(&d, call, wait)?;
-            if let Verdict::Allow { updated_input, .. } = &mut verdict
+            let allowed = matches!(verdict, Verdict::Allow { .. });
+            let signed = match key {
+                Some(key) if allowed => {
+                    let checked = tokio::time::timeout_at(
+                        deadline + WAIT_GRACE,
+                        super::receipt::checked(
+                            api,
+                            id,
+                            key,
+                            Some(asked_sha256.unwrap_or_default()),
+                            deadline + WAIT_GRACE,
+                        ),
+                    )
+                    .await
+                    .unwrap_or_else(|_| Err("no receipt in time".to_string()))
+                    .map_err(|reason| NoAnswer { reason })?;
+                    // What the receipt says is what counts: it may not be the Allow the
+                    // unsigned decision claimed.
+                    verdict = verdict_of(&checked.as_decision(), call, wait)?;
+                    Some(checked)
+                }
+                _ => None,
+            };
+            if let Some(checked) = &signed {
+                if let Verdict::Allow { updated_input, .. } = &mut verdict
+                    && call.as_ref().editable
+                    && call.command().is_some()
+                    && let Some(command) = &checked.receipt.edited_command
+                {
+                    let mut input = call.tool_input.clone();
+                    input["command"] = Value::from(command.as_str());
+                    *updated_input = Some(input);
+                }
+            } else if let Verdict::Allow { updated_input, .. } = &mut verdict
                 && call.as_ref().editable
                 && call.command().is_some()
             {
@@ -167,9 +205,10 @@ async fn answer(
     }
 }
 
-/// What asking gave: the decision's id and expiry, or an earlier "for this session".
+/// What asking gave: the decision's id, expiry and the hash its receipt must carry for what
+/// was asked, or an earlier "for this session".
 enum Asked {
-    Handle(String, Option<OffsetDateTime>),
+    Handle(String, Option<OffsetDateTime>, Option<String>),
     AllowedForSession,
 }
 
@@ -180,6 +219,7 @@ async fn put_question(
     wait: Duration,
     notify: Option<NotifyArg>,
     ruling: &Ruling,
+    key: Option<&PublicKey>,
 ) -> Result<Asked, NoAnswer> {
     let failed = |e: crate::client::http::Failure| NoAnswer {
         reason: first_line(&e),
@@ -190,7 +230,7 @@ async fn put_question(
     // gates).
     if let Some(session) = &call.session_id
         && ruling.session_answer_allowed()
-        && session_allowed(api, call, session, ruling.rule.as_deref(), deadline)
+        && session_allowed(api, call, session, ruling.rule.as_deref(), deadline, key)
             .await
             .map_err(failed)?
     {
@@ -229,7 +269,8 @@ async fn put_question(
     let expires_at = handle["expires_at"]
         .as_str()
         .and_then(|s| OffsetDateTime::parse(s, &Rfc3339).ok());
-    Ok(Asked::Handle(id, expires_at))
+    let asked_sha256 = super::receipt::asked_sha256(&body);
+    Ok(Asked::Handle(id, expires_at, asked_sha256))
 }
 
 /// What the ruling adds to the approval: the rule that put it (shown to the person, and
@@ -286,13 +327,16 @@ pub fn create_body(call: &ToolCall, answer_by: &str, wait: Duration) -> Value {
 /// (`answered_by.channel`: the feed, a notification, the mail). An API key cannot answer a
 /// tool approval at all, a look-alike question it answers through its link says `link`, and
 /// a plain question the person answers in the feed is no approval, so an agent cannot plant
-/// an allowance for itself, nor talk the person into one with a question of its own.
+/// an allowance for itself, nor talk the person into one with a question of its own. With a
+/// pinned receipt key, the allowance counts only as its receipt tells it (a list something
+/// between the hook and sayso wrote is no allowance).
 async fn session_allowed(
     api: &Api,
     call: &ToolCall,
     session: &str,
     rule: Option<&str>,
     deadline: Instant,
+    key: Option<&PublicKey>,
 ) -> Result<bool, crate::client::http::Failure> {
     let mut url = api.url(&["v1", "decisions"]);
     {
@@ -312,24 +356,40 @@ async fn session_allowed(
         .await?;
     let empty = vec![];
     let items = page["items"].as_array().unwrap_or(&empty);
-    Ok(items.iter().any(|d| {
-        let gated = &d["approval"];
-        let by_person = d["answered_by"]["channel"]
-            .as_str()
-            .and_then(AnswerChannel::parse)
-            .is_some_and(AnswerChannel::is_person_side);
-        let same_rule = match rule {
-            Some(r) => gated["rule"] == r.chars().take(MAX_RULE_CHARS).collect::<String>(),
-            None => gated.get("rule").is_none_or(Value::is_null),
-        };
-        d["outcome"] == ALLOW_SESSION
-            && by_person
-            && gated["harness"] == call.harness.as_str()
-            && gated["session_id"] == session
-            && gated["tool_name"] == call.tool_name.as_str()
-            && d.get("step_up").is_none_or(Value::is_null)
-            && same_rule
-    }))
+    let allows = |d: &Value| allows_session(d, call, session, rule);
+    let Some(key) = key else {
+        return Ok(items.iter().any(allows));
+    };
+    for d in items.iter().filter(|d| allows(d)) {
+        let id = d["decision_id"].as_str().unwrap_or_default();
+        let give_up = (Instant::now() + CREATE_WINDOW).min(deadline);
+        match super::receipt::checked(api, id, key, None, give_up).await {
+            Ok(checked) if allows(&checked.as_decision()) => return Ok(true),
+            Ok(_) => {}
+            Err(why) => eprintln!("sayso: an earlier allowance does not count: {why}"),
+        }
+    }
+    Ok(false)
+}
+
+/// Whether the decision `d` is the person's "Allow for this session" of this call's tool.
+fn allows_session(d: &Value, call: &ToolCall, session: &str, rule: Option<&str>) -> bool {
+    let gated = &d["approval"];
+    let by_person = d["answered_by"]["channel"]
+        .as_str()
+        .and_then(AnswerChannel::parse)
+        .is_some_and(AnswerChannel::is_person_side);
+    let same_rule = match rule {
+        Some(r) => gated["rule"] == r.chars().take(MAX_RULE_CHARS).collect::<String>(),
+        None => gated.get("rule").is_none_or(Value::is_null),
+    };
+    d["outcome"] == ALLOW_SESSION
+        && by_person
+        && gated["harness"] == call.harness.as_str()
+        && gated["session_id"] == session
+        && gated["tool_name"] == call.tool_name.as_str()
+        && d.get("step_up").is_none_or(Value::is_null)
+        && same_rule
 }
 
 /// The verdict a resolved (or still pending) decision gives.

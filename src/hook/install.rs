@@ -71,6 +71,10 @@ pub async fn run(args: InstallArgs) -> anyhow::Result<()> {
         Harness::Gemini => gemini_trust(&args)?,
         _ => {}
     }
+    println!(
+        "{}",
+        super::pins::pin_from_server(&args.server.server, dry_run).await
+    );
     if !dry_run {
         let report = super::doctor::check(&super::doctor::DoctorArgs {
             harness: args.harness,

@@ -19,7 +19,9 @@ mod gemini;
 mod glob;
 pub mod install;
 mod pi;
+pub mod pins;
 mod policy;
+mod receipt;
 mod reply;
 mod touched;
 
@@ -33,6 +35,7 @@ use tokio::io::AsyncReadExt;
 
 use crate::client::args::{NotifyArg, ServerArgs};
 use crate::client::http::Api;
+use crate::domain::receipt::PublicKey;
 
 pub use call::{Harness, ToolCall};
 pub use reply::{Reply, Verdict};
@@ -97,6 +100,11 @@ pub struct HookArgs {
     /// Print which rule decides this call and what it decides, then exit; asks nobody.
     #[arg(long)]
     pub explain: bool,
+    /// The server's public receipt key: an Allow counts only with a receipt it signed
+    /// [default: the key `sayso hook install` pinned for the server in
+    /// ~/.config/sayso/receipt-keys.json; none: answers are taken unsigned].
+    #[arg(long, env = "SAYSO_HOOK_RECEIPT_KEY", value_name = "KEY")]
+    pub receipt_key: Option<String>,
     #[command(flatten)]
     pub server: ServerArgs,
 }
@@ -166,14 +174,29 @@ async fn decide(harness: Harness, args: &HookArgs) -> Reply {
                 Ok(api) => api.quiet(),
                 Err(e) => return fallback(&call, args.fallback, &e.to_string()),
             };
+            let key = match receipt_key(args) {
+                Ok(key) => key,
+                Err(why) => return fallback(&call, args.fallback, &why),
+            };
             let wait = Duration::from_secs(args.timeout_s);
-            match ask::ask_person(&api, &call, wait, args.notify, &ruling).await {
+            match ask::ask_person(&api, &call, wait, args.notify, &ruling, key.as_ref()).await {
                 Ok(v) => v,
                 Err(no) => return fallback(&call, args.fallback, &no.reason),
             }
         }
     };
     render(&call, &verdict)
+}
+
+/// The receipt key the hook holds the server to: the one given, else the one pinned for
+/// the server. A key that cannot be read is an error, never "no key".
+fn receipt_key(args: &HookArgs) -> Result<Option<PublicKey>, String> {
+    match &args.receipt_key {
+        Some(k) => PublicKey::parse(k)
+            .map(Some)
+            .map_err(|e| format!("--receipt-key / SAYSO_HOOK_RECEIPT_KEY: {e}")),
+        None => pins::pinned(&args.server.server),
+    }
 }
 
 /// Reads the harness's JSON, bounded in size and time.

@@ -1,6 +1,7 @@
 //! The files `sayso hook install` changes, said before it writes any: the harness's settings
 //! file, and for Codex and gemini-cli a file of the user's own that every project shares
-//! (Codex's `config.toml`, gemini-cli's `trustedFolders.json`). A change to a user-wide file
+//! (Codex's `config.toml`, gemini-cli's `trustedFolders.json`), and sayso's own pinned
+//! receipt keys (pins.rs). A change to a user-wide file
 //! reaches past the project, so install names it as such; docs/HARNESSES.md says how to undo
 //! each.
 
@@ -90,6 +91,15 @@ pub fn files(install: &Install) -> anyhow::Result<Vec<Touched>> {
         }
         _ => {}
     }
+    if let Some(pins) = super::pins::file() {
+        out.push(Touched {
+            file: pins,
+            user_wide: true,
+            what: "sayso's pinned receipt keys: the server's public key, which the hook holds \
+                   every Allow's receipt to"
+                .to_string(),
+        });
+    }
     Ok(out)
 }
 
@@ -160,8 +170,19 @@ mod tests {
             project: Some(Path::new("/p")),
         })
         .unwrap();
-        assert_eq!(files.len(), 1);
         assert!(!files[0].user_wide);
-        assert!(!announce(&files, true).contains("undo"));
+        assert!(!announce(&files[..1], true).contains("undo"));
+        // The receipt keys are sayso's own, read in every project.
+        match crate::hook::pins::file() {
+            Some(pins) => assert_eq!(
+                files[1..],
+                [Touched {
+                    file: pins,
+                    user_wide: true,
+                    what: files[1].what.clone(),
+                }]
+            ),
+            None => assert_eq!(files.len(), 1),
+        }
     }
 }

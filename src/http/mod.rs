@@ -7,6 +7,7 @@ mod metrics;
 pub mod openapi;
 pub mod pages;
 mod rate_limit;
+pub mod receipts;
 mod trace;
 pub mod usage;
 
@@ -41,6 +42,7 @@ pub fn routes(svc: &Service) -> Router<Service> {
         .merge(pages::routes(svc.clone()))
         .merge(events::routes())
         .merge(usage::routes())
+        .merge(receipts::routes())
         .merge(openapi::routes())
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))

@@ -36,6 +36,9 @@ use crate::service::Service;
         super::api::await_decision,
         super::api::cancel_decision,
         super::api::decision_events,
+        super::receipts::decision_receipt,
+        super::receipts::list_receipts,
+        super::receipts::receipt_key,
         super::pages::answer::show_answer_page,
         super::pages::answer::submit_answer,
         decision_stream,
@@ -55,6 +58,7 @@ use crate::service::Service;
             PayloadTooLarge,
             ValidationFailed,
             TooManyRequests,
+            ReceiptNotReady,
             Unavailable
         )
     ),
@@ -62,6 +66,7 @@ use crate::service::Service;
         (name = "decisions", description = "Ask a person, wait for the answer, read it back."),
         (name = "answers", description = "Answer a decision through its capability link, as the answer page does."),
         (name = "events", description = "Resolutions as they happen."),
+        (name = "receipts", description = "Signed receipts of resolutions, chained per inbox, and the key that checks them."),
         (name = "usage", description = "Actions used and the daily quota."),
         (name = "health", description = "Liveness and readiness for load balancers."),
     ),
@@ -491,6 +496,10 @@ error_responses! {
         (`quota_exceeded`), or, for a request that waits, too many waiting already \
         (`too_many_waiting`); retry after `Retry-After` seconds.",
         "rate_limited", "too many requests; retry after 2 seconds", ["Retry-After"];
+    ReceiptNotReady: "No receipt yet: the decision is still `pending` (`pending`), or it is \
+        resolved and its receipt is being chained (`receipt_not_ready`; retry after \
+        `Retry-After` seconds).",
+        "receipt_not_ready", "the decision is resolved but its receipt is not chained yet; retry in a moment", ["Retry-After"];
     Unavailable: "The database cannot be reached; retry after `Retry-After` seconds.",
         "unavailable", "the database is unavailable; retry shortly", ["Retry-After"];
 }

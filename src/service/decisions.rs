@@ -10,6 +10,7 @@ use super::tokens::{hash_api_key, sha256_hex};
 use super::view::{AskHandle, DecisionView};
 use super::{Service, ServiceError, now};
 use crate::domain::address::{inner_literal, is_global};
+use crate::domain::canonical::canonical_json;
 use crate::domain::inbox::Inbox;
 use crate::domain::new_decision::parse_new_decision;
 use crate::domain::spec::Shape;
@@ -405,40 +406,9 @@ fn check_idempotency_key(key: &str) -> Result<(), ServiceError> {
     Ok(())
 }
 
-/// JSON with object keys sorted, so the same body hashes the same whatever its key order.
-fn canonical_json(v: &Value) -> String {
-    fn sorted(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                let mut entries: Vec<_> = m.iter().collect();
-                entries.sort_by(|a, b| a.0.cmp(b.0));
-                Value::Object(
-                    entries
-                        .into_iter()
-                        .map(|(k, v)| (k.clone(), sorted(v)))
-                        .collect(),
-                )
-            }
-            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    // serde_json's parser refuses nesting deeper than 128, so this recursion is bounded.
-    sorted(v).to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn canonical_json_ignores_key_order() {
-        let a: Value =
-            serde_json::from_str(r#"{"b":1,"a":{"y":[1,{"d":2,"c":3}],"x":null}}"#).unwrap();
-        let b: Value =
-            serde_json::from_str(r#"{"a":{"x":null,"y":[1,{"c":3,"d":2}]},"b":1}"#).unwrap();
-        assert_eq!(canonical_json(&a), canonical_json(&b));
-    }
 
     #[test]
     fn idempotency_keys_are_bounded() {

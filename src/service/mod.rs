@@ -14,6 +14,7 @@ mod outbox;
 mod passkey_notices;
 mod passkeys;
 mod people;
+mod receipts;
 mod retention;
 mod subscriptions;
 pub mod tokens;
@@ -44,6 +45,7 @@ pub use feed::Feed;
 pub use inboxes::{ChannelChanges, FirstRun};
 pub use outbox::{Outbox, message};
 pub use people::PersonSettings;
+pub use receipts::{MAX_RECEIPTS_PAGE, RECEIPT_KEY_SETTING};
 pub use tokens::Tokens;
 pub use usage::{QuotaView, UsageView};
 pub use vapid::{VAPID_SETTING, VapidKey};
@@ -80,6 +82,10 @@ pub enum ServiceError {
     /// are answered from the person's feed or notifications, never with what an agent holds.
     #[error("a tool approval is answered from the person's sayso feed or a notification")]
     AnswerElsewhere,
+    /// A receipt asked for that is not there yet: the decision is still pending, or its
+    /// resolution is not chained yet (worth asking again in a moment).
+    #[error("the receipt is not ready")]
+    ReceiptNotReady { pending: bool },
     #[error("the database is unavailable")]
     Unavailable,
     #[error("internal error: {0}")]
@@ -150,6 +156,12 @@ struct Inner {
     outbox_kick: tokio::sync::Notify,
     /// The VAPID key pair, read once (every replica shares the stored one).
     vapid: tokio::sync::OnceCell<VapidKey>,
+    /// The receipt key, read once (every replica shares the stored one).
+    receipt_key: tokio::sync::OnceCell<crate::domain::receipt::ReceiptKey>,
+    /// Resolutions made here, for the background chainer (`receipts.rs`).
+    chain_queue: receipts::ChainQueue,
+    /// The chainer's end of `chain_queue`, until `start_background` takes it.
+    chain_inboxes: std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<Uuid>>>,
     metrics: Metrics,
 }
 
@@ -166,6 +178,7 @@ impl Service {
         let tokens = Tokens::from_key_hex(&stored)
             .ok_or_else(|| ServiceError::Internal("the stored token key is malformed".into()))?;
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
+        let (chain_queue, chain_inboxes) = receipts::chain_queue();
         Ok(Service {
             inner: Arc::new(Inner {
                 store,
@@ -177,13 +190,16 @@ impl Service {
                 shutdown_rx,
                 outbox_kick: tokio::sync::Notify::new(),
                 vapid: tokio::sync::OnceCell::new(),
+                receipt_key: tokio::sync::OnceCell::new(),
+                chain_queue,
+                chain_inboxes: std::sync::Mutex::new(Some(chain_inboxes)),
                 metrics: Metrics::new(),
             }),
         })
     }
 
-    /// Starts listening for other replicas' resolutions and the expiry sweeper; both stop
-    /// with `shut_down`.
+    /// Starts listening for other replicas' resolutions, the expiry sweeper and the receipt
+    /// chainer; they stop with `shut_down`.
     pub fn start_background(&self) {
         let svc = self.clone();
         let sink = move |signal| {
@@ -195,6 +211,16 @@ impl Service {
         }
         let sweeper = tokio::spawn(expiry::sweep(self.clone()));
         self.stop_with_shutdown(sweeper);
+        let inboxes = self
+            .inner
+            .chain_inboxes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(inboxes) = inboxes {
+            let chainer = tokio::spawn(receipts::chainer(self.clone(), inboxes));
+            self.stop_with_shutdown(chainer);
+        }
         if let Some(keep) = self.settings().retention {
             let pruner = tokio::spawn(retention::prune(self.clone(), keep));
             self.stop_with_shutdown(pruner);
@@ -230,6 +256,7 @@ impl Service {
         self.inner.waiters.wake(d.id);
         self.inner.inbox_waiters.wake(d.inbox_id);
         self.kick_outbox();
+        self.chain_later(d.inbox_id);
     }
 
     pub fn store(&self) -> &Arc<dyn Store> {

@@ -204,6 +204,19 @@ pub struct Swept {
     pub kind: Kind,
 }
 
+/// A receipt as kept: its place in its inbox's chain, the resolution event it is for, and
+/// the signed object as the text it was signed as (`domain::receipt`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredReceipt {
+    pub inbox_id: Uuid,
+    pub seq: i64,
+    pub decision_id: Uuid,
+    pub event_id: i64,
+    pub receipt: String,
+    pub signature: String,
+    pub sha256: String,
+}
+
 /// Where signals from other replicas are delivered.
 pub type SignalSink = Arc<dyn Fn(Signal) + Send + Sync>;
 
@@ -492,6 +505,26 @@ pub trait Store: Send + Sync + 'static {
         messages: &[NewMessage],
         now: OffsetDateTime,
     ) -> Result<(), StoreError>;
+
+    /// The last receipt of the inbox's chain, if it has one.
+    async fn receipt_head(&self, inbox_id: Uuid) -> Result<Option<StoredReceipt>, StoreError>;
+    /// Appends a receipt at its `seq` of its inbox's chain: `false`, writing nothing, when
+    /// that place (or a receipt of that decision) is taken, because another writer chained
+    /// first.
+    async fn append_receipt(&self, receipt: &StoredReceipt) -> Result<bool, StoreError>;
+    /// The receipt of a decision of the inbox.
+    async fn receipt(
+        &self,
+        inbox_id: Uuid,
+        decision_id: Uuid,
+    ) -> Result<Option<StoredReceipt>, StoreError>;
+    /// The inbox's receipts from `from_seq` on, in chain order, at most `limit`.
+    async fn receipts(
+        &self,
+        inbox_id: Uuid,
+        from_seq: i64,
+        limit: u32,
+    ) -> Result<Vec<StoredReceipt>, StoreError>;
 
     /// Starts delivering other replicas' signals to `sink`, where the backend has them
     /// (PostgreSQL); `None` for a backend that is only ever used by one process.

@@ -152,6 +152,21 @@ impl From<ServiceError> for ApiError {
                  only shows it, and nothing was changed; the people asked answer it from \
                  their sayso feed or a notification",
             ),
+            ServiceError::ReceiptNotReady { pending: true } => ApiError::new(
+                StatusCode::CONFLICT,
+                "pending",
+                "the decision is still pending: its receipt is made when it is answered, \
+                 declined, cancelled or expires",
+            ),
+            ServiceError::ReceiptNotReady { pending: false } => ApiError {
+                retry_after: Some(1),
+                ..ApiError::new(
+                    StatusCode::CONFLICT,
+                    "receipt_not_ready",
+                    "the decision is resolved but its receipt is not chained yet; retry in a \
+                     moment",
+                )
+            },
             ServiceError::Unavailable => ApiError::unavailable(),
             ServiceError::Internal(cause) => {
                 tracing::error!(%cause, "internal error");

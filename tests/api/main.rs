@@ -11,6 +11,7 @@ mod awaits;
 mod create;
 mod people;
 mod races;
+mod receipts;
 mod resolutions;
 
 /// Runs each case once on a fresh SQLite file and once on a fresh PostgreSQL database; each
@@ -79,6 +80,12 @@ on_both_backends!(
         one_person_alone_sees_nothing_new,
         racing_answers_count_each_person_once,
     ],
+    receipts: [
+        each_resolution_gets_a_signed_receipt_in_one_chain,
+        receipts_are_refused_clearly,
+        a_rule_of_several_people_signs_each_vote,
+        concurrent_resolutions_keep_the_chain_intact,
+    ],
 );
 
 /// Answers racing on two replicas of one PostgreSQL database: each person counted once,
@@ -91,6 +98,20 @@ async fn postgres_replicas_count_each_person_once() {
     let a = crate::common::server::TestServer::start(&db.url).await;
     let b = crate::common::server::TestServer::start_replica(&db.url, &a).await;
     people::race(&a, &[&a, &b]).await;
+    b.stop().await;
+    a.stop().await;
+}
+
+/// Resolutions made on two replicas of one PostgreSQL database, their receipts read on both
+/// while both chain: one key, one unbroken chain, each resolution once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_replicas_sign_one_chain() {
+    let Some(db) = crate::common::db::fresh_pg_url().await else {
+        return;
+    };
+    let a = crate::common::server::TestServer::start(&db.url).await;
+    let b = crate::common::server::TestServer::start_replica(&db.url, &a).await;
+    receipts::concurrent(&a, &[&a, &b]).await;
     b.stop().await;
     a.stop().await;
 }

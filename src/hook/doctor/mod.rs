@@ -301,6 +301,7 @@ pub async fn check(args: &DoctorArgs) -> anyhow::Result<Report> {
         )],
     });
     findings.push(server_check(&args.server).await);
+    findings.push(receipt_check(&args.server.server).await);
     findings.extend(writable::check(&setup));
     // Only the server SAYSO_URL names, and only if it runs as this user, is looked into.
     let uid = nix::unistd::geteuid().as_raw();
@@ -408,6 +409,51 @@ async fn server_check(server: &ServerArgs) -> Finding {
         Err(e) => Finding::fail(
             format!("the server refuses or cannot be reached: {e}"),
             "check SAYSO_URL and SAYSO_KEY in the environment the harness starts with",
+        ),
+    }
+}
+
+/// Whether the hook holds the server to a pinned receipt key, and whether the server still
+/// signs with it.
+async fn receipt_check(server: &str) -> Finding {
+    let reinstall = "run `sayso hook install` again: it pins the server's receipt key";
+    let pinned = match super::pins::pinned(server) {
+        Ok(Some(key)) => key,
+        Ok(None) => {
+            return Finding::risk(
+                format!(
+                    "no receipt key is pinned for {server}: the hook takes an Allow it cannot \
+                     check, so a proxy or a server posing as sayso could forge one"
+                ),
+                reinstall,
+            );
+        }
+        Err(e) => return Finding::fail(e, "fix or remove the file, then ".to_string() + reinstall),
+    };
+    match crate::client::receipts::fetch_public_key(server).await {
+        Ok(current) if current == pinned => Finding::ok(format!(
+            "the hook allows only on receipts signed by the pinned key {} of {server}",
+            pinned.key_id()
+        )),
+        Ok(current) => Finding::fail(
+            format!(
+                "{server} signs receipts with key {}, but key {} is pinned: every Allow will be \
+                 denied",
+                current.key_id(),
+                pinned.key_id()
+            ),
+            format!(
+                "if the server's key was rotated on purpose, {reinstall}; if not, something \
+                 between here and sayso is answering in its name"
+            ),
+        ),
+        Err(e) => Finding::advice(
+            format!(
+                "the hook allows only on receipts signed by the pinned key {}, but the server's \
+                 current key could not be read: {e:#}",
+                pinned.key_id()
+            ),
+            "check that SAYSO_URL leads to your sayso server",
         ),
     }
 }

@@ -33,6 +33,7 @@ mod outbox;
 mod passkeys;
 mod people;
 mod readers;
+mod receipts;
 mod resolves;
 mod retention;
 mod rows;
@@ -54,7 +55,7 @@ use super::rows::{migrate_error, store_error};
 use super::{
     Budget, BudgetRule, Inbox, InboxChannels, InsertDecision, Inserted, KeyListing, KeyRef,
     KeysToRevoke, ListFilter, MessageResult, NewMessage, OutboxMessage, PushSubscription, Resolved,
-    SignalSink, Store, StoreError, Swept, UrgentUse, Usage,
+    SignalSink, Store, StoreError, StoredReceipt, Swept, UrgentUse, Usage,
 };
 use crate::domain::people::{AnswerRecord, Person};
 use crate::domain::webauthn::StoredPasskey;
@@ -508,6 +509,31 @@ impl Store for SqliteStore {
         now: OffsetDateTime,
     ) -> Result<(), StoreError> {
         passkeys::enqueue_notices(self, messages, now).await
+    }
+
+    async fn receipt_head(&self, inbox_id: Uuid) -> Result<Option<StoredReceipt>, StoreError> {
+        receipts::receipt_head(self, inbox_id).await
+    }
+
+    async fn append_receipt(&self, receipt: &StoredReceipt) -> Result<bool, StoreError> {
+        receipts::append_receipt(self, receipt).await
+    }
+
+    async fn receipt(
+        &self,
+        inbox_id: Uuid,
+        decision_id: Uuid,
+    ) -> Result<Option<StoredReceipt>, StoreError> {
+        receipts::receipt(self, inbox_id, decision_id).await
+    }
+
+    async fn receipts(
+        &self,
+        inbox_id: Uuid,
+        from_seq: i64,
+        limit: u32,
+    ) -> Result<Vec<StoredReceipt>, StoreError> {
+        receipts::receipts(self, inbox_id, from_seq, limit).await
     }
 
     fn listen(&self, _sink: SignalSink) -> Option<tokio::task::JoinHandle<()>> {

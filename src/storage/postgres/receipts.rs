@@ -1,0 +1,104 @@
+//! The inboxes' chains of receipts.
+
+use uuid::Uuid;
+
+use super::PgStore;
+use crate::storage::rows::store_error;
+use crate::storage::{StoreError, StoredReceipt};
+
+type Row = (Uuid, i64, Uuid, i64, String, String, String);
+
+/// The columns a receipt row reads and writes, in a macro so queries stay `&'static str`.
+macro_rules! columns {
+    () => {
+        "inbox_id, seq, decision_id, event_id, receipt, signature, sha256"
+    };
+}
+
+fn stored(r: Row) -> StoredReceipt {
+    StoredReceipt {
+        inbox_id: r.0,
+        seq: r.1,
+        decision_id: r.2,
+        event_id: r.3,
+        receipt: r.4,
+        signature: r.5,
+        sha256: r.6,
+    }
+}
+
+pub(super) async fn receipt_head(
+    store: &PgStore,
+    inbox: Uuid,
+) -> Result<Option<StoredReceipt>, StoreError> {
+    let row: Option<Row> = sqlx::query_as(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM receipts WHERE inbox_id = $1 ORDER BY seq DESC LIMIT 1"
+    ))
+    .bind(inbox)
+    .fetch_optional(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(row.map(stored))
+}
+
+/// `ON CONFLICT DO NOTHING` covers both the place in the chain (the primary key) and the
+/// decision (unique): a replica that lost the race writes nothing and reads the head again.
+pub(super) async fn append_receipt(store: &PgStore, r: &StoredReceipt) -> Result<bool, StoreError> {
+    let done = sqlx::query(concat!(
+        "INSERT INTO receipts (",
+        columns!(),
+        ") VALUES ($1, $2, $3, $4, $5, $6, $7) \
+         ON CONFLICT DO NOTHING"
+    ))
+    .bind(r.inbox_id)
+    .bind(r.seq)
+    .bind(r.decision_id)
+    .bind(r.event_id)
+    .bind(&r.receipt)
+    .bind(&r.signature)
+    .bind(&r.sha256)
+    .execute(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub(super) async fn receipt(
+    store: &PgStore,
+    inbox: Uuid,
+    decision: Uuid,
+) -> Result<Option<StoredReceipt>, StoreError> {
+    let row: Option<Row> = sqlx::query_as(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM receipts WHERE inbox_id = $1 AND decision_id = $2"
+    ))
+    .bind(inbox)
+    .bind(decision)
+    .fetch_optional(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(row.map(stored))
+}
+
+pub(super) async fn receipts(
+    store: &PgStore,
+    inbox: Uuid,
+    from_seq: i64,
+    limit: u32,
+) -> Result<Vec<StoredReceipt>, StoreError> {
+    let rows: Vec<Row> = sqlx::query_as(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM receipts WHERE inbox_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3"
+    ))
+    .bind(inbox)
+    .bind(from_seq)
+    .bind(i64::from(limit))
+    .fetch_all(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(rows.into_iter().map(stored).collect())
+}

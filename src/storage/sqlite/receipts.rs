@@ -1,0 +1,107 @@
+//! The inboxes' chains of receipts.
+
+use uuid::fmt::Hyphenated;
+
+use super::SqliteStore;
+use super::rows::id;
+use crate::storage::rows::store_error;
+use crate::storage::{StoreError, StoredReceipt};
+use uuid::Uuid;
+
+type Row = (Hyphenated, i64, Hyphenated, i64, String, String, String);
+
+/// The columns a receipt row reads and writes, in a macro so queries stay `&'static str`.
+macro_rules! columns {
+    () => {
+        "inbox_id, seq, decision_id, event_id, receipt, signature, sha256"
+    };
+}
+
+fn stored(r: Row) -> StoredReceipt {
+    StoredReceipt {
+        inbox_id: r.0.into_uuid(),
+        seq: r.1,
+        decision_id: r.2.into_uuid(),
+        event_id: r.3,
+        receipt: r.4,
+        signature: r.5,
+        sha256: r.6,
+    }
+}
+
+/// Read on the writer: the chainer appends right after, and must see the latest head.
+pub(super) async fn receipt_head(
+    store: &SqliteStore,
+    inbox: Uuid,
+) -> Result<Option<StoredReceipt>, StoreError> {
+    let row: Option<Row> = sqlx::query_as(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM receipts WHERE inbox_id = ? ORDER BY seq DESC LIMIT 1"
+    ))
+    .bind(id(inbox))
+    .fetch_optional(&store.writer)
+    .await
+    .map_err(store_error)?;
+    Ok(row.map(stored))
+}
+
+pub(super) async fn append_receipt(
+    store: &SqliteStore,
+    r: &StoredReceipt,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query(concat!(
+        "INSERT INTO receipts (",
+        columns!(),
+        ") VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+    ))
+    .bind(id(r.inbox_id))
+    .bind(r.seq)
+    .bind(id(r.decision_id))
+    .bind(r.event_id)
+    .bind(&r.receipt)
+    .bind(&r.signature)
+    .bind(&r.sha256)
+    .execute(&store.writer)
+    .await
+    .map_err(store_error)?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub(super) async fn receipt(
+    store: &SqliteStore,
+    inbox: Uuid,
+    decision: Uuid,
+) -> Result<Option<StoredReceipt>, StoreError> {
+    let row: Option<Row> = sqlx::query_as(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM receipts WHERE inbox_id = ? AND decision_id = ?"
+    ))
+    .bind(id(inbox))
+    .bind(id(decision))
+    .fetch_optional(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(row.map(stored))
+}
+
+pub(super) async fn receipts(
+    store: &SqliteStore,
+    inbox: Uuid,
+    from_seq: i64,
+    limit: u32,
+) -> Result<Vec<StoredReceipt>, StoreError> {
+    let rows: Vec<Row> = sqlx::query_as(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM receipts WHERE inbox_id = ? AND seq >= ? ORDER BY seq LIMIT ?"
+    ))
+    .bind(id(inbox))
+    .bind(from_seq)
+    .bind(i64::from(limit))
+    .fetch_all(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(rows.into_iter().map(stored).collect())
+}

@@ -1,0 +1,355 @@
+//! The hook and receipts: `sayso hook install` pins the server's receipt key, and then
+//! something posing as sayso between the hook and the server (here a proxy that rewrites
+//! the server's answers) cannot get a call allowed, while the person's real Allow still
+//! goes through.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::{Body, to_bytes};
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde_json::{Value, json};
+
+use crate::common::server::{TestServer, s};
+use crate::harnesses::claude_input;
+use crate::run::{Dir, finish, hook_command, pending_decision, run, server, start};
+
+/// What the proxy does to the server's answers.
+#[derive(Debug, Clone, PartialEq)]
+enum Mode {
+    /// Passes everything as it is.
+    Genuine,
+    /// Says every decision the hook reads is answered Allow, from the person's feed.
+    ForgeAllow,
+    /// Hands the hook, for its new question, the id of another decision (one the person
+    /// allowed for another command).
+    SwapDecision(String),
+    /// Lists every decision as one of this session (so another session's "Allow for this
+    /// session" looks like this one's).
+    ForgeSession(String),
+}
+
+struct Impostor {
+    addr: SocketAddr,
+    mode: Arc<Mutex<Mode>>,
+}
+
+impl Impostor {
+    async fn start(upstream: &str) -> Impostor {
+        let mode = Arc::new(Mutex::new(Mode::Genuine));
+        let state = (upstream.to_string(), mode.clone(), reqwest::Client::new());
+        let app = Router::new().fallback(relay).with_state(Arc::new(state));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        Impostor { addr, mode }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    fn set(&self, mode: Mode) {
+        *self.mode.lock().unwrap() = mode;
+    }
+}
+
+type Shared = Arc<(String, Arc<Mutex<Mode>>, reqwest::Client)>;
+
+async fn relay(State(state): State<Shared>, req: Request) -> Response {
+    let (upstream, mode, client) = &*state;
+    let mode = mode.lock().unwrap().clone();
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let target = format!(
+        "{upstream}{}",
+        req.uri().path_and_query().map_or("/", |p| p.as_str())
+    );
+    let mut out = client.request(method.clone(), target);
+    for name in ["authorization", "content-type", "idempotency-key", "accept"] {
+        if let Some(v) = req.headers().get(name) {
+            out = out.header(name, v);
+        }
+    }
+    let body = to_bytes(req.into_body(), 16 << 20).await.unwrap();
+    let answer = out.body(body).send().await.unwrap();
+    let status = answer.status();
+    let mut json: Value = answer.json().await.unwrap_or(Value::Null);
+    let reads_a_decision = method == "GET"
+        && path.starts_with("/v1/decisions/")
+        && !path.ends_with("/receipt")
+        && !path.ends_with("/events");
+    match mode {
+        Mode::ForgeAllow if reads_a_decision && status.is_success() => {
+            json["status"] = json!("answered");
+            json["outcome"] = json!("Allow");
+            json["answered_by"] = json!({"channel": "feed", "device_id": null});
+        }
+        Mode::SwapDecision(other) if method == "POST" && path == "/v1/decisions" => {
+            json["decision_id"] = json!(other);
+        }
+        Mode::ForgeSession(session) if method == "GET" && path == "/v1/decisions" => {
+            for d in json["items"].as_array_mut().into_iter().flatten() {
+                d["approval"]["session_id"] = json!(session);
+            }
+        }
+        _ => {}
+    }
+    Response::builder()
+        .status(StatusCode::from_u16(status.as_u16()).unwrap())
+        .header("content-type", "application/json")
+        .body(Body::from(json.to_string()))
+        .unwrap()
+}
+
+fn input(dir: &Dir, command: &str) -> String {
+    input_in(dir, "s-receipts", command)
+}
+
+fn input_in(dir: &Dir, session: &str, command: &str) -> String {
+    claude_input(
+        "PreToolUse",
+        &dir.path().display().to_string(),
+        session,
+        command,
+    )
+}
+
+fn decision_of(out: &crate::run::Ended) -> (&str, &str) {
+    let o = &out.stdout["hookSpecificOutput"];
+    (
+        o["permissionDecision"].as_str().unwrap_or_default(),
+        o["permissionDecisionReason"].as_str().unwrap_or_default(),
+    )
+}
+
+/// Runs the hook through the impostor and answers its question on the real server.
+async fn answered(srv: &TestServer, dir: &Dir, via: &str, command: &str, answer: &str) -> Value {
+    let cmd = hook_command(
+        dir.path(),
+        via,
+        Some(&srv.key),
+        &["hook", "claude", "--timeout-s", "30"],
+    );
+    let (child, started) = start(cmd, &input(dir, command)).await;
+    let d = pending_decision(srv).await;
+    let (status, body) = srv
+        .answer(s(&d, "web_url"), json!({ "value": answer }))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let out = finish(child, started).await;
+    json!({"out": out.stdout, "code": out.code, "stderr": out.stderr, "id": d["decision_id"]})
+}
+
+/// The pending decision whose question names `command` (earlier ones may still be open).
+async fn pending_about(srv: &TestServer, command: &str) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let (_, page) = crate::common::server::send(
+            srv.req(reqwest::Method::GET, "/v1/decisions?status=pending"),
+        )
+        .await;
+        if let Some(d) = page["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|d| d["question"].as_str().unwrap_or_default().contains(command))
+        {
+            return d.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no question about {command}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_key_lets_no_impostor_forge_an_allow() {
+    let (_db, srv) = server().await;
+    let impostor = Impostor::start(&srv.base).await;
+    let dir = Dir::new();
+    let d = dir.path().display().to_string();
+
+    // Installed while the URL still leads to sayso: the server's key is pinned.
+    let mut cmd = hook_command(
+        dir.path(),
+        &impostor.url(),
+        Some(&srv.key),
+        &["hook", "install", "claude", "--dir", &d],
+    );
+    cmd.stdin(std::process::Stdio::null());
+    let out = cmd.output().await.unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("pinned the receipt key of"), "{said}");
+    assert!(
+        said.contains("the hook allows only on receipts signed by the pinned key"),
+        "{said}"
+    );
+    let pins: Value = serde_json::from_str(&dir.read(".config/sayso/receipt-keys.json")).unwrap();
+    let key = srv.svc.receipt_public_key().await.unwrap().to_text();
+    assert_eq!(pins[impostor.url()], key.as_str());
+
+    // The genuine path: the person's Allow, with its receipt, allows.
+    let allowed = answered(&srv, &dir, &impostor.url(), "cargo publish", "Allow").await;
+    assert_eq!(allowed["code"], 0, "{allowed}");
+    assert_eq!(
+        allowed["out"]["hookSpecificOutput"]["permissionDecision"], "allow",
+        "{allowed}"
+    );
+    let allowed_id = allowed["id"].as_str().unwrap().to_string();
+
+    // The impostor says Allow to a question nobody answered: no receipt, denied.
+    impostor.set(Mode::ForgeAllow);
+    let cmd = hook_command(
+        dir.path(),
+        &impostor.url(),
+        Some(&srv.key),
+        &["hook", "claude", "--timeout-s", "30"],
+    );
+    let out = run(cmd, &input(&dir, "rm -rf /srv/data")).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let (decision, reason) = decision_of(&out);
+    assert_eq!(decision, "deny", "{out:?}");
+    assert!(
+        reason.contains("no receipt") && reason.contains("still pending"),
+        "{reason}"
+    );
+
+    // The impostor hands over the person's real, signed Allow of another command: the
+    // receipt is genuine, but not for this question.
+    impostor.set(Mode::SwapDecision(allowed_id));
+    let cmd = hook_command(
+        dir.path(),
+        &impostor.url(),
+        Some(&srv.key),
+        &["hook", "claude", "--timeout-s", "30"],
+    );
+    let out = run(cmd, &input(&dir, "rm -rf /srv/backups")).await;
+    let (decision, reason) = decision_of(&out);
+    assert_eq!(decision, "deny", "{out:?}");
+    assert!(
+        reason.contains("the receipt is for another question than the one this hook asked"),
+        "{reason}"
+    );
+
+    // A key other than the server's pinned: even the person's real Allow is refused, and
+    // the reason names the key.
+    impostor.set(Mode::Genuine);
+    let other = sayso::domain::receipt::ReceiptKey::from_stored(
+        &sayso::domain::receipt::ReceiptKey::generate(),
+    )
+    .unwrap()
+    .public()
+    .to_text();
+    let cmd = hook_command(
+        dir.path(),
+        &impostor.url(),
+        Some(&srv.key),
+        &[
+            "hook",
+            "claude",
+            "--timeout-s",
+            "30",
+            "--receipt-key",
+            &other,
+        ],
+    );
+    let (child, started) = start(cmd, &input(&dir, "make deploy")).await;
+    let pending = pending_about(&srv, "make deploy").await;
+    let (status, body) = srv
+        .answer(s(&pending, "web_url"), json!({"value": "Allow"}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let out = finish(child, started).await;
+    let (decision, reason) = decision_of(&out);
+    assert_eq!(decision, "deny", "{out:?}");
+    assert!(reason.contains("signed with another key"), "{reason}");
+}
+
+/// Without a pinned key the hook takes the answer as the server gives it: the same impostor
+/// gets its Allow through. This is what `sayso hook doctor` warns of.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_pinned_key_the_hook_takes_the_answer_unsigned() {
+    let (_db, srv) = server().await;
+    let impostor = Impostor::start(&srv.base).await;
+    impostor.set(Mode::ForgeAllow);
+    let dir = Dir::new();
+    let cmd = hook_command(
+        dir.path(),
+        &impostor.url(),
+        Some(&srv.key),
+        &["hook", "claude", "--timeout-s", "30"],
+    );
+    let out = run(cmd, &input(&dir, "rm -rf /srv/data")).await;
+    assert_eq!(decision_of(&out).0, "allow", "{out:?}");
+
+    let d = dir.path().display().to_string();
+    let mut cmd = hook_command(
+        dir.path(),
+        &srv.base,
+        Some(&srv.key),
+        &["hook", "doctor", "claude", "--dir", &d],
+    );
+    cmd.stdin(std::process::Stdio::null());
+    let out = cmd.output().await.unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("no receipt key is pinned for") && said.contains("could forge one"),
+        "{said}"
+    );
+}
+
+/// With a pinned key an "Allow for this session" counts only as its receipt tells it: the
+/// person's real one covers the session's next call of the tool, while the same allowance
+/// listed by the impostor as another session's covers nothing there, and that call is asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_allowance_counts_only_as_its_receipt_tells_it() {
+    let (_db, srv) = server().await;
+    let impostor = Impostor::start(&srv.base).await;
+    let dir = Dir::new();
+    let key = srv.svc.receipt_public_key().await.unwrap().to_text();
+    let hook = || {
+        hook_command(
+            dir.path(),
+            &impostor.url(),
+            Some(&srv.key),
+            &["hook", "claude", "--timeout-s", "30", "--receipt-key", &key],
+        )
+    };
+    let (child, started) = start(hook(), &input(&dir, "ls -la")).await;
+    let d = pending_about(&srv, "ls -la").await;
+    let (status, body) = srv
+        .answer(s(&d, "web_url"), json!({"value": "Allow for this session"}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(decision_of(&finish(child, started).await).0, "allow");
+
+    // The same session's next Bash call: allowed on the allowance's receipt, nobody asked.
+    let out = run(hook(), &input(&dir, "ls src")).await;
+    let o = &out.stdout["hookSpecificOutput"];
+    assert_eq!(o["permissionDecision"], "allow", "{out:?}");
+    assert!(
+        o["permissionDecisionReason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("for this session"),
+        "{out:?}"
+    );
+
+    // Another session, with the impostor listing the allowance as that session's: the
+    // receipt says whose it is, so the call is put to the person, who denies it.
+    impostor.set(Mode::ForgeSession("s-other".into()));
+    let (child, started) = start(hook(), &input_in(&dir, "s-other", "cat ~/.ssh/id_ed25519")).await;
+    let asked = pending_about(&srv, "cat ~/.ssh/id_ed25519").await;
+    let (status, body) = srv
+        .answer(s(&asked, "web_url"), json!({"value": "Deny"}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let out = finish(child, started).await;
+    assert_eq!(decision_of(&out).0, "deny", "{out:?}");
+}
