@@ -54,6 +54,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Cancel(args)) => client::exit(client::cancel(args).await),
         Some(Command::Todo(args)) => client::exit(client::todo(args).await),
         Some(Command::List(args)) => client::exit(client::list(args).await),
+        Some(Command::Allowances(args)) => client::exit(client::allowances(args).await),
         Some(Command::Hook(cmd)) => crate::hook::run(cmd).await,
         // --- MCP stdio bridge ---
         Some(Command::Mcp(args)) => {

@@ -111,6 +111,9 @@ pub enum Command {
     Todo(crate::client::args::TodoArgs),
     /// List the inbox's decisions and to-dos, newest first.
     List(crate::client::args::ListArgs),
+    /// List the standing allowances the person gave ("Allow for 15 min", …), or revoke
+    /// them; with the inbox's API key, which can only read and revoke them.
+    Allowances(crate::client::args::AllowancesArgs),
     /// Be a coding agent's permission hook (claude, codex, gemini, copilot, cursor, pi), or
     /// install it into the agent's settings (docs/HARNESSES.md).
     #[command(subcommand)]

@@ -36,6 +36,9 @@ use crate::service::Service;
         super::api::await_decision,
         super::api::cancel_decision,
         super::api::decision_events,
+        super::allowances::list_allowances,
+        super::allowances::revoke_allowance,
+        super::allowances::revoke_all_allowances,
         super::pages::answer::show_answer_page,
         super::pages::answer::submit_answer,
         decision_stream,
@@ -61,6 +64,7 @@ use crate::service::Service;
     tags(
         (name = "decisions", description = "Ask a person, wait for the answer, read it back."),
         (name = "answers", description = "Answer a decision through its capability link, as the answer page does."),
+        (name = "allowances", description = "Standing allowances the person gave: read and revoke."),
         (name = "events", description = "Resolutions as they happen."),
         (name = "usage", description = "Actions used and the daily quota."),
         (name = "health", description = "Liveness and readiness for load balancers."),

@@ -49,6 +49,7 @@ macro_rules! expired_events {
     };
 }
 
+mod allowances;
 mod channels;
 mod creates;
 mod decision_reads;
@@ -82,6 +83,7 @@ use super::{
     KeysToRevoke, ListFilter, MessageResult, NewMessage, OutboxMessage, PushSubscription, Resolved,
     SignalSink, Store, StoreError, Swept, UrgentUse, Usage,
 };
+use crate::domain::allowance::{Allowance, Scope};
 use crate::domain::people::{AnswerRecord, Person};
 use crate::domain::webauthn::StoredPasskey;
 use crate::domain::{Decision, DecisionEvent, EventKind, NotificationState, Resolution};
@@ -514,6 +516,31 @@ impl Store for PgStore {
         now: OffsetDateTime,
     ) -> Result<(), StoreError> {
         passkeys::enqueue_notices(self, messages, now).await
+    }
+
+    async fn add_allowance(&self, allowance: &Allowance) -> Result<Allowance, StoreError> {
+        allowances::add_allowance(self, allowance).await
+    }
+
+    async fn allowances(
+        &self,
+        inbox_id: Uuid,
+        scope: Option<&Scope>,
+        now: OffsetDateTime,
+    ) -> Result<Vec<Allowance>, StoreError> {
+        allowances::allowances(self, inbox_id, scope, now).await
+    }
+
+    async fn revoke_allowances(
+        &self,
+        inbox_id: Uuid,
+        which: Option<Uuid>,
+    ) -> Result<u64, StoreError> {
+        allowances::revoke_allowances(self, inbox_id, which).await
+    }
+
+    async fn delete_ended_allowances(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
+        allowances::delete_ended_allowances(self, now).await
     }
 
     fn listen(&self, sink: SignalSink) -> Option<tokio::task::JoinHandle<()>> {
