@@ -101,7 +101,7 @@ async fn allowances_are_listed_and_revoked() {
     let out = sayso(&srv, &["revoke"]).await;
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("--all"),
+        String::from_utf8_lossy(&out.stderr).contains("<ID>"),
         "{out:?}"
     );
 

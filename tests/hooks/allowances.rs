@@ -353,6 +353,14 @@ async fn on_a_phone_deny_stays_beside_allow_and_15_min_is_one_tap() {
     let label = b.find("#allow-for-morning").await.text().await.unwrap();
     assert!(label.starts_with("Until tomorrow 09:00 "), "{label}");
 
+    // Scrolled to, as a thumb does: the bar of Deny and Allow stays over the bottom.
+    b.js(
+        "document.querySelector('#timed').scrollIntoView({block: 'center'}); return null",
+        vec![],
+    )
+    .await;
+    b.screenshot("approval-allow-for-a-while-scrolled").await;
+    assert!(on_screen(&b, "#allow-for-15m").await && on_screen(&b, "#deny").await);
     b.click_and_wait("#allow-for-15m").await;
     assert_eq!(result_status(&b).await, "allowed");
     let out = finish(child, started).await;
