@@ -285,7 +285,7 @@ pub async fn an_allowance_counts_until_its_time_exactly(srv: &TestServer) {
 
     let ms = time::Duration::milliseconds(1);
     let at = |t| store.allowances(inbox, Some(&scope), t);
-    assert_eq!(at(until - ms).await.unwrap(), [made.clone()]);
+    assert_eq!(at(until - ms).await.unwrap(), std::slice::from_ref(&made));
     assert!(at(until).await.unwrap().is_empty());
     assert!(
         store
