@@ -56,6 +56,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::List(args)) => client::exit(client::list(args).await),
         Some(Command::Receipts(args)) => client::exit(client::receipts(args).await),
         Some(Command::Verify(args)) => client::exit(client::verify_file(args).await),
+        Some(Command::Allowances(args)) => client::exit(client::allowances(args).await),
         Some(Command::Hook(cmd)) => crate::hook::run(cmd).await,
         // --- MCP stdio bridge ---
         Some(Command::Mcp(args)) => {

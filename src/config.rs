@@ -117,6 +117,9 @@ pub enum Command {
     /// Check receipts offline against the server's public key: each signature, what was
     /// asked, and that a chain is unbroken.
     Verify(crate::client::receipts::VerifyArgs),
+    /// List the standing allowances the person gave ("Allow for 15 min", …), or revoke
+    /// them; with the inbox's API key, which can only read and revoke them.
+    Allowances(crate::client::args::AllowancesArgs),
     /// Be a coding agent's permission hook (claude, codex, gemini, copilot, cursor, pi), or
     /// install it into the agent's settings (docs/HARNESSES.md).
     #[command(subcommand)]

@@ -4,6 +4,8 @@
 
 mod common;
 
+#[path = "hooks/allowances.rs"]
+mod allowances;
 #[path = "hooks/approve.rs"]
 mod approve;
 #[path = "hooks/browser.rs"]

@@ -285,3 +285,31 @@ pub struct ListArgs {
     #[command(flatten)]
     pub server: ServerArgs,
 }
+
+/// `sayso allowances`: the standing allowances the person gave, and revoking them.
+#[derive(Debug, Clone, Args)]
+pub struct AllowancesArgs {
+    #[command(subcommand)]
+    pub action: Option<AllowancesAction>,
+    /// One JSON object a line, as the API returns each, instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum AllowancesAction {
+    /// Revoke one allowance by its id, or all of them with --all: those calls are asked
+    /// again from now on.
+    Revoke {
+        /// The allowance's id, as `sayso allowances` prints it.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        id: Option<String>,
+        /// Revoke every allowance of the inbox.
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+}

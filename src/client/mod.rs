@@ -1,9 +1,11 @@
-//! The command-line client: `sayso ask`, `get`, `await`, `cancel`, `todo`, `list` and `receipts` talk to a sayso
+//! The command-line client: `sayso ask`, `get`, `await`, `cancel`, `todo`, `list`,
+//! `receipts` and `allowances` talk to a sayso
 //! server over the agent API (docs/API.md) with the key of one inbox. With `--wait` (and
 //! for `await`) the outcome is printed as JSON and becomes the exit code, so shell scripts
 //! can branch on a person's answer; see `docs/CLI.md`.
 
 pub mod abandon;
+mod allowances;
 pub mod args;
 mod commands;
 mod duration;
@@ -17,6 +19,7 @@ pub mod wait;
 
 use std::io::Write;
 
+pub use allowances::allowances;
 pub use commands::{ask, await_decision, cancel, get, todo};
 pub use list::list;
 pub use receipts::{receipts, verify_file};
@@ -24,8 +27,16 @@ pub use wait::{EXIT_ERROR, EXIT_GONE, EXIT_NO, EXIT_PENDING, EXIT_YES};
 
 /// The names of the client commands: their usage errors exit with `EXIT_ERROR`, not clap's 2
 /// (which would read as "expired or cancelled" to a script).
-pub const COMMANDS: [&str; 8] = [
-    "ask", "get", "await", "cancel", "todo", "list", "receipts", "verify",
+pub const COMMANDS: [&str; 9] = [
+    "ask",
+    "get",
+    "await",
+    "cancel",
+    "todo",
+    "list",
+    "receipts",
+    "verify",
+    "allowances",
 ];
 
 /// Ends the process with a client command's exit code; an error is printed to stderr

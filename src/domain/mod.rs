@@ -2,6 +2,7 @@
 //! and how a resolution reads in one sentence.
 
 pub mod address;
+pub mod allowance;
 pub mod answer;
 pub mod answer_text;
 pub mod answered_by;

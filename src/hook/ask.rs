@@ -75,6 +75,12 @@ pub async fn ask_person(
     };
     let (id, expires_at, asked_sha256) = match asked {
         Ok(Ok(Asked::Handle(id, expires_at, asked_sha256))) => (id, expires_at, asked_sha256),
+        Ok(Ok(Asked::Standing(a))) => {
+            return Ok(Verdict::allow(format!(
+                "A standing allowance on sayso let this through: {} allowed {} until {}.",
+                a.by, call.tool_name, a.until
+            )));
+        }
         Ok(Ok(Asked::AllowedForSession)) => {
             return Ok(Verdict::allow(format!(
                 "The person allowed {} for this session on sayso.",
@@ -206,10 +212,19 @@ async fn answer(
 }
 
 /// What asking gave: the decision's id, expiry and the hash its receipt must carry for what
-/// was asked, or an earlier "for this session".
+/// was asked, an earlier "for this session", or a standing allowance.
 enum Asked {
     Handle(String, Option<OffsetDateTime>, Option<String>),
     AllowedForSession,
+    Standing(Standing),
+}
+
+/// A standing allowance that covers the call, as its reason tells it.
+struct Standing {
+    /// Who allowed it.
+    by: String,
+    /// "2026-11-27 13:15 UTC".
+    until: String,
 }
 
 async fn put_question(
@@ -235,6 +250,14 @@ async fn put_question(
             .map_err(failed)?
     {
         return Ok(Asked::AllowedForSession);
+    }
+    // A standing allowance ("Allow for 15 min", …) passes under the same conditions, for the
+    // calls of its exact scope. One that cannot be read is as none: the person is asked.
+    if ruling.session_answer_allowed()
+        && let Some(standing) =
+            standing_allowance(api, call, ruling.rule.as_deref(), deadline).await
+    {
+        return Ok(Asked::Standing(standing));
     }
     let answer_by = (OffsetDateTime::now_utc() + wait)
         .format(&Rfc3339)
@@ -390,6 +413,63 @@ fn allows_session(d: &Value, call: &ToolCall, session: &str, rule: Option<&str>)
         && gated["tool_name"] == call.tool_name.as_str()
         && d.get("step_up").is_none_or(Value::is_null)
         && same_rule
+}
+
+/// The standing allowance that covers the call, if the server holds one: of this harness,
+/// tool, project and rule exactly (no rule: one given where no rule matched), counting by the
+/// server's clock. The API key can only read and revoke allowances; the person makes them
+/// with an Allow on their own approval link, so an agent cannot plant one.
+async fn standing_allowance(
+    api: &Api,
+    call: &ToolCall,
+    rule: Option<&str>,
+    deadline: Instant,
+) -> Option<Standing> {
+    let project = call.cwd.as_deref().and_then(project_of);
+    let rule = rule.map(|r| r.chars().take(MAX_RULE_CHARS).collect::<String>());
+    let mut url = api.url(&["v1", "allowances"]);
+    {
+        let mut q = url.query_pairs_mut();
+        q.append_pair("harness", call.harness.as_str())
+            .append_pair("tool_name", &call.tool_name);
+        if let Some(p) = &project {
+            q.append_pair("project", p);
+        }
+        if let Some(r) = &rule {
+            q.append_pair("rule", r);
+        }
+    }
+    let page = api
+        .send(
+            || api.request(Method::GET, url.clone(), request_timeout(deadline)),
+            (Instant::now() + CREATE_WINDOW).min(deadline),
+        )
+        .await
+        .ok()?;
+    let items = page["items"].as_array()?;
+    // The server matched the scope and judged `until` by its own clock; the scope is checked
+    // again here, so a reply that does not say exactly this scope lets nothing through.
+    items.iter().find_map(|a| {
+        let s = &a["scope"];
+        let same = s["harness"] == call.harness.as_str()
+            && s["tool_name"] == call.tool_name.as_str()
+            && s["project"].as_str() == project.as_deref()
+            && s["rule"].as_str() == rule.as_deref();
+        let until = a["until"]
+            .as_str()
+            .and_then(|u| OffsetDateTime::parse(u, &Rfc3339).ok())?;
+        same.then(|| Standing {
+            by: a["allowed_by"].as_str().unwrap_or("the person").to_string(),
+            until: format!(
+                "{:04}-{:02}-{:02} {:02}:{:02} UTC",
+                until.year(),
+                u8::from(until.month()),
+                until.day(),
+                until.hour(),
+                until.minute()
+            ),
+        })
+    })
 }
 
 /// The verdict a resolved (or still pending) decision gives.

@@ -1,5 +1,6 @@
 //! HTTP: the agent API, the person's pages, health checks, and the router that joins them.
 
+pub mod allowances;
 pub mod api;
 mod drain;
 pub mod events;
@@ -39,6 +40,7 @@ pub struct HttpSettings {
 pub fn routes(svc: &Service) -> Router<Service> {
     Router::new()
         .merge(api::routes())
+        .merge(allowances::routes())
         .merge(pages::routes(svc.clone()))
         .merge(events::routes())
         .merge(usage::routes())

@@ -32,6 +32,11 @@ impl Zone {
         }
     }
 
+    /// The zone's IANA name ("Europe/Berlin"), `None` for UTC or a zone without one.
+    pub fn name(&self) -> Option<&str> {
+        self.tz.iana_name()
+    }
+
     /// "2026-11-21 16:04 CET".
     pub fn date_time(&self, t: OffsetDateTime) -> String {
         match self.local(t) {

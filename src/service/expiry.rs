@@ -1,4 +1,6 @@
-//! The sweeper that turns due pending decisions into `expired`, for the ones nobody awaits.
+//! The sweeper that turns due pending decisions into `expired`, for the ones nobody awaits,
+//! and deletes the standing allowances that have ended (they stopped counting at their
+//! `until` already; this only tidies).
 //! Every replica runs one; storage makes the work safe to share without a leader.
 
 use std::time::Duration;
@@ -13,6 +15,9 @@ pub(super) async fn sweep(svc: Service) {
     let mut backoff = svc.settings().expiry_interval;
     loop {
         tokio::time::sleep(backoff).await;
+        if let Err(e) = svc.store().delete_ended_allowances(now()).await {
+            tracing::warn!(error = %e, "expiry sweep: deleting ended allowances failed");
+        }
         match svc.store().expire_due(now(), BATCH).await {
             Ok(swept) => {
                 for s in &swept {

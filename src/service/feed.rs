@@ -6,6 +6,7 @@ use uuid::Uuid;
 use super::{Service, ServiceError, Viewer};
 use crate::domain::Decision;
 use crate::domain::Status;
+use crate::domain::allowance::Allowance;
 use crate::domain::people::{self, Person};
 use crate::storage::ListFilter;
 
@@ -32,6 +33,8 @@ pub struct Feed {
     /// The zone the feed's times are shown in: the viewer's own, else the inbox's own
     /// person's; `None` for UTC.
     pub zone: Option<String>,
+    /// The inbox's standing allowances that count now, soonest end first.
+    pub allowances: Vec<Allowance>,
 }
 
 impl Service {
@@ -93,7 +96,9 @@ impl Service {
         let zone = zone_of(&viewer.person)
             .or_else(|| everyone.iter().find(|p| p.is_inbox_own()).and_then(zone_of));
         let has_passkey = !self.store().passkeys(viewer.person.id).await?.is_empty();
+        let allowances = self.store().allowances(inbox.id, None, now).await?;
         Ok(Feed {
+            allowances,
             viewer,
             pending,
             recent,

@@ -1,6 +1,7 @@
 //! The lifecycle rules (docs/API.md) on top of storage: create, read, wait, answer, cancel, expire.
 //! Handlers (HTTP, MCP, CLI) call one function here each and map its result.
 
+mod allowances;
 mod answers;
 mod decisions;
 mod devices;

@@ -31,6 +31,7 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::domain::allowance::{Allowance, Scope};
 use crate::domain::inbox::{Inbox, InboxChannels, PushSubscription, Usage};
 use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage};
 use crate::domain::people::{AnswerRecord, Person};
@@ -525,6 +526,26 @@ pub trait Store: Send + Sync + 'static {
         from_seq: i64,
         limit: u32,
     ) -> Result<Vec<StoredReceipt>, StoreError>;
+    /// Stores a standing allowance; when one was already made from the same decision, that
+    /// one is kept and returned (an answer taken twice never makes a longer or wider one).
+    async fn add_allowance(&self, allowance: &Allowance) -> Result<Allowance, StoreError>;
+    /// The inbox's allowances that count at `now` (`now < until`), by when they end; with
+    /// `scope`, only those of exactly that scope (a missing project or rule matching only a
+    /// missing one), latest end first.
+    async fn allowances(
+        &self,
+        inbox_id: Uuid,
+        scope: Option<&Scope>,
+        now: OffsetDateTime,
+    ) -> Result<Vec<Allowance>, StoreError>;
+    /// Deletes the inbox's allowance `which`, or all of them; returns how many.
+    async fn revoke_allowances(
+        &self,
+        inbox_id: Uuid,
+        which: Option<Uuid>,
+    ) -> Result<u64, StoreError>;
+    /// Deletes the allowances that ended at or before `now`; returns how many.
+    async fn delete_ended_allowances(&self, now: OffsetDateTime) -> Result<u64, StoreError>;
 
     /// Starts delivering other replicas' signals to `sink`, where the backend has them
     /// (PostgreSQL); `None` for a backend that is only ever used by one process.

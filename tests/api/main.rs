@@ -7,6 +7,7 @@
 mod common;
 
 mod access;
+mod allowances;
 mod awaits;
 mod create;
 mod people;
@@ -62,6 +63,11 @@ on_both_backends!(
         decline_keeps_the_remark,
         second_answer_gets_409,
         bad_answers_are_refused_with_their_path,
+    ],
+    allowances: [
+        a_persons_allow_for_a_while_is_read_and_revoked_with_the_key,
+        only_the_persons_allow_on_their_own_approval_makes_one,
+        an_allowance_counts_until_its_time_exactly,
     ],
     access: [
         list_pages_with_a_cursor_newest_first,

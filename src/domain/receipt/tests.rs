@@ -29,6 +29,7 @@ fn decision(question: &str) -> Decision {
         expires_at: datetime!(2026-11-27 11:00:00 UTC),
         resolved_at: Some(datetime!(2026-11-27 10:01:00.250 UTC)),
         has_image: false,
+        cancel_reason: None,
         answered_by: Some(AnsweredBy::new(AnswerChannel::Feed, None)),
         answers: vec![AnswerRecord {
             person: Some("ana".into()),

@@ -22,6 +22,7 @@ use super::reader::Reader;
 use super::submitted::Submitted;
 use super::templates::render;
 use super::view::{self, PageErrors, PeopleView, PersonLink};
+use crate::domain::allowance::{AllowFor, scope_of};
 use crate::domain::approval::{
     ALLOW, ALLOW_SESSION, Action, ApprovalSpec, DENY, action_of, offers_session, size_in_words,
 };
@@ -65,6 +66,10 @@ pub struct ApprovalPage {
     /// "Allow all Bash commands in this session", and what it does not cover.
     pub session_label: String,
     pub session_note: String,
+    /// The Allows that also stand for a while ("For 15 min", …), with what they cover;
+    /// none where the approval may not make one (a passkey's, one naming people).
+    pub timed: Vec<Timed>,
+    pub timed_note: String,
     /// The policy rule that put the question, when one did.
     pub rule: Option<String>,
     /// Set once the agent has stopped waiting for this answer.
@@ -88,6 +93,50 @@ pub struct ApprovalPage {
     pub people: PeopleView,
     /// The browser is bound to a person: the page links back to their feed.
     pub to_feed: bool,
+}
+
+/// One "Allow for a while" button: its `allow_for` value and its label.
+pub struct Timed {
+    pub value: &'static str,
+    pub label: String,
+}
+
+/// The buttons that allow for a while, labelled in the reader's zone; the last ends at
+/// 09:00 of the person's next day.
+fn timed_buttons(zone: &render::Zone, now: OffsetDateTime) -> Vec<Timed> {
+    AllowFor::ALL
+        .into_iter()
+        .map(|a| Timed {
+            value: a.as_str(),
+            label: match a {
+                AllowFor::Quarter => "For 15 min".to_string(),
+                AllowFor::Hour => "For 1 hour".to_string(),
+                AllowFor::Morning => {
+                    let until = a.until(now, zone.name());
+                    format!("Until tomorrow {}", zone.clock(until, until))
+                }
+            },
+        })
+        .collect()
+}
+
+/// What an allowance for a while covers, in the person's words.
+fn timed_note(a: &ApprovalSpec, d: &Decision) -> String {
+    let agent = visible(render::approval::agent_name(&a.harness), Lines::Marked);
+    let tool = clip(&a.tool_name, 40, Lines::Marked).with_note();
+    let which = match &a.rule {
+        Some(_) => "that the same policy rule asks about",
+        None => "that no policy rule asks about",
+    };
+    let place = match &d.spec.project {
+        Some(p) => format!(" in {}", visible(p, Lines::Marked)),
+        None => String::new(),
+    };
+    format!(
+        "Until then, {tool} calls {which}{place} run without asking you, in any {agent} \
+         session. Calls other rules ask about, or that need a passkey or more people, are \
+         still asked. Your feed lists it and revokes it."
+    )
 }
 
 /// What the call does, ready for the template; every text in it is visible.
@@ -227,6 +276,12 @@ pub fn approval_page(
         with_session: a.session_id.is_some() && offers_session(&d.spec),
         session_label: session_label(a),
         session_note: session_note(a),
+        timed: if open && scope_of(d).is_ok() {
+            timed_buttons(zone, now)
+        } else {
+            Vec::new()
+        },
+        timed_note: timed_note(a, d),
         rule: a.rule.as_deref().map(|r| visible(r, Lines::Marked)),
         stopped_waiting: (open && stopped.is_some()).then(|| {
             format!(

@@ -19,7 +19,8 @@ use super::submitted::Submitted;
 use super::templates::error_page_for;
 use super::view::{PageErrors, PersonLink};
 use super::{Token, device_cookie};
-use crate::domain::approval::allows;
+use crate::domain::allowance::AllowFor;
+use crate::domain::approval::{ALLOW, allows};
 use crate::domain::people::Person;
 use crate::domain::{Decision, Issue};
 use crate::service::{Service, ServiceError};
@@ -69,8 +70,9 @@ async fn submit_approval(
     if !is_form {
         let answered = async {
             let input = parse_answer(&body)?;
-            let d = svc
-                .submit_approval(&token, &input, device.as_deref())
+            let allow_for = json_allow_for(&body)?;
+            let (d, _) = svc
+                .submit_approval_for(&token, &input, device.as_deref(), allow_for)
                 .await?;
             Ok::<_, ApiError>(answer_result(&d))
         };
@@ -98,7 +100,30 @@ async fn submit_approval(
             &reader,
         );
     };
-    let input = sent.to_input(&d.spec, action);
+    let mut input = sent.to_input(&d.spec, action);
+    // "For 15 min", "For 1 hour", "Until tomorrow 09:00" are Allows that also stand for a
+    // while; they send `allow_for` alone.
+    let allow_for = match sent.get("allow_for").filter(|v| !v.is_empty()) {
+        None => None,
+        Some(v) => match AllowFor::parse(v) {
+            Some(a) => Some(a),
+            None => {
+                let issues = [allow_for_issue(v)];
+                return page(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    &link,
+                    &d,
+                    Some(&sent),
+                    &PageErrors::from_issues(&issues),
+                    &PageQuery::default(),
+                    &reader,
+                );
+            }
+        },
+    };
+    if allow_for.is_some() && input.value.is_none() && input.other.is_none() {
+        input.value = Some(serde_json::Value::from(ALLOW));
+    }
     // The page offers Allow for a change too long to show only once all of it was opened;
     // a form that did not come from that page allows nothing.
     if let Some(a) = &d.spec.approval
@@ -123,7 +148,10 @@ async fn submit_approval(
             &reader,
         );
     }
-    match svc.submit_approval(&token, &input, device.as_deref()).await {
+    match svc
+        .submit_approval_for(&token, &input, device.as_deref(), allow_for)
+        .await
+    {
         Ok(_) if sent.returns_to_feed() => Redirect::to(FEED_PATH).into_response(),
         Ok(_) => Redirect::to(&format!("/a/{token}")).into_response(),
         Err(ServiceError::Validation(issues)) => page(
@@ -136,6 +164,32 @@ async fn submit_approval(
             &reader,
         ),
         Err(e) => error(&svc, &headers, &token, Some(&person), e).await,
+    }
+}
+
+/// The `allow_for` of a JSON answer, if it has one.
+fn json_allow_for(body: &[u8]) -> Result<Option<AllowFor>, ApiError> {
+    let v = crate::web::extract::parse_json(body)?;
+    match v.get("allow_for") {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(s)) => match AllowFor::parse(s) {
+            Some(a) => Ok(Some(a)),
+            None => Err(ApiError::validation(vec![allow_for_issue(s)])),
+        },
+        Some(_) => Err(ApiError::validation(vec![allow_for_issue(
+            "(not a string)",
+        )])),
+    }
+}
+
+fn allow_for_issue(got: &str) -> Issue {
+    Issue {
+        path: "allow_for".into(),
+        message: format!(
+            "must be one of {} (got {})",
+            AllowFor::NAMES.join(", "),
+            got.chars().take(40).collect::<String>()
+        ),
     }
 }
 

@@ -13,19 +13,57 @@ use axum::response::{IntoResponse, Response};
 use time::OffsetDateTime;
 
 use super::answer::FEED_PATH;
-use super::templates::{FeedItem, FeedPage, FeedTodo, ProjectLink, error_page, render};
+use super::templates::{
+    FeedAllowance, FeedItem, FeedPage, FeedTodo, ProjectLink, error_page, render,
+};
 use super::{Token, device_cookie};
 use crate::domain::people;
 use crate::domain::{CancelReason, Decision, Kind, PersonChannel, Status};
 use crate::render::visible::{Lines, clip, visible};
 use crate::render::{self, Zone, render_markdown};
 use crate::service::{DEVICE_COOKIE, SECURE_DEVICE_COOKIE, Service, ServiceError, Viewer};
+use crate::web::extract::Segment;
 
 pub fn routes() -> Router<Service> {
     use axum::routing::get;
     Router::new()
         .route("/inbox", get(show_bound_feed))
         .route("/inbox/{token}", get(show_feed))
+        .route(
+            "/inbox/allowances/{id}/revoke",
+            axum::routing::post(revoke_allowance),
+        )
+}
+
+/// The person revokes a standing allowance from their feed, on a bound device (a post from
+/// another site is refused before it gets here, `security::refuse_cross_site`), and is sent
+/// back to the feed. Revoking only narrows what passes without asking.
+async fn revoke_allowance(
+    State(svc): State<Service>,
+    Segment(id): Segment,
+    headers: HeaderMap,
+) -> Response {
+    let viewer = match svc.device_viewer(device_cookie(&headers).as_deref()).await {
+        Ok(v) => v,
+        Err(ServiceError::NotFound) => {
+            return error_page(
+                StatusCode::FORBIDDEN,
+                "This device is not linked to an inbox",
+                "Open your feed link once on this device, then revoke the allowance from the feed.",
+            );
+        }
+        Err(e) => return feed_error(e),
+    };
+    let Ok(id) = uuid::Uuid::parse_str(&id) else {
+        return feed_error(ServiceError::NotFound);
+    };
+    match svc.revoke_allowance_from_feed(&viewer, id).await {
+        // Revoked, or already gone (ended, or revoked elsewhere): either way it is not there.
+        Ok(()) | Err(ServiceError::NotFound) => {
+            axum::response::Redirect::to(FEED_PATH).into_response()
+        }
+        Err(e) => feed_error(e),
+    }
 }
 
 /// How long a device stays bound without opening the feed link again: 400 days, the most
@@ -236,6 +274,40 @@ fn page(
         push_url: format!("{base}/push"),
         has_passkey: feed.has_passkey,
         to_feed: false,
+        allowances: feed
+            .allowances
+            .iter()
+            .map(|a| feed_allowance(a, &zone, now))
+            .collect(),
+    }
+}
+
+/// A standing allowance as the feed lists it; every text in it is visible.
+fn feed_allowance(
+    a: &crate::domain::allowance::Allowance,
+    zone: &Zone,
+    now: OffsetDateTime,
+) -> FeedAllowance {
+    let s = &a.scope;
+    let tool = visible(&s.tool_name, Lines::Marked);
+    let mut what = match &s.rule {
+        Some(_) => format!("{tool} calls the same policy rule asks about"),
+        None => format!("{tool} calls no policy rule asks about"),
+    };
+    if let Some(p) = &s.project {
+        what.push_str(&format!(" in {}", visible(p, Lines::Marked)));
+    }
+    what.push_str(&format!(
+        ", {}",
+        visible(render::approval::agent_name(&s.harness), Lines::Marked)
+    ));
+    FeedAllowance {
+        what,
+        rule: s.rule.as_deref().map(|r| visible(r, Lines::Marked)),
+        until: format!("until {}", zone.clock(a.until, now)),
+        until_iso: render::iso(a.until),
+        by: a.person.as_deref().map(|p| visible(p, Lines::Marked)),
+        revoke: format!("/inbox/allowances/{}/revoke", a.id),
     }
 }
 

@@ -71,6 +71,21 @@ pub struct FeedPage {
     pub has_passkey: bool,
     /// Always false: the feed is where the way back leads.
     pub to_feed: bool,
+    /// The standing allowances that count now, each with its revoke button.
+    pub allowances: Vec<FeedAllowance>,
+}
+
+/// A standing allowance in the feed: what it lets through, until when, given by whom.
+pub struct FeedAllowance {
+    /// "Bash calls no policy rule asks about, in shop, Claude Code".
+    pub what: String,
+    pub rule: Option<String>,
+    /// "until 13:15 CET".
+    pub until: String,
+    pub until_iso: String,
+    pub by: Option<String>,
+    /// Where its revoke button posts.
+    pub revoke: String,
 }
 
 pub struct ProjectLink {

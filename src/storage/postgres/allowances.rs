@@ -1,0 +1,169 @@
+//! Standing allowances (`domain::allowance`): made by a person's answer, read by the hook,
+//! revoked by the person or the key, deleted by the expiry sweep once ended.
+
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::PgStore;
+use crate::domain::AnswerChannel;
+use crate::domain::allowance::{Allowance, Scope};
+use crate::storage::StoreError;
+use crate::storage::rows::{store_error, to_ms_precision};
+
+/// The columns `AllowanceRow` reads, in a macro so queries stay `&'static str`.
+macro_rules! columns {
+    () => {
+        "id, inbox_id, decision_id, person_id, person, channel, harness, project, tool_name, \
+         rule, session_id, created_at, until"
+    };
+}
+
+#[derive(sqlx::FromRow)]
+struct AllowanceRow {
+    id: Uuid,
+    inbox_id: Uuid,
+    decision_id: Uuid,
+    person_id: Option<Uuid>,
+    person: Option<String>,
+    channel: String,
+    harness: String,
+    project: Option<String>,
+    tool_name: String,
+    rule: Option<String>,
+    session_id: Option<String>,
+    created_at: OffsetDateTime,
+    until: OffsetDateTime,
+}
+
+impl TryFrom<AllowanceRow> for Allowance {
+    type Error = StoreError;
+
+    fn try_from(r: AllowanceRow) -> Result<Self, StoreError> {
+        Ok(Allowance {
+            id: r.id,
+            inbox_id: r.inbox_id,
+            decision_id: r.decision_id,
+            person_id: r.person_id,
+            person: r.person,
+            channel: AnswerChannel::parse(&r.channel).ok_or_else(|| {
+                StoreError::Other(format!("unknown answer channel {:?}", r.channel))
+            })?,
+            scope: Scope {
+                harness: r.harness,
+                project: r.project,
+                tool_name: r.tool_name,
+                rule: r.rule,
+            },
+            session_id: r.session_id,
+            created_at: to_ms_precision(r.created_at),
+            until: to_ms_precision(r.until),
+        })
+    }
+}
+
+pub(super) async fn add_allowance(store: &PgStore, a: &Allowance) -> Result<Allowance, StoreError> {
+    // One per decision: the first one made from it stands (the no-op update returns it).
+    let row = sqlx::query_as::<_, AllowanceRow>(concat!(
+        "INSERT INTO allowances (id, inbox_id, decision_id, person_id, person, channel, \
+         harness, project, tool_name, rule, session_id, created_at, until) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+         ON CONFLICT (decision_id) DO UPDATE SET decision_id = allowances.decision_id \
+         RETURNING ",
+        columns!()
+    ))
+    .bind(a.id)
+    .bind(a.inbox_id)
+    .bind(a.decision_id)
+    .bind(a.person_id)
+    .bind(&a.person)
+    .bind(a.channel.as_str())
+    .bind(&a.scope.harness)
+    .bind(&a.scope.project)
+    .bind(&a.scope.tool_name)
+    .bind(&a.scope.rule)
+    .bind(&a.session_id)
+    .bind(to_ms_precision(a.created_at))
+    .bind(to_ms_precision(a.until))
+    .fetch_one(&store.pool)
+    .await
+    .map_err(store_error)?;
+    row.try_into()
+}
+
+pub(super) async fn allowances(
+    store: &PgStore,
+    inbox_id: Uuid,
+    scope: Option<&Scope>,
+    now: OffsetDateTime,
+) -> Result<Vec<Allowance>, StoreError> {
+    let rows = match scope {
+        None => {
+            sqlx::query_as::<_, AllowanceRow>(concat!(
+                "SELECT ",
+                columns!(),
+                " FROM allowances WHERE inbox_id = $1 AND until > $2 \
+                 ORDER BY until, id"
+            ))
+            .bind(inbox_id)
+            .bind(now)
+            .fetch_all(&store.pool)
+            .await
+        }
+        // A scope without a project or rule matches only those without one.
+        Some(s) => {
+            sqlx::query_as::<_, AllowanceRow>(concat!(
+                "SELECT ",
+                columns!(),
+                " FROM allowances WHERE inbox_id = $1 AND harness = $2 \
+                 AND tool_name = $3 AND project IS NOT DISTINCT FROM $4 \
+                 AND rule IS NOT DISTINCT FROM $5 AND until > $6 ORDER BY until DESC, id"
+            ))
+            .bind(inbox_id)
+            .bind(&s.harness)
+            .bind(&s.tool_name)
+            .bind(&s.project)
+            .bind(&s.rule)
+            .bind(now)
+            .fetch_all(&store.pool)
+            .await
+        }
+    }
+    .map_err(store_error)?;
+    rows.into_iter().map(TryInto::try_into).collect()
+}
+
+pub(super) async fn revoke_allowances(
+    store: &PgStore,
+    inbox_id: Uuid,
+    which: Option<Uuid>,
+) -> Result<u64, StoreError> {
+    let done = match which {
+        Some(a) => {
+            sqlx::query("DELETE FROM allowances WHERE inbox_id = $1 AND id = $2")
+                .bind(inbox_id)
+                .bind(a)
+                .execute(&store.pool)
+                .await
+        }
+        None => {
+            sqlx::query("DELETE FROM allowances WHERE inbox_id = $1")
+                .bind(inbox_id)
+                .execute(&store.pool)
+                .await
+        }
+    }
+    .map_err(store_error)?;
+    Ok(done.rows_affected())
+}
+
+pub(super) async fn delete_ended_allowances(
+    store: &PgStore,
+    now: OffsetDateTime,
+) -> Result<u64, StoreError> {
+    let done = sqlx::query("DELETE FROM allowances WHERE until <= $1")
+        .bind(now)
+        .execute(&store.pool)
+        .await
+        .map_err(store_error)?;
+    Ok(done.rows_affected())
+}

@@ -1,0 +1,183 @@
+//! Standing allowances (`domain::allowance`): made by a person's answer, read by the hook,
+//! revoked by the person or the key, deleted by the expiry sweep once ended.
+
+use time::OffsetDateTime;
+use uuid::Uuid;
+use uuid::fmt::Hyphenated;
+
+use super::SqliteStore;
+use super::rows::id;
+use crate::domain::AnswerChannel;
+use crate::domain::allowance::{Allowance, Scope};
+use crate::storage::StoreError;
+use crate::storage::rows::{from_millis, millis, store_error};
+
+/// The columns `AllowanceRow` reads, in a macro so queries stay `&'static str`.
+macro_rules! columns {
+    () => {
+        "id, inbox_id, decision_id, person_id, person, channel, harness, project, tool_name, \
+         rule, session_id, created_at, until"
+    };
+}
+
+#[derive(sqlx::FromRow)]
+struct AllowanceRow {
+    id: Hyphenated,
+    inbox_id: Hyphenated,
+    decision_id: Hyphenated,
+    person_id: Option<Hyphenated>,
+    person: Option<String>,
+    channel: String,
+    harness: String,
+    project: Option<String>,
+    tool_name: String,
+    rule: Option<String>,
+    session_id: Option<String>,
+    created_at: i64,
+    until: i64,
+}
+
+impl TryFrom<AllowanceRow> for Allowance {
+    type Error = StoreError;
+
+    fn try_from(r: AllowanceRow) -> Result<Self, StoreError> {
+        Ok(Allowance {
+            id: r.id.into_uuid(),
+            inbox_id: r.inbox_id.into_uuid(),
+            decision_id: r.decision_id.into_uuid(),
+            person_id: r.person_id.map(Hyphenated::into_uuid),
+            person: r.person,
+            channel: AnswerChannel::parse(&r.channel).ok_or_else(|| {
+                StoreError::Other(format!("unknown answer channel {:?}", r.channel))
+            })?,
+            scope: Scope {
+                harness: r.harness,
+                project: r.project,
+                tool_name: r.tool_name,
+                rule: r.rule,
+            },
+            session_id: r.session_id,
+            created_at: from_millis(r.created_at),
+            until: from_millis(r.until),
+        })
+    }
+}
+
+pub(super) async fn add_allowance(
+    store: &SqliteStore,
+    a: &Allowance,
+) -> Result<Allowance, StoreError> {
+    let mut tx = store.begin_immediate().await?;
+    // One per decision: the first one made from it stands.
+    sqlx::query(
+        "INSERT INTO allowances (id, inbox_id, decision_id, person_id, person, channel, \
+         harness, project, tool_name, rule, session_id, created_at, until) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (decision_id) DO NOTHING",
+    )
+    .bind(id(a.id))
+    .bind(id(a.inbox_id))
+    .bind(id(a.decision_id))
+    .bind(a.person_id.map(id))
+    .bind(&a.person)
+    .bind(a.channel.as_str())
+    .bind(&a.scope.harness)
+    .bind(&a.scope.project)
+    .bind(&a.scope.tool_name)
+    .bind(&a.scope.rule)
+    .bind(&a.session_id)
+    .bind(millis(a.created_at))
+    .bind(millis(a.until))
+    .execute(&mut *tx)
+    .await
+    .map_err(store_error)?;
+    let row = sqlx::query_as::<_, AllowanceRow>(concat!(
+        "SELECT ",
+        columns!(),
+        " FROM allowances WHERE decision_id = ?"
+    ))
+    .bind(id(a.decision_id))
+    .fetch_one(&mut *tx)
+    .await
+    .map_err(store_error)?;
+    tx.commit().await.map_err(store_error)?;
+    row.try_into()
+}
+
+pub(super) async fn allowances(
+    store: &SqliteStore,
+    inbox_id: Uuid,
+    scope: Option<&Scope>,
+    now: OffsetDateTime,
+) -> Result<Vec<Allowance>, StoreError> {
+    let rows = match scope {
+        None => {
+            sqlx::query_as::<_, AllowanceRow>(concat!(
+                "SELECT ",
+                columns!(),
+                " FROM allowances WHERE inbox_id = ? AND until > ? \
+                 ORDER BY until, id"
+            ))
+            .bind(id(inbox_id))
+            .bind(millis(now))
+            .fetch_all(&store.pool)
+            .await
+        }
+        // `IS` matches NULL to NULL: a scope without a project or rule matches only those
+        // without one.
+        Some(s) => {
+            sqlx::query_as::<_, AllowanceRow>(concat!(
+                "SELECT ",
+                columns!(),
+                " FROM allowances WHERE inbox_id = ? AND harness = ? \
+                 AND tool_name = ? AND project IS ? AND rule IS ? AND until > ? \
+                 ORDER BY until DESC, id"
+            ))
+            .bind(id(inbox_id))
+            .bind(&s.harness)
+            .bind(&s.tool_name)
+            .bind(&s.project)
+            .bind(&s.rule)
+            .bind(millis(now))
+            .fetch_all(&store.pool)
+            .await
+        }
+    }
+    .map_err(store_error)?;
+    rows.into_iter().map(TryInto::try_into).collect()
+}
+
+pub(super) async fn revoke_allowances(
+    store: &SqliteStore,
+    inbox_id: Uuid,
+    which: Option<Uuid>,
+) -> Result<u64, StoreError> {
+    let done = match which {
+        Some(a) => {
+            sqlx::query("DELETE FROM allowances WHERE inbox_id = ? AND id = ?")
+                .bind(id(inbox_id))
+                .bind(id(a))
+                .execute(&store.writer)
+                .await
+        }
+        None => {
+            sqlx::query("DELETE FROM allowances WHERE inbox_id = ?")
+                .bind(id(inbox_id))
+                .execute(&store.writer)
+                .await
+        }
+    }
+    .map_err(store_error)?;
+    Ok(done.rows_affected())
+}
+
+pub(super) async fn delete_ended_allowances(
+    store: &SqliteStore,
+    now: OffsetDateTime,
+) -> Result<u64, StoreError> {
+    let done = sqlx::query("DELETE FROM allowances WHERE until <= ?")
+        .bind(millis(now))
+        .execute(&store.writer)
+        .await
+        .map_err(store_error)?;
+    Ok(done.rows_affected())
+}

@@ -1,0 +1,312 @@
+//! Standing allowances: only the person's Allow on their own link makes one; the key reads
+//! and revokes them; one counts until its time exactly, by the server's clock.
+
+use reqwest::Method;
+use reqwest::StatusCode;
+use sayso::domain::AnswerChannel;
+use sayso::domain::allowance::{Allowance, Scope};
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use uuid::Uuid;
+
+use crate::common::server::{TestServer, s, send};
+
+/// A tool approval as the hook asks it, with `extra` merged into its `approval`.
+async fn approval(srv: &TestServer, extra: Value) -> Value {
+    let mut a = json!({"harness": "claude", "tool_name": "Bash", "session_id": "s1",
+                       "cwd": "/home/me/shop", "tool_input": {"command": "ls -la"}});
+    for (k, v) in extra.as_object().unwrap() {
+        a[k] = v.clone();
+    }
+    srv.create(json!({
+        "question": "Claude Code wants to run: ls -la",
+        "kind": "choose",
+        "project": "shop",
+        "options": ["Allow", "Deny"],
+        "approval": a,
+    }))
+    .await
+}
+
+async fn allowances(srv: &TestServer, query: &str) -> Vec<Value> {
+    let (status, body) = send(srv.req(Method::GET, &format!("/v1/allowances{query}"))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["items"].as_array().unwrap().clone()
+}
+
+fn time_of(v: &Value) -> OffsetDateTime {
+    OffsetDateTime::parse(v.as_str().unwrap(), &Rfc3339).unwrap()
+}
+
+pub async fn a_persons_allow_for_a_while_is_read_and_revoked_with_the_key(srv: &TestServer) {
+    assert!(allowances(srv, "").await.is_empty());
+    let h = approval(srv, json!({})).await;
+    let before = OffsetDateTime::now_utc();
+    let (status, body) = srv
+        .answer(
+            s(&h, "web_url"),
+            json!({"value": "Allow", "allow_for": "15m"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["outcome"], "Allow", "{body}");
+
+    let all = allowances(srv, "").await;
+    assert_eq!(all.len(), 1, "{all:?}");
+    let a = &all[0];
+    assert_eq!(a["decision_id"], h["decision_id"]);
+    assert_eq!(a["allowed_by"], "default", "{a}");
+    assert_eq!(a["channel"], "feed", "{a}");
+    assert_eq!(a["session_id"], "s1", "{a}");
+    assert_eq!(
+        a["scope"],
+        json!({"harness": "claude", "project": "shop", "tool_name": "Bash", "rule": null})
+    );
+    let until = time_of(&a["until"]);
+    let minutes = (until - before).whole_seconds();
+    assert!((14 * 60..=15 * 60 + 5).contains(&minutes), "{a}");
+
+    // The hook's question: exactly this scope, and nothing else.
+    let q = "?harness=claude&tool_name=Bash&project=shop";
+    assert_eq!(allowances(srv, q).await.len(), 1);
+    for other in [
+        "?harness=claude&tool_name=Write&project=shop",
+        "?harness=codex&tool_name=Bash&project=shop",
+        "?harness=claude&tool_name=Bash&project=blog",
+        "?harness=claude&tool_name=Bash",
+        "?harness=claude&tool_name=Bash&project=shop&rule=rule%201",
+    ] {
+        assert!(allowances(srv, other).await.is_empty(), "{other}");
+    }
+    let (status, body) = send(srv.req(Method::GET, "/v1/allowances?tool_name=Bash")).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["error"]["details"][0]["path"], "harness", "{body}");
+
+    // Another inbox's key sees none of them, and cannot revoke them.
+    let other = srv.other_inbox_key("elsewhere").await;
+    let id = s(a, "id").to_string();
+    let (status, body) = send(
+        srv.client
+            .get(srv.url("/v1/allowances"))
+            .bearer_auth(&other),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["items"], json!([]));
+    let (status, _) = send(
+        srv.client
+            .delete(srv.url(&format!("/v1/allowances/{id}")))
+            .bearer_auth(&other),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(allowances(srv, "").await.len(), 1);
+
+    let (status, body) = send(srv.req(Method::DELETE, &format!("/v1/allowances/{id}"))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["revoked"], 1);
+    assert!(allowances(srv, q).await.is_empty());
+    let (status, body) = send(srv.req(Method::DELETE, &format!("/v1/allowances/{id}"))).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (status, _) = send(srv.req(Method::DELETE, "/v1/allowances/not-an-id")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    // Revoking all.
+    for allow_for in ["60m", "morning"] {
+        let h = approval(srv, json!({})).await;
+        let (status, body) = srv
+            .answer(
+                s(&h, "web_url"),
+                json!({"value": "Allow", "allow_for": allow_for}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    assert_eq!(allowances(srv, "").await.len(), 2);
+    let (status, body) = send(srv.req(Method::DELETE, "/v1/allowances")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["revoked"], 2);
+    assert!(allowances(srv, "").await.is_empty());
+    let (status, _) = send(srv.client.get(srv.url("/v1/allowances"))).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+}
+
+pub async fn only_the_persons_allow_on_their_own_approval_makes_one(srv: &TestServer) {
+    // The key has no way to make one: no create, and an approval's web_url answers nothing.
+    let (status, _) = send(
+        srv.req(Method::POST, "/v1/allowances")
+            .json(&json!({"scope": {"harness": "claude", "tool_name": "Bash"}})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+    let h = approval(srv, json!({})).await;
+    let (status, body) = send(
+        srv.client
+            .post(s(&h, "web_url"))
+            .json(&json!({"value": "Allow", "allow_for": "60m"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"]["code"], "answer_elsewhere");
+
+    // A look-alike plain question the agent answers through its own link: an answer, and no
+    // allowance.
+    let lookalike = srv
+        .create(
+            json!({"question": "Allow Bash for an hour?", "kind": "choose",
+                       "options": ["Allow", "Deny"]}),
+        )
+        .await;
+    let (status, body) = send(
+        srv.client
+            .post(s(&lookalike, "web_url"))
+            .json(&json!({"value": "Allow", "allow_for": "60m"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(allowances(srv, "").await.is_empty());
+
+    // With any answer but Allow, or a choice that is not one, nothing changes.
+    for (answer, path) in [
+        (json!({"value": "Deny", "allow_for": "15m"}), "allow_for"),
+        (json!({"value": "Allow", "allow_for": "1d"}), "allow_for"),
+        (json!({"value": "Allow", "allow_for": 15}), "allow_for"),
+        (
+            json!({"action": "decline", "allow_for": "15m"}),
+            "allow_for",
+        ),
+    ] {
+        let (status, body) = srv.answer(s(&h, "web_url"), answer.clone()).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}: {body}");
+        assert_eq!(body["error"]["details"][0]["path"], path, "{body}");
+    }
+    assert_eq!(srv.get(s(&h, "decision_id")).await["status"], "pending");
+
+    // Never under a passkey rule, nor one naming people.
+    let passkey = approval(srv, json!({"step_up": "passkey"})).await;
+    let (status, body) = srv
+        .answer(
+            s(&passkey, "web_url"),
+            json!({"value": "Allow", "allow_for": "15m"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body.to_string().contains("passkey"), "{body}");
+    assert_eq!(
+        srv.get(s(&passkey, "decision_id")).await["status"],
+        "pending"
+    );
+    srv.add_person("ana").await;
+    let named = srv
+        .create(json!({
+            "question": "Claude Code wants to run: make release",
+            "kind": "choose", "options": ["Allow", "Deny"], "approvers": ["ana"],
+            "approval": {"harness": "claude", "tool_name": "Bash",
+                         "tool_input": {"command": "make release"}},
+        }))
+        .await;
+    let id = Uuid::parse_str(s(&named, "decision_id")).unwrap();
+    let d = srv.svc.store().decision(None, id).await.unwrap().unwrap();
+    let ana = srv
+        .svc
+        .store()
+        .people(d.inbox_id)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|p| p.name == "ana")
+        .unwrap();
+    let url = srv
+        .svc
+        .approve_url(&d, sayso::domain::PersonChannel::Feed, ana.id);
+    let (status, body) = send(
+        srv.client
+            .post(url)
+            .json(&json!({"value": "Allow", "allow_for": "15m"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body.to_string().contains("names who must agree"), "{body}");
+    assert!(allowances(srv, "").await.is_empty());
+
+    // Answered once, never again: a second Allow cannot extend it.
+    let (status, _) = srv
+        .answer(
+            s(&h, "web_url"),
+            json!({"value": "Allow", "allow_for": "15m"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let first = allowances(srv, "").await;
+    assert_eq!(first.len(), 1);
+    let (status, body) = srv
+        .answer(
+            s(&h, "web_url"),
+            json!({"value": "Allow", "allow_for": "morning"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(allowances(srv, "").await, first);
+}
+
+pub async fn an_allowance_counts_until_its_time_exactly(srv: &TestServer) {
+    let h = approval(srv, json!({})).await;
+    let store = srv.svc.store();
+    let id = Uuid::parse_str(s(&h, "decision_id")).unwrap();
+    let inbox = srv.default_inbox().await.id;
+    let until = sayso::service::now() + time::Duration::minutes(15);
+    let scope = Scope {
+        harness: "claude".into(),
+        project: Some("shop".into()),
+        tool_name: "Bash".into(),
+        rule: Some("rule 1 of /p/policy.json (Bash)".into()),
+    };
+    let made = Allowance {
+        id: Uuid::now_v7(),
+        inbox_id: inbox,
+        decision_id: id,
+        person_id: Some(inbox),
+        person: Some("default".into()),
+        channel: AnswerChannel::Feed,
+        scope: scope.clone(),
+        session_id: None,
+        created_at: sayso::service::now(),
+        until,
+    };
+    assert_eq!(store.add_allowance(&made).await.unwrap(), made);
+    // One per decision: a second one from it is the first, not a longer one.
+    let longer = Allowance {
+        id: Uuid::now_v7(),
+        until: until + time::Duration::hours(5),
+        ..made.clone()
+    };
+    assert_eq!(store.add_allowance(&longer).await.unwrap(), made);
+
+    let ms = time::Duration::milliseconds(1);
+    let at = |t| store.allowances(inbox, Some(&scope), t);
+    assert_eq!(at(until - ms).await.unwrap(), std::slice::from_ref(&made));
+    assert!(at(until).await.unwrap().is_empty());
+    assert!(
+        store
+            .allowances(inbox, None, until)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let no_rule = Scope {
+        rule: None,
+        ..scope.clone()
+    };
+    assert!(
+        store
+            .allowances(inbox, Some(&no_rule), until - ms)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // The sweep deletes it once it ended, not a moment before.
+    assert_eq!(store.delete_ended_allowances(until - ms).await.unwrap(), 0);
+    assert_eq!(store.delete_ended_allowances(until).await.unwrap(), 1);
+    assert!(at(until - ms).await.unwrap().is_empty());
+}

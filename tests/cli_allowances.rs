@@ -1,0 +1,112 @@
+//! `sayso allowances`: the standing allowances the person gave, listed as a table or JSON
+//! lines, and revoked one by one or all at once, with the inbox's API key.
+
+mod common;
+
+use std::process::{Output, Stdio};
+
+use common::server::{TestServer, s};
+use serde_json::{Value, json};
+use tokio::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_sayso");
+
+async fn sayso(srv: &TestServer, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("allowances")
+        .args(args)
+        .env("SAYSO_URL", &srv.base)
+        .env("SAYSO_KEY", &srv.key)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("sayso runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A tool approval the person allows for `allow_for` from their feed.
+async fn allowed(srv: &TestServer, tool: &str, allow_for: &str) -> Value {
+    let h = srv
+        .create(json!({
+            "question": format!("Claude Code wants to use {tool}"), "kind": "choose",
+            "project": "shop", "options": ["Allow", "Deny"],
+            "approval": {"harness": "claude", "tool_name": tool, "session_id": "s1",
+                         "tool_input": {"command": "ls"}},
+        }))
+        .await;
+    let (status, body) = srv
+        .answer(
+            s(&h, "web_url"),
+            json!({"value": "Allow", "allow_for": allow_for}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    h
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allowances_are_listed_and_revoked() {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    let none = sayso(&srv, &[]).await;
+    assert!(none.status.success(), "{none:?}");
+    assert_eq!(stdout(&none), "");
+    assert!(
+        String::from_utf8_lossy(&none.stderr).contains("no allowance counts now"),
+        "{none:?}"
+    );
+
+    allowed(&srv, "Bash", "15m").await;
+    allowed(&srv, "Write", "60m").await;
+    let table = sayso(&srv, &[]).await;
+    assert!(table.status.success(), "{table:?}");
+    let text = stdout(&table);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(
+        lines[0].starts_with("ID") && lines[0].contains("UNTIL"),
+        "{text}"
+    );
+    // Soonest end first.
+    assert!(
+        lines[1].contains("claude Bash in shop, calls no rule asks about"),
+        "{text}"
+    );
+    assert!(lines[1].contains("default"), "{text}");
+    assert!(lines[2].contains("claude Write in shop"), "{text}");
+
+    let json_lines = stdout(&sayso(&srv, &["--json"]).await);
+    let items: Vec<Value> = json_lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(items.len(), 2);
+    let bash = s(&items[0], "id").to_string();
+
+    let out = sayso(&srv, &["revoke", &bash]).await;
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(stdout(&out), format!("revoked {bash}\n"));
+    let left = stdout(&sayso(&srv, &["--json"]).await);
+    assert_eq!(left.lines().count(), 1, "{left}");
+    assert!(left.contains("\"Write\""), "{left}");
+
+    // An id that is gone, or none at all, is an error that says so.
+    let out = sayso(&srv, &["revoke", &bash]).await;
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(!String::from_utf8_lossy(&out.stderr).is_empty());
+    let out = sayso(&srv, &["revoke"]).await;
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("<ID>"),
+        "{out:?}"
+    );
+
+    let out = sayso(&srv, &["revoke", "--all"]).await;
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(stdout(&out), "revoked 1 allowance\n");
+    assert_eq!(stdout(&sayso(&srv, &["--json"]).await), "");
+}
