@@ -77,6 +77,7 @@ macro_rules! conformance_tests {
                 unknown_decision_is_not_found,
                 concurrent_resolutions_have_one_winner_each,
                 the_channel_and_device_of_an_answer_are_kept,
+                a_cancel_keeps_only_the_reason_the_server_reads,
             ],
             expiry: [
                 expire_before_its_time_loses,

@@ -7,7 +7,9 @@ use serde_json::json;
 use time::Duration;
 use uuid::Uuid;
 
-use sayso::domain::{AnswerChannel, AnsweredBy, EventKind, OutcomeSource, Resolution, Status};
+use sayso::domain::{
+    AnswerChannel, AnsweredBy, CancelReason, EventKind, OutcomeSource, Resolution, Status,
+};
 use sayso::storage::{Resolved, Store, StoreError};
 
 use crate::support::{T0, answer, decline, inbox, insert, lost, ms, won};
@@ -183,4 +185,40 @@ pub async fn the_channel_and_device_of_an_answer_are_kept(store: &dyn Store) {
     let e = insert(store, home, "Let me expire").await;
     let expired = won(store.expire(e.id, T0 + Duration::days(1)).await.unwrap());
     assert_eq!(expired.answered_by, None);
+}
+
+pub async fn a_cancel_keeps_only_the_reason_the_server_reads(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let at = T0 + Duration::minutes(1);
+    // Several at once, so a backend that writes in rounds writes them together.
+    let mut ids = Vec::new();
+    for i in 0..6 {
+        ids.push(insert(store, home, &format!("Abandoned {i}")).await.id);
+    }
+    let abandoned = Resolution::cancel(Some("abandoned".into()));
+    let free = Resolution::cancel(Some("Abandoned: the person allowed it".into()));
+    let results = join_all(ids.iter().enumerate().map(|(i, id)| {
+        let r = if i % 2 == 0 { &abandoned } else { &free };
+        store.resolve(*id, r, at)
+    }))
+    .await;
+    for (i, (id, r)) in ids.iter().zip(results).enumerate() {
+        let d = won(r.unwrap());
+        let want = (i % 2 == 0).then_some(CancelReason::Abandoned);
+        assert_eq!(d.cancel_reason, want, "{i}");
+        assert_eq!(store.decision(None, *id).await.unwrap(), Some(d));
+        let cancelled = store
+            .events(*id)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|e| e.kind == EventKind::Cancelled)
+            .unwrap();
+        let said = if i % 2 == 0 {
+            "abandoned"
+        } else {
+            "Abandoned: the person allowed it"
+        };
+        assert_eq!(cancelled.detail["reason"], said);
+    }
 }
