@@ -1,8 +1,8 @@
 //! The command-line client: `sayso ask`, `get`, `await`, `cancel`, `todo`, `list`,
-//! `receipts` and `allowances` talk to a sayso
-//! server over the agent API (docs/API.md) with the key of one inbox. With `--wait` (and
-//! for `await`) the outcome is printed as JSON and becomes the exit code, so shell scripts
-//! can branch on a person's answer; see `docs/CLI.md`.
+//! `receipts` and `allowances` talk to a sayso server over the agent API (docs/API.md) with the
+//! key of one inbox (`verify` checks receipts offline). With `--wait` (and for `await`) the
+//! outcome is printed as JSON and becomes the exit code, so shell scripts can branch on a
+//! person's answer; see `docs/CLI.md`.
 
 pub mod abandon;
 mod allowances;

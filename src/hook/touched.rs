@@ -1,9 +1,8 @@
 //! The files `sayso hook install` changes, said before it writes any: the harness's settings
-//! file, and for Codex and gemini-cli a file of the user's own that every project shares
+//! file, for Codex and gemini-cli a file of the user's own that every project shares
 //! (Codex's `config.toml`, gemini-cli's `trustedFolders.json`), and sayso's own pinned
-//! receipt keys (pins.rs). A change to a user-wide file
-//! reaches past the project, so install names it as such; docs/HARNESSES.md says how to undo
-//! each.
+//! receipt keys (pins.rs). A change to a user-wide file reaches past the project, so install
+//! names it as such; docs/HARNESSES.md says how to undo each.
 
 use std::fmt;
 use std::path::PathBuf;

@@ -140,8 +140,9 @@ fn parse_query(query: Option<&str>) -> Result<(u64, u32), Vec<Issue>> {
     let (mut from, mut limit) = (1, 100);
     for (k, v) in url::form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
         match k.as_ref() {
-            "from" => match v.parse::<u64>() {
-                Ok(n) if n >= 1 => from = n,
+            // A seq is stored as a signed 64-bit integer, as the document's int64 says.
+            "from" => match v.parse::<i64>() {
+                Ok(n) if n >= 1 => from = n.unsigned_abs(),
                 _ => issues.push("from", "must be a whole number from 1"),
             },
             "limit" => match v.parse::<u32>() {
@@ -168,5 +169,6 @@ mod tests {
         let issues = parse_query(Some("from=0&limit=501")).unwrap_err();
         let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
         assert_eq!(paths, ["from", "limit"]);
+        assert!(parse_query(Some("from=9223372036854775808")).is_err());
     }
 }
