@@ -44,6 +44,17 @@ pub struct NoAnswer {
     pub reason: String,
 }
 
+/// What is put to the person: the agent's call, or a command the person edited that the
+/// policy wants confirmed by its own rule (edit.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asking {
+    /// The agent's call; the person may edit its command.
+    Call,
+    /// The person's own edit, put again under the rule that decides it: shown as it is,
+    /// never edited again, and never covered by an "Allow for this session".
+    Edit,
+}
+
 /// Asks the person and waits up to `wait`; `Ok` is the person's verdict.
 pub async fn ask_person(
     api: &Api,
@@ -52,11 +63,23 @@ pub async fn ask_person(
     notify: Option<NotifyArg>,
     ruling: &Ruling,
 ) -> Result<Verdict, NoAnswer> {
+    ask(api, call, wait, notify, ruling, Asking::Call).await
+}
+
+/// `ask_person` for what `asking` says.
+pub async fn ask(
+    api: &Api,
+    call: &ToolCall,
+    wait: Duration,
+    notify: Option<NotifyArg>,
+    ruling: &Ruling,
+    asking: Asking,
+) -> Result<Verdict, NoAnswer> {
     let deadline = Instant::now() + wait;
     // Guards on each step: nothing below may outlive the deadline, whatever a server does.
     let asked = tokio::time::timeout_at(
         deadline,
-        put_question(api, call, deadline, wait, notify, ruling),
+        put_question(api, call, deadline, wait, notify, ruling, asking),
     );
     let (id, expires_at) = match asked.await {
         Ok(Ok(Asked::Handle(id, expires_at))) => (id, expires_at),
@@ -87,6 +110,7 @@ pub async fn ask_person(
         Ok(Ok(d)) => {
             let mut verdict = verdict_of(&d, call, wait)?;
             if let Verdict::Allow { updated_input, .. } = &mut verdict
+                && asking == Asking::Call
                 && call.as_ref().editable
                 && call.command().is_some()
             {
@@ -130,6 +154,7 @@ async fn put_question(
     wait: Duration,
     notify: Option<NotifyArg>,
     ruling: &Ruling,
+    asking: Asking,
 ) -> Result<Asked, NoAnswer> {
     let failed = |e: crate::client::http::Failure| NoAnswer {
         reason: first_line(&e),
@@ -139,6 +164,7 @@ async fn put_question(
     // decides (so one given where no rule matched never covers a call a rule of its own
     // gates).
     if let Some(session) = &call.session_id
+        && asking == Asking::Call
         && ruling.session_answer_allowed()
         && session_allowed(api, call, session, ruling.rule.as_deref(), deadline)
             .await
@@ -154,10 +180,16 @@ async fn put_question(
         body["notify"] = Value::from(n.as_str());
     }
     shape_for_ruling(&mut body, ruling);
+    if asking == Asking::Edit {
+        shape_for_edit(&mut body);
+    }
     let key = match &call.tool_use_id {
         // Per event too: a harness with both PreToolUse and PermissionRequest hooks sends
         // the same call twice, with another answer_by.
-        Some(id) => format!("hook-{}-{}-{id}", call.harness.as_str(), call.event),
+        Some(id) if asking == Asking::Call => {
+            format!("hook-{}-{}-{id}", call.harness.as_str(), call.event)
+        }
+        Some(id) => format!("hook-{}-{}-{id}-edit", call.harness.as_str(), call.event),
         None => Uuid::new_v4().to_string(),
     };
     let url = api.url(&["v1", "decisions"]);
@@ -199,6 +231,19 @@ fn shape_for_ruling(body: &mut Value, ruling: &Ruling) {
         options.retain(|o| o != ALLOW_SESSION);
     }
     add_people(body, &ruling.people);
+}
+
+/// The person's edit put again: the command exactly as they wrote it, with no text box (what
+/// they confirm is what runs) and no "Allow for this session"; the question says whose
+/// command it is.
+fn shape_for_edit(body: &mut Value) {
+    body["approval"]["editable"] = Value::from(false);
+    if let Some(options) = body["options"].as_array_mut() {
+        options.retain(|o| o != ALLOW_SESSION);
+    }
+    if let Some(q) = body["question"].as_str() {
+        body["question"] = Value::from(format!("Your edit, asked again by its policy rule. {q}"));
+    }
 }
 
 /// The policy rule names who is asked and how many must Allow; the server asks only them and

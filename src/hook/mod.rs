@@ -14,6 +14,7 @@ mod codex;
 mod copilot;
 mod cursor;
 pub mod doctor;
+mod edit;
 mod gemini;
 mod glob;
 pub mod install;
@@ -160,7 +161,16 @@ async fn decide(harness: Harness, args: &HookArgs) -> Reply {
                 Err(e) => return fallback(&call, args.fallback, &e.to_string()),
             };
             let wait = Duration::from_secs(args.timeout_s);
-            match ask::ask_person(&api, &call, wait, args.notify, &ruling).await {
+            let started = tokio::time::Instant::now();
+            let answered = match ask::ask_person(&api, &call, wait, args.notify, &ruling).await {
+                Ok(v) => v,
+                Err(no) => return fallback(&call, args.fallback, &no.reason),
+            };
+            // The person's edit is a call of its own: the policy decides it again.
+            let left = wait.saturating_sub(started.elapsed());
+            let held =
+                edit::hold_to_policy(&api, &policy, &call, &ruling, answered, left, args.notify);
+            match held.await {
                 Ok(v) => v,
                 Err(no) => return fallback(&call, args.fallback, &no.reason),
             }
