@@ -140,7 +140,10 @@ mod tests {
         let Judged::Refused(why) = judged("rm -rf build", "rm -rf /") else {
             panic!("refused")
         };
-        assert!(why.contains("never the root") && why.contains("rule 1"), "{why}");
+        assert!(
+            why.contains("never the root") && why.contains("rule 1"),
+            "{why}"
+        );
     }
 
     #[test]

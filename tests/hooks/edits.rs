@@ -13,7 +13,9 @@ use sayso::domain::people::Person;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::authenticator::{Authenticator, add_passkey, allow_with, bind_device, step_up_challenge};
+use crate::authenticator::{
+    Authenticator, add_passkey, allow_with, bind_device, step_up_challenge,
+};
 use crate::common::server::{TestServer, feed_page, s, send};
 use crate::harnesses::claude_input;
 use crate::run::{Dir, finish, hook_command, pending_decision, server, start};
@@ -74,7 +76,8 @@ async fn another_pending(srv: &TestServer, not: &str) -> Value {
 async fn link_of(srv: &TestServer, d: &Value, person: &Person) -> String {
     let id: Uuid = s(d, "decision_id").parse().unwrap();
     let decision = srv.svc.store().decision(None, id).await.unwrap().unwrap();
-    srv.svc.person_url(&decision, PersonChannel::Feed, person.id)
+    srv.svc
+        .person_url(&decision, PersonChannel::Feed, person.id)
 }
 
 async fn own_person(srv: &TestServer) -> Person {
@@ -175,7 +178,11 @@ async fn a_deny_rule_refuses_the_persons_edit_and_names_itself() {
             && reason.contains("command \"curl *\""),
         "{reason}"
     );
-    assert!(out.stdout["hookSpecificOutput"].get("updatedInput").is_none());
+    assert!(
+        out.stdout["hookSpecificOutput"]
+            .get("updatedInput")
+            .is_none()
+    );
     // Nothing else was put to anyone.
     let (_, open) = send(srv.req(Method::GET, "/v1/decisions?status=pending")).await;
     assert_eq!(open["items"], json!([]), "{open}");
@@ -223,7 +230,10 @@ async fn an_edit_into_a_passkey_rule_runs_only_once_allowed_with_the_passkey() {
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert_eq!(body["error"]["details"][0]["path"], "passkey", "{body}");
     let (status, body) = srv
-        .answer(s(&again, "web_url"), json!({"value": "Deny", "remark": "not today"}))
+        .answer(
+            s(&again, "web_url"),
+            json!({"value": "Deny", "remark": "not today"}),
+        )
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let out = finish(child, started).await;
@@ -310,7 +320,15 @@ async fn an_approval_several_must_allow_takes_no_edit() {
         .await;
     assert!(h.get("decision_id").is_some(), "{h}");
     let link = link_of(&srv, &h, &owner).await;
-    let page = srv.client.get(&link).send().await.unwrap().text().await.unwrap();
+    let page = srv
+        .client
+        .get(&link)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(!page.contains("name=\"command\""), "{page}");
     let (st, body) = send(
         srv.client
@@ -320,7 +338,9 @@ async fn an_approval_several_must_allow_takes_no_edit() {
     .await;
     assert_eq!(st, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert_eq!(body["error"]["details"][0]["path"], "command", "{body}");
-    assert!(srv.get(s(&h, "decision_id")).await["answers"]
-        .as_array()
-        .is_none_or(Vec::is_empty));
+    assert!(
+        srv.get(s(&h, "decision_id")).await["answers"]
+            .as_array()
+            .is_none_or(Vec::is_empty)
+    );
 }
