@@ -707,6 +707,7 @@ fn vote() -> AnswerRecord {
         action: AnswerAction::Answer,
         value: Some(json!(true)),
         remark: None,
+        edited_command: None,
         at: sayso::service::now(),
         channel: AnswerChannel::Feed,
     }

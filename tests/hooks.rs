@@ -6,6 +6,20 @@ mod common;
 
 #[path = "hooks/allowances.rs"]
 mod allowances;
+// The person's passkey, as the security tests stand in for it.
+#[allow(dead_code)]
+#[path = "security/authenticator.rs"]
+mod authenticator;
+/// What the authenticator borrows from the security tests' support.
+mod support {
+    pub fn no_redirects() -> reqwest::Client {
+        reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap()
+    }
+}
+
 #[path = "hooks/approve.rs"]
 mod approve;
 #[path = "hooks/browser.rs"]
@@ -16,6 +30,8 @@ mod checks;
 mod doctor;
 #[path = "hooks/doctor_scope.rs"]
 mod doctor_scope;
+#[path = "hooks/edits.rs"]
+mod edits;
 #[path = "hooks/fallbacks.rs"]
 mod fallbacks;
 #[path = "hooks/harnesses.rs"]

@@ -302,3 +302,240 @@ async fn fetching_a_page_many_times_changes_nothing() {
     assert!(d["outcome"].is_null());
     srv.stop().await;
 }
+
+/// An approval of the Claude Code session `session`, as `sayso hook claude` puts it.
+fn session_call(session: &str, command: &str, step_up: bool) -> serde_json::Value {
+    let mut body = json!({
+        "question": format!("Claude Code wants to run: {command}"), "kind": "choose",
+        "options": ["Allow", "Deny"], "allow_other": false,
+        "approval": {"harness": "claude", "tool_name": "Bash",
+            "tool_input": {"command": command}, "session_id": session, "editable": true}
+    });
+    if step_up {
+        body["approval"]["step_up"] = json!("passkey");
+    }
+    body
+}
+
+/// The feed approval token of the inbox's own person for the decision of `h`.
+async fn approval_token(srv: &TestServer, h: &serde_json::Value) -> String {
+    let inbox = srv.default_inbox().await;
+    let person = srv.svc.store().person(inbox.id).await.unwrap().unwrap();
+    let id = s(h, "decision_id").parse().unwrap();
+    srv.svc
+        .tokens()
+        .approve_token(id, sayso::domain::PersonChannel::Feed, person.id)
+}
+
+async fn status_of(srv: &TestServer, h: &serde_json::Value) -> String {
+    srv.get(s(h, "decision_id")).await["status"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// `POST /inbox/session` from the session page on the bound device `cookie`.
+async fn answer_all(srv: &TestServer, cookie: &str, body: &str) -> reqwest::Response {
+    no_redirects()
+        .post(srv.url("/inbox/session"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("sec-fetch-site", "same-origin")
+        .header("cookie", cookie)
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_calls_are_answered_on_one_screen_and_all_at_once_only_where_each_may_be() {
+    let (srv, _db) = start().await;
+    let feed = srv.svc.feed_url(&srv.default_inbox().await);
+    let one = srv.create(session_call("s1", "cargo build", false)).await;
+    let two = srv.create(session_call("s1", "cargo test", false)).await;
+    let elsewhere = srv.create(session_call("s9", "ls", false)).await;
+    let (_, cookie) = common::server::open_feed(&feed).await;
+    let cookie = cookie.expect("the feed link binds the device");
+    let page = |query: &'static str, cookie: Option<String>| {
+        let mut req = srv.client.get(srv.url(&format!("/inbox/session{query}")));
+        if let Some(c) = cookie {
+            req = req.header("cookie", c);
+        }
+        async move {
+            let resp = req.send().await.unwrap();
+            (resp.status(), resp.text().await.unwrap())
+        }
+    };
+
+    // The feed gathers the session's calls under the link to their screen.
+    let (_, html) = common::server::feed_page(&feed).await;
+    assert!(
+        html.contains(
+            "<a href=\"/inbox/session?harness=claude&#38;session=s1\" class=\"session-link\">"
+        ),
+        "{html}"
+    );
+    let (status, html) = page("?harness=claude&session=s1", Some(cookie.clone())).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        html.contains("<span class=\"w\">build</span>")
+            && html.contains("<span class=\"w\">test</span>")
+            && !html.contains(">ls<"),
+        "{html}"
+    );
+    assert!(html.contains("id=\"allow-all\"") && html.contains("id=\"deny-all\""));
+    let (t1, t2) = (
+        approval_token(&srv, &one).await,
+        approval_token(&srv, &two).await,
+    );
+    assert!(
+        html.contains(&format!("name=\"call\" value=\"{t1}\"")),
+        "{html}"
+    );
+    // Only a bound device sees it, and only with the session named.
+    let (status, _) = page("?harness=claude&session=s1", None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _) = page("?harness=claude", Some(cookie.clone())).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    // One call through its own link comes back to the session's screen.
+    let three = srv.create(session_call("s1", "cargo doc", false)).await;
+    let resp = form_post(
+        &srv.url(&format!("/a/{}", approval_token(&srv, &three).await)),
+        "return=session&value=Deny",
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        resp.headers()["location"],
+        "/inbox/session?harness=claude&session=s1"
+    );
+    assert_eq!(srv.get(s(&three, "decision_id")).await["outcome"], "Deny");
+
+    // A call that arrives after the page was drawn is not answered by its "Allow all".
+    let late = srv.create(session_call("s1", "cargo publish", false)).await;
+    let resp = answer_all(
+        &srv,
+        &cookie,
+        &format!("harness=claude&session=s1&value=Allow&call={t1}&call={t2}"),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert_eq!(resp.headers()["location"], "/inbox");
+    for h in [&one, &two] {
+        let d = srv.get(s(h, "decision_id")).await;
+        assert_eq!(
+            (d["outcome"].as_str(), d["answered_by"]["channel"].as_str()),
+            (Some("Allow"), Some("feed")),
+            "{d}"
+        );
+    }
+    assert_eq!(status_of(&srv, &late).await, "pending");
+
+    // "Allow all" past a call that needs the passkey answers nothing, and says why.
+    let guarded = srv.create(session_call("s1", "git push", true)).await;
+    let (_, html) = page("?harness=claude&session=s1", Some(cookie.clone())).await;
+    assert!(
+        !html.contains("id=\"allow-all\"") && html.contains("id=\"not-all\""),
+        "{html}"
+    );
+    let (tl, tg) = (
+        approval_token(&srv, &late).await,
+        approval_token(&srv, &guarded).await,
+    );
+    let resp = answer_all(
+        &srv,
+        &cookie,
+        &format!("harness=claude&session=s1&value=Allow&call={tl}&call={tg}"),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let text = resp.text().await.unwrap();
+    assert!(
+        text.contains("Nothing was answered") && text.contains("passkey"),
+        "{text}"
+    );
+    assert_eq!(status_of(&srv, &late).await, "pending");
+    // Nor does a call of another session, or an answer that is not Allow or Deny.
+    let te = approval_token(&srv, &elsewhere).await;
+    let resp = answer_all(
+        &srv,
+        &cookie,
+        &format!("harness=claude&session=s1&value=Deny&call={tl}&call={te}"),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(status_of(&srv, &late).await, "pending");
+    assert_eq!(status_of(&srv, &elsewhere).await, "pending");
+    let resp = answer_all(
+        &srv,
+        &cookie,
+        &format!("harness=claude&session=s1&value=Maybe&call={tl}"),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    // Without the bound device, nothing.
+    let resp = no_redirects()
+        .post(srv.url("/inbox/session"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("harness=claude&session=s1&value=Deny&call={tl}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    assert_eq!(status_of(&srv, &late).await, "pending");
+
+    // "Deny all" is always there, and denies each.
+    let resp = answer_all(
+        &srv,
+        &cookie,
+        &format!("harness=claude&session=s1&value=Deny&call={tl}&call={tg}"),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert_eq!(srv.get(s(&late, "decision_id")).await["outcome"], "Deny");
+    assert_eq!(srv.get(s(&guarded, "decision_id")).await["outcome"], "Deny");
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_sent_back_with_an_error_is_shown_against_the_agents_command() {
+    let (srv, _db) = start().await;
+    let h = srv.create(session_call("s1", "rm -rf build/", false)).await;
+    let link = srv.url(&format!("/a/{}", approval_token(&srv, &h).await));
+    let (_, html) = {
+        let resp = srv.client.get(&link).send().await.unwrap();
+        (resp.status(), resp.text().await.unwrap())
+    };
+    assert!(
+        html.contains("data-asked=\"rm -rf build/\"")
+            && html.contains("id=\"edit-preview\" aria-live=\"polite\" hidden")
+            && html.contains("<script src=\"/static/edit.js\" defer></script>"),
+        "{html}"
+    );
+    // The remark is too long, so the page comes back, with the edit laid out.
+    let resp = form_post(
+        &link,
+        &format!(
+            "value=Allow&command=rm+-rf+build%2Fcache&remark={}",
+            "x".repeat(2001)
+        ),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let html = resp.text().await.unwrap();
+    assert!(
+        html.contains("id=\"edit-preview\" aria-live=\"polite\">")
+            && html.contains("rm -rf <del>build/</del><ins>build/cache</ins>"),
+        "{html}"
+    );
+    assert_eq!(status_of(&srv, &h).await, "pending");
+    let resp = srv
+        .client
+        .get(srv.url("/static/edit.js"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    srv.stop().await;
+}

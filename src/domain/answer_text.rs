@@ -88,10 +88,17 @@ fn answered(decision: &Decision, q: &str, outcome: &Value) -> String {
             None => format!("The user answered {q} with {}.", json(outcome)),
         },
         KindSpec::Choose { .. } if decision.spec.approval.is_some() && decision.custom => {
-            format!(
-                "The user answered {q} with {}, with the command edited before allowing.",
-                json(outcome)
-            )
+            match super::approval::ran_instead(decision) {
+                Some(command) => format!(
+                    "The user answered {q} with {}, with the command edited before allowing; what runs is their command {}.",
+                    json(outcome),
+                    quote(command)
+                ),
+                None => format!(
+                    "The user answered {q} with {}, with the command edited before allowing.",
+                    json(outcome)
+                ),
+            }
         }
         KindSpec::Choose { .. } => {
             let own =

@@ -300,6 +300,19 @@ pub fn edited_command(
     read::check_len(command, "command", issues, 1, MAX_COMMAND_CHARS).then(|| command.to_string())
 }
 
+/// The command that runs in place of the one an approval asked: the one the person edited
+/// before allowing, kept with their answer; `None` when they allowed it as asked (or did not
+/// allow it).
+pub fn ran_instead(d: &super::Decision) -> Option<&str> {
+    let allowed = d.spec.approval.is_some()
+        && d.status == super::Status::Answered
+        && allows(d.outcome.as_ref());
+    if !allowed {
+        return None;
+    }
+    d.answers.last().and_then(|a| a.edited_command.as_deref())
+}
+
 /// What a tool call does, as far as the person and a policy care.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action<'a> {

@@ -158,6 +158,10 @@ pub struct AnswerRecord {
     /// What they answered, shaped like the decision's `outcome`; null for a decline.
     pub value: Option<Value>,
     pub remark: Option<String>,
+    /// A tool approval allowed with its command edited: the command as the person wrote
+    /// it, which is what runs (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited_command: Option<String>,
     #[serde(with = "time::serde::rfc3339")]
     pub at: OffsetDateTime,
     pub channel: AnswerChannel,
@@ -283,6 +287,7 @@ mod tests {
             action: AnswerAction::Answer,
             value: Some(value),
             remark: None,
+            edited_command: None,
             at: OffsetDateTime::UNIX_EPOCH,
             channel: AnswerChannel::Feed,
         };

@@ -49,6 +49,17 @@ pub struct NoAnswer {
     pub reason: String,
 }
 
+/// What is put to the person: the agent's call, or a command the person edited that the
+/// policy wants confirmed by its own rule (edit.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asking {
+    /// The agent's call; the person may edit its command.
+    Call,
+    /// The person's own edit, put again under the rule that decides it: shown as it is,
+    /// never edited again, and never covered by an "Allow for this session".
+    Edit,
+}
+
 /// Asks the person and waits up to `wait`; `Ok` is the person's verdict. Whenever it stops
 /// waiting without one (its deadline, the harness giving up on it, an error), the question
 /// is withdrawn as abandoned: nothing would act on an answer given later. With a pinned
@@ -61,20 +72,33 @@ pub async fn ask_person(
     ruling: &Ruling,
     key: Option<&PublicKey>,
 ) -> Result<Verdict, NoAnswer> {
+    ask(api, call, wait, notify, ruling, key, Asking::Call).await
+}
+
+/// `ask_person` for what `asking` says.
+pub async fn ask(
+    api: &Api,
+    call: &ToolCall,
+    wait: Duration,
+    notify: Option<NotifyArg>,
+    ruling: &Ruling,
+    key: Option<&PublicKey>,
+    asking: Asking,
+) -> Result<Verdict, NoAnswer> {
     let deadline = Instant::now() + wait;
     // From here on a harness giving up on the hook is noticed, its signals included.
     let mut watch = Watch::start();
     // Guards on each step: nothing below may outlive the deadline, whatever a server does.
     let asked = tokio::time::timeout_at(
         deadline,
-        put_question(api, call, deadline, wait, notify, ruling, key),
+        put_question(api, call, deadline, wait, notify, ruling, key, asking),
     );
     let asked = tokio::select! {
         asked = asked => asked,
         why = watch.stopped() => return Err(NoAnswer { reason: why }),
     };
-    let (id, expires_at, asked_sha256) = match asked {
-        Ok(Ok(Asked::Handle(id, expires_at, asked_sha256))) => (id, expires_at, asked_sha256),
+    let handle = match asked {
+        Ok(Ok(Asked::Handle(handle))) => handle,
         Ok(Ok(Asked::Standing(a))) => {
             return Ok(Verdict::allow(format!(
                 "A standing allowance on sayso let this through: {} allowed {} until {}.",
@@ -94,9 +118,9 @@ pub async fn ask_person(
             });
         }
     };
-    let guard = Guard::start(api, &id);
+    let guard = Guard::start(api, &handle.id);
     let answered = tokio::select! {
-        answered = answer(api, call, &id, deadline, wait, expires_at, key, asked_sha256.as_deref()) => answered,
+        answered = answer(api, call, &handle, deadline, wait, key, asking) => answered,
         why = watch.stopped() => Err(NoAnswer { reason: why }),
     };
     match answered {
@@ -108,7 +132,7 @@ pub async fn ask_person(
         }
         Err(no) => {
             // Once; the guard tries longer should this fail (and is told when it need not).
-            let withdrawn = withdraw_now(api, &id).await;
+            let withdrawn = withdraw_now(api, &handle.id).await;
             let then = if withdrawn {
                 if let Some(g) = guard {
                     g.settled();
@@ -128,19 +152,19 @@ pub async fn ask_person(
 async fn answer(
     api: &Api,
     call: &ToolCall,
-    id: &str,
+    handle: &Handle,
     deadline: Instant,
     wait: Duration,
-    expires_at: Option<OffsetDateTime>,
     key: Option<&PublicKey>,
-    asked_sha256: Option<&str>,
+    asking: Asking,
 ) -> Result<Verdict, NoAnswer> {
+    let id = handle.id.as_str();
     let remaining = deadline.saturating_duration_since(Instant::now());
     // The await returns the decision still pending at the deadline; the guard, a moment
     // later, is for a server that stops answering.
     let waited = tokio::time::timeout_at(
         deadline + WAIT_GRACE,
-        wait_for_decision(api, id, Some(remaining), expires_at),
+        wait_for_decision(api, id, Some(remaining), handle.expires_at),
     );
     match waited.await {
         Ok(Ok(d)) => {
@@ -154,7 +178,7 @@ async fn answer(
                             api,
                             id,
                             key,
-                            Some(asked_sha256.unwrap_or_default()),
+                            Some(handle.asked_sha256.as_deref().unwrap_or_default()),
                             deadline + WAIT_GRACE,
                         ),
                     )
@@ -170,6 +194,7 @@ async fn answer(
             };
             if let Some(checked) = &signed {
                 if let Verdict::Allow { updated_input, .. } = &mut verdict
+                    && asking == Asking::Call
                     && call.as_ref().editable
                     && call.command().is_some()
                     && let Some(command) = &checked.receipt.edited_command
@@ -179,6 +204,7 @@ async fn answer(
                     *updated_input = Some(input);
                 }
             } else if let Verdict::Allow { updated_input, .. } = &mut verdict
+                && asking == Asking::Call
                 && call.as_ref().editable
                 && call.command().is_some()
             {
@@ -214,9 +240,17 @@ async fn answer(
 /// What asking gave: the decision's id, expiry and the hash its receipt must carry for what
 /// was asked, an earlier "for this session", or a standing allowance.
 enum Asked {
-    Handle(String, Option<OffsetDateTime>, Option<String>),
+    Handle(Handle),
     AllowedForSession,
     Standing(Standing),
+}
+
+/// The question the server holds: its id, expiry, and the hash its receipt must carry for
+/// what was asked.
+struct Handle {
+    id: String,
+    expires_at: Option<OffsetDateTime>,
+    asked_sha256: Option<String>,
 }
 
 /// A standing allowance that covers the call, as its reason tells it.
@@ -235,6 +269,7 @@ async fn put_question(
     notify: Option<NotifyArg>,
     ruling: &Ruling,
     key: Option<&PublicKey>,
+    asking: Asking,
 ) -> Result<Asked, NoAnswer> {
     let failed = |e: crate::client::http::Failure| NoAnswer {
         reason: first_line(&e),
@@ -244,6 +279,7 @@ async fn put_question(
     // decides (so one given where no rule matched never covers a call a rule of its own
     // gates).
     if let Some(session) = &call.session_id
+        && asking == Asking::Call
         && ruling.session_answer_allowed()
         && session_allowed(api, call, session, ruling.rule.as_deref(), deadline, key)
             .await
@@ -267,10 +303,16 @@ async fn put_question(
         body["notify"] = Value::from(n.as_str());
     }
     shape_for_ruling(&mut body, ruling);
+    if asking == Asking::Edit {
+        shape_for_edit(&mut body);
+    }
     let key = match &call.tool_use_id {
         // Per event too: a harness with both PreToolUse and PermissionRequest hooks sends
         // the same call twice, with another answer_by.
-        Some(id) => format!("hook-{}-{}-{id}", call.harness.as_str(), call.event),
+        Some(id) if asking == Asking::Call => {
+            format!("hook-{}-{}-{id}", call.harness.as_str(), call.event)
+        }
+        Some(id) => format!("hook-{}-{}-{id}-edit", call.harness.as_str(), call.event),
         None => Uuid::new_v4().to_string(),
     };
     let url = api.url(&["v1", "decisions"]);
@@ -293,7 +335,11 @@ async fn put_question(
         .as_str()
         .and_then(|s| OffsetDateTime::parse(s, &Rfc3339).ok());
     let asked_sha256 = super::receipt::asked_sha256(&body);
-    Ok(Asked::Handle(id, expires_at, asked_sha256))
+    Ok(Asked::Handle(Handle {
+        id,
+        expires_at,
+        asked_sha256,
+    }))
 }
 
 /// What the ruling adds to the approval: the rule that put it (shown to the person, and
@@ -313,6 +359,19 @@ fn shape_for_ruling(body: &mut Value, ruling: &Ruling) {
         options.retain(|o| o != ALLOW_SESSION);
     }
     add_people(body, &ruling.people);
+}
+
+/// The person's edit put again: the command exactly as they wrote it, with no text box (what
+/// they confirm is what runs) and no "Allow for this session"; the question says whose
+/// command it is.
+fn shape_for_edit(body: &mut Value) {
+    body["approval"]["editable"] = Value::from(false);
+    if let Some(options) = body["options"].as_array_mut() {
+        options.retain(|o| o != ALLOW_SESSION);
+    }
+    if let Some(q) = body["question"].as_str() {
+        body["question"] = Value::from(format!("Your edit, asked again by its policy rule. {q}"));
+    }
 }
 
 /// The policy rule names who is asked and how many must Allow; the server asks only them and

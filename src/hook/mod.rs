@@ -15,6 +15,7 @@ mod codex;
 mod copilot;
 mod cursor;
 pub mod doctor;
+mod edit;
 mod gemini;
 mod glob;
 pub mod install;
@@ -179,7 +180,25 @@ async fn decide(harness: Harness, args: &HookArgs) -> Reply {
                 Err(why) => return fallback(&call, args.fallback, &why),
             };
             let wait = Duration::from_secs(args.timeout_s);
-            match ask::ask_person(&api, &call, wait, args.notify, &ruling, key.as_ref()).await {
+            let started = tokio::time::Instant::now();
+            let asked = ask::ask_person(&api, &call, wait, args.notify, &ruling, key.as_ref());
+            let answered = match asked.await {
+                Ok(v) => v,
+                Err(no) => return fallback(&call, args.fallback, &no.reason),
+            };
+            // The person's edit is a call of its own: the policy decides it again.
+            let left = wait.saturating_sub(started.elapsed());
+            let held = edit::hold_to_policy(
+                &api,
+                &policy,
+                &call,
+                &ruling,
+                answered,
+                left,
+                args.notify,
+                key.as_ref(),
+            );
+            match held.await {
                 Ok(v) => v,
                 Err(no) => return fallback(&call, args.fallback, &no.reason),
             }

@@ -3,6 +3,7 @@
 //! decision never phrase it differently. Pure functions, no IO.
 
 pub mod approval;
+pub mod edit_diff;
 mod markdown;
 mod resolved;
 mod status;

@@ -9,7 +9,7 @@ use super::{Service, ServiceError};
 use crate::domain::answer::validate_answer;
 use crate::domain::people::{self, AnswerRecord, Person, Tally};
 use crate::domain::{
-    AnswerChannel, AnswerInput, AnsweredBy, Decision, EventKind, PersonChannel, Status,
+    AnswerChannel, AnswerInput, AnsweredBy, Decision, EventKind, Issue, PersonChannel, Status,
 };
 
 /// How many times an answer is tallied again when other answers keep landing first.
@@ -201,12 +201,28 @@ impl Service {
             {
                 return Err(ServiceError::NotFound);
             }
+            let edited_command = resolution.detail["edited_command"]
+                .as_str()
+                .map(str::to_string);
+            // Where several must Allow, the others allow the command the agent asked: one
+            // person's edit would run what they never saw.
+            if edited_command.is_some() && people::required(&d) > 1 {
+                return Err(ServiceError::Validation(vec![Issue {
+                    path: "command".into(),
+                    message: format!(
+                        "this approval needs {} people's Allow, so its command cannot be \
+                         edited: allow it as asked, or deny it and say what to run instead",
+                        people::required(&d)
+                    ),
+                }]));
+            }
             let answer = AnswerRecord {
                 person: person.map(|p| p.name.clone()),
                 person_id: person.map(|p| p.id),
                 action: input.action,
                 value: resolution.outcome.clone(),
                 remark: resolution.remark.clone(),
+                edited_command,
                 at: super::now(),
                 channel: by.channel,
             };

@@ -15,6 +15,7 @@ mod hostile;
 mod passkey;
 mod people;
 mod reader;
+mod session;
 mod support;
 mod text;
 mod weight;

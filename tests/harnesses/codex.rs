@@ -147,7 +147,7 @@ async fn codex_hook_gates_codex_exec_once_installed() {
     assert_eq!(d["custom"], false, "{d}");
     assert_eq!(
         d["answer_text"],
-        "The user answered \"Codex wants to run: touch original.txt\" with \"Allow\", with the command edited before allowing.",
+        "The user answered \"Codex wants to run: touch original.txt\" with \"Allow\", with the command edited before allowing; what runs is their command \"touch edited.txt\".",
     );
     let id = d["decision_id"].as_str().unwrap();
     let (_, events) = send(srv.req(Method::GET, &format!("/v1/decisions/{id}/events"))).await;

@@ -68,7 +68,9 @@ async fn the_page_shows_the_command_and_a_tap_on_deny_answers_the_hook() {
             .unwrap()
             .contains("default-src 'none'")
     );
-    assert!(!html.contains("<script"), "works without JavaScript");
+    // It works without JavaScript: its one script only previews an edit of the command.
+    assert_eq!(html.matches("<script").count(), 1, "{html}");
+    assert!(html.contains("<script src=\"/static/edit.js\" defer></script>"));
     for needle in [
         "<span class=\"cmd\">cd</span>",
         "<span class=\"op\">&#38;&#38;</span>",

@@ -39,6 +39,7 @@ fn decision(question: &str) -> Decision {
             remark: Some("ok".into()),
             at: datetime!(2026-11-27 10:01:00.250 UTC),
             channel: AnswerChannel::Feed,
+            edited_command: None,
         }],
     }
 }

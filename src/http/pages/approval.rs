@@ -24,11 +24,14 @@ use super::templates::render;
 use super::view::{self, PageErrors, PeopleView, PersonLink};
 use crate::domain::allowance::{AllowFor, scope_of};
 use crate::domain::approval::{
-    ALLOW, ALLOW_SESSION, Action, ApprovalSpec, DENY, action_of, offers_session, size_in_words,
+    ALLOW, ALLOW_SESSION, Action, ApprovalSpec, DENY, action_of, offers_session, ran_instead,
+    size_in_words,
 };
 use crate::domain::danger::dangers;
+use crate::domain::people;
 use crate::domain::{CancelReason, Decision, Status};
 use crate::render;
+use crate::render::edit_diff::{Piece, changes, word_diff};
 use crate::render::visible::{Lines, clip, cut_note, has_hidden, visible};
 use crate::render::what_runs;
 
@@ -79,6 +82,13 @@ pub struct ApprovalPage {
     pub confirm: Option<&'static str>,
     /// An editable command: the text box's content (the command, or what was sent).
     pub edit_command: Option<String>,
+    /// The command the agent asked, which the page's script diffs the text box against.
+    pub asked_command: String,
+    /// A sent edit shown back (a form returned with an error): what it changes, word by
+    /// word, before anything is allowed.
+    pub edit_preview: Option<Vec<Piece>>,
+    /// Allowed with the command edited: the edit against what the agent asked.
+    pub ran_edit: Option<Vec<Piece>>,
     pub remark: String,
     pub errors: Vec<String>,
     pub result: Option<Outcome>,
@@ -290,14 +300,21 @@ pub fn approval_page(
             )
         }),
         confirm,
-        // A command with hidden characters is not offered for editing: a text box would
-        // draw them as nothing (or reversed) again.
-        edit_command: match action_of(&a.tool_name, &input) {
-            Action::Shell { command } if a.editable && !has_hidden(command) => Some(
-                sent.and_then(|s| s.get("command"))
-                    .unwrap_or(command)
-                    .to_string(),
-            ),
+        edit_command: edit_command(d, a, &input).map(|asked| {
+            sent.and_then(|s| s.get("command"))
+                .unwrap_or(asked)
+                .to_string()
+        }),
+        asked_command: edit_command(d, a, &input)
+            .unwrap_or_default()
+            .to_string(),
+        edit_preview: edit_command(d, a, &input).and_then(|asked| {
+            let sent = sent.and_then(|s| s.get("command"))?.trim();
+            let diff = word_diff(asked.trim(), sent);
+            (!sent.is_empty() && changes(&diff)).then_some(diff)
+        }),
+        ran_edit: match (action_of(&a.tool_name, &input), ran_instead(d)) {
+            (Action::Shell { command }, Some(ran)) => Some(word_diff(command.trim(), ran)),
             _ => None,
         },
         remark: sent
@@ -318,6 +335,21 @@ pub fn approval_page(
         to_feed: reader.to_feed,
     };
     render(status, &page)
+}
+
+/// The command the page offers for editing: a shell command of an editable approval, where
+/// one person's Allow resolves it (where several must agree, the others allow the command
+/// asked, so none may change it alone). A command with hidden characters is not offered
+/// either: a text box would draw them as nothing (or reversed) again.
+fn edit_command<'a>(d: &Decision, a: &ApprovalSpec, input: &'a Value) -> Option<&'a str> {
+    match action_of(&a.tool_name, input) {
+        Action::Shell { command }
+            if a.editable && !has_hidden(command) && people::required(d) <= 1 =>
+        {
+            Some(command)
+        }
+        _ => None,
+    }
 }
 
 /// The page with the whole change, keeping what a notification's link asked to confirm.
@@ -370,7 +402,7 @@ fn session_note(a: &ApprovalSpec) -> String {
 
 /// What the call does, each text made visible and the whole cut to `max` characters of what
 /// is shown; with how many were left out.
-fn what(tool_name: &str, input: &Value, max: usize) -> (What, usize) {
+pub(super) fn what(tool_name: &str, input: &Value, max: usize) -> (What, usize) {
     let mut budget = Budget {
         left: max,
         left_out: 0,

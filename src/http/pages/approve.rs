@@ -153,6 +153,16 @@ async fn submit_approval(
         .await
     {
         Ok(_) if sent.returns_to_feed() => Redirect::to(FEED_PATH).into_response(),
+        // Back to the session's other calls; the address is made from the approval, never
+        // from what was sent.
+        Ok(_) if sent.returns_to_session() => {
+            let back = d
+                .spec
+                .approval
+                .as_ref()
+                .and_then(super::session::session_url);
+            Redirect::to(back.as_deref().unwrap_or(FEED_PATH)).into_response()
+        }
         Ok(_) => Redirect::to(&format!("/a/{token}")).into_response(),
         Err(ServiceError::Validation(issues)) => page(
             StatusCode::UNPROCESSABLE_ENTITY,

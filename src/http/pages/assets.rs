@@ -11,6 +11,7 @@ const ICON: &str = include_str!("../../../static/icon.svg");
 const FEED_SCRIPT: &str = include_str!("../../../static/feed.js");
 const ANSWER_SCRIPT: &str = include_str!("../../../static/answer.js");
 const PASSKEY_SCRIPT: &str = include_str!("../../../static/passkey.js");
+const EDIT_SCRIPT: &str = include_str!("../../../static/edit.js");
 const SERVICE_WORKER: &str = include_str!("../../../static/sw.js");
 const MANIFEST: &str = include_str!("../../../static/manifest.webmanifest");
 
@@ -39,6 +40,10 @@ pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
         .route(
             "/static/passkey.js",
             get(|| async { asset("text/javascript; charset=utf-8", PASSKEY_SCRIPT) }),
+        )
+        .route(
+            "/static/edit.js",
+            get(|| async { asset("text/javascript; charset=utf-8", EDIT_SCRIPT) }),
         )
         // At the root, so its scope is the whole site; revalidated on every registration
         // check so a new version reaches phones promptly.

@@ -13,12 +13,16 @@ use axum::response::{IntoResponse, Response};
 use time::OffsetDateTime;
 
 use super::answer::FEED_PATH;
+use super::session::session_url;
 use super::templates::{
-    FeedAllowance, FeedItem, FeedPage, FeedTodo, ProjectLink, error_page, render,
+    FeedAllowance, FeedItem, FeedPage, FeedTodo, PendingEntry, ProjectLink, SessionLink,
+    error_page, render,
 };
 use super::{Token, device_cookie};
+use crate::domain::approval::ran_instead;
 use crate::domain::people;
 use crate::domain::{CancelReason, Decision, Kind, PersonChannel, Status};
+use crate::render::approval::agent_name;
 use crate::render::visible::{Lines, clip, visible};
 use crate::render::{self, Zone, render_markdown};
 use crate::service::{DEVICE_COOKIE, SECURE_DEVICE_COOKIE, Service, ServiceError, Viewer};
@@ -211,9 +215,15 @@ fn page(
             .as_ref()
             .map(|a| render::what_runs::shown(a, FEED_SUBJECT_CHARS))
     };
+    // An approval allowed with the person's edit is named by what runs: their command,
+    // marked as theirs, with the agent's beside it.
+    let ran = |d: &Decision| {
+        ran_instead(d).map(|c| clip(c, FEED_SUBJECT_CHARS, Lines::Marked).with_note())
+    };
     let item = |d: &Decision, when: OffsetDateTime| FeedItem {
         question: shown(d).map_or_else(|| d.spec.question.clone(), |s| s.title),
-        detail: shown(d).map(|s| s.subject.with_note()),
+        detail: ran(d).or_else(|| shown(d).map(|s| s.subject.with_note())),
+        edited_from: ran(d).and(shown(d).map(|s| s.subject.with_note())),
         dangers: shown(d).map(|s| s.dangers).unwrap_or_default(),
         project: d.spec.project.clone(),
         kind: kind_in_words(d),
@@ -246,14 +256,12 @@ fn page(
             .collect(),
         filter,
         all_url: base.clone(),
-        pending: pending
-            .iter()
-            .map(|d| FeedItem {
-                when: render::time_left(d.expires_at, now),
-                progress: people::progress(d),
-                ..item(d, d.expires_at)
-            })
-            .collect(),
+        pending_count: pending.len(),
+        pending: gather_sessions(&pending, |d| FeedItem {
+            when: render::time_left(d.expires_at, now),
+            progress: people::progress(d),
+            ..item(d, d.expires_at)
+        }),
         todos: todos
             .iter()
             .map(|d| FeedTodo {
@@ -309,6 +317,56 @@ fn feed_allowance(
         by: a.person.as_deref().map(|p| visible(p, Lines::Marked)),
         revoke: format!("/inbox/allowances/{}/revoke", a.id),
     }
+}
+
+/// The pending list, in order, with the approvals of an agent session that has more than
+/// one waiting gathered where its first one stands, under the link to the session page.
+fn gather_sessions(
+    pending: &[&Decision],
+    item: impl Fn(&Decision) -> FeedItem,
+) -> Vec<PendingEntry> {
+    let key = |d: &Decision| {
+        let a = d.spec.approval.as_ref()?;
+        Some((a.harness.clone(), a.session_id.clone()?))
+    };
+    let mut entries: Vec<PendingEntry> = Vec::new();
+    let mut placed: Vec<((String, String), usize)> = Vec::new();
+    for d in pending {
+        let Some(k) = key(d) else {
+            entries.push(PendingEntry {
+                session: None,
+                items: vec![item(d)],
+            });
+            continue;
+        };
+        if let Some((_, at)) = placed.iter().find(|(p, _)| *p == k) {
+            entries[*at].items.push(item(d));
+            continue;
+        }
+        let count = pending
+            .iter()
+            .filter(|o| key(o).as_ref() == Some(&k))
+            .count();
+        let session = (count > 1).then(|| SessionLink {
+            label: format!(
+                "Answer all {count} calls from {}, session {}, on one screen",
+                visible(agent_name(&k.0), Lines::Marked),
+                clip(&k.1, 24, Lines::Marked).with_note()
+            ),
+            url: d
+                .spec
+                .approval
+                .as_ref()
+                .and_then(session_url)
+                .unwrap_or_default(),
+        });
+        placed.push((k, entries.len()));
+        entries.push(PendingEntry {
+            session,
+            items: vec![item(d)],
+        });
+    }
+    entries
 }
 
 /// What kind of answer a decision asks for, in the person's words. An approval (a decision

@@ -11,6 +11,7 @@ mod passkeys;
 mod push;
 mod reader;
 mod security;
+mod session;
 mod submitted;
 mod templates;
 mod view;
@@ -32,6 +33,7 @@ pub fn routes(svc: Service) -> Router<Service> {
         .merge(answer::routes())
         .merge(approve::routes())
         .merge(feed::routes())
+        .merge(session::routes())
         .merge(push::routes())
         .merge(passkeys::routes())
         .layer(from_fn_with_state(svc, security::refuse_cross_site))

@@ -78,6 +78,12 @@ impl Submitted {
         self.get("return") == Some("feed")
     }
 
+    /// Whether the post came from the session page (many calls on one screen) and should go
+    /// back there.
+    pub fn returns_to_session(&self) -> bool {
+        self.get("return") == Some("session")
+    }
+
     /// The passkey assertion the approval page's script adds to an Allow (`passkey_id`,
     /// `passkey_client_data`, `passkey_authenticator_data`, `passkey_signature`).
     fn passkey(&self) -> Option<AssertionInput> {

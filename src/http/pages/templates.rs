@@ -59,7 +59,11 @@ pub struct FeedPage {
     pub projects: Vec<ProjectLink>,
     pub filter: Option<String>,
     pub all_url: String,
-    pub pending: Vec<FeedItem>,
+    /// How many decisions wait (to-dos apart).
+    pub pending_count: usize,
+    /// Those decisions, the approvals of one agent session that asks several at once kept
+    /// together with the link to their one screen.
+    pub pending: Vec<PendingEntry>,
     pub todos: Vec<FeedTodo>,
     pub history: Vec<FeedItem>,
     /// The VAPID public key the page's script subscribes with; empty hides the offer.
@@ -114,6 +118,23 @@ pub struct FeedItem {
     pub when: String,
     /// How far a decision that needs several people has come: "1 of 2 said yes: ana".
     pub progress: Option<String>,
+    /// Allowed with the command edited: `detail` is the person's command, which runs, and
+    /// this the one the agent asked (visible and cut).
+    pub edited_from: Option<String>,
+}
+
+/// One line of the feed's pending list: a decision on its own, or the approvals of one
+/// agent session gathered under the link that shows them all on one screen.
+pub struct PendingEntry {
+    pub session: Option<SessionLink>,
+    pub items: Vec<FeedItem>,
+}
+
+/// The session page of several pending approvals of one agent session.
+pub struct SessionLink {
+    /// "3 calls from Claude Code, session 9f2c…".
+    pub label: String,
+    pub url: String,
 }
 
 /// An open to-do in the feed, done or skipped right there.

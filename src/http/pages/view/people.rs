@@ -178,6 +178,7 @@ mod tests {
             action,
             value,
             remark: None,
+            edited_command: None,
             at: OffsetDateTime::now_utc(),
             channel: AnswerChannel::Feed,
         }
