@@ -14,6 +14,8 @@ mod checks;
 mod doctor;
 #[path = "hooks/doctor_scope.rs"]
 mod doctor_scope;
+#[path = "hooks/elicitation.rs"]
+mod elicitation;
 #[path = "hooks/fallbacks.rs"]
 mod fallbacks;
 #[path = "hooks/harnesses.rs"]

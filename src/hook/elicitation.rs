@@ -193,10 +193,9 @@ fn fallback(fallback: Fallback, why: &str) -> Reply {
 /// Puts the question, waits for the person, and reads their answer.
 async fn ask(api: &Api, e: &Elicitation, body: &Value, wait: Duration) -> Result<Action, String> {
     let deadline = Instant::now() + wait;
-    let key = match &e.elicitation_id {
-        Some(id) => format!("elicitation-{id}"),
-        None => Uuid::new_v4().to_string(),
-    };
+    // A key of its own, never the server's `elicitation_id`: a server that sends an id again
+    // must not get an earlier answer back without the person being asked.
+    let key = Uuid::new_v4().to_string();
     let url = api.url(&["v1", "decisions"]);
     let handle = api
         .send(
@@ -223,7 +222,13 @@ async fn ask(api: &Api, e: &Elicitation, body: &Value, wait: Duration) -> Result
         Ok(Ok(d)) if d["status"] != "pending" => d,
         // Nobody answered in time: the question is closed, so that an answer cannot come
         // after the server was told "cancel". An answer that got in first still counts.
-        _ => close(api, &id, deadline + CLOSE_GRACE).await?,
+        _ => {
+            let d = close(api, &id, deadline + CLOSE_GRACE).await?;
+            if d["status"] == "cancelled" {
+                return Err(format!("no answer in {}", super::ask::words(wait)));
+            }
+            d
+        }
     };
     action_of(&d, e)
 }
