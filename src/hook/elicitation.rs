@@ -283,12 +283,10 @@ pub fn action_of(d: &Value, e: &Elicitation) -> Result<Action, String> {
             (Mode::Form(_), Value::Object(content)) => Ok(Action::Accept(Some(content.clone()))),
             (_, other) => Err(format!("the answer {other} is not one this question takes")),
         },
+        // Expired or cancelled: the person made no choice.
+        "expired" | "cancelled" => Ok(Action::Cancel),
         "pending" => Err("no answer in time".into()),
-        other => Ok(match other {
-            // Expired or cancelled: the person made no choice.
-            "expired" | "cancelled" => Action::Cancel,
-            _ => return Err(format!("the question ended as {other:?}")),
-        }),
+        other => Err(format!("the question ended as {other:?}")),
     }
 }
 
