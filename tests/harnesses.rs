@@ -7,6 +7,8 @@ mod common;
 
 #[path = "harnesses/claude.rs"]
 mod claude;
+#[path = "harnesses/claude_elicit.rs"]
+mod claude_elicit;
 #[path = "harnesses/codex.rs"]
 mod codex;
 #[path = "harnesses/copilot.rs"]

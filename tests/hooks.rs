@@ -32,6 +32,8 @@ mod doctor;
 mod doctor_scope;
 #[path = "hooks/edits.rs"]
 mod edits;
+#[path = "hooks/elicitation.rs"]
+mod elicitation;
 #[path = "hooks/fallbacks.rs"]
 mod fallbacks;
 #[path = "hooks/harnesses.rs"]

@@ -53,6 +53,10 @@ pub struct Plan {
     pub file: PathBuf,
     /// Keys from the top of the file to each list the entry goes into.
     pub lists: Vec<Vec<&'static str>>,
+    /// Lists of other events the same entry serves, each added on its own when it lacks the
+    /// entry (Claude Code's `Elicitation`): an install made before sayso served them gets
+    /// them when it is run again.
+    pub also: Vec<Vec<&'static str>>,
     pub entry: Value,
     /// Top-level keys the file must have (Copilot's and Cursor's `version`).
     pub top: Vec<(&'static str, Value)>,
@@ -108,7 +112,7 @@ fn write(args: &InstallArgs) -> anyhow::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", plan.file.display())),
     };
-    let Some(after) = merge(before.as_deref(), &plan, &command)
+    let Some((after, lists)) = merge_lists(before.as_deref(), &plan, &command)
         .with_context(|| format!("{} is left as it is", plan.file.display()))?
     else {
         println!(
@@ -117,7 +121,6 @@ fn write(args: &InstallArgs) -> anyhow::Result<()> {
         );
         return Ok(());
     };
-    let lists: Vec<String> = plan.lists.iter().map(|l| l.join(".")).collect();
     if args.dry_run {
         println!(
             "would add to {} in {}:\n{}",
@@ -280,6 +283,7 @@ pub fn plan(
         Harness::Claude => Plan {
             file: root.join(".claude").join("settings.json"),
             lists: vec![vec!["hooks", "PreToolUse"]],
+            also: vec![vec!["hooks", super::elicitation::EVENT]],
             entry: claude_entry(),
             top: vec![],
             timeout_in_ms: false,
@@ -292,6 +296,7 @@ pub fn plan(
                 root.join(".codex").join("hooks.json")
             },
             lists: vec![vec!["hooks", "PreToolUse"]],
+            also: vec![],
             entry: claude_entry(),
             top: vec![],
             timeout_in_ms: false,
@@ -299,6 +304,7 @@ pub fn plan(
         Harness::Gemini => Plan {
             file: root.join(".gemini").join("settings.json"),
             lists: vec![vec!["hooks", "BeforeTool"]],
+            also: vec![],
             entry: json!({"matcher": "run_shell_command|write_file|replace", "hooks": [
                 {"name": "sayso", "type": "command", "command": command,
                  "timeout": timeout_s * 1000}
@@ -315,6 +321,7 @@ pub fn plan(
             Plan {
                 file: root.join(".github").join("hooks").join("sayso.json"),
                 lists: vec![vec!["hooks", "preToolUse"]],
+                also: vec![],
                 entry: json!({"type": "command", "bash": command, "timeoutSec": timeout_s}),
                 top: vec![("version", json!(1))],
                 timeout_in_ms: false,
@@ -326,6 +333,7 @@ pub fn plan(
                 vec!["hooks", "beforeShellExecution"],
                 vec!["hooks", "beforeMCPExecution"],
             ],
+            also: vec![],
             entry: json!({"command": command, "timeout": timeout_s}),
             top: vec![("version", json!(1))],
             timeout_in_ms: false,
@@ -334,6 +342,7 @@ pub fn plan(
         Harness::Pi => Plan {
             file: super::pi::extension_path(root, user),
             lists: vec![],
+            also: vec![],
             entry: Value::Null,
             top: vec![],
             timeout_in_ms: false,
@@ -343,6 +352,16 @@ pub fn plan(
 
 /// The file's new text, or `None` when the hook is there already.
 pub fn merge(before: Option<&str>, plan: &Plan, command: &str) -> anyhow::Result<Option<String>> {
+    Ok(merge_lists(before, plan, command)?.map(|(text, _)| text))
+}
+
+/// The file's new text and the lists the entry was added to (`hooks.PreToolUse`), or `None`
+/// when the hook is there already.
+fn merge_lists(
+    before: Option<&str>,
+    plan: &Plan,
+    command: &str,
+) -> anyhow::Result<Option<(String, Vec<String>)>> {
     let mut root = match before.map(str::trim) {
         None | Some("") => Value::Object(Map::new()),
         Some(text) => serde_json::from_str::<Value>(text).context("it is not JSON")?,
@@ -350,14 +369,37 @@ pub fn merge(before: Option<&str>, plan: &Plan, command: &str) -> anyhow::Result
     if !root.is_object() {
         bail!("it does not hold a JSON object");
     }
-    if contains_command(&root, command) {
+    // The entry anywhere but in the `also` lists (under `PermissionRequest` instead, say)
+    // is the hook installed already; each `also` list counts on its own.
+    let mut elsewhere = root.clone();
+    for keys in &plan.also {
+        if let Some((last, parents)) = keys.split_last()
+            && let Some(obj) = parents
+                .iter()
+                .try_fold(&mut elsewhere, |at, k| at.get_mut(*k))
+                .and_then(Value::as_object_mut)
+        {
+            obj.remove(*last);
+        }
+    }
+    let mut lists: Vec<&Vec<&str>> = Vec::new();
+    if !contains_command(&elsewhere, command) {
+        lists.extend(&plan.lists);
+    }
+    lists.extend(
+        plan.also
+            .iter()
+            .filter(|keys| !list_runs(&root, keys, command)),
+    );
+    if lists.is_empty() {
         return Ok(None);
     }
     for (key, value) in &plan.top {
         let obj = root.as_object_mut().expect("checked above");
         obj.entry(key.to_string()).or_insert_with(|| value.clone());
     }
-    for keys in &plan.lists {
+    let names = lists.iter().map(|l| l.join(".")).collect();
+    for keys in lists {
         let mut at = &mut root;
         let (last, parents) = keys.split_last().expect("a list has a name");
         for key in parents {
@@ -378,7 +420,7 @@ pub fn merge(before: Option<&str>, plan: &Plan, command: &str) -> anyhow::Result
             .with_context(|| format!("{} is not a list", keys.join(".")))?
             .push(plan.entry.clone());
     }
-    Ok(Some(serde_json::to_string_pretty(&root)? + "\n"))
+    Ok(Some((serde_json::to_string_pretty(&root)? + "\n", names)))
 }
 
 /// The entry running `command` in one of the plan's lists, and the timeout it gives the hook
@@ -424,6 +466,13 @@ fn timeout_s(plan: &Plan, hook: &Value) -> Option<u64> {
     } else {
         value
     })
+}
+
+/// Whether the list at `keys` holds an entry running `command`.
+fn list_runs(settings: &Value, keys: &[&str], command: &str) -> bool {
+    keys.iter()
+        .try_fold(settings, |at, k| at.get(*k))
+        .is_some_and(|list| contains_command(list, command))
 }
 
 /// Whether any string in the settings runs `command` already.

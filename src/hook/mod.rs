@@ -16,6 +16,7 @@ mod copilot;
 mod cursor;
 pub mod doctor;
 mod edit;
+mod elicitation;
 mod gemini;
 mod glob;
 pub mod install;
@@ -51,7 +52,7 @@ const STDIN_WAIT: Duration = Duration::from_secs(10);
 /// `sayso hook …`.
 #[derive(Debug, Subcommand)]
 pub enum HookCommand {
-    /// Claude Code's PreToolUse or PermissionRequest hook.
+    /// Claude Code's PreToolUse or PermissionRequest hook, and its Elicitation hook.
     Claude(HookArgs),
     /// Codex's PreToolUse or PermissionRequest hook.
     Codex(HookArgs),
@@ -139,6 +140,10 @@ async fn decide(harness: Harness, args: &HookArgs) -> Reply {
         Ok(v) => v,
         Err(why) => return unreadable(harness, &why),
     };
+    // An MCP server's question, not a tool call: no policy applies.
+    if harness == Harness::Claude && elicitation::is_elicitation(&input) {
+        return elicitation::answer(&input, args).await;
+    }
     let call = match parse(harness, &input) {
         Ok(call) => call,
         Err(why) => return unreadable(harness, &why),

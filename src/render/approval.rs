@@ -161,7 +161,7 @@ pub fn project_of(cwd: &str) -> Option<String> {
 }
 
 /// A fenced code block long enough that no run of backticks inside can close it.
-fn fenced(lang: &str, body: &str) -> String {
+pub(crate) fn fenced(lang: &str, body: &str) -> String {
     let body = cut(body, CONTEXT_BODY_CHARS);
     let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);

@@ -38,7 +38,7 @@ async fn claude_settings_keep_what_they_had_and_gain_one_hook() {
     assert_eq!(code, 0, "{err}");
     assert!(
         out.starts_with("sayso hook install would change")
-            && out.contains("\nwould add to hooks.PreToolUse in "),
+            && out.contains("\nwould add to hooks.PreToolUse and hooks.Elicitation in "),
         "{out}"
     );
     assert!(out.contains("\"timeout\": 930"), "{out}");
@@ -52,14 +52,21 @@ async fn claude_settings_keep_what_they_had_and_gain_one_hook() {
     assert_eq!(code, 0, "{err}");
     assert!(
         out.starts_with("sayso hook install changes")
-            && out.contains("\nadded `sayso hook claude` to hooks.PreToolUse in "),
+            && out.contains(
+                "\nadded `sayso hook claude` to hooks.PreToolUse and hooks.Elicitation in "
+            ),
         "{out}"
     );
     let after = json_of(&dir.read(".claude/settings.json"));
     let mut expected = json_of(before);
-    expected["hooks"]["PreToolUse"].as_array_mut().unwrap().push(json!(
+    let entry = json!(
         {"matcher": "*", "hooks": [{"type": "command", "command": "sayso hook claude", "timeout": 930}]}
-    ));
+    );
+    expected["hooks"]["PreToolUse"]
+        .as_array_mut()
+        .unwrap()
+        .push(entry.clone());
+    expected["hooks"]["Elicitation"] = json!([entry]);
     assert_eq!(after, expected);
 
     // Once is enough.
@@ -67,6 +74,34 @@ async fn claude_settings_keep_what_they_had_and_gain_one_hook() {
     assert_eq!(code, 0);
     assert!(out.contains("already runs `sayso hook claude`"), "{out}");
     assert_eq!(json_of(&dir.read(".claude/settings.json")), expected);
+}
+
+/// An install made before the hook served MCP elicitations gains the `Elicitation` entry when
+/// run again, and one that put the hook under `PermissionRequest` keeps it there.
+#[tokio::test]
+async fn claude_gains_the_elicitation_hook_beside_an_earlier_install() {
+    let dir = Dir::new();
+    let d = dir.path().display().to_string();
+    let entry = json!(
+        {"matcher": "*", "hooks": [{"type": "command", "command": "sayso hook claude", "timeout": 930}]}
+    );
+    for event in ["PreToolUse", "PermissionRequest"] {
+        let before = json!({"hooks": {event: [entry.clone()]}});
+        dir.write(".claude/settings.json", &before.to_string());
+        let (code, out, err) = install(&dir, &["claude", "--dir", &d]).await;
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.contains("\nadded `sayso hook claude` to hooks.Elicitation in "),
+            "{event}: {out}"
+        );
+        let mut expected = before.clone();
+        expected["hooks"]["Elicitation"] = json!([entry.clone()]);
+        assert_eq!(json_of(&dir.read(".claude/settings.json")), expected);
+        let (code, out, _) = install(&dir, &["claude", "--dir", &d]).await;
+        assert_eq!(code, 0);
+        assert!(out.contains("already runs `sayso hook claude`"), "{out}");
+        assert_eq!(json_of(&dir.read(".claude/settings.json")), expected);
+    }
 }
 
 #[tokio::test]
