@@ -91,7 +91,7 @@ pub async fn ask(
     // Guards on each step: nothing below may outlive the deadline, whatever a server does.
     let asked = tokio::time::timeout_at(
         deadline,
-        put_question(api, call, deadline, wait, notify, ruling, key, asking),
+        put_question(api, call, deadline, notify, ruling, key, asking),
     );
     let asked = tokio::select! {
         asked = asked => asked,
@@ -265,7 +265,6 @@ async fn put_question(
     api: &Api,
     call: &ToolCall,
     deadline: Instant,
-    wait: Duration,
     notify: Option<NotifyArg>,
     ruling: &Ruling,
     key: Option<&PublicKey>,
@@ -291,10 +290,12 @@ async fn put_question(
     // calls of its exact scope. One that cannot be read is as none: the person is asked.
     if ruling.session_answer_allowed()
         && let Some(standing) =
-            standing_allowance(api, call, ruling.rule.as_deref(), deadline).await
+            standing_allowance(api, call, ruling.rule.as_deref(), deadline, key).await
     {
         return Ok(Asked::Standing(standing));
     }
+    // The question is open for as long as the hook still waits.
+    let wait = deadline.saturating_duration_since(Instant::now());
     let answer_by = (OffsetDateTime::now_utc() + wait)
         .format(&Rfc3339)
         .unwrap_or_default();
@@ -483,6 +484,7 @@ async fn standing_allowance(
     call: &ToolCall,
     rule: Option<&str>,
     deadline: Instant,
+    key: Option<&PublicKey>,
 ) -> Option<Standing> {
     let project = call.cwd.as_deref().and_then(project_of);
     let rule = rule.map(|r| r.chars().take(MAX_RULE_CHARS).collect::<String>());
@@ -508,7 +510,7 @@ async fn standing_allowance(
     let items = page["items"].as_array()?;
     // The server matched the scope and judged `until` by its own clock; the scope is checked
     // again here, so a reply that does not say exactly this scope lets nothing through.
-    items.iter().find_map(|a| {
+    let found = items.iter().find_map(|a| {
         let s = &a["scope"];
         let same = s["harness"] == call.harness.as_str()
             && s["tool_name"] == call.tool_name.as_str()
@@ -517,18 +519,69 @@ async fn standing_allowance(
         let until = a["until"]
             .as_str()
             .and_then(|u| OffsetDateTime::parse(u, &Rfc3339).ok())?;
-        same.then(|| Standing {
-            by: a["allowed_by"].as_str().unwrap_or("the person").to_string(),
-            until: format!(
-                "{:04}-{:02}-{:02} {:02}:{:02} UTC",
-                until.year(),
-                u8::from(until.month()),
-                until.day(),
-                until.hour(),
-                until.minute()
-            ),
-        })
+        let from = a["decision_id"].as_str()?.to_string();
+        same.then_some((a, until, from))
+    });
+    let (a, until, from) = found?;
+    if let Some(key) = key {
+        let give_up = (Instant::now() + CREATE_WINDOW).min(deadline);
+        let checked = super::receipt::checked(api, &from, key, None, give_up).await;
+        if let Err(why) =
+            signed_allowance(checked, call, rule.as_deref(), project.as_deref(), until)
+        {
+            eprintln!("sayso: a standing allowance does not count: {why}");
+            return None;
+        }
+    }
+    Some(Standing {
+        by: a["allowed_by"].as_str().unwrap_or("the person").to_string(),
+        until: format!(
+            "{:04}-{:02}-{:02} {:02}:{:02} UTC",
+            until.year(),
+            u8::from(until.month()),
+            until.day(),
+            until.hour(),
+            until.minute()
+        ),
     })
+}
+
+/// The longest a standing allowance may last from the Allow that made it: "until tomorrow
+/// 09:00" given just after midnight, and an hour of a clock change.
+const LONGEST_ALLOWANCE: time::Duration = time::Duration::hours(34);
+
+/// With a pinned receipt key, an allowance counts only when the signed receipt of the
+/// decision that made it is the person's Allow of a call of the same scope, and its end is
+/// within [`LONGEST_ALLOWANCE`] of that Allow: a proxy or an impostor posing as sayso cannot
+/// make one up, nor pass off another question's Allow as one. (The receipt does not sign the
+/// length the person chose, so such a go-between could stretch a real one up to that bound;
+/// docs/HARNESSES.md says so.)
+fn signed_allowance(
+    checked: Result<super::receipt::Checked, String>,
+    call: &ToolCall,
+    rule: Option<&str>,
+    project: Option<&str>,
+    until: OffsetDateTime,
+) -> Result<(), String> {
+    let checked = checked?;
+    let d = checked.as_decision();
+    let gated = &d["approval"];
+    let by_person = d["answered_by"]["channel"]
+        .as_str()
+        .and_then(AnswerChannel::parse)
+        .is_some_and(AnswerChannel::is_person_side);
+    let same = gated["harness"] == call.harness.as_str()
+        && gated["tool_name"] == call.tool_name.as_str()
+        && gated["rule"].as_str() == rule
+        && gated["cwd"].as_str().and_then(project_of).as_deref() == project
+        && d.get("step_up").is_none_or(Value::is_null);
+    if d["outcome"] != ALLOW || !by_person || !same {
+        return Err("its receipt is not the person's Allow of a call like this one".into());
+    }
+    if until > checked.receipt.resolved_at + LONGEST_ALLOWANCE {
+        return Err("it ends later than any allowance the person can give".into());
+    }
+    Ok(())
 }
 
 /// The verdict a resolved (or still pending) decision gives.
