@@ -13,7 +13,7 @@ use tokio::process::{Child, Command};
 use crate::common::mcp_py::post_page;
 use crate::common::server::TestServer;
 use crate::rig::{Model, Ran, Sandbox, harness, run};
-use crate::run::{pending_decision, server};
+use crate::run::{abandoned, pending_decision, server};
 
 const MODEL: &str = "scripted-model";
 const LIMIT: Duration = Duration::from_secs(120);
@@ -289,7 +289,8 @@ async fn omp_mounts_ask_at_xd_and_await_decision_picks_up_the_answer() {
     assert_eq!(text, "User selected: OAuth2");
 
     // With oh-my-pi's request timeout shorter than sayso's wait, oh-my-pi gives up first: the
-    // model reads a timeout and no decision id to resume with (docs/MCP.md: raise `timeout`).
+    // model reads a timeout and no decision id to resume with (docs/MCP.md: raise `timeout`),
+    // and sayso withdraws the question nobody waits for, so no ghost is left for the person.
     mcp_json(&sb, &srv, 3_000);
     model.script(call(
         WRITE,
@@ -300,6 +301,24 @@ async fn omp_mounts_ask_at_xd_and_await_decision_picks_up_the_answer() {
     let (text, error) = read_back(&model, WRITE).pop().unwrap();
     assert!(error, "{text}");
     assert!(text.contains("Request timeout after 3000ms"), "{text}");
-    let d = pending_decision(&srv).await;
-    assert!(!text.contains(d["decision_id"].as_str().unwrap()), "{text}");
+    let id = latest_decision_id(&srv).await;
+    assert!(!text.contains(&id), "{text}");
+    abandoned(&srv, &id).await;
+}
+
+/// The id of the inbox's latest decision, whatever its status.
+async fn latest_decision_id(srv: &TestServer) -> String {
+    let page: Value = reqwest::Client::new()
+        .get(format!("{}/v1/decisions?limit=1", srv.base))
+        .bearer_auth(&srv.key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    page["items"][0]["decision_id"]
+        .as_str()
+        .expect("a decision")
+        .to_string()
 }

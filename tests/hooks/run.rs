@@ -126,9 +126,10 @@ pub async fn run(cmd: Command, input: &str) -> Ended {
     finish(child, started).await
 }
 
-/// The pending decision the hook created (waits up to 20 s for it to appear).
+/// The pending decision the hook created (waits up to 60 s for it to appear: a harness that
+/// runs the hook can take longer than 20 s to start on a busy machine).
 pub async fn pending_decision(srv: &TestServer) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let (status, page) = send(srv.req(Method::GET, "/v1/decisions?status=pending")).await;
         assert_eq!(status, 200, "{page}");
