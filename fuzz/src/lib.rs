@@ -284,5 +284,7 @@ fn decision(
         // Who answered never changes how an answer reads back.
         answered_by: None,
         answers: Vec::new(),
+        // How a withdrawn decision reads back is not what is fuzzed here.
+        cancel_reason: None,
     }
 }
