@@ -241,6 +241,7 @@ impl TestServer {
                 trusted_proxies: sayso::web::client_addr::TrustedProxies::parse(&trusted_proxies)
                     .unwrap(),
                 metrics_token: None,
+                chats: Default::default(),
             },
             limits,
             mcp: sayso::mcp::McpSettings {
@@ -301,6 +302,7 @@ impl TestServer {
             email: None,
             ntfy_url: None,
             ntfy_token: None,
+            chats: Default::default(),
             quiet: None,
             created_at: sayso::service::now(),
         };
