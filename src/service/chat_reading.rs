@@ -112,11 +112,23 @@ pub fn text_input(spec: &DecisionSpec, text: &str) -> Result<Reading, String> {
                 ))
             }
         }
-        KindSpec::Choose { options, multi, .. } => {
+        KindSpec::Choose {
+            options,
+            multi,
+            allow_other,
+            ..
+        } => {
             // An option's label may itself hold a colon: the whole text is tried first.
             let whole = pick(options, text);
             let (picked, remark) = match whole {
                 Some(o) => (vec![o], None),
+                // No option by that name: where the person may write their own, this is it.
+                None if *allow_other && !*multi && pick(options, head).is_none() => {
+                    return Ok(Reading::Answer(AnswerInput {
+                        other: Some(text.to_string()),
+                        ..AnswerInput::default()
+                    }));
+                }
                 None => {
                     let picked: Option<Vec<&str>> = if *multi {
                         head.split(',').map(|p| pick(options, p)).collect()
@@ -234,9 +246,15 @@ mod tests {
     }
 
     #[test]
-    fn a_choice_is_read_by_number_or_label() {
+    fn a_choice_is_read_by_number_or_label_or_as_the_persons_own() {
+        let own = spec(json!({"question": "Colour?", "kind": "choose",
+            "options": ["Red", "Blue"]}));
+        assert_eq!(
+            answer(text_input(&own, "Teal, please")).other.as_deref(),
+            Some("Teal, please")
+        );
         let s = spec(json!({"question": "Colour?", "kind": "choose",
-            "options": ["Red", "Blue: the dark one"]}));
+            "options": ["Red", "Blue: the dark one"], "allow_other": false}));
         assert_eq!(
             answer(text_input(&s, "2")).value,
             Some(json!("Blue: the dark one"))

@@ -138,11 +138,21 @@ pub fn ask(d: &Delivering<'_>) -> ChatAsk {
                 Controls::Buttons(buttons),
             )
         }
-        None => (
-            clip(&spec.question, QUESTION_CHARS, Lines::Kept).with_note(),
-            None,
-            controls(decision),
-        ),
+        None => {
+            if let KindSpec::Choose {
+                allow_other: true,
+                multi: false,
+                ..
+            } = &spec.body
+            {
+                notes.push("Or reply to this message with your own answer.".to_string());
+            }
+            (
+                clip(&spec.question, QUESTION_CHARS, Lines::Kept).with_note(),
+                None,
+                controls(decision),
+            )
+        }
     };
     match d.gathered() {
         0 => {}
@@ -184,11 +194,11 @@ fn controls(d: &Decision) -> Controls {
             button(d, yes_label, "y", ButtonStyle::Primary),
             button(d, no_label, "n", ButtonStyle::Plain),
         ]),
+        // "Other" is a reply to the message (the ask says so).
         KindSpec::Choose {
             options,
             multi: false,
             recommended,
-            allow_other: false,
             ..
         } if options.len() <= MAX_BUTTONS => Controls::Buttons(
             options

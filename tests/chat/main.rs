@@ -1,0 +1,8 @@
+//! The chats as a person's channels (docs/CHANNELS.md): each platform's courier, listener and
+//! inbound URL against a real server, with the platform itself as real as it can be here.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod telegram;
+mod telegram_standin;
