@@ -4,5 +4,6 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod cli;
 mod telegram;
 mod telegram_standin;

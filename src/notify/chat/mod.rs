@@ -46,6 +46,38 @@ pub fn start_listeners(svc: &crate::service::Service, settings: &ChatSettings) {
     }
 }
 
+/// Sends `person` a test message on `channel` (`sayso person test`): what went out, or why
+/// nothing did, in words for the operator.
+pub async fn send_test(
+    settings: &ChatSettings,
+    channel: crate::domain::outbox::Channel,
+    person: &crate::domain::people::Person,
+) -> Result<String, String> {
+    use crate::domain::outbox::Channel;
+    let Some(user) = person.chats.on(channel) else {
+        return Err(format!(
+            "{} has no {channel} user: sayso person set {} --{channel} …",
+            person.name, person.name
+        ));
+    };
+    let off =
+        |vars: &str| format!("{channel} is not set up here: set {vars} as the server has them");
+    let text = format!(
+        "This is a test from sayso: questions for {} will arrive here.",
+        person.name
+    );
+    match channel {
+        Channel::Telegram => {
+            let t = settings
+                .telegram
+                .as_ref()
+                .ok_or_else(|| off("SAYSO_TELEGRAM_BOT_TOKEN"))?;
+            telegram::send_test(t, user, &text).await
+        }
+        other => Err(format!("{other} is not a chat")),
+    }
+}
+
 /// The most buttons an ask shows; a `choose` with more options opens the page.
 pub const MAX_BUTTONS: usize = 5;
 /// The most characters of a question, and of its context, in a message.

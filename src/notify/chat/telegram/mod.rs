@@ -155,3 +155,22 @@ fn message(chat: &str, text: &str) -> Value {
         "link_preview_options": {"is_disabled": true},
     })
 }
+
+/// Sends `text` to `chat` (`sayso person test`).
+pub async fn send_test(
+    settings: &TelegramSettings,
+    chat: &str,
+    text: &str,
+) -> Result<String, String> {
+    let api = BotApi::new(settings);
+    match api
+        .call("sendMessage", &message(chat, &render::escape(text)))
+        .await
+    {
+        Ok(sent) => Ok(format!(
+            "sent a test message to the Telegram chat {chat} (message {})",
+            sent["message_id"]
+        )),
+        Err(ApiError::Transient(why) | ApiError::Permanent(why)) => Err(why),
+    }
+}
