@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use sayso::domain::PersonChannel;
+use sayso::domain::outbox::{MessageStatus, Route};
 use sayso::notify::chat::{ChatSettings, TelegramSettings};
 use sayso::service::PersonSettings;
 
@@ -386,6 +387,71 @@ async fn an_expiry_updates_the_message_and_an_outage_delays_it_only() {
             .count(),
         1
     );
+    assert_eq!(api.violations(), Vec::<String>::new());
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_escalation_asks_on_telegram_and_says_so_where_it_first_asked() {
+    let db = db::fresh_sqlite_url();
+    let (srv, api) = start(&db.url, None).await;
+    let (ana, bo) = (ANA.to_string(), BO.to_string());
+    // cy is in quiet hours all day: her escalation waits, as on every channel.
+    let inbox = srv.default_inbox().await.name;
+    srv.add_person("cy").await;
+    srv.svc
+        .set_person(
+            &inbox,
+            "cy",
+            &PersonSettings {
+                telegram: Some("1003".into()),
+                quiet: Some("00:00-23:59".into()),
+                ..PersonSettings::default()
+            },
+        )
+        .await
+        .unwrap();
+    let mut body = approval("make migrate", &["ana"], 1);
+    body["escalate_after_s"] = json!(1);
+    body["escalate_to"] = json!(["bo", "cy"]);
+    let d = id(&srv.create(body).await);
+    api.wait_for(&ana, "ana's ask", has_buttons).await;
+    let escalated = api
+        .wait_for(&bo, "the escalation", |s| {
+            s.text.contains("Escalated to you")
+        })
+        .await;
+    assert!(has_buttons(&escalated));
+    api.wait_for(&ana, "told it escalated", |s| {
+        s.text.contains("Escalated to bo, cy") && has_buttons(s)
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(api.sent_to("1003").is_empty(), "cy's quiet hours hold it");
+    let messages = srv.svc.store().messages(d.parse().unwrap()).await.unwrap();
+    // Her window outlasts the question: her ask is skipped, saying why.
+    let held: Vec<_> = messages
+        .iter()
+        .filter(|m| m.route == Route::Telegram && m.status == MessageStatus::Skipped)
+        .collect();
+    assert_eq!(held.len(), 1, "{messages:#?}");
+    assert!(
+        held[0]
+            .last_error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("quiet hours"),
+        "{held:?}"
+    );
+    // bo answers from his escalation; ana's and bo's messages both settle.
+    api.queue(api.press_update(BO, &escalated, &BotApiStandIn::button(&escalated, "Allow")));
+    status_becomes(&srv, &d, "answered").await;
+    for chat in [&ana, &bo] {
+        api.wait_for(chat, "settled", |s| {
+            s.text.contains("Allowed by bo from Telegram")
+        })
+        .await;
+    }
     assert_eq!(api.violations(), Vec::<String>::new());
     srv.stop().await;
 }

@@ -322,6 +322,27 @@ pub fn recorded(d: &Decision) -> String {
     }
 }
 
+/// What a pending decision's message says under its question while others are asked too:
+/// the tally of a rule of several ("1 of 2 allowed: ana") and its escalation ("Escalated to
+/// bo, 2026-11-27 04:12 UTC"); `None` when neither applies.
+pub fn standing(d: &Decision, now: time::OffsetDateTime) -> Option<String> {
+    let mut parts: Vec<String> = progress(d).into_iter().collect();
+    if let Some(r) = &d.spec.routing
+        && let Some(at) = r.escalates_at(d.created_at).filter(|at| *at <= now)
+    {
+        let to = if r.escalate_to.is_empty() {
+            "everyone else".to_string()
+        } else {
+            r.escalate_to.join(", ")
+        };
+        parts.push(format!(
+            "Escalated to {to}, {}",
+            crate::render::format_time(at)
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
 /// "1 of 2 allowed: ana", while a rule of several people is counting.
 pub fn progress(d: &Decision) -> Option<String> {
     let needed = required(d);

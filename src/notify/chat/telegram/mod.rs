@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use self::api::ApiError;
-use super::{TelegramSettings, ask, progress, settled};
+use super::{TelegramSettings, ask, settled, standing};
 use crate::domain::chat::ChatPost;
 use crate::domain::outbox::{Channel, Purpose};
 use crate::notify::notice::Notice;
@@ -107,7 +107,7 @@ impl TelegramCourier {
     /// (keyboard kept).
     async fn update(&self, d: &Delivering<'_>, chat: &str, person: uuid::Uuid) -> Delivery {
         let footer = match d.message.purpose {
-            Purpose::Progress => match progress(d.decision) {
+            Purpose::Progress => match standing(d.decision, crate::service::now()) {
                 Some(p) => p,
                 None => return Delivery::Skipped("no tally to show".into()),
             },
