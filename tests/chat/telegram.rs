@@ -455,3 +455,38 @@ async fn an_escalation_asks_on_telegram_and_says_so_where_it_first_asked() {
     assert_eq!(api.violations(), Vec::<String>::new());
     srv.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_of_three_shows_each_count() {
+    let db = db::fresh_sqlite_url();
+    let (srv, api) = start(&db.url, None).await;
+    let inbox = srv.default_inbox().await.name;
+    srv.add_person("cy").await;
+    srv.svc
+        .set_person(
+            &inbox,
+            "cy",
+            &PersonSettings {
+                telegram: Some("1003".into()),
+                ..PersonSettings::default()
+            },
+        )
+        .await
+        .unwrap();
+    let d = id(&srv
+        .create(approval("kubectl drain node-7", &["ana", "bo", "cy"], 3))
+        .await);
+    for (user, tally) in [
+        (ANA, "1 of 3 allowed: ana"),
+        (BO, "2 of 3 allowed: ana, bo"),
+    ] {
+        let chat = user.to_string();
+        let ask = api.wait_for(&chat, "the ask", has_buttons).await;
+        api.queue(api.press_update(user, &ask, &BotApiStandIn::button(&ask, "Allow")));
+        api.wait_for("1003", tally, |s| s.text.contains(tally))
+            .await;
+    }
+    assert_eq!(srv.get(&d).await["status"], "pending");
+    assert_eq!(api.violations(), Vec::<String>::new());
+    srv.stop().await;
+}
