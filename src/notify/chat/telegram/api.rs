@@ -41,6 +41,8 @@ pub struct BotApi {
     client: reqwest::Client,
     /// `{api}/bot{token}/`, which method names join.
     base: url::Url,
+    /// The bot's own id, the token's part before its colon: update ids count per bot.
+    pub bot: String,
 }
 
 impl BotApi {
@@ -58,6 +60,11 @@ impl BotApi {
                 .build()
                 .expect("the HTTP client builds"),
             base,
+            bot: settings
+                .bot_token
+                .split_once(':')
+                .map_or("", |(id, _)| id)
+                .to_string(),
         }
     }
 

@@ -86,7 +86,7 @@ pub async fn handle_update(svc: &Service, api: &BotApi, update: &Value) {
         tracing::warn!("a Telegram update without an update_id was ignored");
         return;
     };
-    match svc.first_seen(&format!("telegram:{id}")).await {
+    match svc.first_seen(&format!("telegram:{}:{id}", api.bot)).await {
         Ok(true) => {}
         Ok(false) => {
             tracing::warn!(
