@@ -35,7 +35,9 @@ pub async fn run_listener(svc: Service, api: BotApi) {
             }
         }
     }
-    let mut offset: i64 = match svc.chat_state(OFFSET).await {
+    // Per bot: another bot's update ids are its own.
+    let offset_key = format!("telegram.{}.offset", api.bot);
+    let mut offset: i64 = match svc.chat_state(&offset_key).await {
         Ok(v) => v.and_then(|v| v.parse().ok()).unwrap_or(0),
         Err(e) => {
             tracing::warn!(error = %e, "Telegram: could not read the last update taken");
@@ -70,15 +72,12 @@ pub async fn run_listener(svc: Service, api: BotApi) {
             }
         }
         if !updates.is_empty()
-            && let Err(e) = svc.set_chat_state(OFFSET, &offset.to_string()).await
+            && let Err(e) = svc.set_chat_state(&offset_key, &offset.to_string()).await
         {
             tracing::warn!(error = %e, "Telegram: could not keep the last update taken");
         }
     }
 }
-
-/// Where the long poll's offset is kept (`Service::chat_state`).
-const OFFSET: &str = "telegram.offset";
 
 /// Handles one update; anything not ours, or seen before, is left alone.
 pub async fn handle_update(svc: &Service, api: &BotApi, update: &Value) {
