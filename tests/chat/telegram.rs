@@ -536,3 +536,24 @@ async fn an_allow_that_wants_a_passkey_is_given_on_the_page() {
     assert_eq!(api.violations(), Vec::<String>::new());
     srv.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_takes_updates_after_the_last_one_taken() {
+    let db = db::fresh_sqlite_url();
+    let (srv, api) = start(&db.url, None).await;
+    let ana = ANA.to_string();
+    let d = id(&srv.create(approval("make release", &["ana"], 1)).await);
+    let ask = api.wait_for(&ana, "the ask", has_buttons).await;
+    let press = api.queue(api.press_update(ANA, &ask, &BotApiStandIn::button(&ask, "Deny")));
+    status_becomes(&srv, &d, "answered").await;
+    let key = srv.key.clone();
+    srv.stop().await;
+    let before = api.calls("getUpdates").len();
+    // The same database, the same bot: the listener asks for what came after that press.
+    let again = TestServer::restart_chatting(&db.url, &key, settings(&api, None)).await;
+    let calls = api.wait_calls("getUpdates", before + 1).await;
+    let offset = calls[before].body["offset"].as_i64().unwrap();
+    assert_eq!(offset, press["update_id"].as_i64().unwrap() + 1);
+    assert_eq!(api.calls("answerCallbackQuery").len(), 1, "not taken twice");
+    again.stop().await;
+}

@@ -194,6 +194,23 @@ impl TestServer {
         Self::start_full(database_url, setup).await
     }
 
+    /// `start_chatting` on a database a server already ran on, whose API key is `key`.
+    pub async fn restart_chatting(
+        database_url: &str,
+        key: &str,
+        chats: sayso::notify::chat::ChatSettings,
+    ) -> TestServer {
+        let setup = Setup {
+            notify: Some(None),
+            rate_limit: RateLimit::OFF,
+            budget: (0, Duration::from_secs(60)),
+            key: Some(key.to_string()),
+            chats,
+            ..Setup::default()
+        };
+        Self::start_full(database_url, setup).await
+    }
+
     async fn start_full(database_url: &str, setup: Setup) -> TestServer {
         let Setup {
             limits,
