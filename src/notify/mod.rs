@@ -10,6 +10,7 @@
 //! messages (channel `*`) are expanded by the worker into one message per channel and
 //! person.
 
+pub mod chat;
 pub mod email;
 pub mod http_client;
 pub mod notice;
