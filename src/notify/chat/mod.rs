@@ -3,9 +3,12 @@
 //! Each platform renders a `ChatAsk` in its own markup, and the one line `settled` returns
 //! once the decision is settled.
 
+pub mod slack_api;
 pub mod slack_blocks;
+pub mod slack_interaction;
 pub mod slack_mrkdwn;
 pub mod slack_signature;
+pub mod slack_socket;
 
 use uuid::Uuid;
 
