@@ -116,6 +116,11 @@ impl SlackStandIn {
         standin
     }
 
+    /// sayso's client for this stand-in, with `token`.
+    pub fn api(&self, token: &str) -> sayso::notify::chat::slack::api::SlackApi {
+        sayso::notify::chat::slack::api::SlackApi::new(&self.api_url.parse().unwrap(), token)
+    }
+
     /// A person's direct message conversation with the bot, as Slack names it.
     pub fn dm_of(user: &str) -> String {
         format!("D{}", &user[1..])

@@ -11,8 +11,9 @@
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::slack_mrkdwn::{clip_plain, cut_at, escape, markdown_to_mrkdwn, split};
-use super::{ButtonStyle, ChatAsk, ChatButton, Controls, button_value};
+use super::mrkdwn::{clip_plain, cut_at, escape, markdown_to_mrkdwn, split};
+use crate::domain::chat::{button_value, parse_button_value};
+use crate::notify::chat::{ButtonStyle, ChatAsk, ChatButton, Controls};
 
 /// Block Kit's limits (api.slack.com/reference/block-kit).
 pub const MAX_BLOCKS: usize = 50;
@@ -89,7 +90,7 @@ pub fn settled_message(ask: &ChatAsk, settled: &str) -> SlackMessage {
     )));
     blocks.truncate(MAX_BLOCKS);
     SlackMessage {
-        text: clip_plain(&format!("{}: {settled}", ask.title), MAX_FALLBACK_TEXT),
+        text: fallback_text(&format!("{}: {settled}", ask.title)),
         blocks,
     }
 }
@@ -110,14 +111,19 @@ pub fn notice_message(title: &str, body: &str, url: &str) -> SlackMessage {
         }));
     }
     SlackMessage {
-        text: clip_plain(&format!("{title}: {body}"), MAX_FALLBACK_TEXT),
+        text: fallback_text(&format!("{title}: {body}")),
         blocks,
     }
 }
 
 /// The modal a text question's button opens: the question and one input; its submission is
 /// the answer.
-pub fn text_modal(ask: &ChatAsk, decision: Uuid, placeholder: Option<&str>) -> Value {
+pub fn text_modal(
+    question: &str,
+    command: Option<&str>,
+    decision: Uuid,
+    placeholder: Option<&str>,
+) -> Value {
     let mut input = json!({
         "type": "plain_text_input",
         "action_id": TEXT_INPUT,
@@ -132,7 +138,8 @@ pub fn text_modal(ask: &ChatAsk, decision: Uuid, placeholder: Option<&str>) -> V
         &button_value(decision, TEXT_CODE),
         "Answer",
         "Send",
-        ask,
+        question,
+        command,
         json!({
             "type": "input",
             "block_id": TEXT_INPUT,
@@ -144,13 +151,14 @@ pub fn text_modal(ask: &ChatAsk, decision: Uuid, placeholder: Option<&str>) -> V
 
 /// The modal an approval's Deny opens: the question and an optional reason for the agent;
 /// submitting it (with or without one) denies.
-pub fn deny_modal(ask: &ChatAsk, decision: Uuid) -> Value {
+pub fn deny_modal(question: &str, command: Option<&str>, decision: Uuid) -> Value {
     modal(
         DENY_MODAL,
         &button_value(decision, DENY_CODE),
         "Deny",
         "Deny",
-        ask,
+        question,
+        command,
         json!({
             "type": "input",
             "block_id": REASON_INPUT,
@@ -171,11 +179,12 @@ fn modal(
     metadata: &str,
     title: &str,
     submit: &str,
-    ask: &ChatAsk,
+    question: &str,
+    command: Option<&str>,
     input: Value,
 ) -> Value {
-    let mut blocks = vec![section(&question_text(ask))];
-    if let Some(command) = &ask.command {
+    let mut blocks = vec![section(&question_text(question))];
+    if let Some(command) = command {
         blocks.push(command_block(command));
     }
     blocks.push(input);
@@ -197,7 +206,7 @@ fn head(ask: &ChatAsk) -> Vec<Value> {
         Some(h) => format!("{h} · {}", ask.title),
         None => ask.title.clone(),
     };
-    let mut blocks = vec![header(&title), section(&question_text(ask))];
+    let mut blocks = vec![header(&title), section(&question_text(&ask.question))];
     if let Some(context) = ask.context.as_deref().filter(|c| !c.trim().is_empty()) {
         let mrkdwn = markdown_to_mrkdwn(context);
         blocks.extend(
@@ -212,8 +221,8 @@ fn head(ask: &ChatAsk) -> Vec<Value> {
     blocks
 }
 
-fn question_text(ask: &ChatAsk) -> String {
-    split(&escape(&ask.question), MAX_SECTION_TEXT, 1)
+fn question_text(question: &str) -> String {
+    split(&escape(question), MAX_SECTION_TEXT, 1)
         .into_iter()
         .next()
         .unwrap_or_else(|| " ".into())
@@ -236,7 +245,7 @@ fn command_block(command: &str) -> Value {
 /// button to the page.
 fn actions(ask: &ChatAsk, decision: Uuid) -> Value {
     let mut elements: Vec<Value> = match &ask.controls {
-        Controls::Buttons(buttons) => buttons.iter().map(|b| answer_button(b, decision)).collect(),
+        Controls::Buttons(buttons) => buttons.iter().map(answer_button).collect(),
         Controls::Reply { .. } => vec![json!({
             "type": "button",
             "text": plain("Answer…"),
@@ -267,8 +276,11 @@ fn actions(ask: &ChatAsk, decision: Uuid) -> Value {
 }
 
 /// One answer: its label (the recommended one says so), its style, and the value that names
-/// the decision and the answer, nothing more.
-fn answer_button(b: &ChatButton, decision: Uuid) -> Value {
+/// the decision and the answer, nothing more; its action id repeats the answer's code.
+fn answer_button(b: &ChatButton) -> Value {
+    let code = parse_button_value(&b.value)
+        .map(|(_, code)| code)
+        .unwrap_or_default();
     const RECOMMENDED: &str = " (recommended)";
     let label = if b.recommended {
         let room = MAX_BUTTON_TEXT - RECOMMENDED.chars().count();
@@ -279,8 +291,8 @@ fn answer_button(b: &ChatButton, decision: Uuid) -> Value {
     let mut button = json!({
         "type": "button",
         "text": plain(&label),
-        "action_id": clip_plain(&format!("{ANSWER}{}", b.code), MAX_ACTION_ID),
-        "value": button_value(decision, &b.code),
+        "action_id": clip_plain(&format!("{ANSWER}{code}"), MAX_ACTION_ID),
+        "value": b.value,
     });
     match b.style {
         ButtonStyle::Primary => button["style"] = json!("primary"),
@@ -324,7 +336,12 @@ fn plain(text: &str) -> Value {
 
 /// The notification's words: the title and the question.
 fn fallback(ask: &ChatAsk) -> String {
-    let escaped = escape(&format!("{}: {}", ask.title, ask.question));
+    fallback_text(&format!("{}: {}", ask.title, ask.question))
+}
+
+/// A message's `text`, which Slack reads as mrkdwn too: escaped, then cut to fit.
+fn fallback_text(text: &str) -> String {
+    let escaped = escape(text);
     let (head, rest) = cut_at(&escaped, MAX_FALLBACK_TEXT - 1);
     if rest.is_empty() {
         head.to_string()
@@ -335,7 +352,6 @@ fn fallback(ask: &ChatAsk) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::parse_button_value;
     use super::*;
 
     fn id() -> Uuid {
@@ -358,7 +374,7 @@ mod tests {
     fn button(label: &str, code: &str, style: ButtonStyle) -> ChatButton {
         ChatButton {
             label: label.into(),
-            code: code.into(),
+            value: button_value(id(), code),
             style,
             recommended: false,
         }
@@ -566,6 +582,10 @@ mod tests {
     #[test]
     fn settled_keeps_the_question_and_drops_the_controls() {
         let m = settled_message(&approval(), "Allowed by ana from the feed, 04:12 UTC");
+        let said = settled_message(&approval(), "Answered “<!here>” by ana");
+        assert!(said.text.ends_with("“&lt;!here&gt;” by ana"), "{}", said.text);
+        let notice = notice_message("A passkey <@U1>", "added & used", "https://x.example");
+        assert_eq!(notice.text, "A passkey &lt;@U1&gt;: added &amp; used");
         assert!(blocks_of(&m, "actions").is_empty());
         let sections = blocks_of(&m, "section");
         assert_eq!(sections[0]["text"]["text"], "Deploy v1.2 to production?");
@@ -578,13 +598,7 @@ mod tests {
 
     #[test]
     fn the_modals_carry_the_decision_and_their_input() {
-        let v = text_modal(
-            &ask(Controls::Reply {
-                placeholder: Some("e.g. blue".into()),
-            }),
-            id(),
-            Some("e.g. blue"),
-        );
+        let v = text_modal("Which colour?", None, id(), Some("e.g. blue"));
         assert_eq!(v["type"], "modal");
         assert_eq!(v["callback_id"], TEXT_MODAL);
         assert_eq!(
@@ -596,7 +610,8 @@ mod tests {
         assert_eq!(input["element"]["action_id"], TEXT_INPUT);
         assert_eq!(input["element"]["placeholder"]["text"], "e.g. blue");
         assert!(input.get("optional").is_none());
-        let v = deny_modal(&approval(), id());
+        let a = approval();
+        let v = deny_modal(&a.question, a.command.as_deref(), id());
         assert_eq!(v["callback_id"], DENY_MODAL);
         assert_eq!(v["title"]["text"], "Deny");
         let input = v["blocks"].as_array().unwrap().last().unwrap();

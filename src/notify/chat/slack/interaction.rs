@@ -7,9 +7,10 @@
 
 use serde_json::Value;
 
-use super::parse_button_value;
-use super::slack_blocks::{ANSWER, DENY_MODAL, OPEN, REASON_INPUT, REPLY, TEXT_INPUT, TEXT_MODAL};
 use uuid::Uuid;
+
+use super::blocks::{ANSWER, DENY_MODAL, OPEN, REASON_INPUT, REPLY, TEXT_INPUT, TEXT_MODAL};
+use crate::domain::chat::parse_button_value;
 
 /// One thing a person did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,8 +156,8 @@ fn read_submission(payload: &Value, user: String) -> Result<Interaction, String>
 mod tests {
     use serde_json::json;
 
-    use super::super::button_value;
     use super::*;
+    use crate::domain::chat::button_value;
 
     fn id() -> Uuid {
         Uuid::parse_str("0190f0c4-5f4b-7d3e-9a1b-2c3d4e5f6a7b").unwrap()

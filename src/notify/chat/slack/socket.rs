@@ -16,7 +16,7 @@ use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-use super::slack_api::{SlackApi, backoff};
+use super::api::{SlackApi, backoff};
 
 /// One envelope's content.
 #[derive(Debug, Clone)]
