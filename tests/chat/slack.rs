@@ -1008,6 +1008,21 @@ async fn slack_forged_replayed_and_strangers_presses_change_nothing() {
     let d = slack.decision(&id).await;
     assert_eq!(d["status"], "pending");
     assert_eq!(d["answers"], json!([]));
+    // Their Deny opens no modal either: they are told the same, privately.
+    slack.press(&message, "Deny", "U0CY").await;
+    slack
+        .standin
+        .wait_for("cy's second note", |s| {
+            (s.responses().len() == 2).then_some(())
+        })
+        .await;
+    assert!(
+        slack.standin.responses()[1].1["text"]
+            .as_str()
+            .unwrap()
+            .contains("not yours")
+    );
+    assert!(slack.standin.calls_to("views.open").is_empty());
 
     // ana's real press counts once; the same request again is refused as a replay.
     let (status, _, (body, ts, signature)) = slack.press(&message, "Deny", "U0ANA").await;

@@ -583,7 +583,11 @@ mod tests {
     fn settled_keeps_the_question_and_drops_the_controls() {
         let m = settled_message(&approval(), "Allowed by ana from the feed, 04:12 UTC");
         let said = settled_message(&approval(), "Answered “<!here>” by ana");
-        assert!(said.text.ends_with("“&lt;!here&gt;” by ana"), "{}", said.text);
+        assert!(
+            said.text.ends_with("“&lt;!here&gt;” by ana"),
+            "{}",
+            said.text
+        );
         let notice = notice_message("A passkey <@U1>", "added & used", "https://x.example");
         assert_eq!(notice.text, "A passkey &lt;@U1&gt;: added &amp; used");
         assert!(blocks_of(&m, "actions").is_empty());

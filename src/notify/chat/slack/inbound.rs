@@ -77,6 +77,7 @@ pub async fn handle(svc: &Service, api: &SlackApi, payload: &Value) -> Option<Va
                 && let Some(trigger) = &press.trigger_id
                 && let Some(d) = pending(svc, decision).await
                 && d.spec.approval.is_some()
+                && asks(svc, &d, &press.user).await
             {
                 let (question, command) = shown(&d);
                 let view = blocks::deny_modal(&question, command.as_deref(), decision);
@@ -121,6 +122,11 @@ pub async fn handle(svc: &Service, api: &SlackApi, payload: &Value) -> Option<Va
                 }
                 return None;
             };
+            // Someone not asked gets no answer box to fill in.
+            if !asks(svc, &d, &press.user).await {
+                tell(api, &press, NOT_YOURS);
+                return None;
+            }
             let placeholder = match &d.spec.body {
                 KindSpec::Text { placeholder } => placeholder.clone(),
                 _ => None,
@@ -208,6 +214,21 @@ async fn on_our_message(svc: &Service, press: &Press, decision: Uuid) -> bool {
         }
         Err(e) => {
             tracing::warn!(error = %e, "Slack: could not look up a pressed message");
+            false
+        }
+    }
+}
+
+/// Whether `d` asks the person bound to the Slack user `user` (as `chat_answer` reads it),
+/// before a modal is opened for them.
+async fn asks(svc: &Service, d: &Decision, user: &str) -> bool {
+    match svc.store().people(d.inbox_id).await {
+        Ok(people) => people.iter().any(|p| {
+            p.chats.slack.as_deref() == Some(user)
+                && crate::domain::people::is_asked(d, &p.name, crate::service::now())
+        }),
+        Err(e) => {
+            tracing::warn!(error = %e, "Slack: could not read the inbox's people");
             false
         }
     }
