@@ -432,7 +432,17 @@ async fn slack_socket_mode_acks_reconnects_and_answers_modals() {
     standin
         .wait_for("the ack of e3", |s| (s.acks().len() == 3).then_some(()))
         .await;
-    assert_eq!(seen.lock().unwrap().len(), 2);
+    standin
+        .wait_for("both interactions handled", |_| {
+            (seen.lock().unwrap().len() == 2).then_some(())
+        })
+        .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        2,
+        "the events_api envelope was handled"
+    );
     // Slack asks for a new connection: one is opened at once.
     assert_eq!(standin.socket_connections(), 1);
     standin
@@ -1177,6 +1187,53 @@ async fn slack_socket_mode_answers_once_per_envelope() {
             .unwrap()
             .len(),
         1
+    );
+
+    // A text through its modal: the refusal goes back with the submission's ack.
+    let text = slack
+        .create(json!({"question": "Release name?", "kind": "text", "approvers": ["ana"]}))
+        .await;
+    let message = slack.standin.message_to("U0ANA", 1).await;
+    let press = block_actions(
+        &slack.standin,
+        &message,
+        button(&message, "Answer"),
+        "U0ANA",
+    );
+    slack
+        .standin
+        .send_envelope(json!({"envelope_id": "e-open", "type": "interactive", "payload": press}))
+        .await;
+    let opened = slack
+        .standin
+        .wait_for("the answer modal", |s| {
+            s.calls_to("views.open").into_iter().next()
+        })
+        .await;
+    let view = opened.body["view"].clone();
+    for (id, said) in [("e-empty", ""), ("e-named", "Aurora")] {
+        slack
+            .standin
+            .send_envelope(
+                json!({"envelope_id": id, "type": "interactive", "accepts_response_payload": true,
+                                  "payload": view_submission(&view, "U0ANA", Some(said))}),
+            )
+            .await;
+        let ack = slack
+            .standin
+            .wait_for("the submission's ack", |s| {
+                s.acks().into_iter().find(|a| a["envelope_id"] == id)
+            })
+            .await;
+        if said.is_empty() {
+            assert_eq!(ack["payload"]["response_action"], "errors", "{ack}");
+        } else {
+            assert!(ack.get("payload").is_none(), "{ack}");
+        }
+    }
+    assert_eq!(
+        slack.wait_status(&text, "answered").await["outcome"],
+        "Aurora"
     );
     slack.assert_well_formed();
 }

@@ -28,7 +28,7 @@ pub struct Envelope {
 }
 
 /// What is done with an `interactive` envelope; its answer (a modal's `response_action`) goes
-/// back with the acknowledgement.
+/// back with the acknowledgement of a submission.
 pub type Handler = Arc<dyn Fn(Envelope) -> BoxFuture<'static, Option<Value>> + Send + Sync>;
 
 /// How a connection ended.
@@ -125,17 +125,20 @@ async fn connection(api: &SlackApi, app_token: &str, handler: &Handler) -> (bool
     )
 }
 
-/// Handles an envelope and returns its acknowledgement. A submission's answer goes with it;
-/// anything else is acknowledged once handled (the handler is quick: its slow parts run on
-/// their own).
+/// The acknowledgement of an envelope. A modal's submission is handled first, since its
+/// answer (errors under a field, or none to close it) goes with the acknowledgement; anything
+/// else is acknowledged at once and handled on its own, so a slow call to Slack (a modal
+/// opening) never holds the acknowledgement past Slack's 3 s.
 async fn acknowledge(handler: &Handler, envelope: Envelope) -> Value {
     let id = envelope.id.clone();
-    let answer = if envelope.kind == "interactive" {
-        handler(envelope).await
-    } else {
-        None
-    };
-    match answer {
+    if envelope.kind != "interactive" {
+        return json!({"envelope_id": id});
+    }
+    if envelope.payload["type"] != "view_submission" {
+        tokio::spawn(handler(envelope));
+        return json!({"envelope_id": id});
+    }
+    match handler(envelope).await {
         Some(payload) => json!({"envelope_id": id, "payload": payload}),
         None => json!({"envelope_id": id}),
     }
