@@ -1,8 +1,11 @@
-//! The chat channels against stand-ins of their platforms on loopback, and sayso's own server
-//! on port 0. Each platform's cases are in a module of its own, named for it.
+//! The chats as a person's channels (docs/CHANNELS.md): each platform's courier, listener and
+//! inbound URL against a real server, with the platform itself as real as it can be here.
 
 #[path = "../common/mod.rs"]
 mod common;
 
+mod cli;
 mod slack;
 mod slack_standin;
+mod telegram;
+mod telegram_standin;

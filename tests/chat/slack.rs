@@ -828,23 +828,45 @@ async fn slack_choose_and_text_through_a_modal() {
                        "options": ["Red", "Blue", "Green"], "recommended": 1, "allow_other": false, "approvers": ["ana"]}))
         .await;
     let message = slack.standin.message_to("U0ANA", 0).await;
-    assert_eq!(
-        button(&message, "Blue")["text"]["text"],
-        "Blue (recommended)"
-    );
+    assert_eq!(button(&message, "★")["text"]["text"], "★ Blue");
     slack.press(&message, "Green", "U0ANA").await;
     let d = slack.wait_status(&choose, "answered").await;
     assert_eq!(d["outcome"], "Green");
 
+    // A choice that takes an answer of one's own: "Other…" opens a dialog for it.
+    let other = slack
+        .create(json!({"question": "Which colour?", "kind": "choose",
+                       "options": ["Red", "Blue"], "approvers": ["ana"]}))
+        .await;
+    let message = slack.standin.message_to("U0ANA", 1).await;
+    assert!(
+        !shown_text(&message).contains("reply to this message"),
+        "{}",
+        shown_text(&message)
+    );
+    slack.press(&message, "Other", "U0ANA").await;
+    slack
+        .standin
+        .wait_for("the own-answer modal", |s| {
+            s.calls_to("views.open").into_iter().next()
+        })
+        .await;
+    let (status, answer) = slack.submit("U0ANA", Some("Purple")).await;
+    assert_eq!((status, answer.as_str()), (200, ""));
+    assert_eq!(
+        slack.wait_status(&other, "answered").await["outcome"],
+        "Purple"
+    );
+
     let text = slack
         .create(json!({"question": "Name the release?", "kind": "text", "placeholder": "e.g. Aurora", "approvers": ["ana"]}))
         .await;
-    let message = slack.standin.message_to("U0ANA", 1).await;
+    let message = slack.standin.message_to("U0ANA", 2).await;
     slack.press(&message, "Answer", "U0ANA").await;
     let opened = slack
         .standin
         .wait_for("the answer modal", |s| {
-            s.calls_to("views.open").into_iter().next()
+            s.calls_to("views.open").into_iter().nth(1)
         })
         .await;
     assert_eq!(opened.body["view"]["callback_id"], "sayso.text");

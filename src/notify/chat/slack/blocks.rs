@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use super::mrkdwn::{clip_plain, cut_at, escape, markdown_to_mrkdwn, split};
 use crate::domain::chat::{button_value, parse_button_value};
-use crate::notify::chat::{ButtonStyle, ChatAsk, ChatButton, Controls};
+use crate::notify::chat::{ButtonStyle, ChatAsk, ChatButton, Controls, OWN_ANSWER_NOTE};
 
 /// Block Kit's limits (api.slack.com/reference/block-kit).
 pub const MAX_BLOCKS: usize = 50;
@@ -68,8 +68,14 @@ pub fn ask_message(ask: &ChatAsk, decision: Uuid, progress: Option<&str>) -> Sla
     if let Some(progress) = progress {
         blocks.push(context(&[progress]));
     }
-    if !ask.notes.is_empty() {
-        let notes: Vec<&str> = ask.notes.iter().map(String::as_str).collect();
+    // A choice's own answer is given in a dialog here, not by a reply: its button says so.
+    let notes: Vec<&str> = ask
+        .notes
+        .iter()
+        .map(String::as_str)
+        .filter(|n| *n != OWN_ANSWER_NOTE)
+        .collect();
+    if !notes.is_empty() {
         blocks.push(context(&notes));
     }
     blocks.push(actions(ask, decision));
@@ -245,7 +251,18 @@ fn command_block(command: &str) -> Value {
 /// button to the page.
 fn actions(ask: &ChatAsk, decision: Uuid) -> Value {
     let mut elements: Vec<Value> = match &ask.controls {
-        Controls::Buttons(buttons) => buttons.iter().map(answer_button).collect(),
+        Controls::Buttons(buttons) => {
+            let mut row: Vec<Value> = buttons.iter().map(answer_button).collect();
+            if ask.notes.iter().any(|n| n == OWN_ANSWER_NOTE) {
+                row.push(json!({
+                    "type": "button",
+                    "text": plain("Other…"),
+                    "action_id": REPLY,
+                    "value": button_value(decision, TEXT_CODE),
+                }));
+            }
+            row
+        }
         Controls::Reply { .. } => vec![json!({
             "type": "button",
             "text": plain("Answer…"),
@@ -275,16 +292,16 @@ fn actions(ask: &ChatAsk, decision: Uuid) -> Value {
     })
 }
 
-/// One answer: its label (the recommended one says so), its style, and the value that names
+/// One answer: its label (the recommended one marked ★, as on the page), its style, and the value that names
 /// the decision and the answer, nothing more; its action id repeats the answer's code.
 fn answer_button(b: &ChatButton) -> Value {
     let code = parse_button_value(&b.value)
         .map(|(_, code)| code)
         .unwrap_or_default();
-    const RECOMMENDED: &str = " (recommended)";
+    const RECOMMENDED: &str = "★ ";
     let label = if b.recommended {
         let room = MAX_BUTTON_TEXT - RECOMMENDED.chars().count();
-        format!("{}{RECOMMENDED}", clip_plain(&b.label, room))
+        format!("{RECOMMENDED}{}", clip_plain(&b.label, room))
     } else {
         clip_plain(&b.label, MAX_BUTTON_TEXT)
     };
@@ -487,7 +504,7 @@ mod tests {
         assert_eq!(elements.len(), 4);
         assert!(elements[0].get("style").is_none());
         let rec_text = elements[1]["text"]["text"].as_str().unwrap();
-        assert!(rec_text.ends_with("(recommended)"), "{rec_text}");
+        assert!(rec_text.starts_with("★ B"), "{rec_text}");
         assert_eq!(rec_text.chars().count(), MAX_BUTTON_TEXT);
         assert_eq!(
             elements[2]["text"]["text"]
@@ -510,6 +527,29 @@ mod tests {
                 OPEN
             ]
         );
+    }
+
+    #[test]
+    fn a_choice_of_ones_own_is_a_button_not_a_note() {
+        let mut a = ask(Controls::Buttons(vec![button(
+            "Red",
+            "o0",
+            ButtonStyle::Plain,
+        )]));
+        a.notes = vec![OWN_ANSWER_NOTE.into(), "⚠ other note".into()];
+        let m = ask_message(&a, id(), None);
+        let e = blocks_of(&m, "actions")[0]["elements"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert_eq!(e[1]["text"]["text"], "Other…");
+        assert_eq!(e[1]["action_id"], REPLY);
+        let notes = blocks_of(&m, "context")[0]["elements"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert_eq!(notes.len(), 1);
+        assert_eq!(notes[0]["text"], "⚠ other note");
     }
 
     #[test]

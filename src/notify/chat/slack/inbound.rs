@@ -128,7 +128,9 @@ pub async fn handle(svc: &Service, api: &SlackApi, payload: &Value) -> Option<Va
                 return None;
             }
             let placeholder = match &d.spec.body {
-                KindSpec::Text { placeholder } => placeholder.clone(),
+                KindSpec::Text { placeholder } | KindSpec::Choose { placeholder, .. } => {
+                    placeholder.clone()
+                }
                 _ => None,
             };
             let (question, command) = shown(&d);

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use self::api::{CallError, SlackApi};
-use super::{SlackSettings, ask, progress, settled};
+use super::{SlackSettings, ask, settled, standing};
 use crate::domain::chat::ChatPost;
 use crate::domain::outbox::{Channel, Purpose};
 use crate::notify::notice::Notice;
@@ -112,7 +112,7 @@ impl SlackCourier {
     async fn update(&self, d: &Delivering<'_>, person: uuid::Uuid) -> Delivery {
         let shown = ask(d);
         let message = match d.message.purpose {
-            Purpose::Progress => match progress(d.decision) {
+            Purpose::Progress => match standing(d.decision, crate::service::now()) {
                 Some(p) => blocks::ask_message(&shown, d.decision.id, Some(&p)),
                 None => return Delivery::Skipped("no tally to show".into()),
             },
@@ -147,6 +147,19 @@ impl SlackCourier {
             "{} slack message(s) updated",
             posts.len() - gone.len()
         )))
+    }
+}
+
+/// Sends `user` a test message (`sayso person test --channel slack`): where it went, or
+/// Slack's error.
+pub async fn send_test(settings: &SlackSettings, user: &str, text: &str) -> Result<String, String> {
+    let api = SlackApi::new(&settings.api_url, &settings.bot_token);
+    let message = blocks::notice_message("sayso", text, "");
+    match api.post_message(user, &message).await {
+        Ok((conversation, ts)) => Ok(format!(
+            "sent a test message to the Slack user {user} (conversation {conversation}, ts {ts})"
+        )),
+        Err(e) => Err(e.text().to_string()),
     }
 }
 
