@@ -1259,3 +1259,117 @@ async fn slack_socket_mode_answers_once_per_envelope() {
     );
     slack.assert_well_formed();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slack_escalation_asks_and_says_so_where_it_first_asked() {
+    let Some(slack) = Slack::start(false).await else {
+        return;
+    };
+    slack.person("ana", Some("U0ANA")).await;
+    slack.person("bo", Some("U0BO")).await;
+    let mut body = approval("make migrate", &["ana"]);
+    body["escalate_after_s"] = json!(1);
+    body["escalate_to"] = json!(["bo"]);
+    let id = slack.create(body).await;
+    let to_ana = slack.standin.message_to("U0ANA", 0).await;
+    let to_bo = slack.standin.message_to("U0BO", 0).await;
+    let header = &to_bo.blocks[0]["text"]["text"];
+    assert!(
+        header.as_str().unwrap().starts_with("Escalated to you"),
+        "{header}"
+    );
+    // ana's message says where it went, buttons kept.
+    let told = slack
+        .standin
+        .wait_for("ana told it escalated", |s| {
+            s.messages()
+                .into_iter()
+                .find(|m| m.ts == to_ana.ts && shown_text(m).contains("Escalated to bo"))
+        })
+        .await;
+    assert!(told.blocks.iter().any(|b| b["type"] == "actions"));
+    slack.press(&to_bo, "Allow", "U0BO").await;
+    slack.wait_status(&id, "answered").await;
+    for ts in [&to_ana.ts, &to_bo.ts] {
+        slack
+            .standin
+            .wait_for("settled", |s| {
+                s.messages()
+                    .into_iter()
+                    .find(|m| &m.ts == ts && shown_text(m).contains("Allowed by bo from Slack"))
+            })
+            .await;
+    }
+    slack.assert_well_formed();
+}
+
+/// `sayso person set --slack` and `sayso person test --channel slack`, the real binary with the
+/// server's settings from the environment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slack_person_test_message_from_the_command_line() {
+    let standin = SlackStandIn::start().await;
+    let db = common::db::fresh_sqlite_url();
+    let srv = common::server::TestServer::start(&db.url).await;
+    let sayso = |env: Vec<(&'static str, String)>, args: &'static [&'static str]| {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_sayso"));
+        cmd.args(args)
+            .env("SAYSO_DATABASE_URL", &db.url)
+            .env("SAYSO_PUBLIC_URL", &srv.base)
+            .env("SAYSO_LOG", "warn")
+            .kill_on_drop(true);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        async move {
+            let out = cmd.output().await.unwrap();
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            (out.status.success(), said)
+        }
+    };
+    let (ok, said) = sayso(vec![], &["person", "add", "ana"]).await;
+    assert!(ok, "{said}");
+    let (ok, said) = sayso(vec![], &["person", "set", "ana", "--slack", "U0ANA"]).await;
+    assert!(ok, "{said}");
+    let env = |token: &str| {
+        vec![
+            ("SAYSO_SLACK_BOT_TOKEN", token.to_string()),
+            ("SAYSO_SLACK_SIGNING_SECRET", SIGNING_SECRET.to_string()),
+            ("SAYSO_SLACK_API_URL", standin.api_url.clone()),
+        ]
+    };
+    let (ok, said) = sayso(
+        env(BOT_TOKEN),
+        &["person", "test", "ana", "--channel", "slack"],
+    )
+    .await;
+    assert!(ok, "{said}");
+    assert!(said.contains("U0ANA") && said.contains("D0ANA"), "{said}");
+    let posted = standin.message_to("U0ANA", 0).await;
+    assert!(
+        shown_text(&posted).contains("questions for ana"),
+        "{}",
+        shown_text(&posted)
+    );
+    assert_eq!(standin.problems(), Vec::<String>::new());
+    // A user token instead of the bot's is refused before anything is sent, saying which.
+    let (ok, said) = sayso(
+        env("xoxp-123"),
+        &["person", "test", "ana", "--channel", "slack"],
+    )
+    .await;
+    assert!(!ok);
+    assert!(said.contains("xoxb-"), "{said}");
+    // Slack's error is named.
+    let (ok, said) = sayso(
+        env("xoxb-wrong"),
+        &["person", "test", "ana", "--channel", "slack"],
+    )
+    .await;
+    assert!(!ok);
+    assert!(said.contains("invalid_auth"), "{said}");
+    assert_eq!(standin.calls_to("chat.postMessage").len(), 2);
+}
