@@ -1373,3 +1373,49 @@ async fn slack_person_test_message_from_the_command_line() {
     assert!(said.contains("invalid_auth"), "{said}");
     assert_eq!(standin.calls_to("chat.postMessage").len(), 2);
 }
+
+/// A dialog Slack will not open (the press's trigger_id expired): Deny denies without a
+/// reason, and a text question's presser is sent their own link to the page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slack_a_modal_that_cannot_open_falls_back() {
+    let Some(slack) = Slack::start(false).await else {
+        return;
+    };
+    slack.person("ana", Some("U0ANA")).await;
+    let deny = slack.create(approval("make clean", &["ana"])).await;
+    let message = slack.standin.message_to("U0ANA", 0).await;
+    let mut press = block_actions(&slack.standin, &message, button(&message, "Deny"), "U0ANA");
+    press["trigger_id"] = json!("1.2.expired");
+    assert_eq!(slack.send(&press).await.0, 200);
+    let d = slack.wait_status(&deny, "answered").await;
+    assert_eq!(d["outcome"], "Deny");
+    assert_eq!(
+        slack.standin.calls_to("views.open")[0].answer,
+        Err("invalid_trigger_id".into())
+    );
+
+    let text = slack
+        .create(json!({"question": "Name?", "kind": "text", "approvers": ["ana"]}))
+        .await;
+    let message = slack.standin.message_to("U0ANA", 1).await;
+    let mut press = block_actions(
+        &slack.standin,
+        &message,
+        button(&message, "Answer"),
+        "U0ANA",
+    );
+    press["trigger_id"] = json!("1.2.expired");
+    assert_eq!(slack.send(&press).await.0, 200);
+    let note = slack
+        .standin
+        .wait_for("the page's link", |s| s.responses().into_iter().next())
+        .await;
+    let said = note.1["text"].as_str().unwrap();
+    let page = button(&message, "Open the page")["url"].as_str().unwrap();
+    assert!(
+        said.contains(&page.replace('&', "&amp;")),
+        "{said} / {page}"
+    );
+    assert_eq!(slack.decision(&text).await["status"], "pending");
+    assert_eq!(slack.standin.problems(), Vec::<String>::new());
+}

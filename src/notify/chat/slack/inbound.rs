@@ -19,6 +19,7 @@ use super::socket::Envelope;
 use crate::domain::Decision;
 use crate::domain::chat::ChatReply;
 use crate::domain::outbox::Channel;
+use crate::domain::people::Person;
 use crate::domain::spec::KindSpec;
 use crate::notify::chat::{recorded, settled};
 use crate::render::visible::{Lines, clip};
@@ -77,7 +78,7 @@ pub async fn handle(svc: &Service, api: &SlackApi, payload: &Value) -> Option<Va
                 && let Some(trigger) = &press.trigger_id
                 && let Some(d) = pending(svc, decision).await
                 && d.spec.approval.is_some()
-                && asks(svc, &d, &press.user).await
+                && asked(svc, &d, &press.user).await.is_some()
             {
                 let (question, command) = shown(&d);
                 let view = blocks::deny_modal(&question, command.as_deref(), decision);
@@ -123,10 +124,10 @@ pub async fn handle(svc: &Service, api: &SlackApi, payload: &Value) -> Option<Va
                 return None;
             };
             // Someone not asked gets no answer box to fill in.
-            if !asks(svc, &d, &press.user).await {
+            let Some(person) = asked(svc, &d, &press.user).await else {
                 tell(api, &press, NOT_YOURS);
                 return None;
-            }
+            };
             let placeholder = match &d.spec.body {
                 KindSpec::Text { placeholder } | KindSpec::Choose { placeholder, .. } => {
                     placeholder.clone()
@@ -149,14 +150,7 @@ pub async fn handle(svc: &Service, api: &SlackApi, payload: &Value) -> Option<Va
             };
             if let Err(why) = opened {
                 tracing::warn!(why, "Slack: the answer modal did not open");
-                let link = svc
-                    .store()
-                    .decision(None, decision)
-                    .await
-                    .ok()
-                    .flatten()
-                    .map(|d| svc.web_url(&d))
-                    .unwrap_or_default();
+                let link = svc.chat_link(&d, Channel::Slack, &person);
                 tell(
                     api,
                     &press,
@@ -221,17 +215,17 @@ async fn on_our_message(svc: &Service, press: &Press, decision: Uuid) -> bool {
     }
 }
 
-/// Whether `d` asks the person bound to the Slack user `user` (as `chat_answer` reads it),
-/// before a modal is opened for them.
-async fn asks(svc: &Service, d: &Decision, user: &str) -> bool {
+/// The person bound to the Slack user `user` whom `d` asks (as `chat_answer` reads it), if
+/// any: a modal is opened only for them.
+async fn asked(svc: &Service, d: &Decision, user: &str) -> Option<Person> {
     match svc.store().people(d.inbox_id).await {
-        Ok(people) => people.iter().any(|p| {
+        Ok(people) => people.into_iter().find(|p| {
             p.chats.slack.as_deref() == Some(user)
                 && crate::domain::people::is_asked(d, &p.name, crate::service::now())
         }),
         Err(e) => {
             tracing::warn!(error = %e, "Slack: could not read the inbox's people");
-            false
+            None
         }
     }
 }
