@@ -481,15 +481,33 @@ struct Slack {
     srv: common::server::TestServer,
     standin: SlackStandIn,
     python: &'static PathBuf,
-    _db: common::db::SqliteTestDb,
+    _db: Db,
+}
+
+/// The test's own database, removed when it is dropped.
+enum Db {
+    Sqlite(#[allow(dead_code)] common::db::SqliteTestDb),
+    Postgres(#[allow(dead_code)] common::db::PgTestDb),
 }
 
 impl Slack {
     /// `None` (after a loud SKIPPED) when slack_sdk cannot be installed, outside CI.
     async fn start(socket_mode: bool) -> Option<Slack> {
+        let db = common::db::fresh_sqlite_url();
+        let url = db.url.clone();
+        Self::start_on(socket_mode, Db::Sqlite(db), &url).await
+    }
+
+    /// The same on a fresh PostgreSQL database; `None` when there is none to be had.
+    async fn start_on_postgres() -> Option<Slack> {
+        let db = common::db::fresh_pg_url().await?;
+        let url = db.url.clone();
+        Self::start_on(false, Db::Postgres(db), &url).await
+    }
+
+    async fn start_on(socket_mode: bool, db: Db, url: &str) -> Option<Slack> {
         let python = slack_sdk()?;
         let standin = SlackStandIn::start().await;
-        let db = common::db::fresh_sqlite_url();
         let chats = sayso::notify::chat::ChatSettings {
             slack: Some(sayso::notify::chat::SlackSettings {
                 bot_token: BOT_TOKEN.into(),
@@ -499,7 +517,7 @@ impl Slack {
             }),
             ..Default::default()
         };
-        let srv = common::server::TestServer::start_chatting(&db.url, chats).await;
+        let srv = common::server::TestServer::start_chatting(url, chats).await;
         Some(Slack {
             srv,
             standin,
@@ -1418,4 +1436,30 @@ async fn slack_a_modal_that_cannot_open_falls_back() {
     );
     assert_eq!(slack.decision(&text).await["status"], "pending");
     assert_eq!(slack.standin.problems(), Vec::<String>::new());
+}
+
+/// On PostgreSQL: the messages posted, the press taken once by its signature, and the update.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slack_on_postgres_a_press_counts_once() {
+    let Some(slack) = Slack::start_on_postgres().await else {
+        return;
+    };
+    slack.person("ana", Some("U0ANA")).await;
+    let id = slack.create(approval("make deploy", &["ana"])).await;
+    let message = slack.standin.message_to("U0ANA", 0).await;
+    let (status, _, (body, ts, signature)) = slack.press(&message, "Allow", "U0ANA").await;
+    assert_eq!(status, 200);
+    assert_eq!(slack.wait_status(&id, "answered").await["outcome"], "Allow");
+    let (status, why) = slack.post_raw(&body, &ts, &signature).await;
+    assert_eq!(status, 401);
+    assert!(why.contains("replay"), "{why}");
+    slack
+        .standin
+        .wait_for("the message settled", |s| {
+            s.messages()
+                .into_iter()
+                .find(|m| m.ts == message.ts && shown_text(m).contains("Allowed by ana from Slack"))
+        })
+        .await;
+    slack.assert_well_formed();
 }
