@@ -481,13 +481,8 @@ struct Slack {
     srv: common::server::TestServer,
     standin: SlackStandIn,
     python: &'static PathBuf,
-    _db: Db,
-}
-
-/// The test's own database, removed when it is dropped.
-enum Db {
-    Sqlite(#[allow(dead_code)] common::db::SqliteTestDb),
-    Postgres(#[allow(dead_code)] common::db::PgTestDb),
+    /// The test's own database, removed when it is dropped.
+    _db: Box<dyn std::any::Any + Send + Sync>,
 }
 
 impl Slack {
@@ -495,17 +490,21 @@ impl Slack {
     async fn start(socket_mode: bool) -> Option<Slack> {
         let db = common::db::fresh_sqlite_url();
         let url = db.url.clone();
-        Self::start_on(socket_mode, Db::Sqlite(db), &url).await
+        Self::start_on(socket_mode, Box::new(db), &url).await
     }
 
     /// The same on a fresh PostgreSQL database; `None` when there is none to be had.
     async fn start_on_postgres() -> Option<Slack> {
         let db = common::db::fresh_pg_url().await?;
         let url = db.url.clone();
-        Self::start_on(false, Db::Postgres(db), &url).await
+        Self::start_on(false, Box::new(db), &url).await
     }
 
-    async fn start_on(socket_mode: bool, db: Db, url: &str) -> Option<Slack> {
+    async fn start_on(
+        socket_mode: bool,
+        db: Box<dyn std::any::Any + Send + Sync>,
+        url: &str,
+    ) -> Option<Slack> {
         let python = slack_sdk()?;
         let standin = SlackStandIn::start().await;
         let chats = sayso::notify::chat::ChatSettings {
