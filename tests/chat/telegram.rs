@@ -455,3 +455,72 @@ async fn an_escalation_asks_on_telegram_and_says_so_where_it_first_asked() {
     assert_eq!(api.violations(), Vec::<String>::new());
     srv.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_of_three_shows_each_count() {
+    let db = db::fresh_sqlite_url();
+    let (srv, api) = start(&db.url, None).await;
+    let inbox = srv.default_inbox().await.name;
+    srv.add_person("cy").await;
+    srv.svc
+        .set_person(
+            &inbox,
+            "cy",
+            &PersonSettings {
+                telegram: Some("1003".into()),
+                ..PersonSettings::default()
+            },
+        )
+        .await
+        .unwrap();
+    let d = id(&srv
+        .create(approval("kubectl drain node-7", &["ana", "bo", "cy"], 3))
+        .await);
+    for (user, tally) in [
+        (ANA, "1 of 3 allowed: ana"),
+        (BO, "2 of 3 allowed: ana, bo"),
+    ] {
+        let chat = user.to_string();
+        let ask = api.wait_for(&chat, "the ask", has_buttons).await;
+        api.queue(api.press_update(user, &ask, &BotApiStandIn::button(&ask, "Allow")));
+        api.wait_for("1003", tally, |s| s.text.contains(tally))
+            .await;
+    }
+    assert_eq!(srv.get(&d).await["status"], "pending");
+    assert_eq!(api.violations(), Vec::<String>::new());
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allow_that_wants_a_passkey_is_given_on_the_page() {
+    let db = db::fresh_sqlite_url();
+    let (srv, api) = start(&db.url, None).await;
+    let ana = ANA.to_string();
+    let mut body = approval("make release", &["ana"], 1);
+    body["approval"]["step_up"] = json!("passkey");
+    let d = id(&srv.create(body).await);
+    let ask = api
+        .wait_for(&ana, "the ask", |s| s.text.contains("make release"))
+        .await;
+    // No Allow button; Deny is there; the page is linked.
+    let buttons = ask.markup.as_ref().unwrap()["inline_keyboard"].to_string();
+    assert!(!buttons.contains("Allow") && buttons.contains("Deny"), "{buttons}");
+    assert!(ask.text.contains("Allow on the page"), "{}", ask.text);
+    assert!(ask.text.contains("/a/"), "the person's own link: {}", ask.text);
+    // A forged Allow press (the code an Allow button would carry) and the reply "allow" are
+    // both answered with the page's link; nothing is recorded.
+    let allow = format!("{}.a", d.replace('-', ""));
+    api.queue(api.press_update(ANA, &ask, &allow));
+    api.queue(api.reply_update(ANA, &ana, Some(ask.message_id), "allow"));
+    let links = api
+        .wait_for(&ana, "the page's link", |s| s.text.contains("Answer on the page"))
+        .await;
+    assert!(links.text.contains("/a/"), "{}", links.text);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(srv.get(&d).await["status"], "pending");
+    // Deny answers from the chat.
+    api.queue(api.press_update(ANA, &ask, &BotApiStandIn::button(&ask, "Deny")));
+    assert_eq!(status_becomes(&srv, &d, "answered").await["outcome"], "Deny");
+    assert_eq!(api.violations(), Vec::<String>::new());
+    srv.stop().await;
+}
