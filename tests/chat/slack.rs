@@ -1462,3 +1462,55 @@ async fn slack_on_postgres_a_press_counts_once() {
         .await;
     slack.assert_well_formed();
 }
+
+/// An Allow that wants the person's passkey is given on the page: no Allow button, and an
+/// Allow press made up from its code is answered with the person's own link; Deny still
+/// answers from Slack.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slack_an_allow_that_wants_a_passkey_is_given_on_the_page() {
+    let Some(slack) = Slack::start(false).await else {
+        return;
+    };
+    slack.person("ana", Some("U0ANA")).await;
+    let mut body = approval("make release", &["ana"]);
+    body["approval"]["step_up"] = json!("passkey");
+    let id = slack.create(body).await;
+    let message = slack.standin.message_to("U0ANA", 0).await;
+    let shown = shown_text(&message);
+    assert!(shown.contains("Allow on the page"), "{shown}");
+    let labels: Vec<&str> = message
+        .blocks
+        .iter()
+        .filter(|b| b["type"] == "actions")
+        .flat_map(|b| b["elements"].as_array().unwrap())
+        .map(|e| e["text"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["Deny", "Open the page"]);
+    let made_up = json!({
+        "type": "button", "action_id": "sayso.answer.a", "text": {"type": "plain_text", "text": "Allow"},
+        "value": format!("{}.a", Uuid::parse_str(&id).unwrap().simple()),
+    });
+    let press = block_actions(&slack.standin, &message, &made_up, "U0ANA");
+    assert_eq!(slack.send(&press).await.0, 200);
+    let note = slack
+        .standin
+        .wait_for("the page's link", |s| s.responses().into_iter().next())
+        .await;
+    let said = note.1["text"].as_str().unwrap();
+    assert!(
+        said.contains("answered on the page") && said.contains("/a/"),
+        "{said}"
+    );
+    assert_eq!(slack.decision(&id).await["status"], "pending");
+    slack.press(&message, "Deny", "U0ANA").await;
+    slack
+        .standin
+        .wait_for("the Deny modal", |s| {
+            s.calls_to("views.open").into_iter().next()
+        })
+        .await;
+    let (status, _) = slack.submit("U0ANA", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(slack.wait_status(&id, "answered").await["outcome"], "Deny");
+    slack.assert_well_formed();
+}
