@@ -10,6 +10,7 @@
 
 mod api;
 mod inbound;
+mod markdown;
 mod render;
 
 pub use api::BotApi;

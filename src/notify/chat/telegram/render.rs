@@ -19,7 +19,7 @@ pub fn text(ask: &ChatAsk, footer: Option<&str>) -> String {
         out.push_str(&format!("\n<pre>{}</pre>", escape(command)));
     }
     if let Some(context) = &ask.context {
-        out.push_str(&format!("\n\n{}", escape(context)));
+        out.push_str(&format!("\n\n{}", super::markdown::to_html(context)));
     }
     for note in &ask.notes {
         out.push_str(&format!("\n{}", escape(note)));
