@@ -1,6 +1,6 @@
 //! The chats' inbound URLs (docs/CHANNELS.md), for a service with a public URL:
 //! `POST /chat/telegram/webhook` takes Telegram's updates when `SAYSO_TELEGRAM_WEBHOOK_SECRET`
-//! is set. Without a public URL the chats come in by long polling, sync or Socket Mode and
+//! is set, and `POST /chat/slack/interactivity` Slack's presses (chat_slack.rs). Without a public URL the chats come in by long polling, sync or Socket Mode and
 //! none of these is routed.
 //!
 //! Each request is authenticated the platform's way before anything is read of it; a forged
@@ -19,7 +19,7 @@ use crate::service::Service;
 
 /// The routes of the chats that take requests.
 pub fn routes(settings: &ChatSettings) -> Router<Service> {
-    let mut router = Router::new();
+    let mut router = super::chat_slack::route(Router::new(), settings.slack.as_ref());
     if let Some(t) = settings
         .telegram
         .as_ref()

@@ -3,6 +3,7 @@
 pub mod allowances;
 pub mod api;
 pub mod chat;
+mod chat_slack;
 mod drain;
 pub mod events;
 mod metrics;

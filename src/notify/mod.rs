@@ -177,6 +177,9 @@ pub fn build_worker(
             email::EmailChannel::new(smtp_url, &settings.mail_from).map_err(NotifyError::Email)?;
         channels.push(Arc::new(email));
     }
+    if let Some(s) = &settings.chats.slack {
+        channels.push(Arc::new(chat::slack::SlackCourier::new(s)));
+    }
     if let Some(t) = &settings.chats.telegram {
         channels.push(Arc::new(chat::telegram::TelegramCourier::new(t)));
     }

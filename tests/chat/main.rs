@@ -5,5 +5,7 @@
 mod common;
 
 mod cli;
+mod slack;
+mod slack_standin;
 mod telegram;
 mod telegram_standin;

@@ -9,6 +9,7 @@
 //! whose answer it is.
 
 mod settings;
+pub mod slack;
 pub mod telegram;
 
 pub use settings::{ChatSettings, MatrixSettings, SlackSettings, TelegramSettings};
@@ -33,6 +34,9 @@ use crate::service::SHOWN_CHARS;
 /// polling, sync, Socket Mode), or tells the platform where the webhook is; they stop with
 /// the service.
 pub fn start_listeners(svc: &crate::service::Service, settings: &ChatSettings) {
+    if let Some(s) = &settings.slack {
+        slack::start_listener(svc, s);
+    }
     if let Some(t) = &settings.telegram {
         let api = telegram::BotApi::new(t);
         match &t.webhook_secret {
@@ -74,9 +78,20 @@ pub async fn send_test(
                 .ok_or_else(|| off("SAYSO_TELEGRAM_BOT_TOKEN"))?;
             telegram::send_test(t, user, &text).await
         }
+        Channel::Slack => {
+            let s = settings
+                .slack
+                .as_ref()
+                .ok_or_else(|| off("SAYSO_SLACK_BOT_TOKEN"))?;
+            slack::send_test(s, user, &text).await
+        }
         other => Err(format!("{other} is not a chat")),
     }
 }
+
+/// The note of a `choose` that takes an answer of one's own (Slack shows a button for it
+/// instead).
+pub const OWN_ANSWER_NOTE: &str = "Or reply to this message with your own answer.";
 
 /// The most buttons an ask shows; a `choose` with more options opens the page.
 pub const MAX_BUTTONS: usize = 5;
@@ -177,7 +192,7 @@ pub fn ask(d: &Delivering<'_>) -> ChatAsk {
                 ..
             } = &spec.body
             {
-                notes.push("Or reply to this message with your own answer.".to_string());
+                notes.push(OWN_ANSWER_NOTE.to_string());
             }
             (
                 clip(&spec.question, QUESTION_CHARS, Lines::Kept).with_note(),

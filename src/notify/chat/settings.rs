@@ -51,6 +51,13 @@ impl ChatSettings {
         let slack = match given(&args.slack_bot_token) {
             None => None,
             Some(bot_token) => {
+                if !bot_token.starts_with("xoxb-") {
+                    return Err(
+                        "SAYSO_SLACK_BOT_TOKEN is not a bot token (xoxb-…): copy the \
+                        Bot User OAuth Token under OAuth & Permissions"
+                            .into(),
+                    );
+                }
                 let signing_secret = given(&args.slack_signing_secret);
                 let app_token = given(&args.slack_app_token);
                 if signing_secret.is_none() && app_token.is_none() {

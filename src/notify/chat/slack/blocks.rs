@@ -1,0 +1,673 @@
+//! A decision's messages as Slack Block Kit: the ask with its buttons, the same message
+//! updated with a quorum's tally or settled, and the modals for a text answer and a denial's
+//! reason.
+//!
+//! Everything an agent wrote is escaped for mrkdwn (slack_mrkdwn.rs); an approval's command is
+//! a `rich_text_preformatted` element, whose text Slack shows exactly as given and never reads
+//! as markup. Buttons carry only `button_value(decision, code)`: who pressed is Slack's
+//! verified user id, never something in the message. Every text is kept within Block Kit's
+//! limits (below), so a long question or context cannot make Slack refuse the message.
+
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use super::mrkdwn::{clip_plain, cut_at, escape, markdown_to_mrkdwn, split};
+use crate::domain::chat::{button_value, parse_button_value};
+use crate::notify::chat::{ButtonStyle, ChatAsk, ChatButton, Controls, OWN_ANSWER_NOTE};
+
+/// Block Kit's limits (api.slack.com/reference/block-kit).
+pub const MAX_BLOCKS: usize = 50;
+pub const MAX_SECTION_TEXT: usize = 3000;
+pub const MAX_HEADER_TEXT: usize = 150;
+pub const MAX_BUTTON_TEXT: usize = 75;
+pub const MAX_BUTTON_VALUE: usize = 2000;
+pub const MAX_BUTTON_URL: usize = 3000;
+pub const MAX_ACTION_ID: usize = 255;
+pub const MAX_ACTIONS_ELEMENTS: usize = 25;
+pub const MAX_CONTEXT_ELEMENTS: usize = 10;
+pub const MAX_MODAL_TITLE: usize = 24;
+pub const MAX_INPUT_LENGTH: usize = 3000;
+pub const MAX_PRIVATE_METADATA: usize = 3000;
+/// A message's `text`, the notification's words: Slack cuts anything past 40,000 characters;
+/// a notification shows far fewer.
+pub const MAX_FALLBACK_TEXT: usize = 3000;
+
+/// The most sections a decision's context takes.
+const CONTEXT_SECTIONS: usize = 4;
+
+/// The `action_id`s of sayso's buttons and modals. An answer button's is `ANSWER` followed
+/// by its code (unique within its block, as Slack wants).
+pub const ANSWER: &str = "sayso.answer.";
+/// The button that opens the text modal.
+pub const REPLY: &str = "sayso.reply";
+/// A button that opens the page (Slack still reports its press; it is acknowledged only).
+pub const OPEN: &str = "sayso.open";
+/// The modals' `callback_id`s.
+pub const TEXT_MODAL: &str = "sayso.text";
+pub const DENY_MODAL: &str = "sayso.deny";
+/// The input of each modal (its `block_id` and `action_id`).
+pub const TEXT_INPUT: &str = "answer";
+pub const REASON_INPUT: &str = "reason";
+/// The code a text answer's button carries (`button_value(decision, TEXT_CODE)`).
+pub const TEXT_CODE: &str = "text";
+/// The approval's Deny: pressing it asks for an optional reason first.
+pub const DENY_CODE: &str = "d";
+
+/// A message as chat.postMessage and chat.update take it: the notification's text and the
+/// blocks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlackMessage {
+    pub text: String,
+    pub blocks: Vec<Value>,
+}
+
+/// A decision's question, with its controls; `progress` ("1 of 2 allowed: ana") while a rule
+/// of several people is counting.
+pub fn ask_message(ask: &ChatAsk, decision: Uuid, progress: Option<&str>) -> SlackMessage {
+    let mut blocks = head(ask);
+    if let Some(progress) = progress {
+        blocks.push(context(&[progress]));
+    }
+    // A choice's own answer is given in a dialog here, not by a reply: its button says so.
+    let notes: Vec<&str> = ask
+        .notes
+        .iter()
+        .map(String::as_str)
+        .filter(|n| *n != OWN_ANSWER_NOTE)
+        .collect();
+    if !notes.is_empty() {
+        blocks.push(context(&notes));
+    }
+    blocks.push(actions(ask, decision));
+    blocks.truncate(MAX_BLOCKS);
+    SlackMessage {
+        text: fallback(ask),
+        blocks,
+    }
+}
+
+/// The message once the decision is settled: the question as it was, and the one line that
+/// says how it ended, with no controls left to press.
+pub fn settled_message(ask: &ChatAsk, settled: &str) -> SlackMessage {
+    let mut blocks = head(ask);
+    blocks.push(section(&format!(
+        "*{}*",
+        escape(&clip_plain(settled, 2900))
+    )));
+    blocks.truncate(MAX_BLOCKS);
+    SlackMessage {
+        text: fallback_text(&format!("{}: {settled}", ask.title)),
+        blocks,
+    }
+}
+
+/// A notice about no decision (a passkey was added, a test message): its title, its words, a
+/// button to the page.
+pub fn notice_message(title: &str, body: &str, url: &str) -> SlackMessage {
+    let mut blocks = vec![header(title)];
+    blocks.extend(
+        split(&escape(body), MAX_SECTION_TEXT, 2)
+            .iter()
+            .map(|s| section(s)),
+    );
+    if url.len() <= MAX_BUTTON_URL && !url.is_empty() {
+        blocks.push(json!({
+            "type": "actions",
+            "elements": [link_button("Open", url)],
+        }));
+    }
+    SlackMessage {
+        text: fallback_text(&format!("{title}: {body}")),
+        blocks,
+    }
+}
+
+/// The modal a text question's button opens: the question and one input; its submission is
+/// the answer.
+pub fn text_modal(
+    question: &str,
+    command: Option<&str>,
+    decision: Uuid,
+    placeholder: Option<&str>,
+) -> Value {
+    let mut input = json!({
+        "type": "plain_text_input",
+        "action_id": TEXT_INPUT,
+        "multiline": true,
+        "max_length": MAX_INPUT_LENGTH,
+    });
+    if let Some(p) = placeholder.filter(|p| !p.trim().is_empty()) {
+        input["placeholder"] = plain(&clip_plain(p, 150));
+    }
+    modal(
+        TEXT_MODAL,
+        &button_value(decision, TEXT_CODE),
+        "Answer",
+        "Send",
+        question,
+        command,
+        json!({
+            "type": "input",
+            "block_id": TEXT_INPUT,
+            "label": plain("Your answer"),
+            "element": input,
+        }),
+    )
+}
+
+/// The modal an approval's Deny opens: the question and an optional reason for the agent;
+/// submitting it (with or without one) denies.
+pub fn deny_modal(question: &str, command: Option<&str>, decision: Uuid) -> Value {
+    modal(
+        DENY_MODAL,
+        &button_value(decision, DENY_CODE),
+        "Deny",
+        "Deny",
+        question,
+        command,
+        json!({
+            "type": "input",
+            "block_id": REASON_INPUT,
+            "optional": true,
+            "label": plain("Reason for the agent (optional)"),
+            "element": {
+                "type": "plain_text_input",
+                "action_id": REASON_INPUT,
+                "multiline": true,
+                "max_length": MAX_INPUT_LENGTH,
+            },
+        }),
+    )
+}
+
+fn modal(
+    callback_id: &str,
+    metadata: &str,
+    title: &str,
+    submit: &str,
+    question: &str,
+    command: Option<&str>,
+    input: Value,
+) -> Value {
+    let mut blocks = vec![section(&question_text(question))];
+    if let Some(command) = command {
+        blocks.push(command_block(command));
+    }
+    blocks.push(input);
+    json!({
+        "type": "modal",
+        "callback_id": callback_id,
+        "private_metadata": metadata,
+        "title": plain(&clip_plain(title, MAX_MODAL_TITLE)),
+        "submit": plain(&clip_plain(submit, MAX_MODAL_TITLE)),
+        "close": plain("Cancel"),
+        "blocks": blocks,
+    })
+}
+
+/// The header, the question, the context and what runs: what every message of the decision
+/// shows.
+fn head(ask: &ChatAsk) -> Vec<Value> {
+    let title = match &ask.heading {
+        Some(h) => format!("{h} · {}", ask.title),
+        None => ask.title.clone(),
+    };
+    let mut blocks = vec![header(&title), section(&question_text(&ask.question))];
+    if let Some(context) = ask.context.as_deref().filter(|c| !c.trim().is_empty()) {
+        let mrkdwn = markdown_to_mrkdwn(context);
+        blocks.extend(
+            split(&mrkdwn, MAX_SECTION_TEXT, CONTEXT_SECTIONS)
+                .iter()
+                .map(|s| section(s)),
+        );
+    }
+    if let Some(command) = &ask.command {
+        blocks.push(command_block(command));
+    }
+    blocks
+}
+
+fn question_text(question: &str) -> String {
+    split(&escape(question), MAX_SECTION_TEXT, 1)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| " ".into())
+}
+
+/// What an approval runs, set apart in a code block. A rich text's `text` element is shown as
+/// given: no mrkdwn, no mention, no link is read in it, so it needs no escaping and shows the
+/// page's words exactly.
+fn command_block(command: &str) -> Value {
+    json!({
+        "type": "rich_text",
+        "elements": [{
+            "type": "rich_text_preformatted",
+            "elements": [{"type": "text", "text": clip_plain(command, MAX_SECTION_TEXT)}],
+        }],
+    })
+}
+
+/// The row of controls: the kind's buttons, or the one that opens the text modal, and a
+/// button to the page.
+fn actions(ask: &ChatAsk, decision: Uuid) -> Value {
+    let mut elements: Vec<Value> = match &ask.controls {
+        Controls::Buttons(buttons) => {
+            let mut row: Vec<Value> = buttons.iter().map(answer_button).collect();
+            if ask.notes.iter().any(|n| n == OWN_ANSWER_NOTE) {
+                row.push(json!({
+                    "type": "button",
+                    "text": plain("Other…"),
+                    "action_id": REPLY,
+                    "value": button_value(decision, TEXT_CODE),
+                }));
+            }
+            row
+        }
+        Controls::Reply { .. } => vec![json!({
+            "type": "button",
+            "text": plain("Answer…"),
+            "style": "primary",
+            "action_id": REPLY,
+            "value": button_value(decision, TEXT_CODE),
+        })],
+        Controls::Link => vec![],
+    };
+    let open = if matches!(ask.controls, Controls::Link) {
+        "Answer on the page"
+    } else {
+        "Open the page"
+    };
+    if ask.link.len() <= MAX_BUTTON_URL && !ask.link.is_empty() {
+        let mut button = link_button(open, &ask.link);
+        if matches!(ask.controls, Controls::Link) {
+            button["style"] = json!("primary");
+        }
+        elements.push(button);
+    }
+    elements.truncate(MAX_ACTIONS_ELEMENTS);
+    json!({
+        "type": "actions",
+        "block_id": format!("sayso.{}", decision.simple()),
+        "elements": elements,
+    })
+}
+
+/// One answer: its label (the recommended one marked ★, as on the page), its style, and the value that names
+/// the decision and the answer, nothing more; its action id repeats the answer's code.
+fn answer_button(b: &ChatButton) -> Value {
+    let code = parse_button_value(&b.value)
+        .map(|(_, code)| code)
+        .unwrap_or_default();
+    const RECOMMENDED: &str = "★ ";
+    let label = if b.recommended {
+        let room = MAX_BUTTON_TEXT - RECOMMENDED.chars().count();
+        format!("{RECOMMENDED}{}", clip_plain(&b.label, room))
+    } else {
+        clip_plain(&b.label, MAX_BUTTON_TEXT)
+    };
+    let mut button = json!({
+        "type": "button",
+        "text": plain(&label),
+        "action_id": clip_plain(&format!("{ANSWER}{code}"), MAX_ACTION_ID),
+        "value": b.value,
+    });
+    match b.style {
+        ButtonStyle::Primary => button["style"] = json!("primary"),
+        ButtonStyle::Danger => button["style"] = json!("danger"),
+        ButtonStyle::Plain => {}
+    }
+    button
+}
+
+fn link_button(label: &str, url: &str) -> Value {
+    json!({
+        "type": "button",
+        "text": plain(label),
+        "action_id": OPEN,
+        "url": url,
+    })
+}
+
+fn header(text: &str) -> Value {
+    json!({"type": "header", "text": plain(&clip_plain(text, MAX_HEADER_TEXT))})
+}
+
+/// A section of mrkdwn already escaped and within the limit.
+fn section(mrkdwn: &str) -> Value {
+    json!({"type": "section", "text": {"type": "mrkdwn", "text": mrkdwn}})
+}
+
+/// Small grey lines (notes, a tally), each escaped.
+fn context(lines: &[&str]) -> Value {
+    let elements: Vec<Value> = lines
+        .iter()
+        .take(MAX_CONTEXT_ELEMENTS)
+        .map(|l| json!({"type": "mrkdwn", "text": escape(&clip_plain(l, 2000))}))
+        .collect();
+    json!({"type": "context", "elements": elements})
+}
+
+fn plain(text: &str) -> Value {
+    json!({"type": "plain_text", "text": text, "emoji": true})
+}
+
+/// The notification's words: the title and the question.
+fn fallback(ask: &ChatAsk) -> String {
+    fallback_text(&format!("{}: {}", ask.title, ask.question))
+}
+
+/// A message's `text`, which Slack reads as mrkdwn too: escaped, then cut to fit.
+fn fallback_text(text: &str) -> String {
+    let escaped = escape(text);
+    let (head, rest) = cut_at(&escaped, MAX_FALLBACK_TEXT - 1);
+    if rest.is_empty() {
+        head.to_string()
+    } else {
+        format!("{head}…")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id() -> Uuid {
+        Uuid::parse_str("0190f0c4-5f4b-7d3e-9a1b-2c3d4e5f6a7b").unwrap()
+    }
+
+    fn ask(controls: Controls) -> ChatAsk {
+        ChatAsk {
+            title: "deploy-bot".into(),
+            heading: None,
+            question: "Deploy v1.2 to production?".into(),
+            context: Some("**3** files changed, see [CI](https://ci.example/7)".into()),
+            command: None,
+            controls,
+            link: "https://sayso.example/a/abc".into(),
+            notes: vec![],
+        }
+    }
+
+    fn button(label: &str, code: &str, style: ButtonStyle) -> ChatButton {
+        ChatButton {
+            label: label.into(),
+            value: button_value(id(), code),
+            style,
+            recommended: false,
+        }
+    }
+
+    fn approval() -> ChatAsk {
+        let mut a = ask(Controls::Buttons(vec![
+            button("Allow", "a", ButtonStyle::Primary),
+            button("Deny", "d", ButtonStyle::Danger),
+        ]));
+        a.command = Some("$ rm -rf ./build && echo '<!channel>' `id`\n```".into());
+        a
+    }
+
+    fn blocks_of<'a>(m: &'a SlackMessage, kind: &str) -> Vec<&'a Value> {
+        m.blocks.iter().filter(|b| b["type"] == kind).collect()
+    }
+
+    /// The text of every mrkdwn object in `v`: what Slack reads as markup.
+    fn mrkdwn_texts(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Array(a) => a.iter().for_each(|x| mrkdwn_texts(x, out)),
+            Value::Object(o) => {
+                if o.get("type").and_then(Value::as_str) == Some("mrkdwn") {
+                    out.push(o["text"].as_str().unwrap_or_default().to_string());
+                }
+                o.values().for_each(|x| mrkdwn_texts(x, out));
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn an_approval_has_allow_deny_and_the_command_apart() {
+        let m = ask_message(&approval(), id(), None);
+        let actions = blocks_of(&m, "actions");
+        assert_eq!(actions.len(), 1);
+        let elements = actions[0]["elements"].as_array().unwrap();
+        assert_eq!(elements[0]["text"]["text"], "Allow");
+        assert_eq!(elements[0]["style"], "primary");
+        assert_eq!(elements[1]["text"]["text"], "Deny");
+        assert_eq!(elements[1]["style"], "danger");
+        assert_eq!(
+            parse_button_value(elements[1]["value"].as_str().unwrap()),
+            Some((id(), "d".to_string()))
+        );
+        // The page's link, last.
+        assert_eq!(elements[2]["url"], "https://sayso.example/a/abc");
+        // The command, exactly, in a preformatted rich text: no escaping needed or done.
+        let rich = blocks_of(&m, "rich_text");
+        assert_eq!(
+            rich[0]["elements"][0]["elements"][0]["text"],
+            "$ rm -rf ./build && echo '<!channel>' `id`\n```"
+        );
+        assert_eq!(rich[0]["elements"][0]["type"], "rich_text_preformatted");
+    }
+
+    #[test]
+    fn nothing_the_agent_wrote_becomes_a_mention_or_a_link() {
+        let mut a = approval();
+        a.title = "<!here> proj".into();
+        a.question = "Ok? <!channel> <@U0ADMIN> <https://evil.example|Allow> &".into();
+        a.context = Some("<!everyone>\n\nSee [click](https://evil.example) <b>x</b>".into());
+        a.notes = vec!["<!subteam^S123> waiting".into()];
+        let m = ask_message(&a, id(), Some("1 of 2 allowed: <@U1>"));
+        let mut texts = vec![m.text.clone()];
+        for b in &m.blocks {
+            mrkdwn_texts(b, &mut texts);
+        }
+        assert!(texts.len() >= 4, "{texts:?}");
+        for t in &texts {
+            assert!(!t.contains('<') && !t.contains('>'), "{t}");
+        }
+        let section = &blocks_of(&m, "section")[0]["text"]["text"];
+        assert_eq!(
+            section,
+            "Ok? &lt;!channel&gt; &lt;@U0ADMIN&gt; &lt;https://evil.example|Allow&gt; &amp;"
+        );
+        let context_section = &blocks_of(&m, "section")[1]["text"]["text"];
+        assert!(
+            context_section
+                .as_str()
+                .unwrap()
+                .contains("click (https://evil.example)")
+        );
+        assert_eq!(
+            blocks_of(&m, "context")[0]["elements"][0]["text"],
+            "1 of 2 allowed: &lt;@U1&gt;"
+        );
+        assert!(m.text.contains("&lt;!channel&gt;"));
+    }
+
+    #[test]
+    fn choose_marks_the_recommended_and_clips_long_labels() {
+        let mut rec = button(&"B".repeat(100), "o1", ButtonStyle::Primary);
+        rec.recommended = true;
+        let m = ask_message(
+            &ask(Controls::Buttons(vec![
+                button("Red", "o0", ButtonStyle::Plain),
+                rec,
+                button(&"C".repeat(100), "o2", ButtonStyle::Plain),
+            ])),
+            id(),
+            None,
+        );
+        let elements = blocks_of(&m, "actions")[0]["elements"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert_eq!(elements.len(), 4);
+        assert!(elements[0].get("style").is_none());
+        let rec_text = elements[1]["text"]["text"].as_str().unwrap();
+        assert!(rec_text.starts_with("★ B"), "{rec_text}");
+        assert_eq!(rec_text.chars().count(), MAX_BUTTON_TEXT);
+        assert_eq!(
+            elements[2]["text"]["text"]
+                .as_str()
+                .unwrap()
+                .chars()
+                .count(),
+            MAX_BUTTON_TEXT
+        );
+        let ids: Vec<&str> = elements
+            .iter()
+            .map(|e| e["action_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "sayso.answer.o0",
+                "sayso.answer.o1",
+                "sayso.answer.o2",
+                OPEN
+            ]
+        );
+    }
+
+    #[test]
+    fn a_choice_of_ones_own_is_a_button_not_a_note() {
+        let mut a = ask(Controls::Buttons(vec![button(
+            "Red",
+            "o0",
+            ButtonStyle::Plain,
+        )]));
+        a.notes = vec![OWN_ANSWER_NOTE.into(), "⚠ other note".into()];
+        let m = ask_message(&a, id(), None);
+        let e = blocks_of(&m, "actions")[0]["elements"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert_eq!(e[1]["text"]["text"], "Other…");
+        assert_eq!(e[1]["action_id"], REPLY);
+        let notes = blocks_of(&m, "context")[0]["elements"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert_eq!(notes.len(), 1);
+        assert_eq!(notes[0]["text"], "⚠ other note");
+    }
+
+    #[test]
+    fn text_opens_a_modal_and_link_only_opens_the_page() {
+        let m = ask_message(
+            &ask(Controls::Reply {
+                placeholder: Some("A name".into()),
+            }),
+            id(),
+            None,
+        );
+        let e = &blocks_of(&m, "actions")[0]["elements"];
+        assert_eq!(e[0]["action_id"], REPLY);
+        assert_eq!(
+            parse_button_value(e[0]["value"].as_str().unwrap()),
+            Some((id(), TEXT_CODE.into()))
+        );
+        let m = ask_message(&ask(Controls::Link), id(), None);
+        let e = blocks_of(&m, "actions")[0]["elements"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0]["url"], "https://sayso.example/a/abc");
+        assert!(e[0].get("value").is_none());
+        assert_eq!(e[0]["text"]["text"], "Answer on the page");
+    }
+
+    #[test]
+    fn a_long_question_and_context_stay_within_the_limits() {
+        let mut a = approval();
+        a.question = "Q&".repeat(4000);
+        a.context = Some(
+            (0..2000)
+                .map(|i| format!("- item {i} <x>"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+        a.title = "T".repeat(400);
+        a.notes = (0..20).map(|i| format!("note {i}")).collect();
+        let m = ask_message(&a, id(), Some("1 of 2"));
+        assert!(m.blocks.len() <= MAX_BLOCKS);
+        for b in &m.blocks {
+            if b["type"] == "section" {
+                let t = b["text"]["text"].as_str().unwrap();
+                assert!(
+                    t.chars().count() <= MAX_SECTION_TEXT,
+                    "{}",
+                    t.chars().count()
+                );
+            }
+            if b["type"] == "header" {
+                assert!(b["text"]["text"].as_str().unwrap().chars().count() <= MAX_HEADER_TEXT);
+            }
+            if b["type"] == "context" {
+                assert!(b["elements"].as_array().unwrap().len() <= MAX_CONTEXT_ELEMENTS);
+            }
+        }
+        let sections = blocks_of(&m, "section");
+        assert_eq!(sections.len(), 1 + CONTEXT_SECTIONS);
+        assert!(
+            sections[CONTEXT_SECTIONS]["text"]["text"]
+                .as_str()
+                .unwrap()
+                .ends_with("(the rest is on the page)")
+        );
+        assert!(m.text.chars().count() <= MAX_FALLBACK_TEXT);
+    }
+
+    #[test]
+    fn settled_keeps_the_question_and_drops_the_controls() {
+        let m = settled_message(&approval(), "Allowed by ana from the feed, 04:12 UTC");
+        let said = settled_message(&approval(), "Answered “<!here>” by ana");
+        assert!(
+            said.text.ends_with("“&lt;!here&gt;” by ana"),
+            "{}",
+            said.text
+        );
+        let notice = notice_message("A passkey <@U1>", "added & used", "https://x.example");
+        assert_eq!(notice.text, "A passkey &lt;@U1&gt;: added &amp; used");
+        assert!(blocks_of(&m, "actions").is_empty());
+        let sections = blocks_of(&m, "section");
+        assert_eq!(sections[0]["text"]["text"], "Deploy v1.2 to production?");
+        assert_eq!(
+            sections.last().unwrap()["text"]["text"],
+            "*Allowed by ana from the feed, 04:12 UTC*"
+        );
+        assert!(m.text.contains("Allowed by ana"));
+    }
+
+    #[test]
+    fn the_modals_carry_the_decision_and_their_input() {
+        let v = text_modal("Which colour?", None, id(), Some("e.g. blue"));
+        assert_eq!(v["type"], "modal");
+        assert_eq!(v["callback_id"], TEXT_MODAL);
+        assert_eq!(
+            parse_button_value(v["private_metadata"].as_str().unwrap()),
+            Some((id(), TEXT_CODE.into()))
+        );
+        let input = v["blocks"].as_array().unwrap().last().unwrap();
+        assert_eq!(input["block_id"], TEXT_INPUT);
+        assert_eq!(input["element"]["action_id"], TEXT_INPUT);
+        assert_eq!(input["element"]["placeholder"]["text"], "e.g. blue");
+        assert!(input.get("optional").is_none());
+        let a = approval();
+        let v = deny_modal(&a.question, a.command.as_deref(), id());
+        assert_eq!(v["callback_id"], DENY_MODAL);
+        assert_eq!(v["title"]["text"], "Deny");
+        let input = v["blocks"].as_array().unwrap().last().unwrap();
+        assert_eq!(input["optional"], true);
+        assert_eq!(input["block_id"], REASON_INPUT);
+        // The command is shown in the modal too.
+        assert!(
+            v["blocks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|b| b["type"] == "rich_text")
+        );
+    }
+}
