@@ -6,6 +6,7 @@
 //! and a server URL and an API key to the client commands.
 
 pub mod admin;
+mod chats;
 mod keys;
 pub mod passkeys;
 mod serve;
@@ -15,6 +16,7 @@ pub use admin::{
     BackupArgs, ChannelArgs, DatabaseArgs, ExportArgs, InboxArgs, InboxCommand, LinkArgs,
     PersonArgs, PersonCommand, PersonGroup, Quota,
 };
+pub use chats::ChatArgs;
 pub use keys::{KeyArgs, KeyCommand};
 pub use serve::ServeArgs;
 

@@ -158,6 +158,7 @@ fn person(inbox: &Inbox, name: &str, ntfy: &Receiver, quiet: Option<QuietHours>)
         // The topic is the person's name: that is how the publishes are told apart.
         ntfy_url: Some(format!("{}/{name}", ntfy.base)),
         ntfy_token: None,
+        chats: Default::default(),
         quiet,
         created_at: OffsetDateTime::now_utc(),
     }

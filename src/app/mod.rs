@@ -16,6 +16,7 @@ pub use accept::{ServeLimits, listen, serve, serve_router, shutdown_signal};
 use crate::config::{GlobalArgs, ServeArgs};
 use crate::http::{self, HttpSettings, RateLimit};
 use crate::mcp::{self, McpSettings};
+use crate::notify::chat::ChatSettings;
 use crate::notify::{self, NotifyError, NotifySettings};
 use crate::service::{Service, ServiceSettings};
 use crate::web::client_addr::TrustedProxies;
@@ -67,6 +68,7 @@ impl ServerSettings {
                     .into(),
             );
         }
+        let chats = ChatSettings::from_args(&args.chats)?;
         Ok(ServerSettings {
             service: ServiceSettings {
                 public_url: global.public_url()?,
@@ -91,6 +93,7 @@ impl ServerSettings {
                     metrics_token: metrics_token
                         .clone()
                         .filter(|_| args.metrics_listen.is_none()),
+                    chats: chats.clone(),
                 },
                 mcp: McpSettings {
                     allowed_hosts: args.mcp_allowed_hosts.clone(),
@@ -115,6 +118,7 @@ impl ServerSettings {
                 retry_base: Duration::from_millis(args.outbox_retry_base_ms),
                 lease: Duration::from_secs(args.outbox_lease_s),
                 notify_per_minute: args.notify_per_minute,
+                chats,
                 ..NotifySettings::default()
             },
             metrics_listener: args.metrics_listen.zip(metrics_token),
@@ -125,7 +129,9 @@ impl ServerSettings {
 /// The whole application as one router: the API and the pages, with MCP beside them, all
 /// behind the same limits and tracing. Tests call it with `oneshot`.
 pub fn router(svc: &Service, settings: &AppSettings) -> Router {
-    let routes = http::routes(svc).merge(mcp::routes(svc, &settings.mcp));
+    let routes = http::routes(svc)
+        .merge(mcp::routes(svc, &settings.mcp))
+        .merge(http::chat::routes(&settings.http.chats));
     // The seats of waiting requests, which every request can reach (web/waiting.rs).
     let waiting = Waiting::new(settings.limits.waiting());
     http::finish(routes, svc.clone(), &settings.http).layer(axum::Extension(waiting))
@@ -136,6 +142,7 @@ pub fn router(svc: &Service, settings: &AppSettings) -> Router {
 pub fn start_worker(svc: &Service, settings: &NotifySettings) -> Result<(), NotifyError> {
     let worker = Arc::new(notify::build_worker(settings, &svc.settings().public_url)?);
     svc.spawn_until_shutdown(worker.run(svc.outbox()));
+    notify::chat::start_listeners(svc, &settings.chats);
     Ok(())
 }
 

@@ -74,6 +74,9 @@ pub(super) async fn run_person(group: PersonGroup) -> anyhow::Result<()> {
                     "(none)"
                 }
             );
+            println!("slack:      {}", show(&p.chats.slack));
+            println!("matrix:     {}", show(&p.chats.matrix));
+            println!("telegram:   {}", show(&p.chats.telegram));
             println!("quiet:      {}", show(&quiet_hours(&p)));
         }
         PersonCommand::Remove { name, inbox } => {
@@ -140,9 +143,22 @@ fn person_settings(a: PersonArgs) -> PersonSettings {
         email: a.email,
         ntfy_url: a.ntfy_url,
         ntfy_token: a.ntfy_token,
+        slack: a.slack,
+        matrix: a.matrix,
+        telegram: a.telegram,
         quiet: a.quiet,
         tz: a.tz,
     }
+}
+
+/// "slack:U012AB3CD telegram:4242", the chats they are on.
+fn chats(p: &Person) -> Option<String> {
+    use crate::domain::outbox::Channel;
+    let on: Vec<String> = [Channel::Slack, Channel::Matrix, Channel::Telegram]
+        .into_iter()
+        .filter_map(|c| p.chats.on(c).map(|user| format!("{c}:{user}")))
+        .collect();
+    (!on.is_empty()).then(|| on.join(" "))
 }
 
 /// "22:00-07:00 Europe/Berlin".
@@ -150,17 +166,18 @@ fn quiet_hours(p: &Person) -> Option<String> {
     p.quiet.as_ref().map(|q| format!("{} {}", q.window(), q.tz))
 }
 
-/// One line per person, in aligned columns: name, email, ntfy topic, quiet hours, `-` for
-/// what they have not, and which one is the inbox's own.
+/// One line per person, in aligned columns: name, email, ntfy topic, chats, quiet hours, `-`
+/// for what they have not, and which one is the inbox's own.
 fn people_table(people: &[Person]) -> Vec<String> {
     let dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
-    let rows: Vec<[String; 5]> = people
+    let rows: Vec<[String; 6]> = people
         .iter()
         .map(|p| {
             [
                 p.name.clone(),
                 dash(p.email.clone()),
                 dash(p.ntfy_url.clone()),
+                dash(chats(p)),
                 dash(quiet_hours(p)),
                 if p.is_inbox_own() {
                     "(the inbox's own)".into()
@@ -170,7 +187,7 @@ fn people_table(people: &[Person]) -> Vec<String> {
             ]
         })
         .collect();
-    let mut widths = [0; 5];
+    let mut widths = [0; 6];
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());

@@ -157,6 +157,15 @@ pub struct PersonArgs {
     /// ntfy access token for that topic ("" removes it).
     #[arg(long)]
     pub ntfy_token: Option<String>,
+    /// Their Slack member id, e.g. U012AB3CD ("" removes it; docs/CHANNELS.md).
+    #[arg(long, value_name = "USER_ID")]
+    pub slack: Option<String>,
+    /// Their Matrix user, e.g. @ana:example.org ("" removes it).
+    #[arg(long, value_name = "@USER:SERVER")]
+    pub matrix: Option<String>,
+    /// Their Telegram user id, digits, as the bot's /start shows it ("" removes it).
+    #[arg(long, value_name = "USER_ID")]
+    pub telegram: Option<String>,
     /// Quiet hours, a daily window like 22:00-07:00 during which their notifications wait
     /// (urgent decisions excepted); "" removes them.
     #[arg(long, value_name = "WINDOW")]

@@ -119,6 +119,9 @@ pub struct ServeArgs {
     /// token is still required.
     #[arg(long, env = "SAYSO_METRICS_LISTEN")]
     pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Slack, Matrix and Telegram (docs/CHANNELS.md).
+    #[command(flatten)]
+    pub chats: super::ChatArgs,
 }
 
 impl Default for ServeArgs {

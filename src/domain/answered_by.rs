@@ -24,6 +24,12 @@ pub enum AnswerChannel {
     Email,
     /// The agent's API key: a cancel (HTTP, MCP or the CLI).
     Api,
+    /// A Slack button, modal or reply, by the person's Slack user (docs/CHANNELS.md).
+    Slack,
+    /// A Matrix reaction or reply, by the person's Matrix user.
+    Matrix,
+    /// A Telegram button or reply, by the person's Telegram user.
+    Telegram,
 }
 
 words!(AnswerChannel {
@@ -33,6 +39,9 @@ words!(AnswerChannel {
     Ntfy => "ntfy",
     Email => "email",
     Api => "api",
+    Slack => "slack",
+    Matrix => "matrix",
+    Telegram => "telegram",
 });
 
 impl AnswerChannel {
@@ -51,14 +60,20 @@ pub enum PersonChannel {
     Push,
     Ntfy,
     Email,
+    Slack,
+    Matrix,
+    Telegram,
 }
 
 impl PersonChannel {
-    pub const ALL: [PersonChannel; 4] = [
+    pub const ALL: [PersonChannel; 7] = [
         PersonChannel::Feed,
         PersonChannel::Push,
         PersonChannel::Ntfy,
         PersonChannel::Email,
+        PersonChannel::Slack,
+        PersonChannel::Matrix,
+        PersonChannel::Telegram,
     ];
 
     /// The byte that stands for the channel inside an approval token.
@@ -68,6 +83,9 @@ impl PersonChannel {
             PersonChannel::Push => 2,
             PersonChannel::Ntfy => 3,
             PersonChannel::Email => 4,
+            PersonChannel::Slack => 5,
+            PersonChannel::Matrix => 6,
+            PersonChannel::Telegram => 7,
         }
     }
 
@@ -81,6 +99,9 @@ impl PersonChannel {
             PersonChannel::Push => AnswerChannel::Push,
             PersonChannel::Ntfy => AnswerChannel::Ntfy,
             PersonChannel::Email => AnswerChannel::Email,
+            PersonChannel::Slack => AnswerChannel::Slack,
+            PersonChannel::Matrix => AnswerChannel::Matrix,
+            PersonChannel::Telegram => AnswerChannel::Telegram,
         }
     }
 
@@ -97,6 +118,9 @@ impl PersonChannel {
             Channel::Email => Some(PersonChannel::Email),
             Channel::Push => Some(PersonChannel::Push),
             Channel::Ntfy => Some(PersonChannel::Ntfy),
+            Channel::Slack => Some(PersonChannel::Slack),
+            Channel::Matrix => Some(PersonChannel::Matrix),
+            Channel::Telegram => Some(PersonChannel::Telegram),
             Channel::Webhook => None,
         }
     }
@@ -133,7 +157,10 @@ mod tests {
                 AnswerChannel::Feed,
                 AnswerChannel::Push,
                 AnswerChannel::Ntfy,
-                AnswerChannel::Email
+                AnswerChannel::Email,
+                AnswerChannel::Slack,
+                AnswerChannel::Matrix,
+                AnswerChannel::Telegram,
             ]
         );
         for c in PersonChannel::ALL {

@@ -35,6 +35,8 @@ pub struct InboxChannels {
     pub ntfy_token: Option<String>,
     /// The inbox's webhook signing secret, `whsec_…`.
     pub webhook_secret: Option<String>,
+    /// The person's users on the chats (a person's own; an inbox's row has none).
+    pub chats: crate::domain::people::ChatUsers,
 }
 
 /// A browser's Web Push subscription, as its `PushSubscription.toJSON()` gives it.

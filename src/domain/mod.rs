@@ -8,6 +8,7 @@ pub mod answer_text;
 pub mod answered_by;
 pub mod approval;
 pub mod canonical;
+pub mod chat;
 pub mod danger;
 pub mod decision;
 mod form_answer;

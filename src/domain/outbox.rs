@@ -14,6 +14,9 @@ pub enum Channel {
     Push,
     Ntfy,
     Webhook,
+    Slack,
+    Matrix,
+    Telegram,
 }
 
 words!(Channel {
@@ -21,7 +24,18 @@ words!(Channel {
     Push => "push",
     Ntfy => "ntfy",
     Webhook => "webhook",
+    Slack => "slack",
+    Matrix => "matrix",
+    Telegram => "telegram",
 });
+
+impl Channel {
+    /// The chats (docs/CHANNELS.md): their messages are edited in place as the decision
+    /// moves on, so they also get a `progress` message.
+    pub fn is_chat(self) -> bool {
+        matches!(self, Channel::Slack | Channel::Matrix | Channel::Telegram)
+    }
+}
 
 /// Where an outbox message goes: one channel, or every channel the inbox has (`*`), which
 /// the worker expands when the message's time comes.
@@ -31,6 +45,9 @@ pub enum Route {
     Push,
     Ntfy,
     Webhook,
+    Slack,
+    Matrix,
+    Telegram,
     FanOut,
 }
 
@@ -39,6 +56,9 @@ words!(Route {
     Push => "push",
     Ntfy => "ntfy",
     Webhook => "webhook",
+    Slack => "slack",
+    Matrix => "matrix",
+    Telegram => "telegram",
     FanOut => "*",
 });
 
@@ -50,6 +70,9 @@ impl Route {
             Route::Push => Some(Channel::Push),
             Route::Ntfy => Some(Channel::Ntfy),
             Route::Webhook => Some(Channel::Webhook),
+            Route::Slack => Some(Channel::Slack),
+            Route::Matrix => Some(Channel::Matrix),
+            Route::Telegram => Some(Channel::Telegram),
             Route::FanOut => None,
         }
     }
@@ -62,6 +85,9 @@ impl From<Channel> for Route {
             Channel::Push => Route::Push,
             Channel::Ntfy => Route::Ntfy,
             Channel::Webhook => Route::Webhook,
+            Channel::Slack => Route::Slack,
+            Channel::Matrix => Route::Matrix,
+            Channel::Telegram => Route::Telegram,
         }
     }
 }
@@ -81,6 +107,9 @@ pub enum Purpose {
     /// A notice about no decision: a passkey was added to the person (`payload`: `person`,
     /// `inbox`, `passkey`, `added_at`, `user_agent`), so that one they did not add is seen.
     PasskeyAdded,
+    /// An answer counted towards a rule of several people without resolving the decision:
+    /// a fan-out to the chats that asked, which edit their message to show the tally.
+    Progress,
 }
 
 words!(Purpose {
@@ -89,6 +118,7 @@ words!(Purpose {
     Resolved => "resolved",
     Escalate => "escalate",
     PasskeyAdded => "passkey_added",
+    Progress => "progress",
 });
 
 /// The state of an outbox message, and of a decision's notification on one channel.

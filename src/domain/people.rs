@@ -32,6 +32,8 @@ pub struct Person {
     /// An ntfy topic URL of their own.
     pub ntfy_url: Option<String>,
     pub ntfy_token: Option<String>,
+    /// Who they are on Slack, Matrix and Telegram (docs/CHANNELS.md).
+    pub chats: ChatUsers,
     /// While these hold, their notifications wait (urgent decisions excepted).
     pub quiet: Option<QuietHours>,
     pub created_at: OffsetDateTime,
@@ -41,6 +43,31 @@ impl Person {
     /// Whether this is the person the inbox was made with (whose feed link is the inbox's).
     pub fn is_inbox_own(&self) -> bool {
         self.id == self.inbox_id
+    }
+}
+
+/// Who a person is on each chat: the platform's own id of their user, which is what an
+/// answer from that chat is checked against (never a display name).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChatUsers {
+    /// A Slack user id, `U…` or `W…`.
+    pub slack: Option<String>,
+    /// A Matrix user id, `@name:server`.
+    pub matrix: Option<String>,
+    /// A Telegram user id (digits), which is also their private chat with the bot.
+    pub telegram: Option<String>,
+}
+
+impl ChatUsers {
+    /// Their user on `channel`, if that is a chat and they have one there.
+    pub fn on(&self, channel: super::outbox::Channel) -> Option<&str> {
+        use super::outbox::Channel;
+        match channel {
+            Channel::Slack => self.slack.as_deref(),
+            Channel::Matrix => self.matrix.as_deref(),
+            Channel::Telegram => self.telegram.as_deref(),
+            Channel::Email | Channel::Push | Channel::Ntfy | Channel::Webhook => None,
+        }
     }
 }
 
@@ -62,6 +89,63 @@ pub fn check_name(name: &str) -> Result<(), String> {
         )),
         None => Ok(()),
     }
+}
+
+/// A Slack user id as Slack's API gives it: `U` or `W` and upper-case letters and digits.
+pub fn check_slack_user(id: &str) -> Result<(), String> {
+    let ok = id.len() >= 3
+        && id.len() <= 32
+        && id.starts_with(['U', 'W'])
+        && id
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+    ok.then_some(()).ok_or_else(|| {
+        format!(
+            "{id:?} is not a Slack user id: it looks like U012AB3CD (the person's profile, \
+             ⋮ → Copy member ID), not a name or an @handle"
+        )
+    })
+}
+
+/// A Matrix user id, `@localpart:server`, as the specification writes it.
+pub fn check_matrix_user(id: &str) -> Result<(), String> {
+    let bad = || {
+        format!(
+            "{id:?} is not a Matrix user id: it looks like @ana:example.org (an @, the \
+             name, a colon, the homeserver)"
+        )
+    };
+    let (local, server) = id
+        .strip_prefix('@')
+        .and_then(|rest| rest.split_once(':'))
+        .ok_or_else(bad)?;
+    let local_ok = !local.is_empty()
+        && local
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._=-/+".contains(c));
+    let server_ok = !server.is_empty()
+        && server
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-:[]".contains(c));
+    (local_ok && server_ok && id.len() <= 255)
+        .then_some(())
+        .ok_or_else(bad)
+}
+
+/// A Telegram user id: digits. The bot reaches the person in their private chat with it,
+/// whose id is the same number; a group's id (negative) is refused, since anyone in the
+/// group would read the question.
+pub fn check_telegram_user(id: &str) -> Result<(), String> {
+    let ok = !id.is_empty()
+        && id.len() <= 20
+        && id.chars().all(|c| c.is_ascii_digit())
+        && id.parse::<u64>().is_ok_and(|n| n > 0);
+    ok.then_some(()).ok_or_else(|| {
+        format!(
+            "{id:?} is not a Telegram user id: it is the person's number (digits, as the bot \
+             sees it in /start; docs/CHANNELS.md), not a @username or a group"
+        )
+    })
 }
 
 /// Who a decision asks and what it takes to resolve it. Absent from a decision's spec when

@@ -327,6 +327,7 @@ fn compose_gathered(
         }
         Purpose::Escalate => return Composed::Nothing(super::ESCALATE_SKIPPED.into()),
         Purpose::PasskeyAdded => return Composed::Nothing(super::NOTICE_SKIPPED.into()),
+        Purpose::Progress => return Composed::Nothing(super::PROGRESS_SKIPPED.into()),
         Purpose::Resolved => {
             let mail = ResolvedMail {
                 question: what_runs::headline(&decision.spec, HEADLINE_CHARS),

@@ -10,6 +10,7 @@
 //! messages (channel `*`) are expanded by the worker into one message per channel and
 //! person.
 
+pub mod chat;
 pub mod email;
 pub mod http_client;
 pub mod notice;
@@ -101,6 +102,10 @@ pub trait Courier: Send + Sync {
     }
 }
 
+/// Why a channel that cannot edit what it sent skips a `progress` message (the worker sends
+/// those to the chats alone).
+pub const PROGRESS_SKIPPED: &str = "only a chat shows a tally in progress";
+
 /// Why a channel skips a notice handed to it as a decision's message (the worker sends
 /// notices through `Courier::notify_person`; one never reaches `deliver`).
 pub const NOTICE_SKIPPED: &str = "a notice about no decision is sent to its person alone";
@@ -123,6 +128,8 @@ pub struct NotifySettings {
     pub notify_per_minute: u32,
     /// The span that budget is counted over: a minute (shorter in tests).
     pub budget_window: Duration,
+    /// Slack, Matrix and Telegram, those that are on.
+    pub chats: chat::ChatSettings,
 }
 
 impl Default for NotifySettings {
@@ -135,6 +142,7 @@ impl Default for NotifySettings {
             lease: Duration::from_secs(120),
             notify_per_minute: 3,
             budget_window: Duration::from_secs(60),
+            chats: chat::ChatSettings::default(),
         }
     }
 }
@@ -168,6 +176,9 @@ pub fn build_worker(
         let email =
             email::EmailChannel::new(smtp_url, &settings.mail_from).map_err(NotifyError::Email)?;
         channels.push(Arc::new(email));
+    }
+    if let Some(t) = &settings.chats.telegram {
+        channels.push(Arc::new(chat::telegram::TelegramCourier::new(t)));
     }
     let pacing = worker::WorkerSettings {
         retry_base: settings.retry_base.max(Duration::from_millis(1)),

@@ -121,6 +121,7 @@ mod tests {
             email: None,
             ntfy_url: None,
             ntfy_token: None,
+            chats: Default::default(),
             quiet: None,
             created_at: datetime!(2026-11-21 10:00 UTC),
         };

@@ -27,7 +27,7 @@ use url::Url;
 use super::http_client::{client_builder, delivery_for_error, delivery_for_status};
 use super::notice::Notice;
 use super::people::{feed_link, waiting_line};
-use super::{Courier, Delivering, Delivery, ESCALATE_SKIPPED, NOTICE_SKIPPED};
+use super::{Courier, Delivering, Delivery, ESCALATE_SKIPPED, NOTICE_SKIPPED, PROGRESS_SKIPPED};
 use crate::domain::answer_text::answer_text;
 use crate::domain::approval::{ALLOW, DENY};
 use crate::domain::outbox::{Channel, Purpose};
@@ -81,6 +81,7 @@ impl Courier for NtfyChannel {
             Purpose::Resolved => resolved_message(d.decision, d.web_url),
             Purpose::Escalate => return Delivery::Skipped(ESCALATE_SKIPPED.into()),
             Purpose::PasskeyAdded => return Delivery::Skipped(NOTICE_SKIPPED.into()),
+            Purpose::Progress => return Delivery::Skipped(PROGRESS_SKIPPED.into()),
         };
         // A message that stands for asks the person's budget held says so, and opens the feed.
         let waiting = d.waiting();

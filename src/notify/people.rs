@@ -237,6 +237,7 @@ pub(super) fn person_channels(person: &Person, inbox: &Inbox) -> InboxChannels {
         ntfy_url: person.ntfy_url.clone(),
         ntfy_token: person.ntfy_token.clone(),
         webhook_secret: inbox.channels.webhook_secret.clone(),
+        chats: person.chats.clone(),
     }
 }
 
@@ -282,6 +283,7 @@ mod tests {
             email: None,
             ntfy_url: None,
             ntfy_token: None,
+            chats: Default::default(),
             quiet: Some(QuietHours::parse("22:00-07:00", Some("UTC")).unwrap()),
             created_at: NIGHT,
         }

@@ -144,6 +144,7 @@ impl PushNotice {
             }),
             Purpose::Escalate => Err(super::ESCALATE_SKIPPED.into()),
             Purpose::PasskeyAdded => Err(super::NOTICE_SKIPPED.into()),
+            Purpose::Progress => Err(super::PROGRESS_SKIPPED.into()),
         }
     }
 

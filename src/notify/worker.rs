@@ -27,7 +27,14 @@ use crate::domain::{Decision, Status};
 use crate::service::{Outbox, message, now};
 
 /// The per-person channels a fan-out can expand into (webhooks go to the agent).
-const PERSON_CHANNELS: [Channel; 3] = [Channel::Email, Channel::Push, Channel::Ntfy];
+const PERSON_CHANNELS: [Channel; 6] = [
+    Channel::Email,
+    Channel::Push,
+    Channel::Ntfy,
+    Channel::Slack,
+    Channel::Matrix,
+    Channel::Telegram,
+];
 
 /// How the worker paces itself.
 #[derive(Debug, Clone)]
@@ -176,8 +183,10 @@ impl Worker {
                 vec![],
             );
         }
-        if matches!(m.purpose, Purpose::Ask | Purpose::Reminder)
-            && decision.status != Status::Pending
+        if matches!(
+            m.purpose,
+            Purpose::Ask | Purpose::Reminder | Purpose::Progress
+        ) && decision.status != Status::Pending
         {
             return (
                 done(
@@ -373,11 +382,13 @@ impl Worker {
         decision: &Decision,
     ) -> (MessageResult, Vec<NewMessage>) {
         let at = now();
-        if m.purpose == Purpose::Reminder && decision.status != Status::Pending {
+        if matches!(m.purpose, Purpose::Reminder | Purpose::Progress)
+            && decision.status != Status::Pending
+        {
             return (
                 done(
                     MessageStatus::Skipped,
-                    "the decision was resolved before the reminder",
+                    &format!("the decision was resolved before the {}", m.purpose),
                 ),
                 vec![],
             );
@@ -388,7 +399,11 @@ impl Worker {
         };
         // Only channels that reached a person get a reminder or a withdrawal, to that person.
         let mut reached: Vec<(Channel, Option<Uuid>)> = Vec::new();
-        for c in PERSON_CHANNELS {
+        // A tally in progress shows only where a message can be edited in place: the chats.
+        let channels = PERSON_CHANNELS
+            .into_iter()
+            .filter(|c| m.purpose != Purpose::Progress || c.is_chat());
+        for c in channels {
             for s in &sent {
                 if s.route == Route::from(c)
                     && s.purpose == Purpose::Ask

@@ -166,6 +166,17 @@ impl Service {
         .await
     }
 
+    /// A person answers from one of their chats (chat.rs): counted like any of their answers.
+    pub(super) async fn answer_as(
+        &self,
+        d: &Decision,
+        input: &AnswerInput,
+        by: AnsweredBy,
+        person: &Person,
+    ) -> Result<Decision, ServiceError> {
+        self.answer_decision(d, input, by, Some(person)).await
+    }
+
     /// Validates an answer and counts it by the decision's rule: it resolves the decision,
     /// counts towards it (one of several it needs), or is the same person's again (nothing
     /// changes). Tallied against the answers the decision has, and again if another answer
@@ -246,6 +257,7 @@ impl Service {
                         .add_answer(d.id, d.answers.len(), &answer, super::now())
                         .await?
                     {
+                        self.show_progress(&now_d, person).await;
                         return Ok(now_d);
                     }
                 }
@@ -263,5 +275,28 @@ impl Service {
             d = self.settled_decision(d.id).await?;
         }
         Err(ServiceError::Unavailable)
+    }
+
+    /// An answer counted towards a rule of several people: the chats that asked edit their
+    /// message to show the tally (a `progress` fan-out, one per answering person so each
+    /// counted answer has its own). Best effort after the vote is stored: a lost one leaves
+    /// the tally unshown until the decision resolves, never an answer lost.
+    async fn show_progress(&self, d: &Decision, voter: Option<&Person>) {
+        let at = super::now();
+        let fan_out = crate::domain::outbox::NewMessage {
+            person: voter.map(|p| p.id),
+            give_up_at: at + time::Duration::hours(1),
+            ..super::message(
+                crate::domain::outbox::Route::FanOut,
+                crate::domain::outbox::Purpose::Progress,
+                at,
+            )
+        };
+        match self.store().enqueue(d.id, &[fan_out], at).await {
+            Ok(()) => self.kick_outbox(),
+            Err(e) => {
+                tracing::warn!(error = %e, decision = %d.id, "could not queue the tally's message")
+            }
+        }
     }
 }

@@ -3,6 +3,8 @@
 
 mod allowances;
 mod answers;
+mod chat;
+mod chat_reading;
 mod decisions;
 mod devices;
 mod events;
@@ -38,6 +40,8 @@ use crate::metrics::Metrics;
 use crate::storage::{Store, StoreError};
 use crate::wake::Waiters;
 
+pub use chat::ChatOutcome;
+pub use chat_reading::{Reading, SHOWN_CHARS};
 pub use decisions::{Created, ListPage, ListQuery};
 pub use devices::{DEVICE_COOKIE, SECURE_DEVICE_COOKIE, Viewer};
 pub use events::ResolutionFeed;

@@ -127,7 +127,8 @@ pub fn recipients<'a>(routing: Option<&Routing>, people: &'a [Person]) -> Vec<&'
 }
 
 /// The asks to `people` for `notify`, due at `at`: by mail to each who has an address (when
-/// the server sends mail), or by Web Push to each and by ntfy to each who has a topic.
+/// the server sends mail), or by Web Push to each, by ntfy to each who has a topic and on
+/// each chat they are on.
 pub(super) fn asks_to(
     notify: Notify,
     email_enabled: bool,
@@ -139,12 +140,19 @@ pub(super) fn asks_to(
         Notify::None => &[],
         Notify::Email if email_enabled => &[Channel::Email],
         Notify::Email => &[],
-        Notify::Push => &[Channel::Push, Channel::Ntfy],
+        Notify::Push => &[
+            Channel::Push,
+            Channel::Ntfy,
+            Channel::Slack,
+            Channel::Matrix,
+            Channel::Telegram,
+        ],
     };
     let reaches = |p: &Person, channel: Channel| match channel {
         Channel::Email => p.email.is_some(),
         Channel::Ntfy => p.ntfy_url.is_some(),
         Channel::Push => true,
+        Channel::Slack | Channel::Matrix | Channel::Telegram => p.chats.on(channel).is_some(),
         Channel::Webhook => false,
     };
     channels
@@ -171,6 +179,7 @@ fn own_person(inbox: &Inbox, channels: &InboxChannels) -> Person {
         email: channels.email.clone(),
         ntfy_url: channels.ntfy_url.clone(),
         ntfy_token: channels.ntfy_token.clone(),
+        chats: channels.chats.clone(),
         quiet: None,
         created_at: inbox.created_at,
     }
@@ -209,6 +218,7 @@ mod tests {
             email: email.then(|| format!("{name}@example.com")),
             ntfy_url: ntfy.then(|| format!("https://ntfy.example/{name}")),
             ntfy_token: None,
+            chats: Default::default(),
             quiet: None,
             created_at: AT,
         }

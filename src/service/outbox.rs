@@ -28,6 +28,11 @@ impl Service {
 }
 
 impl Outbox {
+    /// The service, for the modules of this layer that add to the outbox's reach (chat.rs).
+    pub(super) fn service(&self) -> &Service {
+        &self.svc
+    }
+
     /// Claims up to `limit` due messages for `lease`, counting the attempt.
     pub async fn claim(
         &self,

@@ -18,6 +18,11 @@ pub struct PersonSettings {
     /// An ntfy topic URL of their own.
     pub ntfy_url: Option<String>,
     pub ntfy_token: Option<String>,
+    /// Their Slack user id (`U…`), Matrix user (`@name:server`) and Telegram user id
+    /// (digits): docs/CHANNELS.md.
+    pub slack: Option<String>,
+    pub matrix: Option<String>,
+    pub telegram: Option<String>,
     /// Quiet hours, "22:00-07:00".
     pub quiet: Option<String>,
     /// The zone of the quiet hours (IANA). Only with `quiet`, or to move a person's existing
@@ -43,10 +48,12 @@ impl Service {
             email: None,
             ntfy_url: None,
             ntfy_token: None,
+            chats: Default::default(),
             quiet: None,
             created_at: now(),
         };
         apply(&mut person, settings)?;
+        self.check_chat_users_free(&person).await?;
         match self.store().add_person(&person).await {
             Err(StoreError::Conflict(_)) => {
                 return Err(ServiceError::Conflict(format!(
@@ -77,11 +84,35 @@ impl Service {
     ) -> Result<Person, ServiceError> {
         let (inbox, mut person) = self.person_named(inbox_name, name).await?;
         apply(&mut person, changes)?;
+        self.check_chat_users_free(&person).await?;
         match self.store().update_person(&person).await {
             Err(StoreError::NotFound) => return Err(no_such_person(&inbox, name)),
             other => other?,
         }
         Ok(person)
+    }
+
+    /// Refuses a chat user that is already another person's of the same inbox: an answer
+    /// from that user must count as one person. (The database's unique indexes hold it too,
+    /// without saying whose the user is.)
+    async fn check_chat_users_free(&self, person: &Person) -> Result<(), ServiceError> {
+        use crate::domain::outbox::Channel;
+        let others = self.store().people(person.inbox_id).await?;
+        for channel in [Channel::Slack, Channel::Matrix, Channel::Telegram] {
+            let Some(user) = person.chats.on(channel) else {
+                continue;
+            };
+            if let Some(other) = others
+                .iter()
+                .find(|o| o.id != person.id && o.chats.on(channel) == Some(user))
+            {
+                return Err(ServiceError::Conflict(format!(
+                    "the {channel} user {user} is already {}'s in this inbox: an answer from                      them must count as one person",
+                    other.name
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Removes a person with their devices and push subscriptions: their feed link stops
@@ -179,6 +210,26 @@ fn apply(person: &mut Person, changes: &PersonSettings) -> Result<(), ServiceErr
     set(&mut person.email, given(&changes.email));
     set(&mut person.ntfy_url, given(&changes.ntfy_url));
     set(&mut person.ntfy_token, given(&changes.ntfy_token));
+    for (field, value, check) in [
+        (
+            "slack",
+            given(&changes.slack),
+            people::check_slack_user as fn(&str) -> _,
+        ),
+        ("matrix", given(&changes.matrix), people::check_matrix_user),
+        (
+            "telegram",
+            given(&changes.telegram),
+            people::check_telegram_user,
+        ),
+    ] {
+        if let Some(v) = value.filter(|v| !v.is_empty()) {
+            check(v).map_err(|m| ServiceError::invalid(field, m))?;
+        }
+    }
+    set(&mut person.chats.slack, given(&changes.slack));
+    set(&mut person.chats.matrix, given(&changes.matrix));
+    set(&mut person.chats.telegram, given(&changes.telegram));
 
     let quiet_error = |m: String| ServiceError::invalid("quiet", m);
     person.quiet = match (
@@ -225,6 +276,7 @@ mod tests {
             email: Some("ana@example.com".into()),
             ntfy_url: None,
             ntfy_token: None,
+            chats: Default::default(),
             quiet: None,
             created_at: now(),
         }

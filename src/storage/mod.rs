@@ -32,8 +32,9 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::domain::allowance::{Allowance, Scope};
+use crate::domain::chat::ChatPost;
 use crate::domain::inbox::{Inbox, InboxChannels, PushSubscription, Usage};
-use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage};
+use crate::domain::outbox::{Channel, MessageResult, NewMessage, OutboxMessage};
 use crate::domain::people::{AnswerRecord, Person};
 pub use crate::domain::webauthn::StoredPasskey;
 use crate::domain::{
@@ -546,6 +547,25 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<u64, StoreError>;
     /// Deletes the allowances that ended at or before `now`; returns how many.
     async fn delete_ended_allowances(&self, now: OffsetDateTime) -> Result<u64, StoreError>;
+
+    /// Remembers a message a chat courier posted for a decision.
+    async fn record_chat_post(
+        &self,
+        post: &ChatPost,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError>;
+    /// The messages posted for a decision, oldest first.
+    async fn chat_posts(&self, decision: Uuid) -> Result<Vec<ChatPost>, StoreError>;
+    /// The decision a chat message was posted for, if it was one of ours.
+    async fn chat_post(
+        &self,
+        channel: Channel,
+        conversation: &str,
+        message: &str,
+    ) -> Result<Option<ChatPost>, StoreError>;
+    /// Records an inbound request's key (a signature, an event id) and says whether it is
+    /// the first time it is seen; keys older than a day are forgotten.
+    async fn first_seen(&self, key: &str, now: OffsetDateTime) -> Result<bool, StoreError>;
 
     /// Starts delivering other replicas' signals to `sink`, where the backend has them
     /// (PostgreSQL); `None` for a backend that is only ever used by one process.

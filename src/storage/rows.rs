@@ -255,6 +255,10 @@ fn person_of_column(text: &str) -> Result<Option<Uuid>, uuid::Error> {
 /// next notices are written.
 pub(super) const NOTICE_KEPT: time::Duration = time::Duration::days(30);
 
+/// How long an inbound chat request is remembered as taken (`Store::first_seen`): longer than
+/// any platform retries or signs a request for.
+pub(super) const SEEN_KEPT: time::Duration = time::Duration::days(1);
+
 /// How long the `resolved` fan-out of a resolution is worth trying.
 pub(super) const RESOLVED_GIVE_UP: time::Duration = time::Duration::hours(24);
 
@@ -449,6 +453,7 @@ impl From<ChannelsRow> for super::InboxChannels {
             ntfy_url: r.ntfy_url,
             ntfy_token: r.ntfy_token,
             webhook_secret: r.webhook_secret,
+            chats: Default::default(),
         }
     }
 }
@@ -476,6 +481,9 @@ pub(super) struct PersonColumns {
     pub email: Option<String>,
     pub ntfy_url: Option<String>,
     pub ntfy_token: Option<String>,
+    pub slack_user: Option<String>,
+    pub matrix_user: Option<String>,
+    pub telegram_chat: Option<String>,
     pub quiet_hours: Option<String>,
     pub quiet_tz: Option<String>,
     pub created_at: OffsetDateTime,
@@ -509,6 +517,11 @@ impl TryFrom<PersonColumns> for crate::domain::people::Person {
             email: c.email,
             ntfy_url: c.ntfy_url,
             ntfy_token: c.ntfy_token,
+            chats: crate::domain::people::ChatUsers {
+                slack: c.slack_user,
+                matrix: c.matrix_user,
+                telegram: c.telegram_chat,
+            },
             quiet,
             created_at: c.created_at,
         })

@@ -48,6 +48,8 @@ struct Setup {
     localhost: bool,
     /// Each person's notification budget per channel, and the span it counts over.
     budget: (u32, Duration),
+    /// Slack, Matrix and Telegram, those set up.
+    chats: sayso::notify::chat::ChatSettings,
 }
 
 impl Default for Setup {
@@ -63,6 +65,7 @@ impl Default for Setup {
             omp_ask_timeout: None,
             localhost: false,
             budget: (3, Duration::from_secs(60)),
+            chats: Default::default(),
         }
     }
 }
@@ -175,6 +178,22 @@ impl TestServer {
         Self::start_full(database_url, setup).await
     }
 
+    /// A notifying server (no email, no rate limit, no budget) with the chats `chats` sets
+    /// up: their couriers, listeners and inbound URLs.
+    pub async fn start_chatting(
+        database_url: &str,
+        chats: sayso::notify::chat::ChatSettings,
+    ) -> TestServer {
+        let setup = Setup {
+            notify: Some(None),
+            rate_limit: RateLimit::OFF,
+            budget: (0, Duration::from_secs(60)),
+            chats,
+            ..Setup::default()
+        };
+        Self::start_full(database_url, setup).await
+    }
+
     async fn start_full(database_url: &str, setup: Setup) -> TestServer {
         let Setup {
             limits,
@@ -187,6 +206,7 @@ impl TestServer {
             omp_ask_timeout,
             localhost,
             budget,
+            chats,
         } = setup;
         init_tls();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -230,6 +250,7 @@ impl TestServer {
                 retry_base: Duration::from_millis(50),
                 notify_per_minute: budget.0,
                 budget_window: budget.1,
+                chats: chats.clone(),
                 ..NotifySettings::default()
             };
             start_worker(&svc, &settings).unwrap();
@@ -241,6 +262,7 @@ impl TestServer {
                 trusted_proxies: sayso::web::client_addr::TrustedProxies::parse(&trusted_proxies)
                     .unwrap(),
                 metrics_token: None,
+                chats,
             },
             limits,
             mcp: sayso::mcp::McpSettings {
@@ -301,6 +323,7 @@ impl TestServer {
             email: None,
             ntfy_url: None,
             ntfy_token: None,
+            chats: Default::default(),
             quiet: None,
             created_at: sayso::service::now(),
         };

@@ -96,6 +96,7 @@ pub async fn inbox_channels_round_trip(store: &dyn Store) {
         ntfy_url: Some("https://ntfy.sh/my-topic".into()),
         ntfy_token: Some("tk_secret".into()),
         webhook_secret: Some("whsec_c2VjcmV0".into()),
+        chats: Default::default(),
     };
     store.set_inbox_channels(home, &channels).await.unwrap();
     assert_eq!(store.inbox_channels(home).await.unwrap(), channels);
@@ -206,6 +207,7 @@ pub async fn people_are_added_listed_changed_and_removed(store: &dyn Store) {
         email: Some("ana@example.com".into()),
         ntfy_url: None,
         ntfy_token: None,
+        chats: Default::default(),
         quiet: Some(QuietHours::parse("22:00-07:00", Some("Europe/Berlin")).unwrap()),
         created_at: ms(T0 + Duration::seconds(1)),
     };

@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod chat;
 mod claims;
 mod decisions;
 mod events;
@@ -117,6 +118,11 @@ macro_rules! conformance_tests {
                 a_spent_budget_holds_and_the_next_one_gathers_the_held,
                 held_messages_of_resolved_decisions_are_not_waiting,
                 concurrent_counts_never_pass_the_budget,
+            ],
+            chat: [
+                chat_users_are_kept_and_unique_per_inbox,
+                chat_posts_are_found_by_decision_and_by_message,
+                an_inbound_key_is_first_seen_once,
             ],
             usage: [
                 creates_count_on_their_utc_day_and_month,

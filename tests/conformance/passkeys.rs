@@ -40,6 +40,7 @@ async fn someone(store: &dyn Store, inbox_id: Uuid, name: &str) -> Person {
         email: None,
         ntfy_url: None,
         ntfy_token: None,
+        chats: Default::default(),
         quiet: None,
         created_at: ms(T0),
     };

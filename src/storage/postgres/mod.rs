@@ -51,6 +51,7 @@ macro_rules! expired_events {
 
 mod allowances;
 mod channels;
+mod chat;
 mod creates;
 mod decision_reads;
 mod decisions;
@@ -85,6 +86,8 @@ use super::{
     SignalSink, Store, StoreError, StoredReceipt, Swept, UrgentUse, Usage,
 };
 use crate::domain::allowance::{Allowance, Scope};
+use crate::domain::chat::ChatPost;
+use crate::domain::outbox::Channel;
 use crate::domain::people::{AnswerRecord, Person};
 use crate::domain::webauthn::StoredPasskey;
 use crate::domain::{Decision, DecisionEvent, EventKind, NotificationState, Resolution};
@@ -567,6 +570,31 @@ impl Store for PgStore {
 
     async fn delete_ended_allowances(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
         allowances::delete_ended_allowances(self, now).await
+    }
+
+    async fn record_chat_post(
+        &self,
+        post: &ChatPost,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        chat::record_chat_post(self, post, now).await
+    }
+
+    async fn chat_posts(&self, decision: Uuid) -> Result<Vec<ChatPost>, StoreError> {
+        chat::chat_posts(self, decision).await
+    }
+
+    async fn chat_post(
+        &self,
+        channel: Channel,
+        conversation: &str,
+        message: &str,
+    ) -> Result<Option<ChatPost>, StoreError> {
+        chat::chat_post(self, channel, conversation, message).await
+    }
+
+    async fn first_seen(&self, key: &str, now: OffsetDateTime) -> Result<bool, StoreError> {
+        chat::first_seen(self, key, now).await
     }
 
     fn listen(&self, sink: SignalSink) -> Option<tokio::task::JoinHandle<()>> {

@@ -12,7 +12,8 @@ use crate::storage::rows::{PersonColumns, store_error, to_ms_precision};
 /// The columns `PersonRow` reads, from `people` aliased `p`.
 macro_rules! person_columns {
     () => {
-        "p.id, p.inbox_id, p.name, p.email, p.ntfy_url, p.ntfy_token, p.quiet_hours, \
+        "p.id, p.inbox_id, p.name, p.email, p.ntfy_url, p.ntfy_token, p.slack_user, p.matrix_user, \
+         p.telegram_chat, p.quiet_hours, \
          p.quiet_tz, p.created_at"
     };
 }
@@ -25,6 +26,9 @@ struct PersonRow {
     email: Option<String>,
     ntfy_url: Option<String>,
     ntfy_token: Option<String>,
+    slack_user: Option<String>,
+    matrix_user: Option<String>,
+    telegram_chat: Option<String>,
     quiet_hours: Option<String>,
     quiet_tz: Option<String>,
     created_at: OffsetDateTime,
@@ -41,6 +45,9 @@ impl TryFrom<PersonRow> for Person {
             email: r.email,
             ntfy_url: r.ntfy_url,
             ntfy_token: r.ntfy_token,
+            slack_user: r.slack_user,
+            matrix_user: r.matrix_user,
+            telegram_chat: r.telegram_chat,
             quiet_hours: r.quiet_hours,
             quiet_tz: r.quiet_tz,
             created_at: r.created_at,
@@ -51,14 +58,18 @@ impl TryFrom<PersonRow> for Person {
 pub(super) async fn add_person(store: &PgStore, p: &Person) -> Result<(), StoreError> {
     let (window, tz) = PersonColumns::quiet_of(p);
     sqlx::query(
-        "INSERT INTO people (id, inbox_id, name, email, ntfy_url, ntfy_token, quiet_hours, \
-         quiet_tz, created_at) SELECT $1, id, $2, $3, $4, $5, $6, $7, $8 FROM inboxes WHERE id = $9",
+        "INSERT INTO people (id, inbox_id, name, email, ntfy_url, ntfy_token, slack_user, \
+         matrix_user, telegram_chat, quiet_hours, quiet_tz, created_at) \
+         SELECT $1, id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM inboxes WHERE id = $12",
     )
     .bind(p.id)
     .bind(&p.name)
     .bind(&p.email)
     .bind(&p.ntfy_url)
     .bind(&p.ntfy_token)
+    .bind(&p.chats.slack)
+    .bind(&p.chats.matrix)
+    .bind(&p.chats.telegram)
     .bind(window)
     .bind(tz)
     .bind(to_ms_precision(p.created_at))
@@ -110,12 +121,15 @@ pub(super) async fn update_person(store: &PgStore, p: &Person) -> Result<(), Sto
     let (window, tz) = PersonColumns::quiet_of(p);
     let mut tx = store.pool.begin().await.map_err(store_error)?;
     let updated = sqlx::query(
-        "UPDATE people SET email = $1, ntfy_url = $2, ntfy_token = $3, quiet_hours = $4, \
-         quiet_tz = $5 WHERE id = $6",
+        "UPDATE people SET email = $1, ntfy_url = $2, ntfy_token = $3, slack_user = $4, \
+         matrix_user = $5, telegram_chat = $6, quiet_hours = $7, quiet_tz = $8 WHERE id = $9",
     )
     .bind(&p.email)
     .bind(&p.ntfy_url)
     .bind(&p.ntfy_token)
+    .bind(&p.chats.slack)
+    .bind(&p.chats.matrix)
+    .bind(&p.chats.telegram)
     .bind(window)
     .bind(tz)
     .bind(p.id)

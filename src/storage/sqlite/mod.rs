@@ -22,6 +22,7 @@ macro_rules! message_columns {
 
 mod allowances;
 mod channels;
+mod chat;
 mod checkpoints;
 mod creates;
 mod decisions;
@@ -59,6 +60,8 @@ use super::{
     SignalSink, Store, StoreError, StoredReceipt, Swept, UrgentUse, Usage,
 };
 use crate::domain::allowance::{Allowance, Scope};
+use crate::domain::chat::ChatPost;
+use crate::domain::outbox::Channel;
 use crate::domain::people::{AnswerRecord, Person};
 use crate::domain::webauthn::StoredPasskey;
 use crate::domain::{Decision, DecisionEvent, EventKind, NotificationState, Resolution};
@@ -561,6 +564,31 @@ impl Store for SqliteStore {
 
     async fn delete_ended_allowances(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
         allowances::delete_ended_allowances(self, now).await
+    }
+
+    async fn record_chat_post(
+        &self,
+        post: &ChatPost,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        chat::record_chat_post(self, post, now).await
+    }
+
+    async fn chat_posts(&self, decision: Uuid) -> Result<Vec<ChatPost>, StoreError> {
+        chat::chat_posts(self, decision).await
+    }
+
+    async fn chat_post(
+        &self,
+        channel: Channel,
+        conversation: &str,
+        message: &str,
+    ) -> Result<Option<ChatPost>, StoreError> {
+        chat::chat_post(self, channel, conversation, message).await
+    }
+
+    async fn first_seen(&self, key: &str, now: OffsetDateTime) -> Result<bool, StoreError> {
+        chat::first_seen(self, key, now).await
     }
 
     fn listen(&self, _sink: SignalSink) -> Option<tokio::task::JoinHandle<()>> {

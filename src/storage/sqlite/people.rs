@@ -13,7 +13,8 @@ use crate::storage::rows::{PersonColumns, from_millis, millis, store_error, to_m
 /// The columns `PersonRow` reads, from `people` aliased `p`.
 macro_rules! person_columns {
     () => {
-        "p.id, p.inbox_id, p.name, p.email, p.ntfy_url, p.ntfy_token, p.quiet_hours, \
+        "p.id, p.inbox_id, p.name, p.email, p.ntfy_url, p.ntfy_token, p.slack_user, p.matrix_user, \
+         p.telegram_chat, p.quiet_hours, \
          p.quiet_tz, p.created_at"
     };
 }
@@ -26,6 +27,9 @@ struct PersonRow {
     email: Option<String>,
     ntfy_url: Option<String>,
     ntfy_token: Option<String>,
+    slack_user: Option<String>,
+    matrix_user: Option<String>,
+    telegram_chat: Option<String>,
     quiet_hours: Option<String>,
     quiet_tz: Option<String>,
     created_at: i64,
@@ -42,6 +46,9 @@ impl TryFrom<PersonRow> for Person {
             email: r.email,
             ntfy_url: r.ntfy_url,
             ntfy_token: r.ntfy_token,
+            slack_user: r.slack_user,
+            matrix_user: r.matrix_user,
+            telegram_chat: r.telegram_chat,
             quiet_hours: r.quiet_hours,
             quiet_tz: r.quiet_tz,
             created_at: from_millis(r.created_at),
@@ -52,14 +59,18 @@ impl TryFrom<PersonRow> for Person {
 pub(super) async fn add_person(store: &SqliteStore, p: &Person) -> Result<(), StoreError> {
     let (window, tz) = PersonColumns::quiet_of(p);
     sqlx::query(
-        "INSERT INTO people (id, inbox_id, name, email, ntfy_url, ntfy_token, quiet_hours, \
-         quiet_tz, created_at) SELECT ?, id, ?, ?, ?, ?, ?, ?, ? FROM inboxes WHERE id = ?",
+        "INSERT INTO people (id, inbox_id, name, email, ntfy_url, ntfy_token, slack_user, \
+         matrix_user, telegram_chat, quiet_hours, quiet_tz, created_at) \
+         SELECT ?, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM inboxes WHERE id = ?",
     )
     .bind(id(p.id))
     .bind(&p.name)
     .bind(&p.email)
     .bind(&p.ntfy_url)
     .bind(&p.ntfy_token)
+    .bind(&p.chats.slack)
+    .bind(&p.chats.matrix)
+    .bind(&p.chats.telegram)
     .bind(window)
     .bind(tz)
     .bind(millis(to_ms_precision(p.created_at)))
@@ -114,12 +125,15 @@ pub(super) async fn update_person(store: &SqliteStore, p: &Person) -> Result<(),
     let (window, tz) = PersonColumns::quiet_of(p);
     let mut tx = store.begin_immediate().await?;
     let updated = sqlx::query(
-        "UPDATE people SET email = ?, ntfy_url = ?, ntfy_token = ?, quiet_hours = ?, \
-         quiet_tz = ? WHERE id = ?",
+        "UPDATE people SET email = ?, ntfy_url = ?, ntfy_token = ?, slack_user = ?, \
+         matrix_user = ?, telegram_chat = ?, quiet_hours = ?, quiet_tz = ? WHERE id = ?",
     )
     .bind(&p.email)
     .bind(&p.ntfy_url)
     .bind(&p.ntfy_token)
+    .bind(&p.chats.slack)
+    .bind(&p.chats.matrix)
+    .bind(&p.chats.telegram)
     .bind(window)
     .bind(tz)
     .bind(id(p.id))

@@ -145,6 +145,7 @@ pub(super) fn inbox(row: &Row<'_>) -> rusqlite::Result<Inbox> {
             ntfy_url: row.get(4)?,
             ntfy_token: row.get(5)?,
             webhook_secret: row.get(6)?,
+            chats: Default::default(),
         },
         key: None,
     })

@@ -166,6 +166,7 @@ mod tests {
             email: None,
             ntfy_url: None,
             ntfy_token: None,
+            chats: Default::default(),
             quiet: None,
             created_at: OffsetDateTime::now_utc(),
         }
