@@ -8,6 +8,7 @@
 //! code (`domain::chat::button_value`), no capability: the platform's verified user decides
 //! whose answer it is.
 
+pub mod matrix;
 mod settings;
 pub mod telegram;
 
@@ -43,6 +44,9 @@ pub fn start_listeners(svc: &crate::service::Service, settings: &ChatSettings) {
                 secret.clone(),
             )),
         }
+    }
+    if let Some(m) = &settings.matrix {
+        svc.spawn_until_shutdown(matrix::run_listener(svc.clone(), matrix::Matrix::new(m)));
     }
 }
 

@@ -16,11 +16,13 @@ The driver's commands ({"do": ..., ...}); each answers {"ok": true, ...} or {"er
     edit       {"room", "event", "contains"}    wait for an edit (m.replace) of that event whose
                                                 new body contains the text; -> {"sender",
                                                 "event_id", "new_content"}
-    reactions  {"room", "event", "sender"}      the annotation keys sender placed on the event
+    reactions  {"room", "event", "sender",      the annotation keys sender placed on the event,
+                "at_least"?}                    waiting until there are at least that many
     react      {"room", "event", "key"}         send an m.reaction; -> {"event_id"}
     reply      {"room", "event", "text"}        send a reply (m.in_reply_to); -> {"event_id"}
     send       {"room", "content", "type"?}     send any content as is; -> {"event_id"}
     name       {"displayname"}                  set this user's display name
+    invite     {"room", "user"}                 invite someone into a room
     quit
 
 Every wait has "timeout" (seconds, default 30). Events are kept from the first sync on, so a
@@ -161,16 +163,20 @@ class Person:
 
             return await self.until(edit, timeout)
         if do == "reactions":
+
+            def keys():
+                found = [
+                    e["content"]["m.relates_to"].get("key")
+                    for room_id, e in self.events
+                    if room_id == cmd["room"]
+                    and e.get("type") == "m.reaction"
+                    and e.get("sender") == cmd["sender"]
+                    and e.get("content", {}).get("m.relates_to", {}).get("event_id") == cmd["event"]
+                ]
+                return found if len(found) >= cmd.get("at_least", 0) else None
+
             await self.sync_once()
-            keys = [
-                e["content"]["m.relates_to"].get("key")
-                for room_id, e in self.events
-                if room_id == cmd["room"]
-                and e.get("type") == "m.reaction"
-                and e.get("sender") == cmd["sender"]
-                and e.get("content", {}).get("m.relates_to", {}).get("event_id") == cmd["event"]
-            ]
-            return {"keys": keys}
+            return {"keys": await self.until(keys, timeout)}
         if do == "react":
             content = {"m.relates_to": {"rel_type": "m.annotation", "event_id": cmd["event"], "key": cmd["key"]}}
             return await self.send(cmd["room"], "m.reaction", content)
@@ -187,6 +193,11 @@ class Person:
             resp = await self.client.set_displayname(cmd["displayname"])
             if isinstance(resp, nio.ProfileSetDisplayNameError):
                 raise RuntimeError(f"set_displayname failed: {resp.message}")
+            return {}
+        if do == "invite":
+            resp = await self.client.room_invite(cmd["room"], cmd["user"])
+            if isinstance(resp, nio.RoomInviteError):
+                raise RuntimeError(f"invite failed: {resp.message}")
             return {}
         raise ValueError(f"unknown command {do!r}")
 
