@@ -114,7 +114,9 @@ async fn an_approval_allowed_by_reaction_is_edited_in_place() {
         return;
     };
     let mut ana = f.login("ana").await;
-    let id = f.create(approval("cargo publish --dry-run", &["ana"])).await;
+    let id = f
+        .create(approval("cargo publish --dry-run", &["ana"]))
+        .await;
     let (room, ask, content) = first_ask(&mut ana, "cargo publish").await;
 
     // What runs is set apart exactly; what the asker wrote is text, not markup.
@@ -128,7 +130,11 @@ async fn an_approval_allowed_by_reaction_is_edited_in_place() {
         html.contains("&lt;b&gt;bold&lt;/b&gt; &lt;a href=&quot;https://evil.example&quot;&gt;"),
         "{html}"
     );
-    assert_eq!(html.matches("<a ").count(), 1, "only the page's link: {html}");
+    assert_eq!(
+        html.matches("<a ").count(),
+        1,
+        "only the page's link: {html}"
+    );
     assert_eq!(content["m.mentions"], json!({}), "the ask mentions no one");
     let body = content["body"].as_str().unwrap();
     assert!(body.contains("React 👍 Allow · 👎 Deny"), "{body}");
@@ -171,7 +177,8 @@ async fn an_approval_allowed_by_reaction_is_edited_in_place() {
 
     // A second answer after it settled changes nothing and is told who decided.
     ana.react(&room, &ask, "👎").await;
-    ana.message(&room, BOT, "Already settled: Allowed by ana").await;
+    ana.message(&room, BOT, "Already settled: Allowed by ana")
+        .await;
     assert_eq!(f.srv.get(&id).await["outcome"], "Allow");
 }
 
@@ -210,12 +217,15 @@ async fn a_choice_by_keycap_reaction_and_by_name() {
     let mut ana = f.login("ana").await;
     let body = |q: &str| {
         json!({"question": q, "kind": "choose", "options": ["Red", "Blue", "Green"],
-               "recommended": 1, "approvers": ["ana"]})
+               "recommended": 1, "allow_other": false, "approvers": ["ana"]})
     };
     let id = f.create(body("Which colour <b>now</b>?")).await;
     let (room, ask, content) = first_ask(&mut ana, "Which colour").await;
     let html = content["formatted_body"].as_str().unwrap();
-    assert!(html.contains("Which colour &lt;b&gt;now&lt;/b&gt;?"), "{html}");
+    assert!(
+        html.contains("Which colour &lt;b&gt;now&lt;/b&gt;?"),
+        "{html}"
+    );
     assert!(
         content["body"]
             .as_str()
@@ -231,7 +241,8 @@ async fn a_choice_by_keycap_reaction_and_by_name() {
     ana.react(&room, &ask, "2\u{20e3}").await;
     let d = f.settled(&id).await;
     assert_eq!(d["outcome"], "Blue", "{d}");
-    ana.edit(&room, &ask, "Answered “Blue” by ana from Matrix").await;
+    ana.edit(&room, &ask, "Answered “Blue” by ana from Matrix")
+        .await;
 
     let id = f.create(body("And the roof?")).await;
     let (ask, _) = ana.message(&room, BOT, "And the roof?").await;
@@ -291,7 +302,8 @@ async fn a_rule_of_two_counts_a_matrix_answer_and_a_feed_answer() {
         .await;
     let (room, ask, _) = first_ask(&mut ana, "Ship it?").await;
     ana.react(&room, &ask, "👍").await;
-    ana.message(&room, BOT, "Counted. 1 of 2 said yes: ana").await;
+    ana.message(&room, BOT, "Counted. 1 of 2 said yes: ana")
+        .await;
     ana.edit(&room, &ask, "1 of 2 said yes: ana").await;
     assert_eq!(f.srv.get(&id).await["status"], "pending");
 
@@ -329,9 +341,7 @@ async fn a_veto_from_matrix_settles_a_rule_of_two_at_once() {
     };
     let mut ana = f.login("ana").await;
     let mut ben = f.login("ben").await;
-    let id = f
-        .create(approval("terraform apply", &["ana", "ben"]))
-        .await;
+    let id = f.create(approval("terraform apply", &["ana", "ben"])).await;
     f.srv.get(&id).await;
     let (a_room, a_ask, _) = first_ask(&mut ana, "terraform apply").await;
     let (b_room, b_ask, _) = first_ask(&mut ben, "terraform apply").await;
@@ -343,7 +353,8 @@ async fn a_veto_from_matrix_settles_a_rule_of_two_at_once() {
     ben.edit(&b_room, &b_ask, "Denied by ben from Matrix").await;
     ana.edit(&a_room, &a_ask, "Denied by ben from Matrix").await;
     ana.react(&a_room, &a_ask, "👍").await;
-    ana.message(&a_room, BOT, "Already settled: Denied by ben").await;
+    ana.message(&a_room, BOT, "Already settled: Denied by ben")
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -383,7 +394,8 @@ async fn someone_not_asked_is_told_so_and_nothing_is_recorded() {
     let (eve_room, _) = eve.join_from(BOT).await;
     eve.message(&eve_room, BOT, "Eve's own?").await;
     eve.reply(&eve_room, &ask, "yes").await;
-    eve.message(&eve_room, BOT, "not one of sayso's questions here").await;
+    eve.message(&eve_room, BOT, "not one of sayso's questions here")
+        .await;
     assert_eq!(f.after_a_while(&id).await["status"], "pending");
     assert_eq!(f.srv.get(&mine).await["status"], "pending");
 
@@ -409,7 +421,9 @@ async fn a_forged_sender_counts_for_nothing() {
     ana.run(json!({"do": "invite", "room": room, "user": mallory.user_id}))
         .await;
     mallory.join_from(&ana.user_id).await;
-    mallory.run(json!({"do": "name", "displayname": "ana"})).await;
+    mallory
+        .run(json!({"do": "name", "displayname": "ana"}))
+        .await;
     let forged = mallory
         .run(json!({"do": "send", "room": room, "content": {
             "msgtype": "m.text", "body": "yes",
@@ -419,17 +433,21 @@ async fn a_forged_sender_counts_for_nothing() {
         .await;
     let forged = forged["event_id"].as_str().unwrap();
     mallory
-        .run(json!({"do": "send", "room": room, "type": "m.reaction", "content": {
-            "sender": ana.user_id,
-            "m.relates_to": {"rel_type": "m.annotation", "event_id": ask, "key": "👍"},
-        }}))
+        .run(
+            json!({"do": "send", "room": room, "type": "m.reaction", "content": {
+                "sender": ana.user_id,
+                "m.relates_to": {"rel_type": "m.annotation", "event_id": ask, "key": "👍"},
+            }}),
+        )
         .await;
     ana.message(&room, BOT, "not yours to answer").await;
     assert_eq!(f.after_a_while(&id).await["status"], "pending");
     // What everyone in the room sees: the homeserver's sender, mallory.
     let seen = ana
-        .run(json!({"do": "message", "room": room, "sender": mallory.user_id,
-                    "contains": "yes"}))
+        .run(
+            json!({"do": "message", "room": room, "sender": mallory.user_id,
+                    "contains": "yes"}),
+        )
         .await;
     assert_eq!(seen["event_id"], forged);
 }
@@ -441,12 +459,17 @@ async fn an_expiry_updates_the_message() {
     };
     let mut ana = f.login("ana").await;
     let id = f
-        .create(json!({"question": "Quick one?", "kind": "bool", "ttl_seconds": 10,
-                       "approvers": ["ana"]}))
+        .create(
+            json!({"question": "Quick one?", "kind": "bool", "ttl_seconds": 10,
+                       "approvers": ["ana"]}),
+        )
         .await;
     let (room, ask, _) = first_ask(&mut ana, "Quick one?").await;
     let (_, new) = ana.edit(&room, &ask, "Expired").await;
-    assert!(new["body"].as_str().unwrap().contains("unanswered"), "{new}");
+    assert!(
+        new["body"].as_str().unwrap().contains("unanswered"),
+        "{new}"
+    );
     assert_eq!(f.srv.get(&id).await["status"], "expired");
     ana.react(&room, &ask, "👍").await;
     ana.message(&room, BOT, "Already settled: Expired").await;

@@ -115,7 +115,10 @@ impl Homeserver {
                 break;
             }
             if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
-                panic!("Synapse exited ({status}) before answering:\n{}", self.logs());
+                panic!(
+                    "Synapse exited ({status}) before answering:\n{}",
+                    self.logs()
+                );
             }
             if started.elapsed() > Duration::from_secs(90) {
                 panic!("Synapse did not answer within 90 s:\n{}", self.logs());

@@ -48,11 +48,12 @@ impl Person {
     }
 
     async fn read(&mut self) -> Value {
-        let line = tokio::time::timeout(std::time::Duration::from_secs(120), self.stdout.next_line())
-            .await
-            .expect("person.py answers within 120 s")
-            .unwrap()
-            .expect("person.py is still running");
+        let line =
+            tokio::time::timeout(std::time::Duration::from_secs(120), self.stdout.next_line())
+                .await
+                .expect("person.py answers within 120 s")
+                .unwrap()
+                .expect("person.py is still running");
         serde_json::from_str(&line).unwrap()
     }
 
@@ -134,8 +135,10 @@ impl Person {
         at_least: usize,
     ) -> Vec<String> {
         let out = self
-            .run(json!({"do": "reactions", "room": room, "event": event, "sender": sender,
-                        "at_least": at_least}))
+            .run(
+                json!({"do": "reactions", "room": room, "event": event, "sender": sender,
+                        "at_least": at_least}),
+            )
             .await;
         serde_json::from_value(out["keys"].clone()).unwrap()
     }

@@ -151,12 +151,12 @@ impl Api {
                     .call(Method::GET, &["account", "whoami"], None, Some(token), None)
                     .await?;
                 let user_id = string_field(&who, "user_id")?;
-                if let Some(user) = user {
-                    if !same_user(user, &user_id) {
-                        return Err(ApiError::Invalid(format!(
-                            "SAYSO_MATRIX_ACCESS_TOKEN belongs to {user_id}, not SAYSO_MATRIX_USER {user}"
-                        )));
-                    }
+                if let Some(user) = user
+                    && !same_user(user, &user_id)
+                {
+                    return Err(ApiError::Invalid(format!(
+                        "SAYSO_MATRIX_ACCESS_TOKEN belongs to {user_id}, not SAYSO_MATRIX_USER {user}"
+                    )));
                 }
                 Session {
                     token: token.clone(),
@@ -198,7 +198,14 @@ impl Api {
         for attempt in 0..2 {
             let session = self.session().await?;
             let result = self
-                .call_with(method.clone(), path, query, Some(&session.token), body, timeout)
+                .call_with(
+                    method.clone(),
+                    path,
+                    query,
+                    Some(&session.token),
+                    body,
+                    timeout,
+                )
                 .await;
             match result {
                 Err(e) if e.errcode() == Some("M_UNKNOWN_TOKEN") => {
@@ -378,7 +385,10 @@ fn refusal(status: StatusCode, json: Option<&Value>) -> ApiError {
     ApiError::Refused {
         status: status.as_u16(),
         errcode: if errcode.is_empty() {
-            format!("(no errcode, {})", status.canonical_reason().unwrap_or("error"))
+            format!(
+                "(no errcode, {})",
+                status.canonical_reason().unwrap_or("error")
+            )
         } else {
             errcode
         },
@@ -459,7 +469,8 @@ mod tests {
 
     #[test]
     fn an_error_body_is_read_for_its_code_and_wait() {
-        let body = json!({"errcode": "M_LIMIT_EXCEEDED", "error": "Too many", "retry_after_ms": 1500});
+        let body =
+            json!({"errcode": "M_LIMIT_EXCEEDED", "error": "Too many", "retry_after_ms": 1500});
         let e = refusal(StatusCode::TOO_MANY_REQUESTS, Some(&body));
         assert_eq!(
             e.to_string(),

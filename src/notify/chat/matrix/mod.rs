@@ -69,7 +69,10 @@ impl Matrix {
         let _held = self.rooms.lock().await;
         match state.get(&room_key(user)).await {
             Ok(Some(room)) if !room.is_empty() => {
-                return Ok(Room { id: room, new: false });
+                return Ok(Room {
+                    id: room,
+                    new: false,
+                });
             }
             Ok(_) => {}
             Err(e) => return Err(Delivery::Retry(format!("database: {e}"))),
@@ -86,7 +89,10 @@ impl Matrix {
             }
         }
         tracing::info!(%room, user, "Matrix: made a direct room");
-        Ok(Room { id: room, new: true })
+        Ok(Room {
+            id: room,
+            new: true,
+        })
     }
 
     /// Forgets `room` as `user`'s room (they left it, or the bot can no longer post there),
@@ -144,7 +150,9 @@ impl State for Outbox {
         self.chat_state(key).await.map_err(|e| e.to_string())
     }
     async fn set(&self, key: &str, value: &str) -> Result<(), String> {
-        self.set_chat_state(key, value).await.map_err(|e| e.to_string())
+        self.set_chat_state(key, value)
+            .await
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -153,7 +161,9 @@ impl State for crate::service::Service {
         self.chat_state(key).await.map_err(|e| e.to_string())
     }
     async fn set(&self, key: &str, value: &str) -> Result<(), String> {
-        self.set_chat_state(key, value).await.map_err(|e| e.to_string())
+        self.set_chat_state(key, value)
+            .await
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -237,7 +247,13 @@ impl Courier for MatrixCourier {
         let id = n.message.id.simple().to_string();
         match self
             .matrix
-            .send_to(n.outbox, user, "m.room.message", &txn(&[&id, "notice"]), &content)
+            .send_to(
+                n.outbox,
+                user,
+                "m.room.message",
+                &txn(&[&id, "notice"]),
+                &content,
+            )
             .await
         {
             Ok((room, event)) => Delivery::Sent(Some(format!("matrix notice {event} in {room}"))),
@@ -253,7 +269,13 @@ impl MatrixCourier {
         let id = d.message.id.simple().to_string();
         let (room, event) = match self
             .matrix
-            .send_to(d.outbox, user, "m.room.message", &txn(&[&id, "ask"]), &content)
+            .send_to(
+                d.outbox,
+                user,
+                "m.room.message",
+                &txn(&[&id, "ask"]),
+                &content,
+            )
             .await
         {
             Ok(sent) => sent,
@@ -288,7 +310,12 @@ impl MatrixCourier {
             if let Err(e) = self
                 .matrix
                 .api
-                .send(&room, "m.reaction", &txn(&[&id, "reaction", key]), &reaction)
+                .send(
+                    &room,
+                    "m.reaction",
+                    &txn(&[&id, "reaction", key]),
+                    &reaction,
+                )
                 .await
             {
                 tracing::warn!(error = %e, %room, "Matrix: could not place an answer's reaction");
@@ -363,7 +390,14 @@ mod tests {
         for good in ["@ana:m.example", "@a.b_c=d/e:m.example:8448", "@x:[::1]"] {
             assert!(valid_user_id(good), "{good}");
         }
-        for bad in ["ana", "@ana", "@:m.example", "ana:m.example", "@a na:m.example", "@ana:"] {
+        for bad in [
+            "ana",
+            "@ana",
+            "@:m.example",
+            "ana:m.example",
+            "@a na:m.example",
+            "@ana:",
+        ] {
             assert!(!valid_user_id(bad), "{bad}");
         }
     }
@@ -373,6 +407,10 @@ mod tests {
         assert_eq!(txn(&["m1", "ask"]), txn(&["m1", "ask"]));
         assert_ne!(txn(&["m1", "ask"]), txn(&["m1", "notice"]));
         assert_ne!(txn(&["m1a", "sk"]), txn(&["m1", "ask"]));
-        assert!(txn(&["x"]).chars().all(|c| c.is_ascii_alphanumeric() || c == '.'));
+        assert!(
+            txn(&["x"])
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.')
+        );
     }
 }

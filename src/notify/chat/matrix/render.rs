@@ -242,7 +242,10 @@ mod tests {
             html.contains("Deploy &lt;a href=&quot;https://evil.example&quot;&gt;now&lt;/a&gt;"),
             "{html}"
         );
-        assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;<br>line two"), "{html}");
+        assert!(
+            html.contains("&lt;img src=x onerror=alert(1)&gt;<br>line two"),
+            "{html}"
+        );
         assert!(
             html.contains(
                 "<pre><code>rm -rf build/ &lt;/code&gt;&lt;/pre&gt;&lt;a href=&#39;x&#39;&gt;</code></pre>"
@@ -251,12 +254,21 @@ mod tests {
         );
         // The one link is the page's, its quote escaped.
         assert_eq!(html.matches("<a ").count(), 1, "{html}");
-        assert!(html.contains("href=\"https://s.example/p/t&quot;x\""), "{html}");
+        assert!(
+            html.contains("href=\"https://s.example/p/t&quot;x\""),
+            "{html}"
+        );
         assert_eq!(c["m.mentions"], json!({}));
         assert_eq!(c["format"], "org.matrix.custom.html");
         let body = c["body"].as_str().unwrap();
-        assert!(body.contains("rm -rf build/ </code></pre><a href='x'>"), "{body}");
-        assert!(body.ends_with("Open the page: https://s.example/p/t\"x"), "{body}");
+        assert!(
+            body.contains("rm -rf build/ </code></pre><a href='x'>"),
+            "{body}"
+        );
+        assert!(
+            body.ends_with("Open the page: https://s.example/p/t\"x"),
+            "{body}"
+        );
     }
 
     #[test]
@@ -267,9 +279,15 @@ mod tests {
         ]));
         assert_eq!(
             keys(&approval),
-            vec![("👍".to_string(), "a".to_string()), ("👎".into(), "d".into())]
+            vec![
+                ("👍".to_string(), "a".to_string()),
+                ("👎".into(), "d".into())
+            ]
         );
-        let body = content(&approval, None, true)["body"].as_str().unwrap().to_string();
+        let body = content(&approval, None, true)["body"]
+            .as_str()
+            .unwrap()
+            .to_string();
         assert!(
             body.contains("React 👍 Allow · 👎 Deny, or reply to this message: “allow”, or “deny: your reason”."),
             "{body}"
@@ -278,8 +296,14 @@ mod tests {
             button("Red", "o0", false),
             button("Blue", "o1", true),
         ]));
-        assert_eq!(keys(&choose)[1], ("2\u{fe0f}\u{20e3}".to_string(), "o1".into()));
-        let body = content(&choose, None, true)["body"].as_str().unwrap().to_string();
+        assert_eq!(
+            keys(&choose)[1],
+            ("2\u{fe0f}\u{20e3}".to_string(), "o1".into())
+        );
+        let body = content(&choose, None, true)["body"]
+            .as_str()
+            .unwrap()
+            .to_string();
         assert!(body.contains("1️⃣ Red · 2️⃣ Blue (recommended)"), "{body}");
         assert!(keys(&ask(Controls::Reply { placeholder: None })).is_empty());
     }
@@ -301,7 +325,10 @@ mod tests {
         let tally = content(&a, Some("1 of 2 allowed: ana"), true);
         assert!(tally["body"].as_str().unwrap().contains("React 👍 Allow"));
         let e = edit("$ev", &settled);
-        assert_eq!(e["m.relates_to"], json!({"rel_type": "m.replace", "event_id": "$ev"}));
+        assert_eq!(
+            e["m.relates_to"],
+            json!({"rel_type": "m.replace", "event_id": "$ev"})
+        );
         assert_eq!(e["m.new_content"], settled);
         assert!(e["body"].as_str().unwrap().starts_with("* shop <b>"));
     }
@@ -310,7 +337,12 @@ mod tests {
     fn a_notice_escapes_its_text_and_replies() {
         let n = notice("<b>not yours</b>", Some("https://s.example/x"), Some("$ev"));
         assert_eq!(n["msgtype"], "m.notice");
-        assert!(n["formatted_body"].as_str().unwrap().starts_with("&lt;b&gt;not yours"));
+        assert!(
+            n["formatted_body"]
+                .as_str()
+                .unwrap()
+                .starts_with("&lt;b&gt;not yours")
+        );
         assert_eq!(n["m.relates_to"]["m.in_reply_to"]["event_id"], "$ev");
     }
 }

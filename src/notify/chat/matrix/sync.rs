@@ -106,7 +106,11 @@ async fn gap(matrix: &Matrix, room: &str, timeline: &Value, since: Option<&str>)
     let mut events = Vec::new();
     // A bound, so a room flooded by someone cannot hold the listener forever.
     for _ in 0..20 {
-        let page = match matrix.api.messages(room, &from, to, FILTER_ROOM_EVENTS).await {
+        let page = match matrix
+            .api
+            .messages(room, &from, to, FILTER_ROOM_EVENTS)
+            .await
+        {
             Ok(page) => page,
             Err(e) => {
                 tracing::warn!(error = %e, room, "Matrix: could not read a room's missed events");
@@ -205,7 +209,11 @@ async fn reaction(svc: &Service, room: &str, sender: &str, owner: Option<&str>, 
     let post = svc.chat_post(Channel::Matrix, room, target).await.ok()??;
     let reply_to = target.to_string();
     if owner != Some(sender) {
-        tracing::warn!(sender, room, "Matrix: a reaction from someone whose room it is not");
+        tracing::warn!(
+            sender,
+            room,
+            "Matrix: a reaction from someone whose room it is not"
+        );
         return Some((NOT_YOURS.into(), None, reply_to));
     }
     let table = svc
@@ -238,7 +246,12 @@ async fn reaction(svc: &Service, room: &str, sender: &str, owner: Option<&str>, 
         ));
     };
     let outcome = svc
-        .chat_answer(Channel::Matrix, sender, post.decision, &ChatReply::Button(code))
+        .chat_answer(
+            Channel::Matrix,
+            sender,
+            post.decision,
+            &ChatReply::Button(code),
+        )
         .await;
     Some(said(outcome, reply_to))
 }
@@ -265,15 +278,29 @@ async fn message(
         return (owner == Some(sender)).then(|| (REPLY_TO_ANSWER.into(), None, id.to_string()));
     };
     let reply_to = target.to_string();
-    let Some(post) = svc.chat_post(Channel::Matrix, room, target).await.ok().flatten() else {
+    let Some(post) = svc
+        .chat_post(Channel::Matrix, room, target)
+        .await
+        .ok()
+        .flatten()
+    else {
         return Some((NOT_A_QUESTION.into(), None, reply_to));
     };
     if owner != Some(sender) {
-        tracing::warn!(sender, room, "Matrix: a reply from someone whose room it is not");
+        tracing::warn!(
+            sender,
+            room,
+            "Matrix: a reply from someone whose room it is not"
+        );
         return Some((NOT_YOURS.into(), None, reply_to));
     }
     let outcome = svc
-        .chat_answer(Channel::Matrix, sender, post.decision, &ChatReply::Text(text))
+        .chat_answer(
+            Channel::Matrix,
+            sender,
+            post.decision,
+            &ChatReply::Text(text),
+        )
         .await;
     Some(said(outcome, reply_to))
 }
@@ -284,7 +311,9 @@ fn said(outcome: ChatOutcome, reply_to: String) -> (String, Option<String>, Stri
         ChatOutcome::Recorded(d) => (recorded(&d), None, reply_to),
         ChatOutcome::NotYours => (NOT_YOURS.into(), None, reply_to),
         ChatOutcome::Settled(d) => (format!("Already settled: {}", settled(&d)), None, reply_to),
-        ChatOutcome::OpenPage(link) => ("Answer this one on the page.".into(), Some(link), reply_to),
+        ChatOutcome::OpenPage(link) => {
+            ("Answer this one on the page.".into(), Some(link), reply_to)
+        }
         ChatOutcome::Refused(why) => (why, None, reply_to),
     }
 }
@@ -301,7 +330,11 @@ async fn left(svc: &Service, matrix: &Matrix, room: &str, event: &Value) {
         && let Ok(Some(current)) = svc.get(&room_key(user)).await
         && current == room
     {
-        tracing::info!(room, user, "Matrix: the person left their room; a new one comes next");
+        tracing::info!(
+            room,
+            user,
+            "Matrix: the person left their room; a new one comes next"
+        );
         matrix.forget_room(svc, user, room).await;
     }
 }
