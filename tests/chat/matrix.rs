@@ -503,3 +503,34 @@ async fn an_ask_made_while_the_homeserver_is_down_arrives_when_it_is_back() {
     assert_eq!(d["outcome"], true, "{d}");
     ana.edit(&room, &ask, "by ana from Matrix").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_counts_only_in_the_persons_own_room() {
+    // eve is asked too, but ana's room is ana's: eve's reaction there is not counted, her
+    // reaction in her own room is.
+    let Some(f) = Fixture::start(&["ana", "eve"], &[]).await else {
+        return;
+    };
+    let mut ana = f.login("ana").await;
+    let mut eve = f.login("eve").await;
+    let id = f
+        .create(json!({"question": "Both of you?", "kind": "bool",
+                       "approvers": ["ana", "eve"], "required": 2}))
+        .await;
+    let (room, ask, _) = first_ask(&mut ana, "Both of you?").await;
+    let (eve_room, eve_ask, _) = first_ask(&mut eve, "Both of you?").await;
+    ana.run(json!({"do": "invite", "room": room, "user": eve.user_id}))
+        .await;
+    let (joined, _) = eve.join_from(&ana.user_id).await;
+    assert_eq!(joined, room);
+    eve.react(&room, &ask, "👍").await;
+    eve.message(&room, BOT, "not yours to answer").await;
+    let d = f.after_a_while(&id).await;
+    assert_eq!(d["answers"], json!([]), "{d}");
+
+    eve.react(&eve_room, &eve_ask, "👍").await;
+    eve.message(&eve_room, BOT, "Counted. 1 of 2 said yes: eve").await;
+    ana.edit(&room, &ask, "1 of 2 said yes: eve").await;
+    ana.react(&room, &ask, "👍").await;
+    assert_eq!(f.settled(&id).await["outcome"], true);
+}
