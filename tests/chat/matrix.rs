@@ -49,17 +49,21 @@ impl Fixture {
             ..ChatSettings::default()
         };
         let srv = TestServer::start_chatting(&db.url, chats).await;
-        let inbox = srv.default_inbox().await;
+        let f = Fixture { srv, hs, _db: db };
         for name in names {
-            let mut p = srv.add_person(name).await;
-            p.chats = ChatUsers {
-                matrix: Some(format!("@{name}:sayso.test")),
-                ..ChatUsers::default()
-            };
-            assert_eq!(p.inbox_id, inbox.id);
-            srv.svc.store().update_person(&p).await.unwrap();
+            f.bind(name, &format!("@{name}:sayso.test")).await;
         }
-        Some(Fixture { srv, hs, _db: db })
+        Some(f)
+    }
+
+    /// Adds the person `name`, bound to the Matrix id `matrix`.
+    async fn bind(&self, name: &str, matrix: &str) {
+        let mut p = self.srv.add_person(name).await;
+        p.chats = ChatUsers {
+            matrix: Some(matrix.to_string()),
+            ..ChatUsers::default()
+        };
+        self.srv.svc.store().update_person(&p).await.unwrap();
     }
 
     async fn login(&self, name: &str) -> Person {
@@ -529,8 +533,43 @@ async fn an_answer_counts_only_in_the_persons_own_room() {
     assert_eq!(d["answers"], json!([]), "{d}");
 
     eve.react(&eve_room, &eve_ask, "👍").await;
-    eve.message(&eve_room, BOT, "Counted. 1 of 2 said yes: eve").await;
+    eve.message(&eve_room, BOT, "Counted. 1 of 2 said yes: eve")
+        .await;
     ana.edit(&room, &ask, "1 of 2 said yes: eve").await;
     ana.react(&room, &ask, "👍").await;
     assert_eq!(f.settled(&id).await["outcome"], true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ask_to_a_user_no_homeserver_reaches_fails_naming_why() {
+    let Some(f) = Fixture::start(&[], &[]).await else {
+        return;
+    };
+    // ghost has no account; far is on a server this one does not federate with.
+    f.bind("ghost", "@ghost:sayso.test").await;
+    f.bind("far", "@far:elsewhere.example").await;
+    for (who, why) in [
+        ("ghost", "knows no user @ghost:sayso.test"),
+        ("far", "403 M_FORBIDDEN"),
+    ] {
+        let id = f
+            .create(json!({"question": "Anyone?", "kind": "bool", "approvers": [who]}))
+            .await;
+        let started = Instant::now();
+        let detail = loop {
+            let notes = f.srv.get(&id).await["notifications"].clone();
+            let failed = notes
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|n| n["channel"] == "matrix" && n["status"] == "failed")
+                .map(|n| n["detail"].as_str().unwrap_or_default().to_string());
+            if let Some(detail) = failed {
+                break detail;
+            }
+            assert!(started.elapsed() < PROMPTLY, "not failed: {notes}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        assert!(detail.contains(why), "{who}: {detail}");
+    }
 }

@@ -287,6 +287,21 @@ impl Api {
         Ok(url)
     }
 
+    /// Whether the homeserver knows `user`: `false` only when it says their profile does not
+    /// exist (404). A homeserver that keeps profiles private, or cannot ask another server
+    /// (403), is taken at its word later, by the room's invitation.
+    pub async fn user_exists(&self, user: &str) -> Result<bool, ApiError> {
+        match self
+            .authed(Method::GET, &["profile", user], None, None, None)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(ApiError::Refused { status: 404, .. }) => Ok(false),
+            Err(ApiError::Refused { status: 403, .. }) => Ok(true),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Creates a direct room with the bot and `invitee`, and invites them. `private_chat`:
     /// the person joins by invitation only, and gets no power to remove the bot or change the
     /// room.

@@ -77,6 +77,16 @@ impl Matrix {
             Ok(_) => {}
             Err(e) => return Err(Delivery::Retry(format!("database: {e}"))),
         }
+        // Synapse makes the room even when the invitation goes to no one: ask first.
+        match self.api.user_exists(user).await {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(Delivery::Failed(format!(
+                    "the Matrix homeserver knows no user {user} (their profile is not found)"
+                )));
+            }
+            Err(e) => return Err(e.delivery()),
+        }
         let room = self
             .api
             .create_direct_room(user)
