@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use self::homeserver::Homeserver;
 use self::person::Person;
 use crate::common::db::{SqliteTestDb, fresh_sqlite_url};
+use crate::common::process::SaysoProcess;
 use crate::common::server::{TestServer, s};
 use sayso::domain::PersonChannel;
 use sayso::domain::people::ChatUsers;
@@ -572,4 +573,85 @@ async fn an_ask_to_a_user_no_homeserver_reaches_fails_naming_why() {
         };
         assert!(detail.contains(why), "{who}: {detail}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_given_while_sayso_is_down_is_taken_after_its_restart() {
+    // The real binary, killed and started again on the same database: the sync resumes where
+    // it stopped (its token is kept in the database), so the reply made in between counts.
+    const BIN: &str = env!("CARGO_BIN_EXE_sayso");
+    let Some(hs) = Homeserver::start().await else {
+        return;
+    };
+    hs.register(&["saysobot", "ana"]).await;
+    let db = fresh_sqlite_url();
+    let env = [
+        ("SAYSO_MATRIX_HOMESERVER", hs.url.as_str()),
+        ("SAYSO_MATRIX_USER", "@saysobot:sayso.test"),
+        ("SAYSO_MATRIX_PASSWORD", "saysobot-password"),
+    ];
+    let first = SaysoProcess::start_with_env(BIN, &db.url, &env).await;
+    let key = first.key.clone().expect("the first run writes a key");
+    let store = sayso::storage::connect(&db.url).await.unwrap();
+    let inbox = store.inbox_by_name("default").await.unwrap().unwrap();
+    store
+        .add_person(&sayso::domain::people::Person {
+            id: uuid::Uuid::now_v7(),
+            inbox_id: inbox.id,
+            name: "ana".into(),
+            email: None,
+            ntfy_url: None,
+            ntfy_token: None,
+            chats: ChatUsers {
+                matrix: Some("@ana:sayso.test".into()),
+                ..ChatUsers::default()
+            },
+            quiet: None,
+            created_at: sayso::service::now(),
+        })
+        .await
+        .unwrap();
+    let client = reqwest::Client::new();
+    let created: Value = client
+        .post(format!("{}/v1/decisions", first.base))
+        .bearer_auth(&key)
+        .json(&json!({"question": "Over the restart?", "kind": "bool", "approvers": ["ana"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = s(&created, "decision_id").to_string();
+    let mut ana = Person::login(&hs, "ana").await;
+    let (room, ask, _) = first_ask(&mut ana, "Over the restart?").await;
+    // Its sync has seen the room before it goes.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let since = store.setting("chat.matrix.since").await.unwrap();
+    assert!(since.is_some_and(|t| !t.is_empty()), "the sync token is kept");
+    first.kill().await;
+    ana.reply(&room, &ask, "yes").await;
+
+    let second = SaysoProcess::start_with_env(BIN, &db.url, &env).await;
+    let started = Instant::now();
+    let d = loop {
+        let d: Value = client
+            .get(format!("{}/v1/decisions/{id}", second.base))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if d["status"] != "pending" {
+            break d;
+        }
+        assert!(started.elapsed() < PROMPTLY, "still pending: {d}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(d["outcome"], true, "{d}");
+    assert_eq!(d["answered_by"]["channel"], "matrix", "{d}");
+    ana.edit(&room, &ask, "by ana from Matrix").await;
+    second.kill().await;
 }
