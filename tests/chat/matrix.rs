@@ -628,7 +628,10 @@ async fn an_answer_given_while_sayso_is_down_is_taken_after_its_restart() {
     // Its sync has seen the room before it goes.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let since = store.setting("chat.matrix.since").await.unwrap();
-    assert!(since.is_some_and(|t| !t.is_empty()), "the sync token is kept");
+    assert!(
+        since.is_some_and(|t| !t.is_empty()),
+        "the sync token is kept"
+    );
     first.kill().await;
     ana.reply(&room, &ask, "yes").await;
 
@@ -654,4 +657,33 @@ async fn an_answer_given_while_sayso_is_down_is_taken_after_its_restart() {
     assert_eq!(d["answered_by"]["channel"], "matrix", "{d}");
     ana.edit(&room, &ask, "by ana from Matrix").await;
     second.kill().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_is_answered_on_the_page_its_link_given() {
+    let Some(f) = Fixture::start(&["ana"], &[]).await else {
+        return;
+    };
+    let mut ana = f.login("ana").await;
+    let id = f
+        .create(
+            json!({"question": "New laptop", "kind": "form", "approvers": ["ana"],
+                       "schema": {"type": "object", "required": ["os"], "properties": {
+                           "os": {"type": "string", "enum": ["linux", "mac"]}}}}),
+        )
+        .await;
+    let (room, ask, content) = first_ask(&mut ana, "New laptop").await;
+    let body = content["body"].as_str().unwrap();
+    assert!(body.contains("Answer on the page."), "{body}");
+    assert!(!body.contains("React"), "{body}");
+    ana.reply(&room, &ask, "linux").await;
+    let (_, notice) = ana
+        .message(&room, BOT, "Answer this one on the page.")
+        .await;
+    let html = notice["formatted_body"].as_str().unwrap();
+    assert!(
+        html.contains("<a href=\"http://"),
+        "the page's link: {html}"
+    );
+    assert_eq!(f.after_a_while(&id).await["status"], "pending");
 }
