@@ -577,8 +577,21 @@ async fn an_ask_to_a_user_no_homeserver_reaches_fails_naming_why() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_given_while_sayso_is_down_is_taken_after_its_restart() {
-    // The real binary, killed and started again on the same database: the sync resumes where
-    // it stopped (its token is kept in the database), so the reply made in between counts.
+    answer_while_down(0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_buried_under_a_long_gap_is_read_back_from_the_room() {
+    // More events than one sync batch holds (Synapse gives at most 100 a room): the sync comes
+    // back "limited", and the
+    // answer before them is read from the room's history.
+    answer_while_down(250).await;
+}
+
+/// The real binary, killed and started again on the same database: the sync resumes where
+/// it stopped (its token is kept in the database), so a reply made in between counts, even
+/// with `fillers` other events after it.
+async fn answer_while_down(fillers: usize) {
     const BIN: &str = env!("CARGO_BIN_EXE_sayso");
     let Some(hs) = Homeserver::start().await else {
         return;
@@ -633,7 +646,19 @@ async fn an_answer_given_while_sayso_is_down_is_taken_after_its_restart() {
         "the sync token is kept"
     );
     first.kill().await;
+    if fillers > 0 {
+        // The killed process's last long poll is still answered by Synapse, which keeps the
+        // answer for an identical request a while: that answer gets this first event, so
+        // the reply comes in the next, limited, batch.
+        ana.run(json!({"do": "spam", "room": room, "count": 1}))
+            .await;
+    }
     ana.reply(&room, &ask, "yes").await;
+    if fillers > 0 {
+        // Notices, which the bot leaves alone (a plain message would get a hint each).
+        ana.run(json!({"do": "spam", "room": room, "count": fillers}))
+            .await;
+    }
 
     let second = SaysoProcess::start_with_env(BIN, &db.url, &env).await;
     let started = Instant::now();

@@ -23,6 +23,7 @@ The driver's commands ({"do": ..., ...}); each answers {"ok": true, ...} or {"er
     send       {"room", "content", "type"?}     send any content as is; -> {"event_id"}
     name       {"displayname"}                  set this user's display name
     invite     {"room", "user"}                 invite someone into a room
+    spam       {"room", "count"}                send that many m.notice messages
     quit
 
 Every wait has "timeout" (seconds, default 30). Events are kept from the first sync on, so a
@@ -193,6 +194,10 @@ class Person:
             resp = await self.client.set_displayname(cmd["displayname"])
             if isinstance(resp, nio.ProfileSetDisplayNameError):
                 raise RuntimeError(f"set_displayname failed: {resp.message}")
+            return {}
+        if do == "spam":
+            for i in range(cmd["count"]):
+                await self.send(cmd["room"], "m.room.message", {"msgtype": "m.notice", "body": f"filler {i}"})
             return {}
         if do == "invite":
             resp = await self.client.room_invite(cmd["room"], cmd["user"])
