@@ -582,9 +582,8 @@ async fn an_answer_given_while_sayso_is_down_is_taken_after_its_restart() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_buried_under_a_long_gap_is_read_back_from_the_room() {
-    // More events than one sync batch holds (Synapse gives at most 100 a room): the sync comes
-    // back "limited", and the
-    // answer before them is read from the room's history.
+    // More events than one sync batch holds (Synapse gives at most 100 a room): the sync
+    // comes back "limited", and the answer before them is read from the room's history.
     answer_while_down(250).await;
 }
 
