@@ -236,6 +236,8 @@ async fn reaction(svc: &Service, room: &str, sender: &str, owner: Option<&str>, 
             ));
         }
         let keys: Vec<&str> = offered.iter().map(|(k, _)| *k).collect();
+        // A key is any text the sender chose: shown short.
+        let key: String = key.chars().take(16).collect();
         return Some((
             format!(
                 "{key} is not one of the answers: react with {}, or reply.",
