@@ -361,7 +361,9 @@ impl MatrixCourier {
         let mut edited = 0;
         for post in &posts {
             let content = render::edit(&post.message, &new);
-            let txn = txn(&[&id, "edit", &post.message]);
+            // The line shown is part of it: a `progress` message is sent again, under the
+            // same id, for each count, and each new count must be a new edit.
+            let txn = txn(&[&id, "edit", &post.message, &footer]);
             match self
                 .matrix
                 .api
