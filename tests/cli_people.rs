@@ -125,7 +125,7 @@ async fn added_people_have_links_of_their_own_that_open_their_feed() {
     };
     assert_eq!(
         words(lines[0]),
-        ["default", "-", "-", "-", "(the", "inbox's", "own)"],
+        ["default", "-", "-", "-", "-", "(the", "inbox's", "own)"],
         "{list}"
     );
     assert_eq!(
@@ -134,6 +134,7 @@ async fn added_people_have_links_of_their_own_that_open_their_feed() {
             "ana",
             "ana@example.com",
             "-",
+            "-",
             "22:00-07:00",
             "Europe/Berlin"
         ],
@@ -141,11 +142,12 @@ async fn added_people_have_links_of_their_own_that_open_their_feed() {
     );
     assert_eq!(
         words(lines[2]),
-        ["bob", "-", "https://ntfy.sh/bob-topic", "-"],
+        ["bob", "-", "https://ntfy.sh/bob-topic", "-", "-"],
         "{list}"
     );
-    // Aligned: each column starts where its widest cell above or below needs it to.
-    let (email, ntfy, quiet) = (9, 9 + 15 + 2, 9 + 15 + 2 + 25 + 2);
+    // Aligned: each column starts where its widest cell above or below needs it to (the
+    // chats' column, all "-", between the ntfy topic and the quiet hours).
+    let (email, ntfy, quiet) = (9, 9 + 15 + 2, 9 + 15 + 2 + 25 + 2 + 1 + 2);
     for (line, cells) in lines.iter().zip([
         ["-", "-", "-"],
         ["ana@example.com", "-", "22:00-07:00"],

@@ -70,6 +70,16 @@ fn the_defaults_in_effect_are_printed_with_what_they_follow() {
                 "SAYSO_MCP_ALLOWED_ORIGINS",
                 "SAYSO_METRICS_TOKEN",
                 "SAYSO_METRICS_LISTEN",
+                // The chats, each off until its token is set (docs/CHANNELS.md).
+                "SAYSO_SLACK_BOT_TOKEN",
+                "SAYSO_SLACK_SIGNING_SECRET",
+                "SAYSO_SLACK_APP_TOKEN",
+                "SAYSO_MATRIX_HOMESERVER",
+                "SAYSO_MATRIX_USER",
+                "SAYSO_MATRIX_PASSWORD",
+                "SAYSO_MATRIX_ACCESS_TOKEN",
+                "SAYSO_TELEGRAM_BOT_TOKEN",
+                "SAYSO_TELEGRAM_WEBHOOK_SECRET",
             ]
             .contains(&name),
             "{line}: has a value in effect"

@@ -3,7 +3,9 @@
 use super::database::{Links, open};
 use super::describe;
 use crate::config::{PersonArgs, PersonCommand, PersonGroup};
+use crate::domain::outbox::Channel;
 use crate::domain::people::Person;
+use crate::notify::chat::ChatSettings;
 use crate::service::{PersonSettings, Service, ServiceError};
 
 /// `sayso person …`: what it prints goes to stdout, links alone on their line.
@@ -91,6 +93,24 @@ pub(super) async fn run_person(group: PersonGroup) -> anyhow::Result<()> {
                 .await
                 .map_err(fail(&inbox))?;
             println!("{link}");
+        }
+        PersonCommand::Test {
+            name,
+            inbox,
+            channel,
+            chats,
+        } => {
+            let settings = ChatSettings::from_args(&chats).map_err(anyhow::Error::msg)?;
+            let channel = Channel::parse(&channel)
+                .ok_or_else(|| anyhow::anyhow!("{channel:?} is not slack, matrix or telegram"))?;
+            let person = svc
+                .named_person(&inbox, &name)
+                .await
+                .map_err(fail(&inbox))?;
+            let said = crate::notify::chat::send_test(&settings, channel, &person)
+                .await
+                .map_err(anyhow::Error::msg)?;
+            println!("{said}");
         }
         PersonCommand::Passkeys(args) => {
             let inbox = args.inbox.clone();

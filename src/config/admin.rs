@@ -143,6 +143,18 @@ pub enum PersonCommand {
     },
     /// List a person's passkeys (id, added, last used, browser), or remove one.
     Passkeys(super::passkeys::PersonPasskeysArgs),
+    /// Send a person a test message on one of their chats, with the server's settings
+    /// (SAYSO_SLACK_*, SAYSO_MATRIX_*, SAYSO_TELEGRAM_*), and say how it went.
+    Test {
+        name: String,
+        #[arg(long, default_value = "default")]
+        inbox: String,
+        /// slack, matrix or telegram.
+        #[arg(long, value_parser = ["slack", "matrix", "telegram"])]
+        channel: String,
+        #[command(flatten)]
+        chats: super::ChatArgs,
+    },
 }
 
 /// Where a person's notifications go, and when they wait.

@@ -207,6 +207,15 @@ impl Derived {
             "SAYSO_MCP_ALLOWED_ORIGINS" => {
                 off("no browser origin but the public URL's own may call /mcp")
             }
+            "SAYSO_SLACK_BOT_TOKEN" => off("Slack is off"),
+            "SAYSO_SLACK_SIGNING_SECRET" => off("no Slack interactivity URL"),
+            "SAYSO_SLACK_APP_TOKEN" => off("no Slack Socket Mode"),
+            "SAYSO_SLACK_API_URL" => ("https://slack.com/api/".into(), "default".into()),
+            "SAYSO_MATRIX_HOMESERVER" | "SAYSO_MATRIX_USER" => off("Matrix is off"),
+            "SAYSO_MATRIX_PASSWORD" | "SAYSO_MATRIX_ACCESS_TOKEN" => off("no Matrix login"),
+            "SAYSO_TELEGRAM_BOT_TOKEN" => off("Telegram is off"),
+            "SAYSO_TELEGRAM_WEBHOOK_SECRET" => off("Telegram updates by long polling"),
+            "SAYSO_TELEGRAM_API_URL" => ("https://api.telegram.org/".into(), "default".into()),
             _ => off("off"),
         }
     }
@@ -214,13 +223,22 @@ impl Derived {
 
 /// The settings that are off when unset, where `# unset` is the truth.
 #[cfg(test)]
-const OFF_WHEN_UNSET: [&str; 6] = [
+const OFF_WHEN_UNSET: [&str; 15] = [
     "SAYSO_METRICS_TOKEN",
     "SAYSO_SMTP_URL",
     "SAYSO_RETENTION_DAYS",
     "SAYSO_TRUSTED_PROXIES",
     "SAYSO_MCP_ALLOWED_ORIGINS",
     "SAYSO_METRICS_LISTEN",
+    "SAYSO_SLACK_BOT_TOKEN",
+    "SAYSO_SLACK_SIGNING_SECRET",
+    "SAYSO_SLACK_APP_TOKEN",
+    "SAYSO_MATRIX_HOMESERVER",
+    "SAYSO_MATRIX_USER",
+    "SAYSO_MATRIX_PASSWORD",
+    "SAYSO_MATRIX_ACCESS_TOKEN",
+    "SAYSO_TELEGRAM_BOT_TOKEN",
+    "SAYSO_TELEGRAM_WEBHOOK_SECRET",
 ];
 
 /// Secrets as `****`; a URL keeps everything but its password.

@@ -107,8 +107,9 @@ pub enum Purpose {
     /// A notice about no decision: a passkey was added to the person (`payload`: `person`,
     /// `inbox`, `passkey`, `added_at`, `user_agent`), so that one they did not add is seen.
     PasskeyAdded,
-    /// An answer counted towards a rule of several people without resolving the decision:
-    /// a fan-out to the chats that asked, which edit their message to show the tally.
+    /// An answer counted towards a rule of several people without resolving the decision,
+    /// or its escalation: a fan-out to the chats that asked, which edit their message to show
+    /// the tally and who else is asked now.
     Progress,
 }
 

@@ -98,7 +98,13 @@ impl Worker {
         if all_quiet {
             payload[THROUGH_QUIET] = json!(true);
         }
-        let follow_ups = outbox.asks_to(decision, &targets, &payload, at);
+        let mut follow_ups = outbox.asks_to(decision, &targets, &payload, at);
+        // The chats that asked the approvers edit their message to say it escalated.
+        follow_ups.push(crate::service::message(
+            crate::domain::outbox::Route::FanOut,
+            Purpose::Progress,
+            at,
+        ));
         let detail = format!(
             "escalated to {}{}; {} message(s) queued",
             names.join(", "),

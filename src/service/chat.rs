@@ -99,7 +99,7 @@ impl Service {
             ChatReply::Text(text) => text_input(&d.spec, text),
         };
         let input = match reading {
-            Ok(Reading::Answer(input)) => input,
+            Ok(Reading::Answer(input)) => *input,
             Ok(Reading::Page) => {
                 return Ok(ChatOutcome::OpenPage(self.chat_link(&d, channel, &person)));
             }

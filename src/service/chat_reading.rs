@@ -16,8 +16,14 @@ pub const SHOWN_CHARS: usize = 1500;
 /// message cannot show in full or that wants a passkey).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reading {
-    Answer(AnswerInput),
+    Answer(Box<AnswerInput>),
     Page,
+}
+
+impl Reading {
+    fn answer(input: AnswerInput) -> Self {
+        Reading::Answer(Box::new(input))
+    }
 }
 
 /// What a button press answers. Codes: `y`/`n` (bool), `a`/`d` (a tool approval's Allow and
@@ -25,7 +31,7 @@ pub enum Reading {
 pub fn button_input(spec: &DecisionSpec, code: &str) -> Result<Reading, String> {
     let stale = || "this button does not belong to this question any more".to_string();
     let answer = |value: Value| {
-        Ok(Reading::Answer(AnswerInput {
+        Ok(Reading::answer(AnswerInput {
             value: Some(value),
             ..AnswerInput::default()
         }))
@@ -49,11 +55,11 @@ pub fn button_input(spec: &DecisionSpec, code: &str) -> Result<Reading, String> 
             let option = options.get(i).ok_or_else(stale)?;
             answer(json!(option.label))
         }
-        (KindSpec::Todo, "done") => Ok(Reading::Answer(AnswerInput {
+        (KindSpec::Todo, "done") => Ok(Reading::answer(AnswerInput {
             action: AnswerAction::Done,
             ..AnswerInput::default()
         })),
-        (KindSpec::Todo, "skip") => Ok(Reading::Answer(AnswerInput {
+        (KindSpec::Todo, "skip") => Ok(Reading::answer(AnswerInput {
             action: AnswerAction::Skip,
             ..AnswerInput::default()
         })),
@@ -80,7 +86,7 @@ pub fn text_input(spec: &DecisionSpec, text: &str) -> Result<Reading, String> {
     let word = head.to_lowercase();
     let remark = rest.map(str::to_string);
     let answer = |value: Value, remark: Option<String>| {
-        Ok(Reading::Answer(AnswerInput {
+        Ok(Reading::answer(AnswerInput {
             value: Some(value),
             remark,
             ..AnswerInput::default()
@@ -112,11 +118,23 @@ pub fn text_input(spec: &DecisionSpec, text: &str) -> Result<Reading, String> {
                 ))
             }
         }
-        KindSpec::Choose { options, multi, .. } => {
+        KindSpec::Choose {
+            options,
+            multi,
+            allow_other,
+            ..
+        } => {
             // An option's label may itself hold a colon: the whole text is tried first.
             let whole = pick(options, text);
             let (picked, remark) = match whole {
                 Some(o) => (vec![o], None),
+                // No option by that name: where the person may write their own, this is it.
+                None if *allow_other && !*multi && pick(options, head).is_none() => {
+                    return Ok(Reading::answer(AnswerInput {
+                        other: Some(text.to_string()),
+                        ..AnswerInput::default()
+                    }));
+                }
                 None => {
                     let picked: Option<Vec<&str>> = if *multi {
                         head.split(',').map(|p| pick(options, p)).collect()
@@ -163,7 +181,7 @@ fn split_remark(text: &str) -> (&str, Option<&str>) {
 
 fn with_remark(reading: Reading, remark: Option<String>) -> Reading {
     match reading {
-        Reading::Answer(input) => Reading::Answer(AnswerInput { remark, ..input }),
+        Reading::Answer(input) => Reading::answer(AnswerInput { remark, ..*input }),
         page => page,
     }
 }
@@ -196,7 +214,7 @@ mod tests {
 
     fn answer(r: Result<Reading, String>) -> AnswerInput {
         match r {
-            Ok(Reading::Answer(input)) => input,
+            Ok(Reading::Answer(input)) => *input,
             other => panic!("not an answer: {other:?}"),
         }
     }
@@ -234,9 +252,15 @@ mod tests {
     }
 
     #[test]
-    fn a_choice_is_read_by_number_or_label() {
+    fn a_choice_is_read_by_number_or_label_or_as_the_persons_own() {
+        let own = spec(json!({"question": "Colour?", "kind": "choose",
+            "options": ["Red", "Blue"]}));
+        assert_eq!(
+            answer(text_input(&own, "Teal, please")).other.as_deref(),
+            Some("Teal, please")
+        );
         let s = spec(json!({"question": "Colour?", "kind": "choose",
-            "options": ["Red", "Blue: the dark one"]}));
+            "options": ["Red", "Blue: the dark one"], "allow_other": false}));
         assert_eq!(
             answer(text_input(&s, "2")).value,
             Some(json!("Blue: the dark one"))

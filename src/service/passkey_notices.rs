@@ -8,7 +8,7 @@ use time::format_description::well_known::Rfc3339;
 
 use super::devices::Viewer;
 use super::{Service, message, now};
-use crate::domain::outbox::{NewMessage, Purpose, Route};
+use crate::domain::outbox::{Channel, NewMessage, Purpose, Route};
 use crate::domain::webauthn::StoredPasskey;
 
 /// How long a passkey notice is worth trying to deliver.
@@ -33,6 +33,12 @@ impl Service {
         }
         if self.settings().email_enabled && person.email.is_some() {
             routes.push(Route::Email);
+        }
+        // Each chat the person is on; one not set up on this server is skipped, saying so.
+        for chat in [Channel::Slack, Channel::Matrix, Channel::Telegram] {
+            if person.chats.on(chat).is_some() {
+                routes.push(chat.into());
+            }
         }
         let messages: Vec<NewMessage> = routes
             .into_iter()

@@ -167,6 +167,12 @@ impl Service {
 
     /// A person by inbox and name: `NotFound` for an unknown inbox, a validation error
     /// saying so for an unknown person.
+    /// The person `name` of the inbox `inbox_name` (`NotFound` for an unknown inbox, a
+    /// `Validation` naming the person otherwise).
+    pub async fn named_person(&self, inbox_name: &str, name: &str) -> Result<Person, ServiceError> {
+        Ok(self.person_named(inbox_name, name).await?.1)
+    }
+
     pub(super) async fn person_named(
         &self,
         inbox_name: &str,

@@ -18,6 +18,20 @@ macro_rules! inbox_columns {
 }
 
 mod batching;
+
+/// What an outbox insert does with a message already there for the same decision, channel,
+/// purpose and person: keeps it (enqueueing is idempotent), except a `progress` message
+/// already sent, which is sent again, so each counted answer of a rule of several reaches
+/// the chats (its courier shows the tally as it stands then). The same SQL on both stores.
+macro_rules! outbox_on_conflict {
+    () => {
+        " ON CONFLICT (decision_id, channel, purpose, person) DO UPDATE SET \
+         status = 'pending', attempts = 0, next_attempt_at = excluded.next_attempt_at, \
+         give_up_at = excluded.give_up_at, claimed_until = NULL \
+         WHERE outbox.purpose = 'progress' AND outbox.status <> 'pending'"
+    };
+}
+pub(crate) use outbox_on_conflict;
 mod changes;
 mod postgres;
 mod presence;

@@ -1,7 +1,10 @@
-//! The chats against their platforms: each person answers from a real client where the
-//! platform runs here, through a real sayso server.
+//! The chats as a person's channels (docs/CHANNELS.md): each platform's courier, listener and
+//! inbound URL against a real server, with the platform itself as real as it can be here.
 
 #[path = "../common/mod.rs"]
 mod common;
 
+mod cli;
 mod matrix;
+mod telegram;
+mod telegram_standin;

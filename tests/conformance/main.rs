@@ -96,6 +96,7 @@ macro_rules! conformance_tests {
                 outbox_rows_of_an_insert_come_back,
                 each_resolution_leaves_one_fan_out,
                 enqueue_is_idempotent,
+                a_sent_progress_message_is_sent_again,
             ],
             claims: [
                 claim_respects_due_times_and_leases,

@@ -265,3 +265,54 @@ pub async fn enqueue_is_idempotent(store: &dyn Store) {
         .await;
     assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
 }
+
+/// A `progress` message already sent is sent again when enqueued again (each counted answer
+/// of a rule of several reaches the chats); one still waiting stays as it is, and so does a
+/// sent message of any other purpose.
+pub async fn a_sent_progress_message_is_sent_again(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let d = insert_with_outbox(store, home, vec![]).await;
+    let progress = message("telegram", "progress", T0);
+    let ask = message("telegram", "ask", T0);
+    store
+        .enqueue(d.id, &[progress.clone(), ask.clone()], T0)
+        .await
+        .unwrap();
+    let claimed = store.claim_messages(T0, LEASE, 10).await.unwrap();
+    assert_eq!(claimed.len(), 2);
+    for m in &claimed {
+        store
+            .finish_message(m, &result(MessageStatus::Sent, None), &[], T0)
+            .await
+            .unwrap();
+    }
+    // Enqueued again a minute later, as a follow-up of a second answer.
+    let later = T0 + Duration::minutes(1);
+    let again = [
+        NewMessage {
+            not_before: later,
+            ..progress.clone()
+        },
+        NewMessage {
+            not_before: later,
+            ..ask.clone()
+        },
+    ];
+    store.enqueue(d.id, &again, later).await.unwrap();
+    let due = store.claim_messages(later, LEASE, 10).await.unwrap();
+    assert_eq!(
+        due.iter().map(|m| m.purpose.as_str()).collect::<Vec<_>>(),
+        ["progress"]
+    );
+    assert_eq!(due[0].attempts, 1, "counted afresh");
+    // Still pending (claimed, not finished): enqueued again, it is left alone.
+    store.enqueue(d.id, &again, later).await.unwrap();
+    assert!(
+        store
+            .claim_messages(later, LEASE, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(store.messages(d.id).await.unwrap().len(), 2);
+}

@@ -50,6 +50,38 @@ pub fn start_listeners(svc: &crate::service::Service, settings: &ChatSettings) {
     }
 }
 
+/// Sends `person` a test message on `channel` (`sayso person test`): what went out, or why
+/// nothing did, in words for the operator.
+pub async fn send_test(
+    settings: &ChatSettings,
+    channel: crate::domain::outbox::Channel,
+    person: &crate::domain::people::Person,
+) -> Result<String, String> {
+    use crate::domain::outbox::Channel;
+    let Some(user) = person.chats.on(channel) else {
+        return Err(format!(
+            "{} has no {channel} user: sayso person set {} --{channel} …",
+            person.name, person.name
+        ));
+    };
+    let off =
+        |vars: &str| format!("{channel} is not set up here: set {vars} as the server has them");
+    let text = format!(
+        "This is a test from sayso: questions for {} will arrive here.",
+        person.name
+    );
+    match channel {
+        Channel::Telegram => {
+            let t = settings
+                .telegram
+                .as_ref()
+                .ok_or_else(|| off("SAYSO_TELEGRAM_BOT_TOKEN"))?;
+            telegram::send_test(t, user, &text).await
+        }
+        other => Err(format!("{other} is not a chat")),
+    }
+}
+
 /// The most buttons an ask shows; a `choose` with more options opens the page.
 pub const MAX_BUTTONS: usize = 5;
 /// The most characters of a question, and of its context, in a message.
@@ -142,11 +174,21 @@ pub fn ask(d: &Delivering<'_>) -> ChatAsk {
                 Controls::Buttons(buttons),
             )
         }
-        None => (
-            clip(&spec.question, QUESTION_CHARS, Lines::Kept).with_note(),
-            None,
-            controls(decision),
-        ),
+        None => {
+            if let KindSpec::Choose {
+                allow_other: true,
+                multi: false,
+                ..
+            } = &spec.body
+            {
+                notes.push("Or reply to this message with your own answer.".to_string());
+            }
+            (
+                clip(&spec.question, QUESTION_CHARS, Lines::Kept).with_note(),
+                None,
+                controls(decision),
+            )
+        }
     };
     match d.gathered() {
         0 => {}
@@ -188,11 +230,11 @@ fn controls(d: &Decision) -> Controls {
             button(d, yes_label, "y", ButtonStyle::Primary),
             button(d, no_label, "n", ButtonStyle::Plain),
         ]),
+        // "Other" is a reply to the message (the ask says so).
         KindSpec::Choose {
             options,
             multi: false,
             recommended,
-            allow_other: false,
             ..
         } if options.len() <= MAX_BUTTONS => Controls::Buttons(
             options
@@ -282,6 +324,27 @@ pub fn recorded(d: &Decision) -> String {
         Some(p) => format!("Counted. {p}"),
         None => settled(d),
     }
+}
+
+/// What a pending decision's message says under its question while others are asked too:
+/// the tally of a rule of several ("1 of 2 allowed: ana") and its escalation ("Escalated to
+/// bo, 2026-11-27 04:12 UTC"); `None` when neither applies.
+pub fn standing(d: &Decision, now: time::OffsetDateTime) -> Option<String> {
+    let mut parts: Vec<String> = progress(d).into_iter().collect();
+    if let Some(r) = &d.spec.routing
+        && let Some(at) = r.escalates_at(d.created_at).filter(|at| *at <= now)
+    {
+        let to = if r.escalate_to.is_empty() {
+            "everyone else".to_string()
+        } else {
+            r.escalate_to.join(", ")
+        };
+        parts.push(format!(
+            "Escalated to {to}, {}",
+            crate::render::format_time(at)
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join(" · "))
 }
 
 /// "1 of 2 allowed: ana", while a rule of several people is counting.

@@ -147,7 +147,7 @@ pub(super) async fn enqueue(
         "SELECT x.id, $1, x.channel, x.purpose, x.payload, $2, x.not_before, x.give_up_at, \
          x.person FROM ",
         unnest_messages!("$3", "$4", "$5", "$6", "$7", "$8", "$9"),
-        " ON CONFLICT (decision_id, channel, purpose, person) DO NOTHING"
+        crate::storage::outbox_on_conflict!()
     ))
     .bind(decision_id)
     .bind(to_ms_precision(now))
@@ -233,8 +233,8 @@ pub(super) async fn finish_message(
         "SELECT x.id, upd.decision_id, x.channel, x.purpose, x.payload, $7, x.not_before, \
            x.give_up_at, x.person FROM upd, ",
         unnest_messages!("$9", "$10", "$11", "$12", "$13", "$14", "$15"),
-        " ON CONFLICT (decision_id, channel, purpose, person) DO NOTHING) \
-         SELECT COUNT(*) FROM upd"
+        crate::storage::outbox_on_conflict!(),
+        ") SELECT COUNT(*) FROM upd"
     ))
     .bind(message.id)
     .bind(result.status.as_str())

@@ -25,11 +25,11 @@ pub(super) async fn insert_messages(
     now: OffsetDateTime,
 ) -> Result<(), StoreError> {
     for m in messages {
-        sqlx::query(
+        sqlx::query(concat!(
             "INSERT INTO outbox (id, decision_id, channel, purpose, payload, created_at, \
-             next_attempt_at, give_up_at, person) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) \
-             ON CONFLICT (decision_id, channel, purpose, person) DO NOTHING",
-        )
+             next_attempt_at, give_up_at, person) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            crate::storage::outbox_on_conflict!()
+        ))
         .bind(id(Uuid::now_v7()))
         .bind(id(decision))
         .bind(m.route)

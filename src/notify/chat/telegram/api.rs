@@ -45,9 +45,10 @@ pub struct BotApi {
 
 impl BotApi {
     pub fn new(settings: &TelegramSettings) -> Self {
+        // "./": a token is `123456:ABC…`, which joined bare would read as a URL scheme.
         let base = settings
             .api_url
-            .join(&format!("bot{}/", settings.bot_token))
+            .join(&format!("./bot{}/", settings.bot_token))
             .unwrap_or_else(|_| settings.api_url.clone());
         BotApi {
             // Long polls hold a request for up to POLL_SECONDS: the client's own timeout is

@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use self::api::ApiError;
-use super::{TelegramSettings, ask, progress, settled};
+use super::{TelegramSettings, ask, settled, standing};
 use crate::domain::chat::ChatPost;
 use crate::domain::outbox::{Channel, Purpose};
 use crate::notify::notice::Notice;
@@ -107,7 +107,7 @@ impl TelegramCourier {
     /// (keyboard kept).
     async fn update(&self, d: &Delivering<'_>, chat: &str, person: uuid::Uuid) -> Delivery {
         let footer = match d.message.purpose {
-            Purpose::Progress => match progress(d.decision) {
+            Purpose::Progress => match standing(d.decision, crate::service::now()) {
                 Some(p) => p,
                 None => return Delivery::Skipped("no tally to show".into()),
             },
@@ -154,4 +154,23 @@ fn message(chat: &str, text: &str) -> Value {
         "parse_mode": "HTML",
         "link_preview_options": {"is_disabled": true},
     })
+}
+
+/// Sends `text` to `chat` (`sayso person test`).
+pub async fn send_test(
+    settings: &TelegramSettings,
+    chat: &str,
+    text: &str,
+) -> Result<String, String> {
+    let api = BotApi::new(settings);
+    match api
+        .call("sendMessage", &message(chat, &render::escape(text)))
+        .await
+    {
+        Ok(sent) => Ok(format!(
+            "sent a test message to the Telegram chat {chat} (message {})",
+            sent["message_id"]
+        )),
+        Err(ApiError::Transient(why) | ApiError::Permanent(why)) => Err(why),
+    }
 }
