@@ -26,7 +26,7 @@ const PROMPTLY: Duration = Duration::from_secs(30);
 struct Fixture {
     srv: TestServer,
     hs: Homeserver,
-    _db: SqliteTestDb,
+    db: SqliteTestDb,
 }
 
 impl Fixture {
@@ -50,7 +50,7 @@ impl Fixture {
             ..ChatSettings::default()
         };
         let srv = TestServer::start_chatting(&db.url, chats).await;
-        let f = Fixture { srv, hs, _db: db };
+        let f = Fixture { srv, hs, db };
         for name in names {
             f.bind(name, &format!("@{name}:sayso.test")).await;
         }
@@ -710,4 +710,42 @@ async fn a_form_is_answered_on_the_page_its_link_given() {
         "the page's link: {html}"
     );
     assert_eq!(f.after_a_while(&id).await["status"], "pending");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_message_opens_the_room_the_asks_then_use() {
+    let Some(f) = Fixture::start(&["ana"], &[]).await else {
+        return;
+    };
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_sayso"))
+        .args(["person", "test", "ana", "--channel", "matrix"])
+        .env("SAYSO_DATABASE_URL", &f.db.url)
+        .env("SAYSO_PUBLIC_URL", &f.srv.base)
+        .env("SAYSO_LOG", "warn")
+        .env("SAYSO_MATRIX_HOMESERVER", &f.hs.url)
+        .env("SAYSO_MATRIX_USER", "saysobot")
+        .env("SAYSO_MATRIX_PASSWORD", "saysobot-password")
+        .output()
+        .await
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("sent a test message to @ana:sayso.test"),
+        "{said}"
+    );
+    let mut ana = f.login("ana").await;
+    let room = ana.join_invite(BOT).await;
+    ana.message(&room, BOT, "questions for ana will arrive here")
+        .await;
+    assert!(said.contains(&room), "{said}");
+
+    // The server asks in the same room, and takes ana's answer there.
+    let id = f
+        .create(json!({"question": "Same room?", "kind": "bool", "approvers": ["ana"]}))
+        .await;
+    let (ask, _) = ana.message(&room, BOT, "Same room?").await;
+    ana.react(&room, &ask, "👍").await;
+    assert_eq!(f.settled(&id).await["outcome"], true);
 }

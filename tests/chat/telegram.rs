@@ -504,23 +504,35 @@ async fn an_allow_that_wants_a_passkey_is_given_on_the_page() {
         .await;
     // No Allow button; Deny is there; the page is linked.
     let buttons = ask.markup.as_ref().unwrap()["inline_keyboard"].to_string();
-    assert!(!buttons.contains("Allow") && buttons.contains("Deny"), "{buttons}");
+    assert!(
+        !buttons.contains("Allow") && buttons.contains("Deny"),
+        "{buttons}"
+    );
     assert!(ask.text.contains("Allow on the page"), "{}", ask.text);
-    assert!(ask.text.contains("/a/"), "the person's own link: {}", ask.text);
+    assert!(
+        ask.text.contains("/a/"),
+        "the person's own link: {}",
+        ask.text
+    );
     // A forged Allow press (the code an Allow button would carry) and the reply "allow" are
     // both answered with the page's link; nothing is recorded.
     let allow = format!("{}.a", d.replace('-', ""));
     api.queue(api.press_update(ANA, &ask, &allow));
     api.queue(api.reply_update(ANA, &ana, Some(ask.message_id), "allow"));
     let links = api
-        .wait_for(&ana, "the page's link", |s| s.text.contains("Answer on the page"))
+        .wait_for(&ana, "the page's link", |s| {
+            s.text.contains("Answer on the page")
+        })
         .await;
     assert!(links.text.contains("/a/"), "{}", links.text);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(srv.get(&d).await["status"], "pending");
     // Deny answers from the chat.
     api.queue(api.press_update(ANA, &ask, &BotApiStandIn::button(&ask, "Deny")));
-    assert_eq!(status_becomes(&srv, &d, "answered").await["outcome"], "Deny");
+    assert_eq!(
+        status_becomes(&srv, &d, "answered").await["outcome"],
+        "Deny"
+    );
     assert_eq!(api.violations(), Vec::<String>::new());
     srv.stop().await;
 }

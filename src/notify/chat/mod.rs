@@ -56,6 +56,7 @@ pub async fn send_test(
     settings: &ChatSettings,
     channel: crate::domain::outbox::Channel,
     person: &crate::domain::people::Person,
+    svc: &crate::service::Service,
 ) -> Result<String, String> {
     use crate::domain::outbox::Channel;
     let Some(user) = person.chats.on(channel) else {
@@ -77,6 +78,15 @@ pub async fn send_test(
                 .as_ref()
                 .ok_or_else(|| off("SAYSO_TELEGRAM_BOT_TOKEN"))?;
             telegram::send_test(t, user, &text).await
+        }
+        Channel::Matrix => {
+            let m = settings.matrix.as_ref().ok_or_else(|| {
+                off(
+                    "SAYSO_MATRIX_HOMESERVER, SAYSO_MATRIX_USER and SAYSO_MATRIX_PASSWORD \
+                     (or SAYSO_MATRIX_ACCESS_TOKEN)",
+                )
+            })?;
+            matrix::send_test(m, svc, user, &text).await
         }
         other => Err(format!("{other} is not a chat")),
     }

@@ -219,6 +219,29 @@ fn txn(parts: &[&str]) -> String {
     format!("sayso.{}", hex::encode(&h.finalize()[..16]))
 }
 
+/// Sends `user` a test message (`sayso person test`), in their direct room: the one the
+/// server remembers, else a new one it will use from then on.
+pub async fn send_test(
+    settings: &MatrixSettings,
+    svc: &crate::service::Service,
+    user: &str,
+    text: &str,
+) -> Result<String, String> {
+    let bot = Matrix::new(settings);
+    let content = render::notice(text, None, None);
+    let txn = txn(&[&Uuid::new_v4().simple().to_string(), "test"]);
+    match bot
+        .send_to(svc, user, "m.room.message", &txn, &content)
+        .await
+    {
+        Ok((room, event)) => Ok(format!(
+            "sent a test message to {user} in the Matrix room {room} (event {event})"
+        )),
+        Err(Delivery::Retry(why) | Delivery::Failed(why) | Delivery::Skipped(why)) => Err(why),
+        Err(Delivery::Sent(_)) => Err("the test message was not sent".into()),
+    }
+}
+
 /// Delivers asks into people's direct rooms and edits them as their decisions move on.
 pub struct MatrixCourier {
     matrix: Arc<Matrix>,
