@@ -16,6 +16,7 @@ use crate::common::db::{SqliteTestDb, fresh_sqlite_url};
 use crate::common::process::SaysoProcess;
 use crate::common::server::{TestServer, s};
 use sayso::domain::PersonChannel;
+use sayso::domain::outbox::{MessageStatus, Route};
 use sayso::domain::people::ChatUsers;
 use sayso::notify::chat::{ChatSettings, MatrixSettings};
 
@@ -89,11 +90,56 @@ impl Fixture {
         }
     }
 
+    /// Waits until every Matrix ask of the decision is recorded as sent.
+    async fn ask_sent(&self, id: &str) {
+        let started = Instant::now();
+        loop {
+            let all = self
+                .srv
+                .svc
+                .store()
+                .messages(id.parse().unwrap())
+                .await
+                .unwrap();
+            let asks = all.iter().filter(|m| {
+                m.route == Route::Matrix && m.purpose == sayso::domain::outbox::Purpose::Ask
+            });
+            if asks.clone().count() > 0 && asks.into_iter().all(|m| m.status == MessageStatus::Sent)
+            {
+                return;
+            }
+            assert!(started.elapsed() < PROMPTLY, "asks not sent: {all:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// The decision as it is, after giving the bot time to act on what it was sent.
     async fn after_a_while(&self, id: &str) -> Value {
         tokio::time::sleep(Duration::from_secs(2)).await;
         self.srv.get(id).await
     }
+}
+
+/// `name` answers `id` from their feed with `value`.
+async fn answer_on_feed(f: &Fixture, id: &str, name: &str, value: Value) {
+    let store = f.srv.svc.store();
+    let d = store
+        .decision(None, id.parse().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    let people = store.people(d.inbox_id).await.unwrap();
+    let person = people.iter().find(|p| p.name == name).unwrap();
+    let url = f.srv.svc.approve_url(&d, PersonChannel::Feed, person.id);
+    let resp = f
+        .srv
+        .client
+        .post(url)
+        .json(&json!({ "value": value }))
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_success(), "{}", resp.status());
 }
 
 /// `p` joins the bot's room and reads the ask that says `contains`: the room and the event.
@@ -748,4 +794,26 @@ async fn a_test_message_opens_the_room_the_asks_then_use() {
     let (ask, _) = ana.message(&room, BOT, "Same room?").await;
     ana.react(&room, &ask, "👍").await;
     assert_eq!(f.settled(&id).await["outcome"], true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_of_three_shows_each_count_in_place() {
+    let Some(f) = Fixture::start(&["ana", "ben", "cy"], &[]).await else {
+        return;
+    };
+    let mut ana = f.login("ana").await;
+    let id = f
+        .create(json!({"question": "All three?", "kind": "bool",
+                       "approvers": ["ana", "ben", "cy"], "required": 3}))
+        .await;
+    let (room, ask, _) = first_ask(&mut ana, "All three?").await;
+    // A tally goes to the asks already recorded as sent: ana's is, once its courier is done.
+    f.ask_sent(&id).await;
+    answer_on_feed(&f, &id, "ben", json!("yes")).await;
+    ana.edit(&room, &ask, "1 of 3 said yes: ben").await;
+    answer_on_feed(&f, &id, "cy", json!("yes")).await;
+    ana.edit(&room, &ask, "2 of 3 said yes: ben, cy").await;
+    ana.react(&room, &ask, "👍").await;
+    assert_eq!(f.settled(&id).await["outcome"], true);
+    ana.edit(&room, &ask, "by ana from Matrix").await;
 }
