@@ -352,6 +352,7 @@ async fn a_rule_of_two_counts_a_matrix_answer_and_a_feed_answer() {
                        "approvers": ["ana", "ben"], "required": 2}))
         .await;
     let (room, ask, _) = first_ask(&mut ana, "Ship it?").await;
+    f.ask_sent(&id).await;
     ana.react(&room, &ask, "👍").await;
     ana.message(&room, BOT, "Counted. 1 of 2 said yes: ana")
         .await;
@@ -570,6 +571,7 @@ async fn an_answer_counts_only_in_the_persons_own_room() {
         .await;
     let (room, ask, _) = first_ask(&mut ana, "Both of you?").await;
     let (eve_room, eve_ask, _) = first_ask(&mut eve, "Both of you?").await;
+    f.ask_sent(&id).await;
     ana.run(json!({"do": "invite", "room": room, "user": eve.user_id}))
         .await;
     let (joined, _) = eve.join_from(&ana.user_id).await;
