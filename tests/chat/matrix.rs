@@ -299,6 +299,23 @@ async fn a_choice_by_keycap_reaction_and_by_name() {
     let (ask, _) = ana.message(&room, BOT, "And the roof?").await;
     ana.reply(&room, &ask, "green").await;
     assert_eq!(f.settled(&id).await["outcome"], "Green");
+
+    // Where "Other" is allowed, a reply of one's own answers too.
+    let id = f
+        .create(json!({"question": "And the door?", "kind": "choose",
+                       "options": ["Red", "Blue"], "approvers": ["ana"]}))
+        .await;
+    let (ask, content) = ana.message(&room, BOT, "And the door?").await;
+    let body = content["body"].as_str().unwrap();
+    assert!(body.contains("1️⃣ Red · 2️⃣ Blue"), "{body}");
+    assert!(body.contains("your own answer"), "{body}");
+    ana.reply(&room, &ask, "Purple").await;
+    let d = f.settled(&id).await;
+    assert_eq!(
+        (&d["outcome"], &d["custom"]),
+        (&json!("Purple"), &json!(true)),
+        "{d}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
