@@ -183,6 +183,10 @@ pub fn build_worker(
     if let Some(t) = &settings.chats.telegram {
         channels.push(Arc::new(chat::telegram::TelegramCourier::new(t)));
     }
+    if let Some(m) = &settings.chats.matrix {
+        let bot = chat::matrix::Matrix::new(m);
+        channels.push(Arc::new(chat::matrix::MatrixCourier::new(bot)));
+    }
     let pacing = worker::WorkerSettings {
         retry_base: settings.retry_base.max(Duration::from_millis(1)),
         lease: settings.lease.max(Duration::from_secs(1)),

@@ -5,6 +5,7 @@
 mod common;
 
 mod cli;
+mod matrix;
 mod slack;
 mod slack_standin;
 mod telegram;

@@ -8,6 +8,7 @@
 //! code (`domain::chat::button_value`), no capability: the platform's verified user decides
 //! whose answer it is.
 
+pub mod matrix;
 mod settings;
 pub mod slack;
 pub mod telegram;
@@ -48,6 +49,9 @@ pub fn start_listeners(svc: &crate::service::Service, settings: &ChatSettings) {
             )),
         }
     }
+    if let Some(m) = &settings.matrix {
+        svc.spawn_until_shutdown(matrix::run_listener(svc.clone(), matrix::Matrix::new(m)));
+    }
 }
 
 /// Sends `person` a test message on `channel` (`sayso person test`): what went out, or why
@@ -56,6 +60,7 @@ pub async fn send_test(
     settings: &ChatSettings,
     channel: crate::domain::outbox::Channel,
     person: &crate::domain::people::Person,
+    svc: &crate::service::Service,
 ) -> Result<String, String> {
     use crate::domain::outbox::Channel;
     let Some(user) = person.chats.on(channel) else {
@@ -84,6 +89,15 @@ pub async fn send_test(
                 .as_ref()
                 .ok_or_else(|| off("SAYSO_SLACK_BOT_TOKEN"))?;
             slack::send_test(s, user, &text).await
+        }
+        Channel::Matrix => {
+            let m = settings.matrix.as_ref().ok_or_else(|| {
+                off(
+                    "SAYSO_MATRIX_HOMESERVER, SAYSO_MATRIX_USER and SAYSO_MATRIX_PASSWORD \
+                     (or SAYSO_MATRIX_ACCESS_TOKEN)",
+                )
+            })?;
+            matrix::send_test(m, svc, user, &text).await
         }
         other => Err(format!("{other} is not a chat")),
     }
