@@ -184,7 +184,7 @@ pub fn build_worker(
         channels.push(Arc::new(chat::telegram::TelegramCourier::new(t)));
     }
     if let Some(m) = &settings.chats.matrix {
-        let bot = chat::matrix::Matrix::new(m);
+        let bot = chat::matrix::Matrix::shared(m);
         channels.push(Arc::new(chat::matrix::MatrixCourier::new(bot)));
     }
     let pacing = worker::WorkerSettings {

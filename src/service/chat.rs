@@ -111,8 +111,9 @@ impl Service {
         ))
     }
 
-    /// The person of `d`'s inbox bound to `user` on `channel`, if `d` asks them now.
-    async fn chat_person(
+    /// The person of `d`'s inbox bound to `user` on `channel`, if `d` asks them now: whose
+    /// answer a press or reply from that user would be (a chat opens a dialog only for them).
+    pub async fn chat_person(
         &self,
         d: &Decision,
         channel: Channel,
@@ -123,6 +124,15 @@ impl Service {
             .into_iter()
             .find(|p| p.chats.on(channel) == Some(user))
             .filter(|p| people::is_asked(d, &p.name, now())))
+    }
+
+    /// The decision `id` while it is still pending.
+    pub async fn pending_decision(&self, id: Uuid) -> Result<Option<Decision>, ServiceError> {
+        Ok(self
+            .store()
+            .decision(None, id)
+            .await?
+            .filter(|d| d.status == Status::Pending))
     }
 
     /// Where `person` answers `d` on the page from `channel`: their own link for it.

@@ -50,7 +50,7 @@ pub fn start_listeners(svc: &crate::service::Service, settings: &ChatSettings) {
         }
     }
     if let Some(m) = &settings.matrix {
-        svc.spawn_until_shutdown(matrix::run_listener(svc.clone(), matrix::Matrix::new(m)));
+        svc.spawn_until_shutdown(matrix::run_listener(svc.clone(), matrix::Matrix::shared(m)));
     }
 }
 

@@ -59,6 +59,31 @@ impl Matrix {
         })
     }
 
+    /// The bot of `settings` for this process: the courier and the sync listener share one,
+    /// so a server that logs in with a password does it once, not once for each.
+    pub fn shared(settings: &MatrixSettings) -> Arc<Matrix> {
+        use std::sync::{Mutex as Plain, Weak};
+        static BOTS: Plain<Vec<(String, Weak<Matrix>)>> = Plain::new(Vec::new());
+        let key = format!(
+            "{}\n{}\n{}",
+            settings.homeserver,
+            settings.user,
+            settings.access_token.as_deref().unwrap_or_default()
+        );
+        let mut bots = BOTS.lock().unwrap_or_else(|e| e.into_inner());
+        bots.retain(|(_, bot)| bot.strong_count() > 0);
+        if let Some(bot) = bots
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, b)| b.upgrade())
+        {
+            return bot;
+        }
+        let bot = Matrix::new(settings);
+        bots.push((key, Arc::downgrade(&bot)));
+        bot
+    }
+
     /// The person's direct room: the one remembered, else a new one with them invited.
     async fn room_for(&self, state: &impl State, user: &str) -> Result<Room, Delivery> {
         if !valid_user_id(user) {

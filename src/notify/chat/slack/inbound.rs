@@ -218,11 +218,8 @@ async fn on_our_message(svc: &Service, press: &Press, decision: Uuid) -> bool {
 /// The person bound to the Slack user `user` whom `d` asks (as `chat_answer` reads it), if
 /// any: a modal is opened only for them.
 async fn asked(svc: &Service, d: &Decision, user: &str) -> Option<Person> {
-    match svc.store().people(d.inbox_id).await {
-        Ok(people) => people.into_iter().find(|p| {
-            p.chats.slack.as_deref() == Some(user)
-                && crate::domain::people::is_asked(d, &p.name, crate::service::now())
-        }),
+    match svc.chat_person(d, Channel::Slack, user).await {
+        Ok(person) => person,
         Err(e) => {
             tracing::warn!(error = %e, "Slack: could not read the inbox's people");
             None
@@ -232,12 +229,7 @@ async fn asked(svc: &Service, d: &Decision, user: &str) -> Option<Person> {
 
 /// The decision, while it is still pending.
 async fn pending(svc: &Service, decision: Uuid) -> Option<Decision> {
-    svc.store()
-        .decision(None, decision)
-        .await
-        .ok()
-        .flatten()
-        .filter(|d| d.status == crate::domain::Status::Pending)
+    svc.pending_decision(decision).await.ok().flatten()
 }
 
 /// The question and what runs, as the message shows them, for a modal's top.
