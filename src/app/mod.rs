@@ -28,6 +28,8 @@ pub struct AppSettings {
     pub http: HttpSettings,
     pub mcp: McpSettings,
     pub limits: ServeLimits,
+    /// The chats whose inbound URLs are routed (notify/chat/routes.rs).
+    pub chats: ChatSettings,
 }
 
 /// Everything `sayso serve` runs with, each layer's part typed for that layer.
@@ -93,7 +95,6 @@ impl ServerSettings {
                     metrics_token: metrics_token
                         .clone()
                         .filter(|_| args.metrics_listen.is_none()),
-                    chats: chats.clone(),
                 },
                 mcp: McpSettings {
                     allowed_hosts: args.mcp_allowed_hosts.clone(),
@@ -110,6 +111,7 @@ impl ServerSettings {
                     waiting_connections: args.waiting_connections,
                     ..ServeLimits::default()
                 },
+                chats: chats.clone(),
             },
             notify: NotifySettings {
                 smtp_url: args.smtp_url.clone(),
@@ -131,7 +133,7 @@ impl ServerSettings {
 pub fn router(svc: &Service, settings: &AppSettings) -> Router {
     let routes = http::routes(svc)
         .merge(mcp::routes(svc, &settings.mcp))
-        .merge(http::chat::routes(&settings.http.chats));
+        .merge(notify::chat::routes(&settings.chats));
     // The seats of waiting requests, which every request can reach (web/waiting.rs).
     let waiting = Waiting::new(settings.limits.waiting());
     http::finish(routes, svc.clone(), &settings.http).layer(axum::Extension(waiting))

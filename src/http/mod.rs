@@ -2,8 +2,6 @@
 
 pub mod allowances;
 pub mod api;
-pub mod chat;
-mod chat_slack;
 mod drain;
 pub mod events;
 mod metrics;
@@ -36,8 +34,6 @@ pub struct HttpSettings {
     /// Serve `GET /metrics` to requests bearing this token; `None` leaves it unrouted (on
     /// this listener: `SAYSO_METRICS_LISTEN` serves it on its own).
     pub metrics_token: Option<String>,
-    /// The chats whose inbound URLs are routed (chat.rs).
-    pub chats: crate::notify::chat::ChatSettings,
 }
 
 /// The API's and the pages' routes, without the layers `finish` adds around everything.

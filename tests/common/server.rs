@@ -279,8 +279,8 @@ impl TestServer {
                 trusted_proxies: sayso::web::client_addr::TrustedProxies::parse(&trusted_proxies)
                     .unwrap(),
                 metrics_token: None,
-                chats,
             },
+            chats,
             limits,
             mcp: sayso::mcp::McpSettings {
                 omp_ask_timeout,

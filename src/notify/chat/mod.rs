@@ -9,10 +9,12 @@
 //! whose answer it is.
 
 pub mod matrix;
+mod routes;
 mod settings;
 pub mod slack;
 pub mod telegram;
 
+pub use routes::routes;
 pub use settings::{ChatSettings, MatrixSettings, SlackSettings, TelegramSettings};
 
 use serde_json::Value;

@@ -17,6 +17,7 @@ pub mod blocks;
 pub mod inbound;
 pub mod interaction;
 pub mod mrkdwn;
+pub(super) mod route;
 pub mod signature;
 pub mod socket;
 

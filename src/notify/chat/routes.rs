@@ -1,7 +1,9 @@
 //! The chats' inbound URLs (docs/CHANNELS.md), for a service with a public URL:
 //! `POST /chat/telegram/webhook` takes Telegram's updates when `SAYSO_TELEGRAM_WEBHOOK_SECRET`
-//! is set, and `POST /chat/slack/interactivity` Slack's presses (chat_slack.rs). Without a public URL the chats come in by long polling, sync or Socket Mode and
-//! none of these is routed.
+//! is set, and `POST /chat/slack/interactivity` Slack's presses (slack/route.rs). Without a
+//! public URL the chats come in by long polling, sync or Socket Mode instead. The chats are a
+//! way in as well as out, so their routes live here, beside their listeners; `app` joins them
+//! to the others.
 //!
 //! Each request is authenticated the platform's way before anything is read of it; a forged
 //! one is answered 401, changes nothing and is logged.
@@ -19,7 +21,7 @@ use crate::service::Service;
 
 /// The routes of the chats that take requests.
 pub fn routes(settings: &ChatSettings) -> Router<Service> {
-    let mut router = super::chat_slack::route(Router::new(), settings.slack.as_ref());
+    let mut router = super::slack::route::route(Router::new(), settings.slack.as_ref());
     if let Some(t) = settings
         .telegram
         .as_ref()
