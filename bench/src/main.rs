@@ -66,10 +66,10 @@ async fn main() -> Result<()> {
             };
             return Ok(());
         }
-        [] | ["fleet"] | ["postgres"] | ["sqlite"] => {}
+        [] | ["fleet"] | ["postgres"] | ["sqlite"] | ["waiting"] => {}
         _ => {
             return Err(anyhow!(
-                "usage: bench [fleet | postgres | sqlite | load create|get|healthz URL KEY SECONDS]"
+                "usage: bench [fleet | postgres | sqlite | waiting | load create|get|healthz URL KEY SECONDS]"
             ));
         }
     }
@@ -77,6 +77,7 @@ async fn main() -> Result<()> {
     let fleet_only = args.first().is_some_and(|a| a == "fleet");
     let postgres_only = args.first().is_some_and(|a| a == "postgres");
     let sqlite_only = args.first().is_some_and(|a| a == "sqlite");
+    let waiting_only = args.first().is_some_and(|a| a == "waiting");
     let settings = Settings {
         seconds: env_num("BENCH_SECONDS", 5),
         awaits: env_num("BENCH_AWAITS", 10_000) as usize,
@@ -101,6 +102,17 @@ async fn main() -> Result<()> {
     if fleet_only {
         let server = Server::start(&sqlite_url).await?;
         rows.extend(fleet(&server, &settings.fleet).await?);
+        server.stop().await;
+        print_table(&rows);
+        let _ = std::fs::remove_dir_all(&dir);
+        return Ok(());
+    }
+
+    // The parked awaits alone, on a fresh server: their memory is the process's after
+    // `BENCH_AWAITS` creates, not after the throughput scenarios.
+    if waiting_only {
+        let server = Server::start(&sqlite_url).await?;
+        rows.extend(waiting(&server, settings.awaits).await?);
         server.stop().await;
         print_table(&rows);
         let _ = std::fs::remove_dir_all(&dir);
