@@ -221,7 +221,7 @@ fn user_id(from: &Value) -> Option<String> {
 fn page_link(link: &str) -> String {
     format!(
         "Answer on the page: <a href=\"{}\">open it</a>",
-        super::render::escape(link).replace('"', "&quot;")
+        super::render::escape_attr(link)
     )
 }
 
@@ -244,12 +244,7 @@ async fn reply_to_press(
 
 /// Sends `html` to `chat`, as a reply to `reply_to` when given.
 async fn send(api: &BotApi, chat: &str, html: &str, reply_to: Option<i64>) -> Result<(), ApiError> {
-    let mut body = json!({
-        "chat_id": chat,
-        "text": html,
-        "parse_mode": "HTML",
-        "link_preview_options": {"is_disabled": true},
-    });
+    let mut body = super::message(chat, html);
     if let Some(id) = reply_to {
         body["reply_parameters"] = json!({"message_id": id, "allow_sending_without_reply": true});
     }

@@ -94,7 +94,7 @@ impl Courier for TelegramCourier {
             "<b>{}</b>\n{}\n<a href=\"{}\">Open sayso</a>",
             render::escape(&n.title),
             render::escape(&n.body),
-            render::escape(&n.url).replace('"', "&quot;")
+            render::escape_attr(&n.url)
         );
         match self.api.call("sendMessage", &message(chat, &text)).await {
             Ok(_) => Delivery::Sent(Some(format!("telegram notice in chat {chat}"))),
@@ -148,7 +148,7 @@ impl TelegramCourier {
 
 /// A sendMessage or editMessageText body: HTML, without link previews (a link the asker
 /// wrote must not unfold into a card the person takes for sayso's).
-fn message(chat: &str, text: &str) -> Value {
+pub(super) fn message(chat: &str, text: &str) -> Value {
     json!({
         "chat_id": chat,
         "text": text,

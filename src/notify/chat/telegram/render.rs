@@ -81,7 +81,8 @@ pub fn escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-fn escape_attr(s: &str) -> String {
+/// Text for an HTML attribute's double quotes.
+pub fn escape_attr(s: &str) -> String {
     escape(s).replace('"', "&quot;")
 }
 
