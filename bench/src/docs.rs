@@ -1,13 +1,13 @@
-//! Writes a full run into docs/PERFORMANCE.md: its tables, section by section, and the
-//! projection to a million waiting agents computed from the same figures. Each goes between
-//! a pair of markers the document keeps (`<!-- bench:run -->` … `<!-- /bench:run -->`), so the
-//! prose around them stays as written and the figures are always the last run's.
+//! Writes a run into docs/PERFORMANCE.md: a full run's tables, section by section, and
+//! `bench million`'s table. Each goes between a pair of markers the document keeps
+//! (`<!-- bench:run -->` … `<!-- /bench:run -->`, `<!-- bench:million -->` …), so the prose
+//! around them stays as written and the figures are always the last run's.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow};
 
-use crate::report::{Row, figure, markdown_table, value_of};
+use crate::report::{Row, markdown_table};
 
 /// The rows of one part of the run, under a heading of their own.
 pub struct Section {
@@ -21,13 +21,20 @@ pub fn performance_md() -> PathBuf {
     path.canonicalize().unwrap_or(path)
 }
 
-/// Replaces the run's tables and the projection in `path`.
+/// Replaces the run's tables in `path`.
 pub fn write(path: &Path, sections: &[Section], elapsed_s: f64) -> Result<()> {
+    rewrite(path, "bench:run", &run_text(sections, elapsed_s))
+}
+
+/// Replaces the million's table in `path`.
+pub fn write_million(path: &Path, rows: &[Row], elapsed_s: f64) -> Result<()> {
+    rewrite(path, "bench:million", &million_text(rows, elapsed_s))
+}
+
+fn rewrite(path: &Path, marker: &str, text: &str) -> Result<()> {
     let doc =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let doc = replace_between(&doc, "bench:run", &run_text(sections, elapsed_s))?;
-    let all: Vec<Row> = sections.iter().flat_map(|s| s.rows.clone()).collect();
-    let doc = replace_between(&doc, "bench:projection", &projection(&all))?;
+    let doc = replace_between(&doc, marker, text)?;
     std::fs::write(path, doc).with_context(|| format!("writing {}", path.display()))
 }
 
@@ -87,85 +94,15 @@ pub fn open_files_limit() -> Option<u64> {
     line.split_whitespace().nth(4)?.parse().ok()
 }
 
-/// A million waiting agents, from this run's figures: how many processes the open files
-/// call for, how much memory, how many connections, how long the database takes to write
-/// their questions; and which of these is met first.
-fn projection(rows: &[Row]) -> String {
-    const AGENTS: f64 = 1_000_000.0;
-    const STREAMS_PER_CONNECTION: f64 = 1_000.0;
-    let get = |name: &str| value_of(rows, name);
-    let (Some(h2), Some(h1), Some(parked)) = (
-        get("fleet: server memory per await, HTTP/2"),
-        get("fleet: server memory per await, HTTP/1.1"),
-        get("fleet: awaits parked (HTTP/2 + HTTP/1.1)"),
-    ) else {
-        return "(This run measured no fleet; the projection needs one.)".into();
-    };
-    let files = open_files_limit().unwrap_or(20_000) as f64;
-    let h1_per_process = files - 1_000.0;
-    let gb = |bytes_each: f64| AGENTS * bytes_each / 1e9;
-    let mut out = String::new();
-    out.push_str(&format!(
-        "- **Open files, on HTTP/1.1:** a waiting agent holds a connection, so a process holds \
-         at most about {} of them (its limit of {} files, less a reserve): {} processes for a \
-         million.\n",
-        figure(h1_per_process),
-        figure(files),
-        (AGENTS / h1_per_process).ceil()
-    ));
-    out.push_str(&format!(
-        "- **Over HTTP/2** a connection carries up to {} waiting requests \
-         (`SAYSO_H2_MAX_STREAMS`): a million need {} connections, which one process holds.\n",
-        figure(STREAMS_PER_CONNECTION),
-        figure(AGENTS / STREAMS_PER_CONNECTION)
-    ));
-    out.push_str(&format!(
-        "- **Memory:** {} bytes a waiting request on HTTP/2 and {} on HTTP/1.1 (measured with \
-         {} parked in one process): {:.1} GB for a million on HTTP/2, {:.1} GB on HTTP/1.1.\n",
-        figure(h2),
-        figure(h1),
-        figure(parked),
-        gb(h2),
-        gb(h1)
-    ));
-    if let (Some(p50), Some(p99)) = (
-        get("fleet: answer → wake p50"),
-        get("fleet: answer → wake p99"),
-    ) {
-        out.push_str(&format!(
-            "- **Wakes** stay cheap while they wait: answer → wake p50 {p50:.1} ms, p99 {p99:.1} ms \
-             among the fleet{}.\n",
-            get("replicas: answer → wake on another, p99")
-                .map(|r| format!(", p99 {r:.1} ms across replicas"))
-                .unwrap_or_default()
-        ));
-    }
-    let creates = get("replicas: creates, 3 writing vs pgbench")
-        .into_iter()
-        .chain(get("create, PostgreSQL (req/s)"))
-        .fold(0.0_f64, f64::max);
-    if creates > 0.0 {
-        out.push_str(&format!(
-            "- **The database:** waiting costs it nothing (one `LISTEN` connection a replica); \
-             the questions' creates do: {} creates/s at best here, so a million agents asking at \
-             once are written in {:.0} s.\n",
-            figure(creates),
-            AGENTS / creates
-        ));
-    }
-    let memory_replicas = (gb(h2) / 8.0).ceil();
-    out.push_str(&format!(
-        "\nSo: on HTTP/1.1 the first limit is open files ({} processes); behind an HTTP/2 \
-         proxy it is memory, {:.0} replicas of 8 GB{}.\n",
-        (AGENTS / h1_per_process).ceil(),
-        memory_replicas,
-        if creates > 0.0 {
-            ", then the database's commit rate during a burst of creates"
-        } else {
-            ""
-        }
-    ));
-    out
+/// The million's table, dated and with the machine it ran on.
+fn million_text(rows: &[Row], elapsed_s: f64) -> String {
+    let date = time::OffsetDateTime::now_utc().date();
+    format!(
+        "Written by `./target/release/bench million` on {date}, {} (the run took {:.0} s).\n\n{}",
+        machine(),
+        elapsed_s,
+        markdown_table(rows)
+    )
 }
 
 #[cfg(test)]

@@ -4,14 +4,15 @@
 //! a fresh database), drives it over loopback with bounded counts and times, and measures
 //! every figure beside a ceiling taken in the same run on the same machine: single-row
 //! inserts straight through SQLite and through sqlx, the server's own `/healthz`, a bare axum
-//! handler's request rate. It prints one table, writes `target/bench.json`, and writes the run's tables and the
-//! projection to a million waiting agents into docs/PERFORMANCE.md (`BENCH_WRITE_DOCS=0` leaves
-//! the document alone).
+//! handler's request rate. It prints one table, writes `target/bench.json`, and writes the
+//! run's tables into docs/PERFORMANCE.md (`BENCH_WRITE_DOCS=0` leaves the document alone).
+//! `bench million` parks a million awaits on one process and writes its own table there.
 
 mod ceiling;
 mod docs;
 mod fleet;
 mod load;
+mod million;
 mod notify;
 mod page;
 mod replicas;
@@ -31,6 +32,7 @@ use crate::ceiling::{
 use crate::docs::Section;
 use crate::fleet::{FleetSize, fleet};
 use crate::load::{CONCURRENCY, create_rate, get_rate};
+use crate::million::{MillionSize, million};
 use crate::page::page_weight;
 use crate::report::{Row, plain_row, print_table, ratio_row, skipped_row};
 use crate::server::Server;
@@ -66,10 +68,12 @@ async fn main() -> Result<()> {
             };
             return Ok(());
         }
+        // A million awaits on one process: minutes, and gigabytes on both sides.
+        ["million"] => return run_million().await,
         [] | ["fleet"] | ["postgres"] | ["sqlite"] | ["waiting"] => {}
         _ => {
             return Err(anyhow!(
-                "usage: bench [fleet | postgres | sqlite | waiting | load create|get|healthz URL KEY SECONDS]"
+                "usage: bench [fleet | million | postgres | sqlite | waiting | load create|get|healthz URL KEY SECONDS]"
             ));
         }
     }
@@ -213,13 +217,7 @@ async fn main() -> Result<()> {
     let rows = run.all_rows();
     print_table(&rows);
     let elapsed = started.elapsed().as_secs_f64();
-    let leave_docs = std::env::var("BENCH_WRITE_DOCS").is_ok_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "0" | "no" | "false" | "off"
-        )
-    });
-    if !leave_docs {
+    if writes_docs() {
         let path = docs::performance_md();
         match docs::write(&path, &run.sections, elapsed) {
             Ok(()) => eprintln!("wrote the run into {}", path.display()),
@@ -236,6 +234,45 @@ async fn main() -> Result<()> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// `bench million`: its table, printed, and written into docs/PERFORMANCE.md in place of the
+/// previous million's (`BENCH_WRITE_DOCS=0` leaves it alone).
+async fn run_million() -> Result<()> {
+    let size = MillionSize {
+        awaits: env_num("BENCH_MILLION", 1_000_000) as usize,
+        connections: env_num("BENCH_MILLION_CONNECTIONS", 1_000) as usize,
+        answers: env_num("BENCH_MILLION_ANSWERS", 1_000) as usize,
+        burst: env_num("BENCH_MILLION_BURST", 10_000) as usize,
+    };
+    let started = Instant::now();
+    let dir = std::env::temp_dir().join(format!("sayso-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let url = format!("sqlite://{}", dir.join("million.db").display());
+    let rows = million(&url, &size).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    let rows = rows?;
+    print_table(&rows);
+    let elapsed = started.elapsed().as_secs_f64();
+    if writes_docs() {
+        let path = docs::performance_md();
+        match docs::write_million(&path, &rows, elapsed) {
+            Ok(()) => eprintln!("wrote the million into {}", path.display()),
+            Err(e) => eprintln!("docs/PERFORMANCE.md not written: {e:#}"),
+        }
+    }
+    eprintln!("the million took {elapsed:.0} s");
+    Ok(())
+}
+
+/// Whether the run writes docs/PERFORMANCE.md: yes unless `BENCH_WRITE_DOCS` says no.
+fn writes_docs() -> bool {
+    !std::env::var("BENCH_WRITE_DOCS").is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "0" | "no" | "false" | "off"
+        )
+    })
 }
 
 /// The PostgreSQL part: creates beside both ceilings, then three replicas on one database.

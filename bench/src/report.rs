@@ -76,13 +76,6 @@ fn percent(ratio: f64) -> String {
     format!("{:.1} %", ratio * 100.0)
 }
 
-/// The value of the row named `scenario`, if the run measured it.
-pub fn value_of(rows: &[Row], scenario: &str) -> Option<f64> {
-    rows.iter()
-        .find(|r| r.scenario == scenario)
-        .map(|r| r.value)
-}
-
 /// The rows as a Markdown table, for docs/PERFORMANCE.md.
 pub fn markdown_table(rows: &[Row]) -> String {
     let mut out = String::from(

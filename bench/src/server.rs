@@ -38,6 +38,11 @@ impl Server {
         Self::start_full(database_url, &[], Some(first.key.clone())).await
     }
 
+    /// A fresh process on a database a server made before, with its key and `env`.
+    pub async fn restart(database_url: &str, key: &str, env: &[(&str, String)]) -> Result<Server> {
+        Self::start_full(database_url, env, Some(key.to_string())).await
+    }
+
     async fn start_full(
         database_url: &str,
         env: &[(&str, String)],
@@ -153,6 +158,16 @@ impl Server {
 
     /// Awaits parked on the server now, from its `/metrics`.
     pub async fn parked_awaits(&self) -> Result<usize> {
+        Ok(self.gauge("sayso_awaits_parked").await? as usize)
+    }
+
+    /// The server's resident memory as its own gauge counts it, in bytes.
+    pub async fn resident_bytes(&self) -> Result<u64> {
+        Ok(self.gauge("sayso_resident_memory_bytes").await? as u64)
+    }
+
+    /// A gauge of the server's `/metrics`.
+    async fn gauge(&self, name: &str) -> Result<f64> {
         let text = self
             .client
             .get(format!("{}/metrics", self.base))
@@ -162,10 +177,9 @@ impl Server {
             .text()
             .await?;
         text.lines()
-            .find_map(|l| l.strip_prefix("sayso_awaits_parked "))
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
             .and_then(|v| v.trim().parse::<f64>().ok())
-            .map(|v| v as usize)
-            .context("no sayso_awaits_parked in /metrics")
+            .with_context(|| format!("no {name} in /metrics"))
     }
 
     /// Waits until `sayso_awaits_parked` reaches `n`, or stops rising for 20 s (a slow

@@ -136,6 +136,7 @@ pub struct Metrics {
     pool_max: Family<PoolMaxLabels, Gauge>,
     database_up: Gauge,
     refused: Family<LimitLabels, Counter>,
+    resident: Gauge,
 }
 
 impl Default for Metrics {
@@ -163,6 +164,7 @@ impl Metrics {
             pool_max: Family::default(),
             database_up: Gauge::default(),
             refused: Family::default(),
+            resident: Gauge::default(),
         };
         let mut r = Registry::with_prefix("sayso");
         r.register(
@@ -232,6 +234,12 @@ impl Metrics {
             "rate_limited",
             "Requests refused by a rate limit (key, address, wrong_key)",
             m.refused.clone(),
+        );
+        r.register(
+            "resident_memory_bytes",
+            "The process's resident memory (RSS) at this scrape, from /proc/self/status; 0 \
+             where the system does not tell",
+            m.resident.clone(),
         );
         Metrics {
             registry: Arc::new(r),
@@ -316,6 +324,7 @@ impl Metrics {
     /// every metric in the OpenMetrics text format.
     pub fn render(&self, now: Option<&Snapshot>) -> String {
         self.database_up.set(i64::from(now.is_some()));
+        self.resident.set(resident_bytes().unwrap_or(0));
         if let Some(now) = now {
             self.set_states(now);
         }
@@ -371,6 +380,20 @@ impl Metrics {
     }
 }
 
+/// The process's resident memory in bytes: `VmRSS` of /proc/self/status (Linux), which the
+/// memory per waiting request is read from (docs/PERFORMANCE.md).
+fn resident_bytes() -> Option<i64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: i64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(kb * 1024)
+}
+
 /// Holds a gauge one higher while it lives.
 pub struct OpenGuard(Gauge);
 
@@ -407,6 +430,16 @@ mod tests {
         assert!(text.contains("sayso_decisions_created_total{kind=\"bool\"} 1"));
         assert!(text.contains("sayso_decisions_pending{kind=\"bool\"} 3"));
         assert!(text.contains("sayso_decisions_pending{kind=\"todo\"} 0"));
+        let resident = text
+            .lines()
+            .find_map(|l| l.strip_prefix("sayso_resident_memory_bytes "))
+            .and_then(|v| v.parse::<i64>().ok())
+            .expect("the resident memory gauge");
+        // A running test process holds more than a megabyte, and on Linux it is read.
+        assert!(
+            !cfg!(target_os = "linux") || resident > 1 << 20,
+            "{resident}"
+        );
         assert!(text.contains("sayso_awaits_parked 1"));
         drop(parked);
         let later = m.render(None);
