@@ -228,7 +228,9 @@ pub(crate) async fn await_decision(
     {
         return Ok(refusal(refused, version));
     }
-    Ok(json::response(StatusCode::OK, &svc.view(&d).await?))
+    // Boxed: the view's reads would otherwise size the future that waits.
+    let view = Box::pin(svc.view(&d)).await?;
+    Ok(json::response(StatusCode::OK, &view))
 }
 
 /// Withdraws a pending decision; it becomes `cancelled`.

@@ -33,16 +33,18 @@ impl Service {
             // Registered before the read: a resolution landing between the read and the
             // wait still wakes us.
             woken.as_mut().enable();
-            let d = self.get_decision(inbox, id).await?;
-            if d.status != Status::Pending || last_read || *shutdown.borrow_and_update() {
-                return Ok(d);
-            }
-            // At expires_at the next read expires it.
-            let until_expiry = (d.expires_at - now()).try_into().unwrap_or(Duration::ZERO);
+            // Scoped, so neither the read (boxed: a database query) nor the decision (dropped
+            // at the block's end) takes room in the future while it waits: a hundred
+            // thousand parked awaits take a few kilobytes each (docs/PERFORMANCE.md).
+            let until_expiry = {
+                let d = Box::pin(self.get_decision(inbox, id)).await?;
+                if d.status != Status::Pending || last_read || *shutdown.borrow_and_update() {
+                    return Ok(d);
+                }
+                // At expires_at the next read expires it.
+                (d.expires_at - now()).try_into().unwrap_or(Duration::ZERO)
+            };
             let expiry = tokio::time::Instant::now() + until_expiry;
-            // Every wake reads the decision again, so a parked await does not hold it: a
-            // hundred thousand of them wait in a few kilobytes each (docs/PERFORMANCE.md).
-            drop(d);
             tokio::select! {
                 _ = &mut woken => {}
                 _ = tokio::time::sleep_until(expiry.min(deadline)) => last_read = deadline <= expiry,

@@ -88,7 +88,11 @@ impl FromRequestParts<Service> for Auth {
 
     async fn from_request_parts(parts: &mut Parts, svc: &Service) -> Result<Self, ApiError> {
         let ApiKey(key) = ApiKey::from_request_parts(parts, svc).await?;
-        Ok(Auth(svc.authenticate(&key).await.map_err(ApiError::from)?))
+        // Boxed: a handler's future is as large as its largest step, and the key's lookup
+        // (a database read) would otherwise stay in every parked await's for as long as it
+        // waits (docs/PERFORMANCE.md, "A parked await's memory").
+        let inbox = Box::pin(svc.authenticate(&key)).await;
+        Ok(Auth(inbox.map_err(ApiError::from)?))
     }
 }
 
