@@ -244,6 +244,7 @@ async fn run_million() -> Result<()> {
         connections: env_num("BENCH_MILLION_CONNECTIONS", 1_000) as usize,
         answers: env_num("BENCH_MILLION_ANSWERS", 1_000) as usize,
         burst: env_num("BENCH_MILLION_BURST", 10_000) as usize,
+        hold: std::time::Duration::from_secs(env_num("BENCH_MILLION_HOLD_S", 0)),
     };
     let started = Instant::now();
     let dir = std::env::temp_dir().join(format!("sayso-bench-{}", std::process::id()));

@@ -31,6 +31,9 @@ pub struct MillionSize {
     pub answers: usize,
     /// Answered all at once.
     pub burst: usize,
+    /// Seconds to hold them all parked before answering, to look at the server from outside
+    /// (a heap profile, `/proc`).
+    pub hold: Duration,
 }
 
 /// What an await's response brought: its status, its body, when its head arrived.
@@ -118,6 +121,10 @@ pub async fn million(database_url: &str, size: &MillionSize) -> Result<Vec<Row>>
             true,
         ),
     ];
+    if !size.hold.is_zero() {
+        eprintln!("holding them parked for {} s", size.hold.as_secs());
+        tokio::time::sleep(size.hold).await;
+    }
     let mut parked: Vec<Option<JoinHandle<Result<Woken>>>> = parked.into_iter().map(Some).collect();
 
     // Answer → wake, one at a time, while the rest wait.

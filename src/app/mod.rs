@@ -136,7 +136,7 @@ pub fn router(svc: &Service, settings: &AppSettings) -> Router {
         .merge(notify::chat::routes(&settings.chats));
     // The seats of waiting requests, which every request can reach (web/waiting.rs).
     let waiting = Waiting::new(settings.limits.waiting());
-    http::finish(routes, svc.clone(), &settings.http).layer(axum::Extension(waiting))
+    http::finish(routes, svc.clone(), &settings.http, waiting)
 }
 
 /// Starts the outbox worker with every channel `settings` sets up; it stops with the

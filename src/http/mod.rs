@@ -20,9 +20,12 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::get;
 
+use tower::ServiceBuilder;
+
 use crate::service::Service;
 use crate::web::client_addr::{self, TrustedProxies};
 use crate::web::error::ApiError;
+use crate::web::waiting::Waiting;
 
 /// How the HTTP side is set up; `app` makes it from the command line.
 #[derive(Debug, Clone, Default)]
@@ -52,24 +55,45 @@ pub fn routes(svc: &Service) -> Router<Service> {
 
 /// Wraps `routes` (and whatever else is served beside them, such as MCP) in what every request
 /// goes through: the JSON 404 and 405, the body limit, the rate limit and request tracing.
-pub fn finish(routes: Router<Service>, svc: Service, settings: &HttpSettings) -> Router {
+///
+/// The layers are put on in as few `Router::layer` calls as their order allows: each call
+/// puts every request's future for its layers in an allocation of its own, beside a copy of
+/// axum's route future (some 300 bytes), and a parked await keeps all of them for as long as
+/// it waits (docs/PERFORMANCE.md, "A parked await's memory").
+pub fn finish(
+    routes: Router<Service>,
+    svc: Service,
+    settings: &HttpSettings,
+    waiting: Waiting,
+) -> Router {
     let routes = match &settings.metrics_token {
         Some(token) => routes.merge(metrics::routes(token)),
         None => routes,
     };
     let counted = svc.metrics().clone();
-    let app = routes
+    let routes = routes
         .fallback(not_found)
-        .method_not_allowed_fallback(method_not_allowed)
-        .layer(DefaultBodyLimit::max(crate::web::SMALL_BODY_LIMIT))
-        .layer(drain::DrainRefusedBodies);
-    let app = rate_limit::limit(app, settings.rate_limit, counted.clone())
-        .with_state(svc)
-        .layer(metrics::Measure::layer(counted));
+        .method_not_allowed_fallback(method_not_allowed);
+    // Outermost first: the client's address, the seats of waiting requests, the request id
+    // and span, the metrics.
     let trusted = settings.trusted_proxies.clone();
-    trace::traced(app).layer(tower::util::MapRequestLayer::new(move |req| {
-        client_addr::record(&trusted, req)
-    }))
+    let outer = ServiceBuilder::new()
+        .map_request(move |req| client_addr::record(&trusted, req))
+        .layer(axum::Extension(waiting))
+        .layer(trace::layers())
+        .layer(metrics::Measure::layer(counted.clone()));
+    // Innermost: the body limit, and the drain of the bodies it refuses.
+    let inner = ServiceBuilder::new()
+        .layer(drain::DrainRefusedBodies)
+        .layer(DefaultBodyLimit::max(crate::web::SMALL_BODY_LIMIT));
+    if settings.rate_limit.is_off() {
+        return routes.with_state(svc).layer(outer.layer(inner));
+    }
+    // The rate limit goes between the two, so a request it refuses is neither read nor
+    // drained.
+    rate_limit::limit(routes.layer(inner), settings.rate_limit, counted)
+        .with_state(svc)
+        .layer(outer)
 }
 
 /// `GET /metrics` alone, for `SAYSO_METRICS_LISTEN`: an address of its own that only the

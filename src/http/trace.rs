@@ -6,6 +6,9 @@
 use axum::Router;
 use axum::extract::{MatchedPath, Request};
 use axum::http::HeaderName;
+use tower::ServiceBuilder;
+use tower::layer::util::{Identity, Stack};
+use tower_http::classify::{ServerErrorsAsFailures, SharedClassifier};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
@@ -15,9 +18,21 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// Wraps `app` in the request id and the request span.
 pub fn traced(app: Router) -> Router {
-    app.layer(TraceLayer::new_for_http().make_span_with(span))
-        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+    app.layer(layers())
+}
+
+/// The request id and the request span as one stack, outermost first: the id is set, then
+/// copied to the response, then the span made (it carries the id).
+pub fn layers() -> ServiceBuilder<
+    Stack<
+        TraceLayer<SharedClassifier<ServerErrorsAsFailures>, fn(&Request) -> tracing::Span>,
+        Stack<PropagateRequestIdLayer, Stack<SetRequestIdLayer<MakeRequestUuid>, Identity>>,
+    >,
+> {
+    ServiceBuilder::new()
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(TraceLayer::new_for_http().make_span_with(span as fn(&Request) -> tracing::Span))
 }
 
 fn span(req: &Request) -> tracing::Span {
