@@ -21,6 +21,9 @@ pub struct Server {
     pub base: String,
     pub key: String,
     pub client: reqwest::Client,
+    /// The database of a server this benchmark started, for the `sayso` commands a
+    /// scenario runs against it as an operator would; `None` for one started by hand.
+    pub database_url: Option<String>,
 }
 
 impl Server {
@@ -113,6 +116,7 @@ impl Server {
             base,
             key,
             client,
+            database_url: Some(database_url.to_string()),
         })
     }
 
@@ -123,6 +127,7 @@ impl Server {
             base: base.trim_end_matches('/').to_string(),
             key: key.to_string(),
             client: reqwest::Client::new(),
+            database_url: None,
         }
     }
 
