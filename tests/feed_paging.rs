@@ -74,7 +74,7 @@ async fn create(srv: &TestServer, n: u32, extra: serde_json::Value) {
     // Expiry grows with the number, so the feed's order is the numbers' order.
     let mut body = json!({"question": format!("Q~{n:04}"), "kind": "bool", "notify": "none",
                           "ttl_seconds": 3600 + 10 * n});
-    if n % 3 == 0 {
+    if n.is_multiple_of(3) {
         body = json!({"question": format!("Q~{n:04}"), "kind": "todo", "notify": "none",
                       "ttl_seconds": 3600 + 10 * n});
     }
@@ -136,7 +136,8 @@ async fn every_pending_item_is_reached_once_in_order(db_url: &str) {
         );
     }
     for page in &pages {
-        let (todos, decisions): (Vec<u32>, Vec<u32>) = page.iter().partition(|n| *n % 3 == 0);
+        let (todos, decisions): (Vec<u32>, Vec<u32>) =
+            page.iter().partition(|n| n.is_multiple_of(3));
         assert!(decisions.is_sorted() && todos.is_sorted(), "{page:?}");
     }
     // The last page says so and leads back to the first.

@@ -116,7 +116,9 @@ pub(super) async fn count_pending(
         q.push(" AND project = ").push_bind(project.to_string());
     }
     q.push(" AND expires_at > ").push_bind(now);
-    q.push(" LIMIT ")
+    // Ordered by the index's own order: without it the planner reads the table from its
+    // start for a LIMIT it expects to meet soon (120 ms at a million rows, against 7).
+    q.push(" ORDER BY expires_at LIMIT ")
         .push_bind(i64::from(cap))
         .push(") AS capped");
     let n: i64 = q
