@@ -10,6 +10,7 @@
 
 mod ceiling;
 mod docs;
+mod feed;
 mod fleet;
 mod load;
 mod million;
@@ -70,10 +71,10 @@ async fn main() -> Result<()> {
         }
         // A million awaits on one process: minutes, and gigabytes on both sides.
         ["million"] => return run_million().await,
-        [] | ["fleet"] | ["postgres"] | ["sqlite"] | ["waiting"] => {}
+        [] | ["feed"] | ["fleet"] | ["postgres"] | ["sqlite"] | ["waiting"] => {}
         _ => {
             return Err(anyhow!(
-                "usage: bench [fleet | million | postgres | sqlite | waiting | load create|get|healthz URL KEY SECONDS]"
+                "usage: bench [feed | fleet | million | postgres | sqlite | waiting | load create|get|healthz URL KEY SECONDS]"
             ));
         }
     }
@@ -107,6 +108,18 @@ async fn main() -> Result<()> {
         let server = Server::start(&sqlite_url).await?;
         rows.extend(fleet(&server, &settings.fleet).await?);
         server.stop().await;
+        print_table(&rows);
+        let _ = std::fs::remove_dir_all(&dir);
+        return Ok(());
+    }
+
+    // A person's feed with `BENCH_FEED_PENDING` items waiting, on a fresh SQLite server.
+    if args.first().is_some_and(|a| a == "feed") {
+        let server = Server::start(&sqlite_url).await?;
+        let pending = env_num("BENCH_FEED_PENDING", 10_000) as usize;
+        let result = feed::feed_rows(&server, pending).await;
+        server.stop().await;
+        rows.extend(result?);
         print_table(&rows);
         let _ = std::fs::remove_dir_all(&dir);
         return Ok(());

@@ -21,6 +21,9 @@ pub struct Server {
     pub base: String,
     pub key: String,
     pub client: reqwest::Client,
+    /// The database of a server this benchmark started, for the `sayso` commands a
+    /// scenario runs against it as an operator would; `None` for one started by hand.
+    pub database_url: Option<String>,
 }
 
 impl Server {
@@ -118,6 +121,7 @@ impl Server {
             base,
             key,
             client,
+            database_url: Some(database_url.to_string()),
         })
     }
 
@@ -128,6 +132,7 @@ impl Server {
             base: base.trim_end_matches('/').to_string(),
             key: key.to_string(),
             client: reqwest::Client::new(),
+            database_url: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! What a person's feed shows, reached through their feed link or a bound device: what
 //! waits for them, and what they were asked before.
 
+use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::{Service, ServiceError, Viewer};
@@ -10,17 +11,91 @@ use crate::domain::allowance::Allowance;
 use crate::domain::people::{self, Person};
 use crate::storage::ListFilter;
 
-/// The most pending decisions a feed lists.
-const MAX_PENDING: u32 = 500;
 /// How many resolved decisions the feed's history shows.
 const HISTORY: usize = 20;
+/// How many pending decisions and to-dos one page of the feed shows.
+pub const FEED_PAGE: usize = 50;
+/// How many pending rows one read of the store brings while a page fills.
+const STORE_PAGE: u32 = 200;
+/// The most pending rows one feed page reads looking for those that ask the person (the
+/// routing rules are read in memory): a page of an inbox whose decisions mostly ask others
+/// stops there, shows what it found, and its next link goes on from the last row read, so
+/// a page costs the same however many rows the inbox holds and nothing is skipped.
+const MAX_SCANNED: usize = 2_000;
+/// The most pending decisions the feed counts for its "N waiting": counting is one range of
+/// an index, and this bounds it; past it the feed says "More than 10000".
+pub const COUNT_CAP: u32 = 10_000;
+/// The latest expiry a cursor may name (9999-12-31T23:59:59.999Z, in milliseconds): both
+/// databases hold it, and a cursor past it is not one the feed wrote.
+const LAST_MS: i64 = 253_402_300_799_999;
+
+/// A place in the feed's pending list, which runs by `(expires_at, id)`: the next page
+/// starts after it. Written into the feed's "Next" link as `<expiry ms>.<id>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeedCursor {
+    pub expires_at: OffsetDateTime,
+    pub id: Uuid,
+}
+
+impl FeedCursor {
+    /// The place just after `d`.
+    pub fn after(d: &Decision) -> FeedCursor {
+        FeedCursor {
+            expires_at: d.expires_at,
+            id: d.id,
+        }
+    }
+
+    /// The cursor a "Next" link carries; `None` for anything the feed never writes (the
+    /// link is the browser's to change, so it is read as hostile).
+    pub fn parse(text: &str) -> Option<FeedCursor> {
+        if text.len() > 64 {
+            return None;
+        }
+        let (ms, id) = text.split_once('.')?;
+        if ms.is_empty() || !ms.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let ms: i64 = ms.parse().ok().filter(|ms| *ms <= LAST_MS)?;
+        let expires_at =
+            OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000).ok()?;
+        let id = Uuid::try_parse(id).ok()?;
+        Some(FeedCursor { expires_at, id })
+    }
+
+    /// The text `parse` reads back. Stored times are whole milliseconds in both stores, so
+    /// nothing is lost.
+    pub fn encode(&self) -> String {
+        let ms = self.expires_at.unix_timestamp_nanos() / 1_000_000;
+        format!("{ms}.{}", self.id.hyphenated())
+    }
+}
+
+/// How many pending items ask the person in all, as far as the feed can tell cheaply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waiting {
+    /// Exactly this many.
+    Exactly(u64),
+    /// More than this many (the count stopped past `COUNT_CAP`).
+    MoreThan(u64),
+    /// Not counted: an inbox of several people routes decisions to some of them, which
+    /// only reading every row would tell.
+    Unknown,
+}
 
 /// A person's open work and recent history.
 pub struct Feed {
     /// Whose feed it is, in which inbox.
     pub viewer: Viewer,
-    /// Pending decisions and to-dos, soonest expiry first.
+    /// One page of the pending decisions and to-dos that ask the person, soonest expiry
+    /// first (`FEED_PAGE` at most).
     pub pending: Vec<Decision>,
+    /// Where the next page starts; `None` on the last page.
+    pub next: Option<FeedCursor>,
+    /// Whether this is the first page (no cursor was given).
+    pub first_page: bool,
+    /// How many pending items ask the person in all.
+    pub waiting: Waiting,
     /// Recently resolved decisions, newest first.
     pub recent: Vec<Decision>,
     /// Every project the inbox has decisions in, for the filter.
@@ -37,13 +112,21 @@ pub struct Feed {
     pub allowances: Vec<Allowance>,
 }
 
+/// One page of pending items asking a person, and where the next starts.
+struct PendingPage {
+    items: Vec<Decision>,
+    next: Option<FeedCursor>,
+}
+
 impl Service {
-    /// The feed of a person already known (by their link or a bound device): the inbox's
-    /// decisions that ask them (`people::is_asked`), and those they answered.
+    /// One page of the feed of a person already known (by their link or a bound device):
+    /// the inbox's pending decisions that ask them (`people::is_asked`), soonest expiry
+    /// first, from just after `after` (the first page without it), and those they answered.
     pub async fn person_feed(
         &self,
         viewer: Viewer,
         project: Option<&str>,
+        after: Option<FeedCursor>,
     ) -> Result<Feed, ServiceError> {
         let inbox = &viewer.inbox;
         let now = super::now();
@@ -53,33 +136,34 @@ impl Service {
                     .iter()
                     .any(|a| a.person_id == Some(viewer.person.id))
         };
-        let project = project.map(str::to_string);
-        let listed = self
-            .store()
-            .list_decisions(
-                inbox.id,
-                &ListFilter {
-                    status: Some(Status::Pending),
-                    project: project.clone(),
-                    limit: MAX_PENDING,
-                    ..ListFilter::default()
-                },
-            )
+        let page = self
+            .pending_asking(&viewer, project, after, FEED_PAGE, MAX_SCANNED)
             .await?;
-        let mut pending = Vec::with_capacity(listed.len());
-        for d in listed {
-            let d = self.settle(d).await?;
-            if d.status == Status::Pending && people::is_asked(&d, &viewer.person.name, now) {
-                pending.push(d);
+        let everyone = self.store().people(inbox.id).await?;
+        let shared = everyone.iter().any(|p| p.id != viewer.person.id);
+        let waiting = if after.is_none() && page.next.is_none() {
+            Waiting::Exactly(page.items.len() as u64)
+        } else if shared {
+            Waiting::Unknown
+        } else {
+            // The inbox's only person is asked every decision of it (a routing rule names
+            // only people of the inbox, and at least one approver), so the inbox's count is
+            // theirs.
+            match self
+                .store()
+                .count_pending(inbox.id, project, now, COUNT_CAP + 1)
+                .await?
+            {
+                n if n > u64::from(COUNT_CAP) => Waiting::MoreThan(u64::from(COUNT_CAP)),
+                n => Waiting::Exactly(n),
             }
-        }
-        pending.sort_by_key(|d| (d.expires_at, d.id));
+        };
         let recent = self
             .store()
             .list_decisions(
                 inbox.id,
                 &ListFilter {
-                    project,
+                    project: project.map(str::to_string),
                     limit: (HISTORY * 3) as u32,
                     ..ListFilter::default()
                 },
@@ -90,8 +174,6 @@ impl Service {
             .take(HISTORY)
             .collect();
         let projects = self.store().projects(inbox.id).await?;
-        let everyone = self.store().people(inbox.id).await?;
-        let shared = everyone.iter().any(|p| p.id != viewer.person.id);
         let zone_of = |p: &Person| p.quiet.as_ref().map(|q| q.tz.clone());
         let zone = zone_of(&viewer.person)
             .or_else(|| everyone.iter().find(|p| p.is_inbox_own()).and_then(zone_of));
@@ -100,13 +182,101 @@ impl Service {
         Ok(Feed {
             allowances,
             viewer,
-            pending,
+            pending: page.items,
+            next: page.next,
+            first_page: after.is_none(),
+            waiting,
             recent,
             projects,
             shared,
             has_passkey,
             zone,
         })
+    }
+
+    /// Every pending decision asking the viewer that `keep` holds, soonest expiry first:
+    /// the whole list, read a store page at a time (the session page gathers one agent
+    /// session's calls from it, wherever they stand in the list).
+    pub async fn all_pending_asking(
+        &self,
+        viewer: &Viewer,
+        keep: impl Fn(&Decision) -> bool,
+    ) -> Result<Vec<Decision>, ServiceError> {
+        let mut kept = Vec::new();
+        let mut after = None;
+        loop {
+            let page = self
+                .pending_asking(viewer, None, after, usize::MAX, STORE_PAGE as usize)
+                .await?;
+            kept.extend(page.items.into_iter().filter(|d| keep(d)));
+            match page.next {
+                Some(next) => after = Some(next),
+                None => return Ok(kept),
+            }
+        }
+    }
+
+    /// The zone a viewer's pages show times in: their own, else the inbox's own person's.
+    pub async fn viewer_zone(&self, viewer: &Viewer) -> Result<Option<String>, ServiceError> {
+        let zone_of = |p: &Person| p.quiet.as_ref().map(|q| q.tz.clone());
+        if let Some(z) = zone_of(&viewer.person) {
+            return Ok(Some(z));
+        }
+        Ok(self
+            .store()
+            .person(viewer.inbox.id)
+            .await?
+            .as_ref()
+            .and_then(zone_of))
+    }
+
+    /// Up to `want` pending items asking the viewer after `after`, reading at most about
+    /// `max_scanned` rows: the store's keyset pages are read in turn until the page is full
+    /// (and one more item shows there is a next), the rows run out, or the bound is met.
+    /// The next page starts after the last row looked at, so an item is on exactly one page.
+    async fn pending_asking(
+        &self,
+        viewer: &Viewer,
+        project: Option<&str>,
+        after: Option<FeedCursor>,
+        want: usize,
+        max_scanned: usize,
+    ) -> Result<PendingPage, ServiceError> {
+        let now = super::now();
+        let mut items = Vec::new();
+        let mut at = after;
+        let mut scanned = 0;
+        loop {
+            let rows = self
+                .store()
+                .pending_page(
+                    viewer.inbox.id,
+                    project,
+                    at.map(|c| (c.expires_at, c.id)),
+                    STORE_PAGE,
+                )
+                .await?;
+            let more = rows.len() == STORE_PAGE as usize;
+            for d in rows {
+                scanned += 1;
+                let here = FeedCursor::after(&d);
+                // One past expiry the sweep has not reached yet is expired here, not shown.
+                let d = self.settle(d).await?;
+                if d.status == Status::Pending && people::is_asked(&d, &viewer.person.name, now) {
+                    if items.len() == want {
+                        return Ok(PendingPage { items, next: at });
+                    }
+                    items.push(d);
+                }
+                at = Some(here);
+            }
+            if !more {
+                return Ok(PendingPage { items, next: None });
+            }
+            if scanned >= max_scanned {
+                return Ok(PendingPage { items, next: at });
+            }
+        }
     }
 }
 

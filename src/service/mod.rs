@@ -46,7 +46,7 @@ pub use decisions::{Created, ListPage, ListQuery};
 pub use devices::{DEVICE_COOKIE, SECURE_DEVICE_COOKIE, Viewer};
 pub use events::ResolutionFeed;
 pub use export::ExportQuery;
-pub use feed::Feed;
+pub use feed::{FEED_PAGE, Feed, FeedCursor, Waiting};
 pub use inboxes::{ChannelChanges, FirstRun};
 pub use outbox::{Outbox, message};
 pub use people::PersonSettings;

@@ -312,6 +312,28 @@ pub trait Store: Send + Sync + 'static {
         filter: &ListFilter,
     ) -> Result<Vec<Decision>, StoreError>;
 
+    /// The inbox's pending decisions (of `project` only, when given) in expiry order, by
+    /// `(expires_at, id)` strictly after `after`, at most `limit`: a keyset page, which costs
+    /// the same however many rows come before it (index `decisions_pending_expiry`).
+    async fn pending_page(
+        &self,
+        inbox_id: Uuid,
+        project: Option<&str>,
+        after: Option<(OffsetDateTime, Uuid)>,
+        limit: u32,
+    ) -> Result<Vec<Decision>, StoreError>;
+
+    /// How many of the inbox's decisions (of `project` only, when given) are pending and
+    /// expire after `now`, counted up to `cap` and no further, so the count's cost has a
+    /// bound.
+    async fn count_pending(
+        &self,
+        inbox_id: Uuid,
+        project: Option<&str>,
+        now: OffsetDateTime,
+        cap: u32,
+    ) -> Result<u64, StoreError>;
+
     /// The inbox's resolutions (answered, declined, cancelled, expired) whose event id is above
     /// `after`, oldest first, at most `limit`: each as (event id, decision id). Ids only grow,
     /// and an id is never seen after a larger one of the same inbox was, so a reader that

@@ -13,10 +13,11 @@ use axum::response::{IntoResponse, Response};
 use time::OffsetDateTime;
 
 use super::answer::FEED_PATH;
+use super::reader::Reader;
 use super::session::session_url;
 use super::templates::{
-    FeedAllowance, FeedItem, FeedPage, FeedTodo, PendingEntry, ProjectLink, SessionLink,
-    error_page, render,
+    FeedAllowance, FeedItem, FeedPage, FeedPaging, FeedTodo, PendingEntry, ProjectLink,
+    SessionLink, error_page, error_page_for, render,
 };
 use super::{Token, device_cookie};
 use crate::domain::approval::ran_instead;
@@ -25,7 +26,9 @@ use crate::domain::{CancelReason, Decision, Kind, PersonChannel, Status};
 use crate::render::approval::agent_name;
 use crate::render::visible::{Lines, clip, visible};
 use crate::render::{self, Zone, render_markdown};
-use crate::service::{DEVICE_COOKIE, SECURE_DEVICE_COOKIE, Service, ServiceError, Viewer};
+use crate::service::{
+    DEVICE_COOKIE, FeedCursor, SECURE_DEVICE_COOKIE, Service, ServiceError, Viewer, Waiting,
+};
 use crate::web::extract::Segment;
 
 pub fn routes() -> Router<Service> {
@@ -125,15 +128,30 @@ fn device_cookies(value: &str, https: bool) -> Vec<String> {
     }
 }
 
-/// The feed of the inbox this browser is bound to.
+/// The feed of the inbox this browser is bound to, with the time the server took on it in a
+/// `Server-Timing` header (the benchmark's measure; a browser's developer tools show it).
 async fn show_bound_feed(
     State(svc): State<Service>,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let filter = project_filter(query.as_deref());
-    match svc.device_viewer(device_cookie(&headers).as_deref()).await {
-        Ok(viewer) => feed_response(&svc, viewer, filter).await,
+    let started = std::time::Instant::now();
+    let mut resp = bound_feed(&svc, &headers, query.as_deref()).await;
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    if let Ok(v) = HeaderValue::from_str(&format!("app;dur={ms:.2}")) {
+        resp.headers_mut().insert("server-timing", v);
+    }
+    resp
+}
+
+async fn bound_feed(svc: &Service, headers: &HeaderMap, query: Option<&str>) -> Response {
+    let filter = project_filter(query);
+    let after = match page_cursor(query) {
+        Ok(after) => after,
+        Err(()) => return bad_cursor(),
+    };
+    match svc.device_viewer(device_cookie(headers).as_deref()).await {
+        Ok(viewer) => feed_response(svc, viewer, filter, after).await,
         Err(ServiceError::NotFound) => error_page(
             StatusCode::FORBIDDEN,
             "This device is not linked to an inbox",
@@ -153,8 +171,38 @@ fn project_filter(query: Option<&str>) -> Option<String> {
     })
 }
 
-async fn feed_response(svc: &Service, viewer: Viewer, filter: Option<String>) -> Response {
-    match svc.person_feed(viewer, filter.as_deref()).await {
+/// The page's place in the pending list, from its `after` parameter: `Ok(None)` for the
+/// first page, `Err` for a cursor the feed never wrote (a hand-edited or cut link).
+fn page_cursor(query: Option<&str>) -> Result<Option<FeedCursor>, ()> {
+    let Some(q) = query else { return Ok(None) };
+    match url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "after") {
+        None => Ok(None),
+        Some((_, v)) => FeedCursor::parse(&v).map(Some).ok_or(()),
+    }
+}
+
+/// A 400 for a page link whose cursor the feed cannot read, with the way back to its first
+/// page.
+fn bad_cursor() -> Response {
+    error_page_for(
+        &Reader {
+            to_feed: true,
+            ..Reader::default()
+        },
+        StatusCode::BAD_REQUEST,
+        "This page link is broken",
+        "The feed could not read where this page starts (its link was cut or changed). \
+         Open your feed again to start from what expires soonest.",
+    )
+}
+
+async fn feed_response(
+    svc: &Service,
+    viewer: Viewer,
+    filter: Option<String>,
+    after: Option<FeedCursor>,
+) -> Response {
+    match svc.person_feed(viewer, filter.as_deref(), after).await {
         Ok(feed) => {
             let push_key = push_key(svc).await;
             render(StatusCode::OK, &page(svc, feed, filter, push_key))
@@ -238,10 +286,47 @@ fn page(
     };
     let (todos, pending): (Vec<&Decision>, Vec<&Decision>) =
         feed.pending.iter().partition(|d| d.kind() == Kind::Todo);
+    // The feed's own address with the project filter, to which a page's cursor is added.
+    let filtered = match &filter {
+        Some(p) => format!(
+            "{base}?project={}",
+            url::form_urlencoded::byte_serialize(p.as_bytes()).collect::<String>()
+        ),
+        None => base.clone(),
+    };
+    let join = if filter.is_some() { '&' } else { '?' };
+    let shown = feed.pending.len();
+    let (heading, title_count) = match feed.waiting {
+        Waiting::Exactly(0) => ("Nothing waiting".to_string(), None),
+        Waiting::Exactly(n) => (format!("{n} waiting for you"), Some(n.to_string())),
+        Waiting::MoreThan(n) => (
+            format!("More than {n} waiting for you"),
+            Some(format!("{n}+")),
+        ),
+        Waiting::Unknown if feed.first_page && shown > 0 => (
+            format!("{shown} or more waiting for you"),
+            Some(format!("{shown}+")),
+        ),
+        Waiting::Unknown => ("Waiting for you".to_string(), None),
+    };
+    let paging = (feed.next.is_some() || !feed.first_page).then(|| FeedPaging {
+        shown: if feed.first_page {
+            format!("The {shown} that expire soonest are shown here.")
+        } else {
+            format!("{shown} shown here, after those that expire sooner.")
+        },
+        next_url: feed
+            .next
+            .map(|c| format!("{filtered}{join}after={}", c.encode())),
+        first_url: (!feed.first_page).then(|| filtered.clone()),
+    });
+    let more_pages = feed.next.is_some() || !feed.first_page;
     FeedPage {
         inbox_name: feed.viewer.inbox.name.clone(),
         person_name: feed.shared.then(|| feed.viewer.person.name.clone()),
-        open_count: feed.pending.len(),
+        heading,
+        title_count,
+        paging,
         projects: feed
             .projects
             .iter()
@@ -257,7 +342,7 @@ fn page(
         filter,
         all_url: base.clone(),
         pending_count: pending.len(),
-        pending: gather_sessions(&pending, |d| FeedItem {
+        pending: gather_sessions(&pending, more_pages, |d| FeedItem {
             when: render::time_left(d.expires_at, now),
             progress: people::progress(d),
             ..item(d, d.expires_at)
@@ -321,8 +406,11 @@ fn feed_allowance(
 
 /// The pending list, in order, with the approvals of an agent session that has more than
 /// one waiting gathered where its first one stands, under the link to the session page.
+/// With `more_pages`, the page holds only some of the list, and a session's count on it may
+/// not be all of the session's calls (its own page shows them all), so none is given.
 fn gather_sessions(
     pending: &[&Decision],
+    more_pages: bool,
     item: impl Fn(&Decision) -> FeedItem,
 ) -> Vec<PendingEntry> {
     let key = |d: &Decision| {
@@ -347,9 +435,14 @@ fn gather_sessions(
             .iter()
             .filter(|o| key(o).as_ref() == Some(&k))
             .count();
+        let how_many = if more_pages {
+            String::new()
+        } else {
+            format!("{count} ")
+        };
         let session = (count > 1).then(|| SessionLink {
             label: format!(
-                "Answer all {count} calls from {}, session {}, on one screen",
+                "Answer all {how_many}calls from {}, session {}, on one screen",
                 visible(agent_name(&k.0), Lines::Marked),
                 clip(&k.1, 24, Lines::Marked).with_note()
             ),

@@ -148,15 +148,15 @@ async fn pending_calls(
     viewer: Viewer,
     which: &Which,
 ) -> Result<(Viewer, Vec<Decision>, Zone), ServiceError> {
-    let feed = svc.person_feed(viewer, None).await?;
-    let zone = feed.zone.as_deref().map(Zone::named).unwrap_or_default();
-    let mut calls: Vec<Decision> = feed
-        .pending
-        .into_iter()
-        .filter(|d| which.holds(d))
-        .collect();
+    let mut calls = svc.all_pending_asking(&viewer, |d| which.holds(d)).await?;
+    let zone = svc
+        .viewer_zone(&viewer)
+        .await?
+        .as_deref()
+        .map(Zone::named)
+        .unwrap_or_default();
     calls.sort_by_key(|d| (d.created_at, d.id));
-    Ok((feed.viewer, calls, zone))
+    Ok((viewer, calls, zone))
 }
 
 async fn session_page(

@@ -55,7 +55,13 @@ pub struct FeedPage {
     pub inbox_name: String,
     /// Whose feed it is, named when the inbox has more than one person.
     pub person_name: Option<String>,
-    pub open_count: usize,
+    /// "120 waiting for you", "More than 10000 waiting for you", "Nothing waiting".
+    pub heading: String,
+    /// The count the window's title starts with ("120", "50+"); none when nothing or an
+    /// unknown number waits.
+    pub title_count: Option<String>,
+    /// The way through the pending list when it takes more than this page.
+    pub paging: Option<FeedPaging>,
     pub projects: Vec<ProjectLink>,
     pub filter: Option<String>,
     pub all_url: String,
@@ -77,6 +83,16 @@ pub struct FeedPage {
     pub to_feed: bool,
     /// The standing allowances that count now, each with its revoke button.
     pub allowances: Vec<FeedAllowance>,
+}
+
+/// Where a page of the feed stands in the pending list, and the links on.
+pub struct FeedPaging {
+    /// "The 50 that expire soonest are shown here."
+    pub shown: String,
+    /// The next page (its `after` cursor); none on the last.
+    pub next_url: Option<String>,
+    /// The first page, from a later one.
+    pub first_url: Option<String>,
 }
 
 /// A standing allowance in the feed: what it lets through, until when, given by whom.

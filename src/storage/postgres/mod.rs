@@ -348,6 +348,26 @@ impl Store for PgStore {
         decisions::list_decisions(self, inbox_id, filter).await
     }
 
+    async fn pending_page(
+        &self,
+        inbox_id: Uuid,
+        project: Option<&str>,
+        after: Option<(OffsetDateTime, Uuid)>,
+        limit: u32,
+    ) -> Result<Vec<Decision>, StoreError> {
+        decisions::pending_page(self, inbox_id, project, after, limit).await
+    }
+
+    async fn count_pending(
+        &self,
+        inbox_id: Uuid,
+        project: Option<&str>,
+        now: OffsetDateTime,
+        cap: u32,
+    ) -> Result<u64, StoreError> {
+        decisions::count_pending(self, inbox_id, project, now, cap).await
+    }
+
     async fn resolve(
         &self,
         id: Uuid,

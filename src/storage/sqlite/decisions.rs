@@ -59,9 +59,17 @@ pub(super) async fn projects(
     store: &SqliteStore,
     inbox_id: Uuid,
 ) -> Result<Vec<String>, StoreError> {
+    // Each project is one seek of `decisions_projects` past the one before, so the cost is
+    // the number of projects, not of decisions (a DISTINCT read every one of them).
     sqlx::query_scalar(
-        "SELECT DISTINCT project FROM decisions \
-         WHERE inbox_id = ? AND project IS NOT NULL ORDER BY project LIMIT 100",
+        "WITH RECURSIVE p(project) AS ( \
+           SELECT (SELECT project FROM decisions WHERE inbox_id = ?1 AND project IS NOT NULL \
+                   ORDER BY project LIMIT 1) \
+           UNION ALL \
+           SELECT (SELECT d.project FROM decisions AS d \
+                   WHERE d.inbox_id = ?1 AND d.project > p.project ORDER BY d.project LIMIT 1) \
+           FROM p WHERE p.project IS NOT NULL LIMIT 101) \
+         SELECT project FROM p WHERE project IS NOT NULL LIMIT 100",
     )
     .bind(id(inbox_id))
     .fetch_all(&store.pool)
@@ -101,6 +109,65 @@ pub(super) async fn list_decisions(
         .into_iter()
         .map(Decision::try_from)
         .collect()
+}
+
+pub(super) async fn pending_page(
+    store: &SqliteStore,
+    inbox_id: Uuid,
+    project: Option<&str>,
+    after: Option<(OffsetDateTime, Uuid)>,
+    limit: u32,
+) -> Result<Vec<Decision>, StoreError> {
+    let mut q = QueryBuilder::<Sqlite>::new(concat!(
+        "SELECT ",
+        decision_columns!(),
+        " FROM decisions WHERE status = 'pending' AND inbox_id = "
+    ));
+    q.push_bind(id(inbox_id));
+    if let Some(project) = project {
+        q.push(" AND project = ").push_bind(project.to_string());
+    }
+    // A row value, which SQLite turns into one range of the index.
+    if let Some((expires_at, after_id)) = after {
+        q.push(" AND (expires_at, id) > (")
+            .push_bind(millis(expires_at))
+            .push(", ")
+            .push_bind(id(after_id))
+            .push(")");
+    }
+    q.push(" ORDER BY expires_at, id LIMIT ")
+        .push_bind(i64::from(limit));
+    q.build_query_as::<DecisionRow>()
+        .fetch_all(&store.pool)
+        .await
+        .map_err(store_error)?
+        .into_iter()
+        .map(Decision::try_from)
+        .collect()
+}
+
+pub(super) async fn count_pending(
+    store: &SqliteStore,
+    inbox_id: Uuid,
+    project: Option<&str>,
+    now: OffsetDateTime,
+    cap: u32,
+) -> Result<u64, StoreError> {
+    let mut q = QueryBuilder::<Sqlite>::new(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM decisions WHERE status = 'pending' AND inbox_id = ",
+    );
+    q.push_bind(id(inbox_id));
+    if let Some(project) = project {
+        q.push(" AND project = ").push_bind(project.to_string());
+    }
+    q.push(" AND expires_at > ").push_bind(millis(now));
+    q.push(" LIMIT ").push_bind(i64::from(cap)).push(")");
+    let n: i64 = q
+        .build_query_scalar()
+        .fetch_one(&store.pool)
+        .await
+        .map_err(store_error)?;
+    Ok(n.max(0) as u64)
 }
 
 pub(super) async fn expire(
