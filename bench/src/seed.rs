@@ -254,7 +254,9 @@ const COPIED: &str = "inbox_id, kind, question, project, spec, default_outcome, 
 /// trigger, as for every create.
 fn seed_sqlite(path: &std::path::Path, plan: &[(String, i64, Option<i64>)]) -> Result<()> {
     let mut conn = rusqlite::Connection::open(path)?;
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    // A seed need not survive a crash, and its indexes fit in 256 MB of cache.
+    conn.pragma_update(None, "synchronous", "OFF")?;
+    conn.pragma_update(None, "cache_size", "-262144")?;
     conn.busy_timeout(Duration::from_secs(30))?;
     let template_made: std::collections::HashMap<String, i64> = {
         let mut q = conn.prepare("SELECT created_at FROM decisions WHERE id = ?1")?;
@@ -626,6 +628,8 @@ impl Db {
                 tokio::task::spawn_blocking(move || -> Result<()> {
                     let mut conn = rusqlite::Connection::open(&path)?;
                     conn.busy_timeout(Duration::from_secs(30))?;
+                    conn.pragma_update(None, "synchronous", "OFF")?;
+                    conn.pragma_update(None, "cache_size", "-262144")?;
                     let tx = conn.transaction()?;
                     {
                         let mut insert = tx.prepare(
@@ -645,6 +649,7 @@ impl Db {
                         }
                     }
                     tx.commit()?;
+                    conn.pragma_update(None, "wal_checkpoint", "TRUNCATE")?;
                     Ok(())
                 })
                 .await?
