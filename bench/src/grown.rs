@@ -285,6 +285,9 @@ async fn throughput(kind: Kind, dir: &Path, pg_url: &str, size: &GrownSize) -> R
             .budget_text("grown/empty ≥ 85 %"),
         );
     }
+    // TODO(merge with branch `feed`, bench/src/feed.rs): a person's feed on the grown
+    // database, its first page's server time and paging, beside the million:
+    // `rows.extend(crate::feed::feed_rows(&grown, 10_000).await?);`
     rows.push(
         ratio_row(
             &format!(
@@ -717,9 +720,9 @@ async fn paced_creates(
         all.add(hist)?;
         slow.extend(s);
     }
-    // When the slow ones came, to tell the sweep's batches from retention's.
-    slow.sort();
-    for (at, took) in slow.iter().take(30) {
+    // The slowest and when they came, to tell the sweep's batches from retention's.
+    slow.sort_by_key(|(_, took)| std::cmp::Reverse(*took));
+    for (at, took) in slow.iter().take(10) {
         eprintln!(
             "  a create of {:.1} ms at {:.2} s",
             took.as_secs_f64() * 1000.0,
