@@ -31,13 +31,10 @@ impl Db {
     pub async fn size(&self) -> Result<u64> {
         match self {
             Db::Sqlite(path) => {
-                let mut bytes = std::fs::metadata(path)?.len();
-                for tail in ["-wal"] {
-                    let mut p = path.clone().into_os_string();
-                    p.push(tail);
-                    bytes += std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
-                }
-                Ok(bytes)
+                let mut wal = path.clone().into_os_string();
+                wal.push("-wal");
+                let wal = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+                Ok(std::fs::metadata(path)?.len() + wal)
             }
             Db::Postgres(url) => {
                 let mut conn = sqlx::PgConnection::connect(url).await?;
