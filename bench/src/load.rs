@@ -152,3 +152,73 @@ pub async fn get_rate(server: &Server, seconds: u64) -> Result<f64> {
     eprintln!("get: {r:.0}/s");
     Ok(r)
 }
+
+/// `CONCURRENCY` clients, each on a connection of its own, sending `method` to the paths of
+/// `urls` (all on one server) in turn for `seconds`: completions per second. With `once`,
+/// each URL is sent once (an answer to each of many decisions) and the clients stop early
+/// when none is left; otherwise they go round the list again.
+pub async fn http1_rate_over(
+    seconds: u64,
+    method: hyper::Method,
+    key: Option<String>,
+    urls: Arc<Vec<String>>,
+    body: Option<serde_json::Value>,
+    once: bool,
+) -> Result<f64> {
+    let first: url::Url = urls.first().ok_or_else(|| anyhow!("no URLs"))?.parse()?;
+    let host = first.host_str().unwrap_or("127.0.0.1").to_string();
+    let port = first.port_or_known_default().unwrap_or(80);
+    let authority = format!("{host}:{port}");
+    let paths: Arc<Vec<String>> = Arc::new(
+        urls.iter()
+            .map(|u| Ok(u.parse::<url::Url>()?.path().to_string()))
+            .collect::<Result<_>>()?,
+    );
+    let body = bytes::Bytes::from(
+        body.as_ref()
+            .map(serde_json::to_vec)
+            .transpose()?
+            .unwrap_or_default(),
+    );
+    let next = Arc::new(AtomicU64::new(0));
+    workers(seconds, move |deadline, done| {
+        let (method, key, body) = (method.clone(), key.clone(), body.clone());
+        let (authority, paths, next) = (authority.clone(), Arc::clone(&paths), Arc::clone(&next));
+        async move {
+            let stream = tokio::net::TcpStream::connect(&authority).await?;
+            stream.set_nodelay(true)?;
+            let (mut sender, conn) =
+                hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await?;
+            tokio::spawn(conn);
+            let bearer = key.as_ref().map(|k| format!("Bearer {k}"));
+            while Instant::now() < deadline {
+                let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                if once && i >= paths.len() {
+                    break;
+                }
+                let path = &paths[i % paths.len()];
+                let mut builder = hyper::Request::builder()
+                    .method(method.clone())
+                    .uri(path)
+                    .header(hyper::header::HOST, &authority);
+                if let Some(bearer) = &bearer {
+                    builder = builder.header(hyper::header::AUTHORIZATION, bearer);
+                }
+                if !body.is_empty() {
+                    builder = builder.header(hyper::header::CONTENT_TYPE, "application/json");
+                }
+                let request = builder.body(http_body_util::Full::new(body.clone()))?;
+                sender.ready().await?;
+                let resp = sender.send_request(request).await?;
+                let status = resp.status();
+                http_body_util::BodyExt::collect(resp.into_body()).await?;
+                if !status.is_success() {
+                    return Err(anyhow!("{method} {path} answered {status}"));
+                }
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(())
+        }
+    })
+    .await
+}

@@ -12,12 +12,14 @@ mod ceiling;
 mod docs;
 mod feed;
 mod fleet;
+mod grown;
 mod load;
 mod million;
 mod notify;
 mod page;
 mod replicas;
 mod report;
+mod seed;
 mod server;
 mod waiting;
 
@@ -71,10 +73,13 @@ async fn main() -> Result<()> {
         }
         // A million awaits on one process: minutes, and gigabytes on both sides.
         ["million"] => return run_million().await,
+        ["grown"] => return grown_only(&[grown::Kind::Sqlite, grown::Kind::Postgres]).await,
+        ["grown", "sqlite"] => return grown_only(&[grown::Kind::Sqlite]).await,
+        ["grown", "postgres"] => return grown_only(&[grown::Kind::Postgres]).await,
         [] | ["feed"] | ["fleet"] | ["postgres"] | ["sqlite"] | ["waiting"] => {}
         _ => {
             return Err(anyhow!(
-                "usage: bench [feed | fleet | million | postgres | sqlite | waiting | load create|get|healthz URL KEY SECONDS]"
+                "usage: bench [feed | fleet | grown [sqlite|postgres] | million | postgres | sqlite | waiting | load create|get|healthz URL KEY SECONDS]"
             ));
         }
     }
@@ -287,6 +292,46 @@ fn writes_docs() -> bool {
             "0" | "no" | "false" | "off"
         )
     })
+}
+
+/// `bench grown`: the costs on an empty and on a grown database, on each store of `kinds`
+/// (docs/PERFORMANCE.md, "Flat as the data grows"). It does not write the document.
+async fn grown_only(kinds: &[grown::Kind]) -> Result<()> {
+    let started = Instant::now();
+    let size = grown::GrownSize {
+        decisions: env_num("BENCH_GROWN_DECISIONS", 1_000_000) as usize,
+        smaller: env_num("BENCH_GROWN_SMALLER", 100_000) as usize,
+        clearing: env_num("BENCH_GROWN_CLEARING", 100_000) as usize,
+        turns: env_num("BENCH_GROWN_TURNS", 5),
+        pool: env_num("BENCH_GROWN_POOL", 20_000) as usize,
+        creates_per_s: env_num("BENCH_GROWN_CREATES_PER_S", 1000),
+    };
+    let pg_url = std::env::var("BENCH_PG_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+    let dir = std::env::temp_dir().join(format!("sayso-grown-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let mut rows = Vec::new();
+    for &kind in kinds {
+        eprintln!(
+            "== grown, {}",
+            if kind == grown::Kind::Sqlite {
+                "SQLite"
+            } else {
+                "PostgreSQL"
+            }
+        );
+        match grown::grown(kind, &dir, &pg_url, &size).await {
+            Ok(r) => rows.extend(r),
+            Err(e) => {
+                eprintln!("grown: {e:#}");
+                rows.push(skipped_row("grown", &format!("{e:#}")));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    print_table(&rows);
+    eprintln!("the run took {:.0} s", started.elapsed().as_secs_f64());
+    Ok(())
 }
 
 /// The PostgreSQL part: creates beside both ceilings, then three replicas on one database.

@@ -60,7 +60,7 @@ pub async fn million(database_url: &str, size: &MillionSize) -> Result<Vec<Row>>
     // measured on a fresh one.
     let key = creator.key.clone();
     creator.stop().await;
-    let server = Server::restart(database_url, &key, &env).await?;
+    let server = Server::restart(database_url, &env, &key).await?;
     let generator_before = rss_kb(Some(std::process::id()));
     let server_before = server.resident_bytes().await?;
 

@@ -25,6 +25,20 @@ pub fn ratio_row(scenario: &str, value: f64, ceiling: f64, budget: f64) -> Row {
     }
 }
 
+impl Row {
+    /// The same row, its scenario named after `prefix`.
+    pub fn prefixed(mut self, prefix: &str) -> Row {
+        self.scenario = format!("{prefix}: {}", self.scenario);
+        self
+    }
+
+    /// The row with its budget said otherwise than "of the ceiling" (the test is the same).
+    pub fn budget_text(mut self, text: &str) -> Row {
+        self.budget = text.into();
+        self
+    }
+}
+
 pub fn plain_row(scenario: &str, value: f64, unit: &'static str, budget: &str, holds: bool) -> Row {
     Row {
         scenario: scenario.into(),

@@ -41,8 +41,9 @@ impl Server {
         Self::start_full(database_url, &[], Some(first.key.clone())).await
     }
 
-    /// A fresh process on a database a server made before, with its key and `env`.
-    pub async fn restart(database_url: &str, key: &str, env: &[(&str, String)]) -> Result<Server> {
+    /// A server on a database that already has its key (one this bench started before and
+    /// stopped, to write into its tables while nothing else did).
+    pub async fn restart(database_url: &str, env: &[(&str, String)], key: &str) -> Result<Server> {
         Self::start_full(database_url, env, Some(key.to_string())).await
     }
 

@@ -8,8 +8,11 @@ use std::time::Duration;
 use super::{Service, now};
 use crate::domain::Status;
 
-/// How many decisions one sweep expires before looking again.
-const BATCH: u32 = 500;
+/// How many decisions one sweep expires before looking again: each batch is one write
+/// (with its events and outbox messages) that creates wait behind. 500 held SQLite's writer
+/// and PostgreSQL's for 150 to 190 ms while 100 000 due decisions were cleared (`bench
+/// grown`); 100 keeps a create's wait under that budget of 100 ms.
+const BATCH: u32 = 100;
 
 pub(super) async fn sweep(svc: Service) {
     let mut backoff = svc.settings().expiry_interval;

@@ -6,7 +6,15 @@ use std::path::Path;
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
-use super::{ListQuery, Service, ServiceError};
+use std::collections::HashMap;
+
+use uuid::Uuid;
+
+use super::{DecisionView, Service, ServiceError};
+use crate::storage::ListFilter;
+
+/// Decisions an export reads at a time.
+const PAGE: u32 = 200;
 
 /// Which decisions an export takes: one inbox's, created in `[since, until)`.
 #[derive(Debug, Clone)]
@@ -19,7 +27,8 @@ pub struct ExportQuery {
 impl Service {
     /// Calls `line` with each decision of the query, newest first, as
     /// `{"decision": <the API's view>, "events": [<audit trail>]}`; returns how many. Reads a
-    /// page at a time, so an inbox of any size streams in little memory.
+    /// page at a time (its decisions, their audit trails and notification states: three
+    /// queries), so an inbox of any size streams in the memory of one page.
     pub async fn export(
         &self,
         q: &ExportQuery,
@@ -33,32 +42,47 @@ impl Service {
         let mut cursor = None;
         let mut written = 0;
         loop {
-            let page = self
-                .list_decisions(
-                    &inbox,
-                    ListQuery {
-                        limit: 200,
-                        cursor,
-                        ..ListQuery::default()
-                    },
-                )
-                .await?;
-            for view in &page.items {
-                if q.until.is_some_and(|until| view.created_at >= until) {
+            let filter = ListFilter {
+                status: None,
+                kind: None,
+                project: None,
+                limit: PAGE + 1,
+                before: cursor,
+            };
+            let mut rows = self.store().list_decisions(inbox.id, &filter).await?;
+            let more = rows.len() > PAGE as usize;
+            rows.truncate(PAGE as usize);
+            cursor = rows.last().map(|d| d.id);
+            let mut page = Vec::with_capacity(rows.len());
+            let mut older = false;
+            for d in rows {
+                if q.until.is_some_and(|until| d.created_at >= until) {
                     continue;
                 }
-                if q.since.is_some_and(|since| view.created_at < since) {
+                if q.since.is_some_and(|since| d.created_at < since) {
                     // Newest first: everything after this is older still.
-                    return Ok(written);
+                    older = true;
+                    break;
                 }
-                let events = self.store().events(view.decision_id).await?;
+                // A pending decision past its time is expired first, as a read of it would.
+                page.push(self.settle(d).await?);
+            }
+            let ids: Vec<Uuid> = page.iter().map(|d| d.id).collect();
+            let mut events = grouped(self.store().events_of(&ids).await?);
+            let mut notifications = grouped(self.store().notifications_of(&ids).await?);
+            for d in &page {
+                let view = DecisionView::new(
+                    d,
+                    self.web_url(d),
+                    notifications.remove(&d.id).unwrap_or_default(),
+                );
+                let events = events.remove(&d.id).unwrap_or_default();
                 line(&json!({"decision": view, "events": events}))
                     .map_err(|e| ServiceError::Internal(format!("writing the export: {e}")))?;
                 written += 1;
             }
-            match page.next.as_deref().map(uuid::Uuid::parse_str) {
-                Some(Ok(next)) => cursor = Some(next),
-                _ => return Ok(written),
+            if older || !more {
+                return Ok(written);
             }
         }
     }
@@ -67,4 +91,13 @@ impl Service {
     pub async fn backup_to(&self, path: &Path) -> Result<(), ServiceError> {
         Ok(self.store().backup_to(path).await?)
     }
+}
+
+/// Rows of several decisions, in their order, by decision.
+fn grouped<T>(rows: Vec<(Uuid, T)>) -> HashMap<Uuid, Vec<T>> {
+    let mut by_decision: HashMap<Uuid, Vec<T>> = HashMap::new();
+    for (id, row) in rows {
+        by_decision.entry(id).or_default().push(row);
+    }
+    by_decision
 }

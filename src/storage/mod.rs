@@ -416,6 +416,14 @@ pub trait Store: Send + Sync + 'static {
     /// The decision's events, oldest first.
     async fn events(&self, id: Uuid) -> Result<Vec<DecisionEvent>, StoreError>;
     async fn notifications(&self, id: Uuid) -> Result<Vec<NotificationState>, StoreError>;
+    /// The events of each of `ids`, oldest first within each: a page of an export in one
+    /// query rather than one a decision.
+    async fn events_of(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, DecisionEvent)>, StoreError>;
+    /// The notification states of each of `ids`, by channel within each.
+    async fn notifications_of(
+        &self,
+        ids: &[Uuid],
+    ) -> Result<Vec<(Uuid, NotificationState)>, StoreError>;
     /// The decision with its notification states, if it belongs to the inbox of the live API
     /// key with this hash: a read of the API in one query, key check included.
     async fn decision_for_key(

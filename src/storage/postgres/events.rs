@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 use super::PgStore;
 use super::rows::{EventRow, NotificationRow};
+use crate::domain::outbox::{Channel, MessageStatus};
 use crate::domain::{DecisionEvent, EventKind, NotificationState};
 use crate::storage::StoreError;
 use crate::storage::rows::{store_error, to_ms_precision};
@@ -68,6 +69,60 @@ pub(super) async fn notifications(
             channel: r.channel,
             status: r.status,
             detail: r.detail,
+        })
+        .collect())
+}
+
+pub(super) async fn events_of(
+    store: &PgStore,
+    ids: &[Uuid],
+) -> Result<Vec<(Uuid, DecisionEvent)>, StoreError> {
+    let rows: Vec<(Uuid, OffsetDateTime, EventKind, Json<Value>)> = sqlx::query_as(
+        "SELECT decision_id, at, kind, detail FROM decision_events \
+         WHERE decision_id = ANY($1) ORDER BY decision_id, at, id",
+    )
+    .bind(ids)
+    .fetch_all(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(rows
+        .into_iter()
+        .map(|(decision, at, kind, detail)| {
+            (
+                decision,
+                DecisionEvent {
+                    at,
+                    kind,
+                    detail: detail.0,
+                },
+            )
+        })
+        .collect())
+}
+
+pub(super) async fn notifications_of(
+    store: &PgStore,
+    ids: &[Uuid],
+) -> Result<Vec<(Uuid, NotificationState)>, StoreError> {
+    let rows: Vec<(Uuid, Channel, MessageStatus, Option<String>)> = sqlx::query_as(
+        "SELECT decision_id, channel, status, detail FROM notifications \
+         WHERE decision_id = ANY($1) ORDER BY decision_id, channel",
+    )
+    .bind(ids)
+    .fetch_all(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(rows
+        .into_iter()
+        .map(|(decision, channel, status, detail)| {
+            (
+                decision,
+                NotificationState {
+                    channel,
+                    status,
+                    detail,
+                },
+            )
         })
         .collect())
 }

@@ -403,6 +403,17 @@ impl Store for PgStore {
         events::notifications(self, id).await
     }
 
+    async fn events_of(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, DecisionEvent)>, StoreError> {
+        events::events_of(self, ids).await
+    }
+
+    async fn notifications_of(
+        &self,
+        ids: &[Uuid],
+    ) -> Result<Vec<(Uuid, NotificationState)>, StoreError> {
+        events::notifications_of(self, ids).await
+    }
+
     async fn decision_for_key(
         &self,
         key_hash: &str,

@@ -10,6 +10,7 @@ use uuid::fmt::Hyphenated;
 
 use super::SqliteStore;
 use super::rows::{EventRow, NotificationRow, id};
+use crate::domain::outbox::{Channel, MessageStatus};
 use crate::domain::{DecisionEvent, EventKind, NotificationState};
 use crate::storage::StoreError;
 use crate::storage::rows::{from_millis, millis, store_error};
@@ -82,6 +83,66 @@ pub(super) async fn notifications(
             channel: r.channel,
             status: r.status,
             detail: r.detail,
+        })
+        .collect())
+}
+
+/// The ids as the JSON array `json_each` reads: the list is one bound parameter, however long.
+fn id_array(ids: &[Uuid]) -> String {
+    Value::from(ids.iter().map(|u| u.to_string()).collect::<Vec<_>>()).to_string()
+}
+
+pub(super) async fn events_of(
+    store: &SqliteStore,
+    ids: &[Uuid],
+) -> Result<Vec<(Uuid, DecisionEvent)>, StoreError> {
+    // Each id is looked up in decision_events_decision; the order is the index's own.
+    let rows: Vec<(Hyphenated, i64, EventKind, Json<Value>)> = sqlx::query_as(
+        "SELECT decision_id, at, kind, detail FROM decision_events \
+         WHERE decision_id IN (SELECT value FROM json_each(?)) ORDER BY decision_id, at, id",
+    )
+    .bind(id_array(ids))
+    .fetch_all(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(rows
+        .into_iter()
+        .map(|(decision, at, kind, detail)| {
+            (
+                decision.into_uuid(),
+                DecisionEvent {
+                    at: from_millis(at),
+                    kind,
+                    detail: detail.0,
+                },
+            )
+        })
+        .collect())
+}
+
+pub(super) async fn notifications_of(
+    store: &SqliteStore,
+    ids: &[Uuid],
+) -> Result<Vec<(Uuid, NotificationState)>, StoreError> {
+    let rows: Vec<(Hyphenated, Channel, MessageStatus, Option<String>)> = sqlx::query_as(
+        "SELECT decision_id, channel, status, detail FROM notifications \
+         WHERE decision_id IN (SELECT value FROM json_each(?)) ORDER BY decision_id, channel",
+    )
+    .bind(id_array(ids))
+    .fetch_all(&store.pool)
+    .await
+    .map_err(store_error)?;
+    Ok(rows
+        .into_iter()
+        .map(|(decision, channel, status, detail)| {
+            (
+                decision.into_uuid(),
+                NotificationState {
+                    channel,
+                    status,
+                    detail,
+                },
+            )
         })
         .collect())
 }

@@ -397,6 +397,17 @@ impl Store for SqliteStore {
         events::notifications(self, decision).await
     }
 
+    async fn events_of(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, DecisionEvent)>, StoreError> {
+        events::events_of(self, ids).await
+    }
+
+    async fn notifications_of(
+        &self,
+        ids: &[Uuid],
+    ) -> Result<Vec<(Uuid, NotificationState)>, StoreError> {
+        events::notifications_of(self, ids).await
+    }
+
     async fn decision_for_key(
         &self,
         key_hash: &str,
