@@ -119,8 +119,13 @@ impl SqliteStore {
                 .max_lifetime(None)
                 .acquire_timeout(Duration::from_secs(10))
         };
+        // The writer keeps 64 MB of pages rather than SQLite's 2 MB: every create and
+        // answer writes into indexes keyed at random (token hashes), and with a million
+        // decisions those no longer fit in 2 MB, so each write read its pages again
+        // (docs/PERFORMANCE.md, "Flat as the data grows"). The cache fills only as the
+        // database grows into it.
         let writer = single()
-            .connect_with(options.clone())
+            .connect_with(options.clone().pragma("cache_size", "-65536"))
             .await
             .map_err(store_error)?;
         sqlx::migrate!("migrations/sqlite")
