@@ -21,14 +21,15 @@ pub fn traced(app: Router) -> Router {
     app.layer(layers())
 }
 
+/// The layers of `layers`, innermost last.
+pub type Layers = Stack<
+    TraceLayer<SharedClassifier<ServerErrorsAsFailures>, fn(&Request) -> tracing::Span>,
+    Stack<PropagateRequestIdLayer, Stack<SetRequestIdLayer<MakeRequestUuid>, Identity>>,
+>;
+
 /// The request id and the request span as one stack, outermost first: the id is set, then
 /// copied to the response, then the span made (it carries the id).
-pub fn layers() -> ServiceBuilder<
-    Stack<
-        TraceLayer<SharedClassifier<ServerErrorsAsFailures>, fn(&Request) -> tracing::Span>,
-        Stack<PropagateRequestIdLayer, Stack<SetRequestIdLayer<MakeRequestUuid>, Identity>>,
-    >,
-> {
+pub fn layers() -> ServiceBuilder<Layers> {
     ServiceBuilder::new()
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
