@@ -728,11 +728,13 @@ async fn contended_votes_run(url: &str, backend: &str, replicas: usize, decision
     }
     // Each person's links, from their own feed: it lists exactly the decisions asking them.
     for (person, token) in &feeds {
-        let (status, html) =
-            common::server::feed_page(&format!("{}/inbox/{token}", voters.bases[0])).await;
-        assert_eq!(status, StatusCode::OK, "{person}'s feed: {html}");
-        let links: HashMap<String, String> = feed_links(&html)
-            .into_iter()
+        // Every page of it: the feed lists its pending items a page at a time.
+        let (status, pages) =
+            common::server::feed_pages(&format!("{}/inbox/{token}", voters.bases[0])).await;
+        assert_eq!(status, StatusCode::OK, "{person}'s feed: {pages:?}");
+        let links: HashMap<String, String> = pages
+            .iter()
+            .flat_map(|html| feed_links(html))
             .map(|(token, question)| (question, token))
             .collect();
         for p in &mut polls {

@@ -483,3 +483,37 @@ pub async fn feed_page(link: &str) -> (StatusCode, String) {
     let (resp, _) = open_feed(link).await;
     (resp.status(), resp.text().await.unwrap())
 }
+
+/// The status of the feed's first page and the HTML of every page, following each page's
+/// "Next" link (`rel="next"`) as the browser that opened `link` would.
+pub async fn feed_pages(link: &str) -> (StatusCode, Vec<String>) {
+    let (resp, cookie) = open_feed(link).await;
+    let (status, mut url) = (resp.status(), resp.url().clone());
+    let mut pages = vec![resp.text().await.unwrap()];
+    let client = reqwest::Client::new();
+    while let Some(next) = pages.last().and_then(|html| next_link(html)) {
+        assert!(pages.len() < 1000, "the feed's pages never end");
+        url = url.join(&next).unwrap();
+        let mut req = client.get(url.clone());
+        if let Some(cookie) = &cookie {
+            req = req.header(reqwest::header::COOKIE, cookie);
+        }
+        let resp = req.send().await.expect("the feed answered");
+        assert_eq!(resp.status(), StatusCode::OK, "{url}");
+        pages.push(resp.text().await.unwrap());
+    }
+    (status, pages)
+}
+
+/// A feed page's "Next" link, its escaped `&` read back.
+fn next_link(html: &str) -> Option<String> {
+    let at = html.find(r#"rel="next""#)?;
+    let before = &html[..at];
+    let href = before.rfind("href=\"")? + 6;
+    let end = before[href..].find('"')? + href;
+    Some(
+        before[href..end]
+            .replace("&amp;", "&")
+            .replace("&#38;", "&"),
+    )
+}
