@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::HashSet;
 
-use common::server::{TestServer, open_feed};
+use common::server::{TestServer, next_link, open_feed};
 use reqwest::redirect::Policy;
 use reqwest::{Client, StatusCode};
 use serde_json::json;
@@ -41,19 +41,6 @@ fn numbers(html: &str) -> Vec<u32> {
         .skip(1)
         .map(|rest| rest[..4].parse().expect("four digits after Q~"))
         .collect()
-}
-
-/// The page's "Next" link, its escaped `&` read back.
-fn next_link(html: &str) -> Option<String> {
-    let at = html.find(r#"rel="next""#)?;
-    let before = &html[..at];
-    let href = before.rfind("href=\"")? + 6;
-    let end = before[href..].find('"')? + href;
-    Some(
-        before[href..end]
-            .replace("&amp;", "&")
-            .replace("&#38;", "&"),
-    )
 }
 
 /// Follows the feed's pages from its first: the numbers each page lists.

@@ -506,7 +506,7 @@ pub async fn feed_pages(link: &str) -> (StatusCode, Vec<String>) {
 }
 
 /// A feed page's "Next" link, its escaped `&` read back.
-fn next_link(html: &str) -> Option<String> {
+pub fn next_link(html: &str) -> Option<String> {
     let at = html.find(r#"rel="next""#)?;
     let before = &html[..at];
     let href = before.rfind("href=\"")? + 6;
