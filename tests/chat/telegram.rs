@@ -396,7 +396,16 @@ async fn an_escalation_asks_on_telegram_and_says_so_where_it_first_asked() {
     let db = db::fresh_sqlite_url();
     let (srv, api) = start(&db.url, None).await;
     let (ana, bo) = (ANA.to_string(), BO.to_string());
-    // cy is in quiet hours all day: her escalation waits, as on every channel.
+    // cy is in quiet hours for the next day (from a minute ago until two minutes before
+    // now, in UTC): her escalation waits, as on every channel, whatever the time of day the
+    // test runs (a fixed "00:00-23:59" ended within the question's life just before midnight).
+    let now = time::OffsetDateTime::now_utc();
+    let at = |t: time::OffsetDateTime| format!("{:02}:{:02}", t.hour(), t.minute());
+    let quiet = format!(
+        "{}-{}",
+        at(now - time::Duration::minutes(1)),
+        at(now - time::Duration::minutes(2))
+    );
     let inbox = srv.default_inbox().await.name;
     srv.add_person("cy").await;
     srv.svc
@@ -405,7 +414,7 @@ async fn an_escalation_asks_on_telegram_and_says_so_where_it_first_asked() {
             "cy",
             &PersonSettings {
                 telegram: Some("1003".into()),
-                quiet: Some("00:00-23:59".into()),
+                quiet: Some(quiet),
                 ..PersonSettings::default()
             },
         )
