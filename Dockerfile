@@ -7,6 +7,8 @@
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock build.rs ./
+# How the bundled SQLite is compiled, as in every other build.
+COPY .cargo/config.toml .cargo/config.toml
 # [patch.crates-io] in Cargo.toml takes sqlx-core and lettre from here.
 COPY vendor vendor
 COPY src src
