@@ -20,7 +20,7 @@ use crate::ceiling::PgDatabase;
 use crate::load::{create_rate, http1_rate_over};
 use crate::report::{Row, plain_row, ratio_row};
 use crate::seed::{Db, Shape, Templates, chain_seeded, seed};
-use crate::server::Server;
+use crate::server::{Server, quiet};
 
 /// The sizes and times of the scenario (`BENCH_GROWN_*`).
 pub struct GrownSize {
@@ -217,7 +217,7 @@ async fn throughput(kind: Kind, dir: &Path, pg_url: &str, size: &GrownSize) -> R
         // The empty database first in one turn, the grown one in the next.
         let order = if turn % 2 == 0 { [0, 1] } else { [1, 0] };
         for i in order {
-            quiet(servers).await;
+            quiet(&servers).await;
             creates[i] += create_rate(servers[i], 1).await?;
         }
         let mut pools: [Vec<(String, String)>; 2] = Default::default();
@@ -235,20 +235,20 @@ async fn throughput(kind: Kind, dir: &Path, pg_url: &str, size: &GrownSize) -> R
                     .collect(),
             );
             let key = Some(servers[i].key.clone());
-            quiet(servers).await;
+            quiet(&servers).await;
             let r = http1_rate_over(1, hyper::Method::GET, key, urls, None, false).await?;
             eprintln!("get over many: {r:.0}/s");
             gets[i] += r;
         }
         let key = Some(grown.key.clone());
-        quiet(servers).await;
+        quiet(&servers).await;
         let r =
             http1_rate_over(1, hyper::Method::GET, key, Arc::clone(&sample), None, false).await?;
         eprintln!("get over old ones: {r:.0}/s");
         old_gets += r;
         for i in order {
             let urls = Arc::new(pools[i].iter().map(|(_, url)| url.clone()).collect());
-            quiet(servers).await;
+            quiet(&servers).await;
             let r = http1_rate_over(
                 1,
                 hyper::Method::POST,
@@ -322,36 +322,6 @@ async fn all_chained(db: &Db) -> Result<i64> {
         "SELECT count(*) FROM receipts",
     )
     .await
-}
-
-/// Waits (up to 60 s) until both servers are idle: an answer's receipt and outbox message
-/// are made after it, so the 20 000 answers of one turn leave work behind that would
-/// otherwise fall on the next measurement, of the other server. Idle: under 2 % of a core
-/// over a quarter of a second, from `/proc/PID/stat`.
-async fn quiet(servers: [&Server; 2]) {
-    let cpu = |pid: Option<u32>| -> u64 {
-        let Some(pid) = pid else { return 0 };
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| {
-                // After the command's closing parenthesis: utime and stime are fields 14, 15.
-                let rest = s.rsplit_once(')')?.1;
-                let f: Vec<&str> = rest.split_whitespace().collect();
-                Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
-            })
-            .unwrap_or(0)
-    };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut last = servers.map(|s| cpu(s.pid()));
-    while Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        let now = servers.map(|s| cpu(s.pid()));
-        // Clock ticks of 10 ms: 0 or 1 in 250 ms is idle.
-        if now.iter().zip(last).all(|(n, l)| n - l <= 1) {
-            return;
-        }
-        last = now;
-    }
 }
 
 /// What `export` and `backup` took over one database.
