@@ -206,6 +206,17 @@ mod tests {
         ));
     }
 
+    /// A receipt key is URL-safe base64, so one in 64 begins with `-`: the flags that take
+    /// one take it as their value, not as another flag.
+    #[test]
+    fn a_receipt_key_that_begins_with_a_hyphen_is_a_value() {
+        let key = "-XkZ0Qb1m3cV5n7p9r2t4v6x8z0B2D4F6H8J0L2N4P";
+        let cli = Cli::try_parse_from(["sayso", "hook", "claude", "--receipt-key", key]).unwrap();
+        assert!(format!("{:?}", cli.command).contains(key));
+        let cli = Cli::try_parse_from(["sayso", "verify", "r.jsonl", "--key", key]).unwrap();
+        assert!(format!("{:?}", cli.command).contains(key));
+    }
+
     #[test]
     fn person_commands_take_an_inbox_that_defaults_to_default() {
         let cli =

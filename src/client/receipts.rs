@@ -50,11 +50,13 @@ pub struct VerifyArgs {
     pub file: String,
     /// The server's public receipt key (`sayso receipts --public-key`,
     /// `GET /v1/receipts/key`).
+    // URL-safe base64: one key in 64 begins with `-`, and is still the value.
     #[arg(
         long,
         env = "SAYSO_RECEIPT_KEY",
         value_name = "KEY",
-        conflicts_with = "key_file"
+        conflicts_with = "key_file",
+        allow_hyphen_values = true
     )]
     pub key: Option<String>,
     /// A file holding the public receipt key, as `--key` takes it.

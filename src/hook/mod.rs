@@ -105,7 +105,13 @@ pub struct HookArgs {
     /// The server's public receipt key: an Allow counts only with a receipt it signed
     /// [default: the key `sayso hook install` pinned for the server in
     /// ~/.config/sayso/receipt-keys.json; none: answers are taken unsigned].
-    #[arg(long, env = "SAYSO_HOOK_RECEIPT_KEY", value_name = "KEY")]
+    // The key is URL-safe base64, so one in 64 begins with `-`: it is still the value.
+    #[arg(
+        long,
+        env = "SAYSO_HOOK_RECEIPT_KEY",
+        value_name = "KEY",
+        allow_hyphen_values = true
+    )]
     pub receipt_key: Option<String>,
     #[command(flatten)]
     pub server: ServerArgs,

@@ -12,6 +12,8 @@ use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+use tokio::process::Child;
 
 use crate::common::server::{TestServer, s};
 use crate::harnesses::claude_input;
@@ -144,9 +146,11 @@ async fn answered(srv: &TestServer, dir: &Dir, via: &str, command: &str, answer:
     json!({"out": out.stdout, "code": out.code, "stderr": out.stderr, "id": d["decision_id"]})
 }
 
-/// The pending decision whose question names `command` (earlier ones may still be open).
-async fn pending_about(srv: &TestServer, command: &str) -> Value {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+/// The pending decision whose question names `command` (earlier ones may still be open),
+/// asked by the hook `child`: waits up to 60 s (a busy machine can be slow to start it), and
+/// fails at once with the hook's output should it end without asking.
+async fn pending_about(srv: &TestServer, child: &mut Child, command: &str) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         let (_, page) = crate::common::server::send(
             srv.req(reqwest::Method::GET, "/v1/decisions?status=pending"),
@@ -160,10 +164,21 @@ async fn pending_about(srv: &TestServer, command: &str) -> Value {
         {
             return d.clone();
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no question about {command}"
-        );
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut out = String::new();
+            if let Some(mut pipe) = child.stdout.take() {
+                pipe.read_to_string(&mut out).await.ok();
+            }
+            if let Some(mut pipe) = child.stderr.take() {
+                pipe.read_to_string(&mut out).await.ok();
+            }
+            panic!("the hook ended ({status}) without asking about {command}: {out}");
+        }
+        if std::time::Instant::now() >= deadline {
+            let (_, all) =
+                crate::common::server::send(srv.req(reqwest::Method::GET, "/v1/decisions")).await;
+            panic!("no question about {command} within 60 s; the server holds {all}");
+        }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
@@ -259,8 +274,8 @@ async fn a_pinned_key_lets_no_impostor_forge_an_allow() {
             &other,
         ],
     );
-    let (child, started) = start(cmd, &input(&dir, "make deploy")).await;
-    let pending = pending_about(&srv, "make deploy").await;
+    let (mut child, started) = start(cmd, &input(&dir, "make deploy")).await;
+    let pending = pending_about(&srv, &mut child, "make deploy").await;
     let (status, body) = srv
         .answer(s(&pending, "web_url"), json!({"value": "Allow"}))
         .await;
@@ -321,8 +336,8 @@ async fn a_session_allowance_counts_only_as_its_receipt_tells_it() {
             &["hook", "claude", "--timeout-s", "30", "--receipt-key", &key],
         )
     };
-    let (child, started) = start(hook(), &input(&dir, "ls -la")).await;
-    let d = pending_about(&srv, "ls -la").await;
+    let (mut child, started) = start(hook(), &input(&dir, "ls -la")).await;
+    let d = pending_about(&srv, &mut child, "ls -la").await;
     let (status, body) = srv
         .answer(s(&d, "web_url"), json!({"value": "Allow for this session"}))
         .await;
@@ -344,8 +359,9 @@ async fn a_session_allowance_counts_only_as_its_receipt_tells_it() {
     // Another session, with the impostor listing the allowance as that session's: the
     // receipt says whose it is, so the call is put to the person, who denies it.
     impostor.set(Mode::ForgeSession("s-other".into()));
-    let (child, started) = start(hook(), &input_in(&dir, "s-other", "cat ~/.ssh/id_ed25519")).await;
-    let asked = pending_about(&srv, "cat ~/.ssh/id_ed25519").await;
+    let (mut child, started) =
+        start(hook(), &input_in(&dir, "s-other", "cat ~/.ssh/id_ed25519")).await;
+    let asked = pending_about(&srv, &mut child, "cat ~/.ssh/id_ed25519").await;
     let (status, body) = srv
         .answer(s(&asked, "web_url"), json!({"value": "Deny"}))
         .await;
