@@ -215,6 +215,27 @@ mod tests {
         assert!(format!("{:?}", cli.command).contains(key));
         let cli = Cli::try_parse_from(["sayso", "verify", "r.jsonl", "--key", key]).unwrap();
         assert!(format!("{:?}", cli.command).contains(key));
+        // So may a secret of the person's choosing.
+        let cli = Cli::try_parse_from([
+            "sayso",
+            "serve",
+            "--telegram-webhook-secret",
+            "-my_secret",
+            "--matrix-password",
+            "--hunter2",
+            "--metrics-token",
+            "-t",
+        ])
+        .unwrap();
+        let Some(Command::Serve(serve)) = cli.command else {
+            panic!("not serve");
+        };
+        assert_eq!(
+            serve.chats.telegram_webhook_secret.as_deref(),
+            Some("-my_secret")
+        );
+        assert_eq!(serve.chats.matrix_password.as_deref(), Some("--hunter2"));
+        assert_eq!(serve.metrics_token.as_deref(), Some("-t"));
     }
 
     #[test]

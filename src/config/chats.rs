@@ -27,7 +27,12 @@ pub struct ChatArgs {
     #[arg(long, env = "SAYSO_MATRIX_USER")]
     pub matrix_user: Option<String>,
     /// Matrix: the bot's password (to log in), or…
-    #[arg(long, env = "SAYSO_MATRIX_PASSWORD", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "SAYSO_MATRIX_PASSWORD",
+        hide_env_values = true,
+        allow_hyphen_values = true
+    )]
     pub matrix_password: Option<String>,
     /// …an access token of the bot's.
     #[arg(long, env = "SAYSO_MATRIX_ACCESS_TOKEN", hide_env_values = true)]
@@ -38,7 +43,12 @@ pub struct ChatArgs {
     /// Telegram: a secret of your choosing (A-Z, a-z, 0-9, _ and -) that Telegram sends with
     /// each update to /chat/telegram/webhook; set, updates come by webhook, unset, by long
     /// polling (no public URL needed).
-    #[arg(long, env = "SAYSO_TELEGRAM_WEBHOOK_SECRET", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "SAYSO_TELEGRAM_WEBHOOK_SECRET",
+        hide_env_values = true,
+        allow_hyphen_values = true
+    )]
     pub telegram_webhook_secret: Option<String>,
     /// Telegram: where its Bot API is [default: https://api.telegram.org].
     #[arg(long, env = "SAYSO_TELEGRAM_API_URL")]

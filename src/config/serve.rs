@@ -113,7 +113,12 @@ pub struct ServeArgs {
     pub trusted_proxies: Vec<String>,
     /// Serve Prometheus metrics at `GET /metrics` to requests with `Authorization: Bearer`
     /// and this token. Unset, there is no /metrics.
-    #[arg(long, env = "SAYSO_METRICS_TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "SAYSO_METRICS_TOKEN",
+        hide_env_values = true,
+        allow_hyphen_values = true
+    )]
     pub metrics_token: Option<String>,
     /// Serve /metrics on this address (e.g. `127.0.0.1:9464`) instead of the main one; the
     /// token is still required.
