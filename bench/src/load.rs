@@ -153,6 +153,46 @@ pub async fn get_rate(server: &Server, seconds: u64) -> Result<f64> {
     Ok(r)
 }
 
+/// Decisions read in turn by `get_many_rate`: more than the server keeps views of (4 096), so
+/// nearly every read finds no view of its row and decodes it, as after each change.
+pub const MANY: usize = 10_000;
+
+/// The URLs of `MANY` new decisions, asked 64 at a time.
+pub async fn many_decisions(server: &Server) -> Result<Arc<Vec<String>>> {
+    use futures::StreamExt;
+    let ids: Vec<Result<String>> = futures::stream::iter(0..MANY)
+        .map(|i| async move {
+            let h = server
+                .create(
+                    &json!({"question": format!("Read me, {i}"), "kind": "bool", "notify": "none"}),
+                )
+                .await?;
+            let id = h["decision_id"]
+                .as_str()
+                .ok_or_else(|| anyhow!("no decision_id in {h}"))?;
+            Ok(format!("{}/v1/decisions/{id}", server.base))
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await;
+    Ok(Arc::new(ids.into_iter().collect::<Result<_>>()?))
+}
+
+/// Reads of `urls` in turn (`many_decisions`), completions per second.
+pub async fn get_many_rate(server: &Server, urls: &Arc<Vec<String>>, seconds: u64) -> Result<f64> {
+    let r = http1_rate_over(
+        seconds,
+        hyper::Method::GET,
+        Some(server.key.clone()),
+        Arc::clone(urls),
+        None,
+        false,
+    )
+    .await?;
+    eprintln!("get, {MANY} in turn: {r:.0}/s");
+    Ok(r)
+}
+
 /// `CONCURRENCY` clients, each on a connection of its own, sending `method` to the paths of
 /// `urls` (all on one server) in turn for `seconds`: completions per second. With `once`,
 /// each URL is sent once (an answer to each of many decisions) and the clients stop early

@@ -139,8 +139,8 @@ pub(crate) async fn get_decision(
             return Err(e);
         }
     };
-    let view = svc.get_decision_view(&key, id).await?;
-    Ok(json::response(StatusCode::OK, &view))
+    let view = svc.decision_json(&key, id).await?;
+    Ok(json::written(StatusCode::OK, view))
 }
 
 /// The audit trail: every step of the decision's life, oldest first.

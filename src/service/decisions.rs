@@ -1,11 +1,13 @@
 //! The agent's side of a decision: create, read, list, cancel.
 
+use bytes::Bytes;
 use serde_json::Value;
 use uuid::Uuid;
 
 use crate::domain::people::Person;
 
 use super::inboxes::check_api_key_shape;
+use super::shown::Shown;
 use super::tokens::{hash_api_key, sha256_hex};
 use super::view::{AskHandle, DecisionView};
 use super::{Service, ServiceError, now};
@@ -15,7 +17,7 @@ use crate::domain::inbox::Inbox;
 use crate::domain::new_decision::parse_new_decision;
 use crate::domain::spec::Shape;
 use crate::domain::{Decision, Kind, NewDecision, Resolution, Status};
-use crate::storage::{Idempotency, Inserted, ListFilter, Resolved};
+use crate::storage::{Idempotency, Inserted, KeyedRead, ListFilter, Resolved};
 
 /// How long a create waits to see where a `callback_url`'s host name leads.
 const CALLBACK_LOOKUP: std::time::Duration = std::time::Duration::from_secs(1);
@@ -196,30 +198,51 @@ impl Service {
         self.settle(d).await
     }
 
-    /// The decision of the API key's inbox as the API shows it, expired first if its time is
-    /// up. Reading is the hottest request an agent makes, so the key is checked in the same
-    /// query as the read; only a miss asks again, to tell a bad key (401) from a decision that
-    /// is not there (404).
-    pub async fn get_decision_view(
-        &self,
-        api_key: &str,
-        id: Uuid,
-    ) -> Result<DecisionView, ServiceError> {
+    /// The decision of the API key's inbox as the API shows it, written as JSON, expired first
+    /// if its time is up. Reading is the hottest request an agent makes, so the key is checked
+    /// in the same query as the read; only a miss asks again, to tell a bad key (401) from a
+    /// decision that is not there (404). A row unchanged since a view was made of it is
+    /// answered with that view (`shown.rs`).
+    pub async fn decision_json(&self, api_key: &str, id: Uuid) -> Result<Bytes, ServiceError> {
         check_api_key_shape(api_key)?;
+        let now = now();
+        let kept = self.inner.shown.get(id).filter(|s| s.holds_at(now));
         let found = self
             .store()
-            .decision_for_key(&hash_api_key(api_key), id)
+            .decision_for_key(&hash_api_key(api_key), id, kept.as_deref().map(|s| &*s.row))
             .await?;
-        let Some((d, notifications)) = found else {
-            self.authenticate(api_key).await?;
-            return Err(ServiceError::NotFound);
+        let (d, notifications, row) = match found {
+            None => {
+                self.authenticate(api_key).await?;
+                return Err(ServiceError::NotFound);
+            }
+            Some(KeyedRead::Unchanged) => {
+                let kept = kept.ok_or_else(|| {
+                    ServiceError::Internal("the store found a row unchanged from none".into())
+                })?;
+                return Ok(kept.json.clone());
+            }
+            Some(KeyedRead::Read {
+                decision,
+                notifications,
+                row,
+            }) => (*decision, notifications, row),
         };
-        if d.status == Status::Pending && now() >= d.expires_at {
+        if d.status == Status::Pending && now >= d.expires_at {
             // Expiring it may change its notifications: read them again.
             let d = self.settle(d).await?;
-            return self.view(&d).await;
+            return view_json(&self.view(&d).await?);
         }
-        Ok(DecisionView::new(&d, self.web_url(&d), notifications))
+        let json = view_json(&DecisionView::new(&d, self.web_url(&d), notifications))?;
+        if let Some(row) = row {
+            self.inner.shown.put(Shown {
+                id,
+                row: row.into(),
+                json: json.clone(),
+                pending_until: (d.status == Status::Pending).then_some(d.expires_at),
+            });
+        }
+        Ok(json)
     }
 
     /// The decision's audit trail, oldest first.
@@ -404,6 +427,15 @@ fn check_idempotency_key(key: &str) -> Result<(), ServiceError> {
         ));
     }
     Ok(())
+}
+
+/// A decision's view as JSON: about 600 bytes, written into a buffer sized for it.
+fn view_json(view: &DecisionView) -> Result<Bytes, ServiceError> {
+    let mut json = Vec::with_capacity(1024);
+    serde_json::to_writer(&mut json, view).map_err(|e| {
+        ServiceError::Internal(format!("a decision could not be written as JSON: {e}"))
+    })?;
+    Ok(Bytes::from(json))
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ mod passkeys;
 mod people;
 mod receipts;
 mod retention;
+mod shown;
 mod subscriptions;
 pub mod tokens;
 mod urgent;
@@ -168,6 +169,8 @@ struct Inner {
     /// The chainer's end of `chain_queue`, until `start_background` takes it.
     chain_inboxes: std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<Uuid>>>,
     metrics: Metrics,
+    /// The API's views of decisions as last shown, with their rows (`shown.rs`).
+    shown: shown::ShownViews,
 }
 
 impl Service {
@@ -199,6 +202,7 @@ impl Service {
                 chain_queue,
                 chain_inboxes: std::sync::Mutex::new(Some(chain_inboxes)),
                 metrics: Metrics::new(),
+                shown: shown::ShownViews::new(),
             }),
         })
     }

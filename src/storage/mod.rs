@@ -193,6 +193,20 @@ pub enum Resolved {
     Lost(Decision),
 }
 
+/// What a keyed read of a decision found (`Store::decision_for_key`).
+#[derive(Debug)]
+pub enum KeyedRead {
+    /// The row is byte for byte the one the caller already knew: nothing was decoded.
+    Unchanged,
+    /// The decision with its notification states, and the exact bytes of the row they were
+    /// decoded from where the store can give them (SQLite does; PostgreSQL does not).
+    Read {
+        decision: Box<Decision>,
+        notifications: Vec<NotificationState>,
+        row: Option<Vec<u8>>,
+    },
+}
+
 /// Filters and paging for a list; newest first.
 #[derive(Debug, Clone, Default)]
 pub struct ListFilter {
@@ -425,12 +439,15 @@ pub trait Store: Send + Sync + 'static {
         ids: &[Uuid],
     ) -> Result<Vec<(Uuid, NotificationState)>, StoreError>;
     /// The decision with its notification states, if it belongs to the inbox of the live API
-    /// key with this hash: a read of the API in one query, key check included.
+    /// key with this hash: a read of the API in one query, key check included. With `known`,
+    /// the bytes of a row read before (`KeyedRead::Read`'s `row`), a row still exactly so is
+    /// `Unchanged` and not decoded; the key is checked all the same.
     async fn decision_for_key(
         &self,
         key_hash: &str,
         id: Uuid,
-    ) -> Result<Option<(Decision, Vec<NotificationState>)>, StoreError>;
+        known: Option<&[u8]>,
+    ) -> Result<Option<KeyedRead>, StoreError>;
     /// The context image: its content type and bytes.
     async fn image(&self, id: Uuid) -> Result<Option<(String, Vec<u8>)>, StoreError>;
 

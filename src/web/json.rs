@@ -37,6 +37,19 @@ pub fn response(status: StatusCode, value: &impl Serialize) -> Response {
     }
 }
 
+/// A JSON response with `status` whose body is already written.
+pub fn written(status: StatusCode, body: bytes::Bytes) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;

@@ -12,6 +12,7 @@ mod awaits;
 mod create;
 mod people;
 mod races;
+mod reads;
 mod receipts;
 mod resolutions;
 
@@ -73,6 +74,10 @@ on_both_backends!(
         list_pages_with_a_cursor_newest_first,
         another_inbox_gets_404,
         requests_without_a_valid_key_get_401,
+    ],
+    reads: [
+        each_read_shows_the_decision_as_it_is_now,
+        a_decision_read_past_its_expiry_is_never_pending,
     ],
     races: [
         concurrent_answers_and_cancels_have_one_winner,

@@ -80,6 +80,29 @@ async fn revoke_and_check(database_url: &str, replicas: &[&Replica], key: &str) 
     for r in replicas {
         assert_eq!(send(list(&r.base, key)).await.0, StatusCode::OK);
     }
+    // A decision read through the key, twice on each replica (the second read finds the view
+    // the first made, `service/shown.rs`): once revoked, the key reads it no more.
+    let (status, created) = send(
+        client
+            .post(format!("{}/v1/decisions", replicas[0].base))
+            .bearer_auth(key.to_string())
+            .json(&serde_json::json!({"question": "Still mine?", "kind": "bool"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let read = |base: &str, key: &str| {
+        client
+            .get(format!(
+                "{base}/v1/decisions/{}",
+                created["decision_id"].as_str().unwrap_or_default()
+            ))
+            .bearer_auth(key.to_string())
+    };
+    for r in replicas {
+        for _ in 0..2 {
+            assert_eq!(send(read(&r.base, key)).await.0, StatusCode::OK);
+        }
+    }
 
     // From stdin, so the key stays out of the process list.
     let mut revoke = Command::new(BIN)
@@ -104,7 +127,10 @@ async fn revoke_and_check(database_url: &str, replicas: &[&Replica], key: &str) 
         let (status, body) = send(list(&r.base, key)).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
         assert_eq!(body["error"]["code"], "unauthorized", "{body}");
+        let (status, body) = send(read(&r.base, key)).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
         assert_eq!(send(list(&r.base, &other)).await.0, StatusCode::OK);
+        assert_eq!(send(read(&r.base, &other)).await.0, StatusCode::OK);
     }
 
     // Revoking it again says so; revoking a whole inbox stops its last key.

@@ -8,9 +8,9 @@ use uuid::Uuid;
 use super::PgStore;
 use super::outbox::{resolved_fan_out, sql_uuid_v7};
 use super::rows::{DecisionRow, NotifiedRow};
-use crate::domain::{Decision, Kind, NotificationState};
+use crate::domain::{Decision, Kind};
 use crate::storage::rows::{self, store_error, to_ms_precision};
-use crate::storage::{ListFilter, Resolved, StoreError, Swept};
+use crate::storage::{KeyedRead, ListFilter, Resolved, StoreError, Swept};
 
 pub(super) async fn projects(store: &PgStore, inbox_id: Uuid) -> Result<Vec<String>, StoreError> {
     // Each project is one seek of `decisions_projects` past the one before, so the cost is
@@ -201,7 +201,7 @@ pub(super) async fn decision_for_key(
     store: &PgStore,
     key_hash: &str,
     id: Uuid,
-) -> Result<Option<(Decision, Vec<NotificationState>)>, StoreError> {
+) -> Result<Option<KeyedRead>, StoreError> {
     let found = sqlx::query_as::<_, NotifiedRow>(concat!(
         "SELECT ",
         decision_columns!(),
@@ -217,8 +217,12 @@ pub(super) async fn decision_for_key(
     .await
     .map_err(store_error)?;
     let Some(row) = found else { return Ok(None) };
-    let notifications = row.notifications.0.into_iter().map(Into::into).collect();
-    Ok(Some((row.decision.try_into()?, notifications)))
+    // Rows are not compared here: a read through PostgreSQL is decoded every time.
+    Ok(Some(KeyedRead::Read {
+        decision: Box::new(row.decision.try_into()?),
+        notifications: row.notifications.0.into_iter().map(Into::into).collect(),
+        row: None,
+    }))
 }
 
 pub(super) async fn image(

@@ -82,8 +82,9 @@ use uuid::Uuid;
 use super::rows::{migrate_error, store_error};
 use super::{
     Budget, BudgetRule, Inbox, InboxChannels, InsertDecision, Inserted, KeyListing, KeyRef,
-    KeysToRevoke, ListFilter, MessageResult, NewMessage, OutboxMessage, PushSubscription, Resolved,
-    SignalSink, Store, StoreError, StoredReceipt, Swept, UrgentUse, Usage,
+    KeyedRead, KeysToRevoke, ListFilter, MessageResult, NewMessage, OutboxMessage,
+    PushSubscription, Resolved, SignalSink, Store, StoreError, StoredReceipt, Swept, UrgentUse,
+    Usage,
 };
 use crate::domain::allowance::{Allowance, Scope};
 use crate::domain::chat::ChatPost;
@@ -418,7 +419,8 @@ impl Store for PgStore {
         &self,
         key_hash: &str,
         id: Uuid,
-    ) -> Result<Option<(Decision, Vec<NotificationState>)>, StoreError> {
+        _known: Option<&[u8]>,
+    ) -> Result<Option<KeyedRead>, StoreError> {
         decisions::decision_for_key(self, key_hash, id).await
     }
 

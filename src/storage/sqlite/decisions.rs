@@ -9,9 +9,9 @@ use super::events::insert_event;
 use super::outbox::insert_messages;
 use super::rows::{DecisionRow, ExpiredRow, NotifiedRow, id};
 use super::{SqliteStore, readers};
-use crate::domain::{Decision, EventKind, NotificationState};
+use crate::domain::{Decision, EventKind};
 use crate::storage::rows::{self, from_millis, millis, store_error};
-use crate::storage::{ListFilter, Resolved, StoreError, Swept};
+use crate::storage::{KeyedRead, ListFilter, Resolved, StoreError, Swept};
 
 pub(super) async fn decision(
     store: &SqliteStore,
@@ -253,7 +253,8 @@ pub(super) async fn decision_for_key(
     store: &SqliteStore,
     key_hash: &str,
     decision: Uuid,
-) -> Result<Option<(Decision, Vec<NotificationState>)>, StoreError> {
+    known: Option<&[u8]>,
+) -> Result<Option<KeyedRead>, StoreError> {
     const SQL: &str = concat!(
         "SELECT ",
         decision_columns!(),
@@ -266,7 +267,9 @@ pub(super) async fn decision_for_key(
     if let Some(readers) = &store.readers {
         let mut text = Uuid::encode_buffer();
         let decision = &*decision.hyphenated().encode_lower(&mut text);
-        return readers.read_optional(SQL, [decision, key_hash], readers::notified_decision);
+        return readers.read_optional(SQL, [decision, key_hash], |row| {
+            readers::notified_decision_unless(row, known)
+        });
     }
     let found = sqlx::query_as::<_, NotifiedRow>(SQL)
         .bind(id(decision))
@@ -275,8 +278,12 @@ pub(super) async fn decision_for_key(
         .await
         .map_err(store_error)?;
     let Some(row) = found else { return Ok(None) };
-    let notifications = row.notifications.0.into_iter().map(Into::into).collect();
-    Ok(Some((row.decision.try_into()?, notifications)))
+    // Without the readers (a database in memory), rows are decoded every time.
+    Ok(Some(KeyedRead::Read {
+        decision: Box::new(row.decision.try_into()?),
+        notifications: row.notifications.0.into_iter().map(Into::into).collect(),
+        row: None,
+    }))
 }
 
 pub(super) async fn image(

@@ -56,8 +56,9 @@ use uuid::Uuid;
 use super::rows::{migrate_error, store_error};
 use super::{
     Budget, BudgetRule, Inbox, InboxChannels, InsertDecision, Inserted, KeyListing, KeyRef,
-    KeysToRevoke, ListFilter, MessageResult, NewMessage, OutboxMessage, PushSubscription, Resolved,
-    SignalSink, Store, StoreError, StoredReceipt, Swept, UrgentUse, Usage,
+    KeyedRead, KeysToRevoke, ListFilter, MessageResult, NewMessage, OutboxMessage,
+    PushSubscription, Resolved, SignalSink, Store, StoreError, StoredReceipt, Swept, UrgentUse,
+    Usage,
 };
 use crate::domain::allowance::{Allowance, Scope};
 use crate::domain::chat::ChatPost;
@@ -417,8 +418,9 @@ impl Store for SqliteStore {
         &self,
         key_hash: &str,
         decision: Uuid,
-    ) -> Result<Option<(Decision, Vec<NotificationState>)>, StoreError> {
-        decisions::decision_for_key(self, key_hash, decision).await
+        known: Option<&[u8]>,
+    ) -> Result<Option<KeyedRead>, StoreError> {
+        decisions::decision_for_key(self, key_hash, decision, known).await
     }
 
     async fn image(&self, decision: Uuid) -> Result<Option<(String, Vec<u8>)>, StoreError> {

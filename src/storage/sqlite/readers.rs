@@ -24,9 +24,9 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::domain::inbox::{Inbox, InboxChannels, KeyGrant};
-use crate::domain::{Decision, NotificationState, OutcomeSource, Status};
-use crate::storage::StoreError;
+use crate::domain::{Decision, OutcomeSource, Status};
 use crate::storage::rows::{DecisionColumns, NotificationJson, from_millis};
+use crate::storage::{KeyedRead, StoreError};
 
 /// Read-only connections to one database file, opened as needed; up to `keep` stay open.
 pub(super) struct Readers {
@@ -122,16 +122,77 @@ pub(super) fn decision(row: &Row<'_>) -> rusqlite::Result<Decision> {
     Decision::try_from(columns).map_err(|e| invalid(0, e))
 }
 
-/// Decodes a decision followed by its notification states as a JSON array.
-pub(super) fn notified_decision(
+/// The columns of a decision followed by its notification states as a JSON array.
+const NOTIFIED_COLUMNS: usize = 17;
+
+/// A decision followed by its notification states as a JSON array: `Unchanged` when the row
+/// holds exactly the bytes `known`, without decoding it; otherwise decoded, with its bytes.
+pub(super) fn notified_decision_unless(
     row: &Row<'_>,
-) -> rusqlite::Result<(Decision, Vec<NotificationState>)> {
+    known: Option<&[u8]>,
+) -> rusqlite::Result<KeyedRead> {
+    if let Some(known) = known
+        && row_is(row, NOTIFIED_COLUMNS, known)?
+    {
+        return Ok(KeyedRead::Unchanged);
+    }
     let decision = decision(row)?;
     let notifications: Vec<NotificationJson> = json_as(row, 16)?;
-    Ok((
-        decision,
-        notifications.into_iter().map(Into::into).collect(),
-    ))
+    let mut bytes = Vec::with_capacity(known.map_or(1024, <[u8]>::len));
+    row_parts(row, NOTIFIED_COLUMNS, |part| {
+        bytes.extend_from_slice(part);
+        true
+    })?;
+    Ok(KeyedRead::Read {
+        decision: Box::new(decision),
+        notifications: notifications.into_iter().map(Into::into).collect(),
+        row: Some(bytes),
+    })
+}
+
+/// Whether the first `columns` columns of `row` are exactly `known` (`row_parts`), compared
+/// as they are read, with nothing copied.
+fn row_is(row: &Row<'_>, columns: usize, known: &[u8]) -> rusqlite::Result<bool> {
+    let mut rest = known;
+    let same = row_parts(row, columns, |part| match rest.strip_prefix(part) {
+        Some(after) => {
+            rest = after;
+            true
+        }
+        None => false,
+    })?;
+    Ok(same && rest.is_empty())
+}
+
+/// Hands `part` each piece of the first `columns` columns of `row`: for each column its type,
+/// its length and its bytes, so that two rows give the same pieces exactly when each column
+/// holds the same value of the same type. Stops, returning false, when `part` does.
+fn row_parts(
+    row: &Row<'_>,
+    columns: usize,
+    mut part: impl FnMut(&[u8]) -> bool,
+) -> rusqlite::Result<bool> {
+    for i in 0..columns {
+        let number;
+        let (kind, bytes): (u8, &[u8]) = match row.get_ref(i)? {
+            ValueRef::Null => (0, &[]),
+            ValueRef::Integer(n) => {
+                number = n.to_le_bytes();
+                (1, &number)
+            }
+            ValueRef::Real(x) => {
+                number = x.to_bits().to_le_bytes();
+                (2, &number)
+            }
+            ValueRef::Text(t) => (3, t),
+            ValueRef::Blob(b) => (4, b),
+        };
+        let length = (bytes.len() as u64).to_le_bytes();
+        if !(part(&[kind]) && part(&length) && part(bytes)) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Decodes an inbox (`inbox_columns!`).
@@ -197,4 +258,56 @@ fn optional<T>(
 
 fn invalid(i: usize, e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bytes of the one row `sql` selects.
+    fn bytes_of(conn: &Connection, sql: &str) -> Vec<u8> {
+        let mut statement = conn.prepare(sql).unwrap();
+        let columns = statement.column_count();
+        statement
+            .query_row([], |row| {
+                let mut bytes = Vec::new();
+                row_parts(row, columns, |part| {
+                    bytes.extend_from_slice(part);
+                    true
+                })?;
+                assert!(row_is(row, columns, &bytes)?, "a row is itself");
+                Ok(bytes)
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn rows_are_the_same_only_when_every_value_and_type_is() {
+        let conn = Connection::open_in_memory().unwrap();
+        let base = bytes_of(&conn, "SELECT 'ab', 1, NULL, x'00'");
+        assert_eq!(base, bytes_of(&conn, "SELECT 'ab', 1, NULL, x'00'"));
+        for other in [
+            "SELECT 'ab', 2, NULL, x'00'",   // a value
+            "SELECT 'ab', '1', NULL, x'00'", // a type: text, not integer
+            "SELECT 'ab', 1, '', x'00'",     // empty text is not NULL
+            "SELECT 'ab', 1.0, NULL, x'00'", // a real is not an integer
+            "SELECT 'a', 'b1', NULL, x'00'", // the same bytes split otherwise
+            "SELECT 'ab', 1, NULL, x'0000'", // a longer blob
+        ] {
+            assert_ne!(base, bytes_of(&conn, other), "{other}");
+        }
+        // Compared against a row of other bytes, a row is not the same; nor against a prefix
+        // of its own bytes or its bytes and more.
+        let mut statement = conn.prepare("SELECT 'ab', 1, NULL, x'00'").unwrap();
+        statement
+            .query_row([], |row| {
+                assert!(!row_is(row, 4, &base[..base.len() - 1])?);
+                let mut longer = base.clone();
+                longer.push(0);
+                assert!(!row_is(row, 4, &longer)?);
+                assert!(!row_is(row, 4, b"")?);
+                Ok(())
+            })
+            .unwrap();
+    }
 }
