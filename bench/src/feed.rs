@@ -171,15 +171,25 @@ async fn page(
     if resp.status() != reqwest::StatusCode::OK {
         return Err(anyhow!("the feed page {path} answered {}", resp.status()));
     }
-    let ms = resp
+    let timing = resp
         .headers()
         .get("server-timing")
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split("dur=").nth(1))
-        .and_then(|d| d.split([',', ';']).next())
-        .and_then(|d| d.trim().parse::<f64>().ok())
-        .context("the feed sent no Server-Timing app;dur=…")?;
+        .unwrap_or_default()
+        .to_string();
+    let ms = metric(&timing, "app")
+        .with_context(|| format!("the feed sent no Server-Timing app;dur=… ({timing:?})"))?;
     Ok((ms, resp.text().await?))
+}
+
+/// The duration of `name` in a `Server-Timing` value (`data;dur=1.2, app;dur=3.4`).
+fn metric(timing: &str, name: &str) -> Option<f64> {
+    timing.split(',').find_map(|m| {
+        let mut parts = m.trim().split(';');
+        (parts.next()? == name)
+            .then(|| parts.find_map(|p| p.trim().strip_prefix("dur=")?.parse().ok()))
+            .flatten()
+    })
 }
 
 /// The numbers of the items a page lists.

@@ -136,10 +136,49 @@ impl Service {
                     .iter()
                     .any(|a| a.person_id == Some(viewer.person.id))
         };
-        let page = self
-            .pending_asking(&viewer, project, after, FEED_PAGE, MAX_SCANNED)
-            .await?;
-        let everyone = self.store().people(inbox.id).await?;
+        // The feed's reads do not depend on each other: they run at once, each on a
+        // connection of its own, so a page waits for the slowest rather than for their sum
+        // (each is a hand-off to a connection's thread, which on a busy machine waits its
+        // turn). The count is read with them even where it will not be shown (a short list,
+        // an inbox of several people): it reads at most `COUNT_CAP` rows of an index.
+        let store = self.store();
+        let recent = async {
+            store
+                .list_decisions(
+                    inbox.id,
+                    &ListFilter {
+                        project: project.map(str::to_string),
+                        limit: (HISTORY * 3) as u32,
+                        ..ListFilter::default()
+                    },
+                )
+                .await
+                .map_err(ServiceError::from)
+        };
+        let (page, everyone, count, recent, projects, passkeys, allowances) = tokio::try_join!(
+            self.pending_asking(&viewer, project, after, FEED_PAGE, MAX_SCANNED),
+            async { store.people(inbox.id).await.map_err(ServiceError::from) },
+            async {
+                store
+                    .count_pending(inbox.id, project, now, COUNT_CAP + 1)
+                    .await
+                    .map_err(ServiceError::from)
+            },
+            recent,
+            async { store.projects(inbox.id).await.map_err(ServiceError::from) },
+            async {
+                store
+                    .passkeys(viewer.person.id)
+                    .await
+                    .map_err(ServiceError::from)
+            },
+            async {
+                store
+                    .allowances(inbox.id, None, now)
+                    .await
+                    .map_err(ServiceError::from)
+            },
+        )?;
         let shared = everyone.iter().any(|p| p.id != viewer.person.id);
         let waiting = if after.is_none() && page.next.is_none() {
             Waiting::Exactly(page.items.len() as u64)
@@ -149,36 +188,20 @@ impl Service {
             // The inbox's only person is asked every decision of it (a routing rule names
             // only people of the inbox, and at least one approver), so the inbox's count is
             // theirs.
-            match self
-                .store()
-                .count_pending(inbox.id, project, now, COUNT_CAP + 1)
-                .await?
-            {
+            match count {
                 n if n > u64::from(COUNT_CAP) => Waiting::MoreThan(u64::from(COUNT_CAP)),
                 n => Waiting::Exactly(n),
             }
         };
-        let recent = self
-            .store()
-            .list_decisions(
-                inbox.id,
-                &ListFilter {
-                    project: project.map(str::to_string),
-                    limit: (HISTORY * 3) as u32,
-                    ..ListFilter::default()
-                },
-            )
-            .await?
+        let recent = recent
             .into_iter()
             .filter(|d| d.status != Status::Pending && theirs(d))
             .take(HISTORY)
             .collect();
-        let projects = self.store().projects(inbox.id).await?;
         let zone_of = |p: &Person| p.quiet.as_ref().map(|q| q.tz.clone());
         let zone = zone_of(&viewer.person)
             .or_else(|| everyone.iter().find(|p| p.is_inbox_own()).and_then(zone_of));
-        let has_passkey = !self.store().passkeys(viewer.person.id).await?.is_empty();
-        let allowances = self.store().allowances(inbox.id, None, now).await?;
+        let has_passkey = !passkeys.is_empty();
         Ok(Feed {
             allowances,
             viewer,

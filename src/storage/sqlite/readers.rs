@@ -28,7 +28,8 @@ use crate::domain::{Decision, OutcomeSource, Status};
 use crate::storage::rows::{DecisionColumns, NotificationJson, from_millis};
 use crate::storage::{KeyedRead, StoreError};
 
-/// Read-only connections to one database file, opened as needed; up to `keep` stay open.
+/// Read-only connections to one database file: `keep` opened at start, more as needed; up
+/// to `keep` stay open.
 pub(super) struct Readers {
     path: PathBuf,
     idle: Mutex<Vec<Connection>>,
@@ -36,12 +37,24 @@ pub(super) struct Readers {
 }
 
 impl Readers {
-    pub(super) fn new(path: PathBuf, keep: usize) -> Self {
-        Readers {
+    /// Opens `keep` connections, each with the schema read, so that no request pays for
+    /// opening one (a connection's first statement parses the whole schema).
+    pub(super) fn open(path: PathBuf, keep: usize) -> Result<Self, StoreError> {
+        let readers = Readers {
             path,
             idle: Mutex::new(Vec::with_capacity(keep)),
             keep,
-        }
+        };
+        let opened = (0..keep)
+            .map(|_| {
+                let conn = readers.connect()?;
+                conn.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))
+                    .map_err(read_error)?;
+                Ok(conn)
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        *readers.idle.lock().unwrap_or_else(|e| e.into_inner()) = opened;
+        Ok(readers)
     }
 
     /// The one row `sql` reads with `params`, decoded by `decode`, or `None`.
@@ -56,7 +69,7 @@ impl Readers {
     ) -> Result<Option<T>, StoreError> {
         let conn = match self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop() {
             Some(conn) => conn,
-            None => self.open()?,
+            None => self.connect()?,
         };
         let read = conn
             .prepare_cached(sql)
@@ -73,7 +86,7 @@ impl Readers {
         }
     }
 
-    fn open(&self) -> Result<Connection, StoreError> {
+    fn connect(&self) -> Result<Connection, StoreError> {
         let conn = Connection::open_with_flags(
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
