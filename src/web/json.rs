@@ -19,15 +19,7 @@ const DECISION_SIZE: usize = 1024;
 pub fn response(status: StatusCode, value: &impl Serialize) -> Response {
     let mut body = Vec::with_capacity(DECISION_SIZE);
     match serde_json::to_writer(&mut body, value) {
-        Ok(()) => (
-            status,
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )],
-            body,
-        )
-            .into_response(),
+        Ok(()) => written(status, body.into()),
         // Only a map with non-string keys fails to serialise; none of the API's types has one.
         // Should one ever, the caller gets the API's error shape, and the log the cause.
         Err(e) => ApiError::from(ServiceError::Internal(format!(
