@@ -25,6 +25,7 @@ pub mod questions;
 pub mod quiet;
 mod read;
 pub mod receipt;
+pub mod shell;
 pub mod spec;
 pub mod subscription;
 pub mod webauthn;

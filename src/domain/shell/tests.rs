@@ -1,0 +1,170 @@
+use super::*;
+
+/// Each part's canonical reading.
+fn parts(command: &str) -> Vec<String> {
+    parse(command).parts.iter().map(Part::canonical).collect()
+}
+
+fn doubted(command: &str) -> bool {
+    !parse(command).certain()
+}
+
+#[test]
+fn spellings_of_one_command_read_the_same() {
+    for spelling in [
+        "git push --force origin main",
+        "git  push --force origin main",
+        "/usr/bin/git push --force origin main",
+        "\\git push --force origin main",
+        "'git' push --force origin main",
+        "g\"i\"t push '--force' origin main",
+        "GIT_TRACE=0 git push --force origin main",
+        "env GIT_TRACE=0 git push --force origin main",
+        "sudo -u me git push --force origin main",
+        "command git push --force origin main",
+        "exec git push --force origin main",
+        "nice -n 5 git push --force origin main",
+        "timeout 10 git push --force origin main",
+        "time git push --force origin main",
+        "nohup git push --force origin main",
+        "git push --force origin main # a comment",
+    ] {
+        let p = parse(spelling);
+        assert!(p.certain(), "{spelling}: {:?}", p.doubts);
+        let canon: Vec<_> = p.parts.iter().map(Part::canonical).collect();
+        assert_eq!(canon, ["git push --force origin main"], "{spelling}");
+    }
+}
+
+#[test]
+fn every_command_a_text_runs_is_a_part() {
+    assert_eq!(parts("ls && rm -rf x"), ["ls", "rm -rf x"]);
+    assert_eq!(parts("ls; (cd x && git push)"), ["ls", "cd x", "git push"]);
+    assert_eq!(parts("echo $(rm -rf ~)"), ["echo $(rm -rf ~)", "rm -rf ~"]);
+    assert_eq!(parts("echo `git push`"), ["echo `git push`", "git push"]);
+    assert_eq!(
+        parts("bash -c 'git push -f'"),
+        ["bash -c git push -f", "git push -f"]
+    );
+    assert_eq!(
+        parts("sh -lc \"rm -rf ~\""),
+        ["sh -lc rm -rf ~", "rm -rf ~"]
+    );
+    assert_eq!(parts("for f in a b; do rm -rf $f; done"), ["rm -rf $f"]);
+    assert_eq!(parts("f() { git push; }; f"), ["git push", "f"]);
+    assert_eq!(
+        parts("if true; then terraform destroy; fi"),
+        ["true", "terraform destroy"]
+    );
+    assert_eq!(
+        parts("find . -name x -exec rm -rf {} +"),
+        ["find . -name x -exec rm -rf {} +", "rm -rf {}"]
+    );
+    assert_eq!(parts("xargs -n 1 git push"), ["git push"]);
+    assert_eq!(parts("diff <(curl x) y"), ["diff y", "curl x"]);
+    assert_eq!(parts("cat <<EOF\n$(git push)\nEOF"), ["cat", "git push"]);
+}
+
+#[test]
+fn known_programs_read_past_their_options() {
+    let read = |c: &str| subcommand_reading(&parse(c).parts[0]).map(|w| w.map(|w| w.join(" ")));
+    assert_eq!(read("git -C . push -f"), Ok(Some("git push -f".into())));
+    assert_eq!(
+        read("git --git-dir=.git --work-tree . push"),
+        Ok(Some("git push".into()))
+    );
+    assert_eq!(read("git -C. push"), Ok(Some("git push".into())));
+    assert_eq!(
+        read("kubectl --context prod -n x delete pod a"),
+        Ok(Some("kubectl delete pod a".into()))
+    );
+    assert_eq!(
+        read("terraform -chdir=infra apply"),
+        Ok(Some("terraform apply".into()))
+    );
+    assert_eq!(
+        read("docker -H tcp://x rm -f c"),
+        Ok(Some("docker rm -f c".into()))
+    );
+    assert_eq!(
+        read("npm --prefix x publish"),
+        Ok(Some("npm publish".into()))
+    );
+    assert_eq!(
+        read("cargo +nightly publish"),
+        Ok(Some("cargo publish".into()))
+    );
+    assert_eq!(read("ls -la"), Ok(None));
+    assert!(matches!(
+        read("git --frobnicate push"),
+        Err(Doubt::UnknownOption { .. })
+    ));
+    assert!(matches!(read("git -c alias.p=push p"), Err(Doubt::Alias)));
+}
+
+#[test]
+fn what_cannot_be_told_is_a_doubt() {
+    for c in [
+        "eval \"$CMD\"",
+        "$CMD push --force",
+        "$(which git) push",
+        "gi? push",
+        "echo 'git push -f' | sh",
+        "bash <<EOF\ngit push -f\nEOF",
+        "bash <<< 'git push -f'",
+        "bash -c \"$X\"",
+        "alias g=git; g push",
+        "git --frobnicate push",
+        "echo 'unclosed",
+        "((x = $(rm -rf ~)))",
+        "[[ $(rm -rf ~) ]]",
+    ] {
+        assert!(doubted(c), "{c}: {:?}", parse(c));
+    }
+    for c in [
+        "ls -la",
+        "git status",
+        "cat x | grep y",
+        "bash script.sh",
+        "echo $HOME",
+    ] {
+        assert!(!doubted(c), "{c}: {:?}", parse(c));
+    }
+}
+
+#[test]
+fn parts_know_their_pipes_and_redirections() {
+    let p = parse("curl -s https://x | sh");
+    assert_eq!(p.parts[1].piped_from, Some(0));
+    assert_eq!(p.parts[1].pipe, Some(18..19));
+    let p = parse("git status > ~/.bashrc");
+    assert!(p.parts[0].redirects_files);
+    let p = parse("git status 2>/dev/null 2>&1");
+    assert!(!p.parts[0].redirects_files);
+    let p = parse("GIT_DIR=x git status");
+    assert!(p.parts[0].assigns);
+    assert_eq!(p.parts[0].literal(), "git status");
+}
+
+#[test]
+fn spans_point_at_the_words_as_written() {
+    let c = "ls; /usr/bin/rm  -rf 'x y'";
+    let p = parse(c);
+    let rm = &p.parts[1];
+    assert_eq!(&c[rm.argv[0].span.clone()], "/usr/bin/rm");
+    assert_eq!(&c[rm.argv[1].span.clone()], "-rf");
+    assert_eq!(&c[rm.argv[2].span.clone()], "'x y'");
+    let c = "échó; rm -rf x";
+    let p = parse(c);
+    assert_eq!(&c[p.parts[1].argv[1].span.clone()], "-rf");
+}
+
+#[test]
+fn nothing_panics_on_odd_text() {
+    for c in [
+        "", " ", ";", "|", "&&", ")", "$(", "`", "'", "\"", "\\", "<<", "a <", "$'\\", "é$(é", "{",
+        "}", "!", "((", "[[",
+    ] {
+        let _ = parse(c);
+    }
+}

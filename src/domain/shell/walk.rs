@@ -1,0 +1,403 @@
+//! The walk over bash's syntax tree: every simple command the text runs, wherever it sits
+//! (lists, pipelines, groups, subshells, loops, conditionals, functions, coprocesses, and
+//! the commands substituted inside words, redirections and here-documents).
+
+use std::io::BufReader;
+use std::ops::Range;
+
+use brush_parser::ast::{
+    self, Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, IoFileRedirectTarget,
+    IoRedirect, Pipeline,
+};
+use brush_parser::word::{self, WordPiece};
+use brush_parser::{Parser, ParserOptions};
+
+use super::word::read as read_word;
+use super::{Arg, Doubt, Parsed, Part};
+
+/// How deep substitutions and `bash -c` strings are followed; deeper is a doubt.
+const MAX_DEPTH: usize = 8;
+
+/// Where the text being read sits in the whole command.
+#[derive(Clone)]
+pub struct Place {
+    /// The byte of the whole command the text starts at.
+    pub offset: usize,
+    /// When the text is not the command's own bytes (a `bash -c` string with escapes), every
+    /// word points at this span of the whole command instead.
+    pub fixed: Option<Range<usize>>,
+    /// The part in one of whose words the text runs.
+    pub inside: Option<usize>,
+    pub depth: usize,
+}
+
+/// Reads the whole command.
+pub fn read(command: &str, parsed: &mut Parsed) {
+    let place = Place {
+        offset: 0,
+        fixed: None,
+        inside: None,
+        depth: 0,
+    };
+    read_at(command, &place, parsed);
+}
+
+/// Reads `text`, which runs at `place`, adding its parts (and doubts) to `parsed`.
+pub fn read_at(text: &str, place: &Place, parsed: &mut Parsed) {
+    if place.depth > MAX_DEPTH {
+        parsed.doubts.push(Doubt::TooLong);
+        return;
+    }
+    let options = ParserOptions::default();
+    let mut parser = Parser::new(BufReader::new(text.as_bytes()), &options);
+    let program = match parser.parse_program() {
+        Ok(p) => p,
+        Err(e) => {
+            let why = e.to_string();
+            let why = why.lines().next().unwrap_or("a syntax error").to_string();
+            parsed.doubts.push(Doubt::Unparsed(why));
+            return;
+        }
+    };
+    let mut walk = Walk {
+        text,
+        place: place.clone(),
+        chars: char_offsets(text),
+        options,
+        parsed,
+    };
+    for list in &program.complete_commands {
+        walk.list(list);
+    }
+}
+
+/// Byte offsets of each char, when the text is not all ASCII (the grammar counts chars).
+fn char_offsets(text: &str) -> Option<Vec<usize>> {
+    if text.is_ascii() {
+        return None;
+    }
+    let mut v: Vec<usize> = text.char_indices().map(|(b, _)| b).collect();
+    v.push(text.len());
+    Some(v)
+}
+
+struct Walk<'a> {
+    text: &'a str,
+    place: Place,
+    chars: Option<Vec<usize>>,
+    options: ParserOptions,
+    parsed: &'a mut Parsed,
+}
+
+/// The parts a command made at its own level: the first (which a pipe feeds) and the last
+/// (whose output a pipe takes).
+type Made = Option<(usize, usize)>;
+
+impl Walk<'_> {
+    fn list(&mut self, list: &CompoundList) {
+        for item in &list.0 {
+            self.pipeline(&item.0.first);
+            for next in &item.0.additional {
+                match next {
+                    ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p),
+                }
+            }
+        }
+    }
+
+    fn pipeline(&mut self, p: &Pipeline) {
+        let mut before: Made = None;
+        for cmd in &p.seq {
+            let made = self.command(cmd);
+            if let (Some((_, last)), Some((first, _))) = (before, made) {
+                let pipe = self.pipe_before(first);
+                let fed = &mut self.parsed.parts[first];
+                fed.piped_from = Some(last);
+                fed.pipe = pipe;
+                fed.fed = true;
+            }
+            if made.is_some() {
+                before = made;
+            }
+        }
+    }
+
+    /// The `|` just before part `at`'s first word.
+    fn pipe_before(&self, at: usize) -> Option<Range<usize>> {
+        let part = &self.parsed.parts[at];
+        let start = part.wrappers.first().or(part.argv.first())?.span.start;
+        let local = start.checked_sub(self.place.offset)?;
+        let bar = self.text.get(..local)?.rfind('|')?;
+        let bar = self.place.offset + bar;
+        Some(match &self.place.fixed {
+            Some(span) => span.clone(),
+            None => bar..bar + 1,
+        })
+    }
+
+    fn command(&mut self, cmd: &Command) -> Made {
+        match cmd {
+            Command::Simple(s) => self.simple(s),
+            Command::Compound(c, redirects) => {
+                let made = self.compound(c);
+                if let Some(r) = redirects {
+                    for io in &r.0 {
+                        self.redirect(io, None);
+                    }
+                }
+                made
+            }
+            Command::Function(f) => self.compound(&f.body.0),
+            Command::ExtendedTest(test, _) => {
+                self.doubt_if_substitutes(&test.to_string());
+                None
+            }
+        }
+    }
+
+    fn compound(&mut self, c: &CompoundCommand) -> Made {
+        let before = self.parsed.parts.len();
+        match c {
+            CompoundCommand::BraceGroup(g) => self.list(&g.list),
+            CompoundCommand::Subshell(s) => self.list(&s.list),
+            CompoundCommand::ForClause(f) => {
+                for w in f.values.iter().flatten() {
+                    self.word(w, None);
+                }
+                self.list(&f.body.list);
+            }
+            CompoundCommand::ArithmeticForClause(f) => {
+                for e in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.doubt_if_substitutes(&e.value);
+                }
+                self.list(&f.body.list);
+            }
+            CompoundCommand::CaseClause(c) => {
+                self.word(&c.value, None);
+                for item in &c.cases {
+                    for p in &item.patterns {
+                        self.word(p, None);
+                    }
+                    if let Some(l) = &item.cmd {
+                        self.list(l);
+                    }
+                }
+            }
+            CompoundCommand::IfClause(i) => {
+                self.list(&i.condition);
+                self.list(&i.then);
+                for e in i.elses.iter().flatten() {
+                    if let Some(c) = &e.condition {
+                        self.list(c);
+                    }
+                    self.list(&e.body);
+                }
+            }
+            CompoundCommand::WhileClause(w) | CompoundCommand::UntilClause(w) => {
+                self.list(&w.0);
+                self.list(&w.1.list);
+            }
+            CompoundCommand::Arithmetic(a) => self.doubt_if_substitutes(&a.expr.value),
+            CompoundCommand::Coprocess(c) => {
+                self.command(&c.body);
+            }
+        }
+        let after = self.parsed.parts.len();
+        // Its own parts: those not inside another's words.
+        let own: Vec<usize> = (before..after)
+            .filter(|&i| self.parsed.parts[i].inside == self.place.inside)
+            .collect();
+        Some((*own.first()?, *own.last()?))
+    }
+
+    fn simple(&mut self, s: &ast::SimpleCommand) -> Made {
+        let mut part = Part {
+            wrappers: Vec::new(),
+            argv: Vec::new(),
+            assigns: false,
+            redirects_files: false,
+            fed: false,
+            piped_from: None,
+            pipe: None,
+            inside: self.place.inside,
+        };
+        let mut inner: Vec<(String, usize)> = Vec::new();
+        let mut nested: Vec<&ast::SubshellCommand> = Vec::new();
+        let prefix = s.prefix.iter().flat_map(|p| &p.0);
+        let suffix = s.suffix.iter().flat_map(|p| &p.0);
+        let name = s.word_or_name.clone().map(CommandPrefixOrSuffixItem::Word);
+        for (is_prefix, item) in prefix
+            .map(|i| (true, i))
+            .chain(name.iter().map(|i| (false, i)))
+            .chain(suffix.map(|i| (false, i)))
+        {
+            match item {
+                CommandPrefixOrSuffixItem::Word(w) => {
+                    let (arg, mut subs) = self.read(w);
+                    inner.append(&mut subs);
+                    part.argv.push(arg);
+                }
+                CommandPrefixOrSuffixItem::AssignmentWord(_, w) => {
+                    let (arg, mut subs) = self.read(w);
+                    inner.append(&mut subs);
+                    if is_prefix {
+                        part.assigns = true;
+                    } else {
+                        part.argv.push(arg);
+                    }
+                }
+                CommandPrefixOrSuffixItem::IoRedirect(io) => {
+                    let (files, fed, mut subs, mut procs) = self.redirect_of(io);
+                    part.redirects_files |= files;
+                    part.fed |= fed;
+                    inner.append(&mut subs);
+                    nested.append(&mut procs);
+                }
+                CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => nested.push(sub),
+            }
+        }
+        // An assignment alone runs nothing; what it substitutes still runs.
+        let runs = !part.argv.is_empty() || part.redirects_files;
+        let at = if runs {
+            self.parsed.parts.push(part);
+            Some(self.parsed.parts.len() - 1)
+        } else {
+            None
+        };
+        let inside = at.or(self.place.inside);
+        for (text, offset) in inner {
+            self.nested_text(&text, offset, inside);
+        }
+        for sub in nested {
+            let saved = self.place.inside;
+            self.place.inside = inside;
+            self.list(&sub.list);
+            self.place.inside = saved;
+        }
+        at.map(|i| (i, i))
+    }
+
+    /// A redirection of a compound command: only what it substitutes matters.
+    fn redirect(&mut self, io: &IoRedirect, inside: Option<usize>) {
+        let (_, _, subs, procs) = self.redirect_of(io);
+        for (text, offset) in subs {
+            self.nested_text(&text, offset, inside.or(self.place.inside));
+        }
+        for sub in procs {
+            self.list(&sub.list);
+        }
+    }
+
+    /// What a redirection does: whether it reads or writes a file, whether it feeds the
+    /// command's input, the commands it substitutes, and its process substitutions.
+    #[allow(clippy::type_complexity)]
+    fn redirect_of<'t>(
+        &mut self,
+        io: &'t IoRedirect,
+    ) -> (
+        bool,
+        bool,
+        Vec<(String, usize)>,
+        Vec<&'t ast::SubshellCommand>,
+    ) {
+        let mut subs = Vec::new();
+        let mut procs = Vec::new();
+        let (files, fed) = match io {
+            IoRedirect::File(_, _, target) => match target {
+                IoFileRedirectTarget::Filename(w) => {
+                    let (arg, mut s) = self.read(w);
+                    subs.append(&mut s);
+                    (arg.text != "/dev/null", false)
+                }
+                IoFileRedirectTarget::Fd(_) => (false, false),
+                IoFileRedirectTarget::Duplicate(w) => {
+                    let (arg, mut s) = self.read(w);
+                    subs.append(&mut s);
+                    (arg.dynamic, false)
+                }
+                IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
+                    procs.push(sub);
+                    (false, false)
+                }
+            },
+            IoRedirect::OutputAndError(w, _) => {
+                let (arg, mut s) = self.read(w);
+                subs.append(&mut s);
+                (arg.text != "/dev/null", false)
+            }
+            IoRedirect::HereString(fd, w) => {
+                let (_, mut s) = self.read(w);
+                subs.append(&mut s);
+                (false, fd.is_none_or(|f| f == 0))
+            }
+            IoRedirect::HereDocument(fd, doc) => {
+                if doc.requires_expansion
+                    && let Ok(pieces) = word::parse_heredoc(&doc.doc.value, &self.options)
+                {
+                    let at = self.byte_of(doc.doc.loc.as_ref());
+                    for p in pieces {
+                        if let WordPiece::CommandSubstitution(c)
+                        | WordPiece::BackquotedCommandSubstitution(c) = p.piece
+                        {
+                            subs.push((c, at + p.start_index));
+                        }
+                    }
+                }
+                (false, fd.is_none_or(|f| f == 0))
+            }
+        };
+        (files, fed, subs, procs)
+    }
+
+    /// A word outside any command's argv (a `for` list, a `case` value): only what it
+    /// substitutes runs.
+    fn word(&mut self, w: &ast::Word, inside: Option<usize>) {
+        let (_, subs) = self.read(w);
+        for (text, offset) in subs {
+            self.nested_text(&text, offset, inside.or(self.place.inside));
+        }
+    }
+
+    fn read(&self, w: &ast::Word) -> (Arg, Vec<(String, usize)>) {
+        let at = self.byte_of(w.loc.as_ref());
+        let r = read_word(&w.value, at, &self.options);
+        let mut arg = r.arg;
+        if let Some(span) = &self.place.fixed {
+            arg.span = span.clone();
+        }
+        (arg, r.inner)
+    }
+
+    /// The byte of the whole command where a location starts.
+    fn byte_of(&self, loc: Option<&brush_parser::SourceSpan>) -> usize {
+        let index = loc.map_or(0, |l| l.start.index);
+        let local = match &self.chars {
+            Some(v) => v.get(index).copied().unwrap_or(self.text.len()),
+            None => index.min(self.text.len()),
+        };
+        self.place.offset + local
+    }
+
+    /// Reads a substituted command, which runs inside part `inside`.
+    fn nested_text(&mut self, text: &str, offset: usize, inside: Option<usize>) {
+        let place = Place {
+            offset,
+            fixed: self.place.fixed.clone(),
+            inside,
+            depth: self.place.depth + 1,
+        };
+        read_at(text, &place, self.parsed);
+    }
+
+    /// Arithmetic and `[[ … ]]` are read as text: a substitution inside them is a doubt.
+    fn doubt_if_substitutes(&mut self, text: &str) {
+        if text.contains("$(") || text.contains('`') || text.contains("<(") {
+            self.parsed
+                .doubts
+                .push(Doubt::Eval(text.chars().take(40).collect()));
+        }
+    }
+}
