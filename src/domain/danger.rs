@@ -4,11 +4,13 @@
 //! reads at a glance, and the part of the command it points at, which the page marks.
 //!
 //! This is a reading aid, never a gate: the policy decides what is asked, and a command
-//! with no finding may still do harm. It reads the command as the shell would split it
-//! (simple commands joined by `;`, `&&`, `||`, `|`, `&`, line breaks and `$(`), well enough
-//! to point at what matters, not to parse every shell.
+//! with no finding may still do harm. It reads the command as the policy does, with the
+//! shell's grammar (`domain::shell`): each simple command that runs, past its wrappers, so
+//! a comment, a quote or a path cannot hide what a mark points at.
 
 use std::ops::Range;
+
+use super::shell::{self, Doubt};
 
 /// One thing the command does that deserves a second look.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,20 +24,23 @@ pub struct Danger {
 
 /// A word of the command and where it is.
 #[derive(Debug, Clone)]
-struct Word<'a> {
+struct Word {
     /// The word without its quotes.
     text: String,
     span: Range<usize>,
-    raw: &'a str,
 }
 
-/// A simple command: its words, and whether its input is piped from the one before.
+/// A simple command: its wrappers, its words (the program first), and whether its input is
+/// piped from the one before.
 #[derive(Debug, Clone)]
-struct Simple<'a> {
-    words: Vec<Word<'a>>,
+struct Simple {
+    wrappers: Vec<Word>,
+    words: Vec<Word>,
     piped_from: Option<usize>,
     /// The `|` that feeds it, when piped.
     pipe: Option<Range<usize>>,
+    /// The simple command in one of whose words it runs.
+    inside: Option<usize>,
 }
 
 const DELETES: &str = "Deletes files and folders recursively";
@@ -52,6 +57,7 @@ const DISK: &str = "Writes over a disk or file system";
 const PUBLISHES: &str = "Publishes to a public registry (cannot be taken back)";
 const DESTROYS: &str = "Destroys infrastructure or cluster resources";
 const PERMISSIONS: &str = "Changes permissions of a whole tree";
+const UNREADABLE: &str = "The shell cannot read this command: what it runs cannot be told";
 
 /// Programs that run code handed to them on their input or as a string.
 const SHELLS: &[&str] = &[
@@ -77,11 +83,6 @@ const DATABASE_CLIENTS: &[&str] = &[
     "mycli",
     "litecli",
 ];
-/// Programs that run the rest of their words as another command.
-const WRAPPERS: &[&str] = &[
-    "sudo", "doas", "env", "nohup", "time", "nice", "xargs", "exec",
-];
-
 /// What deserves a second look in `command`, each reason once, in the order found.
 pub fn dangers(command: &str) -> Vec<Danger> {
     let mut found: Vec<Danger> = Vec::new();
@@ -92,19 +93,26 @@ pub fn dangers(command: &str) -> Vec<Danger> {
         Some(d) => d.spans.extend(spans),
         None => found.push(Danger { reason, spans }),
     };
-    let simples = split(command);
-    for s in &simples {
+    let parsed = shell::parse(command);
+    if parsed
+        .doubts
+        .iter()
+        .any(|d| matches!(d, Doubt::Unparsed(_) | Doubt::TooLong))
+    {
+        add(UNREADABLE, vec![0..command.len()]);
+    }
+    let simples = simples(&parsed);
+    for (index, s) in simples.iter().enumerate() {
         let words = &s.words;
-        let Some(at) = program_at(words) else {
-            continue;
-        };
-        for w in &words[..at] {
+        for w in &s.wrappers {
             if matches!(base(&w.text), "sudo" | "doas") {
                 add(SUDO, vec![w.span.clone()]);
             }
         }
-        let prog = &words[at];
-        let args = &words[at + 1..];
+        let Some(prog) = words.first() else {
+            continue;
+        };
+        let args = &words[1..];
         let name = base(&prog.text);
         let span = |w: &Word| w.span.clone();
         match name {
@@ -174,12 +182,12 @@ pub fn dangers(command: &str) -> Vec<Danger> {
                     add(DESTROYS, vec![span(prog), span(w)]);
                 }
             }
-            "eval" if fetches(args) => add(DOWNLOADED, vec![span(prog)]),
+            "eval" if fetches(&simples, index) => add(DOWNLOADED, vec![span(prog)]),
             _ => {}
         }
         if SHELLS.contains(&name) {
             // `sh -c "$(curl …)"`, `bash <(curl …)`: the fetched text is the program.
-            if fetches(args) {
+            if fetches(&simples, index) {
                 add(DOWNLOADED, vec![span(prog)]);
             }
             // `curl … | sh`: the piped text is the program, unless the shell is given a
@@ -201,7 +209,7 @@ pub fn dangers(command: &str) -> Vec<Danger> {
     // for when a client is part of the command, so `grep 'DROP TABLE' *.sql` is left alone.
     if simples
         .iter()
-        .flat_map(|s| &s.words)
+        .filter_map(|s| s.words.first())
         .any(|w| DATABASE_CLIENTS.contains(&base(&w.text)))
     {
         sql(command, &mut add);
@@ -343,209 +351,56 @@ fn base(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
 
-/// The index of the program among the words: past variable assignments and the wrappers
-/// that run the rest (`sudo`, `env`, `nohup`, …) with their options.
-fn program_at(words: &[Word]) -> Option<usize> {
-    let mut i = 0;
-    while i < words.len() {
-        let t = &words[i].text;
-        if t.contains('=') && !t.starts_with('-') && !t.starts_with('=') {
-            i += 1;
-        } else if WRAPPERS.contains(&base(t)) {
-            i += 1;
-            while i < words.len() && words[i].text.starts_with('-') {
-                // `sudo -u root`: an option that takes a value.
-                let takes = matches!(words[i].text.as_str(), "-u" | "-g" | "-n" | "-I");
-                i += if takes { 2 } else { 1 };
+/// Whether a command fetched from the network runs inside the words of simple command
+/// `at`: `sh -c "$(curl …)"`, `bash <(wget …)`, a backquoted fetch.
+fn fetches(simples: &[Simple], at: usize) -> bool {
+    simples.iter().enumerate().any(|(i, s)| {
+        let mut inside = s.inside;
+        while let Some(outer) = inside {
+            if outer == at {
+                return is_fetcher(&simples[i]);
             }
-        } else {
-            return Some(i);
+            inside = simples[outer].inside;
         }
-    }
-    None
+        false
+    })
 }
 
-/// Whether the words run something fetched: a `$(curl …)`, `<(wget …)` or backquoted fetch
-/// among them.
-fn fetches(args: &[Word]) -> bool {
-    args.iter().any(|w| {
-        let raw = w.raw;
-        ["$(", "<(", "`"].iter().any(|open| {
-            raw.split(open).skip(1).any(|inner| {
-                FETCHERS.contains(&base(inner.split_whitespace().next().unwrap_or("")))
-            })
-        })
-    })
+fn is_fetcher(s: &Simple) -> bool {
+    s.words
+        .first()
+        .is_some_and(|w| FETCHERS.contains(&base(&w.text).to_ascii_lowercase().as_str()))
 }
 
 /// Whether any command of the pipeline that ends at `last` fetches from the network.
 fn pipeline_fetches(simples: &[Simple], last: usize) -> bool {
     let mut at = Some(last);
     while let Some(i) = at {
-        let s = &simples[i];
-        if let Some(p) = program_at(&s.words)
-            && FETCHERS.contains(&base(&s.words[p].text).to_ascii_lowercase().as_str())
-        {
+        if is_fetcher(&simples[i]) {
             return true;
         }
-        at = s.piped_from;
+        at = simples[i].piped_from;
     }
     false
 }
 
-/// The command split into simple commands and words. Quotes group words (and are taken
-/// off); `$(…)`, `<(…)` and backquotes stay inside the word they are part of, and their
-/// inside is also split as commands of its own, so `echo $(rm -rf x)` is seen.
-fn split(command: &str) -> Vec<Simple<'_>> {
-    let mut out = Vec::new();
-    split_into(command, 0, &mut out);
-    out
-}
-
-fn split_into<'a>(command: &'a str, offset: usize, out: &mut Vec<Simple<'a>>) {
-    let b = command.as_bytes();
-    let mut words: Vec<Word<'a>> = Vec::new();
-    let mut piped_from: Option<usize> = None;
-    let mut pipe: Option<Range<usize>> = None;
-    let mut i = 0;
-    let finish = |words: &mut Vec<Word<'a>>,
-                  piped_from: Option<usize>,
-                  pipe: Option<Range<usize>>,
-                  out: &mut Vec<Simple<'a>>| {
-        if !words.is_empty() {
-            out.push(Simple {
-                words: std::mem::take(words),
-                piped_from,
-                pipe,
-            });
-        }
+/// The simple commands the shell's reading found.
+fn simples(parsed: &shell::Parsed) -> Vec<Simple> {
+    let word = |a: &shell::Arg| Word {
+        text: a.text.clone(),
+        span: a.span.clone(),
     };
-    while i < b.len() {
-        let c = b[i];
-        if c.is_ascii_whitespace() && c != b'\n' {
-            i += 1;
-            continue;
-        }
-        if matches!(c, b';' | b'&' | b'|' | b'\n' | b'(' | b')') {
-            let start = i;
-            while i < b.len() && matches!(b[i], b';' | b'&' | b'|') {
-                i += 1;
-            }
-            i = i.max(start + 1);
-            finish(&mut words, piped_from, pipe.take(), out);
-            let op = &command[start..i];
-            if op == "|" || op == "|&" {
-                piped_from = out.len().checked_sub(1);
-                pipe = Some(offset + start..offset + i);
-            } else {
-                piped_from = None;
-            }
-            continue;
-        }
-        if matches!(c, b'<' | b'>') && b.get(i + 1) != Some(&b'(') {
-            // A redirection: its target is a file, not a word of the command.
-            i += 1;
-            while i < b.len() && matches!(b[i], b'<' | b'>' | b'&') {
-                i += 1;
-            }
-            while i < b.len() && b[i].is_ascii_whitespace() && b[i] != b'\n' {
-                i += 1;
-            }
-            let (_, end) = read_word(command, i);
-            i = end;
-            continue;
-        }
-        let (text, end) = read_word(command, i);
-        let raw = &command[i..end];
-        // What runs inside `$(…)`, `<(…)` and backquotes is split on its own.
-        for open in ["$(", "<(", "`"] {
-            let mut from = 0;
-            while let Some(at) = raw[from..].find(open) {
-                let inner_start = from + at + open.len();
-                let close = if open == "`" { "`" } else { ")" };
-                let inner_end = raw[inner_start..]
-                    .find(close)
-                    .map_or(raw.len(), |e| inner_start + e);
-                split_into(&raw[inner_start..inner_end], offset + i + inner_start, out);
-                from = inner_end.min(raw.len());
-                if from >= raw.len() {
-                    break;
-                }
-                from += 1;
-            }
-        }
-        words.push(Word {
-            text,
-            span: offset + i..offset + end,
-            raw,
-        });
-        i = end;
-    }
-    finish(&mut words, piped_from, pipe, out);
-}
-
-/// One word from `at`: its text with quotes and backslashes taken off, and where it ends.
-/// `$(…)` and `<(…)` are read whole, nested parentheses counted.
-fn read_word(command: &str, at: usize) -> (String, usize) {
-    let b = command.as_bytes();
-    let mut text = String::new();
-    let mut i = at;
-    while i < b.len() {
-        let c = b[i];
-        match c {
-            b'\'' | b'"' => {
-                let close = c;
-                i += 1;
-                let start = i;
-                while i < b.len() && b[i] != close {
-                    if close == b'"' && b[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                text.push_str(&command[start..i.min(b.len())]);
-                i = (i + 1).min(b.len());
-            }
-            b'\\' => {
-                if let Some(next) = command[i + 1..].chars().next() {
-                    text.push(next);
-                    i += 1 + next.len_utf8();
-                } else {
-                    i += 1;
-                }
-            }
-            b'$' | b'<' if b.get(i + 1) == Some(&b'(') => {
-                let start = i;
-                let mut depth = 0;
-                while i < b.len() {
-                    match b[i] {
-                        b'(' => depth += 1,
-                        b')' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                i += 1;
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                    i += 1;
-                }
-                text.push_str(&command[start..i]);
-            }
-            c if c.is_ascii_whitespace()
-                || matches!(c, b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')') =>
-            {
-                break;
-            }
-            _ => {
-                let ch = command[i..].chars().next().unwrap_or(' ');
-                text.push(ch);
-                i += ch.len_utf8();
-            }
-        }
-    }
-    (text, i)
+    parsed
+        .parts
+        .iter()
+        .map(|p| Simple {
+            wrappers: p.wrappers.iter().map(word).collect(),
+            words: p.argv.iter().map(word).collect(),
+            piped_from: p.piped_from,
+            pipe: p.pipe.clone(),
+            inside: p.inside,
+        })
+        .collect()
 }
 
 #[cfg(test)]

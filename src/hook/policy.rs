@@ -13,6 +13,10 @@ use super::call::{Harness, ToolCall};
 use super::glob::Glob;
 use crate::domain::approval::StepUp;
 use crate::domain::people::{self, MAX_NAMED};
+use crate::domain::shell::{self, Parsed};
+
+mod command;
+use command::CommandPattern;
 
 /// What a rule (or the default) does with a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -82,7 +86,7 @@ struct RuleFile {
 struct PolicyRule {
     harness: Option<Vec<String>>,
     tool: Option<Vec<Glob>>,
-    command: Option<Glob>,
+    command: Option<CommandPattern>,
     path: Option<Glob>,
     host: Option<Glob>,
     decision: Rule,
@@ -125,13 +129,27 @@ pub struct Ruling {
     pub rule: Option<String>,
     /// One line for `--explain` and the reason the harness shows.
     pub why: String,
+    /// Why the policy cannot tell for certain what the command runs, or that its parts are
+    /// gated by different rules: no allowance then stands for the person's answer.
+    pub unsure: Option<String>,
 }
 
 impl Ruling {
-    /// Whether "Allow for this session" may stand for this call's approval: never where the
-    /// rule wants a passkey or names who must agree.
+    /// Whether "Allow for this session" (or a standing allowance) may stand for this call's
+    /// approval: never where the rule wants a passkey or names who must agree, nor where
+    /// what runs cannot be told for certain.
     pub fn session_answer_allowed(&self) -> bool {
-        self.step_up.is_none() && self.people == People::default()
+        self.step_up.is_none() && self.people == People::default() && self.unsure.is_none()
+    }
+
+    /// How strict the ruling is: a compound command takes the strictest of its parts.
+    fn strictness(&self) -> u8 {
+        match self.decision {
+            Rule::Deny => 3,
+            Rule::Ask if self.step_up.is_some() || self.people != People::default() => 2,
+            Rule::Ask => 1,
+            Rule::Allow => 0,
+        }
     }
 }
 
@@ -170,28 +188,108 @@ impl Policy {
         })
     }
 
-    /// What the policy says about `call`.
+    /// What the policy says about `call`. A shell command is read with the shell's grammar
+    /// (`domain::shell`): each simple command it runs meets the rules on its own, and the
+    /// call takes the strictest ruling of its parts. A command whose reading is in doubt
+    /// meets every rule that could apply, and no allowance stands for it.
     pub fn decide(&self, call: &ToolCall) -> Ruling {
+        let Some(text) = call.command() else {
+            return self.first_rule(call, |_| true);
+        };
+        let parsed = shell::parse(text);
+        if !parsed.certain() {
+            return self.in_doubt(call, &parsed);
+        }
+        let text = text.trim();
+        let mut rulings: Vec<Ruling> = parsed
+            .parts
+            .iter()
+            .map(|part| {
+                self.first_rule(call, |pattern| match pattern {
+                    Matching::Allow(p) => p.allows(part),
+                    Matching::Catch(p) => p.catches(part),
+                })
+            })
+            .collect();
+        // A deny or ask pattern may also span several commands (`curl*|*sh`): it meets the
+        // text as written too. With nothing that runs, the text is all there is.
+        let whole = self.first_rule(call, |pattern| match pattern {
+            Matching::Allow(p) => rulings.is_empty() && p.matches_text(text),
+            Matching::Catch(p) => p.matches_text(text),
+        });
+        if whole.rule.is_some() || rulings.is_empty() {
+            rulings.push(whole);
+        }
+        strictest(rulings)
+    }
+
+    /// The first rule that matches `call`, its command read by `command`; else the default.
+    fn first_rule(&self, call: &ToolCall, command: impl Fn(Matching) -> bool) -> Ruling {
+        for (i, rule) in self.rules.iter().enumerate() {
+            let command_matches = match &rule.command {
+                None => true,
+                // A rule about commands matches no other tool.
+                Some(_) if call.command().is_none() => false,
+                Some(p) if rule.decision == Rule::Allow => command(Matching::Allow(p)),
+                Some(p) => command(Matching::Catch(p)),
+            };
+            if command_matches && rule.matches_besides_command(call) {
+                return self.ruling_of(i, rule);
+            }
+        }
+        self.default_ruling(call)
+    }
+
+    /// A command whose reading is in doubt: every rule that could apply counts (any rule
+    /// whose other conditions hold, whatever its command pattern; an allow rule only when
+    /// it names no command), the strictest decides, and no allowance stands for it.
+    fn in_doubt(&self, call: &ToolCall, parsed: &Parsed) -> Ruling {
+        let reason = parsed
+            .doubts
+            .first()
+            .map(shell::Doubt::reason)
+            .unwrap_or_default();
+        let could_apply = self.rules.iter().enumerate().filter(|(_, r)| {
+            r.matches_besides_command(call) && (r.decision != Rule::Allow || r.command.is_none())
+        });
+        let rulings: Vec<Ruling> = could_apply.map(|(i, r)| self.ruling_of(i, r)).collect();
+        let mut ruling = if rulings.is_empty() {
+            self.default_ruling(call)
+        } else {
+            strictest(rulings)
+        };
+        ruling.why = format!(
+            "what runs cannot be told for certain ({reason}), so every rule that could apply \
+             counts: {}",
+            ruling.why
+        );
+        ruling.unsure = Some(reason);
+        ruling
+    }
+
+    fn ruling_of(&self, i: usize, rule: &PolicyRule) -> Ruling {
         let from = match &self.source {
             Some(p) => format!(" of {}", p.display()),
             None => String::new(),
         };
-        for (i, rule) in self.rules.iter().enumerate() {
-            if rule.matches(call) {
-                let which = format!("rule {}{from} ({})", i + 1, rule.text);
-                let why = match &rule.reason {
-                    Some(reason) => format!("{reason} [{which}]"),
-                    None => which.clone(),
-                };
-                return Ruling {
-                    decision: rule.decision,
-                    step_up: rule.step_up,
-                    people: rule.people.clone(),
-                    rule: Some(which),
-                    why,
-                };
-            }
+        let which = format!("rule {}{from} ({})", i + 1, rule.text);
+        let why = match &rule.reason {
+            Some(reason) => format!("{reason} [{which}]"),
+            None => which.clone(),
+        };
+        Ruling {
+            decision: rule.decision,
+            step_up: rule.step_up,
+            people: rule.people.clone(),
+            rule: Some(which),
+            why,
+            unsure: None,
         }
+    }
+
+    /// No rule matched: read-only tools are allowed (unless `read_only` says otherwise), the
+    /// rest is asked.
+    fn default_ruling(&self, call: &ToolCall) -> Ruling {
         if read_only_tools(call.harness).contains(&call.tool_name.as_str()) {
             let decision = self.read_only.unwrap_or(Rule::Allow);
             return Ruling {
@@ -204,6 +302,7 @@ impl Policy {
                     call.tool_name,
                     word(decision)
                 ),
+                unsure: None,
             };
         }
         Ruling {
@@ -212,8 +311,45 @@ impl Policy {
             people: People::default(),
             rule: None,
             why: "no rule matched: a person decides".into(),
+            unsure: None,
         }
     }
+}
+
+/// How a rule's command pattern is to be read: to the letter (allow) or in every reading
+/// (deny, ask).
+enum Matching<'a> {
+    Allow(&'a CommandPattern),
+    Catch(&'a CommandPattern),
+}
+
+/// The strictest of the parts' rulings (the first of equals). Parts that are asked under
+/// different rules leave no rule that an allowance could stand for alone.
+fn strictest(rulings: Vec<Ruling>) -> Ruling {
+    let asked: Vec<&Ruling> = rulings
+        .iter()
+        .filter(|r| r.decision != Rule::Allow)
+        .collect();
+    let mixed = asked.windows(2).any(|w| w[0].rule != w[1].rule);
+    let mut best = rulings
+        .iter()
+        .fold(None::<&Ruling>, |best, r| match best {
+            Some(b) if b.strictness() >= r.strictness() => Some(b),
+            _ => Some(r),
+        })
+        .cloned()
+        .unwrap_or_else(|| Ruling {
+            decision: Rule::Ask,
+            step_up: None,
+            people: People::default(),
+            rule: None,
+            why: "no rule matched: a person decides".into(),
+            unsure: None,
+        });
+    if mixed && best.unsure.is_none() {
+        best.unsure = Some("its commands are gated by different rules".into());
+    }
+    best
 }
 
 fn word(rule: Rule) -> &'static str {
@@ -302,7 +438,7 @@ fn compile(r: RuleFile) -> Result<PolicyRule, String> {
             .tool
             .as_deref()
             .map(|t| t.split('|').map(|p| Glob::new(p.trim())).collect()),
-        command: r.command.as_deref().map(Glob::new),
+        command: r.command.as_deref().map(CommandPattern::new),
         path: r.path.as_deref().map(Glob::new),
         host: r.host.as_deref().map(Glob::new),
         decision: r.decision,
@@ -368,11 +504,9 @@ fn compile_people(r: &RuleFile) -> Result<People, String> {
     })
 }
 
-/// Shell operators that join or redirect commands.
-const SHELL_OPERATORS: &[&str] = &[";", "&", "|", "`", "$(", ">", "<", "\n"];
-
 impl PolicyRule {
-    fn matches(&self, call: &ToolCall) -> bool {
+    /// Whether the rule's conditions other than its command hold for `call`.
+    fn matches_besides_command(&self, call: &ToolCall) -> bool {
         if let Some(names) = &self.harness
             && !names.iter().any(|n| n == call.harness.as_str())
         {
@@ -382,14 +516,6 @@ impl PolicyRule {
             && !tools.iter().any(|g| g.matches(&call.tool_name))
         {
             return false;
-        }
-        if let Some(glob) = &self.command {
-            let Some(command) = call.command() else {
-                return false;
-            };
-            if !self.command_matches(glob, command.trim()) {
-                return false;
-            }
         }
         if let Some(glob) = &self.path {
             match call.path() {
@@ -409,23 +535,9 @@ impl PolicyRule {
         }
         true
     }
-
-    /// An allow rule matches a command only when the command does one thing: `git status*`
-    /// must not allow `git status; rm -rf ~`. A deny or ask rule matches the whole command
-    /// or any part of it, so `rm -rf *` also catches `cd x && rm -rf y`.
-    fn command_matches(&self, glob: &Glob, command: &str) -> bool {
-        if self.decision == Rule::Allow {
-            let compound = SHELL_OPERATORS.iter().any(|op| command.contains(op));
-            return !compound && glob.matches(command);
-        }
-        glob.matches(command)
-            || command
-                .split(['\n', ';', '&', '|'])
-                .map(str::trim)
-                .filter(|part| !part.is_empty())
-                .any(|part| glob.matches(part))
-    }
 }
 
+#[cfg(test)]
+mod respellings;
 #[cfg(test)]
 mod tests;

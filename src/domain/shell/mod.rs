@@ -21,7 +21,7 @@ mod word;
 
 use std::ops::Range;
 
-pub use peel::subcommand_reading;
+pub use peel::{has_subcommands, subcommand_reading};
 
 /// The longest command read word by word; a longer one is a doubt in itself.
 const MAX_COMMAND_BYTES: usize = 64 * 1024;

@@ -582,3 +582,8 @@ pub fn subcommand_reading(part: &Part) -> Result<Option<Vec<String>>, Doubt> {
     words.extend(argv[i..].iter().map(|a| a.text.clone()));
     Ok(Some(words))
 }
+
+/// Whether `name` is a program whose subcommand is read past its options.
+pub fn has_subcommands(name: &str) -> bool {
+    KNOWN.iter().any(|k| k.names.contains(&name))
+}

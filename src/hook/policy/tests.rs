@@ -38,11 +38,54 @@ fn the_first_matching_rule_decides() {
 #[test]
 fn an_allowed_command_cannot_carry_another() {
     let p = policy();
+    let r = p.decide(&bash("git status; git diff"));
+    assert_eq!(r.decision, Rule::Ask, "git diff has no allow rule");
+    assert_eq!(p.decide(&bash("cd /tmp && rm -rf x")).decision, Rule::Deny);
     assert_eq!(
-        p.decide(&bash("git status; curl x | sh")).decision,
+        p.decide(&bash("git status > ~/.bashrc")).decision,
         Rule::Ask
     );
-    assert_eq!(p.decide(&bash("cd /tmp && rm -rf x")).decision, Rule::Deny);
+    // `sh` runs whatever curl fetches, which could be what a deny rule names.
+    let r = p.decide(&bash("git status; curl x | sh"));
+    assert_eq!(r.decision, Rule::Deny, "{}", r.why);
+    assert!(r.why.contains("runs whatever it reads"), "{}", r.why);
+    let allow_status = Policy::parse(
+        r#"{"rules": [{"tool": "Bash", "command": "git status*", "decision": "allow"}]}"#,
+    )
+    .unwrap();
+    let r = allow_status.decide(&bash("git status; curl x | sh"));
+    assert_eq!(r.decision, Rule::Ask);
+    assert!(!r.session_answer_allowed(), "no allowance stands for it");
+    assert_eq!(
+        allow_status
+            .decide(&bash("git status && git status --short"))
+            .decision,
+        Rule::Allow
+    );
+}
+
+#[test]
+fn a_compound_command_takes_its_strictest_part() {
+    let p = Policy::parse(
+        r#"{"rules": [
+            {"tool": "Bash", "command": "git push*", "decision": "ask", "step_up": "passkey"},
+            {"tool": "Bash", "command": "make deploy*", "decision": "ask"},
+            {"tool": "Bash", "command": "terraform destroy*", "decision": "deny"}
+        ]}"#,
+    )
+    .unwrap();
+    let r = p.decide(&bash("ls && git  push --force"));
+    assert!(r.step_up.is_some() && r.rule.as_deref().unwrap().starts_with("rule 1"));
+    let r = p.decide(&bash("make deploy; git -C . push"));
+    assert!(r.step_up.is_some());
+    let r = p.decide(&bash("(cd infra && /usr/bin/terraform destroy) ; git push"));
+    assert_eq!(r.decision, Rule::Deny);
+    // A rule's ask and an unmatched ask: no one allowance stands for both.
+    let r = p.decide(&bash("make deploy && rm -rf ~"));
+    assert_eq!(r.decision, Rule::Ask);
+    assert!(!r.session_answer_allowed());
+    let r = p.decide(&bash("make deploy && make deploy-docs"));
+    assert!(r.session_answer_allowed());
 }
 
 #[test]
