@@ -118,6 +118,8 @@ fn what_cannot_be_told_is_a_doubt() {
         "echo 'unclosed",
         "((x = $(rm -rf ~)))",
         "[[ $(rm -rf ~) ]]",
+        "echo ${X:-$(rm -rf ~)}",
+        "echo $(( $(rm -rf ~) + 1 ))",
     ] {
         assert!(doubted(c), "{c}: {:?}", parse(c));
     }

@@ -383,6 +383,11 @@ impl Walk<'_> {
 
     /// Reads a substituted command, which runs inside part `inside`.
     fn nested_text(&mut self, text: &str, offset: usize, inside: Option<usize>) {
+        if offset == usize::MAX {
+            let why = "${…}".to_string();
+            self.parsed.doubts.push(Doubt::Eval(why));
+            return;
+        }
         let place = Place {
             offset,
             fixed: self.place.fixed.clone(),

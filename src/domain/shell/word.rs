@@ -8,7 +8,8 @@ use brush_parser::word::{self, WordPiece, WordPieceWithSource};
 use super::Arg;
 
 /// A word read, and the command texts substituted inside it, each with its byte offset in
-/// the command.
+/// the command. An offset of `usize::MAX` marks a command run where it cannot be taken
+/// apart (inside a parameter expansion or arithmetic): the reader records a doubt.
 pub struct Read {
     pub arg: Arg,
     pub inner: Vec<(String, usize)>,
@@ -91,6 +92,11 @@ fn pieces_into(
                 *dynamic = true;
             }
             WordPiece::ParameterExpansion(_) | WordPiece::ArithmeticExpression(_) => {
+                // `${X:-$(…)}` and `$(( $(…) ))` run a command this reading does not take
+                // apart: a doubt.
+                if source.contains("$(") || source.contains('`') || source.contains("<(") {
+                    inner.push((String::new(), usize::MAX));
+                }
                 text.push_str(source);
                 *dynamic = true;
             }

@@ -84,8 +84,10 @@ fn written(words: &[&str], changes: &[Respell]) -> String {
             Respell::Quote(at, kind) => {
                 let at = at % words.len();
                 let w = words[at].clone();
-                if w.starts_with('~') {
-                    continue; // a quoted tilde is not the home folder
+                if w.starts_with('~') || w.contains(['\'', '"', '\\', ' ']) {
+                    // A quoted tilde is not the home folder, and quoting a quoted word again
+                    // writes another word.
+                    continue;
                 }
                 words[at] = match kind {
                     0 => format!("'{w}'"),
@@ -137,7 +139,9 @@ fn written(words: &[&str], changes: &[Respell]) -> String {
             }
             Respell::Reorder(kind) => {
                 let Some(at) = words.iter().position(|w| {
-                    w.len() > 2 && w.starts_with('-') && w[1..].chars().all(|c| c.is_ascii_alphabetic())
+                    w.len() > 2
+                        && w.starts_with('-')
+                        && w[1..].chars().all(|c| c.is_ascii_alphabetic())
                 }) else {
                     continue;
                 };
@@ -191,9 +195,10 @@ fn written(words: &[&str], changes: &[Respell]) -> String {
                 }
             }
             Respell::Substitute(kind) => match kind {
-                0 => format!("echo $({text})"),
-                1 => format!("x=$({text})"),
-                _ => format!("cat <<EOF\n$({text})\nEOF"),
+                // A space after `$(`: `$((` opens arithmetic.
+                0 => format!("echo $( {text} )"),
+                1 => format!("x=$( {text} )"),
+                _ => format!("cat <<EOF\n$( {text} )\nEOF"),
             },
             _ => text,
         };
