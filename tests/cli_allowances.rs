@@ -110,3 +110,89 @@ async fn allowances_are_listed_and_revoked() {
     assert_eq!(stdout(&out), "revoked 1 allowance\n");
     assert_eq!(stdout(&sayso(&srv, &["--json"]).await), "");
 }
+
+/// Runs `sayso` itself (not `allowances`) with `args`, `stdin` on its input.
+async fn sayso_cmd(srv: &TestServer, args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .env("SAYSO_URL", &srv.base)
+        .env("SAYSO_KEY", &srv.key)
+        .env_remove("SAYSO_RECEIPT_KEY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("sayso runs");
+    let mut input = child.stdin.take().unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut input, stdin.as_bytes())
+        .await
+        .unwrap();
+    drop(input);
+    child.wait_with_output().await.unwrap()
+}
+
+/// The receipt of an Allow for a while signs the allowance it made, exactly as listed, and
+/// `sayso verify` checks it; changing its end, length or scope is named at its seq.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowance_is_signed_in_its_receipt_and_verified() {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    let plain = srv
+        .create(json!({"question": "plain", "kind": "bool"}))
+        .await;
+    let (status, _) = srv
+        .answer(s(&plain, "web_url"), json!({"value": true}))
+        .await;
+    assert_eq!(status, 200);
+    let h = allowed(&srv, "Bash", "15m").await;
+    let listed: Value =
+        serde_json::from_str(stdout(&sayso(&srv, &["--json"]).await).trim()).unwrap();
+
+    let chain = stdout(&sayso_cmd(&srv, &["receipts"], "").await);
+    let lines: Vec<Value> = chain
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{chain}");
+    assert!(lines[0]["receipt"].get("allowance").is_none(), "{chain}");
+    let signed = &lines[1]["receipt"];
+    assert_eq!(signed["decision_id"], h["decision_id"]);
+    assert_eq!(signed["allowance"]["allow_for"], "15m");
+    assert_eq!(signed["allowance"]["scope"], listed["scope"], "{listed}");
+    let at = |v: &Value| {
+        time::OffsetDateTime::parse(
+            v.as_str().unwrap(),
+            &time::format_description::well_known::Rfc3339,
+        )
+        .unwrap()
+    };
+    assert_eq!(at(&signed["allowance"]["until"]), at(&listed["until"]));
+
+    let key = stdout(&sayso_cmd(&srv, &["receipts", "--public-key"], "").await);
+    let key = key.trim();
+    let out = sayso_cmd(&srv, &["verify", "-", "--key", key], &chain).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(stdout(&out).contains("seq 1 to 2, unbroken"), "{out:?}");
+
+    for (part, value) in [
+        ("until", json!("2099-01-01T00:00:00Z")),
+        ("allow_for", json!("morning")),
+        (
+            "scope",
+            json!({"harness": "claude", "project": null, "tool_name": "Bash",
+                         "rule": null}),
+        ),
+    ] {
+        let mut changed = lines.clone();
+        changed[1]["receipt"]["allowance"][part] = value;
+        let text: Vec<String> = changed.iter().map(Value::to_string).collect();
+        let out = sayso_cmd(&srv, &["verify", "-", "--key", key], &text.join("\n")).await;
+        assert_eq!(out.status.code(), Some(3), "{part}: {out:?}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            said.contains("receipt seq 2: bad signature"),
+            "{part}: {said}"
+        );
+    }
+}

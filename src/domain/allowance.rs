@@ -14,7 +14,7 @@
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -83,7 +83,7 @@ fn tomorrow_at_nine(now: OffsetDateTime, zone: Option<&str>) -> OffsetDateTime {
 }
 
 /// The kind of call an allowance covers; every part is matched exactly.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Scope {
     /// The harness that asked (`claude`, `codex`, …).
     pub harness: String,
@@ -119,6 +119,53 @@ impl Allowance {
     /// Whether it still counts at `now`.
     pub fn active(&self, now: OffsetDateTime) -> bool {
         now < self.until
+    }
+}
+
+/// What an Allow "for a while" grants, as its receipt signs it: the length the person chose,
+/// the instant it ends and the calls it covers. Fixed before the answer is recorded, so the
+/// resolution holds it (its `answered` event) and the allowance written after it is exactly
+/// this one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Grant {
+    /// `15m`, `60m` or `morning`.
+    pub allow_for: String,
+    /// When it stops counting (RFC 3339, whole milliseconds).
+    #[serde(with = "time::serde::rfc3339")]
+    pub until: OffsetDateTime,
+    pub scope: Scope,
+}
+
+impl Grant {
+    /// The grant of `allow_for` given at `now` on an approval of `scope`. Its end is kept to
+    /// whole milliseconds, which both stores hold exactly, so the allowance read back ends
+    /// at the very instant its receipt signs.
+    pub fn new(
+        allow_for: AllowFor,
+        scope: Scope,
+        now: OffsetDateTime,
+        zone: Option<&str>,
+    ) -> Grant {
+        let until = allow_for.until(now, zone);
+        let until = until
+            .replace_nanosecond(until.millisecond() as u32 * 1_000_000)
+            .unwrap_or(until);
+        Grant {
+            allow_for: allow_for.as_str().to_string(),
+            until,
+            scope,
+        }
+    }
+
+    /// The longest an allowance of this length can last past the answer that made it: its
+    /// minutes, or for "until tomorrow 09:00" a day and ten hours (just after midnight, with
+    /// an hour of a clock change). `None` for a length this build does not know.
+    pub fn longest(&self) -> Option<time::Duration> {
+        match AllowFor::parse(&self.allow_for)? {
+            AllowFor::Quarter => Some(time::Duration::minutes(15)),
+            AllowFor::Hour => Some(time::Duration::minutes(60)),
+            AllowFor::Morning => Some(time::Duration::hours(34)),
+        }
     }
 }
 

@@ -16,6 +16,7 @@ use serde_json::Value;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use super::allowance::Grant;
 use super::answered_by::AnsweredBy;
 use super::canonical::{canonical_json, canonical_sha256};
 use super::kind::{OutcomeSource, Status};
@@ -76,6 +77,10 @@ pub struct Receipt {
     pub answered_by: Option<AnsweredBy>,
     /// Every answer given, in order: several for a rule of several people.
     pub answers: Vec<AnswerRecord>,
+    /// The person's Allow "for a while": the allowance it made (its length, end and scope).
+    /// Absent on every other receipt, and on those written before receipts carried it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowance: Option<Grant>,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]
@@ -97,6 +102,10 @@ impl Receipt {
             .rev()
             .find_map(|e| e.detail["edited_command"].as_str())
             .map(str::to_string);
+        let allowance = events
+            .iter()
+            .rev()
+            .find_map(|e| serde_json::from_value(e.detail.get("allowance")?.clone()).ok());
         Receipt {
             version: RECEIPT_VERSION,
             key_id: key_id.to_string(),
@@ -113,6 +122,7 @@ impl Receipt {
             edited_command,
             answered_by: decision.answered_by,
             answers: decision.answers.clone(),
+            allowance,
             created_at: decision.created_at,
             resolved_at: decision.resolved_at.unwrap_or(decision.expires_at),
         }
@@ -236,6 +246,8 @@ pub enum ReceiptError {
     HashMismatch { at: String },
     #[error("receipt {at}: what was asked does not hash to its asked_sha256")]
     AskedMismatch { at: String },
+    #[error("receipt {at}: {why}")]
+    Inconsistent { at: String, why: String },
     #[error("broken chain at seq {seq}: {why}")]
     BrokenChain { seq: u64, why: String },
 }
@@ -290,7 +302,37 @@ pub fn verify(signed: &SignedReceipt, key: &PublicKey) -> Result<Verified, Recei
     {
         return Err(ReceiptError::AskedMismatch { at });
     }
+    if let Some(why) = receipt
+        .allowance
+        .as_ref()
+        .and_then(|a| bad_allowance(&receipt, a))
+    {
+        return Err(ReceiptError::Inconsistent { at, why });
+    }
     Ok(Verified { receipt, sha256 })
+}
+
+/// What is wrong with a signed allowance, if anything: only the person's Allow makes one,
+/// of a length this build knows, ending after the Allow and no later than that length.
+fn bad_allowance(r: &Receipt, a: &Grant) -> Option<String> {
+    let allowed = r.status == Status::Answered && r.outcome.as_ref() == Some(&Value::from("Allow"));
+    if !allowed {
+        return Some("it signs an allowance, but not for an Allow".into());
+    }
+    let Some(longest) = a.longest() else {
+        return Some(format!(
+            "its allowance is for {:?}, not one of {}",
+            a.allow_for,
+            super::allowance::AllowFor::NAMES.join(", ")
+        ));
+    };
+    if a.until <= r.resolved_at || a.until > r.resolved_at + longest {
+        return Some(format!(
+            "its allowance \"{}\" ends at {}, which that length does not reach from the Allow",
+            a.allow_for, a.until
+        ));
+    }
+    None
 }
 
 /// What a chain that checks out holds.

@@ -12,29 +12,26 @@ use tokio::time::Instant;
 use uuid::Uuid;
 
 use super::abandon::{Guard, Watch, withdraw_now};
+use super::allowance::{Standing, session_allowed, standing_allowance};
 use super::call::ToolCall;
 use super::policy::{People, Ruling};
 use super::reply::Verdict;
 use crate::client::args::NotifyArg;
 use crate::client::http::Api;
 use crate::client::wait::wait_for_decision;
-use crate::domain::AnswerChannel;
 use crate::domain::approval::{ALLOW, ALLOW_SESSION, DENY, MAX_RULE_CHARS};
 use crate::domain::receipt::PublicKey;
-use crate::render::approval::{self, project_of};
+use crate::render::approval;
 
 /// How long the create keeps retrying a server that cannot be reached (within the deadline):
 /// a restart, not an outage.
-const CREATE_WINDOW: Duration = Duration::from_secs(10);
+pub(super) const CREATE_WINDOW: Duration = Duration::from_secs(10);
 /// How long the question stays open past the hook's wait should withdrawing it fail (the
 /// server unreachable right then): long enough for the withdrawal to arrive first, short
 /// enough that no answer can come long after nothing waits for it.
 const OPEN_AFTER_WAIT: Duration = Duration::from_secs(60);
 /// How long past the deadline the wait may take to come back with the decision pending.
 const WAIT_GRACE: Duration = Duration::from_secs(2);
-/// How many of the project's latest answered decisions are looked through for an "Allow for
-/// this session" (the API's largest page).
-const SESSION_LOOKBACK: u32 = 200;
 
 /// What a reason says of the question once the hook stops waiting (a reason reaches the
 /// model: never a link, which would let it answer).
@@ -253,14 +250,6 @@ struct Handle {
     asked_sha256: Option<String>,
 }
 
-/// A standing allowance that covers the call, as its reason tells it.
-struct Standing {
-    /// Who allowed it.
-    by: String,
-    /// "2026-11-27 13:15 UTC".
-    until: String,
-}
-
 async fn put_question(
     api: &Api,
     call: &ToolCall,
@@ -388,7 +377,7 @@ fn add_people(body: &mut Value, people: &People) {
 
 /// A request may take until just past the deadline: the guard around it ends it first,
 /// with the plainer reason.
-fn request_timeout(deadline: Instant) -> Duration {
+pub(super) fn request_timeout(deadline: Instant) -> Duration {
     deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(1)
 }
 
@@ -400,188 +389,6 @@ fn first_line(e: &crate::client::http::Failure) -> String {
 pub fn create_body(call: &ToolCall, answer_by: &str, wait: Duration) -> Value {
     let ttl = (wait + OPEN_AFTER_WAIT).as_secs();
     approval::create_body(&call.as_ref(), answer_by, ttl)
-}
-
-/// Whether the person answered "Allow for this session" to this tool earlier in this
-/// session: the server keeps those answers, and the hook looks for one among the project's
-/// latest answered decisions. Only a tool approval for this harness, session and tool (its
-/// `approval`, which the page showed the person, never `metadata`, which the asker writes)
-/// that the server recorded as answered from the person's own side counts
-/// (`answered_by.channel`: the feed, a notification, the mail). An API key cannot answer a
-/// tool approval at all, a look-alike question it answers through its link says `link`, and
-/// a plain question the person answers in the feed is no approval, so an agent cannot plant
-/// an allowance for itself, nor talk the person into one with a question of its own. With a
-/// pinned receipt key, the allowance counts only as its receipt tells it (a list something
-/// between the hook and sayso wrote is no allowance).
-async fn session_allowed(
-    api: &Api,
-    call: &ToolCall,
-    session: &str,
-    rule: Option<&str>,
-    deadline: Instant,
-    key: Option<&PublicKey>,
-) -> Result<bool, crate::client::http::Failure> {
-    let mut url = api.url(&["v1", "decisions"]);
-    {
-        let mut q = url.query_pairs_mut();
-        q.append_pair("status", "answered")
-            .append_pair("kind", "choose")
-            .append_pair("limit", &SESSION_LOOKBACK.to_string());
-        if let Some(p) = call.cwd.as_deref().and_then(project_of) {
-            q.append_pair("project", &p);
-        }
-    }
-    let page = api
-        .send(
-            || api.request(Method::GET, url.clone(), request_timeout(deadline)),
-            (Instant::now() + CREATE_WINDOW).min(deadline),
-        )
-        .await?;
-    let empty = vec![];
-    let items = page["items"].as_array().unwrap_or(&empty);
-    let allows = |d: &Value| allows_session(d, call, session, rule);
-    let Some(key) = key else {
-        return Ok(items.iter().any(allows));
-    };
-    for d in items.iter().filter(|d| allows(d)) {
-        let id = d["decision_id"].as_str().unwrap_or_default();
-        let give_up = (Instant::now() + CREATE_WINDOW).min(deadline);
-        match super::receipt::checked(api, id, key, None, give_up).await {
-            Ok(checked) if allows(&checked.as_decision()) => return Ok(true),
-            Ok(_) => {}
-            Err(why) => eprintln!("sayso: an earlier allowance does not count: {why}"),
-        }
-    }
-    Ok(false)
-}
-
-/// Whether the decision `d` is the person's "Allow for this session" of this call's tool.
-fn allows_session(d: &Value, call: &ToolCall, session: &str, rule: Option<&str>) -> bool {
-    let gated = &d["approval"];
-    let by_person = d["answered_by"]["channel"]
-        .as_str()
-        .and_then(AnswerChannel::parse)
-        .is_some_and(AnswerChannel::is_person_side);
-    let same_rule = match rule {
-        Some(r) => gated["rule"] == r.chars().take(MAX_RULE_CHARS).collect::<String>(),
-        None => gated.get("rule").is_none_or(Value::is_null),
-    };
-    d["outcome"] == ALLOW_SESSION
-        && by_person
-        && gated["harness"] == call.harness.as_str()
-        && gated["session_id"] == session
-        && gated["tool_name"] == call.tool_name.as_str()
-        && d.get("step_up").is_none_or(Value::is_null)
-        && same_rule
-}
-
-/// The standing allowance that covers the call, if the server holds one: of this harness,
-/// tool, project and rule exactly (no rule: one given where no rule matched), counting by the
-/// server's clock. The API key can only read and revoke allowances; the person makes them
-/// with an Allow on their own approval link, so an agent cannot plant one.
-async fn standing_allowance(
-    api: &Api,
-    call: &ToolCall,
-    rule: Option<&str>,
-    deadline: Instant,
-    key: Option<&PublicKey>,
-) -> Option<Standing> {
-    let project = call.cwd.as_deref().and_then(project_of);
-    let rule = rule.map(|r| r.chars().take(MAX_RULE_CHARS).collect::<String>());
-    let mut url = api.url(&["v1", "allowances"]);
-    {
-        let mut q = url.query_pairs_mut();
-        q.append_pair("harness", call.harness.as_str())
-            .append_pair("tool_name", &call.tool_name);
-        if let Some(p) = &project {
-            q.append_pair("project", p);
-        }
-        if let Some(r) = &rule {
-            q.append_pair("rule", r);
-        }
-    }
-    let page = api
-        .send(
-            || api.request(Method::GET, url.clone(), request_timeout(deadline)),
-            (Instant::now() + CREATE_WINDOW).min(deadline),
-        )
-        .await
-        .ok()?;
-    let items = page["items"].as_array()?;
-    // The server matched the scope and judged `until` by its own clock; the scope is checked
-    // again here, so a reply that does not say exactly this scope lets nothing through.
-    let found = items.iter().find_map(|a| {
-        let s = &a["scope"];
-        let same = s["harness"] == call.harness.as_str()
-            && s["tool_name"] == call.tool_name.as_str()
-            && s["project"].as_str() == project.as_deref()
-            && s["rule"].as_str() == rule.as_deref();
-        let until = a["until"]
-            .as_str()
-            .and_then(|u| OffsetDateTime::parse(u, &Rfc3339).ok())?;
-        let from = a["decision_id"].as_str()?.to_string();
-        same.then_some((a, until, from))
-    });
-    let (a, until, from) = found?;
-    if let Some(key) = key {
-        let give_up = (Instant::now() + CREATE_WINDOW).min(deadline);
-        let checked = super::receipt::checked(api, &from, key, None, give_up).await;
-        if let Err(why) =
-            signed_allowance(checked, call, rule.as_deref(), project.as_deref(), until)
-        {
-            eprintln!("sayso: a standing allowance does not count: {why}");
-            return None;
-        }
-    }
-    Some(Standing {
-        by: a["allowed_by"].as_str().unwrap_or("the person").to_string(),
-        until: format!(
-            "{:04}-{:02}-{:02} {:02}:{:02} UTC",
-            until.year(),
-            u8::from(until.month()),
-            until.day(),
-            until.hour(),
-            until.minute()
-        ),
-    })
-}
-
-/// The longest a standing allowance may last from the Allow that made it: "until tomorrow
-/// 09:00" given just after midnight, and an hour of a clock change.
-const LONGEST_ALLOWANCE: time::Duration = time::Duration::hours(34);
-
-/// With a pinned receipt key, an allowance counts only when the signed receipt of the
-/// decision that made it is the person's Allow of a call of the same scope, and its end is
-/// within [`LONGEST_ALLOWANCE`] of that Allow: a proxy or an impostor posing as sayso cannot
-/// make one up, nor pass off another question's Allow as one. (The receipt does not sign the
-/// length the person chose, so such a go-between could stretch a real one up to that bound;
-/// docs/HARNESSES.md says so.)
-fn signed_allowance(
-    checked: Result<super::receipt::Checked, String>,
-    call: &ToolCall,
-    rule: Option<&str>,
-    project: Option<&str>,
-    until: OffsetDateTime,
-) -> Result<(), String> {
-    let checked = checked?;
-    let d = checked.as_decision();
-    let gated = &d["approval"];
-    let by_person = d["answered_by"]["channel"]
-        .as_str()
-        .and_then(AnswerChannel::parse)
-        .is_some_and(AnswerChannel::is_person_side);
-    let same = gated["harness"] == call.harness.as_str()
-        && gated["tool_name"] == call.tool_name.as_str()
-        && gated["rule"].as_str() == rule
-        && gated["cwd"].as_str().and_then(project_of).as_deref() == project
-        && d.get("step_up").is_none_or(Value::is_null);
-    if d["outcome"] != ALLOW || !by_person || !same {
-        return Err("its receipt is not the person's Allow of a call like this one".into());
-    }
-    if until > checked.receipt.resolved_at + LONGEST_ALLOWANCE {
-        return Err("it ends later than any allowance the person can give".into());
-    }
-    Ok(())
 }
 
 /// The verdict a resolved (or still pending) decision gives.

@@ -34,7 +34,11 @@ use crate::client::wait::wait_for_decision;
 use crate::domain::AnswerChannel;
 use crate::domain::Issues;
 use crate::domain::form_schema::parse_form_schema;
+use crate::domain::receipt::PublicKey;
 use crate::render::approval::{fenced, project_of};
+use crate::render::visible::{Lines, visible};
+
+mod shown;
 
 /// The event's `hook_event_name`.
 pub const EVENT: &str = "Elicitation";
@@ -169,7 +173,12 @@ pub async fn answer(input: &Value, args: &HookArgs) -> Reply {
         Ok(api) => api.quiet(),
         Err(e) => return fallback(args.fallback, &e.to_string()),
     };
-    match ask(&api, &e, &body, wait).await {
+    // A pinned key that cannot be read is a refusal, never "no key".
+    let key = match super::receipt_key(args) {
+        Ok(key) => key,
+        Err(why) => return fallback(args.fallback, &why),
+    };
+    match ask(&api, &e, &body, wait, key.as_ref()).await {
         Ok(action) => reply(&action),
         Err(why) => fallback(args.fallback, &why),
     }
@@ -190,18 +199,25 @@ fn fallback(fallback: Fallback, why: &str) -> Reply {
     }
 }
 
-/// Puts the question, waits for the person, and reads their answer.
-async fn ask(api: &Api, e: &Elicitation, body: &Value, wait: Duration) -> Result<Action, String> {
+/// Puts the question, waits for the person, and reads their answer; with a pinned receipt
+/// key, from the receipt of the very question put (`answered_from_receipt`).
+async fn ask(
+    api: &Api,
+    e: &Elicitation,
+    body: &Value,
+    wait: Duration,
+    key: Option<&PublicKey>,
+) -> Result<Action, String> {
     let deadline = Instant::now() + wait;
     // A key of its own, never the server's `elicitation_id`: a server that sends an id again
     // must not get an earlier answer back without the person being asked.
-    let key = Uuid::new_v4().to_string();
+    let idempotency = Uuid::new_v4().to_string();
     let url = api.url(&["v1", "decisions"]);
     let handle = api
         .send(
             || {
                 api.request(Method::POST, url.clone(), until(deadline))
-                    .header("Idempotency-Key", &key)
+                    .header("Idempotency-Key", &idempotency)
                     .json(body)
             },
             (Instant::now() + CREATE_WINDOW).min(deadline),
@@ -230,7 +246,42 @@ async fn ask(api: &Api, e: &Elicitation, body: &Value, wait: Duration) -> Result
             d
         }
     };
-    action_of(&d, e)
+    match key {
+        Some(key) => {
+            answered_from_receipt(api, &id, &d, e, body, key, deadline + CLOSE_GRACE).await
+        }
+        None => action_of(&d, e),
+    }
+}
+
+/// With a pinned receipt key, the answer that goes back to the MCP server (an `accept` and
+/// its content, or a `decline`) is read from the receipt that key signed, for the question
+/// this hook put (its `asked_sha256`), never from the unsigned decision: something between
+/// the hook and sayso cannot make up an answer, change its content, or hand over another
+/// question's. A question the server says ended without an answer is `cancel`, which needs
+/// no receipt: it is what the hook answers when it has none.
+async fn answered_from_receipt(
+    api: &Api,
+    id: &str,
+    d: &Value,
+    e: &Elicitation,
+    body: &Value,
+    key: &PublicKey,
+    give_up: Instant,
+) -> Result<Action, String> {
+    if matches!(d["status"].as_str(), Some("expired" | "cancelled")) {
+        return Ok(Action::Cancel);
+    }
+    let asked = super::receipt::asked_sha256(body)
+        .ok_or("the question the hook put cannot be read back to check its receipt")?;
+    let checked = tokio::time::timeout_at(
+        give_up,
+        super::receipt::checked(api, id, key, Some(&asked), give_up),
+    )
+    .await
+    .unwrap_or_else(|_| Err("no receipt in time".to_string()))
+    .map_err(|why| format!("{why}; the answer is not taken"))?;
+    action_of(&checked.as_decision(), e)
 }
 
 /// Cancels the question and reads it back as it ended (answered first, or cancelled now).
@@ -305,10 +356,10 @@ pub fn create_body(e: &Elicitation, wait: Duration) -> Result<Value, String> {
         quoted(&server),
         fenced(
             "text",
-            if e.message.trim().is_empty() {
-                "(no message)"
+            &if e.message.trim().is_empty() {
+                "(no message)".to_string()
             } else {
-                &e.message
+                visible(&e.message, Lines::Kept)
             }
         ),
     );
@@ -327,10 +378,14 @@ pub fn create_body(e: &Elicitation, wait: Duration) -> Result<Value, String> {
     });
     match &e.mode {
         Mode::Form(schema) => {
-            let form = map_schema(schema)?;
+            let mut form = map_schema(schema)?;
+            shown::visible_labels(&mut form)?;
             for key in ["title", "description"] {
                 if let Some(t) = schema[key].as_str().filter(|t| !t.trim().is_empty()) {
-                    context.push_str(&format!("The form's {key}:\n\n{}", fenced("text", t)));
+                    context.push_str(&format!(
+                        "The form's {key}:\n\n{}",
+                        fenced("text", &visible(t, Lines::Kept))
+                    ));
                 }
             }
             body["question"] = json!(format!(
@@ -341,22 +396,23 @@ pub fn create_body(e: &Elicitation, wait: Duration) -> Result<Value, String> {
             body["schema"] = form;
         }
         Mode::Url(raw) => {
-            let url = page_url(raw)?;
-            context.push_str(&format!(
-                "It asks you to open this address, shown in full. Check it before you open it: \
-                 sayso does not open it for you.\n\n{}Accept tells the server you open it \
-                 yourself; Decline tells it you will not.\n",
-                fenced("text", &url)
-            ));
+            let url = shown::page_url(raw)?;
+            context.push_str(&shown::page_section(&url));
+            context.push_str(
+                "Accept tells the server you open it yourself; Decline tells it you will not.\n",
+            );
             body["question"] = json!(format!(
-                "The MCP server {} asks you to open a web page",
-                quoted(&server)
+                "The MCP server {} asks you to open a web page on {}",
+                quoted(&server),
+                visible(&shown::site(&url), Lines::Marked)
             ));
             body["kind"] = json!("bool");
             body["yes_label"] = json!("Accept");
             body["no_label"] = json!("Decline");
+            let has_userinfo = shown::has_userinfo(&url);
+            let url = url.to_string();
             if url.chars().count() <= MAX_LINK_CHARS {
-                let name = if url.chars().count() <= MAX_LINK_NAME_CHARS {
+                let name = if url.chars().count() <= MAX_LINK_NAME_CHARS && !has_userinfo {
                     url.clone()
                 } else {
                     "The address above".to_string()
@@ -368,23 +424,15 @@ pub fn create_body(e: &Elicitation, wait: Duration) -> Result<Value, String> {
     if let Some(p) = e.cwd.as_deref().and_then(project_of) {
         body["project"] = json!(p);
     }
+    // A mark of this asking alone, in what the receipt signs (docs/SECURITY.md, Receipts):
+    // an answer to an earlier question worded the same is not an answer to this one.
+    let mark = Uuid::new_v4().simple().to_string();
+    context.push_str(&format!(
+        "\nAsked by the sayso hook as question {}.\n",
+        &mark[..12]
+    ));
     body["context_md"] = json!(context);
     Ok(body)
-}
-
-/// The server's page as the person is shown it: an absolute http or https URL, written as
-/// the URL parser reads it (an international host in its ASCII form, so a look-alike letter
-/// shows as what it is).
-fn page_url(raw: &str) -> Result<String, String> {
-    let url = url::Url::parse(raw.trim())
-        .map_err(|e| format!("the MCP server's url is not a URL ({e})"))?;
-    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none_or(str::is_empty) {
-        return Err(format!(
-            "the MCP server's url must be an http or https address, got {}",
-            quoted(&cut(raw, 100))
-        ));
-    }
-    Ok(url.to_string())
 }
 
 /// The MCP requested schema as sayso's form schema (docs/API.md), or why it cannot be put

@@ -8,6 +8,7 @@
 //! (deny, or hand back to the terminal), with one line on stderr saying why.
 
 mod abandon;
+mod allowance;
 mod ask;
 mod call;
 mod claude;

@@ -5,7 +5,7 @@
 use uuid::Uuid;
 
 use super::{Service, ServiceError, Viewer};
-use crate::domain::allowance::{AllowFor, Allowance, Scope, scope_of};
+use crate::domain::allowance::{AllowFor, Allowance, Grant, Scope, scope_of};
 use crate::domain::approval::ALLOW;
 use crate::domain::inbox::Inbox;
 use crate::domain::{AnswerAction, AnswerInput, Decision, Issue, Status};
@@ -36,7 +36,15 @@ impl Service {
             if !is_allow {
                 return Err(issue(format!("goes only with the answer {ALLOW}")));
             }
-            let answered = self.submit_approval(token, input, device).await?;
+            // The zone the page labelled the choice in: the person's, else the inbox's own.
+            let zone = self.page_reader(None, Some(&person), d.inbox_id).await.zone;
+            let now = super::now();
+            // Fixed before the answer is recorded: the resolution carries it, so the receipt
+            // of this Allow signs exactly the allowance written below.
+            let grant = Grant::new(allow_for, scope, now, zone.as_deref());
+            let answered = self
+                .submit_approval_granting(token, input, device, Some(&grant))
+                .await?;
             let resolved_by_this = answered.status == Status::Answered
                 && answered.outcome.as_ref().and_then(|v| v.as_str()) == Some(ALLOW)
                 && answered
@@ -46,9 +54,6 @@ impl Service {
             if !resolved_by_this {
                 return Ok((answered, None));
             }
-            // The zone the page labelled the choice in: the person's, else the inbox's own.
-            let zone = self.page_reader(None, Some(&person), d.inbox_id).await.zone;
-            let now = super::now();
             let allowance = Allowance {
                 id: Uuid::now_v7(),
                 inbox_id: d.inbox_id,
@@ -56,10 +61,10 @@ impl Service {
                 person_id: Some(person.id),
                 person: Some(person.name.clone()),
                 channel: channel.answer_channel(),
-                scope,
+                scope: grant.scope,
                 session_id: d.spec.approval.as_ref().and_then(|a| a.session_id.clone()),
                 created_at: now,
-                until: allow_for.until(now, zone.as_deref()),
+                until: grant.until,
             };
             let stored = self.store().add_allowance(&allowance).await?;
             tracing::info!(decision = %d.id, allowance = %stored.id, until = %stored.until,

@@ -6,6 +6,7 @@
 use uuid::Uuid;
 
 use super::{Service, ServiceError};
+use crate::domain::allowance::Grant;
 use crate::domain::answer::validate_answer;
 use crate::domain::people::{self, AnswerRecord, Person, Tally};
 use crate::domain::{
@@ -133,7 +134,7 @@ impl Service {
             AnswerChannel::Link,
             bound.as_ref().map(|(device, _)| *device),
         );
-        self.answer_decision(&d, input, by, bound.map(|(_, p)| p).as_ref())
+        self.answer_decision(&d, input, by, bound.map(|(_, p)| p).as_ref(), None)
             .await
     }
 
@@ -146,6 +147,19 @@ impl Service {
         token: &str,
         input: &AnswerInput,
         device: Option<&str>,
+    ) -> Result<Decision, ServiceError> {
+        self.submit_approval_granting(token, input, device, None)
+            .await
+    }
+
+    /// `submit_approval`, an Allow that also grants an allowance: the grant is recorded with
+    /// the resolution (its `answered` event), where its receipt reads it.
+    pub(super) async fn submit_approval_granting(
+        &self,
+        token: &str,
+        input: &AnswerInput,
+        device: Option<&str>,
+        grant: Option<&Grant>,
     ) -> Result<Decision, ServiceError> {
         let (d, channel, person) = self.approval_by_token(token).await?;
         let span = tracing::Span::current();
@@ -162,6 +176,7 @@ impl Service {
             input,
             AnsweredBy::new(channel.answer_channel(), device_id),
             Some(&person),
+            grant,
         )
         .await
     }
@@ -174,7 +189,7 @@ impl Service {
         by: AnsweredBy,
         person: &Person,
     ) -> Result<Decision, ServiceError> {
-        self.answer_decision(d, input, by, Some(person)).await
+        self.answer_decision(d, input, by, Some(person), None).await
     }
 
     /// Validates an answer and counts it by the decision's rule: it resolves the decision,
@@ -187,6 +202,7 @@ impl Service {
         input: &AnswerInput,
         by: AnsweredBy,
         person: Option<&Person>,
+        grant: Option<&Grant>,
     ) -> Result<Decision, ServiceError> {
         let mut d = d.clone();
         // A resolved decision says so before anything is checked of the answer.
@@ -204,6 +220,9 @@ impl Service {
                     let mut r =
                         validate_answer(&d.spec, input).map_err(ServiceError::Validation)?;
                     r.by = Some(by);
+                    if let Some(g) = grant {
+                        r.detail["allowance"] = serde_json::json!(g);
+                    }
                     resolution.insert(r)
                 }
             };

@@ -112,7 +112,10 @@ impl Service {
                     continue 'from_head;
                 };
                 let asked = self.asked(&d).await?;
-                let events = if d.spec.approval.is_some() && d.custom {
+                // An approval's events hold an edited command and an allowance granted.
+                let allowed = d.outcome.as_ref().and_then(|v| v.as_str())
+                    == Some(crate::domain::approval::ALLOW);
+                let events = if d.spec.approval.is_some() && (d.custom || allowed) {
                     self.store().events(d.id).await?
                 } else {
                     Vec::new()

@@ -240,3 +240,106 @@ fn public_keys_read_back_and_bad_ones_are_named() {
     assert!(PublicKey::parse("abc").unwrap_err().contains("32 bytes"));
     assert!(PublicKey::parse("!!").unwrap_err().contains("base64url"));
 }
+
+/// The answered event of an Allow for 15 minutes given at `at`.
+fn granted(at: OffsetDateTime) -> Vec<DecisionEvent> {
+    let grant = crate::domain::allowance::Grant::new(
+        crate::domain::allowance::AllowFor::Quarter,
+        crate::domain::allowance::Scope {
+            harness: "claude".into(),
+            project: Some("shop".into()),
+            tool_name: "Bash".into(),
+            rule: None,
+        },
+        at,
+        None,
+    );
+    vec![DecisionEvent {
+        at,
+        kind: crate::domain::EventKind::Answered,
+        detail: json!({"action": "answer", "allowance": grant}),
+    }]
+}
+
+#[test]
+fn an_allowance_is_signed_with_its_length_end_and_scope() {
+    let k = key();
+    let d = decision("q");
+    let r = Receipt::of("k", 1, None, &d, "00".into(), &granted(d.created_at));
+    let a = r.allowance.clone().unwrap();
+    assert_eq!(a.allow_for, "15m");
+    assert_eq!(a.until, datetime!(2026-11-27 10:15:00 UTC));
+    assert_eq!(a.scope.project.as_deref(), Some("shop"));
+    let r = Receipt {
+        key_id: k.public().key_id(),
+        ..r
+    };
+    let signed = k.sign(&r);
+    assert_eq!(signed.receipt["allowance"]["allow_for"], "15m");
+    assert_eq!(
+        verify(&signed, k.public()).unwrap().receipt.allowance,
+        Some(a)
+    );
+
+    // Every part is covered by the signature.
+    for (part, value) in [
+        ("until", json!("2026-11-27T12:15:00Z")),
+        ("allow_for", json!("60m")),
+        (
+            "scope",
+            json!({"harness": "claude", "project": null, "tool_name": "Bash",
+                          "rule": null}),
+        ),
+    ] {
+        let mut changed = signed.clone();
+        changed.receipt["allowance"][part] = value;
+        let e = verify(&changed, k.public()).unwrap_err();
+        assert!(
+            matches!(e, ReceiptError::BadSignature { .. }),
+            "{part}: {e}"
+        );
+        assert!(
+            e.to_string().starts_with("receipt seq 1: bad signature"),
+            "{e}"
+        );
+    }
+
+    // A receipt without one (all those written before) has no such field at all.
+    let plain = k.sign(&Receipt {
+        allowance: None,
+        ..r.clone()
+    });
+    assert!(plain.receipt.get("allowance").is_none());
+    assert!(verify(&plain, k.public()).is_ok());
+}
+
+#[test]
+fn a_signed_allowance_that_cannot_be_is_named() {
+    let k = key();
+    let mut d = decision("q");
+    let events = granted(d.created_at);
+    // Only an Allow grants one.
+    d.outcome = Some(json!("Deny"));
+    let r = Receipt::of(&k.public().key_id(), 3, None, &d, "00".into(), &events);
+    let e = verify(&k.sign(&r), k.public()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "receipt seq 3: it signs an allowance, but not for an Allow"
+    );
+    // Its end must be within its length of the Allow.
+    d.outcome = Some(json!("Allow"));
+    let mut r = Receipt::of(&k.public().key_id(), 3, None, &d, "00".into(), &events);
+    r.allowance.as_mut().unwrap().until = d.resolved_at.unwrap() + time::Duration::hours(2);
+    let e = verify(&k.sign(&r), k.public()).unwrap_err();
+    assert!(matches!(e, ReceiptError::Inconsistent { .. }), "{e}");
+    assert!(
+        e.to_string().contains("which that length does not reach"),
+        "{e}"
+    );
+    r.allowance.as_mut().unwrap().allow_for = "1d".into();
+    let e = verify(&k.sign(&r), k.public()).unwrap_err();
+    assert!(
+        e.to_string().contains("not one of 15m, 60m, morning"),
+        "{e}"
+    );
+}

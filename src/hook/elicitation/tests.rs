@@ -239,7 +239,7 @@ fn a_url_is_shown_in_full_for_the_person_to_open() {
     assert_eq!(body["no_label"], "Decline");
     assert_eq!(
         body["question"],
-        "The MCP server \"shop\" asks you to open a web page"
+        "The MCP server \"shop\" asks you to open a web page on xn--bcher-kva.example"
     );
     let shown = "https://xn--bcher-kva.example/auth?state=a%20b";
     assert!(
@@ -256,6 +256,23 @@ fn a_url_is_shown_in_full_for_the_person_to_open() {
     let body = create_body(&e, WAIT).unwrap();
     assert_eq!(body["attachments"][0]["name"], "The address above");
     assert!(body["context_md"].as_str().unwrap().contains(&long));
+
+    // A part before @ is flagged, and the link is not named by the address it fakes.
+    e.mode = Mode::Url("https://accounts.google.com@evil.example/login".into());
+    let body = create_body(&e, WAIT).unwrap();
+    let context = body["context_md"].as_str().unwrap();
+    assert!(
+        context.contains("the part before @ is not the site"),
+        "{context}"
+    );
+    assert!(context.contains("```text\nevil.example\n```"), "{context}");
+    assert_eq!(body["attachments"][0]["name"], "The address above");
+    assert!(
+        body["question"]
+            .as_str()
+            .unwrap()
+            .ends_with("on evil.example")
+    );
 
     for bad in [
         "javascript:alert(1)",
@@ -313,4 +330,36 @@ fn only_the_persons_answer_is_accepted() {
         Action::Decline
     );
     assert!(action_of(&answered("feed", json!("yes")), &u).is_err());
+}
+
+#[test]
+fn every_text_of_the_server_shows_hidden_characters() {
+    let mut e = form(
+        json!({"type": "object", "title": "Pay\u{202E}", "properties": {
+        "n": {"type": "integer", "title": "Seats\u{200B}"}}}),
+    );
+    e.message = "Approve\u{202E}gnp.exe".into();
+    let body = create_body(&e, WAIT).unwrap();
+    let context = body["context_md"].as_str().unwrap();
+    assert!(context.contains("Approve⟨U+202E⟩gnp.exe"), "{context}");
+    assert!(context.contains("Pay⟨U+202E⟩"), "{context}");
+    assert!(!context.contains('\u{202E}'), "{context}");
+    assert_eq!(body["schema"]["properties"]["n"]["title"], "Seats⟨U+200B⟩");
+}
+
+#[test]
+fn each_question_is_marked_as_its_own() {
+    let e = form(json!({"type": "object", "properties": {"n": {"type": "integer"}}}));
+    let a = create_body(&e, WAIT).unwrap();
+    let b = create_body(&e, WAIT).unwrap();
+    assert!(
+        a["context_md"]
+            .as_str()
+            .unwrap()
+            .contains("Asked by the sayso hook as question ")
+    );
+    assert_ne!(
+        crate::hook::receipt::asked_sha256(&a),
+        crate::hook::receipt::asked_sha256(&b)
+    );
 }
