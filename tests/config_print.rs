@@ -49,6 +49,11 @@ fn the_defaults_in_effect_are_printed_with_what_they_follow() {
         &l,
         "SAYSO_WAITING_CONNECTIONS=13500  # derived from SAYSO_MAX_CONNECTIONS (nine tenths of it)",
     );
+    has(
+        &l,
+        "SAYSO_CONNECTIONS_PER_ADDRESS=13500  # derived from SAYSO_WAITING_CONNECTIONS (the same)",
+    );
+    has(&l, "SAYSO_IDLE_TIMEOUT_S=5  # default");
     has(&l, "SAYSO_RATE_LIMIT_PER_S=100  # default");
     has(&l, "SAYSO_RATE_LIMIT_BURST=400  # default");
     has(
@@ -104,6 +109,10 @@ fn each_value_says_whether_a_flag_a_variable_or_a_default_gave_it() {
     has(
         &l,
         "SAYSO_WAITING_CONNECTIONS=90  # derived from SAYSO_MAX_CONNECTIONS (nine tenths of it)",
+    );
+    has(
+        &l,
+        "SAYSO_CONNECTIONS_PER_ADDRESS=90  # derived from SAYSO_WAITING_CONNECTIONS (the same)",
     );
     has(
         &l,

@@ -133,13 +133,25 @@ async fn a_connection_past_the_limit_is_told_which_limit() {
     };
     let srv = TestServer::start_with(&db.url, limits).await;
     let addr = srv.base.trim_start_matches("http://").to_string();
-    // Two connections that say nothing hold both places.
-    let _held = [
-        TcpStream::connect(&addr).await.unwrap(),
-        TcpStream::connect(&addr).await.unwrap(),
-    ];
+    // Two connections with a request open hold both places (idle ones would make way): each
+    // has sent half of a create's body.
+    let half = format!(
+        "POST /v1/decisions HTTP/1.1\r\nhost: sayso\r\nauthorization: Bearer {}\r\n\
+         content-type: application/json\r\ncontent-length: 100\r\n\r\n{{\"question\":",
+        srv.key
+    );
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut stream = TcpStream::connect(&addr).await.unwrap();
+        stream.write_all(half.as_bytes()).await.unwrap();
+        held.push(stream);
+    }
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let resp = srv.client.get(srv.url("/healthz")).send().await.unwrap();
+    let resp = reqwest::Client::new()
+        .get(srv.url("/healthz"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(resp.headers()["retry-after"], "1");
     let body: serde_json::Value = resp.json().await.unwrap();

@@ -1,5 +1,6 @@
-//! Serving: the accept loop with a header-read timeout, a body-read timeout and a connection
-//! cap, and graceful shutdown that answers parked awaits before the process leaves.
+//! Serving: the accept loop with a header-read timeout, a body-read timeout, an idle timeout
+//! and the connection caps (connections.rs), and graceful shutdown that answers parked awaits
+//! before the process leaves.
 //!
 //! Each connection speaks HTTP/1.1, or HTTP/2 when it opens with the HTTP/2 preface (h2c with
 //! prior knowledge): one HTTP/2 connection carries many parked awaits as streams, so a fleet of
@@ -17,16 +18,17 @@ use axum::extract::ConnectInfo;
 use axum::http::StatusCode;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::graceful::{GracefulShutdown, Watcher};
+use hyper_util::server::graceful::GracefulConnection;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
 use tower::ServiceExt;
 
-use super::body::{IdleTimeoutBody, body_timed_out};
-use super::refuse::{Limit, Reserve, refuse};
+use super::body::{IdleTimeoutBody, TrackedBody, body_timed_out};
+use super::connections::{Admitted, Close, Connections, InFlight, MAKE_WAY_GRACE};
+use super::limits::ServeLimits;
+use super::refuse::{Reserve, refuse};
 use super::{AppSettings, router};
 use crate::service::Service;
-use crate::web::waiting::{ConnectionId, WaitingLimits};
+use crate::web::waiting::ConnectionId;
 
 /// Connections the kernel holds for the accept loop before it takes them. tokio's default,
 /// 1 024, let a burst of agents reconnecting at once (19 000 long-polls over HTTP/1.1 in the
@@ -46,58 +48,6 @@ pub fn listen(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
     socket.set_reuseaddr(true)?;
     socket.bind(addr)?;
     socket.listen(ACCEPT_BACKLOG)
-}
-
-/// Limits of the accept loop.
-#[derive(Debug, Clone)]
-pub struct ServeLimits {
-    /// A client must send its request head within this time, or is disconnected. Also how
-    /// long a kept-alive connection may sit idle between requests.
-    pub header_read_timeout: Duration,
-    /// A request body that stops arriving for this long (no byte while the server waits for
-    /// one) is answered 408 and the connection closed.
-    pub body_read_timeout: Duration,
-    /// Connections held at once; a client past them is answered 503 naming the limit.
-    pub max_connections: usize,
-    /// How long shutdown waits for open requests to finish.
-    pub shutdown_grace: Duration,
-    /// Requests one HTTP/2 connection may have open at once (each parked await is one).
-    pub h2_max_streams: u32,
-    /// Waiting requests allowed per API key (`Some(0)`: no limit); `None` for the default,
-    /// half of `max_connections`.
-    pub waiting_per_key: Option<usize>,
-    /// Connections waiting requests may hold; `None` for the default, nine tenths of
-    /// `max_connections`.
-    pub waiting_connections: Option<usize>,
-}
-
-impl ServeLimits {
-    /// The waiting requests allowed, with the defaults that follow from `max_connections`.
-    pub fn waiting(&self) -> WaitingLimits {
-        let defaults = WaitingLimits::for_connections(self.max_connections);
-        WaitingLimits {
-            per_key: match self.waiting_per_key {
-                None => defaults.per_key,
-                Some(0) => None,
-                Some(n) => Some(n),
-            },
-            connections: self.waiting_connections.unwrap_or(defaults.connections),
-        }
-    }
-}
-
-impl Default for ServeLimits {
-    fn default() -> Self {
-        ServeLimits {
-            header_read_timeout: Duration::from_secs(10),
-            body_read_timeout: Duration::from_secs(30),
-            max_connections: 15_000,
-            shutdown_grace: Duration::from_secs(10),
-            h2_max_streams: 1_000,
-            waiting_per_key: None,
-            waiting_connections: None,
-        }
-    }
 }
 
 /// Serves `svc` on `listener` until `shutdown` completes, then tells parked awaits to return,
@@ -125,15 +75,15 @@ pub async fn serve_router(
     shutdown: impl Future<Output = ()> + Send,
     stopping: impl FnOnce(),
 ) {
-    let graceful = GracefulShutdown::new();
-    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let connections = Connections::new(&limits);
+    let sweep = connections.sweep_idle();
     let mut reserve = Reserve::new();
     // Out of files, the loop refuses a connection every few milliseconds: say so once a
     // second, not each time.
     let mut out_of_files_said: Option<std::time::Instant> = None;
     // Each connection's number, which its requests carry (a waiting request's seat counts
     // its connection once, however many of its requests wait).
-    let mut connections = 0u64;
+    let mut numbered = 0u64;
     tokio::pin!(shutdown);
     loop {
         // The reserve comes back before any other connection is taken: while it is out, the
@@ -165,28 +115,33 @@ pub async fn serve_router(
             },
             _ = &mut shutdown => break,
         };
-        let Ok(permit) = Arc::clone(&slots).try_acquire_owned() else {
-            refuse(stream, Limit::Connections(limits.max_connections));
-            continue;
+        numbered += 1;
+        let admitted = match connections.admit(ConnectionId(numbered), peer.ip()) {
+            Ok(admitted) => admitted,
+            Err(limit) => {
+                refuse(stream, limit);
+                continue;
+            }
         };
         let _ = stream.set_nodelay(true);
-        connections += 1;
-        let connection = serve_connection(
+        tokio::spawn(serve_connection(
             stream,
             peer,
-            ConnectionId(connections),
+            admitted,
             app.clone(),
             limits.clone(),
-            graceful.watcher(),
-        );
-        tokio::spawn(async move {
-            connection.await;
-            drop(permit);
-        });
+        ));
     }
     drop(listener);
+    sweep.abort();
     stopping();
-    if tokio::time::timeout(limits.shutdown_grace, graceful.shutdown())
+    connections.shut_down();
+    let all_closed = async {
+        while connections.open() > 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    if tokio::time::timeout(limits.shutdown_grace, all_closed)
         .await
         .is_err()
     {
@@ -201,13 +156,16 @@ const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 async fn serve_connection(
     stream: TcpStream,
     peer: std::net::SocketAddr,
-    id: ConnectionId,
+    admitted: Admitted,
     app: Router,
     limits: ServeLimits,
-    watcher: Watcher,
 ) {
     let body_timeout = limits.body_read_timeout;
+    let id = admitted.id();
+    let conn = std::sync::Arc::clone(admitted.conn());
     let hyper_svc = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
+        // Open from here to the end of its response body: the connection is busy, not idle.
+        let open = InFlight::begin(&conn);
         req.extensions_mut().insert(ConnectInfo(peer));
         req.extensions_mut().insert(id);
         // Router is always ready and never fails: `oneshot` cannot return an error.
@@ -227,47 +185,75 @@ async fn serve_connection(
                 .unwrap_or_else(|never: Infallible| match never {});
             // Whatever the handler made of the failed read, the client hears why. A
             // refused body (413) keeps its answer: its rest was only being discarded.
-            if stalled.load(Ordering::Relaxed) && resp.status() != StatusCode::PAYLOAD_TOO_LARGE {
-                return Ok(body_timed_out(body_timeout));
-            }
-            Ok::<_, Infallible>(resp)
+            let resp = if stalled.load(Ordering::Relaxed)
+                && resp.status() != StatusCode::PAYLOAD_TOO_LARGE
+            {
+                body_timed_out(body_timeout)
+            } else {
+                resp
+            };
+            Ok::<_, Infallible>(resp.map(|body| TrackedBody::new(body, open)))
         }
     });
     // A client that sends nothing is dropped at the header timeout, whichever protocol it
-    // would have spoken.
-    let speaks_h2 = match tokio::time::timeout(
-        limits.header_read_timeout,
-        opens_with_h2_preface(&stream),
-    )
-    .await
-    {
-        Ok(Ok(h2)) => h2,
-        Ok(Err(_)) | Err(_) => return,
+    // would have spoken, or sooner if its place is wanted.
+    let speaks_h2 = tokio::select! {
+        peeked = tokio::time::timeout(limits.header_read_timeout, opens_with_h2_preface(&stream)) => {
+            match peeked {
+                Ok(Ok(h2)) => h2,
+                Ok(Err(_)) | Err(_) => return,
+            }
+        }
+        _ = admitted.conn().told_to_close() => return,
     };
     let io = TokioIo::new(stream);
-    // Each connection goes straight into `watch`: bound to a name first, it was kept beside
+    // Each connection is pinned where it is made: bound to a name first, it was kept beside
     // the future that owns it, and every open connection held both.
     if speaks_h2 {
-        let _ = watcher
-            .watch(
-                hyper::server::conn::http2::Builder::new(TokioExecutor::new())
-                    .timer(TokioTimer::new())
-                    .max_concurrent_streams(limits.h2_max_streams)
-                    // A dead peer's streams are let go: a ping every 20 s, answered within 20 s.
-                    .keep_alive_interval(Duration::from_secs(20))
-                    .keep_alive_timeout(Duration::from_secs(20))
-                    .serve_connection(io, hyper_svc),
-            )
-            .await;
+        admitted.conn().answered_now();
+        let connection = std::pin::pin!(
+            hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                .timer(TokioTimer::new())
+                .max_concurrent_streams(limits.h2_max_streams)
+                // A dead peer's streams are let go: a ping every 20 s, answered within 20 s.
+                .keep_alive_interval(Duration::from_secs(20))
+                .keep_alive_timeout(Duration::from_secs(20))
+                .serve_connection(io, hyper_svc)
+        );
+        until_closed(connection, &admitted).await;
     } else {
-        let _ = watcher
-            .watch(
-                hyper::server::conn::http1::Builder::new()
-                    .timer(TokioTimer::new())
-                    .header_read_timeout(limits.header_read_timeout)
-                    .serve_connection(io, hyper_svc),
-            )
-            .await;
+        let connection = std::pin::pin!(
+            hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.header_read_timeout)
+                .serve_connection(io, hyper_svc)
+        );
+        until_closed(connection, &admitted).await;
+    }
+}
+
+/// Runs `connection` until it ends, or until it is told to close: then it closes gracefully
+/// (HTTP/1.1 after the answer in progress, HTTP/2 with GOAWAY after its open streams), and,
+/// when its place went to another connection, within `MAKE_WAY_GRACE` whatever is open.
+async fn until_closed<C: GracefulConnection>(
+    mut connection: std::pin::Pin<&mut C>,
+    admitted: &Admitted,
+) {
+    let why = tokio::select! {
+        _ = connection.as_mut() => return,
+        why = admitted.conn().told_to_close() => why,
+    };
+    connection.as_mut().graceful_shutdown();
+    if why == Close::MakeWay {
+        let _ = tokio::time::timeout(MAKE_WAY_GRACE, connection).await;
+        return;
+    }
+    tokio::select! {
+        _ = connection.as_mut() => {}
+        // Told to make way while closing: not longer than that allows.
+        _ = admitted.conn().told_to_make_way() => {
+            let _ = tokio::time::timeout(MAKE_WAY_GRACE, connection).await;
+        }
     }
 }
 

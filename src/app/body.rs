@@ -1,4 +1,5 @@
-//! A request body that may stall: the server's answer when it does.
+//! Bodies: a request body that may stall (the server's answer when it does), and a response
+//! body that keeps its request open on its connection until it is sent.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -11,6 +12,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::IntoResponse;
 use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 
+use super::connections::InFlight;
 use crate::web::error::ApiError;
 
 /// The answer to a request whose body stopped arriving; the connection is closed after it.
@@ -76,6 +78,39 @@ impl Body for IdleTimeoutBody {
                 Poll::Ready(Some(Err("the request body stopped arriving".into())))
             }
         }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// A response body that holds its request open on its connection (`InFlight`) until it is
+/// sent or dropped: an event stream or a long answer keeps its connection busy, not idle.
+pub(super) struct TrackedBody {
+    inner: axum::body::Body,
+    _open: InFlight,
+}
+
+impl TrackedBody {
+    pub(super) fn new(inner: axum::body::Body, open: InFlight) -> Self {
+        TrackedBody { inner, _open: open }
+    }
+}
+
+impl Body for TrackedBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.get_mut().inner).poll_frame(cx)
     }
 
     fn is_end_stream(&self) -> bool {

@@ -4,6 +4,8 @@
 
 mod accept;
 mod body;
+mod connections;
+mod limits;
 mod refuse;
 
 use std::sync::Arc;
@@ -11,7 +13,8 @@ use std::time::Duration;
 
 use axum::Router;
 
-pub use accept::{ServeLimits, listen, serve, serve_router, shutdown_signal};
+pub use accept::{listen, serve, serve_router, shutdown_signal};
+pub use limits::ServeLimits;
 
 use crate::config::{GlobalArgs, ServeArgs};
 use crate::http::{self, HttpSettings, RateLimit};
@@ -63,6 +66,14 @@ impl ServerSettings {
                  kept for the person's pages"
             ));
         }
+        if args.idle_timeout_s == 0 {
+            return Err(
+                "SAYSO_IDLE_TIMEOUT_S is 0; it must be at least 1 (seconds an answered \
+                 connection may stay open with no request)"
+                    .into(),
+            );
+        }
+        let trusted_proxies = TrustedProxies::parse(&args.trusted_proxies)?;
         if args.metrics_listen.is_some() && metrics_token.is_none() {
             return Err(
                 "SAYSO_METRICS_LISTEN is set but SAYSO_METRICS_TOKEN is not: /metrics is only \
@@ -90,7 +101,7 @@ impl ServerSettings {
                         per_second: args.rate_limit_per_s.unwrap_or(defaults.per_second),
                         burst: args.rate_limit_burst.unwrap_or(defaults.burst).max(1),
                     },
-                    trusted_proxies: TrustedProxies::parse(&args.trusted_proxies)?,
+                    trusted_proxies: trusted_proxies.clone(),
                     // With an address of its own, /metrics is served there only.
                     metrics_token: metrics_token
                         .clone()
@@ -104,6 +115,13 @@ impl ServerSettings {
                 },
                 limits: ServeLimits {
                     header_read_timeout: Duration::from_secs(args.header_timeout_s.max(1)),
+                    idle_timeout: Duration::from_secs(args.idle_timeout_s),
+                    connections_per_address: args.connections_per_address,
+                    // Every client behind a proxy arrives from its address.
+                    uncapped_addresses: ServeLimits::loopback()
+                        .into_iter()
+                        .chain(trusted_proxies.nets().iter().copied())
+                        .collect(),
                     body_read_timeout: Duration::from_secs(args.body_timeout_s.max(1)),
                     max_connections,
                     h2_max_streams: args.h2_max_streams.max(1),
@@ -165,6 +183,29 @@ mod tests {
             panic!("serve");
         };
         ServerSettings::from_args(&cli.global, &args)
+    }
+
+    #[test]
+    fn the_per_address_cap_follows_the_waiting_connections_and_spares_proxies() {
+        let limits = settings(&["--trusted-proxies", "10.0.0.0/8"])
+            .unwrap()
+            .app
+            .limits;
+        assert_eq!(limits.per_address(), Some(90));
+        let uncapped = |ip: &str| {
+            let ip: std::net::IpAddr = ip.parse().unwrap();
+            limits.uncapped_addresses.iter().any(|n| n.contains(&ip))
+        };
+        assert!(uncapped("127.0.0.9") && uncapped("::1") && uncapped("10.1.2.3"));
+        assert!(!uncapped("192.0.2.1"));
+        let set = settings(&["--waiting-connections", "50"]).unwrap();
+        assert_eq!(set.app.limits.per_address(), Some(50));
+        let set = settings(&["--connections-per-address", "0"]).unwrap();
+        assert_eq!(set.app.limits.per_address(), None);
+        let set = settings(&["--connections-per-address", "7"]).unwrap();
+        assert_eq!(set.app.limits.per_address(), Some(7));
+        let err = settings(&["--idle-timeout-s", "0"]).err().unwrap();
+        assert!(err.contains("SAYSO_IDLE_TIMEOUT_S"), "{err}");
     }
 
     #[test]

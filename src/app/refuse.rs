@@ -10,8 +10,10 @@ use tokio::net::{TcpListener, TcpStream};
 /// Which limit stopped a connection.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Limit {
-    /// `SAYSO_MAX_CONNECTIONS` connections are open.
+    /// `SAYSO_MAX_CONNECTIONS` connections are open, none of them idle.
     Connections(usize),
+    /// The client's address holds `SAYSO_CONNECTIONS_PER_ADDRESS` connections, none idle.
+    PerAddress(usize),
     /// The process may open no more files (`ulimit -n`).
     OpenFiles,
 }
@@ -20,9 +22,15 @@ impl Limit {
     fn message(self) -> String {
         match self {
             Limit::Connections(n) => format!(
-                "this server holds its most connections at once ({n}, SAYSO_MAX_CONNECTIONS); \
-                 try again shortly, or wait over HTTP/2, where many requests share one \
-                 connection (docs/OPERATIONS.md)"
+                "this server holds its most connections at once ({n}, SAYSO_MAX_CONNECTIONS), \
+                 each with a request open; try again shortly, or wait over HTTP/2, where many \
+                 requests share one connection (docs/OPERATIONS.md)"
+            ),
+            Limit::PerAddress(n) => format!(
+                "this client address holds its most connections at once ({n}, \
+                 SAYSO_CONNECTIONS_PER_ADDRESS), each with a request open; try again shortly, \
+                 or wait over HTTP/2, where many requests share one connection \
+                 (docs/OPERATIONS.md)"
             ),
             Limit::OpenFiles => "this server may open no more files (its open-files limit, \
                  ulimit -n); try again shortly, or wait over HTTP/2, where many requests share \

@@ -16,6 +16,16 @@ pub struct ServeArgs {
     /// Connections held at once.
     #[arg(long, env = "SAYSO_MAX_CONNECTIONS", default_value_t = 15_000)]
     pub max_connections: usize,
+    /// Connections one client address may hold at once (an IPv6 /64 counts as one address);
+    /// past it, one of its idle connections is closed to make way, or with none idle the new
+    /// one is refused. Loopback and SAYSO_TRUSTED_PROXIES are not capped. 0 for no cap
+    /// [default: SAYSO_WAITING_CONNECTIONS' value].
+    #[arg(long, env = "SAYSO_CONNECTIONS_PER_ADDRESS")]
+    pub connections_per_address: Option<usize>,
+    /// Seconds a connection that has been answered may stay open with no request (HTTP/1.1
+    /// keep-alive, HTTP/2 with no stream open) before it is closed.
+    #[arg(long, env = "SAYSO_IDLE_TIMEOUT_S", default_value_t = 5)]
+    pub idle_timeout_s: u64,
     /// Requests one HTTP/2 connection may have open at once (each parked await is one).
     #[arg(long, env = "SAYSO_H2_MAX_STREAMS", default_value_t = 1_000)]
     pub h2_max_streams: u32,

@@ -173,6 +173,14 @@ impl Derived {
                 limits.connections.to_string(),
                 "SAYSO_MAX_CONNECTIONS (nine tenths of it)",
             ),
+            "SAYSO_CONNECTIONS_PER_ADDRESS" => derived(
+                s.app
+                    .limits
+                    .per_address()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default(),
+                "SAYSO_WAITING_CONNECTIONS (the same)",
+            ),
             "SAYSO_RATE_LIMIT_PER_S" => (
                 s.app.http.rate_limit.per_second.to_string(),
                 "default".into(),
@@ -350,6 +358,8 @@ mod tests {
         for name in [
             "SAYSO_WAITING_PER_KEY",
             "SAYSO_WAITING_CONNECTIONS",
+            "SAYSO_CONNECTIONS_PER_ADDRESS",
+            "SAYSO_IDLE_TIMEOUT_S",
             "SAYSO_URGENT_PER_HOUR",
             "SAYSO_NOTIFY_PER_MINUTE",
         ] {
@@ -380,6 +390,7 @@ mod tests {
         for want in [
             "SAYSO_WAITING_PER_KEY=50  # derived from SAYSO_MAX_CONNECTIONS (half of it)",
             "SAYSO_WAITING_CONNECTIONS=90  # derived from SAYSO_MAX_CONNECTIONS (nine tenths of it)",
+            "SAYSO_CONNECTIONS_PER_ADDRESS=90  # derived from SAYSO_WAITING_CONNECTIONS (the same)",
             "SAYSO_PUBLIC_URL=http://localhost:9000  # derived from SAYSO_LISTEN",
             "SAYSO_STATE_DIR=/srv/sayso  # derived from SAYSO_DATABASE_URL (the SQLite file's folder)",
         ] {

@@ -37,6 +37,11 @@ impl TrustedProxies {
         Ok(TrustedProxies(Arc::new(nets)))
     }
 
+    /// The proxies' networks, as listed.
+    pub fn nets(&self) -> &[IpNet] {
+        &self.0
+    }
+
     fn trusts(&self, ip: IpAddr) -> bool {
         self.0.iter().any(|net| net.contains(&ip))
     }

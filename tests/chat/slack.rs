@@ -1086,10 +1086,17 @@ async fn slack_forged_replayed_and_strangers_presses_change_nothing() {
     let (status, why) = slack.post_raw(&body, &ts, &signature).await;
     assert_eq!(status, 401);
     assert!(why.contains("replay"), "{why}");
+    // The same request with its signature's hex in upper case still verifies, and is still
+    // the same request.
+    let upper = format!("v0={}", signature["v0=".len()..].to_uppercase());
+    assert_ne!(upper, signature);
+    let (status, why) = slack.post_raw(&body, &ts, &upper).await;
+    assert_eq!(status, 401, "{upper}: {why}");
+    assert!(why.contains("replay"), "{upper}: {why}");
     assert_eq!(
         slack.standin.calls_to("views.open").len(),
         1,
-        "the replay opened nothing"
+        "the replays opened nothing"
     );
     // A press naming this decision from a message that is not its own is not taken.
     let mut elsewhere = block_actions(&slack.standin, &message, button(&message, "Allow"), "U0ANA");

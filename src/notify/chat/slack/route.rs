@@ -3,8 +3,9 @@
 //!
 //! Nothing of a request is read before its signature is checked: Slack's `v0` HMAC of the
 //! timestamp and the raw body with the signing secret, the timestamp within five minutes.
-//! Each signature is then taken once, so a request captured and sent again counts for
-//! nothing. A forged, stale or replayed request is answered 401 with what is wrong, changes
+//! Each signed request is then taken once, known by what was signed (its timestamp and body)
+//! rather than by its signature's spelling, so a request captured and sent again, its
+//! signature's hex upper-cased or not, counts for nothing. A forged, stale or replayed request is answered 401 with what is wrong, changes
 //! nothing, and is logged.
 
 use axum::Router;
@@ -50,15 +51,15 @@ async fn interactivity(
     };
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let timestamp = header(TIMESTAMP_HEADER);
     let sig = header(SIGNATURE_HEADER);
-    if let Err(why) = signature::verify(&secret, header(TIMESTAMP_HEADER), sig, &body, now) {
+    if let Err(why) = signature::verify(&secret, timestamp, sig, &body, now) {
         tracing::warn!(%why, "a Slack request with a bad signature was refused");
         return refuse(&why.to_string());
     }
-    match svc
-        .first_seen(&format!("slack:signature:{}", sig.unwrap_or_default()))
-        .await
-    {
+    // Verified, so the timestamp is there.
+    let key = signature::replay_key(timestamp.unwrap_or_default(), &body);
+    match svc.first_seen(&key).await {
         Ok(true) => {}
         Ok(false) => {
             tracing::warn!("a Slack request was sent again (a replay); refused");

@@ -2,8 +2,9 @@
 //! `X-Slack-Request-Timestamp` and `X-Slack-Signature: v0=<hex>`, the HMAC-SHA256 of
 //! `v0:{timestamp}:{raw body}` keyed with the app's signing secret. A request is taken only
 //! when the signature matches (compared in constant time) and the timestamp is within five
-//! minutes of now; the signature itself is then the key of the replay guard, so the same
-//! signed request is taken once.
+//! minutes of now. The replay guard is keyed on what was signed (a hash of the timestamp and
+//! the body, `replay_key`), never on how the signature was spelled: hex digits in upper case
+//! or spaces around them verify the same, and must not make a captured request new again.
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -59,6 +60,19 @@ pub fn verify(
     // `verify_slice` compares in constant time.
     mac.verify_slice(&given)
         .map_err(|_| SignatureError::Mismatch)
+}
+
+/// The replay guard's key for a request signed over `timestamp` and `body`: the same for every
+/// spelling of its signature, different for any other timestamp or body.
+pub fn replay_key(timestamp: &str, body: &[u8]) -> String {
+    use sha2::Digest;
+    let mut hash = Sha256::new();
+    // As signed: the timestamp trimmed, as `verify` reads it.
+    hash.update(b"v0:");
+    hash.update(timestamp.trim().as_bytes());
+    hash.update(b":");
+    hash.update(body);
+    format!("slack:request:{}", hex::encode(hash.finalize()))
 }
 
 /// The signature Slack would send for `body` at `timestamp` (the tests' and `sign`'s side).
@@ -122,6 +136,22 @@ mod tests {
             ),
             Err(SignatureError::Mismatch)
         );
+    }
+
+    #[test]
+    fn every_spelling_of_a_signature_is_one_request_to_the_replay_guard() {
+        let upper = format!("v0={}", EXPECTED["v0=".len()..].to_uppercase());
+        let spaced = format!("  {EXPECTED} ");
+        for spelling in [upper.as_str(), spaced.as_str()] {
+            assert_eq!(
+                verify(SECRET, Some(TS), Some(spelling), BODY.as_bytes(), now()),
+                Ok(())
+            );
+        }
+        let key = replay_key(TS, BODY.as_bytes());
+        assert_eq!(replay_key(&format!(" {TS} "), BODY.as_bytes()), key);
+        assert_ne!(replay_key("1531420619", BODY.as_bytes()), key);
+        assert_ne!(replay_key(TS, b"another body"), key);
     }
 
     #[test]
