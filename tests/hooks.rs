@@ -34,6 +34,8 @@ mod doctor_scope;
 mod edits;
 #[path = "hooks/elicitation.rs"]
 mod elicitation;
+#[path = "hooks/elsewhere.rs"]
+mod elsewhere;
 #[path = "hooks/fallbacks.rs"]
 mod fallbacks;
 #[path = "hooks/go_between.rs"]

@@ -17,7 +17,7 @@ use super::call::ToolCall;
 use super::policy::{People, Ruling};
 use super::reply::Verdict;
 use crate::client::args::NotifyArg;
-use crate::client::http::Api;
+use crate::client::http::{Api, Failure};
 use crate::client::wait::wait_for_decision;
 use crate::domain::approval::{ALLOW, ALLOW_SESSION, DENY, MAX_RULE_CHARS};
 use crate::domain::receipt::PublicKey;
@@ -94,7 +94,7 @@ pub async fn ask(
         asked = asked => asked,
         why = watch.stopped() => return Err(NoAnswer { reason: why }),
     };
-    let handle = match asked {
+    let mut handle = match asked {
         Ok(Ok(Asked::Handle(handle))) => handle,
         Ok(Ok(Asked::Standing(a))) => {
             return Ok(Verdict::allow(format!(
@@ -115,7 +115,7 @@ pub async fn ask(
             });
         }
     };
-    let guard = Guard::start(api, &handle.id);
+    let guard = handle.guard.take();
     let answered = tokio::select! {
         answered = answer(api, call, &handle, deadline, wait, key, asking) => answered,
         why = watch.stopped() => Err(NoAnswer { reason: why }),
@@ -242,12 +242,13 @@ enum Asked {
     Standing(Standing),
 }
 
-/// The question the server holds: its id, expiry, and the hash its receipt must carry for
-/// what was asked.
+/// The question the server holds: its id, expiry, the hash its receipt must carry for what
+/// was asked, and its guard.
 struct Handle {
     id: String,
     expires_at: Option<OffsetDateTime>,
     asked_sha256: Option<String>,
+    guard: Option<Guard>,
 }
 
 async fn put_question(
@@ -305,8 +306,15 @@ async fn put_question(
         Some(id) => format!("hook-{}-{}-{id}-edit", call.harness.as_str(), call.event),
         None => Uuid::new_v4().to_string(),
     };
+    // From the moment the create may reach the server, a guard stands by: however the hook
+    // stops (this future dropped at a signal or the deadline, or the process killed), it
+    // finds the question by its key and withdraws it.
+    let mut guard = Guard::start(api);
+    if let Some(g) = &mut guard {
+        g.creating(&key, &body);
+    }
     let url = api.url(&["v1", "decisions"]);
-    let handle = api
+    let sent = api
         .send(
             || {
                 api.request(Method::POST, url.clone(), request_timeout(deadline))
@@ -315,12 +323,28 @@ async fn put_question(
             },
             (Instant::now() + CREATE_WINDOW).min(deadline),
         )
-        .await
-        .map_err(failed)?;
+        .await;
+    let handle = match sent {
+        Ok(handle) => handle,
+        Err(e) => {
+            // Refused outright: no question was made. Anything else (no answer, a broken
+            // connection) may have made one, which the guard then withdraws.
+            if let Failure::Refused { status, .. } = &e
+                && status.is_client_error()
+                && let Some(g) = guard
+            {
+                g.settled();
+            }
+            return Err(failed(e));
+        }
+    };
     let id = handle["decision_id"]
         .as_str()
         .unwrap_or_default()
         .to_string();
+    if let Some(g) = &mut guard {
+        g.created(&id);
+    }
     let expires_at = handle["expires_at"]
         .as_str()
         .and_then(|s| OffsetDateTime::parse(s, &Rfc3339).ok());
@@ -329,6 +353,7 @@ async fn put_question(
         id,
         expires_at,
         asked_sha256,
+        guard,
     }))
 }
 

@@ -15,8 +15,13 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use toml_edit::{DocumentMut, Item, Table, TableLike};
 
-/// The event's label in Codex's trust keys and hashes.
-const EVENT: &str = "pre_tool_use";
+/// The events sayso's entries serve, as `hooks.json` names them and as Codex's trust keys
+/// and hashes label them: the gate, and the event of a call settled without it
+/// (src/hook/elsewhere.rs).
+pub const EVENTS: [(&str, &str); 2] = [
+    ("PreToolUse", "pre_tool_use"),
+    ("PostToolUse", "post_tool_use"),
+];
 /// Codex's timeout for a hook entry that sets none, in seconds.
 const DEFAULT_TIMEOUT_S: u64 = 600;
 
@@ -45,7 +50,17 @@ pub struct HookTrust {
 /// The trust of the `PreToolUse` entry running `command` in `settings` (the JSON of
 /// `hooks_file`), or `None` when no entry runs it.
 pub fn hook_trust(hooks_file: &Path, settings: &Value, command: &str) -> Option<HookTrust> {
-    let groups = settings["hooks"]["PreToolUse"].as_array()?;
+    event_trust(hooks_file, settings, command, EVENTS[0])
+}
+
+/// The trust of the entry of `event` (its name in `hooks.json`, its label) running `command`.
+pub fn event_trust(
+    hooks_file: &Path,
+    settings: &Value,
+    command: &str,
+    (event, label): (&str, &str),
+) -> Option<HookTrust> {
+    let groups = settings["hooks"][event].as_array()?;
     groups.iter().enumerate().find_map(|(g, group)| {
         let hooks = group["hooks"].as_array()?;
         hooks.iter().enumerate().find_map(|(h, hook)| {
@@ -54,8 +69,8 @@ pub fn hook_trust(hooks_file: &Path, settings: &Value, command: &str) -> Option<
                     .as_str()
                     .is_some_and(|c| c.trim() == command);
             runs.then(|| HookTrust {
-                key: format!("{}:{EVENT}:{g}:{h}", hooks_file.display()),
-                hash: entry_hash(group, hook),
+                key: format!("{}:{label}:{g}:{h}", hooks_file.display()),
+                hash: event_hash(label, group, hook),
             })
         })
     })
@@ -64,7 +79,7 @@ pub fn hook_trust(hooks_file: &Path, settings: &Value, command: &str) -> Option<
 /// What Codex hashes for one handler: the event, the group's matcher and that one handler,
 /// normalised (a timeout of at least 1 s, 600 when unset; `async` false when unset), without
 /// the fields that are unset, keys sorted, compact JSON, SHA-256 as `sha256:<hex>`.
-pub fn entry_hash(group: &Value, hook: &Value) -> String {
+fn event_hash(label: &str, group: &Value, hook: &Value) -> String {
     let mut handler = Map::new();
     handler.insert("type".into(), json!("command"));
     handler.insert("command".into(), hook["command"].clone());
@@ -80,7 +95,7 @@ pub fn entry_hash(group: &Value, hook: &Value) -> String {
         }
     }
     let mut identity = Map::new();
-    identity.insert("event_name".into(), json!(EVENT));
+    identity.insert("event_name".into(), json!(label));
     if let Some(m) = group["matcher"].as_str() {
         identity.insert("matcher".into(), json!(m));
     }
@@ -175,7 +190,7 @@ fn table<'a>(parent: &'a mut dyn TableLike, key: &str) -> anyhow::Result<&'a mut
 /// untrusted) into `config.toml`, keeping what is there. Returns what it did, one line each.
 pub fn write_trust(
     config: &Path,
-    trust: &HookTrust,
+    trusts: &[HookTrust],
     project: Option<&Path>,
     dry_run: bool,
 ) -> anyhow::Result<Vec<String>> {
@@ -208,16 +223,18 @@ pub fn write_trust(
             }
         }
     }
-    let (hash, _) = hook_state(&doc, &trust.key);
-    if hash.as_deref() != Some(trust.hash.as_str()) {
-        let hooks = table(doc.as_table_mut(), "hooks")?;
-        let state = table(hooks, "state")?;
-        let entry = table(state, &trust.key)?;
-        entry.insert("trusted_hash", toml_edit::value(trust.hash.as_str()));
-        said.push(format!(
-            "trusted the hook in {file} ([hooks.state.\"{}\"]), as Codex's own hook review does",
-            trust.key
-        ));
+    for trust in trusts {
+        let (hash, _) = hook_state(&doc, &trust.key);
+        if hash.as_deref() != Some(trust.hash.as_str()) {
+            let hooks = table(doc.as_table_mut(), "hooks")?;
+            let state = table(hooks, "state")?;
+            let entry = table(state, &trust.key)?;
+            entry.insert("trusted_hash", toml_edit::value(trust.hash.as_str()));
+            said.push(format!(
+                "trusted the hook in {file} ([hooks.state.\"{}\"]), as Codex's own hook review does",
+                trust.key
+            ));
+        }
     }
     if doc.to_string() == before {
         return Ok(said);
@@ -252,14 +269,16 @@ pub fn install_trust(
         .with_context(|| format!("{} is not JSON", hooks_file.display()))?;
     let hooks_file = real_path(hooks_file.parent().unwrap_or(Path::new(".")))
         .join(hooks_file.file_name().unwrap_or_default());
-    let Some(trust) = hook_trust(&hooks_file, &settings, command) else {
+    let Some(gate) = hook_trust(&hooks_file, &settings, command) else {
         bail!(
             "{} has no PreToolUse hook running `{command}`",
             hooks_file.display()
         );
     };
+    let mut trusts = vec![gate];
+    trusts.extend(event_trust(&hooks_file, &settings, command, EVENTS[1]));
     let project = project.map(real_path);
-    write_trust(&config_file(home), &trust, project.as_deref(), dry_run)
+    write_trust(&config_file(home), &trusts, project.as_deref(), dry_run)
 }
 
 #[cfg(test)]
@@ -273,7 +292,7 @@ mod tests {
         let group = json!({"matcher": "*", "hooks": [
             {"type": "command", "command": "sayso hook codex", "timeout": 930}]});
         assert_eq!(
-            entry_hash(&group, &group["hooks"][0]),
+            event_hash(EVENTS[0].1, &group, &group["hooks"][0]),
             "sha256:ff8a0dac1a77c185b558add400ba377b6236826e9c1000e9bf37d325ddcc0ec5"
         );
         let settings = json!({"hooks": {"PreToolUse": [
@@ -287,6 +306,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t.key, "/p/.codex/hooks.json:pre_tool_use:1:0");
+        // The entry of a call settled without the hook is trusted under its own event.
+        let settings = json!({"hooks": {"PostToolUse": [settings["hooks"]["PreToolUse"][1]]}});
+        let hooks = Path::new("/p/.codex/hooks.json");
+        let post = event_trust(hooks, &settings, "sayso hook codex", EVENTS[1]).unwrap();
+        assert_eq!(post.key, "/p/.codex/hooks.json:post_tool_use:0:0");
+        assert_ne!(post.hash, t.hash);
     }
 
     #[test]
@@ -303,7 +328,13 @@ mod tests {
             key: "/p/.codex/hooks.json:pre_tool_use:0:0".into(),
             hash: "sha256:ab".into(),
         };
-        let said = write_trust(&config, &trust, Some(Path::new("/p")), false).unwrap();
+        let said = write_trust(
+            &config,
+            std::slice::from_ref(&trust),
+            Some(Path::new("/p")),
+            false,
+        )
+        .unwrap();
         assert_eq!(said.len(), 2, "{said:?}");
         let doc = read_config(&config).unwrap().unwrap();
         assert!(doc.to_string().contains("model = \"o3\" # mine"));
@@ -317,11 +348,22 @@ mod tests {
         );
         // Again: nothing to change.
         assert!(
-            write_trust(&config, &trust, Some(Path::new("/p")), false)
-                .unwrap()
-                .is_empty()
+            write_trust(
+                &config,
+                std::slice::from_ref(&trust),
+                Some(Path::new("/p")),
+                false
+            )
+            .unwrap()
+            .is_empty()
         );
-        let said = write_trust(&config, &trust, Some(Path::new("/q")), false).unwrap();
+        let said = write_trust(
+            &config,
+            std::slice::from_ref(&trust),
+            Some(Path::new("/q")),
+            false,
+        )
+        .unwrap();
         assert!(said[0].starts_with("warning:"), "{said:?}");
         let doc = read_config(&config).unwrap().unwrap();
         assert_eq!(project_trust(&doc, Path::new("/q")).unwrap().1, "untrusted");

@@ -54,8 +54,9 @@ pub struct Plan {
     /// Keys from the top of the file to each list the entry goes into.
     pub lists: Vec<Vec<&'static str>>,
     /// Lists of other events the same entry serves, each added on its own when it lacks the
-    /// entry (Claude Code's `Elicitation`): an install made before sayso served them gets
-    /// them when it is run again.
+    /// entry (Claude Code's `Elicitation`; the events of a call settled without the hook,
+    /// elsewhere.rs): an install made before sayso served them gets them when it is run
+    /// again.
     pub also: Vec<Vec<&'static str>>,
     pub entry: Value,
     /// Top-level keys the file must have (Copilot's and Cursor's `version`).
@@ -283,7 +284,11 @@ pub fn plan(
         Harness::Claude => Plan {
             file: root.join(".claude").join("settings.json"),
             lists: vec![vec!["hooks", "PreToolUse"]],
-            also: vec![vec!["hooks", super::elicitation::EVENT]],
+            also: [super::elicitation::EVENT]
+                .iter()
+                .chain(super::elsewhere::events(Harness::Claude))
+                .map(|e| vec!["hooks", *e])
+                .collect(),
             entry: claude_entry(),
             top: vec![],
             timeout_in_ms: false,
@@ -296,7 +301,10 @@ pub fn plan(
                 root.join(".codex").join("hooks.json")
             },
             lists: vec![vec!["hooks", "PreToolUse"]],
-            also: vec![],
+            also: super::elsewhere::events(Harness::Codex)
+                .iter()
+                .map(|e| vec!["hooks", *e])
+                .collect(),
             entry: claude_entry(),
             top: vec![],
             timeout_in_ms: false,

@@ -18,6 +18,7 @@ mod cursor;
 pub mod doctor;
 mod edit;
 mod elicitation;
+mod elsewhere;
 mod gemini;
 mod glob;
 pub mod install;
@@ -53,9 +54,10 @@ const STDIN_WAIT: Duration = Duration::from_secs(10);
 /// `sayso hook …`.
 #[derive(Debug, Subcommand)]
 pub enum HookCommand {
-    /// Claude Code's PreToolUse or PermissionRequest hook, and its Elicitation hook.
+    /// Claude Code's PreToolUse or PermissionRequest hook, its Elicitation hook, and its
+    /// PostToolUse, PostToolUseFailure and PermissionDenied hooks (a call settled without it).
     Claude(HookArgs),
-    /// Codex's PreToolUse or PermissionRequest hook.
+    /// Codex's PreToolUse or PermissionRequest hook, and its PostToolUse hook.
     Codex(HookArgs),
     /// gemini-cli's BeforeTool hook.
     Gemini(HookArgs),
@@ -147,6 +149,11 @@ async fn decide(harness: Harness, args: &HookArgs) -> Reply {
         Ok(v) => v,
         Err(why) => return unreadable(harness, &why),
     };
+    // The harness settled a call itself (the person answered at its terminal, the tool ran,
+    // or it refused the call): the question put for it is withdrawn.
+    if elsewhere::is_settled_event(harness, &input) {
+        return elsewhere::withdraw_settled(harness, &input, args).await;
+    }
     // An MCP server's question, not a tool call: no policy applies.
     if harness == Harness::Claude && elicitation::is_elicitation(&input) {
         return elicitation::answer(&input, args).await;

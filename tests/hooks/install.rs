@@ -38,7 +38,7 @@ async fn claude_settings_keep_what_they_had_and_gain_one_hook() {
     assert_eq!(code, 0, "{err}");
     assert!(
         out.starts_with("sayso hook install would change")
-            && out.contains("\nwould add to hooks.PreToolUse and hooks.Elicitation in "),
+            && out.contains("\nwould add to hooks.PreToolUse and hooks.Elicitation and hooks.PostToolUse and hooks.PostToolUseFailure and hooks.PermissionDenied in "),
         "{out}"
     );
     assert!(out.contains("\"timeout\": 930"), "{out}");
@@ -53,7 +53,8 @@ async fn claude_settings_keep_what_they_had_and_gain_one_hook() {
     assert!(
         out.starts_with("sayso hook install changes")
             && out.contains(
-                "\nadded `sayso hook claude` to hooks.PreToolUse and hooks.Elicitation in "
+                "\nadded `sayso hook claude` to hooks.PreToolUse and hooks.Elicitation and \
+                 hooks.PostToolUse and hooks.PostToolUseFailure and hooks.PermissionDenied in "
             ),
         "{out}"
     );
@@ -66,7 +67,14 @@ async fn claude_settings_keep_what_they_had_and_gain_one_hook() {
         .as_array_mut()
         .unwrap()
         .push(entry.clone());
-    expected["hooks"]["Elicitation"] = json!([entry]);
+    for event in [
+        "Elicitation",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PermissionDenied",
+    ] {
+        expected["hooks"][event] = json!([entry.clone()]);
+    }
     assert_eq!(after, expected);
 
     // Once is enough.
@@ -76,8 +84,9 @@ async fn claude_settings_keep_what_they_had_and_gain_one_hook() {
     assert_eq!(json_of(&dir.read(".claude/settings.json")), expected);
 }
 
-/// An install made before the hook served MCP elicitations gains the `Elicitation` entry when
-/// run again, and one that put the hook under `PermissionRequest` keeps it there.
+/// An install made before the hook served MCP elicitations, and calls settled without it,
+/// gains those entries when run again, and one that put the hook under `PermissionRequest`
+/// keeps it there.
 #[tokio::test]
 async fn claude_gains_the_elicitation_hook_beside_an_earlier_install() {
     let dir = Dir::new();
@@ -91,11 +100,21 @@ async fn claude_gains_the_elicitation_hook_beside_an_earlier_install() {
         let (code, out, err) = install(&dir, &["claude", "--dir", &d]).await;
         assert_eq!(code, 0, "{err}");
         assert!(
-            out.contains("\nadded `sayso hook claude` to hooks.Elicitation in "),
+            out.contains(
+                "\nadded `sayso hook claude` to hooks.Elicitation and hooks.PostToolUse and \
+                 hooks.PostToolUseFailure and hooks.PermissionDenied in "
+            ),
             "{event}: {out}"
         );
         let mut expected = before.clone();
-        expected["hooks"]["Elicitation"] = json!([entry.clone()]);
+        for also in [
+            "Elicitation",
+            "PostToolUse",
+            "PostToolUseFailure",
+            "PermissionDenied",
+        ] {
+            expected["hooks"][also] = json!([entry.clone()]);
+        }
         assert_eq!(json_of(&dir.read(".claude/settings.json")), expected);
         let (code, out, _) = install(&dir, &["claude", "--dir", &d]).await;
         assert_eq!(code, 0);
@@ -118,8 +137,11 @@ async fn each_harness_gets_its_file_and_unit() {
     }
     assert_eq!(
         json_of(&dir.read(".codex/hooks.json")),
-        json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
-            {"type": "command", "command": "sayso hook codex", "timeout": 630}]}]}})
+        json!({"hooks": {
+            "PreToolUse": [{"matcher": "*", "hooks": [
+                {"type": "command", "command": "sayso hook codex", "timeout": 630}]}],
+            "PostToolUse": [{"matcher": "*", "hooks": [
+                {"type": "command", "command": "sayso hook codex", "timeout": 630}]}]}})
     );
     assert_eq!(
         json_of(&dir.read(".gemini/settings.json")),

@@ -90,6 +90,8 @@ pub fn check(setup: &Setup) -> Vec<Finding> {
         }
     }
 
+    found.extend(super::settled::codex_trust(setup, doc));
+
     let text = |key: &str| doc.get(key).and_then(|v| v.as_str()).map(str::to_string);
     let hooks_feature = doc
         .get("features")

@@ -15,6 +15,7 @@ mod journal;
 mod listener;
 mod pi;
 mod program;
+mod settled;
 mod writable;
 
 use std::fmt;
@@ -288,6 +289,9 @@ pub async fn check(args: &DoctorArgs) -> anyhow::Result<Report> {
     if args.harness != Harness::Pi {
         // pi's command line is the one in its extension, checked there.
         findings.extend(program::check(&command, args.harness));
+    }
+    if matches!(args.harness, Harness::Claude | Harness::Codex) {
+        findings.extend(settled::check(&setup));
     }
     findings.extend(match args.harness {
         Harness::Claude => claude::check(&setup),
