@@ -261,3 +261,98 @@ fn each_command_has_many_spellings() {
         assert!(seen.len() >= 20, "{words:?}: {}", seen.len());
     }
 }
+
+#[test]
+fn the_spellings_security_md_lists_meet_their_rules() {
+    let policy = Policy::parse(
+        r#"{"rules": [
+            {"command": "git push*", "decision": "ask", "step_up": "passkey"},
+            {"command": "terraform apply*", "decision": "ask", "step_up": "passkey"},
+            {"command": "kubectl delete*", "decision": "ask", "step_up": "passkey"},
+            {"command": "docker system prune*", "decision": "ask", "step_up": "passkey"},
+            {"command": "npm publish*", "decision": "ask", "step_up": "passkey"},
+            {"command": "cargo publish*", "decision": "ask", "step_up": "passkey"},
+            {"command": "rm -rf*", "decision": "deny"}
+        ]}"#,
+    )
+    .unwrap();
+    let step_up = [
+        "git  push --force origin main",
+        "terraform  apply -auto-approve",
+        "/usr/bin/git push --force",
+        "\\git push --force",
+        "'git' push --force",
+        "g\"i\"t push --force",
+        "$'\\x67it' push --force",
+        "GIT_TRACE=0 git push --force",
+        "env A=1 git push",
+        "sudo -u root git push",
+        "command git push",
+        "exec git push",
+        "nice -n 5 git push",
+        "timeout 60 git push",
+        "time git push",
+        "nohup git push",
+        "stdbuf -o0 git push",
+        "xargs git push",
+        "watch git push",
+        "flock /tmp/l git push",
+        "git -C . push --force",
+        "git --git-dir=.git --no-pager push",
+        "kubectl --context prod delete ns x",
+        "terraform -chdir=infra apply",
+        "docker -H x system prune",
+        "npm --prefix . publish",
+        "cargo +nightly publish",
+        "git push origin +main",
+        "git push -f",
+        "ls && git push",
+        "ls; git push",
+        "ls || git push",
+        "echo y | git push",
+        "(git push)",
+        "{ git push; }",
+        "if true; then git push; fi",
+        "for i in 1; do git push; done",
+        "f() { git push; }",
+        "echo $(git push)",
+        "echo `git push`",
+        "x=$(git push)",
+        "diff <(git push) y",
+        "cat <<EOF\n$(git push)\nEOF",
+        "bash -c 'git push'",
+        "sh -lc \"git push\"",
+        "git push --force origin main # a comment",
+        "git $(echo push) --force",
+    ];
+    for c in step_up {
+        let r = policy.decide(&bash(c));
+        assert!(r.strictness() >= 2, "{c:?}: {:?} {}", r.decision, r.why);
+        assert!(!r.session_answer_allowed(), "{c:?}");
+    }
+    let deny = [
+        "rm  -rf ~/important",
+        "rm -fr x",
+        "rm -r -f x",
+        "rm --recursive --force x",
+        "rm x -rf",
+        "find . -exec rm -rf {} +",
+        "rm $FLAGS x",
+        "eval \"$CMD\"",
+        "$CMD push",
+        "$(which git) push",
+        "gi? push",
+        "echo 'git push' | sh",
+        "bash <<EOF\ngit push\nEOF",
+        "bash -c \"$X\"",
+        "alias g=git; g push",
+        "git -c alias.p=push p",
+        "git --frobnicate push",
+        "echo ${X:-$(git push)}",
+        "echo 'unclosed",
+    ];
+    for c in deny {
+        let r = policy.decide(&bash(c));
+        assert_eq!(r.decision, Rule::Deny, "{c:?}: {}", r.why);
+    }
+}
