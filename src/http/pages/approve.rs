@@ -129,7 +129,7 @@ async fn submit_approval(
     if let Some(a) = &d.spec.approval
         && allows(input.value.as_ref())
         && sent.get("whole") != Some("1")
-        && super::approval::is_cut(a)
+        && super::what_runs::is_cut(a)
     {
         let issues = [Issue {
             path: "value".into(),

@@ -195,9 +195,15 @@ pub fn ask(d: &Delivering<'_>) -> ChatAsk {
             };
             let mut buttons = vec![allow, button(decision, DENY, "d", ButtonStyle::Danger)];
             buttons.retain(|b| !b.value.is_empty());
+            // The input's other fields go with what runs, set apart the same way.
+            let mut command = shown.subject.with_note();
+            for f in shown.fields_lines() {
+                command.push('\n');
+                command.push_str(&f);
+            }
             (
                 shown.title.clone(),
-                Some(shown.subject.with_note()),
+                Some(command),
                 Controls::Buttons(buttons),
             )
         }
@@ -236,9 +242,11 @@ pub fn ask(d: &Delivering<'_>) -> ChatAsk {
         title: spec.project.clone().unwrap_or_else(|| "sayso".to_string()),
         heading,
         question,
+        // An approval is shown from the approval itself, never from the asker's words.
         context: spec
             .context_md
             .as_deref()
+            .filter(|_| spec.approval.is_none())
             .map(|c| clip(c, CONTEXT_CHARS, Lines::Kept).with_note()),
         command,
         notes,
