@@ -36,6 +36,8 @@ mod edits;
 mod elicitation;
 #[path = "hooks/fallbacks.rs"]
 mod fallbacks;
+#[path = "hooks/fields.rs"]
+mod fields;
 #[path = "hooks/harnesses.rs"]
 mod harnesses;
 #[path = "hooks/install.rs"]
