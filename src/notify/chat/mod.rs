@@ -242,11 +242,9 @@ pub fn ask(d: &Delivering<'_>) -> ChatAsk {
         title: spec.project.clone().unwrap_or_else(|| "sayso".to_string()),
         heading,
         question,
-        // An approval is shown from the approval itself, never from the asker's words.
         context: spec
             .context_md
             .as_deref()
-            .filter(|_| spec.approval.is_none())
             .map(|c| clip(c, CONTEXT_CHARS, Lines::Kept).with_note()),
         command,
         notes,
