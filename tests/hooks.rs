@@ -38,6 +38,8 @@ mod elicitation;
 mod elsewhere;
 #[path = "hooks/fallbacks.rs"]
 mod fallbacks;
+#[path = "hooks/fields.rs"]
+mod fields;
 #[path = "hooks/go_between.rs"]
 mod go_between;
 #[path = "hooks/harnesses.rs"]

@@ -4,6 +4,7 @@
 
 pub mod approval;
 pub mod edit_diff;
+pub mod input_fields;
 mod markdown;
 mod resolved;
 mod status;

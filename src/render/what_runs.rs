@@ -3,13 +3,17 @@
 //! input, which the agent runs as they are), never from the asker's free-text `question`,
 //! and every part of it is made visible (render/visible.rs) and cut with a note.
 //!
-//! The title names the agent and the kind of action ("Claude Code wants to run a Bash
-//! command"); the subject is the one thing the person must read (the command, the file, the
-//! URL); the agent's own description of the call comes with it, labelled as the agent's.
+//! The title names the agent, the kind of action and the tool as the harness named it
+//! ("Claude Code wants to fetch a web page with mcp__puppeteer__puppeteer_navigate (MCP
+//! server puppeteer)"); the subject is the one thing the person must read (the command, the
+//! file, the URL); the agent's own description of the call comes with it, labelled as the
+//! agent's; and every other field of the input follows, by its path (render/input_fields.rs).
+//! A notification offers Allow in one tap only when it shows all of that.
 
 use serde_json::Value;
 
 use super::approval::agent_name;
+use super::input_fields::{self, Field};
 use super::visible::{Clipped, Lines, clip, cut_note, has_hidden};
 use crate::domain::DecisionSpec;
 use crate::domain::approval::{Action, ApprovalSpec, action_of};
@@ -19,6 +23,8 @@ use crate::domain::danger::dangers;
 const NAME_CHARS: usize = 60;
 /// The most characters of the agent's description.
 const DESCRIPTION_CHARS: usize = 300;
+/// The most characters a notification gives the input's other fields, all of them together.
+const FIELDS_CHARS: usize = 600;
 
 /// What a notification says of an approval.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,37 +39,94 @@ pub struct Shown {
     /// The agent's own description of the call (Claude Code's `description`), when it gave
     /// one.
     pub description: Option<String>,
+    /// The input's other fields, `path: value` on one line each, made visible and cut.
+    pub fields: Vec<String>,
+    /// How many more fields there are than room for them.
+    pub fields_left_out: usize,
     /// Whether a notification may offer Allow in one tap: only when what it shows is all
-    /// that runs (a command or URL shown whole, on one line, without hidden characters) and
-    /// the rule wants no passkey. Otherwise Allow opens the page.
+    /// that runs (the tool's name, a command or URL, and every other field of the input,
+    /// each shown whole, on one line, without hidden characters) and the rule wants no
+    /// passkey. Otherwise Allow opens the page.
     pub one_tap_allow: bool,
 }
 
 impl Shown {
     /// The lines under a notification's title: the title, the subject (with its cut note),
-    /// and a warning line per danger.
+    /// a warning line per danger, the agent's description, and the input's other fields.
     pub fn lines(&self) -> String {
         let mut out = format!("{}:\n{}", self.title, self.subject.with_note());
         for d in &self.dangers {
             out.push_str("\n⚠ ");
             out.push_str(d);
         }
+        if let Some(d) = &self.description {
+            out.push_str("\nThe agent says: ");
+            out.push_str(d);
+        }
+        for f in self.fields_lines() {
+            out.push('\n');
+            out.push_str(&f);
+        }
+        out
+    }
+
+    /// The input's other fields, one line each, and a last line saying how many more the
+    /// page shows.
+    pub fn fields_lines(&self) -> Vec<String> {
+        let mut out = self.fields.clone();
+        out.extend(more_fields(self.fields_left_out));
         out
     }
 }
 
-/// The title of an approval: who wants to do what, without the particulars.
+/// The line that says how many fields were left out for lack of room, if any were.
+fn more_fields(left_out: usize) -> Option<String> {
+    match left_out {
+        0 => None,
+        1 => Some("… and 1 more field: the page shows it".to_string()),
+        n => Some(format!("… and {n} more fields: the page shows them")),
+    }
+}
+
+/// The title of an approval: who wants to do what, with which tool, without the
+/// particulars. The tool is named as the harness named it (a shell tool whose name the
+/// title already says, `Bash`, is not named twice), with its MCP server.
 pub fn title(a: &ApprovalSpec) -> String {
     let who = name(agent_name(&a.harness));
     let input = Value::Object(a.tool_input.clone());
+    let tool = tool_words(&a.tool_name);
     match action_of(&a.tool_name, &input) {
-        Action::Shell { .. } => format!("{who} wants to run {}", shell_kind(&a.tool_name)),
-        Action::Write { .. } => format!("{who} wants to write a file"),
-        Action::Edit { .. } => format!("{who} wants to edit a file"),
-        Action::Patch { .. } => format!("{who} wants to apply a patch"),
-        Action::Fetch { .. } => format!("{who} wants to fetch a web page"),
-        Action::Other => format!("{who} wants to use {}", name(&a.tool_name)),
+        Action::Shell { .. } => match shell_kind(&a.tool_name) {
+            "a shell command" => format!("{who} wants to run a shell command with {tool}"),
+            kind => format!("{who} wants to run {kind}"),
+        },
+        Action::Write { .. } => format!("{who} wants to write a file with {tool}"),
+        Action::Edit { .. } => format!("{who} wants to edit a file with {tool}"),
+        Action::Patch { .. } => format!("{who} wants to apply a patch with {tool}"),
+        Action::Fetch { .. } => format!("{who} wants to fetch a web page with {tool}"),
+        Action::Other => format!("{who} wants to use {tool}"),
     }
+}
+
+/// The tool as the title names it: `mcp__puppeteer__puppeteer_navigate (MCP server
+/// puppeteer)`.
+fn tool_words(tool_name: &str) -> String {
+    match mcp_server(tool_name) {
+        Some(server) => format!("{} (MCP server {})", name(tool_name), name(server)),
+        None => name(tool_name),
+    }
+}
+
+/// The MCP server of a tool Claude Code names `mcp__<server>__<tool>`.
+pub fn mcp_server(tool_name: &str) -> Option<&str> {
+    let rest = tool_name.strip_prefix("mcp__")?;
+    let (server, tool) = rest.split_once("__")?;
+    (!server.is_empty() && !tool.is_empty()).then_some(server)
+}
+
+/// Whether the title shows the tool's name whole and as it is.
+fn tool_name_is_plain(tool_name: &str) -> bool {
+    !has_hidden(tool_name) && !clip(tool_name, NAME_CHARS, Lines::Marked).is_cut()
 }
 
 /// "a Bash command", "a PowerShell command", "a shell command".
@@ -77,15 +140,55 @@ pub fn shell_kind(tool_name: &str) -> &'static str {
 
 /// The agent's own words about the call, made visible, when it gave any.
 pub fn description(a: &ApprovalSpec) -> Option<String> {
-    ["description", "justification"]
-        .iter()
-        .find_map(|k| a.tool_input.get(*k).and_then(Value::as_str))
+    described(&a.tool_input)
         .map(str::trim)
         .filter(|d| !d.is_empty())
         .map(|d| clip(d, DESCRIPTION_CHARS, Lines::Marked).with_note())
 }
 
-/// What a notification shows of `a`, its subject cut to `max` characters.
+/// The field that holds the agent's description, as it is.
+fn described(input: &serde_json::Map<String, Value>) -> Option<&str> {
+    ["description", "justification"]
+        .iter()
+        .find_map(|k| input.get(*k).and_then(Value::as_str))
+}
+
+/// The fields of `input` (a call of `tool_name`) that its readable rendering and the agent's
+/// description do not show whole: every field, for a tool without a readable rendering.
+pub fn other_fields<'a>(tool_name: &str, input: &'a Value) -> Vec<Field<'a>> {
+    let mut shown = input_fields::rendered(&action_of(tool_name, input));
+    if let Some(d) = input.as_object().and_then(described) {
+        let trimmed = d.trim();
+        // Shown whole when its words are not cut; the spaces around them say nothing.
+        if !trimmed.is_empty() && !clip(trimmed, DESCRIPTION_CHARS, Lines::Marked).is_cut() {
+            shown.push(d);
+        }
+    }
+    input_fields::rest(input, &shown)
+}
+
+/// Fields as a notification lists them: `path: value` on one line each, within `budget`
+/// characters in all; with how many were left out for lack of room, and whether each listed
+/// one is shown whole, without hidden characters or line breaks.
+fn field_lines(fields: &[Field], budget: usize) -> (Vec<String>, usize, bool) {
+    let mut left = budget;
+    let mut lines = Vec::new();
+    let mut plain = true;
+    for (i, f) in fields.iter().enumerate() {
+        if left == 0 {
+            return (lines, fields.len() - i, false);
+        }
+        let value = f.value.as_str();
+        let line = clip(&format!("{}: {value}", f.path), left, Lines::Marked);
+        left = left.saturating_sub(line.text.chars().count());
+        plain &= !line.is_cut() && !line.hidden && !value.contains('\n');
+        lines.push(line.with_note());
+    }
+    (lines, 0, plain)
+}
+
+/// What a notification shows of `a`, its subject cut to `max` characters, its other fields
+/// to `max` (at most 600) characters in all.
 pub fn shown(a: &ApprovalSpec, max: usize) -> Shown {
     let input = Value::Object(a.tool_input.clone());
     let action = action_of(&a.tool_name, &input);
@@ -111,12 +214,23 @@ pub fn shown(a: &ApprovalSpec, max: usize) -> Shown {
             (clip(&json, max, Lines::Marked), false, Vec::new())
         }
     };
+    // Where the subject is the input as JSON, it already holds every field.
+    let fields = match action {
+        Action::Edit { path: None, .. } | Action::Patch { .. } | Action::Other => Vec::new(),
+        _ => other_fields(&a.tool_name, &input),
+    };
+    let (fields, fields_left_out, fields_plain) = field_lines(&fields, max.min(FIELDS_CHARS));
     Shown {
         title: title(a),
         subject,
         dangers: found,
         description: description(a),
-        one_tap_allow: whole_is_shown && a.step_up.is_none(),
+        fields,
+        fields_left_out,
+        one_tap_allow: whole_is_shown
+            && fields_plain
+            && tool_name_is_plain(&a.tool_name)
+            && a.step_up.is_none(),
     }
 }
 
@@ -159,22 +273,22 @@ pub fn mail_md(a: &ApprovalSpec, max: usize) -> String {
         ),
     };
     let shown = clip(&body, max, Lines::Kept);
-    let longest = shown
-        .text
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
-    let fence = "`".repeat(longest.max(2) + 1);
-    md.push_str(&format!(
-        "{fence}{lang}\n{}\n{fence}\n\n",
-        shown.text.trim_end_matches('\n')
-    ));
+    md.push_str(&fenced(lang, &shown.text));
     if shown.is_cut() {
         md.push_str(&format!(
             "{} Open the page to see it all.\n\n",
             cut_note(shown.left_out)
         ));
+    }
+    let fields = match action_of(&a.tool_name, &input) {
+        Action::Other => Vec::new(),
+        _ => other_fields(&a.tool_name, &input),
+    };
+    if !fields.is_empty() {
+        let (mut lines, left_out, _) = field_lines(&fields, max);
+        lines.extend(more_fields(left_out));
+        md.push_str("Also in its input:\n\n");
+        md.push_str(&fenced("", &lines.join("\n")));
     }
     if let Action::Shell { command } = action_of(&a.tool_name, &input) {
         for d in dangers(command) {
@@ -182,6 +296,16 @@ pub fn mail_md(a: &ApprovalSpec, max: usize) -> String {
         }
     }
     md
+}
+
+/// A fenced code block long enough that no run of backticks inside can close it.
+fn fenced(lang: &str, body: &str) -> String {
+    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!(
+        "{fence}{lang}\n{}\n{fence}\n\n",
+        body.trim_end_matches('\n')
+    )
 }
 
 /// An edit as a diff with what it adds first: the lines the file will hold, then those it
@@ -247,10 +371,91 @@ mod tests {
             "Edit",
             json!({"file_path": "/a", "old_string": "x", "new_string": "y"}),
         );
-        assert_eq!(title(&a), "Claude Code wants to edit a file");
+        assert_eq!(title(&a), "Claude Code wants to edit a file with Edit");
         let mut a = approval("mcp__db__query", json!({"sql": "select 1"}));
         a.harness = "evil\u{202E}agent".into();
-        assert_eq!(title(&a), "evil⟨U+202E⟩agent wants to use mcp__db__query");
+        assert_eq!(
+            title(&a),
+            "evil⟨U+202E⟩agent wants to use mcp__db__query (MCP server db)"
+        );
+        let a = approval(
+            "mcp__puppeteer__puppeteer_navigate",
+            json!({"url": "https://example.com"}),
+        );
+        assert_eq!(
+            title(&a),
+            "Claude Code wants to fetch a web page with mcp__puppeteer__puppeteer_navigate \
+             (MCP server puppeteer)"
+        );
+        let a = approval("exec_command", json!({"cmd": "ls"}));
+        assert_eq!(
+            title(&a),
+            "Claude Code wants to run a shell command with exec_command"
+        );
+        assert_eq!(mcp_server("mcp____x"), None);
+        assert_eq!(mcp_server("mcp__s__"), None);
+    }
+
+    #[test]
+    fn every_other_field_is_listed_and_takes_the_one_tap_allow_only_when_it_must() {
+        let a = approval(
+            "mcp__puppeteer__puppeteer_navigate",
+            json!({"url": "https://example.com", "launchOptions": {"executablePath": "/bin/sh"}}),
+        );
+        let s = shown(&a, 400);
+        assert_eq!(s.fields, ["launchOptions.executablePath: /bin/sh"]);
+        assert!(
+            s.lines()
+                .ends_with("\nlaunchOptions.executablePath: /bin/sh")
+        );
+        // Shown whole on one line: the notification shows all of it.
+        assert!(s.one_tap_allow);
+        // A field with a line break or a hidden character, or one cut, needs the page.
+        for extra in [
+            json!({"body": "a\nb"}),
+            json!({"body": "a\u{200B}"}),
+            json!({"body": "x".repeat(700)}),
+        ] {
+            let mut input = json!({"url": "https://example.com"});
+            input
+                .as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            let s = shown(&approval("http_request", input), 400);
+            assert!(!s.one_tap_allow, "{:?}", s.fields);
+        }
+        // More fields than room: the rest are counted, and Allow needs the page.
+        let many: serde_json::Map<String, Value> = (0..100)
+            .map(|i| (format!("field{i}"), json!("some value")))
+            .collect();
+        let mut input = json!({"command": "ls"});
+        input.as_object_mut().unwrap().extend(many);
+        let s = shown(&approval("Bash", input), 300);
+        assert!(s.fields_left_out > 0 && !s.one_tap_allow);
+        assert!(
+            s.lines().ends_with("more fields: the page shows them"),
+            "{}",
+            s.lines()
+        );
+        // A tool name too long for the title needs the page too.
+        let s = shown(
+            &approval(&"b".repeat(100), json!({"url": "https://e.com"})),
+            400,
+        );
+        assert!(!s.one_tap_allow);
+    }
+
+    #[test]
+    fn a_mail_lists_the_other_fields() {
+        let a = approval(
+            "Bash",
+            json!({"command": "ls", "dangerouslyDisableSandbox": true}),
+        );
+        let md = mail_md(&a, 4000);
+        assert!(
+            md.contains("Also in its input:\n\n```\ndangerouslyDisableSandbox: true\n```"),
+            "{md}"
+        );
     }
 
     #[test]
@@ -269,7 +474,7 @@ mod tests {
         assert!(s.one_tap_allow);
         assert_eq!(
             s.lines(),
-            "Claude Code wants to run a Bash command:\nls -la"
+            "Claude Code wants to run a Bash command:\nls -la\nThe agent says: List"
         );
         assert_eq!(s.description.as_deref(), Some("List"));
     }

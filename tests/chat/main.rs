@@ -9,4 +9,5 @@ mod matrix;
 mod slack;
 mod slack_standin;
 mod telegram;
+mod telegram_fields;
 mod telegram_standin;

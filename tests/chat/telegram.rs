@@ -15,7 +15,7 @@ use crate::common::db;
 use crate::common::server::TestServer;
 use crate::telegram_standin::{BotApiStandIn, Sent, TOKEN};
 
-const ANA: i64 = 1001;
+pub const ANA: i64 = 1001;
 const BO: i64 = 1002;
 
 fn settings(api: &BotApiStandIn, webhook_secret: Option<&str>) -> ChatSettings {
@@ -31,7 +31,7 @@ fn settings(api: &BotApiStandIn, webhook_secret: Option<&str>) -> ChatSettings {
 
 /// A server on `url` with Telegram on, by long polling unless a webhook secret is given, and
 /// the people ana and bo on Telegram.
-async fn start(url: &str, webhook_secret: Option<&str>) -> (TestServer, BotApiStandIn) {
+pub async fn start(url: &str, webhook_secret: Option<&str>) -> (TestServer, BotApiStandIn) {
     let api = BotApiStandIn::start().await;
     let srv = TestServer::start_chatting(url, settings(&api, webhook_secret)).await;
     let inbox = srv.default_inbox().await.name;

@@ -60,7 +60,9 @@ async fn the_ntfy_deny_button_answers_the_hook() {
     assert_eq!(
         published["message"],
         "Claude Code wants to run a Bash command:\ngit push --force\n\
-         ⚠ Force-pushes: can overwrite commits others pushed"
+         ⚠ Force-pushes: can overwrite commits others pushed\n\
+         The agent says: Remove the build output\n\
+         timeout: 120000\nrun_in_background: false"
     );
     let actions = published["actions"].as_array().unwrap();
     let labels: Vec<&str> = actions
@@ -317,7 +319,8 @@ async fn a_burst_of_one_sessions_approvals_rings_once() {
     assert_eq!(asks.len(), 1, "one notification for the burst: {asks:?}");
     assert_eq!(
         asks[0]["message"],
-        "Claude Code wants to run a Bash command:\nmake c\n2 more from this session are waiting."
+        "Claude Code wants to run a Bash command:\nmake c\nThe agent says: Remove the build output\n\
+         timeout: 120000\nrun_in_background: false\n2 more from this session are waiting."
     );
     assert!(
         asks[0].get("actions").is_none(),

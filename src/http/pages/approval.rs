@@ -17,15 +17,14 @@ use axum::response::Response;
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use super::command;
 use super::reader::Reader;
 use super::submitted::Submitted;
 use super::templates::render;
 use super::view::{self, PageErrors, PeopleView, PersonLink};
+use super::what_runs::{FieldView, SHOWN_CHARS, What, what};
 use crate::domain::allowance::{AllowFor, scope_of};
 use crate::domain::approval::{
     ALLOW, ALLOW_SESSION, Action, ApprovalSpec, DENY, action_of, offers_session, ran_instead,
-    size_in_words,
 };
 use crate::domain::danger::dangers;
 use crate::domain::people;
@@ -34,10 +33,6 @@ use crate::render;
 use crate::render::edit_diff::{Piece, changes, word_diff};
 use crate::render::visible::{Lines, clip, cut_note, has_hidden, visible};
 use crate::render::what_runs;
-
-/// Most characters of a command, a written file, a diff or an input shown before the page
-/// cuts it and asks the person to open the whole change.
-pub const SHOWN_CHARS: usize = 20_000;
 
 #[derive(Template)]
 #[template(path = "approval.html")]
@@ -55,8 +50,13 @@ pub struct ApprovalPage {
     pub project: Option<String>,
     pub expires_in: Option<String>,
     pub expires_iso: String,
+    /// The tool as the harness named it, whole.
     pub tool_name: String,
+    /// Its MCP server, for an `mcp__<server>__<tool>` name.
+    pub mcp_server: Option<String>,
     pub what: What,
+    /// Every field of the input the rendering of `what` does not show.
+    pub fields: Vec<FieldView>,
     /// Part of what runs was left out: the note, and the link to the whole of it.
     pub cut: Option<Cut>,
     /// The page shows the whole change (`?whole=1`): the form says so with its Allow.
@@ -149,30 +149,6 @@ fn timed_note(a: &ApprovalSpec, d: &Decision) -> String {
     )
 }
 
-/// What the call does, ready for the template; every text in it is visible.
-pub enum What {
-    /// A shell command, split into pieces to colour: (class, text).
-    Shell(Vec<(&'static str, String)>),
-    /// A replacement in a file: the lines it adds, then those it removes.
-    Edit {
-        path: Option<String>,
-        added: Vec<String>,
-        removed: Vec<String>,
-    },
-    /// A patch, one (class, line) per line.
-    Diff(Vec<(&'static str, String)>),
-    Write {
-        path: String,
-        size: String,
-        content: String,
-    },
-    Fetch {
-        host: String,
-        url: String,
-    },
-    Other(String),
-}
-
 /// How the approval ended.
 pub struct Outcome {
     pub class: &'static str,
@@ -242,7 +218,7 @@ pub fn approval_page(
     let stopped = a.answer_by.filter(|by| *by <= now);
     // A form sent back with an error keeps the whole change open.
     let whole = query.whole || sent.and_then(|s| s.get("whole")) == Some("1");
-    let (what, left_out) = what(
+    let shown = what(
         &a.tool_name,
         &input,
         if whole { usize::MAX } else { SHOWN_CHARS },
@@ -274,9 +250,11 @@ pub fn approval_page(
         }),
         expires_iso: render::iso(a.answer_by.filter(|by| *by > now).unwrap_or(d.expires_at)),
         tool_name: visible(&a.tool_name, Lines::Marked),
-        what,
-        cut: (left_out > 0).then(|| Cut {
-            note: cut_note(left_out),
+        mcp_server: what_runs::mcp_server(&a.tool_name).map(|s| visible(s, Lines::Marked)),
+        what: shown.what,
+        fields: shown.fields,
+        cut: (shown.left_out > 0).then(|| Cut {
+            note: cut_note(shown.left_out),
             whole_url: whole_url(action.unwrap_or_default(), confirm),
         }),
         whole,
@@ -363,12 +341,6 @@ fn whole_url(action: &str, confirm: Option<&str>) -> String {
     }
 }
 
-/// Whether the page of `a` cuts what runs, so that its Allow needs the whole change opened.
-pub fn is_cut(a: &ApprovalSpec) -> bool {
-    let input = Value::Object(a.tool_input.clone());
-    what(&a.tool_name, &input, SHOWN_CHARS).1 > 0
-}
-
 /// "Allow all Bash commands in this session": what the session answer allows, exactly.
 fn session_label(a: &ApprovalSpec) -> String {
     let input = Value::Object(a.tool_input.clone());
@@ -397,91 +369,6 @@ fn session_note(a: &ApprovalSpec) -> String {
             "Until this {agent} session ends, those the same policy rule asks about run without \
              asking you. Calls other rules ask about are still asked."
         ),
-    }
-}
-
-/// What the call does, each text made visible and the whole cut to `max` characters of what
-/// is shown; with how many were left out.
-pub(super) fn what(tool_name: &str, input: &Value, max: usize) -> (What, usize) {
-    let mut budget = Budget {
-        left: max,
-        left_out: 0,
-    };
-    let what = match action_of(tool_name, input) {
-        Action::Shell { command } => {
-            let shown = budget.take_original(command);
-            // The danger marks are found on the whole command, then laid on what is shown.
-            What::Shell(command::pieces(shown, &dangers(command)))
-        }
-        Action::Edit { path, old, new } => {
-            let added = new.lines().map(|l| budget.take(l)).collect();
-            let removed = old.lines().map(|l| budget.take(l)).collect();
-            What::Edit {
-                path: path.map(|p| visible(p, Lines::Marked)),
-                added,
-                removed,
-            }
-        }
-        Action::Patch { patch } => What::Diff(
-            patch
-                .lines()
-                .map(|l| (diff_class(l), budget.take(l)))
-                .collect(),
-        ),
-        Action::Write { path, content } => What::Write {
-            path: visible(path, Lines::Marked),
-            size: size_in_words(content.len()),
-            content: budget.take(content),
-        },
-        Action::Fetch { url } => What::Fetch {
-            host: url::Url::parse(url)
-                .ok()
-                .and_then(|u| u.host_str().map(|h| visible(h, Lines::Marked)))
-                .unwrap_or_else(|| "(no host)".into()),
-            url: budget.take(url),
-        },
-        Action::Other => {
-            What::Other(budget.take(&serde_json::to_string_pretty(input).unwrap_or_default()))
-        }
-    };
-    (what, budget.left_out)
-}
-
-/// The characters a page may still show, shared by the parts of a change in order.
-struct Budget {
-    left: usize,
-    left_out: usize,
-}
-
-impl Budget {
-    /// `text` made visible, as much of it as the budget allows (line breaks and tabs kept).
-    fn take(&mut self, text: &str) -> String {
-        let c = clip(text, self.left, Lines::Kept);
-        self.left = self.left.saturating_sub(c.text.chars().count() + 1);
-        self.left_out += c.left_out;
-        c.text
-    }
-
-    /// The part of `text` the budget allows, as it is (the caller makes it visible).
-    fn take_original<'a>(&mut self, text: &'a str) -> &'a str {
-        let c = clip(text, self.left, Lines::Kept);
-        self.left = self.left.saturating_sub(c.text.chars().count() + 1);
-        self.left_out += c.left_out;
-        &text[..c.taken]
-    }
-}
-
-fn diff_class(l: &str) -> &'static str {
-    if l.starts_with("+++") || l.starts_with("---") {
-        "file"
-    } else if l.starts_with("@@") || l.starts_with("***") {
-        "hunk"
-    } else if l.starts_with('+') {
-        "add"
-    } else if l.starts_with('-') {
-        "del"
-    } else {
-        "ctx"
     }
 }
 
@@ -535,43 +422,6 @@ fn outcome(d: &Decision, a: &ApprovalSpec, now: OffsetDateTime, zone: &render::Z
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn an_edit_shows_what_it_adds_before_what_it_removes() {
-        let input =
-            json!({"file_path": "/a.rs", "old_string": "old 1\nold 2", "new_string": "new"});
-        let (w, left_out) = what("Edit", &input, SHOWN_CHARS);
-        assert_eq!(left_out, 0);
-        let What::Edit { added, removed, .. } = w else {
-            panic!("an edit")
-        };
-        assert_eq!(added, ["new"]);
-        assert_eq!(removed, ["old 1", "old 2"]);
-    }
-
-    #[test]
-    fn a_long_change_is_cut_and_counts_what_was_left_out() {
-        let new = "x".repeat(30_000);
-        let input = json!({"file_path": "/a.rs", "old_string": "y".repeat(100), "new_string": new});
-        let (w, left_out) = what("Edit", &input, SHOWN_CHARS);
-        assert_eq!(left_out, 30_000 - SHOWN_CHARS + 100);
-        let What::Edit { added, removed, .. } = w else {
-            panic!("an edit")
-        };
-        assert_eq!(added[0].len(), SHOWN_CHARS);
-        assert_eq!(removed, [""]);
-        let (_, left_out) = what("Edit", &input, usize::MAX);
-        assert_eq!(left_out, 0);
-    }
-
-    #[test]
-    fn diff_lines_are_classed() {
-        let classes: Vec<&str> = ["--- a", "+++ b", "@@ -1 +1 @@", "-x", "+y", " z"]
-            .iter()
-            .map(|l| diff_class(l))
-            .collect();
-        assert_eq!(classes, ["file", "file", "hunk", "del", "add", "ctx"]);
-    }
 
     #[test]
     fn the_session_answer_says_what_it_allows() {

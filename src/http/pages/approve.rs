@@ -71,6 +71,9 @@ async fn submit_approval(
         let answered = async {
             let input = parse_answer(&body)?;
             let allow_for = json_allow_for(&body)?;
+            if (allow_for.is_some() || allows(input.value.as_ref())) && !json_whole(&body)? {
+                refuse_unseen_allow(&svc, &token).await?;
+            }
             let (d, _) = svc
                 .submit_approval_for(&token, &input, device.as_deref(), allow_for)
                 .await?;
@@ -129,7 +132,7 @@ async fn submit_approval(
     if let Some(a) = &d.spec.approval
         && allows(input.value.as_ref())
         && sent.get("whole") != Some("1")
-        && super::approval::is_cut(a)
+        && super::what_runs::is_cut(a)
     {
         let issues = [Issue {
             path: "value".into(),
@@ -174,6 +177,39 @@ async fn submit_approval(
             &reader,
         ),
         Err(e) => error(&svc, &headers, &token, Some(&person), e).await,
+    }
+}
+
+/// Whether a JSON answer says its page showed the whole change (`"whole": true`), as the
+/// page's form does with `whole=1`.
+fn json_whole(body: &[u8]) -> Result<bool, ApiError> {
+    let v = crate::web::extract::parse_json(body)?;
+    match v.get("whole") {
+        None | Some(serde_json::Value::Null) => Ok(false),
+        Some(serde_json::Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(ApiError::validation(vec![Issue {
+            path: "whole".into(),
+            message: "must be true or false".into(),
+        }])),
+    }
+}
+
+/// A JSON Allow sent without `whole` for a change too long to show at once is refused: the
+/// page offers Allow for it only once all of it is open, and says so with `whole`. (A
+/// notification never offers it in one tap.) Any other trouble with the link is left to the
+/// answer itself to report.
+async fn refuse_unseen_allow(svc: &Service, token: &str) -> Result<(), ApiError> {
+    let Ok((d, _, _)) = svc.approval_by_token(token).await else {
+        return Ok(());
+    };
+    match &d.spec.approval {
+        Some(a) if super::what_runs::is_cut(a) => Err(ApiError::validation(vec![Issue {
+            path: "whole".into(),
+            message: "this change is too long to show at once: an Allow needs \"whole\": true, \
+                      sent once all of it was opened (\"Show all of it\" on the page)"
+                .into(),
+        }])),
+        _ => Ok(()),
     }
 }
 

@@ -15,6 +15,7 @@ mod session;
 mod submitted;
 mod templates;
 mod view;
+mod what_runs;
 
 use std::convert::Infallible;
 

@@ -21,10 +21,11 @@ use serde_json::Value;
 use time::OffsetDateTime;
 
 use super::answer::FEED_PATH;
-use super::approval::{Cut, SHOWN_CHARS, What, is_cut, what};
+use super::approval::Cut;
 use super::device_cookie;
 use super::submitted::Submitted;
 use super::templates::{error_page, render};
+use super::what_runs::{FieldView, SHOWN_CHARS, What, is_cut, what};
 use crate::domain::approval::{ALLOW, Action, ApprovalSpec, DENY, action_of};
 use crate::domain::danger::dangers;
 use crate::domain::people;
@@ -84,6 +85,8 @@ pub struct CallView {
     pub dangers: Vec<&'static str>,
     pub tool_name: String,
     pub what: What,
+    /// Every field of the input the rendering of `what` does not show.
+    pub fields: Vec<FieldView>,
     pub cut: Option<Cut>,
     pub cwd: Option<String>,
     pub rule: Option<String>,
@@ -220,7 +223,7 @@ fn call_view(
 ) -> CallView {
     let action = format!("/a/{token}");
     let input = Value::Object(a.tool_input.clone());
-    let (what, left_out) = what(&a.tool_name, &input, SHOWN_CHARS);
+    let shown = what(&a.tool_name, &input, SHOWN_CHARS);
     let found = match action_of(&a.tool_name, &input) {
         Action::Shell { command } => dangers(command).into_iter().map(|d| d.reason).collect(),
         _ => Vec::new(),
@@ -232,9 +235,10 @@ fn call_view(
         description: what_runs::description(a),
         dangers: found,
         tool_name: visible(&a.tool_name, Lines::Marked),
-        what,
-        cut: (left_out > 0).then(|| Cut {
-            note: cut_note(left_out),
+        what: shown.what,
+        fields: shown.fields,
+        cut: (shown.left_out > 0).then(|| Cut {
+            note: cut_note(shown.left_out),
             whole_url: format!("{action}?whole=1"),
         }),
         cwd: a.cwd.as_deref().map(|c| visible(c, Lines::Marked)),

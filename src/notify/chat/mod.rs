@@ -195,9 +195,15 @@ pub fn ask(d: &Delivering<'_>) -> ChatAsk {
             };
             let mut buttons = vec![allow, button(decision, DENY, "d", ButtonStyle::Danger)];
             buttons.retain(|b| !b.value.is_empty());
+            // The input's other fields go with what runs, set apart the same way.
+            let mut command = shown.subject.with_note();
+            for f in shown.fields_lines() {
+                command.push('\n');
+                command.push_str(&f);
+            }
             (
                 shown.title.clone(),
-                Some(shown.subject.with_note()),
+                Some(command),
                 Controls::Buttons(buttons),
             )
         }
