@@ -170,3 +170,50 @@ fn nothing_panics_on_odd_text() {
         let _ = parse(c);
     }
 }
+
+#[test]
+fn what_agents_run_every_day_is_read_for_certain() {
+    for c in [
+        "cd /src/shop && cargo test --workspace 2>&1 | tail -20",
+        "git status --short && git diff --stat",
+        "git log --oneline -10",
+        "git --no-pager diff HEAD~1",
+        "git -c color.ui=never log -1",
+        "ls -la | grep -v '^d' | wc -l",
+        "find . -name '*.rs' -not -path './target/*' | xargs wc -l | sort -n | tail",
+        "grep -rn \"TODO\" src/ || true",
+        "python3 - <<'EOF'\nimport json\nprint(json.dumps({'a': 1}))\nEOF",
+        "cat > notes.md <<'EOF'\n# Notes\n$HOME is not expanded here\nEOF",
+        "for f in src/*.rs; do echo \"$f\"; done",
+        "if [ -f Cargo.toml ]; then cargo build; fi",
+        "[[ -d target ]] && du -sh target",
+        "x=$(git rev-parse HEAD); echo \"$x\"",
+        "npm run build -- --watch=false",
+        "npx tsc --noEmit",
+        "kubectl -n prod get pods -o wide",
+        "docker compose up -d db",
+        "terraform -chdir=infra plan -out=tfplan",
+        "cargo +stable build --release",
+        "mkdir -p build && cd build && cmake .. && make -j2",
+        "echo \"a b\" | awk '{print $2}'",
+        "sed -i 's/foo/bar/g' src/main.rs",
+        "curl -s http://127.0.0.1:8080/healthz | jq .",
+        "timeout 30 ./run_tests.sh",
+        "diff <(sort a.txt) <(sort b.txt)",
+        "arr=(1 2 3); echo ${arr[@]}",
+        "echo $((1 + 2))",
+        "case $1 in start) echo go;; *) echo no;; esac",
+        "while read -r line; do echo \"$line\"; done < input.txt",
+        "export PATH=\"$HOME/.cargo/bin:$PATH\" && cargo --version",
+        "bash -lc 'cd /tmp && ls'",
+        "command -v jq >/dev/null || echo missing",
+        "env | sort",
+        "sudo apt-get install -y jq",
+        "./gradlew test --info &> build.log",
+        "make test |& tee test.log",
+    ] {
+        let p = parse(c);
+        assert!(p.certain(), "{c:?}: {:?}", p.doubts);
+        assert!(!p.parts.is_empty(), "{c:?}");
+    }
+}

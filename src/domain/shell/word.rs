@@ -94,7 +94,9 @@ fn pieces_into(
             WordPiece::ParameterExpansion(_) | WordPiece::ArithmeticExpression(_) => {
                 // `${X:-$(…)}` and `$(( $(…) ))` run a command this reading does not take
                 // apart: a doubt.
-                if source.contains("$(") || source.contains('`') || source.contains("<(") {
+                // Past its own `$(`/`${`.
+                let inside = source.get(2..).unwrap_or_default();
+                if inside.contains("$(") || inside.contains('`') || inside.contains("<(") {
                     inner.push((String::new(), usize::MAX));
                 }
                 text.push_str(source);
