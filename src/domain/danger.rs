@@ -99,7 +99,7 @@ pub fn dangers(command: &str) -> Vec<Danger> {
         .iter()
         .any(|d| matches!(d, Doubt::Unparsed(_) | Doubt::TooLong))
     {
-        add(UNREADABLE, vec![0..command.len()]);
+        add(UNREADABLE, std::iter::once(0..command.len()).collect());
     }
     let simples = simples(&parsed);
     for (index, s) in simples.iter().enumerate() {
