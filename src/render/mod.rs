@@ -5,6 +5,7 @@
 pub mod approval;
 pub mod edit_diff;
 mod markdown;
+pub mod project;
 mod resolved;
 mod status;
 mod time;
