@@ -56,6 +56,8 @@ mod page;
 mod people;
 #[path = "hooks/policy.rs"]
 mod policy;
+#[path = "hooks/project_root.rs"]
+mod project_root;
 #[path = "hooks/receipts.rs"]
 mod receipts;
 #[path = "hooks/run.rs"]

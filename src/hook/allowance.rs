@@ -19,7 +19,6 @@ use crate::domain::AnswerChannel;
 use crate::domain::allowance::Scope;
 use crate::domain::approval::{ALLOW, ALLOW_SESSION, MAX_RULE_CHARS};
 use crate::domain::receipt::PublicKey;
-use crate::render::approval::project_of;
 
 /// How many of the project's latest answered decisions are looked through for an "Allow for
 /// this session" (the API's largest page).
@@ -58,8 +57,8 @@ pub(super) async fn session_allowed(
         q.append_pair("status", "answered")
             .append_pair("kind", "choose")
             .append_pair("limit", &SESSION_LOOKBACK.to_string());
-        if let Some(p) = call.cwd.as_deref().and_then(project_of) {
-            q.append_pair("project", &p);
+        if let Some(p) = &call.project {
+            q.append_pair("project", p);
         }
     }
     let page = api
@@ -86,7 +85,8 @@ pub(super) async fn session_allowed(
     Ok(false)
 }
 
-/// Whether the decision `d` is the person's "Allow for this session" of this call's tool.
+/// Whether the decision `d` is the person's "Allow for this session" of this call's tool, in
+/// this call's project (the server filters by it; a reply that says another one counts not).
 fn allows_session(d: &Value, call: &ToolCall, session: &str, rule: Option<&str>) -> bool {
     let gated = &d["approval"];
     let by_person = d["answered_by"]["channel"]
@@ -103,6 +103,7 @@ fn allows_session(d: &Value, call: &ToolCall, session: &str, rule: Option<&str>)
         && gated["session_id"] == session
         && gated["tool_name"] == call.tool_name.as_str()
         && d.get("step_up").is_none_or(Value::is_null)
+        && d["project"].as_str() == call.project.as_deref()
         && same_rule
 }
 
@@ -120,7 +121,7 @@ pub(super) async fn standing_allowance(
 ) -> Option<Standing> {
     let scope = Scope {
         harness: call.harness.as_str().to_string(),
-        project: call.cwd.as_deref().and_then(project_of),
+        project: call.project.clone(),
         tool_name: call.tool_name.clone(),
         rule: rule.map(|r| r.chars().take(MAX_RULE_CHARS).collect::<String>()),
     };

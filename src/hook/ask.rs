@@ -508,6 +508,7 @@ mod tests {
             tool_name: "Bash".into(),
             tool_input: json!({"command": "rm -rf build/", "description": "clean"}),
             cwd: Some("/home/me/shop".into()),
+            project: Some("/home/me/shop".into()),
             session_id: Some("s1".into()),
             tool_use_id: Some("toolu_1".into()),
         }

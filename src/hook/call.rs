@@ -49,6 +49,8 @@ pub struct ToolCall {
     /// has them parsed).
     pub tool_input: Value,
     pub cwd: Option<String>,
+    /// The project the call is filed under: its root's absolute path (`super::project`).
+    pub project: Option<String>,
     pub session_id: Option<String>,
     /// The harness's id of this one call, when it has one.
     pub tool_use_id: Option<String>,
@@ -62,6 +64,7 @@ impl ToolCall {
             tool_name: &self.tool_name,
             tool_input: &self.tool_input,
             cwd: self.cwd.as_deref(),
+            project: self.project.as_deref(),
             session_id: self.session_id.as_deref(),
             tool_use_id: self.tool_use_id.as_deref(),
             // Codex's `PermissionRequest` takes no `updatedInput`.
@@ -122,6 +125,7 @@ mod tests {
             tool_name: tool.into(),
             tool_input: input,
             cwd: None,
+            project: None,
             session_id: None,
             tool_use_id: None,
         }

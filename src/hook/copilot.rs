@@ -15,6 +15,7 @@ pub fn parse(v: &Value) -> Result<ToolCall, String> {
         tool_name: text(v, "toolName").ok_or("toolName is missing")?,
         tool_input: input_object(v, "toolArgs")?,
         cwd: text(v, "cwd"),
+        project: None,
         session_id: text(v, "sessionId"),
         tool_use_id: None,
     })

@@ -33,6 +33,7 @@ pub fn parse(v: &Value) -> Result<ToolCall, String> {
         tool_name,
         tool_input,
         cwd,
+        project: None,
         session_id: text(v, "conversation_id"),
         tool_use_id: text(v, "generation_id"),
     })

@@ -129,6 +129,7 @@ mod tests {
             tool_name: "Bash".into(),
             tool_input: json!({ "command": command }),
             cwd: Some("/home/me/shop".into()),
+            project: Some("/home/me/shop".into()),
             session_id: Some("s1".into()),
             tool_use_id: Some("toolu_1".into()),
         }

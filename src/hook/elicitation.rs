@@ -35,7 +35,7 @@ use crate::domain::AnswerChannel;
 use crate::domain::Issues;
 use crate::domain::form_schema::parse_form_schema;
 use crate::domain::receipt::PublicKey;
-use crate::render::approval::{fenced, project_of};
+use crate::render::approval::fenced;
 use crate::render::visible::{Lines, visible};
 
 mod shown;
@@ -421,7 +421,7 @@ pub fn create_body(e: &Elicitation, wait: Duration) -> Result<Value, String> {
             }
         }
     }
-    if let Some(p) = e.cwd.as_deref().and_then(project_of) {
+    if let Some(p) = e.cwd.as_deref().and_then(super::project::project_of) {
         body["project"] = json!(p);
     }
     // A mark of this asking alone, in what the receipt signs (docs/SECURITY.md, Receipts):

@@ -19,6 +19,7 @@ pub fn parse(v: &Value) -> Result<ToolCall, String> {
         tool_name: text(v, "tool_name").ok_or("tool_name is missing")?,
         tool_input: input_object(v, "tool_input")?,
         cwd: text(v, "cwd"),
+        project: None,
         session_id: text(v, "session_id"),
         tool_use_id: None,
     })

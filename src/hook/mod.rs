@@ -25,6 +25,7 @@ pub mod install;
 mod pi;
 pub mod pins;
 mod policy;
+mod project;
 mod receipt;
 mod reply;
 mod touched;
@@ -95,8 +96,8 @@ pub struct HookArgs {
     /// What to do when no answer can be had (timeout, server down, bad key, bad input).
     #[arg(long, env = "SAYSO_HOOK_FALLBACK", value_enum, default_value_t = Fallback::Deny)]
     pub fallback: Fallback,
-    /// The policy file [default: .sayso/policy.json in the working directory, else
-    /// ~/.config/sayso/policy.json; none: read-only tools allowed, the rest asked].
+    /// The policy file [default: the nearest .sayso/policy.json from the working directory
+    /// up, else ~/.config/sayso/policy.json; none: read-only tools allowed, the rest asked].
     #[arg(long, env = "SAYSO_HOOK_POLICY")]
     pub policy: Option<PathBuf>,
     /// How the person hears of the question [server default: push].
@@ -265,13 +266,15 @@ pub fn parse(harness: Harness, input: &Value) -> Result<ToolCall, String> {
     if !input.is_object() {
         return Err("stdin must hold a JSON object".into());
     }
-    match harness {
+    let mut call = match harness {
         Harness::Claude | Harness::Codex => claude::parse(harness, input),
         Harness::Gemini => gemini::parse(input),
         Harness::Copilot => copilot::parse(input),
         Harness::Cursor => cursor::parse(input),
         Harness::Pi => pi::parse(input),
-    }
+    }?;
+    call.project = call.cwd.as_deref().and_then(project::project_of);
+    Ok(call)
 }
 
 /// The verdict in the harness's words.

@@ -129,6 +129,7 @@ pub fn parse(v: &Value) -> Result<ToolCall, String> {
         tool_name: text(v, "tool_name").ok_or("tool_name is missing")?,
         tool_input: input_object(v, "input")?,
         cwd: text(v, "cwd"),
+        project: None,
         session_id: text(v, "session_id"),
         tool_use_id: text(v, "tool_call_id"),
     })

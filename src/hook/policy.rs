@@ -1,7 +1,8 @@
 //! The policy: which calls are allowed or denied at once, and which a person decides.
 //!
-//! Rules come from a JSON file (`SAYSO_HOOK_POLICY`, else `.sayso/policy.json` under the
-//! working directory, else `~/.config/sayso/policy.json`); the first rule that matches
+//! Rules come from a JSON file (`SAYSO_HOOK_POLICY`, else the project's `.sayso/policy.json`,
+//! found walking up from the working directory (`super::project`), else
+//! `~/.config/sayso/policy.json`); the first rule that matches
 //! decides. Without a matching rule, read-only tools are allowed (unless `read_only` says
 //! `ask`) and everything else goes to the person. docs/HARNESSES.md shows the format.
 
@@ -155,7 +156,8 @@ impl Ruling {
 
 impl Policy {
     /// Finds and reads the policy file: `explicit`, else the first of the usual places that
-    /// exists. None found is the default policy; a file that cannot be read is an error.
+    /// exists. None found is the default policy; a file that cannot be read, or one found
+    /// that another user owns, is an error.
     pub fn load(explicit: Option<&Path>, cwd: Option<&str>) -> Result<Policy, String> {
         let path = match explicit {
             Some(p) => Some(p.to_path_buf()),
@@ -164,6 +166,9 @@ impl Policy {
         let Some(path) = path else {
             return Ok(Policy::default());
         };
+        if explicit.is_none() {
+            super::project::check_owner(&path)?;
+        }
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read the policy {}: {e}", path.display()))?;
         let mut policy = Policy::parse(&text)
@@ -360,10 +365,15 @@ fn word(rule: Rule) -> &'static str {
     }
 }
 
+/// The project's policy (the nearest `.sayso/policy.json` from the working directory up to
+/// the project root), then the user-wide one.
 fn default_places(cwd: Option<&str>) -> Vec<PathBuf> {
     let mut places = Vec::new();
-    if let Some(cwd) = cwd {
-        places.push(Path::new(cwd).join(".sayso").join("policy.json"));
+    if let Some(policy) = cwd
+        .and_then(super::project::place_of)
+        .and_then(|p| p.policy)
+    {
+        places.push(policy);
     }
     if let Some(home) = std::env::var_os("HOME") {
         places.push(

@@ -38,11 +38,10 @@ pub struct Checked {
 impl Checked {
     /// The decision as the receipt tells it, in the shape the verdict is read from.
     pub fn as_decision(&self) -> Value {
-        let approval = self
-            .asked
-            .as_ref()
-            .map_or(Value::Null, |a| a["approval"].clone());
+        let asked = |k: &str| self.asked.as_ref().map_or(Value::Null, |a| a[k].clone());
+        let approval = asked("approval");
         json!({
+            "project": asked("project"),
             "status": self.receipt.status,
             "outcome": self.receipt.outcome,
             "remark": self.receipt.remark,

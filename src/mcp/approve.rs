@@ -20,7 +20,7 @@ use super::SaysoMcp;
 use crate::domain::Status;
 use crate::domain::approval::{ALLOW, ALLOW_SESSION};
 use crate::domain::inbox::Inbox;
-use crate::render::approval::{ToolCallRef, create_body};
+use crate::render::approval::{ToolCallRef, create_body, project_of};
 use crate::service::ServiceError;
 
 pub const NAME: &str = "approve";
@@ -93,11 +93,13 @@ impl SaysoMcp {
                 .ok_or("approve's wait_s must be a whole number of seconds")?,
         };
         let wait = Duration::from_secs(wait_s);
+        let project = text("cwd").and_then(project_of);
         let call = ToolCallRef {
             harness: "claude",
             tool_name,
             tool_input: &input,
             cwd: text("cwd"),
+            project: project.as_deref(),
             session_id: None,
             tool_use_id: text("tool_use_id"),
             // Claude Code runs the `updatedInput` it is handed.

@@ -5,6 +5,7 @@
 //! Message-IDs are derived from the decision, so a delivery repeated after a crash carries
 //! the same id and the receiving side can drop the copy.
 
+use crate::render::project::short_project;
 use std::time::Duration;
 
 use askama::Template;
@@ -307,7 +308,7 @@ fn compose_gathered(
         Purpose::Reminder => {
             let mail = ReminderMail {
                 question: what_runs::headline(&decision.spec, HEADLINE_CHARS),
-                project: decision.spec.project.clone(),
+                project: decision.spec.project.as_deref().map(short_project),
                 expires_in: time_left(decision.expires_at, now),
                 expires_at: format_time(decision.expires_at),
                 web_url: web_url.to_owned(),
@@ -479,7 +480,7 @@ impl AskMail {
                 Some(a) => what_runs::title(a),
                 None => spec.question.clone(),
             },
-            project: spec.project.clone(),
+            project: spec.project.as_deref().map(short_project),
             context_html: context.map(render_markdown),
             context_text: context.map(str::to_owned),
             wanted,

@@ -20,6 +20,7 @@
 //!
 //! No private-address rule here: people host ntfy at home, on their own network.
 
+use crate::render::project::short_project;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use url::Url;
@@ -163,8 +164,8 @@ fn title(decision: &Decision) -> String {
     decision
         .spec
         .project
-        .clone()
-        .unwrap_or_else(|| "sayso".to_owned())
+        .as_deref()
+        .map_or_else(|| "sayso".to_owned(), short_project)
 }
 
 /// A new question, or the reminder of one still open; `gathered`: how many more of the

@@ -6,6 +6,7 @@
 //! survive restarts. An `ask` or `reminder` shows a notification tagged with the decision's
 //! id; `resolved` asks the service worker to close it.
 
+use crate::render::project::short_project;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -80,8 +81,8 @@ impl PushNotice {
                 let mut title = decision
                     .spec
                     .project
-                    .clone()
-                    .unwrap_or_else(|| "sayso".into());
+                    .as_deref()
+                    .map_or_else(|| "sayso".into(), short_project);
                 if purpose == Purpose::Reminder {
                     title = format!("Reminder · {title}");
                 }

@@ -22,6 +22,8 @@ pub struct ToolCallRef<'a> {
     /// The tool's arguments, an object.
     pub tool_input: &'a Value,
     pub cwd: Option<&'a str>,
+    /// The project it is filed under (the hook's: the project root's absolute path).
+    pub project: Option<&'a str>,
     pub session_id: Option<&'a str>,
     pub tool_use_id: Option<&'a str>,
     /// The agent runs a changed input handed back, so the person may edit the command.
@@ -101,8 +103,8 @@ pub fn context_md(call: &ToolCallRef) -> String {
 }
 
 /// The create request of an approval: a `choose` of the approval answers ("for this
-/// session" only with a session), its `approval` object, filed under the working
-/// directory's name as project, with `metadata.hook` naming the call so a later call of
+/// session" only with a session), its `approval` object, filed under the call's project
+/// (which scopes its allowances), with `metadata.hook` naming the call so a later call of
 /// the same session can find an earlier "Allow for this session".
 pub fn create_body(call: &ToolCallRef, answer_by: &str, ttl_seconds: u64) -> Value {
     let mut options = vec![ALLOW, DENY];
@@ -140,7 +142,7 @@ pub fn create_body(call: &ToolCallRef, answer_by: &str, ttl_seconds: u64) -> Val
         }},
         "approval": approval,
     });
-    if let Some(project) = call.cwd.and_then(project_of) {
+    if let Some(project) = call.project {
         body["project"] = json!(project);
     }
     body
@@ -154,7 +156,8 @@ pub fn gathered_line(n: u64) -> String {
     }
 }
 
-/// The project a call is filed under: the last part of its working directory.
+/// The last part of a working directory, which the MCP `approve` tool files a call under
+/// (it runs where the call's folders may not be).
 pub fn project_of(cwd: &str) -> Option<String> {
     let name = std::path::Path::new(cwd).file_name()?.to_str()?;
     Some(name.chars().take(100).collect())
@@ -193,6 +196,7 @@ mod tests {
             tool_name: tool,
             tool_input: input,
             cwd: Some("/home/me/repo"),
+            project: Some("/home/me/repo"),
             session_id: Some("abc"),
             tool_use_id: None,
             editable: true,
@@ -235,7 +239,7 @@ mod tests {
         let mut c = call("Bash", &i);
         let body = create_body(&c, "2026-11-25T09:00:00Z", 4500);
         assert_eq!(body["options"], json!([ALLOW, DENY, ALLOW_SESSION]));
-        assert_eq!(body["project"], "repo");
+        assert_eq!(body["project"], "/home/me/repo");
         assert_eq!(body["approval"]["session_id"], "abc");
         assert_eq!(body["approval"]["editable"], true);
         c.session_id = None;

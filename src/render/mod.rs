@@ -6,6 +6,7 @@ pub mod approval;
 pub mod edit_diff;
 pub mod input_fields;
 mod markdown;
+pub mod project;
 mod resolved;
 mod status;
 mod time;

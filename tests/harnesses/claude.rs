@@ -419,6 +419,68 @@ async fn claude_session_allowance_does_not_pass_a_passkey_rule() {
     assert!(text.contains("The person denied this on sayso"), "{text}");
 }
 
+/// After `cd sub` the real Claude Code's hook runs in the subfolder: the push there still
+/// meets the project's step-up rule (the policy is found from the project's root), and is
+/// filed under the project's root.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_after_cd_into_a_subfolder_still_meets_the_projects_passkey_rule() {
+    let Some(bin) = harness("claude") else { return };
+    let (_db, srv) = server().await;
+    let sb = Sandbox::new();
+    let mut cmd = sb.command(Path::new(crate::rig::BIN));
+    cmd.args(["hook", "install", "claude"])
+        .env("SAYSO_URL", &srv.base)
+        .env("SAYSO_KEY", &srv.key);
+    let out = run(cmd, LIMIT).await;
+    assert_eq!(out.code, Some(0), "{}", out.both());
+    sb.write(
+        "project/.sayso/policy.json",
+        r#"{"rules": [{"tool": "Bash", "command": "git push*", "decision": "ask", "step_up": "passkey"}]}"#,
+    );
+    sb.write("project/sub/README.md", "a subfolder\n");
+    let model = Model::start(json!([
+        {"tool": {"name": "Bash", "input": {"command": "cd sub", "description": "go to sub"}}},
+        {"tool": {"name": "Bash", "input": {"command": "git push --force origin main", "description": "publish"}}},
+        {"text": "Done."}
+    ]))
+    .await;
+    let child = claude(&sb, &model, &bin, &srv.base, &srv.key)
+        .spawn()
+        .unwrap();
+
+    let cd = pending_decision(&srv).await;
+    assert_eq!(cd["question"], "Claude Code wants to run: cd sub", "{cd}");
+    let (status, body) = srv
+        .answer(cd["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    let push = pending_decision(&srv).await;
+    assert_eq!(
+        push["question"], "Claude Code wants to run: git push --force origin main",
+        "{push}"
+    );
+    let root = std::fs::canonicalize(sb.project()).unwrap();
+    // The hook was called from the subfolder, as the person's page shows it ("In: …/sub").
+    let id = uuid::Uuid::parse_str(push["decision_id"].as_str().unwrap()).unwrap();
+    let stored = srv.svc.store().decision(None, id).await.unwrap().unwrap();
+    let context = stored.spec.context_md.unwrap_or_default();
+    assert!(
+        context.contains("/sub`"),
+        "the push runs in the subfolder: {context}"
+    );
+    assert_eq!(push["step_up"], "passkey", "{push}");
+    assert_eq!(push["project"], root.display().to_string(), "{push}");
+    let (status, body) = srv
+        .answer(push["web_url"].as_str().unwrap(), json!({"value": "Deny"}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let ran = ended(child).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.both());
+    let (text, error) = read_back(&model, "Bash");
+    assert!(error, "the push was refused: {text}");
+}
+
 /// Sets the timeout Claude Code gives every hook entry in `file` (its settings, as `sayso
 /// hook install` wrote them), in seconds.
 fn set_hook_timeout(file: &Path, seconds: u64) {

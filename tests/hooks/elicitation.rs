@@ -39,7 +39,8 @@ async fn the_persons_form_answer_reaches_the_server_typed() {
     let (child, started) = start(cmd, &elicitation("/home/me/shop", seats())).await;
     let d = pending_decision(&srv).await;
     assert_eq!(d["kind"], "form");
-    assert_eq!(d["project"], "shop");
+    // Filed under the project the folder is in: here none, so the folder's own path.
+    assert_eq!(d["project"], "/home/me/shop");
     let (status, body) = srv
         .answer(
             d["web_url"].as_str().unwrap(),

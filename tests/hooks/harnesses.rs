@@ -54,8 +54,9 @@ async fn claude_pre_tool_use_denied_on_the_page_carries_the_remark() {
     // What the person was shown.
     assert_eq!(d["question"], "Claude Code wants to run: rm -rf build/");
     assert_eq!(d["kind"], "choose");
-    let project = dir.path().file_name().unwrap().to_str().unwrap();
-    assert_eq!(d["project"], project);
+    // Filed under the folder's real path (it is in no project), so same-named folders differ.
+    let project = std::fs::canonicalize(dir.path()).unwrap();
+    assert_eq!(d["project"], project.display().to_string());
     assert_eq!(d["metadata"]["hook"]["session_id"], "abc123");
 }
 

@@ -36,8 +36,9 @@ pub fn check(setup: &Setup) -> Vec<Finding> {
 }
 
 /// The policy file the hook reads first, and why that one: `--policy` in the hook's command,
-/// else `SAYSO_HOOK_POLICY`, else the project's `.sayso/policy.json` (read before the user's
-/// own, whether it exists yet or not: the agent can make it).
+/// else `SAYSO_HOOK_POLICY`, else the project's `.sayso/policy.json`, the nearest from the
+/// project up (read before the user's own, whether it exists yet or not: the agent can make
+/// it).
 fn policy_in_effect(setup: &Setup) -> (PathBuf, &'static str) {
     let mut words = setup.command.split_whitespace();
     while let Some(w) = words.next() {
@@ -53,8 +54,15 @@ fn policy_in_effect(setup: &Setup) -> (PathBuf, &'static str) {
     if let Some(p) = std::env::var_os("SAYSO_HOOK_POLICY") {
         return (PathBuf::from(p), "SAYSO_HOOK_POLICY");
     }
+    // The nearest one from the project up, as the hook finds it; else where the agent can
+    // make one.
+    let found = setup
+        .project
+        .to_str()
+        .and_then(crate::hook::project::place_of)
+        .and_then(|p| p.policy);
     (
-        setup.project.join(".sayso").join("policy.json"),
+        found.unwrap_or_else(|| setup.project.join(".sayso").join("policy.json")),
         "the project's, read before any other",
     )
 }

@@ -100,7 +100,7 @@ fn every_kind_of_mcp_field_maps_onto_the_form() {
     );
     assert_eq!(body["required"], 1);
     assert_eq!(body["allow_remark"], false);
-    assert_eq!(body["project"], "shop");
+    assert_eq!(body["project"], "/home/me/shop");
     assert_eq!(body["ttl_seconds"], 960);
     let context = body["context_md"].as_str().unwrap();
     assert!(context.starts_with("**A question from an MCP server, not a tool approval.**"));

@@ -213,6 +213,7 @@ fn bash(command: &str) -> ToolCall {
         tool_name: "Bash".into(),
         tool_input: json!({ "command": command }),
         cwd: None,
+        project: None,
         session_id: None,
         tool_use_id: None,
     }

@@ -3,6 +3,7 @@
 //! form (303 back to the page) or JSON (200 with the resolution), told apart by its
 //! `Content-Type`.
 
+use crate::render::project::visible_project;
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -337,7 +338,7 @@ fn decision_page(
     let page = AnswerPage {
         action: action.unwrap_or_default(),
         question: d.spec.question.clone(),
-        project: d.spec.project.clone(),
+        project: d.spec.project.as_deref().map(visible_project),
         context_html: d.spec.context_md.as_deref().map(render_markdown),
         image_url: d.has_image.then(|| format!("/d/{answer_token}/image")),
         attachments: view::attachments(d),

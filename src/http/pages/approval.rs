@@ -11,6 +11,7 @@
 //! It posts the same form as every answer page (`value` is the label), so answering and the
 //! rules of docs/API.md are those of any `choose` decision.
 
+use crate::render::project::visible_project;
 use askama::Template;
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -47,7 +48,7 @@ pub struct ApprovalPage {
     pub description: Option<String>,
     /// What the command does that deserves a second look, one plain line each.
     pub dangers: Vec<&'static str>,
-    pub project: Option<String>,
+    pub project: Option<crate::render::project::ProjectName>,
     pub expires_in: Option<String>,
     pub expires_iso: String,
     /// The tool as the harness named it, whole.
@@ -233,7 +234,7 @@ pub fn approval_page(
         title: what_runs::title(a),
         description: what_runs::description(a),
         dangers: found,
-        project: d.spec.project.as_deref().map(|p| visible(p, Lines::Marked)),
+        project: d.spec.project.as_deref().map(visible_project),
         // While the agent waits, that is the time that counts; after, the question's own.
         // Both are under way already: "for 9 more minutes", never "in 9 min".
         expires_in: pending.then(|| match a.answer_by.filter(|by| *by > now) {

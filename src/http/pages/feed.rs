@@ -6,6 +6,7 @@
 //! they have come where several must answer. In an inbox of several people, the feed says
 //! whose it is.
 
+use crate::render::project::visible_project;
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -301,7 +302,7 @@ fn page(
         detail: ran(d).or_else(|| shown(d).map(|s| s.subject.with_note())),
         edited_from: ran(d).and(shown(d).map(|s| s.subject.with_note())),
         dangers: shown(d).map(|s| s.dangers).unwrap_or_default(),
-        project: d.spec.project.clone(),
+        project: d.spec.project.as_deref().map(visible_project),
         kind: kind_in_words(d),
         status: d.status.as_str(),
         status_words: match d.cancel_reason {
@@ -359,7 +360,8 @@ fn page(
             .projects
             .iter()
             .map(|p| ProjectLink {
-                name: p.clone(),
+                name: visible_project(p).name,
+                title: visible_project(p).path,
                 url: format!(
                     "{base}?project={}",
                     url::form_urlencoded::byte_serialize(p.as_bytes()).collect::<String>()
@@ -380,7 +382,7 @@ fn page(
             .map(|d| FeedTodo {
                 question: visible(&d.spec.question, Lines::Marked),
                 context_html: d.spec.context_md.as_deref().map(todo_context),
-                project: d.spec.project.clone(),
+                project: d.spec.project.as_deref().map(visible_project),
                 action: link(d),
                 when: render::time_left(d.expires_at, now),
             })

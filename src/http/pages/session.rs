@@ -11,6 +11,7 @@
 //! so a call that arrived after the page was drawn is never answered unseen; the server
 //! checks each again before answering any.
 
+use crate::render::project::visible_project;
 use askama::Template;
 use axum::Router;
 use axum::body::Bytes;
@@ -60,7 +61,7 @@ pub struct SessionPage {
     /// "Claude Code".
     pub agent: String,
     pub session_id: String,
-    pub project: Option<String>,
+    pub project: Option<crate::render::project::ProjectName>,
     pub calls: Vec<CallView>,
     /// Every call can be allowed here: the page offers "Allow all".
     pub allow_all: bool,
@@ -198,7 +199,7 @@ async fn session_page(
         project: calls
             .first()
             .and_then(|d| d.spec.project.as_deref())
-            .map(|p| visible(p, Lines::Marked)),
+            .map(visible_project),
         allow_all: views.len() > 1 && not_all.is_empty(),
         not_all,
         calls: views,

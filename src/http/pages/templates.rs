@@ -7,6 +7,7 @@ use axum::response::{Html, IntoResponse, Response};
 use super::reader::Reader;
 use super::view::{Body, Control, PeopleView, ResultView};
 use crate::domain::spec::Attachment;
+pub use crate::render::project::ProjectName;
 
 /// The answer page of one decision.
 #[derive(Template)]
@@ -14,7 +15,7 @@ use crate::domain::spec::Attachment;
 pub struct AnswerPage {
     pub action: String,
     pub question: String,
-    pub project: Option<String>,
+    pub project: Option<ProjectName>,
     pub context_html: Option<String>,
     pub image_url: Option<String>,
     pub attachments: Vec<Attachment>,
@@ -109,7 +110,9 @@ pub struct FeedAllowance {
 }
 
 pub struct ProjectLink {
+    /// The project's shown name; `title` its whole path, when it is one.
     pub name: String,
+    pub title: Option<String>,
     pub url: String,
     pub active: bool,
 }
@@ -122,7 +125,7 @@ pub struct FeedItem {
     pub detail: Option<String>,
     /// What that command does that deserves a second look, one plain line each.
     pub dangers: Vec<&'static str>,
-    pub project: Option<String>,
+    pub project: Option<ProjectName>,
     /// What kind of answer it asks for, in words: "Approval", "Yes or no", "Choice".
     pub kind: &'static str,
     /// The status, as the item's class.
@@ -158,7 +161,7 @@ pub struct FeedTodo {
     pub question: String,
     /// The to-do's context, Markdown made safe, as its page shows it.
     pub context_html: Option<String>,
-    pub project: Option<String>,
+    pub project: Option<ProjectName>,
     pub action: String,
     pub when: String,
 }

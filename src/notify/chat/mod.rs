@@ -17,6 +17,7 @@ pub mod telegram;
 pub use routes::routes;
 pub use settings::{ChatSettings, MatrixSettings, SlackSettings, TelegramSettings};
 
+use crate::render::project::short_project;
 use serde_json::Value;
 
 use super::Delivering;
@@ -239,7 +240,10 @@ pub fn ask(d: &Delivering<'_>) -> ChatAsk {
         controls
     };
     ChatAsk {
-        title: spec.project.clone().unwrap_or_else(|| "sayso".to_string()),
+        title: spec
+            .project
+            .as_deref()
+            .map_or_else(|| "sayso".to_string(), short_project),
         heading,
         question,
         context: spec
