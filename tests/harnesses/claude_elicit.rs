@@ -234,7 +234,7 @@ async fn claude_elicitation_reaches_the_person_and_the_server_gets_their_answer(
     assert_eq!(d["kind"], "bool", "{d}");
     assert_eq!(
         d["question"],
-        "The MCP server \"signup\" asks you to open a web page"
+        "The MCP server \"signup\" asks you to open a web page on accounts.example.com"
     );
     let person = srv.person_url(d["web_url"].as_str().unwrap()).await;
     let html = srv
