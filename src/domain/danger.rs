@@ -99,7 +99,8 @@ pub fn dangers(command: &str) -> Vec<Danger> {
         .iter()
         .any(|d| matches!(d, Doubt::Unparsed(_) | Doubt::TooLong))
     {
-        add(UNREADABLE, vec![0..command.len()]);
+        let whole = 0..command.len();
+        add(UNREADABLE, vec![whole]);
     }
     let simples = simples(&parsed);
     for (index, s) in simples.iter().enumerate() {

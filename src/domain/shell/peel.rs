@@ -231,7 +231,7 @@ fn wrapped_at(argv: &[Arg], w: &Wrapper) -> Option<usize> {
             break;
         }
         if t.starts_with('-') && t.len() > 1 {
-            let takes = w.valued.iter().any(|v| t == *v);
+            let takes = w.valued.contains(&t);
             i += if takes { 2 } else { 1 };
             continue;
         }
