@@ -62,7 +62,7 @@ pub fn hook_rows() -> Result<Vec<Row>> {
             BUDGET_MS,
         ),
         budget_row(
-            "hook decision, plain command: first in the process",
+            "hook decision, plain command: first call",
             first_ms,
             BUDGET_MS,
         ),
