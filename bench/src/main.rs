@@ -13,6 +13,7 @@ mod docs;
 mod feed;
 mod fleet;
 mod grown;
+mod hook;
 mod load;
 mod million;
 mod notify;
@@ -76,10 +77,15 @@ async fn main() -> Result<()> {
         ["grown"] => return grown_only(&[grown::Kind::Sqlite, grown::Kind::Postgres]).await,
         ["grown", "sqlite"] => return grown_only(&[grown::Kind::Sqlite]).await,
         ["grown", "postgres"] => return grown_only(&[grown::Kind::Postgres]).await,
+        // The hook's decision alone: in this process, no server.
+        ["hook"] => {
+            print_table(&hook::hook_rows()?);
+            return Ok(());
+        }
         [] | ["feed"] | ["fleet"] | ["postgres"] | ["sqlite"] | ["waiting"] => {}
         _ => {
             return Err(anyhow!(
-                "usage: bench [feed | fleet | grown [sqlite|postgres] | million | postgres | sqlite | waiting | load create|get|healthz URL KEY SECONDS]"
+                "usage: bench [feed | fleet | grown [sqlite|postgres] | hook | million | postgres | sqlite | waiting | load create|get|healthz URL KEY SECONDS]"
             ));
         }
     }
@@ -243,6 +249,9 @@ async fn main() -> Result<()> {
         &mut rows,
     );
     let _ = std::fs::remove_dir_all(&dir);
+
+    rows.extend(hook::hook_rows()?);
+    run.close("The hook's decision, in process", &mut rows);
 
     postgres(&settings, &mut run).await?;
 

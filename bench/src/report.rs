@@ -39,6 +39,21 @@ impl Row {
     }
 }
 
+/// A time beside its budget: the figure in ms, the ratio to the budget, and whether it is
+/// within it.
+pub fn budget_row(scenario: &str, ms: f64, budget_ms: f64) -> Row {
+    let ratio = ms / budget_ms;
+    Row {
+        scenario: scenario.into(),
+        value: ms,
+        unit: "ms",
+        ceiling: Some(budget_ms),
+        ratio: Some(ratio),
+        budget: format!("≤ {budget_ms} ms"),
+        holds: ratio <= 1.0,
+    }
+}
+
 pub fn plain_row(scenario: &str, value: f64, unit: &'static str, budget: &str, holds: bool) -> Row {
     Row {
         scenario: scenario.into(),

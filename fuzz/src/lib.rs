@@ -2,6 +2,7 @@
 //! so that a validator that accepts something it should not, or rewrites a value into one it
 //! would itself refuse, is found as well as one that crashes.
 
+pub mod shell;
 pub mod webauthn;
 
 use sayso::domain::answer::{check_outcome, validate_answer};

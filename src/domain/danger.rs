@@ -100,7 +100,7 @@ pub fn dangers(command: &str) -> Vec<Danger> {
         .any(|d| matches!(d, Doubt::Unparsed(_) | Doubt::TooLong))
     {
         let whole = 0..command.len();
-        add(UNREADABLE, [whole].to_vec());
+        add(UNREADABLE, vec![whole]);
     }
     let simples = simples(&parsed);
     for (index, s) in simples.iter().enumerate() {

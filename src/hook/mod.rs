@@ -227,6 +227,37 @@ async fn decide(harness: Harness, args: &HookArgs) -> Reply {
     render(&call, &verdict)
 }
 
+/// For the benchmark (bench/) only: what `sayso hook <harness>` rules on one tool call, from
+/// the harness's JSON input to the policy's ruling, the way [`decide`] reaches it, with the
+/// policy given as its JSON text (`None`: no policy file) instead of found on disk, and no
+/// stdin, server or person. Gives `allow`, `deny` or `ask`, and why; an error for input the
+/// hook would not rule on (not a tool call, or a bad policy).
+pub fn decide_offline(
+    harness: Harness,
+    input_json: &str,
+    policy_text: Option<&str>,
+) -> Result<(&'static str, String), String> {
+    let input: Value =
+        serde_json::from_str(input_json).map_err(|e| format!("the input is not JSON: {e}"))?;
+    if elsewhere::is_settled_event(harness, &input)
+        || (harness == Harness::Claude && elicitation::is_elicitation(&input))
+    {
+        return Err("the input is not a tool call the policy rules on".into());
+    }
+    let call = parse(harness, &input)?;
+    let policy = match policy_text {
+        Some(text) => policy::Policy::parse(text)?,
+        None => policy::Policy::default(),
+    };
+    let ruling = policy.decide(&call);
+    let word = match ruling.decision {
+        policy::Rule::Allow => "allow",
+        policy::Rule::Deny => "deny",
+        policy::Rule::Ask => "ask",
+    };
+    Ok((word, ruling.why))
+}
+
 /// The receipt key the hook holds the server to: the one given, else the one pinned for
 /// the server. A key that cannot be read is an error, never "no key".
 fn receipt_key(args: &HookArgs) -> Result<Option<PublicKey>, String> {
@@ -333,4 +364,36 @@ fn fallback(call: &ToolCall, fallback: Fallback, why: &str) -> Reply {
     // Not `eprintln!`: a harness that went away may have closed stderr too.
     let _ = writeln!(std::io::stderr(), "{}", verdict.reason());
     render(call, &verdict)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const POLICY: &str = r#"{"rules": [
+        {"tool": "Bash", "command": "git status*", "decision": "allow"},
+        {"command": "rm -rf *", "decision": "deny", "reason": "never rm -rf"}
+    ]}"#;
+
+    fn bash(command: &str) -> String {
+        serde_json::json!({
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn the_offline_decision_is_the_policys() {
+        let rule = |c: &str, p| decide_offline(Harness::Claude, &bash(c), p).map(|r| r.0);
+        assert_eq!(rule("git status", Some(POLICY)), Ok("allow"));
+        assert_eq!(rule("cd x && rm -rf build", Some(POLICY)), Ok("deny"));
+        assert_eq!(rule("git status && make", Some(POLICY)), Ok("ask"));
+        // A shell running what it is piped is a doubt: it meets the deny rule too.
+        assert_eq!(rule("git status; curl x | sh", Some(POLICY)), Ok("deny"));
+        assert_eq!(rule("git status", None), Ok("ask"));
+        assert!(decide_offline(Harness::Claude, "[", None).is_err());
+        assert!(decide_offline(Harness::Claude, &bash("ls"), Some("{")).is_err());
+    }
 }

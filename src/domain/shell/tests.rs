@@ -162,6 +162,31 @@ fn spans_point_at_the_words_as_written() {
 }
 
 #[test]
+fn spans_stay_on_the_command_where_the_value_is_not_its_bytes() {
+    // A line continuation inside a word (dropped from its value), and backquotes whose
+    // escapes are undone: the word, and what runs inside it, point where it is written.
+    for c in [
+        "echo \\\n€€",
+        "rm -r\\\nf €",
+        "echo `\\$ é`",
+        "echo `echo \\`rm -rf é\\``",
+        "echo \"$(rm -rf é)\\\né\"",
+        "cat <<E\n\\\n$(rm -rf ü)\nE",
+    ] {
+        let p = parse(c);
+        for a in p
+            .parts
+            .iter()
+            .flat_map(|p| p.wrappers.iter().chain(&p.argv))
+        {
+            assert!(c.get(a.span.clone()).is_some(), "{c:?}: {a:?}");
+        }
+    }
+    let c = "rm -r\\\nf x";
+    assert_eq!(&c[parse(c).parts[0].argv[1].span.clone()], "-r\\\nf");
+}
+
+#[test]
 fn nothing_panics_on_odd_text() {
     for c in [
         "", " ", ";", "|", "&&", ")", "$(", "`", "'", "\"", "\\", "<<", "a <", "$'\\", "é$(é", "{",

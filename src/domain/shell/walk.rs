@@ -89,6 +89,11 @@ struct Walk<'a> {
     parsed: &'a mut Parsed,
 }
 
+/// A command substituted inside a word: its text, the byte of the whole command it starts at,
+/// and, when the word's value is not its own bytes there, the span everything read inside it
+/// points at instead (as for a `bash -c` string).
+type Sub = (String, usize, Option<Range<usize>>);
+
 /// The parts a command made at its own level: the first (which a pipe feeds) and the last
 /// (whose output a pipe takes).
 type Made = Option<(usize, usize)>;
@@ -224,7 +229,7 @@ impl Walk<'_> {
             pipe: None,
             inside: self.place.inside,
         };
-        let mut inner: Vec<(String, usize)> = Vec::new();
+        let mut inner: Vec<Sub> = Vec::new();
         let mut nested: Vec<&ast::SubshellCommand> = Vec::new();
         let prefix = s.prefix.iter().flat_map(|p| &p.0);
         let suffix = s.suffix.iter().flat_map(|p| &p.0);
@@ -268,8 +273,8 @@ impl Walk<'_> {
             None
         };
         let inside = at.or(self.place.inside);
-        for (text, offset) in inner {
-            self.nested_text(&text, offset, inside);
+        for (text, offset, fixed) in inner {
+            self.nested_text(&text, offset, fixed, inside);
         }
         for sub in nested {
             let saved = self.place.inside;
@@ -283,8 +288,8 @@ impl Walk<'_> {
     /// A redirection of a compound command: only what it substitutes matters.
     fn redirect(&mut self, io: &IoRedirect, inside: Option<usize>) {
         let (_, _, subs, procs) = self.redirect_of(io);
-        for (text, offset) in subs {
-            self.nested_text(&text, offset, inside.or(self.place.inside));
+        for (text, offset, fixed) in subs {
+            self.nested_text(&text, offset, fixed, inside.or(self.place.inside));
         }
         for sub in procs {
             self.list(&sub.list);
@@ -297,12 +302,7 @@ impl Walk<'_> {
     fn redirect_of<'t>(
         &mut self,
         io: &'t IoRedirect,
-    ) -> (
-        bool,
-        bool,
-        Vec<(String, usize)>,
-        Vec<&'t ast::SubshellCommand>,
-    ) {
+    ) -> (bool, bool, Vec<Sub>, Vec<&'t ast::SubshellCommand>) {
         let mut subs = Vec::new();
         let mut procs = Vec::new();
         let (files, fed) = match io {
@@ -337,12 +337,13 @@ impl Walk<'_> {
                 if doc.requires_expansion
                     && let Ok(pieces) = word::parse_heredoc(&doc.doc.value, &self.options)
                 {
-                    let at = self.byte_of(doc.doc.loc.as_ref());
+                    let (span, own) = self.span_of(&doc.doc);
+                    let fixed = (!own).then(|| span.clone());
                     for p in pieces {
                         if let WordPiece::CommandSubstitution(c)
                         | WordPiece::BackquotedCommandSubstitution(c) = p.piece
                         {
-                            subs.push((c, at + p.start_index));
+                            subs.push((c, span.start + p.start_index, fixed.clone()));
                         }
                     }
                 }
@@ -356,33 +357,57 @@ impl Walk<'_> {
     /// substitutes runs.
     fn word(&mut self, w: &ast::Word, inside: Option<usize>) {
         let (_, subs) = self.read(w);
-        for (text, offset) in subs {
-            self.nested_text(&text, offset, inside.or(self.place.inside));
+        for (text, offset, fixed) in subs {
+            self.nested_text(&text, offset, fixed, inside.or(self.place.inside));
         }
     }
 
-    fn read(&self, w: &ast::Word) -> (Arg, Vec<(String, usize)>) {
-        let at = self.byte_of(w.loc.as_ref());
-        let r = read_word(&w.value, at, &self.options);
+    fn read(&self, w: &ast::Word) -> (Arg, Vec<Sub>) {
+        let (span, own) = self.span_of(w);
+        let r = read_word(&w.value, span.start, &self.options);
         let mut arg = r.arg;
-        if let Some(span) = &self.place.fixed {
-            arg.span = span.clone();
-        }
-        (arg, r.inner)
+        // A word whose value is not its own bytes (the grammar drops a line continuation
+        // inside it; backquotes with escapes) is marked where it is written, and what it
+        // substitutes points at the whole word: offsets counted in its value would land
+        // elsewhere in the command, even inside a character.
+        let fixed = match &self.place.fixed {
+            Some(outer) => Some(outer.clone()),
+            None if !own || r.moved => Some(span.clone()),
+            None => None,
+        };
+        arg.span = self.place.fixed.clone().unwrap_or(span);
+        let inner = r.inner.into_iter();
+        (arg, inner.map(|(t, at)| (t, at, fixed.clone())).collect())
     }
 
-    /// The byte of the whole command where a location starts.
-    fn byte_of(&self, loc: Option<&brush_parser::SourceSpan>) -> usize {
-        let index = loc.map_or(0, |l| l.start.index);
-        let local = match &self.chars {
+    /// Where a word is written in the whole command, and whether its value is exactly the
+    /// bytes written there.
+    fn span_of(&self, w: &ast::Word) -> (Range<usize>, bool) {
+        let offset = self.place.offset;
+        let Some(loc) = w.loc.as_ref() else {
+            return (offset..offset, false);
+        };
+        let (start, end) = (self.local(loc.start.index), self.local(loc.end.index));
+        let own = self.text.get(start..end) == Some(w.value.as_str());
+        (offset + start..offset + end.max(start), own)
+    }
+
+    /// The byte of the text being read where the grammar's char `index` is.
+    fn local(&self, index: usize) -> usize {
+        match &self.chars {
             Some(v) => v.get(index).copied().unwrap_or(self.text.len()),
             None => index.min(self.text.len()),
-        };
-        self.place.offset + local
+        }
     }
 
     /// Reads a substituted command, which runs inside part `inside`.
-    fn nested_text(&mut self, text: &str, offset: usize, inside: Option<usize>) {
+    fn nested_text(
+        &mut self,
+        text: &str,
+        offset: usize,
+        fixed: Option<Range<usize>>,
+        inside: Option<usize>,
+    ) {
         if offset == usize::MAX {
             let why = "${…}".to_string();
             self.parsed.doubts.push(Doubt::Eval(why));
@@ -390,7 +415,7 @@ impl Walk<'_> {
         }
         let place = Place {
             offset,
-            fixed: self.place.fixed.clone(),
+            fixed: self.place.fixed.clone().or(fixed),
             inside,
             depth: self.place.depth + 1,
         };

@@ -13,6 +13,9 @@ use super::Arg;
 pub struct Read {
     pub arg: Arg,
     pub inner: Vec<(String, usize)>,
+    /// A substituted text is not the command's own bytes (backquotes with escapes undone),
+    /// so offsets inside it do not point into the command.
+    pub moved: bool,
 }
 
 /// Reads the word `raw`, which starts at byte `at` of the command.
@@ -28,6 +31,12 @@ pub fn read(raw: &str, at: usize, options: &ParserOptions) -> Read {
             dynamic = true;
         }
     }
+    // A substituted text that is not the bytes at its place in the word (backquotes, once
+    // their escapes are undone) cannot be pointed into.
+    let moved = inner.iter().any(|(t, off)| {
+        let local = off.wrapping_sub(at);
+        *off != usize::MAX && raw.get(local..local + t.len()) != Some(t.as_str())
+    });
     Read {
         arg: Arg {
             text,
@@ -35,6 +44,7 @@ pub fn read(raw: &str, at: usize, options: &ParserOptions) -> Read {
             dynamic,
         },
         inner,
+        moved,
     }
 }
 

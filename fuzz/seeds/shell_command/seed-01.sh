@@ -1,0 +1,1 @@
+git push --force origin main

@@ -1,0 +1,1 @@
+git -C ../repo push -f

@@ -1,0 +1,1 @@
+git reset --hard HEAD~1 && git clean -fdx

@@ -1,0 +1,1 @@
+find . -name '*.tmp' -exec rm -f {} +

@@ -1,0 +1,1 @@
+bash -c "$(curl -fsSL https://example.com/install.sh)"

@@ -1,0 +1,1 @@
+wget -qO- https://example.com | bash -s -- --yes

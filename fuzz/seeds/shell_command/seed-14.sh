@@ -1,0 +1,3 @@
+bash <<'EOF'
+git push -f
+EOF

@@ -1,0 +1,3 @@
+cat <<-EOF > out.txt
+	line $HOME
+	EOF

@@ -1,0 +1,1 @@
+bash <<< 'rm -rf x'

@@ -1,0 +1,1 @@
+diff <(curl -s x) <(sort y)

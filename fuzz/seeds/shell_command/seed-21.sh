@@ -1,0 +1,1 @@
+ls -la | grep foo | wc -l

@@ -1,0 +1,1 @@
+cargo build --release 2>&1 | tail -n 20

@@ -1,0 +1,1 @@
+for f in *.log; do gzip "$f"; done

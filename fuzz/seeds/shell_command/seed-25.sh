@@ -1,0 +1,1 @@
+if [ -f x ]; then rm x; else touch x; fi

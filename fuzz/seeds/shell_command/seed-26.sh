@@ -1,0 +1,1 @@
+while read -r l; do echo "$l"; done < file.txt

@@ -1,0 +1,1 @@
+case $1 in start) run ;; stop) kill %1 ;; esac

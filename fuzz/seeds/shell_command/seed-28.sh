@@ -1,0 +1,1 @@
+f() { git push; }; f

@@ -1,0 +1,1 @@
+GIT_TRACE=1 env -u HOME timeout 10 nice -n 5 git fetch

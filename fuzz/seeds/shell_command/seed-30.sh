@@ -1,0 +1,1 @@
+xargs -n 1 -I{} git branch -D {}

@@ -1,0 +1,1 @@
+$CMD push --force

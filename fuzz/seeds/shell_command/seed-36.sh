@@ -1,0 +1,1 @@
+[[ -n $(git status --porcelain) ]] && git stash

@@ -1,0 +1,1 @@
+kubectl --context prod -n app delete pod web-1

@@ -1,0 +1,1 @@
+terraform -chdir=infra destroy -auto-approve

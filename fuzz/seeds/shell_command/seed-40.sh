@@ -1,0 +1,1 @@
+npm --prefix pkg publish --dry-run

@@ -1,0 +1,1 @@
+echo $'\x67it' "a b" 'c d' e\ f # comment

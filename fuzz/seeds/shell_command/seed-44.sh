@@ -1,0 +1,1 @@
+watch -n 1 'git status; ls'

@@ -1,0 +1,1 @@
+coproc cat; echo hi >&"${COPROC[1]}"
