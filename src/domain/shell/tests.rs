@@ -187,6 +187,12 @@ fn spans_stay_on_the_command_where_the_value_is_not_its_bytes() {
 }
 
 #[test]
+fn a_descriptor_the_grammar_cannot_hold_is_a_doubt() {
+    let p = parse("echo 777777777777>x; rm -rf ~");
+    assert!(matches!(p.doubts[..], [Doubt::Unparsed(_)]), "{p:?}");
+}
+
+#[test]
 fn nothing_panics_on_odd_text() {
     for c in [
         "", " ", ";", "|", "&&", ")", "$(", "`", "'", "\"", "\\", "<<", "a <", "$'\\", "é$(é", "{",

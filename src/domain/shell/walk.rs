@@ -50,11 +50,19 @@ pub fn read_at(text: &str, place: &Place, parsed: &mut Parsed) {
     }
     let options = ParserOptions::default();
     let mut parser = Parser::new(BufReader::new(text.as_bytes()), &options);
-    let program = match parser.parse_program() {
-        Ok(p) => p,
-        Err(e) => {
+    // brush-parser 0.4 panics on a redirection whose descriptor does not fit an i32
+    // (`77777777777>x`): a grammar that fails is text it cannot read, never a crashed hook.
+    let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parser.parse_program()));
+    let program = match attempt {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) => {
             let why = e.to_string();
             let why = why.lines().next().unwrap_or("a syntax error").to_string();
+            parsed.doubts.push(Doubt::Unparsed(why));
+            return;
+        }
+        Err(_) => {
+            let why = "a file descriptor too large".to_string();
             parsed.doubts.push(Doubt::Unparsed(why));
             return;
         }
