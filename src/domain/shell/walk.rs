@@ -62,7 +62,7 @@ pub fn read_at(text: &str, place: &Place, parsed: &mut Parsed) {
             return;
         }
         Err(_) => {
-            let why = "a file descriptor too large".to_string();
+            let why = "the grammar failed on it".to_string();
             parsed.doubts.push(Doubt::Unparsed(why));
             return;
         }
