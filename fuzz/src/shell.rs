@@ -96,7 +96,8 @@ fn refused(command: &str) -> bool {
     }
     let options = ParserOptions::default();
     let mut parser = Parser::new(BufReader::new(command.as_bytes()), &options);
-    // The grammar panics on some text (a descriptor too large for an i32): refused too.
+    // The grammar panics on some text (a descriptor too large for an i32, some unclosed
+    // expansions): refused too.
     let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parser.parse_program()));
     !matches!(attempt, Ok(Ok(_)))
 }

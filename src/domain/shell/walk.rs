@@ -50,8 +50,9 @@ pub fn read_at(text: &str, place: &Place, parsed: &mut Parsed) {
     }
     let options = ParserOptions::default();
     let mut parser = Parser::new(BufReader::new(text.as_bytes()), &options);
-    // brush-parser 0.4 panics on a redirection whose descriptor does not fit an i32
-    // (`77777777777>x`): a grammar that fails is text it cannot read, never a crashed hook.
+    // brush-parser 0.4 panics on some text (a redirection whose descriptor does not fit an
+    // i32, `77777777777>x`; some unclosed expansions in its tokenizer): a grammar that fails
+    // is text it cannot read, never a crashed hook.
     let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parser.parse_program()));
     let program = match attempt {
         Ok(Ok(p)) => p,
