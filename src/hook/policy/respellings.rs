@@ -5,8 +5,8 @@
 //! never so that an allowance could stand for them.
 
 use proptest::prelude::*;
-use serde_json::json;
 
+use super::tests::bash;
 use super::*;
 
 const POLICY: &str = r#"{"rules": [
@@ -204,19 +204,6 @@ fn written(words: &[&str], changes: &[Respell]) -> String {
         };
     }
     text
-}
-
-fn bash(command: &str) -> ToolCall {
-    ToolCall {
-        harness: Harness::Claude,
-        event: "PreToolUse".into(),
-        tool_name: "Bash".into(),
-        tool_input: json!({ "command": command }),
-        cwd: None,
-        project: None,
-        session_id: None,
-        tool_use_id: None,
-    }
 }
 
 proptest! {

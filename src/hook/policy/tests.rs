@@ -1,7 +1,8 @@
 use super::*;
 use serde_json::json;
 
-fn bash(command: &str) -> ToolCall {
+/// A Claude Code `Bash` call of `command` (the re-spelling tests use it too).
+pub(super) fn bash(command: &str) -> ToolCall {
     ToolCall {
         harness: Harness::Claude,
         event: "PreToolUse".into(),
