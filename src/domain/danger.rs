@@ -94,11 +94,12 @@ pub fn dangers(command: &str) -> Vec<Danger> {
         None => found.push(Danger { reason, spans }),
     };
     let parsed = shell::parse(command);
-    if parsed
-        .doubts
-        .iter()
-        .any(|d| matches!(d, Doubt::Unparsed(_) | Doubt::TooLong))
-    {
+    if parsed.doubts.iter().any(|d| {
+        matches!(
+            d,
+            Doubt::Unparsed(_) | Doubt::TooLong | Doubt::ControlCharacter(_)
+        )
+    }) {
         let whole = 0..command.len();
         add(UNREADABLE, vec![whole]);
     }

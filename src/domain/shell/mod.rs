@@ -111,6 +111,9 @@ pub enum Doubt {
     UnknownOption { program: String, option: String },
     /// The command is too long to read word by word.
     TooLong,
+    /// A control character other than tab and newline: no screen shows it, and the grammar
+    /// reads a here-document tag of one (`<<\r`) without end.
+    ControlCharacter(char),
 }
 
 impl Doubt {
@@ -127,6 +130,12 @@ impl Doubt {
                 format!("`{program} {option}`: an option that may change what it runs")
             }
             Doubt::TooLong => "it is too long to read word by word".into(),
+            Doubt::ControlCharacter(c) => {
+                format!(
+                    "it holds a control character (U+{:04X}) no screen shows",
+                    *c as u32
+                )
+            }
         }
     }
 }

@@ -248,3 +248,25 @@ fn what_agents_run_every_day_is_read_for_certain() {
         assert!(!p.parts.is_empty(), "{c:?}");
     }
 }
+
+#[test]
+fn a_control_character_is_a_doubt_and_never_reaches_the_grammar() {
+    // The grammar reads a here-document tag of only `\r` or `\f` without end (its memory
+    // grows until the process is killed); no screen shows such a character either.
+    for command in [
+        "rm<<\r<<x ",
+        "cat <<\x0c<<<x",
+        "git push\r",
+        "bash -c $'cat <<\\r<<x'",
+    ] {
+        let p = parse(command);
+        assert!(
+            p.doubts
+                .iter()
+                .any(|d| matches!(d, Doubt::ControlCharacter(_))),
+            "{command:?}: {p:?}"
+        );
+    }
+    // A tab and a newline are the shell's own blanks.
+    assert!(parse("git status\tx\ngit log").certain());
+}

@@ -48,6 +48,13 @@ pub fn read_at(text: &str, place: &Place, parsed: &mut Parsed) {
         parsed.doubts.push(Doubt::TooLong);
         return;
     }
+    if let Some(c) = text
+        .chars()
+        .find(|c| c.is_control() && !matches!(c, '\t' | '\n'))
+    {
+        parsed.doubts.push(Doubt::ControlCharacter(c));
+        return;
+    }
     let options = ParserOptions::default();
     let mut parser = Parser::new(BufReader::new(text.as_bytes()), &options);
     // brush-parser 0.4 panics on some text (a redirection whose descriptor does not fit an
