@@ -35,7 +35,7 @@ async fn allowed(srv: &TestServer, tool: &str, allow_for: &str) -> Value {
             "question": format!("Claude Code wants to use {tool}"), "kind": "choose",
             "project": "shop", "options": ["Allow", "Deny"],
             "approval": {"harness": "claude", "tool_name": tool, "session_id": "s1",
-                         "tool_input": {"command": "ls"}},
+                         "tool_input": {"command": "ls"}, "honours_allowances": true},
         }))
         .await;
     let (status, body) = srv

@@ -175,6 +175,9 @@ pub fn scope_of(d: &Decision) -> Result<Scope, &'static str> {
     let Some(a) = &d.spec.approval else {
         return Err("only a tool approval can be allowed for a while");
     };
+    if !a.honours_allowances {
+        return Err("the asker of this approval does not honour allowances");
+    }
     if a.step_up.is_some() {
         return Err("an Allow that needs a passkey is never for a while");
     }

@@ -50,6 +50,11 @@ pub struct ApprovalSpec {
     /// calls the same rule decides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+    /// The asker looks up the person's allowances (`GET /v1/allowances`) before it asks and
+    /// lets a call through on one, as `sayso hook` does. Only then does the page offer "Allow
+    /// for a while": an allowance nothing honours would be a promise the page cannot keep.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub honours_allowances: bool,
 }
 
 /// A second factor an approval's Allow needs.
@@ -106,6 +111,7 @@ const FIELDS: &[&str] = &[
     "editable",
     "step_up",
     "rule",
+    "honours_allowances",
 ];
 
 /// Reads the `approval` object of a create request.
@@ -183,6 +189,9 @@ pub fn parse_approval(
     let editable = read::get(obj, "editable")
         .and_then(|v| read::boolean(v, "approval.editable", issues))
         .unwrap_or(false);
+    let honours_allowances = read::get(obj, "honours_allowances")
+        .and_then(|v| read::boolean(v, "approval.honours_allowances", issues))
+        .unwrap_or(false);
     let step_up = read::get(obj, "step_up")
         .and_then(|v| read::string(v, "approval.step_up", issues))
         .and_then(|s| {
@@ -209,6 +218,7 @@ pub fn parse_approval(
         editable,
         step_up,
         rule,
+        honours_allowances,
         harness: harness?,
         tool_name: tool_name?,
         tool_input: tool_input?,

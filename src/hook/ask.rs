@@ -359,8 +359,11 @@ async fn put_question(
 
 /// What the ruling adds to the approval: the rule that put it (shown to the person, and
 /// matched by a later call's session lookup), the passkey its Allow needs (the server holds
-/// to it), its people, and no "Allow for this session" where the rule rules one out.
+/// to it), its people, and no "Allow for this session" where the rule rules one out. The
+/// hook looks up allowances before it asks wherever the ruling lets one stand, and says so:
+/// only then does the page offer "Allow for a while".
 fn shape_for_ruling(body: &mut Value, ruling: &Ruling) {
+    body["approval"]["honours_allowances"] = Value::from(ruling.session_answer_allowed());
     if let Some(rule) = &ruling.rule {
         body["approval"]["rule"] =
             Value::from(rule.chars().take(MAX_RULE_CHARS).collect::<String>());
@@ -381,6 +384,7 @@ fn shape_for_ruling(body: &mut Value, ruling: &Ruling) {
 /// command it is.
 fn shape_for_edit(body: &mut Value) {
     body["approval"]["editable"] = Value::from(false);
+    body["approval"]["honours_allowances"] = Value::from(false);
     if let Some(options) = body["options"].as_array_mut() {
         options.retain(|o| o != ALLOW_SESSION);
     }

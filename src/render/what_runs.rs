@@ -360,6 +360,7 @@ mod tests {
             editable: false,
             step_up: None,
             rule: None,
+            honours_allowances: false,
         }
     }
 

@@ -15,7 +15,8 @@ use crate::common::server::{TestServer, s, send};
 /// A tool approval as the hook asks it, with `extra` merged into its `approval`.
 async fn approval(srv: &TestServer, extra: Value) -> Value {
     let mut a = json!({"harness": "claude", "tool_name": "Bash", "session_id": "s1",
-                       "cwd": "/home/me/shop", "tool_input": {"command": "ls -la"}});
+                       "cwd": "/home/me/shop", "tool_input": {"command": "ls -la"},
+                       "honours_allowances": true});
     for (k, v) in extra.as_object().unwrap() {
         a[k] = v.clone();
     }
@@ -183,6 +184,50 @@ pub async fn only_the_persons_allow_on_their_own_approval_makes_one(srv: &TestSe
     }
     assert_eq!(srv.get(s(&h, "decision_id")).await["status"], "pending");
 
+    // Never on an approval whose asker does not look allowances up (a framework adapter, the
+    // MCP `approve` tool): nothing would honour it. Its page offers no "for a while" either.
+    let framework = approval(
+        srv,
+        json!({"harness": "pydantic-ai", "honours_allowances": false}),
+    )
+    .await;
+    let (status, body) = srv
+        .answer(
+            s(&framework, "web_url"),
+            json!({"value": "Allow", "allow_for": "15m"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(
+        body.to_string().contains("does not honour allowances"),
+        "{body}"
+    );
+    let page = |h: Value| async move {
+        let url = srv.person_url(s(&h, "web_url")).await;
+        srv.client
+            .get(url)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    };
+    let shown = page(framework).await;
+    assert!(
+        shown.contains("id=\"allow\""),
+        "the page offers no Allow: {shown}"
+    );
+    assert!(
+        !shown.contains("allow_for"),
+        "a button for a while is offered: {shown}"
+    );
+    let shown = page(approval(srv, json!({})).await).await;
+    assert!(
+        shown.contains("allow_for"),
+        "the hook's approval offers it: {shown}"
+    );
+
     // Never under a passkey rule, nor one naming people.
     let passkey = approval(srv, json!({"step_up": "passkey"})).await;
     let (status, body) = srv
@@ -202,7 +247,7 @@ pub async fn only_the_persons_allow_on_their_own_approval_makes_one(srv: &TestSe
         .create(json!({
             "question": "Claude Code wants to run: make release",
             "kind": "choose", "options": ["Allow", "Deny"], "approvers": ["ana"],
-            "approval": {"harness": "claude", "tool_name": "Bash",
+            "approval": {"harness": "claude", "tool_name": "Bash", "honours_allowances": true,
                          "tool_input": {"command": "make release"}},
         }))
         .await;

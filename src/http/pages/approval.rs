@@ -436,6 +436,7 @@ mod tests {
             editable: false,
             step_up: None,
             rule: None,
+            honours_allowances: false,
         };
         assert_eq!(session_label(&a), "Allow all Bash commands in this session");
         a.tool_name = "WebFetch".into();
