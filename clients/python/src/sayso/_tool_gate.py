@@ -23,6 +23,11 @@ decides. The gate keeps these rules instead:
   entitled to put the question: a pause, or LangGraph's own review step, which can be resumed
   before anything asked sayso.
 
+- The calls of one model step are asked together (``verdicts``): every approval is made
+  before any is waited on, in the same session (the run's id), so the person sees them as one
+  batch (the feed's session group, the session page) and a person who answers one and steps
+  away has still been asked about the others.
+
 One module, two kinds of I/O: ``_Rules`` builds the ask and reads a ``Decision`` without
 sending anything; ``ToolGate`` (the blocking ``Client``) and ``AsyncToolGate``
 (``AsyncClient``) only send, wait and hand what comes back to it.
@@ -30,9 +35,10 @@ sending anything; ``ToolGate`` (the blocking ``Client``) and ``AsyncToolGate``
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -43,6 +49,8 @@ from ._models import AskHandle, AuditEvent, Decision
 from ._sync import Client
 
 ALLOW = "Allow"
+# One gated call of a model step: the tool's name, its arguments, the call's id.
+StepCall = tuple[str, Mapping[str, Any], str]
 DENY = "Deny"
 # Where the gate keeps the digest of the call in the decision's metadata.
 CALL_DIGEST = "sayso_call_sha256"
@@ -322,6 +330,15 @@ class ToolGate(_Rules):
             return asked
         return self.read(asked.decision_id, tool_name, args)
 
+    def verdicts(self, calls: Sequence[StepCall], run_id: str) -> list[Verdict]:
+        """``verdict`` for every call of one model step, in order: all are asked (or found
+        asked) before the first answer is waited for, so the person sees them together."""
+        asked = [self.ask_or_refuse(name, args, run_id, call_id) for name, args, call_id in calls]
+        return [
+            a if isinstance(a, Verdict) else self.read(a.decision_id, name, args)
+            for a, (name, args, _) in zip(asked, calls, strict=True)
+        ]
+
     def check(
         self, tool_name: str, args: Mapping[str, Any], run_id: str, call_id: str, *, wait: bool
     ) -> Verdict:
@@ -411,6 +428,28 @@ class AsyncToolGate(_Rules):
         if isinstance(asked, Verdict):
             return asked
         return await self.read(asked.decision_id, tool_name, args)
+
+    async def verdicts(self, calls: Sequence[StepCall], run_id: str) -> list[Verdict]:
+        """``ToolGate.verdicts``: every call asked first, then the answers waited for
+        together; when one wait fails the others stop too (their approvals stay asked, for a
+        resume to find)."""
+        asked = [
+            await self.ask_or_refuse(name, args, run_id, call_id) for name, args, call_id in calls
+        ]
+
+        async def answer(a: AskHandle | Verdict, name: str, args: Mapping[str, Any]) -> Verdict:
+            return a if isinstance(a, Verdict) else await self.read(a.decision_id, name, args)
+
+        waits = [
+            asyncio.ensure_future(answer(a, name, args))
+            for a, (name, args, _) in zip(asked, calls, strict=True)
+        ]
+        try:
+            return list(await asyncio.gather(*waits))
+        except BaseException:
+            for w in waits:
+                w.cancel()
+            raise
 
     async def check(
         self, tool_name: str, args: Mapping[str, Any], run_id: str, call_id: str, *, wait: bool

@@ -106,7 +106,7 @@ class SaysoConfirmations:
             for r in e.get_function_responses()
             if r.name == REQUEST_CONFIRMATION
         }
-        parts = []
+        waiting = []
         for event in events:
             for asked in event.get_function_calls():
                 if asked.name != REQUEST_CONFIRMATION or asked.id in answered:
@@ -115,15 +115,19 @@ class SaysoConfirmations:
                 if not original.get("id") or not original.get("name"):
                     raise ValueError(f"a tool confirmation without the call it is for: {asked!r}")
                 args = arguments_object(original.get("args") or {})
-                found = await self._gate.verdict(original["name"], args, session_id, original["id"])
-                response = {"confirmed": found.allowed, "payload": {"reason": found.reason}}
-                parts.append(
-                    types.Part(
-                        function_response=types.FunctionResponse(
-                            id=asked.id, name=REQUEST_CONFIRMATION, response=response
-                        )
-                    )
+                waiting.append((asked.id, (original["name"], args, original["id"])))
+        # Every confirmation is asked before any is waited on: one batch on the person's phone.
+        found = await self._gate.verdicts([call for _, call in waiting], session_id)
+        parts = [
+            types.Part(
+                function_response=types.FunctionResponse(
+                    id=confirmation_id,
+                    name=REQUEST_CONFIRMATION,
+                    response={"confirmed": verdict.allowed, "payload": {"reason": verdict.reason}},
                 )
+            )
+            for (confirmation_id, _), verdict in zip(waiting, found, strict=True)
+        ]
         return types.Content(role="user", parts=parts) if parts else None
 
 

@@ -204,22 +204,27 @@ def review_answers(
     thread_id = str((config.get("configurable") or {}).get("thread_id") or "")
     if not thread_id:
         raise ValueError('review_answers needs config={"configurable": {"thread_id": …}}')
+    reviews = [
+        (pending.id, pending.value)
+        for pending in graph.get_state(config).interrupts
+        if isinstance(pending.value, Mapping) and pending.value.get("type") == "tool_approval"
+    ]
+    # All of them asked before any is waited for: the person sees the step's calls together.
+    found = gate.verdicts(
+        [(v["name"], v["args"], v["tool_call_id"]) for _, v in reviews], thread_id
+    )
     answers: dict[str, dict[str, Any]] = {}
-    for pending in graph.get_state(config).interrupts:
-        value = pending.value
-        if not (isinstance(value, Mapping) and value.get("type") == "tool_approval"):
-            continue
+    for (interrupt_id, value), verdict in zip(reviews, found, strict=True):
         name, args = value["name"], value["args"]
-        verdict = gate.verdict(name, args, thread_id, value["tool_call_id"])
         if not verdict.allowed:
-            answers[pending.id] = {"type": "reject", "message": verdict.denial_text(name)}
+            answers[interrupt_id] = {"type": "reject", "message": verdict.denial_text(name)}
         elif verdict.args != args:
-            answers[pending.id] = {
+            answers[interrupt_id] = {
                 "type": "edit",
                 "edited_action": {"name": name, "args": verdict.args},
             }
         else:
-            answers[pending.id] = {"type": "approve"}
+            answers[interrupt_id] = {"type": "approve"}
     return answers
 
 

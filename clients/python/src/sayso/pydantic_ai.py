@@ -135,13 +135,12 @@ class SaysoApprovals(AbstractCapability[Any]):
         asked) and returns them as ``DeferredToolResults``: an Allow approves, anything
         else is a ``ToolDenied`` whose message says why. Pass the result's
         ``conversation_id`` (or ``conversation_of(messages)`` in a new process)."""
+        gated = [c for c in requests.approvals if self.only is None or c.tool_name in self.only]
+        found = self.gate.verdicts(
+            [(c.tool_name, c.args_as_dict(), c.tool_call_id) for c in gated], conversation_id
+        )
         approvals: dict[str, bool | ToolApproved | ToolDenied] = {}
-        for call in requests.approvals:
-            if self.only is not None and call.tool_name not in self.only:
-                continue
-            verdict = self.gate.verdict(
-                call.tool_name, call.args_as_dict(), conversation_id, call.tool_call_id
-            )
+        for call, verdict in zip(gated, found, strict=True):
             if verdict.allowed:
                 approvals[call.tool_call_id] = ToolApproved()
             else:

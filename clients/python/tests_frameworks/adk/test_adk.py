@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import parallel
 import pytest
 import scripted
 from google.genai import types
@@ -116,6 +117,7 @@ def test_a_killed_agent_resumes_by_session_id_and_runs_the_tool_once(server, per
                 sid,
                 str(tmp_path),
                 where,
+                "call_deploy_1",
             ],
             env=env,
             stdout=subprocess.PIPE,
@@ -294,3 +296,27 @@ def test_a_denial_sticks_across_a_server_restart(own_server, tmp_path):
     again = asyncio.run(run_with_person(own_server, sid, tmp_path, where, fresh=False, timeout=5))
     assert "denied by the person: no" in again
     assert scripted.runs(tmp_path / "runs") == 0
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
+    server, person, tmp_path, n
+):
+    sid, made = f"s-{uuid.uuid4()}", parallel.calls(n)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    pairs = [arg for c in made for arg in (c.command, c.call_id)]
+
+    def agent(mode: str) -> subprocess.Popen[str]:
+        script = [sys.executable, str(HERE / "agent_process.py"), mode, server.url, server.key]
+        return subprocess.Popen(
+            [*script, sid, str(tmp_path), *pairs],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    out = parallel.answer_one_at_a_time(
+        server, person, sid, "google-adk", made, lambda: agent("start"), lambda: agent("resume")
+    )
+    parallel.assert_ran_exactly_the_allowed(server, sid, made, tmp_path / "runs")
+    for c in made:
+        expected = f"deployed to {c.command}" if c.answer == "Allow" else f"not {c.command}"
+        assert expected in out

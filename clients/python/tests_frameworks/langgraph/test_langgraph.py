@@ -6,16 +6,20 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
 
+import parallel
 import pytest
 from helpers import call_digest, joined, later
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 from lg_agent import build, runs_of, start_input
@@ -255,3 +259,54 @@ def test_approve_gates_a_node_of_a_graph_of_ones_own(
     assert joined(denying).status_code == 303
     assert not runs.exists()
     assert result["outcome"].endswith("denied by the person: keep it")
+
+
+def written_back(db: Path, thread: str, call_id: str) -> bool:
+    """Whether the checkpoint holds the tool node's result for the call: what a resume finds,
+    so it does not run that call's task again."""
+    with sqlite3.connect(db) as conn:
+        saved = SqliteSaver(conn).get_tuple(config(thread))
+    if saved is None:
+        return False
+    for _task, _channel, value in saved.pending_writes or []:
+        for m in value if isinstance(value, list) else [value]:
+            if isinstance(m, ToolMessage) and m.tool_call_id == call_id:
+                return True
+    return False
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
+    server: Server, person: Person, tmp_path: Path, n: int
+) -> None:
+    db, runs, thread = tmp_path / "graph.db", tmp_path / "runs.txt", f"t-par-{uuid.uuid4()}"
+    made = parallel.calls(n)
+    env = {**os.environ, "SAYSO_URL": server.url, "SAYSO_KEY": server.key}
+    script = [sys.executable, str(HERE / "lg_agent.py")]
+    pairs = [arg for c in made for arg in (c.command, c.call_id)]
+
+    def agent(mode: str) -> subprocess.Popen[str]:
+        extra = pairs if mode == "start" else []
+        return subprocess.Popen(
+            [*script, mode, str(db), str(runs), thread, *extra],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    def settled(call: parallel.Call) -> None:
+        # Each call is a task of its own (create_agent sends one per call): the live process
+        # runs an allowed one, or writes back the denial, as soon as it is answered.
+        deadline = time.monotonic() + 30
+        while not written_back(db, thread, call.call_id):
+            assert time.monotonic() < deadline, f"{call} was not written back"
+            time.sleep(0.1)
+        assert parallel.runs_of(runs).count(call.command) == (call.answer == "Allow")
+
+    out = parallel.answer_one_at_a_time(
+        server, person, thread, HARNESS, made, lambda: agent("start"), lambda: agent("resume"),
+        settled,
+    )  # fmt: skip
+    parallel.assert_ran_exactly_the_allowed(server, thread, made, runs)
+    (final,) = [line for line in out.splitlines() if line.startswith("FINAL ")]
+    for c in made:
+        expected = f"ran {c.command}" if c.answer == "Allow" else f"not {c.command}"
+        assert expected in final
