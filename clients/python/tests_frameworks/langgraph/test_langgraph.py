@@ -27,7 +27,15 @@ from sayso_client_fixtures import Person, Server
 from typing_extensions import TypedDict
 
 import sayso
-from sayso.langgraph import HARNESS, ToolGate, approve, pending_approvals, resume, run
+from sayso.langgraph import (
+    HARNESS,
+    ToolGate,
+    approve,
+    approve_all,
+    pending_approvals,
+    resume,
+    run,
+)
 
 HERE = Path(__file__).resolve().parent
 
@@ -310,3 +318,52 @@ def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
     for c in made:
         expected = f"ran {c.command}" if c.answer == "Allow" else f"not {c.command}"
         assert expected in final
+
+
+def test_approve_all_pauses_a_node_once_for_its_calls_and_runs_each_allowed_one_once(
+    client: sayso.Client, person: Person, tmp_path: Path
+) -> None:
+
+    class State(TypedDict, total=False):
+        paths: list[str]
+        outcomes: list[str]
+
+    gate = ToolGate(client, HARNESS, notify="none", wait_timeout=30)
+    runs = tmp_path / "runs.txt"
+
+    def delete(state: State) -> State:
+        calls = [("delete_file", {"path": p}, f"del-{i}") for i, p in enumerate(state["paths"])]
+        outcomes = []
+        for (name, args, _), verdict in zip(calls, approve_all(gate, calls), strict=True):
+            if verdict.allowed:
+                with runs.open("a") as f:
+                    f.write(args["path"] + "\n")
+                outcomes.append("deleted")
+            else:
+                outcomes.append(verdict.denial_text(name))
+        return {"outcomes": outcomes}
+
+    graph = StateGraph(State)
+    graph.add_node("delete", delete)
+    graph.add_edge(START, "delete")
+    graph.add_edge("delete", END)
+    app, cfg = graph.compile(checkpointer=InMemorySaver()), config("t-own-all")
+    word = uuid.uuid4().hex[:8]
+    paths = [f"/srv/a-{word}", f"/srv/b-{word}", f"/srv/c-{word}"]
+    app.invoke({"paths": paths}, cfg)
+    # One pause, every call asked and pending before anyone answered.
+    (paused,) = app.get_state(cfg).interrupts
+    asked = pending_approvals(app, cfg)
+    assert [a["args"]["path"] for a in asked] == paths
+    assert {client.get(a["decision_id"]).status for a in asked} == {"pending"}
+
+    assert person.answer(paths[0], value="Allow").status_code == 303
+    # Resumed with one answer in: the node waits for the others inside the graph.
+    resuming = later(0.0, resume, app, cfg)
+    assert person.answer_when_asked(paths[1], value="Deny", remark="keep b").status_code == 303
+    assert person.answer_when_asked(paths[2], value="Allow").status_code == 303
+    result = joined(resuming)
+    assert result["outcomes"][0] == "deleted" and result["outcomes"][2] == "deleted"
+    assert result["outcomes"][1].endswith("denied by the person: keep b")
+    resume(app, cfg)  # resumed once more: nothing runs again
+    assert runs_of(runs) == [paths[0], paths[2]]
