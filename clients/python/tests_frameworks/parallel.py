@@ -27,7 +27,11 @@ from sayso_client_fixtures import Person, Server
 import sayso
 
 # The answers given to the calls of one model step, in the order the person gives them.
-PLANS: dict[int, tuple[str, ...]] = {1: ("Allow",), 2: ("Allow", "Deny"), 3: ("Deny", "Allow", "Allow")}
+PLANS: dict[int, tuple[str, ...]] = {
+    1: ("Allow",),
+    2: ("Allow", "Deny"),
+    3: ("Deny", "Allow", "Allow"),
+}
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,12 @@ def asked_in(server: Server, run_id: str) -> list[sayso.Decision]:
 
 
 def asked_together(
-    server: Server, person: Person, run_id: str, harness: str, made: list[Call], alive: Callable[[], None]
+    server: Server,
+    person: Person,
+    run_id: str,
+    harness: str,
+    made: list[Call],
+    alive: Callable[[], None],
 ) -> list[sayso.Decision]:
     """Waits until the run's approvals exist and checks that all of them are pending at once,
     before anyone answered, and that the person sees them as one batch: the feed groups them
@@ -128,7 +137,9 @@ def answer_one_at_a_time(
         kill(proc)
 
 
-def assert_ran_exactly_the_allowed(server: Server, run_id: str, made: list[Call], runs: Path) -> None:
+def assert_ran_exactly_the_allowed(
+    server: Server, run_id: str, made: list[Call], runs: Path
+) -> None:
     """Every allowed call ran once, no denied one ran, and no call was asked twice."""
     allowed = [c.command for c in made if c.answer == "Allow"]
     assert Counter(runs_of(runs)) == Counter(allowed), runs_of(runs)

@@ -22,7 +22,7 @@ from typing import Any
 
 from google.adk.events.event import Event
 from google.adk.runners import Runner
-from google.adk.tools import FunctionTool
+from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 

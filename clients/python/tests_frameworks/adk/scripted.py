@@ -55,7 +55,11 @@ class ToolThenEcho(BaseLlm):
 
 
 def deploy_runner(
-    counter: Path, target: str, call_id: str, make_tool: Callable[[Any], Any], *more: tuple[str, str]
+    counter: Path,
+    target: str,
+    call_id: str,
+    make_tool: Callable[[Any], Any],
+    *more: tuple[str, str],
 ) -> Runner:
     """A runner over the SQLite session store beside ``counter``, whose agent's ``deploy`` tool
     needs confirmation; the model deploys to ``target`` (and to each of ``more``'s (target,
