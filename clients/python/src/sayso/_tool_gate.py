@@ -22,6 +22,8 @@ decides. The gate keeps these rules instead:
   that a later resume would take as asked. ``verdict`` asks and waits instead, for a caller
   entitled to put the question: a pause, or LangGraph's own review step, which can be resumed
   before anything asked sayso.
+- A run given up leaves nothing waiting on the person: ``withdraw`` cancels every approval of
+  the run still pending, as ``abandoned``.
 
 - The calls of one model step are asked together (``verdicts``): every approval is made
   before any is waited on, in the same session (the run's id), so the person sees them as one
@@ -57,6 +59,9 @@ CALL_DIGEST = "sayso_call_sha256"
 # The cancel reason of an approval made by a check for a call that never paused for it; the
 # audit trail keeps it, so a later resume says why the call stays denied.
 UNASKED = "the call ran without being asked about"
+# The cancel reason the server reads as "the agent stopped waiting" (docs/API.md, Lifecycle):
+# the person's page says an answer changes nothing now.
+ABANDONED = "abandoned"
 # The server's bounds on an Idempotency-Key and on an approval's session id.
 MAX_KEY_CHARS = 255
 MAX_SESSION_CHARS = 200
@@ -196,6 +201,10 @@ class _Rules:
         why = "not allowed: the person has not answered this approval yet"
         return Verdict(False, why, decision_id, dict(call.arguments))
 
+    def of_run(self, d: Decision, run_id: str) -> bool:
+        """Whether ``d`` is an approval this gate asked for the run ``run_id``."""
+        return d.metadata.get("framework") == self.harness and d.metadata.get("run_id") == run_id
+
     def gave_up(self) -> str:
         """The cancel reason of a wait that ran out."""
         if self.wait_timeout is None:
@@ -243,6 +252,8 @@ class _Rules:
             return deny("the approval expired with no answer")
         if d.status == "cancelled":
             why = _cancel_reason(events) or d.remark
+            if why == ABANDONED:
+                why = "the run was given up and its question withdrawn"
             return deny(f"the approval was cancelled: {why or 'no reason given'}")
         return deny(f"not allowed: the approval is {d.status}")
 
@@ -370,6 +381,17 @@ class ToolGate(_Rules):
         trail = self.client.audit_trail(decision_id) if self.needs_trail(d, call) else []
         return self.judge(d, call, trail)
 
+    def withdraw(self, run_id: str, reason: str = ABANDONED) -> list[str]:
+        """Withdraws every approval of the run ``run_id`` still waiting on the person, for a
+        run given up for good (a resume after it finds them cancelled, and runs none of its
+        calls). Returns the ids withdrawn; one answered meanwhile is left as it is."""
+        waiting = [d for d in self.client.list(status="pending") if self.of_run(d, run_id)]
+        return [
+            d.decision_id
+            for d in waiting
+            if self._cancel(d.decision_id, reason).status == "cancelled"
+        ]
+
     def _cancel(self, decision_id: str, reason: str) -> Decision:
         """Withdraws the question so a late Allow cannot be taken for a call that gave up;
         an answer that arrived first is what counts."""
@@ -476,6 +498,15 @@ class AsyncToolGate(_Rules):
                 d = await self._cancel(decision_id, self.gave_up())
         trail = await self.client.audit_trail(decision_id) if self.needs_trail(d, call) else []
         return self.judge(d, call, trail)
+
+    async def withdraw(self, run_id: str, reason: str = ABANDONED) -> list[str]:
+        """``ToolGate.withdraw``, awaited."""
+        waiting = [d async for d in self.client.list(status="pending") if self.of_run(d, run_id)]
+        withdrawn = []
+        for d in waiting:
+            if (await self._cancel(d.decision_id, reason)).status == "cancelled":
+                withdrawn.append(d.decision_id)
+        return withdrawn
 
     async def _cancel(self, decision_id: str, reason: str) -> Decision:
         try:

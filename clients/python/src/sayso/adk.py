@@ -96,6 +96,12 @@ class SaysoConfirmations:
             if message is None:
                 return events
 
+    async def withdraw(self, session_id: str) -> list[str]:
+        """Withdraws (as ``abandoned``) every approval of the session still waiting on the
+        person, for a run given up for good: the person's page says the agent stopped waiting,
+        and a resume after it denies those calls. Returns the decision ids withdrawn."""
+        return await self._gate.withdraw(session_id)
+
     async def answers(self, events: list[Event], session_id: str) -> types.Content | None:
         """The user message answering every confirmation ``events`` ask for and do not
         answer themselves, each asked of the person through sayso; ``None`` when none is

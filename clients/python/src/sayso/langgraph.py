@@ -48,6 +48,7 @@ __all__ = [
     "resume",
     "review_answers",
     "run",
+    "withdraw",
 ]
 
 HARNESS = "langgraph"
@@ -296,3 +297,13 @@ def run(graph: Any, input: Any, config: Mapping[str, Any]) -> Any:
     while pending_approvals(graph, config):
         result = resume(graph, config)
     return result
+
+
+def withdraw(client: Client, config: Mapping[str, Any]) -> list[str]:
+    """Withdraws (as ``abandoned``) every approval of the thread still waiting on the person,
+    for a run given up for good: the person's page says the agent stopped waiting, and a
+    resume after it denies those calls. Returns the decision ids withdrawn."""
+    thread_id = str((config.get("configurable") or {}).get("thread_id") or "")
+    if not thread_id:
+        raise ValueError('withdraw needs config={"configurable": {"thread_id": …}}')
+    return ToolGate(client, HARNESS).withdraw(thread_id)

@@ -102,6 +102,12 @@ class SaysoApprovals:
                 state.reject(item, rejection_message=denial(verdict))
         return state
 
+    async def withdraw(self) -> list[str]:
+        """Withdraws (as ``abandoned``) every approval of this run still waiting on the person,
+        for a run given up for good: the person's page says the agent stopped waiting, and a
+        resume after it denies those calls. Returns the decision ids withdrawn."""
+        return await self._gate.withdraw(self.run_id)
+
     async def run(
         self,
         agent: Agent[Any],

@@ -147,6 +147,12 @@ class SaysoApprovals(AbstractCapability[Any]):
                 approvals[call.tool_call_id] = ToolDenied(verdict.denial_text(call.tool_name))
         return DeferredToolResults(approvals=approvals)
 
+    def withdraw(self, conversation_id: str) -> list[str]:
+        """Withdraws (as ``abandoned``) every approval of the run still waiting on the person,
+        for a run given up for good; a resume after it denies those calls. Returns the
+        decision ids withdrawn."""
+        return self.gate.withdraw(conversation_id)
+
 
 def _conversation(ctx: RunContext[Any]) -> str:
     if not ctx.conversation_id:

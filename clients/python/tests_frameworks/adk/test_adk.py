@@ -213,6 +213,8 @@ def test_a_call_never_asked_about_is_denied_for_good(server, tmp_path):
     assert "no approval was asked for this call before it ran" in forged
     assert "the call ran without being asked about" in again
     assert scripted.runs(tmp_path / "runs") == 0
+    (asked,) = asked_for(server, sid)
+    assert asked.status == "cancelled", "the check's own approval is withdrawn, not left waiting"
 
 
 def test_an_allow_for_one_call_never_lets_other_arguments_through(server, person, tmp_path):
@@ -320,3 +322,35 @@ def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
     for c in made:
         expected = f"deployed to {c.command}" if c.answer == "Allow" else f"not {c.command}"
         assert expected in out
+
+
+def test_a_run_given_up_withdraws_what_still_waits_and_a_resume_runs_none_of_it(
+    server, person, tmp_path
+):
+    sid, word = f"s-{uuid.uuid4()}", uuid.uuid4().hex[:8]
+    first, second = f"a-{word}", f"b-{word}"
+
+    async def go() -> tuple[list[str], str]:
+        async with sayso.AsyncClient(server.url, server.key) as client:
+            confirmations = SaysoConfirmations(client)
+            runner = scripted.deploy_runner(
+                tmp_path / "runs", first, "call_1", confirmations.tool, (second, "call_2")
+            )
+            await new_session(runner, sid)
+            paused = await collect(runner, sid, say("deploy it"))
+            waiting = asyncio.create_task(confirmations.answers(paused, sid))
+            while second not in await asyncio.to_thread(person.feed):
+                await asyncio.sleep(0.1)
+            waiting.cancel()
+            await asyncio.to_thread(person.answer, first, value="Allow")
+            withdrawn = await confirmations.withdraw(sid)
+            events = await confirmations.run(runner, user_id=scripted.USER, session_id=sid)
+            return withdrawn, scripted.last_text(events)
+
+    withdrawn, said = asyncio.run(go())
+    by_call = {d.metadata["tool_call_id"]: d for d in asked_for(server, sid)}
+    assert withdrawn == [by_call["call_2"].decision_id]
+    assert by_call["call_2"].status == "cancelled"
+    assert by_call["call_1"].status == "answered", "an answer stays as it is"
+    assert scripted.ran(tmp_path / "runs") == [first]
+    assert "the run was given up" in said

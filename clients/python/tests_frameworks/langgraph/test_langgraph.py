@@ -35,6 +35,7 @@ from sayso.langgraph import (
     pending_approvals,
     resume,
     run,
+    withdraw,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -367,3 +368,25 @@ def test_approve_all_pauses_a_node_once_for_its_calls_and_runs_each_allowed_one_
     assert result["outcomes"][1].endswith("denied by the person: keep b")
     resume(app, cfg)  # resumed once more: nothing runs again
     assert runs_of(runs) == [paths[0], paths[2]]
+
+
+def test_a_run_given_up_withdraws_what_still_waits_and_a_resume_runs_none_of_it(
+    client: sayso.Client, person: Person, tmp_path: Path
+) -> None:
+    runs, word = tmp_path / "runs.txt", uuid.uuid4().hex[:8]
+    agent, cfg = build(client, tmp_path / "graph.db", runs), config(f"t-give-up-{word}")
+    agent.invoke(start_input(f"ls {word}", "call-1", (f"rm {word}", "call-2")), cfg)
+    asked = {a["args"]["command"]: a["decision_id"] for a in pending_approvals(agent, cfg)}
+    assert person.answer(f"ls {word}", value="Allow").status_code == 303
+
+    assert withdraw(client, cfg) == [asked[f"rm {word}"]]
+    gone = client.get(asked[f"rm {word}"])
+    assert gone.status == "cancelled"
+    (cancel,) = [e for e in client.audit_trail(gone) if e.kind == "cancelled"]
+    assert cancel.detail.get("reason") == "abandoned"
+    assert client.get(asked[f"ls {word}"]).status == "answered", "an answer stays as it is"
+    assert f"rm {word}" not in person.feed().split('id="history"')[0]
+
+    result = resume(agent, cfg)
+    assert runs_of(runs) == [f"ls {word}"]
+    assert any("the run was given up" in t for t in tool_results(result))

@@ -208,6 +208,9 @@ def test_a_call_never_asked_about_is_denied_for_good(server, tmp_path):
     assert "no approval was asked for this call before it ran" in straight.final_output
     assert "the call ran without being asked about" in resumed.final_output
     assert scripted.runs(tmp_path / "runs") == 0
+    with sayso.Client(server.url, server.key) as client:
+        (asked,) = [d for d in client.list() if d.metadata.get("run_id") == run_id]
+    assert asked.status == "cancelled", "the check's own approval is withdrawn, not left waiting"
 
 
 def test_an_allow_for_one_call_never_lets_other_arguments_through(server, person, tmp_path):
@@ -329,3 +332,35 @@ def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
     for c in made:
         expected = f"deployed to {c.command}" if c.answer == "Allow" else f"not {c.command}"
         assert expected in out
+
+
+def test_a_run_given_up_withdraws_what_still_waits_and_a_resume_runs_none_of_it(
+    server, person, tmp_path
+):
+    run_id, word = f"run-{uuid.uuid4()}", uuid.uuid4().hex[:8]
+    first, second = f"a-{word}", f"b-{word}"
+
+    async def go() -> tuple[list[str], Any]:
+        async with sayso.AsyncClient(server.url, server.key) as client:
+            approvals = SaysoApprovals(client, run_id)
+            agent, config = scripted.deploy_agent(
+                tmp_path / "runs", first, "call_1", approvals.gate, (second, "call_2")
+            )
+            saved = await asked_then_dropped(approvals, agent, config, person, second)
+            await asyncio.to_thread(person.answer, first, value="Allow")
+            withdrawn = await approvals.withdraw()
+            state = await RunState.from_json(agent, saved)
+            return withdrawn, await approvals.run(agent, state, run_config=config)
+
+    withdrawn, result = run(go())
+    with sayso.Client(server.url, server.key) as client:
+        by_call = {
+            d.metadata["tool_call_id"]: d
+            for d in client.list()
+            if d.metadata.get("run_id") == run_id
+        }
+    assert withdrawn == [by_call["call_2"].decision_id]
+    assert by_call["call_2"].status == "cancelled"
+    assert by_call["call_1"].status == "answered", "an answer stays as it is"
+    assert scripted.ran(tmp_path / "runs") == [first]
+    assert "the run was given up" in result.final_output

@@ -276,3 +276,22 @@ def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
     for c in made:
         expected = f"ran {c.command}" if c.answer == "Allow" else f"not {c.command}"
         assert expected in final
+
+
+def test_a_run_given_up_withdraws_what_still_waits_and_a_resume_runs_none_of_it(
+    client: sayso.Client, person: Person, tmp_path: Path
+) -> None:
+    runs, word = tmp_path / "runs.txt", uuid.uuid4().hex[:8]
+    agent, approvals = build(client, runs)
+    paused = agent.run_sync(prompt(f"ls {word}", "call-1", (f"rm {word}", "call-2")))
+    by_call = {d.metadata["tool_call_id"]: d for d in asked_in(client, paused.conversation_id)}
+    assert person.answer(f"ls {word}", value="Allow").status_code == 303
+
+    assert approvals.withdraw(paused.conversation_id) == [by_call["call-2"].decision_id]
+    assert client.get(by_call["call-2"]).status == "cancelled"
+    assert client.get(by_call["call-1"]).status == "answered", "an answer stays as it is"
+
+    results = approvals.decide(paused.output, paused.conversation_id)
+    done = agent.run_sync(message_history=paused.all_messages(), deferred_tool_results=results)
+    assert runs_of(runs) == [f"ls {word}"]
+    assert any("the run was given up" in t for t in tool_results(done.all_messages()))
