@@ -22,13 +22,12 @@ decides. The gate keeps these rules instead:
   that a later resume would take as asked. ``verdict`` asks and waits instead, for a caller
   entitled to put the question: a pause, or LangGraph's own review step, which can be resumed
   before anything asked sayso.
-- A run given up leaves nothing waiting on the person: ``withdraw`` cancels every approval of
-  the run still pending, as ``abandoned``.
-
 - The calls of one model step are asked together (``verdicts``): every approval is made
   before any is waited on, in the same session (the run's id), so the person sees them as one
   batch (the feed's session group, the session page) and a person who answers one and steps
   away has still been asked about the others.
+- A run given up leaves nothing waiting on the person: ``withdraw`` cancels every approval of
+  the run still pending, as ``abandoned``.
 
 One module, two kinds of I/O: ``_Rules`` builds the ask and reads a ``Decision`` without
 sending anything; ``ToolGate`` (the blocking ``Client``) and ``AsyncToolGate``
@@ -51,9 +50,9 @@ from ._models import AskHandle, AuditEvent, Decision
 from ._sync import Client
 
 ALLOW = "Allow"
+DENY = "Deny"
 # One gated call of a model step: the tool's name, its arguments, the call's id.
 StepCall = tuple[str, Mapping[str, Any], str]
-DENY = "Deny"
 # Where the gate keeps the digest of the call in the decision's metadata.
 CALL_DIGEST = "sayso_call_sha256"
 # The cancel reason of an approval made by a check for a call that never paused for it; the
