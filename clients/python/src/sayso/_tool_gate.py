@@ -22,6 +22,12 @@ decides. The gate keeps these rules instead:
   that a later resume would take as asked. ``verdict`` asks and waits instead, for a caller
   entitled to put the question: a pause, or LangGraph's own review step, which can be resumed
   before anything asked sayso.
+- The calls of one model step are asked together (``verdicts``): every approval is made
+  before any is waited on, in the same session (the run's id), so the person sees them as one
+  batch (the feed's session group, the session page) and a person who answers one and steps
+  away has still been asked about the others.
+- A run given up leaves nothing waiting on the person: ``withdraw`` cancels every approval of
+  the run still pending, as ``abandoned``.
 
 One module, two kinds of I/O: ``_Rules`` builds the ask and reads a ``Decision`` without
 sending anything; ``ToolGate`` (the blocking ``Client``) and ``AsyncToolGate``
@@ -30,9 +36,10 @@ sending anything; ``ToolGate`` (the blocking ``Client``) and ``AsyncToolGate``
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -44,11 +51,16 @@ from ._sync import Client
 
 ALLOW = "Allow"
 DENY = "Deny"
+# One gated call of a model step: the tool's name, its arguments, the call's id.
+StepCall = tuple[str, Mapping[str, Any], str]
 # Where the gate keeps the digest of the call in the decision's metadata.
 CALL_DIGEST = "sayso_call_sha256"
 # The cancel reason of an approval made by a check for a call that never paused for it; the
 # audit trail keeps it, so a later resume says why the call stays denied.
 UNASKED = "the call ran without being asked about"
+# The cancel reason the server reads as "the agent stopped waiting" (docs/API.md, Lifecycle):
+# the person's page says an answer changes nothing now.
+ABANDONED = "abandoned"
 # The server's bounds on an Idempotency-Key and on an approval's session id.
 MAX_KEY_CHARS = 255
 MAX_SESSION_CHARS = 200
@@ -188,6 +200,10 @@ class _Rules:
         why = "not allowed: the person has not answered this approval yet"
         return Verdict(False, why, decision_id, dict(call.arguments))
 
+    def of_run(self, d: Decision, run_id: str) -> bool:
+        """Whether ``d`` is an approval this gate asked for the run ``run_id``."""
+        return d.metadata.get("framework") == self.harness and d.metadata.get("run_id") == run_id
+
     def gave_up(self) -> str:
         """The cancel reason of a wait that ran out."""
         if self.wait_timeout is None:
@@ -235,6 +251,8 @@ class _Rules:
             return deny("the approval expired with no answer")
         if d.status == "cancelled":
             why = _cancel_reason(events) or d.remark
+            if why == ABANDONED:
+                why = "the run was given up and its question withdrawn"
             return deny(f"the approval was cancelled: {why or 'no reason given'}")
         return deny(f"not allowed: the approval is {d.status}")
 
@@ -322,6 +340,15 @@ class ToolGate(_Rules):
             return asked
         return self.read(asked.decision_id, tool_name, args)
 
+    def verdicts(self, calls: Sequence[StepCall], run_id: str) -> list[Verdict]:
+        """``verdict`` for every call of one model step, in order: all are asked (or found
+        asked) before the first answer is waited for, so the person sees them together."""
+        asked = [self.ask_or_refuse(name, args, run_id, call_id) for name, args, call_id in calls]
+        return [
+            a if isinstance(a, Verdict) else self.read(a.decision_id, name, args)
+            for a, (name, args, _) in zip(asked, calls, strict=True)
+        ]
+
     def check(
         self, tool_name: str, args: Mapping[str, Any], run_id: str, call_id: str, *, wait: bool
     ) -> Verdict:
@@ -352,6 +379,17 @@ class ToolGate(_Rules):
                 d = self._cancel(decision_id, self.gave_up())
         trail = self.client.audit_trail(decision_id) if self.needs_trail(d, call) else []
         return self.judge(d, call, trail)
+
+    def withdraw(self, run_id: str, reason: str = ABANDONED) -> list[str]:
+        """Withdraws every approval of the run ``run_id`` still waiting on the person, for a
+        run given up for good (a resume after it finds them cancelled, and runs none of its
+        calls). Returns the ids withdrawn; one answered meanwhile is left as it is."""
+        waiting = [d for d in self.client.list(status="pending") if self.of_run(d, run_id)]
+        return [
+            d.decision_id
+            for d in waiting
+            if self._cancel(d.decision_id, reason).status == "cancelled"
+        ]
 
     def _cancel(self, decision_id: str, reason: str) -> Decision:
         """Withdraws the question so a late Allow cannot be taken for a call that gave up;
@@ -412,6 +450,28 @@ class AsyncToolGate(_Rules):
             return asked
         return await self.read(asked.decision_id, tool_name, args)
 
+    async def verdicts(self, calls: Sequence[StepCall], run_id: str) -> list[Verdict]:
+        """``ToolGate.verdicts``: every call asked first, then the answers waited for
+        together; when one wait fails the others stop too (their approvals stay asked, for a
+        resume to find)."""
+        asked = [
+            await self.ask_or_refuse(name, args, run_id, call_id) for name, args, call_id in calls
+        ]
+
+        async def answer(a: AskHandle | Verdict, name: str, args: Mapping[str, Any]) -> Verdict:
+            return a if isinstance(a, Verdict) else await self.read(a.decision_id, name, args)
+
+        waits = [
+            asyncio.ensure_future(answer(a, name, args))
+            for a, (name, args, _) in zip(asked, calls, strict=True)
+        ]
+        try:
+            return list(await asyncio.gather(*waits))
+        except BaseException:
+            for w in waits:
+                w.cancel()
+            raise
+
     async def check(
         self, tool_name: str, args: Mapping[str, Any], run_id: str, call_id: str, *, wait: bool
     ) -> Verdict:
@@ -437,6 +497,15 @@ class AsyncToolGate(_Rules):
                 d = await self._cancel(decision_id, self.gave_up())
         trail = await self.client.audit_trail(decision_id) if self.needs_trail(d, call) else []
         return self.judge(d, call, trail)
+
+    async def withdraw(self, run_id: str, reason: str = ABANDONED) -> list[str]:
+        """``ToolGate.withdraw``, awaited."""
+        waiting = [d async for d in self.client.list(status="pending") if self.of_run(d, run_id)]
+        withdrawn = []
+        for d in waiting:
+            if (await self._cancel(d.decision_id, reason)).status == "cancelled":
+                withdrawn.append(d.decision_id)
+        return withdrawn
 
     async def _cancel(self, decision_id: str, reason: str) -> Decision:
         try:

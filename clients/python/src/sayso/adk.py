@@ -22,7 +22,7 @@ from typing import Any
 
 from google.adk.events.event import Event
 from google.adk.runners import Runner
-from google.adk.tools import FunctionTool
+from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
@@ -96,6 +96,12 @@ class SaysoConfirmations:
             if message is None:
                 return events
 
+    async def withdraw(self, session_id: str) -> list[str]:
+        """Withdraws (as ``abandoned``) every approval of the session still waiting on the
+        person, for a run given up for good: the person's page says the agent stopped waiting,
+        and a resume after it denies those calls. Returns the decision ids withdrawn."""
+        return await self._gate.withdraw(session_id)
+
     async def answers(self, events: list[Event], session_id: str) -> types.Content | None:
         """The user message answering every confirmation ``events`` ask for and do not
         answer themselves, each asked of the person through sayso; ``None`` when none is
@@ -106,7 +112,7 @@ class SaysoConfirmations:
             for r in e.get_function_responses()
             if r.name == REQUEST_CONFIRMATION
         }
-        parts = []
+        waiting = []
         for event in events:
             for asked in event.get_function_calls():
                 if asked.name != REQUEST_CONFIRMATION or asked.id in answered:
@@ -115,15 +121,19 @@ class SaysoConfirmations:
                 if not original.get("id") or not original.get("name"):
                     raise ValueError(f"a tool confirmation without the call it is for: {asked!r}")
                 args = arguments_object(original.get("args") or {})
-                found = await self._gate.verdict(original["name"], args, session_id, original["id"])
-                response = {"confirmed": found.allowed, "payload": {"reason": found.reason}}
-                parts.append(
-                    types.Part(
-                        function_response=types.FunctionResponse(
-                            id=asked.id, name=REQUEST_CONFIRMATION, response=response
-                        )
-                    )
+                waiting.append((asked.id, (original["name"], args, original["id"])))
+        # Every confirmation is asked before any is waited on: one batch on the person's phone.
+        found = await self._gate.verdicts([call for _, call in waiting], session_id)
+        parts = [
+            types.Part(
+                function_response=types.FunctionResponse(
+                    id=confirmation_id,
+                    name=REQUEST_CONFIRMATION,
+                    response={"confirmed": verdict.allowed, "payload": {"reason": verdict.reason}},
                 )
+            )
+            for (confirmation_id, _), verdict in zip(waiting, found, strict=True)
+        ]
         return types.Content(role="user", parts=parts) if parts else None
 
 

@@ -2,9 +2,15 @@
 answers on their phone, and ``Command(resume=…)`` continues it.
 
 ``SaysoApproval`` is a LangChain agent middleware (``create_agent(..., middleware=[…])``)
-that gates the tools it names; ``approve`` is the same step for a graph of your own, called
-inside a node. Either needs a checkpointer, so a new process can resume a paused run by its
-``thread_id`` (``resume``).
+that gates the tools it names; ``approve`` (one call) and ``approve_all`` (the calls of one
+node) are the same step for a graph of your own, called inside a node. Either needs a
+checkpointer, so a new process can resume a paused run by its ``thread_id`` (``resume``).
+
+Exactly once: LangGraph runs a node again from its start when it is resumed after a pause.
+``create_agent`` sends each tool call to a task of its own (``Send``), so the middleware
+pauses one call per task, and a call that ran is kept as its task's result and not run again
+by a later resume. In a node of your own, pause once: ``approve_all`` for every call the
+node runs, then run the tools.
 
 The resume value carries nothing: whatever it says, the gate asks sayso again for the
 same call (same idempotency key: thread id + tool-call id) and reads the person's answer
@@ -14,7 +20,7 @@ from there (docs/CLIENTS.md, "LangGraph"). Needs ``pip install 'sayso[langgraph]
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 try:
@@ -37,16 +43,20 @@ __all__ = [
     "ToolGate",
     "Verdict",
     "approve",
+    "approve_all",
     "pending_approvals",
     "resume",
     "review_answers",
     "run",
+    "withdraw",
 ]
 
 HARNESS = "langgraph"
 
-# Marks the interrupts this module raises, so `resume` answers only its own.
+# Mark the interrupts this module raises (one approval, or a node's several), so `resume`
+# answers only its own.
 _MARK = "sayso_approval"
+_MARK_ALL = "sayso_approvals"
 
 
 def _thread_id() -> str:
@@ -60,18 +70,23 @@ def _thread_id() -> str:
     return str(thread_id)
 
 
+def _approval(
+    handle_id: str, web_url: str, name: str, args: Mapping[str, Any], call_id: str
+) -> dict[str, Any]:
+    """What a pause shows of one approval: never an answer link."""
+    return {
+        "type": _MARK,
+        "decision_id": handle_id,
+        "web_url": web_url,
+        "tool_name": name,
+        "args": dict(args),
+        "tool_call_id": call_id,
+    }
+
+
 def _pause(handle_id: str, web_url: str, name: str, args: Mapping[str, Any], call_id: str) -> None:
     """The framework's own pause; what it is resumed with is ignored on purpose."""
-    interrupt(
-        {
-            "type": _MARK,
-            "decision_id": handle_id,
-            "web_url": web_url,
-            "tool_name": name,
-            "args": dict(args),
-            "tool_call_id": call_id,
-        }
-    )
+    interrupt(_approval(handle_id, web_url, name, args, call_id))
 
 
 def approve(gate: ToolGate, tool_name: str, args: Mapping[str, Any], call_id: str) -> Verdict:
@@ -82,6 +97,29 @@ def approve(gate: ToolGate, tool_name: str, args: Mapping[str, Any], call_id: st
         return asked
     _pause(asked.decision_id, asked.web_url, tool_name, args, call_id)
     return gate.read(asked.decision_id, tool_name, args)
+
+
+def approve_all(
+    gate: ToolGate, calls: Sequence[tuple[str, Mapping[str, Any], str]]
+) -> list[Verdict]:
+    """``approve`` for every call a node runs, given as (tool name, arguments, call id): all
+    are asked at once (the person sees them together), the graph pauses once for all of
+    them, and on resume the verdicts come back in order, each waited for. Run the tools after
+    it returns: with one pause in the node, no tool has run when LangGraph runs the node
+    again on resume."""
+    thread_id = _thread_id()
+    asked = [gate.ask_or_refuse(name, args, thread_id, call_id) for name, args, call_id in calls]
+    waiting = [
+        _approval(a.decision_id, a.web_url, name, args, call_id)
+        for a, (name, args, call_id) in zip(asked, calls, strict=True)
+        if not isinstance(a, Verdict)
+    ]
+    if waiting:
+        interrupt({"type": _MARK_ALL, "approvals": waiting})
+    return [
+        a if isinstance(a, Verdict) else gate.read(a.decision_id, name, args)
+        for a, (name, args, _) in zip(asked, calls, strict=True)
+    ]
 
 
 def _denied(call: Mapping[str, Any], verdict: Verdict) -> ToolMessage:
@@ -204,44 +242,52 @@ def review_answers(
     thread_id = str((config.get("configurable") or {}).get("thread_id") or "")
     if not thread_id:
         raise ValueError('review_answers needs config={"configurable": {"thread_id": …}}')
+    reviews = [
+        (pending.id, pending.value)
+        for pending in graph.get_state(config).interrupts
+        if isinstance(pending.value, Mapping) and pending.value.get("type") == "tool_approval"
+    ]
+    # All of them asked before any is waited for: the person sees the step's calls together.
+    found = gate.verdicts(
+        [(v["name"], v["args"], v["tool_call_id"]) for _, v in reviews], thread_id
+    )
     answers: dict[str, dict[str, Any]] = {}
-    for pending in graph.get_state(config).interrupts:
-        value = pending.value
-        if not (isinstance(value, Mapping) and value.get("type") == "tool_approval"):
-            continue
+    for (interrupt_id, value), verdict in zip(reviews, found, strict=True):
         name, args = value["name"], value["args"]
-        verdict = gate.verdict(name, args, thread_id, value["tool_call_id"])
         if not verdict.allowed:
-            answers[pending.id] = {"type": "reject", "message": verdict.denial_text(name)}
+            answers[interrupt_id] = {"type": "reject", "message": verdict.denial_text(name)}
         elif verdict.args != args:
-            answers[pending.id] = {
+            answers[interrupt_id] = {
                 "type": "edit",
                 "edited_action": {"name": name, "args": verdict.args},
             }
         else:
-            answers[pending.id] = {"type": "approve"}
+            answers[interrupt_id] = {"type": "approve"}
     return answers
+
+
+def _ours(value: Any) -> list[dict[str, Any]]:
+    """The approvals an interrupt of this module waits on; none for anyone else's."""
+    if not isinstance(value, Mapping):
+        return []
+    if value.get("type") == _MARK:
+        return [dict(value)]
+    if value.get("type") == _MARK_ALL:
+        return [dict(a) for a in value.get("approvals") or [] if isinstance(a, Mapping)]
+    return []
 
 
 def pending_approvals(graph: Any, config: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The sayso approvals a paused run waits on: decision id, tool name, arguments."""
     state = graph.get_state(config)
-    return [
-        dict(i.value)
-        for i in state.interrupts
-        if isinstance(i.value, Mapping) and i.value.get("type") == _MARK
-    ]
+    return [a for i in state.interrupts for a in _ours(i.value)]
 
 
 def resume(graph: Any, config: Mapping[str, Any]) -> Any:
     """Continues a paused run, in this process or a new one (same checkpointer and
     ``thread_id``). The gated calls wait for the person's answers inside the graph."""
     state = graph.get_state(config)
-    ours = {
-        i.id: {"resumed_by": "sayso"}
-        for i in state.interrupts
-        if isinstance(i.value, Mapping) and i.value.get("type") == _MARK
-    }
+    ours = {i.id: {"resumed_by": "sayso"} for i in state.interrupts if _ours(i.value)}
     return graph.invoke(Command(resume=ours), config)
 
 
@@ -251,3 +297,13 @@ def run(graph: Any, input: Any, config: Mapping[str, Any]) -> Any:
     while pending_approvals(graph, config):
         result = resume(graph, config)
     return result
+
+
+def withdraw(client: Client, config: Mapping[str, Any]) -> list[str]:
+    """Withdraws (as ``abandoned``) every approval of the thread still waiting on the person,
+    for a run given up for good: the person's page says the agent stopped waiting, and a
+    resume after it denies those calls. Returns the decision ids withdrawn."""
+    thread_id = str((config.get("configurable") or {}).get("thread_id") or "")
+    if not thread_id:
+        raise ValueError('withdraw needs config={"configurable": {"thread_id": …}}')
+    return ToolGate(client, HARNESS).withdraw(thread_id)

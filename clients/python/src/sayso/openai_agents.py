@@ -85,18 +85,28 @@ class SaysoApprovals:
         return gated
 
     async def resolve(self, state: RunState[Any, Any]) -> RunState[Any, Any]:
-        """Asks the person about every call the run waits on and records each answer in
-        ``state``, overwriting whatever the state said of that call."""
-        for item in state.get_interruptions():
+        """Asks the person about every call the run waits on, all of them before waiting on
+        any (one batch on the person's phone), and records each answer in ``state``,
+        overwriting whatever the state said of that call."""
+        items = state.get_interruptions()
+        calls = []
+        for item in items:
             if not item.call_id or not item.name:
                 raise ValueError(f"an interruption without a call id or tool name: {item!r}")
-            args = arguments_object(item.arguments)
-            found = await self._gate.verdict(item.name, args, self.run_id, item.call_id)
-            if found.allowed:
+            calls.append((item.name, arguments_object(item.arguments), item.call_id))
+        found = await self._gate.verdicts(calls, self.run_id)
+        for item, verdict in zip(items, found, strict=True):
+            if verdict.allowed:
                 state.approve(item)
             else:
-                state.reject(item, rejection_message=denial(found))
+                state.reject(item, rejection_message=denial(verdict))
         return state
+
+    async def withdraw(self) -> list[str]:
+        """Withdraws (as ``abandoned``) every approval of this run still waiting on the person,
+        for a run given up for good: the person's page says the agent stopped waiting, and a
+        resume after it denies those calls. Returns the decision ids withdrawn."""
+        return await self._gate.withdraw(self.run_id)
 
     async def run(
         self,

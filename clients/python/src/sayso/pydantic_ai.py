@@ -135,18 +135,23 @@ class SaysoApprovals(AbstractCapability[Any]):
         asked) and returns them as ``DeferredToolResults``: an Allow approves, anything
         else is a ``ToolDenied`` whose message says why. Pass the result's
         ``conversation_id`` (or ``conversation_of(messages)`` in a new process)."""
+        gated = [c for c in requests.approvals if self.only is None or c.tool_name in self.only]
+        found = self.gate.verdicts(
+            [(c.tool_name, c.args_as_dict(), c.tool_call_id) for c in gated], conversation_id
+        )
         approvals: dict[str, bool | ToolApproved | ToolDenied] = {}
-        for call in requests.approvals:
-            if self.only is not None and call.tool_name not in self.only:
-                continue
-            verdict = self.gate.verdict(
-                call.tool_name, call.args_as_dict(), conversation_id, call.tool_call_id
-            )
+        for call, verdict in zip(gated, found, strict=True):
             if verdict.allowed:
                 approvals[call.tool_call_id] = ToolApproved()
             else:
                 approvals[call.tool_call_id] = ToolDenied(verdict.denial_text(call.tool_name))
         return DeferredToolResults(approvals=approvals)
+
+    def withdraw(self, conversation_id: str) -> list[str]:
+        """Withdraws (as ``abandoned``) every approval of the run still waiting on the person,
+        for a run given up for good; a resume after it denies those calls. Returns the
+        decision ids withdrawn."""
+        return self.gate.withdraw(conversation_id)
 
 
 def _conversation(ctx: RunContext[Any]) -> str:

@@ -1,6 +1,9 @@
 """One agent process for the cold-resume test: ``start`` runs the agent until it waits for the
 person, ``resume`` carries the same ADK session on by its id from the session store. Prints
-the run's last text."""
+the run's last text.
+
+python agent_process.py start|resume URL KEY SESSION_ID WORKDIR TARGET CALL_ID [TARGET CALL_ID]...
+(the model deploys to every target in one step)."""
 
 from __future__ import annotations
 
@@ -15,11 +18,12 @@ import sayso
 from sayso.adk import SaysoConfirmations
 
 
-async def main(mode: str, url: str, key: str, session_id: str, workdir: str, target: str) -> None:
+async def main(mode: str, url: str, key: str, session_id: str, workdir: str, *calls: str) -> None:
+    pairs = list(zip(calls[::2], calls[1::2], strict=True))
     async with sayso.AsyncClient(url, key) as client:
         confirmations = SaysoConfirmations(client)
         runner = scripted.deploy_runner(
-            Path(workdir) / "runs", target, "call_deploy_1", confirmations.tool
+            Path(workdir) / "runs", *pairs[0], confirmations.tool, *pairs[1:]
         )
         message = None
         if mode == "start":

@@ -1,6 +1,7 @@
 """A Google ADK agent driven offline: a ``BaseLlm`` of our own that calls the gated tool first
-and then says what the tool returned. No network and no API key. The tool counts its runs in
-a file, so a test (or a process started after another was killed) sees how often it ran.
+and then says what the tool returned. No network and no API key. The tool appends a line to a
+file each time it runs, so a test (or a process started after another was killed) sees how
+often it ran, and with which arguments.
 Sessions live in ADK's own SQLite session store, so a new process resumes one by its id."""
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ USER = "dev"
 
 class ToolThenEcho(BaseLlm):
     """Calls ``tool`` with ``arguments`` (a fixed call id, as a model replaying its own turn
-    would), then answers with what the tool returned, as the model read it."""
+    would), and with each of ``more``'s (arguments, call id) pairs in the same step; then
+    answers with what the tools returned, as the model read it, joined by " | "."""
 
     tool: str
     arguments: dict[str, Any]
     call_id: str
+    more: list[tuple[dict[str, Any], str]] = []
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
@@ -41,27 +44,39 @@ class ToolThenEcho(BaseLlm):
             if part.function_response and part.function_response.name == self.tool
         ]
         if answers:
-            said = json.dumps(answers[-1].response, sort_keys=True)
-            part = types.Part(text=f"the tool said: {said}")
+            said = " | ".join(json.dumps(a.response, sort_keys=True) for a in answers)
+            parts = [types.Part(text=f"the tool said: {said}")]
         else:
-            call = types.FunctionCall(id=self.call_id, name=self.tool, args=self.arguments)
-            part = types.Part(function_call=call)
-        yield LlmResponse(content=types.Content(role="model", parts=[part]))
+            parts = [
+                types.Part(function_call=types.FunctionCall(id=c, name=self.tool, args=a))
+                for a, c in [(self.arguments, self.call_id), *self.more]
+            ]
+        yield LlmResponse(content=types.Content(role="model", parts=parts))
 
 
 def deploy_runner(
-    counter: Path, target: str, call_id: str, make_tool: Callable[[Any], Any]
+    counter: Path,
+    target: str,
+    call_id: str,
+    make_tool: Callable[[Any], Any],
+    *more: tuple[str, str],
 ) -> Runner:
     """A runner over the SQLite session store beside ``counter``, whose agent's ``deploy`` tool
-    needs confirmation."""
+    needs confirmation; the model deploys to ``target`` (and to each of ``more``'s (target,
+    call id) pairs, in the same step)."""
 
     def deploy(target: str) -> dict[str, str]:
         """Deploys the build to a target."""
-        counter.write_text(str(runs(counter) + 1))
+        with counter.open("a") as f:
+            f.write(target + "\n")
         return {"result": f"deployed to {target}"}
 
     model = ToolThenEcho(
-        model="scripted", tool="deploy", arguments={"target": target}, call_id=call_id
+        model="scripted",
+        tool="deploy",
+        arguments={"target": target},
+        call_id=call_id,
+        more=[({"target": t}, c) for t, c in more],
     )
     agent = LlmAgent(
         name=APP, model=model, instruction="Deploy when asked.", tools=[make_tool(deploy)]
@@ -70,8 +85,13 @@ def deploy_runner(
     return Runner(app_name=APP, agent=agent, session_service=sessions)
 
 
+def ran(counter: Path) -> list[str]:
+    """The targets deployed to, one line per run of the tool."""
+    return counter.read_text().splitlines() if counter.exists() else []
+
+
 def runs(counter: Path) -> int:
-    return int(counter.read_text()) if counter.exists() else 0
+    return len(ran(counter))
 
 
 def last_text(events: list[Any]) -> str:

@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import parallel
 import pytest
 import scripted
 from google.genai import types
@@ -116,6 +117,7 @@ def test_a_killed_agent_resumes_by_session_id_and_runs_the_tool_once(server, per
                 sid,
                 str(tmp_path),
                 where,
+                "call_deploy_1",
             ],
             env=env,
             stdout=subprocess.PIPE,
@@ -211,6 +213,8 @@ def test_a_call_never_asked_about_is_denied_for_good(server, tmp_path):
     assert "no approval was asked for this call before it ran" in forged
     assert "the call ran without being asked about" in again
     assert scripted.runs(tmp_path / "runs") == 0
+    (asked,) = asked_for(server, sid)
+    assert asked.status == "cancelled", "the check's own approval is withdrawn, not left waiting"
 
 
 def test_an_allow_for_one_call_never_lets_other_arguments_through(server, person, tmp_path):
@@ -294,3 +298,59 @@ def test_a_denial_sticks_across_a_server_restart(own_server, tmp_path):
     again = asyncio.run(run_with_person(own_server, sid, tmp_path, where, fresh=False, timeout=5))
     assert "denied by the person: no" in again
     assert scripted.runs(tmp_path / "runs") == 0
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
+    server, person, tmp_path, n
+):
+    sid, made = f"s-{uuid.uuid4()}", parallel.calls(n)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    pairs = [arg for c in made for arg in (c.command, c.call_id)]
+
+    def agent(mode: str) -> subprocess.Popen[str]:
+        script = [sys.executable, str(HERE / "agent_process.py"), mode, server.url, server.key]
+        return subprocess.Popen(
+            [*script, sid, str(tmp_path), *pairs],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    out = parallel.answer_one_at_a_time(
+        server, person, sid, "google-adk", made, lambda: agent("start"), lambda: agent("resume")
+    )
+    parallel.assert_ran_exactly_the_allowed(server, sid, made, tmp_path / "runs")
+    for c in made:
+        expected = f"deployed to {c.command}" if c.answer == "Allow" else f"not {c.command}"
+        assert expected in out
+
+
+def test_a_run_given_up_withdraws_what_still_waits_and_a_resume_runs_none_of_it(
+    server, person, tmp_path
+):
+    sid, word = f"s-{uuid.uuid4()}", uuid.uuid4().hex[:8]
+    first, second = f"a-{word}", f"b-{word}"
+
+    async def go() -> tuple[list[str], str]:
+        async with sayso.AsyncClient(server.url, server.key) as client:
+            confirmations = SaysoConfirmations(client)
+            runner = scripted.deploy_runner(
+                tmp_path / "runs", first, "call_1", confirmations.tool, (second, "call_2")
+            )
+            await new_session(runner, sid)
+            paused = await collect(runner, sid, say("deploy it"))
+            waiting = asyncio.create_task(confirmations.answers(paused, sid))
+            while second not in await asyncio.to_thread(person.feed):
+                await asyncio.sleep(0.1)
+            waiting.cancel()
+            await asyncio.to_thread(person.answer, first, value="Allow")
+            withdrawn = await confirmations.withdraw(sid)
+            events = await confirmations.run(runner, user_id=scripted.USER, session_id=sid)
+            return withdrawn, scripted.last_text(events)
+
+    withdrawn, said = asyncio.run(go())
+    by_call = {d.metadata["tool_call_id"]: d for d in asked_for(server, sid)}
+    assert withdrawn == [by_call["call_2"].decision_id]
+    assert by_call["call_2"].status == "cancelled"
+    assert by_call["call_1"].status == "answered", "an answer stays as it is"
+    assert scripted.ran(tmp_path / "runs") == [first]
+    assert "the run was given up" in said

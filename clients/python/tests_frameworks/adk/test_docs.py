@@ -1,36 +1,78 @@
-"""The Google ADK block of docs/CLIENTS.md runs as written. Only its model is swapped: ADK's
-model registry is made to hand out the scripted ``BaseLlm`` (no network, no API key) for the
-Gemini name the block gives."""
+"""The Google ADK blocks of docs/CLIENTS.md run as written, with the scripted ``BaseLlm`` they
+define (no network, no API key): the first in a process of its own that is killed while it
+waits, the second resuming the session from ADK's SQLite session store."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
-import scripted
-from google.adk.models.registry import LLMRegistry
 from helpers import joined, later
 from sayso_client_fixtures import REPO, Person
 
+import sayso
 
-def docs_example() -> str:
+SAID = "Deploy said: {'result': 'deployed to prod'}\n"
+
+
+def docs_examples() -> list[str]:
     text = (REPO / "docs" / "CLIENTS.md").read_text()
     section = text.split("## Google ADK (Python)", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, re.S)[0]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
-def test_the_docs_example_asks_the_person_and_runs_the_allowed_tool(own_server, monkeypatch):
-    monkeypatch.setenv("SAYSO_URL", own_server.url)
-    monkeypatch.setenv("SAYSO_KEY", own_server.key)
-    model = scripted.ToolThenEcho(
-        model="gemini-2.5-flash", tool="deploy", arguments={"target": "prod"}, call_id="call_1"
-    )
-    monkeypatch.setattr(LLMRegistry, "new_llm", staticmethod(lambda name: model))
-    person = Person(own_server.feed)
-    answering = later(0.0, person.answer_when_asked, "prod", value="Allow")
+def run_block(block: str) -> str:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(docs_example(), "docs/CLIENTS.md", "exec"), {})  # noqa: S102
+        exec(compile(block, "docs/CLIENTS.md", "exec"), {})  # noqa: S102
+    return out.getvalue()
+
+
+def test_the_docs_example_asks_the_person_and_runs_the_allowed_tool(
+    own_server, monkeypatch, tmp_path: Path
+):
+    run, _ = docs_examples()
+    monkeypatch.setenv("SAYSO_URL", own_server.url)
+    monkeypatch.setenv("SAYSO_KEY", own_server.key)
+    monkeypatch.chdir(tmp_path)
+    person = Person(own_server.feed)
+    answering = later(0.0, person.answer_when_asked, "prod", value="Allow")
+    out = run_block(run)
     assert joined(answering).status_code == 303
-    assert out.getvalue() == 'the tool said: {"result": "deployed to prod"}\n'
+    assert out == SAID
+
+
+def test_the_resume_example_carries_on_a_session_whose_process_died(
+    own_server, monkeypatch, tmp_path: Path
+):
+    run, resume = docs_examples()
+    (tmp_path / "run.py").write_text(run)
+    env = {**os.environ, "SAYSO_URL": own_server.url, "SAYSO_KEY": own_server.key}
+    first = subprocess.Popen(
+        [sys.executable, "run.py"], cwd=tmp_path, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    person = Person(own_server.feed)
+    deadline = time.monotonic() + 60
+    while "prod" not in person.feed():
+        assert first.poll() is None, first.communicate()
+        assert time.monotonic() < deadline, "the run never asked"
+        time.sleep(0.1)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    assert person.answer("prod", value="Allow").status_code == 303
+
+    monkeypatch.setenv("SAYSO_URL", own_server.url)
+    monkeypatch.setenv("SAYSO_KEY", own_server.key)
+    monkeypatch.chdir(tmp_path)
+    assert run_block(resume) == SAID
+    with sayso.Client(own_server.url, own_server.key) as client:
+        asked = [d for d in client.list() if d.metadata.get("run_id") == "deploy-42"]
+    assert [d.status for d in asked] == ["answered"], "the resumed session asked again"

@@ -9,6 +9,7 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parents[2] / "tests"
 sys.path.insert(0, str(TESTS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # parallel.py, shared
 
 # Loaded under a name of its own: this file is a `conftest` too.
 _spec = importlib.util.spec_from_file_location("sayso_client_fixtures", TESTS / "conftest.py")

@@ -29,8 +29,8 @@ from sayso.langgraph import SaysoApproval
 
 
 class ScriptedModel(FakeMessagesListChatModel):
-    """Calls `run_shell_command` with the JSON of the first human message, once; then answers
-    with the text of the last tool result."""
+    """Calls `run_shell_command` once for each call in the JSON of the first human message,
+    all in one step; then answers with the text of the tool results, joined by " | "."""
 
     responses: list[BaseMessage] = []
 
@@ -38,13 +38,20 @@ class ScriptedModel(FakeMessagesListChatModel):
         return self
 
     def _generate(self, messages: list[BaseMessage], *a: Any, **kw: Any) -> ChatResult:
-        last = messages[-1]
-        if isinstance(last, ToolMessage):
-            reply = AIMessage(content=f"tool said: {last.content}")
+        if isinstance(messages[-1], ToolMessage):
+            said = []
+            for m in reversed(messages):
+                if not isinstance(m, ToolMessage):
+                    break
+                said.insert(0, str(m.content))
+            reply = AIMessage(content=f"tool said: {' | '.join(said)}")
         else:
-            ask = json.loads(next(m for m in messages if isinstance(m, HumanMessage)).content)
-            call = {"name": "run_shell_command", "args": ask["args"], "id": ask["call_id"]}
-            reply = AIMessage(content="", tool_calls=[call])
+            asked = json.loads(next(m for m in messages if isinstance(m, HumanMessage)).content)
+            tool_calls = [
+                {"name": "run_shell_command", "args": {"command": command}, "id": call_id}
+                for command, call_id in asked
+            ]
+            reply = AIMessage(content="", tool_calls=tool_calls)
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
 
@@ -76,8 +83,9 @@ def build(client: sayso.Client, db: Path | None, runs: Path, **gate: Any) -> Any
     )
 
 
-def start_input(command: str, call_id: str) -> dict[str, Any]:
-    text = json.dumps({"args": {"command": command}, "call_id": call_id})
+def start_input(command: str, call_id: str, *more: tuple[str, str]) -> dict[str, Any]:
+    """The first message: the (command, call id) pairs the model calls the tool with."""
+    text = json.dumps([(command, call_id), *more])
     return {"messages": [HumanMessage(content=text)]}
 
 
@@ -86,8 +94,8 @@ def runs_of(runs: Path) -> list[str]:
 
 
 if __name__ == "__main__":
-    # python lg_agent.py start|resume DB RUNS THREAD [COMMAND CALL_ID]: the agent process
-    # the cold-resume test kills, and the new one that resumes its run.
+    # python lg_agent.py start|resume DB RUNS THREAD [COMMAND CALL_ID]...: the agent process
+    # the cold-resume tests kill, and the new one that resumes its run.
     from sayso.langgraph import pending_approvals, resume
 
     mode, db, runs, thread = sys.argv[1:5]
@@ -95,7 +103,8 @@ if __name__ == "__main__":
     with sayso.Client(os.environ["SAYSO_URL"], os.environ["SAYSO_KEY"]) as client:
         agent = build(client, Path(db), Path(runs))
         if mode == "start":
-            agent.invoke(start_input(sys.argv[5], sys.argv[6]), config)
+            pairs = list(zip(sys.argv[5::2], sys.argv[6::2], strict=True))
+            agent.invoke(start_input(*pairs[0], *pairs[1:]), config)
             for asked in pending_approvals(agent, config):
                 print("PAUSED", asked["decision_id"], flush=True)
         result = resume(agent, config)

@@ -6,16 +6,20 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
 
+import parallel
 import pytest
 from helpers import call_digest, joined, later
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 from lg_agent import build, runs_of, start_input
@@ -23,7 +27,16 @@ from sayso_client_fixtures import Person, Server
 from typing_extensions import TypedDict
 
 import sayso
-from sayso.langgraph import HARNESS, ToolGate, approve, pending_approvals, resume, run
+from sayso.langgraph import (
+    HARNESS,
+    ToolGate,
+    approve,
+    approve_all,
+    pending_approvals,
+    resume,
+    run,
+    withdraw,
+)
 
 HERE = Path(__file__).resolve().parent
 
@@ -255,3 +268,125 @@ def test_approve_gates_a_node_of_a_graph_of_ones_own(
     assert joined(denying).status_code == 303
     assert not runs.exists()
     assert result["outcome"].endswith("denied by the person: keep it")
+
+
+def written_back(db: Path, thread: str, call_id: str) -> bool:
+    """Whether the checkpoint holds the tool node's result for the call: what a resume finds,
+    so it does not run that call's task again."""
+    with sqlite3.connect(db) as conn:
+        saved = SqliteSaver(conn).get_tuple(config(thread))
+    if saved is None:
+        return False
+    for _task, _channel, value in saved.pending_writes or []:
+        for m in value if isinstance(value, list) else [value]:
+            if isinstance(m, ToolMessage) and m.tool_call_id == call_id:
+                return True
+    return False
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
+    server: Server, person: Person, tmp_path: Path, n: int
+) -> None:
+    db, runs, thread = tmp_path / "graph.db", tmp_path / "runs.txt", f"t-par-{uuid.uuid4()}"
+    made = parallel.calls(n)
+    env = {**os.environ, "SAYSO_URL": server.url, "SAYSO_KEY": server.key}
+    script = [sys.executable, str(HERE / "lg_agent.py")]
+    pairs = [arg for c in made for arg in (c.command, c.call_id)]
+
+    def agent(mode: str) -> subprocess.Popen[str]:
+        extra = pairs if mode == "start" else []
+        return subprocess.Popen(
+            [*script, mode, str(db), str(runs), thread, *extra],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    def settled(call: parallel.Call) -> None:
+        # Each call is a task of its own (create_agent sends one per call): the live process
+        # runs an allowed one, or writes back the denial, as soon as it is answered.
+        deadline = time.monotonic() + 30
+        while not written_back(db, thread, call.call_id):
+            assert time.monotonic() < deadline, f"{call} was not written back"
+            time.sleep(0.1)
+        assert parallel.runs_of(runs).count(call.command) == (call.answer == "Allow")
+
+    out = parallel.answer_one_at_a_time(
+        server, person, thread, HARNESS, made, lambda: agent("start"), lambda: agent("resume"),
+        settled,
+    )  # fmt: skip
+    parallel.assert_ran_exactly_the_allowed(server, thread, made, runs)
+    (final,) = [line for line in out.splitlines() if line.startswith("FINAL ")]
+    for c in made:
+        expected = f"ran {c.command}" if c.answer == "Allow" else f"not {c.command}"
+        assert expected in final
+
+
+def test_approve_all_pauses_a_node_once_for_its_calls_and_runs_each_allowed_one_once(
+    client: sayso.Client, person: Person, tmp_path: Path
+) -> None:
+
+    class State(TypedDict, total=False):
+        paths: list[str]
+        outcomes: list[str]
+
+    gate = ToolGate(client, HARNESS, notify="none", wait_timeout=30)
+    runs = tmp_path / "runs.txt"
+
+    def delete(state: State) -> State:
+        calls = [("delete_file", {"path": p}, f"del-{i}") for i, p in enumerate(state["paths"])]
+        outcomes = []
+        for (name, args, _), verdict in zip(calls, approve_all(gate, calls), strict=True):
+            if verdict.allowed:
+                with runs.open("a") as f:
+                    f.write(args["path"] + "\n")
+                outcomes.append("deleted")
+            else:
+                outcomes.append(verdict.denial_text(name))
+        return {"outcomes": outcomes}
+
+    graph = StateGraph(State)
+    graph.add_node("delete", delete)
+    graph.add_edge(START, "delete")
+    graph.add_edge("delete", END)
+    app, cfg = graph.compile(checkpointer=InMemorySaver()), config("t-own-all")
+    word = uuid.uuid4().hex[:8]
+    paths = [f"/srv/a-{word}", f"/srv/b-{word}", f"/srv/c-{word}"]
+    app.invoke({"paths": paths}, cfg)
+    # One pause, every call asked and pending before anyone answered.
+    (paused,) = app.get_state(cfg).interrupts
+    asked = pending_approvals(app, cfg)
+    assert [a["args"]["path"] for a in asked] == paths
+    assert {client.get(a["decision_id"]).status for a in asked} == {"pending"}
+
+    assert person.answer(paths[0], value="Allow").status_code == 303
+    # Resumed with one answer in: the node waits for the others inside the graph.
+    resuming = later(0.0, resume, app, cfg)
+    assert person.answer_when_asked(paths[1], value="Deny", remark="keep b").status_code == 303
+    assert person.answer_when_asked(paths[2], value="Allow").status_code == 303
+    result = joined(resuming)
+    assert result["outcomes"][0] == "deleted" and result["outcomes"][2] == "deleted"
+    assert result["outcomes"][1].endswith("denied by the person: keep b")
+    resume(app, cfg)  # resumed once more: nothing runs again
+    assert runs_of(runs) == [paths[0], paths[2]]
+
+
+def test_a_run_given_up_withdraws_what_still_waits_and_a_resume_runs_none_of_it(
+    client: sayso.Client, person: Person, tmp_path: Path
+) -> None:
+    runs, word = tmp_path / "runs.txt", uuid.uuid4().hex[:8]
+    agent, cfg = build(client, tmp_path / "graph.db", runs), config(f"t-give-up-{word}")
+    agent.invoke(start_input(f"ls {word}", "call-1", (f"rm {word}", "call-2")), cfg)
+    asked = {a["args"]["command"]: a["decision_id"] for a in pending_approvals(agent, cfg)}
+    assert person.answer(f"ls {word}", value="Allow").status_code == 303
+
+    assert withdraw(client, cfg) == [asked[f"rm {word}"]]
+    gone = client.get(asked[f"rm {word}"])
+    assert gone.status == "cancelled"
+    (cancel,) = [e for e in client.audit_trail(gone) if e.kind == "cancelled"]
+    assert cancel.detail.get("reason") == "abandoned"
+    assert client.get(asked[f"ls {word}"]).status == "answered", "an answer stays as it is"
+    assert f"rm {word}" not in person.feed().split('id="history"')[0]
+
+    result = resume(agent, cfg)
+    assert runs_of(runs) == [f"ls {word}"]
+    assert any("the run was given up" in t for t in tool_results(result))

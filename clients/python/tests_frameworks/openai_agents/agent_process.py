@@ -1,6 +1,9 @@
-"""One agent process for the cold-resume test: ``start`` runs the agent until it waits for the
+"""One agent process for the cold-resume tests: ``start`` runs the agent until it waits for the
 person (saving the run state first), ``resume`` loads that state in a new process and carries
-the run on by its id. Prints the run's final output."""
+the run on by its id. Prints the run's final output.
+
+python agent_process.py start|resume URL KEY RUN_ID WORKDIR TARGET CALL_ID [TARGET CALL_ID]...
+(the model deploys to every target in one step)."""
 
 from __future__ import annotations
 
@@ -16,13 +19,12 @@ import sayso
 from sayso.openai_agents import SaysoApprovals
 
 
-async def main(mode: str, url: str, key: str, run_id: str, workdir: str, target: str) -> None:
+async def main(mode: str, url: str, key: str, run_id: str, workdir: str, *calls: str) -> None:
     work = Path(workdir)
+    pairs = list(zip(calls[::2], calls[1::2], strict=True))
     async with sayso.AsyncClient(url, key) as client:
         approvals = SaysoApprovals(client, run_id)
-        agent, config = scripted.deploy_agent(
-            work / "runs", target, "call_deploy_1", approvals.gate
-        )
+        agent, config = scripted.deploy_agent(work / "runs", *pairs[0], approvals.gate, *pairs[1:])
 
         def save(state: dict) -> None:
             (work / "state.json").write_text(json.dumps(state))

@@ -12,6 +12,7 @@ HERE = Path(__file__).resolve().parent
 CLIENT_TESTS = HERE.parents[1] / "tests"
 
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))  # parallel.py, shared
 sys.path.insert(0, str(CLIENT_TESTS))
 _spec = importlib.util.spec_from_file_location(
     "sayso_client_fixtures", CLIENT_TESTS / "conftest.py"

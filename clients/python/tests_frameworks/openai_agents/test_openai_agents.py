@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import parallel
 import pytest
 import scripted
 from agents import Runner, RunState
@@ -102,6 +103,7 @@ def test_a_killed_agent_resumes_by_run_id_and_runs_the_tool_once(server, person,
                 run_id,
                 str(tmp_path),
                 where,
+                "call_deploy_1",
             ],
             env=env,
             stdout=subprocess.PIPE,
@@ -206,6 +208,9 @@ def test_a_call_never_asked_about_is_denied_for_good(server, tmp_path):
     assert "no approval was asked for this call before it ran" in straight.final_output
     assert "the call ran without being asked about" in resumed.final_output
     assert scripted.runs(tmp_path / "runs") == 0
+    with sayso.Client(server.url, server.key) as client:
+        (asked,) = [d for d in client.list() if d.metadata.get("run_id") == run_id]
+    assert asked.status == "cancelled", "the check's own approval is withdrawn, not left waiting"
 
 
 def test_an_allow_for_one_call_never_lets_other_arguments_through(server, person, tmp_path):
@@ -294,3 +299,68 @@ def test_a_denial_sticks_across_a_server_restart(own_server, tmp_path):
     again = run(run_with_person(own_server, run_id, tmp_path, where, timeout=5))
     assert "denied by the person: no" in again.final_output
     assert scripted.runs(tmp_path / "runs") == 0
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
+    server, person, tmp_path, n
+):
+    run_id, made = f"run-{uuid.uuid4()}", parallel.calls(n)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    pairs = [arg for c in made for arg in (c.command, c.call_id)]
+
+    def agent(mode: str) -> subprocess.Popen[str]:
+        script = [sys.executable, str(HERE / "agent_process.py"), mode, server.url, server.key]
+        return subprocess.Popen(
+            [*script, run_id, str(tmp_path), *pairs],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    def saved(call: parallel.Call) -> None:
+        # The state a cold resume needs is saved before the run waits.
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "state.json").exists():
+            assert time.monotonic() < deadline, "the run saved no state"
+            time.sleep(0.1)
+        time.sleep(0.3)
+
+    out = parallel.answer_one_at_a_time(
+        server, person, run_id, "openai-agents", made, lambda: agent("start"),
+        lambda: agent("resume"), saved,
+    )  # fmt: skip
+    parallel.assert_ran_exactly_the_allowed(server, run_id, made, tmp_path / "runs")
+    for c in made:
+        expected = f"deployed to {c.command}" if c.answer == "Allow" else f"not {c.command}"
+        assert expected in out
+
+
+def test_a_run_given_up_withdraws_what_still_waits_and_a_resume_runs_none_of_it(
+    server, person, tmp_path
+):
+    run_id, word = f"run-{uuid.uuid4()}", uuid.uuid4().hex[:8]
+    first, second = f"a-{word}", f"b-{word}"
+
+    async def go() -> tuple[list[str], Any]:
+        async with sayso.AsyncClient(server.url, server.key) as client:
+            approvals = SaysoApprovals(client, run_id)
+            agent, config = scripted.deploy_agent(
+                tmp_path / "runs", first, "call_1", approvals.gate, (second, "call_2")
+            )
+            saved = await asked_then_dropped(approvals, agent, config, person, second)
+            await asyncio.to_thread(person.answer, first, value="Allow")
+            withdrawn = await approvals.withdraw()
+            state = await RunState.from_json(agent, saved)
+            return withdrawn, await approvals.run(agent, state, run_config=config)
+
+    withdrawn, result = run(go())
+    with sayso.Client(server.url, server.key) as client:
+        by_call = {
+            d.metadata["tool_call_id"]: d
+            for d in client.list()
+            if d.metadata.get("run_id") == run_id
+        }
+    assert withdrawn == [by_call["call_2"].decision_id]
+    assert by_call["call_2"].status == "cancelled"
+    assert by_call["call_1"].status == "answered", "an answer stays as it is"
+    assert scripted.ran(tmp_path / "runs") == [first]
+    assert "the run was given up" in result.final_output

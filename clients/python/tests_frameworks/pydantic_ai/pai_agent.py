@@ -36,10 +36,13 @@ REQUESTS = TypeAdapter(DeferredToolRequests)
 
 
 def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """Calls the tool once for each (command, call id) pair of the JSON prompt, all in one
+    step; then repeats the tool results, joined by " | "."""
     last = messages[-1]
     returned = [p for p in last.parts if isinstance(p, ToolReturnPart)]
     if returned:
-        return ModelResponse(parts=[TextPart(f"tool said: {returned[0].content}")])
+        said = " | ".join(str(p.content) for p in returned)
+        return ModelResponse(parts=[TextPart(f"tool said: {said}")])
     prompt = next(
         p.content
         for m in messages
@@ -47,9 +50,11 @@ def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         for p in m.parts
         if isinstance(p, UserPromptPart)
     )
-    ask = json.loads(str(prompt))
     return ModelResponse(
-        parts=[ToolCallPart("run_shell_command", ask["args"], tool_call_id=ask["call_id"])]
+        parts=[
+            ToolCallPart("run_shell_command", {"command": command}, tool_call_id=call_id)
+            for command, call_id in json.loads(str(prompt))
+        ]
     )
 
 
@@ -72,8 +77,9 @@ def build(client: sayso.Client, runs: Path, **gate: Any) -> tuple[Agent[None, An
     return agent, approvals
 
 
-def prompt(command: str, call_id: str) -> str:
-    return json.dumps({"args": {"command": command}, "call_id": call_id})
+def prompt(command: str, call_id: str, *more: tuple[str, str]) -> str:
+    """The prompt: the (command, call id) pairs the model calls the tool with."""
+    return json.dumps([(command, call_id), *more])
 
 
 def runs_of(runs: Path) -> list[str]:
@@ -81,14 +87,15 @@ def runs_of(runs: Path) -> list[str]:
 
 
 if __name__ == "__main__":
-    # python pai_agent.py start|resume STATE RUNS [COMMAND CALL_ID]: the agent process the
-    # cold-resume test kills, and the new one that resumes its run from the saved state.
+    # python pai_agent.py start|resume STATE RUNS [COMMAND CALL_ID]...: the agent process the
+    # cold-resume tests kill, and the new one that resumes its run from the saved state.
     mode, state, runs = sys.argv[1:4]
     saved = Path(state)
     with sayso.Client(os.environ["SAYSO_URL"], os.environ["SAYSO_KEY"]) as client:
         agent, approvals = build(client, Path(runs))
         if mode == "start":
-            paused = agent.run_sync(prompt(sys.argv[4], sys.argv[5]))
+            pairs = list(zip(sys.argv[4::2], sys.argv[5::2], strict=True))
+            paused = agent.run_sync(prompt(*pairs[0], *pairs[1:]))
             saved.write_text(
                 json.dumps(
                     {

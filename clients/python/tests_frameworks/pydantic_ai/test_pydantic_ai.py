@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import parallel
 import pytest
 from helpers import call_digest, joined, later
 from pai_agent import build, prompt, runs_of
@@ -238,3 +239,59 @@ def test_an_expiry_or_a_cancel_reaches_the_model_as_a_denial(
     (said,) = tool_results(done.all_messages())
     expected = "expired" if end == "expired" else "the operator withdrew it"
     assert expected in said and said.startswith("The person did not approve")
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
+    server: Server, person: Person, tmp_path: Path, n: int
+) -> None:
+    state, runs = tmp_path / "state.json", tmp_path / "runs.txt"
+    made = parallel.calls(n)
+    env = {**os.environ, "SAYSO_URL": server.url, "SAYSO_KEY": server.key}
+    script = [sys.executable, str(HERE / "pai_agent.py")]
+    pairs = [arg for c in made for arg in (c.command, c.call_id)]
+    conversation: list[str] = []
+
+    def agent(mode: str) -> subprocess.Popen[str]:
+        extra = pairs if mode == "start" else []
+        proc = subprocess.Popen(
+            [*script, mode, str(state), str(runs), *extra],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        if mode == "start":
+            # The run id is the conversation id the paused run prints, once it saved itself.
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            assert line.startswith("PAUSED "), (line, proc.communicate())
+            conversation.append(line.split()[1])
+        return proc
+
+    first = agent("start")
+    out = parallel.answer_one_at_a_time(
+        server, person, conversation[0], "pydantic-ai", made, lambda: first,
+        lambda: agent("resume"),
+    )  # fmt: skip
+    parallel.assert_ran_exactly_the_allowed(server, conversation[0], made, runs)
+    (final,) = [line for line in out.splitlines() if line.startswith("FINAL ")]
+    for c in made:
+        expected = f"ran {c.command}" if c.answer == "Allow" else f"not {c.command}"
+        assert expected in final
+
+
+def test_a_run_given_up_withdraws_what_still_waits_and_a_resume_runs_none_of_it(
+    client: sayso.Client, person: Person, tmp_path: Path
+) -> None:
+    runs, word = tmp_path / "runs.txt", uuid.uuid4().hex[:8]
+    agent, approvals = build(client, runs)
+    paused = agent.run_sync(prompt(f"ls {word}", "call-1", (f"rm {word}", "call-2")))
+    by_call = {d.metadata["tool_call_id"]: d for d in asked_in(client, paused.conversation_id)}
+    assert person.answer(f"ls {word}", value="Allow").status_code == 303
+
+    assert approvals.withdraw(paused.conversation_id) == [by_call["call-2"].decision_id]
+    assert client.get(by_call["call-2"]).status == "cancelled"
+    assert client.get(by_call["call-1"]).status == "answered", "an answer stays as it is"
+
+    results = approvals.decide(paused.output, paused.conversation_id)
+    done = agent.run_sync(message_history=paused.all_messages(), deferred_tool_results=results)
+    assert runs_of(runs) == [f"ls {word}"]
+    assert any("the run was given up" in t for t in tool_results(done.all_messages()))
