@@ -9,8 +9,9 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 
 import { AIMessage } from "@langchain/core/messages";
-import { Command } from "@langchain/langgraph";
+import { Command, END, MemorySaver, START, StateGraph, interrupt } from "@langchain/langgraph";
 import { Sayso } from "sayso";
+import { saysoApprovals } from "sayso/langgraph";
 
 import { exactlyOnceSuite, personAnswers as answerAll, runsOf } from "./support/exactly-once.mjs";
 import { makeGraph, runAgent } from "./support/langgraph-agent.mjs";
@@ -189,4 +190,30 @@ exactlyOnceSuite({
     args: (r, versions) => [r.db, r.countFile, r.runId, versions.join(",")],
     saved: checkpointed,
   },
+});
+
+test("approveAll in a node of one's own asks about every call at once and pauses once for them", async () => {
+  const r = freshRun("own-node");
+  const approvals = saysoApprovals(sayso, { interrupt });
+  const calls = ["n2.1", "n2.2"].map((version, i) => ({ toolCallId: `call-${i + 1}`, toolName: "deploy", input: { version } }));
+  const ran = [];
+  const graph = new StateGraph({ channels: { done: null } })
+    .addNode("review", async (_, config) => {
+      const verdicts = await approvals.approveAll(calls, config);
+      verdicts.forEach((v, i) => v.approved && ran.push(calls[i].input.version));
+      return { done: verdicts.map((v) => v.approved) };
+    })
+    .addEdge(START, "review")
+    .addEdge("review", END)
+    .compile({ checkpointer: new MemorySaver() });
+  const config = { configurable: { thread_id: r.runId } };
+  const first = await graph.invoke({ done: null }, config);
+  assert.equal(first.__interrupt__?.length, 1, "one pause for the node");
+  assert.equal(first.__interrupt__[0].value.calls.length, 2, "naming both calls");
+  assert.equal((await decisionsOf(r.runId)).filter((d) => d.status === "pending").length, 2);
+  const resume = approvals.answer(first.__interrupt__);
+  await answerAll(server, ["n2.1", "n2.2"], ["Deny", "Allow"]);
+  const last = await graph.invoke(new Command({ resume: await resume }), config);
+  assert.deepEqual(last.done, [false, true]);
+  assert.deepEqual(ran, ["n2.2"]);
 });
