@@ -46,7 +46,7 @@ export function saysoApprovals(sayso, options) {
             const pending = pendingApprovals(messages);
             if (pending.length === 0)
                 return null;
-            const verdicts = await Promise.all(pending.map((p) => gate.decide(p)));
+            const verdicts = await gate.decideAll(pending);
             return {
                 role: "tool",
                 content: pending.map((p, i) => ({

@@ -43,6 +43,12 @@ export declare class ApprovalGate {
     /** Asks (or finds the ask already made for this call) and waits for the person. */
     decide(call: ToolCall): Promise<Verdict>;
     /**
+     * The calls of one model step put to the person together: every approval is made (or
+     * found) before any is waited on, so the person sees the whole step at once (they share
+     * the run's session, which the feed groups) and answers them in any order.
+     */
+    decideAll(calls: readonly ToolCall[]): Promise<Verdict[]>;
+    /**
      * Waits for a decision to end, up to `timeout`; past it the decision is cancelled, so the
      * denial the framework hears is the server's too, and a resume later cannot find an Allow
      * given after the agent stopped waiting.
@@ -54,9 +60,18 @@ export declare class ApprovalGate {
     /**
      * The decision as it stands, without waiting: what a tool checks just before it runs, so
      * that state the agent can edit (a message saying "approved", a resume value) counts for
-     * nothing; only the person's Allow of these exact arguments does.
+     * nothing; only the person's Allow of these exact arguments does. The check finds the
+     * approval asked when the run paused; when it has to make it, the call never paused for
+     * the person, and when it is still pending, the run went on without the answer: either
+     * way the call is denied and the approval withdrawn as abandoned, so nothing stays on the
+     * person's phone that no one will act on.
      */
     check(call: ToolCall): Promise<Verdict>;
+    /**
+     * Withdraws an approval nothing will act on, as `abandoned`: the person's page says the
+     * agent stopped waiting. An answer that came first stands, and is returned.
+     */
+    withdraw(decisionId: string): Promise<Decision>;
     /** The idempotency key of a call: the harness, the run and the framework's call id. */
     keyOf(call: ToolCall): string;
     /**
@@ -65,6 +80,7 @@ export declare class ApprovalGate {
      */
     request(call: ToolCall): Promise<{
         decision_id: string;
+        replayed: boolean;
     } | Verdict>;
 }
 /**

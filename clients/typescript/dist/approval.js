@@ -4,6 +4,10 @@
 import { SaysoError, SaysoTimeoutError } from "./errors.js";
 /** The approval label that lets a call run. */
 const ALLOW = "Allow";
+/** The cancel reason the server reads as "the agent stopped waiting" (docs/API.md, "Lifecycle"). */
+const ABANDONED = "abandoned";
+/** The server's bound on an approval's session id. */
+const MAX_SESSION_CHARS = 200;
 /**
  * Asks sayso for a framework's tool calls and reads the answers back. The approval's
  * idempotency key is the framework's call id within the run, and the create body holds the
@@ -27,11 +31,21 @@ export class ApprovalGate {
     }
     /** Asks (or finds the ask already made for this call) and waits for the person. */
     async decide(call) {
-        const asked = await this.request(call);
-        if ("approved" in asked)
-            return asked;
-        const { decision, note } = await this.waitFor(asked.decision_id);
-        return verdictOf(decision, call, note);
+        return (await this.decideAll([call]))[0];
+    }
+    /**
+     * The calls of one model step put to the person together: every approval is made (or
+     * found) before any is waited on, so the person sees the whole step at once (they share
+     * the run's session, which the feed groups) and answers them in any order.
+     */
+    async decideAll(calls) {
+        const asked = await Promise.all(calls.map((c) => this.request(c)));
+        return Promise.all(asked.map(async (a, i) => {
+            if ("approved" in a)
+                return a;
+            const { decision, note } = await this.waitFor(a.decision_id);
+            return verdictOf(decision, calls[i], note);
+        }));
     }
     /**
      * Waits for a decision to end, up to `timeout`; past it the decision is cancelled, so the
@@ -46,27 +60,53 @@ export class ApprovalGate {
             if (!(e instanceof SaysoTimeoutError))
                 throw e;
             const reason = `no answer within ${Math.round((this.#options.timeout ?? 0) / 1000)} s`;
-            try {
-                return { decision: await this.#sayso.cancel(decisionId, { reason }), note: reason };
-            }
-            catch (c) {
-                // Answered in the meantime: the answer stands.
-                if (c instanceof SaysoError && c.code === "already_resolved")
-                    return { decision: await this.#sayso.get(decisionId) };
-                throw c;
-            }
+            return { decision: await this.#cancel(decisionId, reason), note: reason };
         }
     }
     /**
      * The decision as it stands, without waiting: what a tool checks just before it runs, so
      * that state the agent can edit (a message saying "approved", a resume value) counts for
-     * nothing; only the person's Allow of these exact arguments does.
+     * nothing; only the person's Allow of these exact arguments does. The check finds the
+     * approval asked when the run paused; when it has to make it, the call never paused for
+     * the person, and when it is still pending, the run went on without the answer: either
+     * way the call is denied and the approval withdrawn as abandoned, so nothing stays on the
+     * person's phone that no one will act on.
      */
     async check(call) {
         const asked = await this.request(call);
         if ("approved" in asked)
             return asked;
-        return verdictOf(await this.#sayso.get(asked.decision_id), call);
+        const id = asked.decision_id;
+        const not = (why) => ({ decisionId: id, approved: false, reason: `sayso: ${call.toolName} was not run: ${why}` });
+        if (!asked.replayed) {
+            await this.withdraw(id);
+            return not("no approval was asked for this call before it ran");
+        }
+        let decision = await this.#sayso.get(id);
+        if (decision.status === "pending") {
+            decision = await this.withdraw(id);
+            if (decision.status === "cancelled")
+                return not("the person has not answered yet");
+        }
+        return verdictOf(decision, call);
+    }
+    /**
+     * Withdraws an approval nothing will act on, as `abandoned`: the person's page says the
+     * agent stopped waiting. An answer that came first stands, and is returned.
+     */
+    withdraw(decisionId) {
+        return this.#cancel(decisionId, ABANDONED);
+    }
+    async #cancel(decisionId, reason) {
+        try {
+            return await this.#sayso.cancel(decisionId, { reason });
+        }
+        catch (c) {
+            // Answered in the meantime: the answer stands.
+            if (c instanceof SaysoError && c.code === "already_resolved")
+                return this.#sayso.get(decisionId);
+            throw c;
+        }
     }
     /** The idempotency key of a call: the harness, the run and the framework's call id. */
     keyOf(call) {
@@ -111,6 +151,8 @@ export class ApprovalGate {
                 harness: this.#harness,
                 tool_name: call.toolName,
                 tool_input: toolInput,
+                // The run's calls share a session: the feed groups them, one page answers them all.
+                session_id: Array.from(this.#options.runId).slice(0, MAX_SESSION_CHARS).join(""),
                 ...(this.#options.cwd ? { cwd: this.#options.cwd } : {}),
             },
         };

@@ -48,7 +48,8 @@ export declare class Sayso {
     get url(): string;
     /**
      * Asks a person: creates a decision (kind `bool` unless `fields.kind` says otherwise) and
-     * returns its handle at once. `wait(handle)` gets the answer.
+     * returns its handle at once. `wait(handle)` gets the answer. With an `idempotencyKey` used
+     * before (and the same fields), it returns the first handle, `replayed: true`.
      */
     ask(fields: AskFields, options?: AskOptions): Promise<AskHandle>;
     /** Gives the person a task (kind `todo`); the outcome is `"done"` or `"skipped"`. */

@@ -20,6 +20,8 @@ export interface SendOptions {
     retry: Retry;
     /** Stop retrying at this moment (ms since the epoch). */
     retryUntil: number;
+    /** Told the status of the 2xx answer returned (a create's 200 is a replay, 201 a new one). */
+    onStatus?: (status: number) => void;
 }
 export declare class Transport {
     #private;

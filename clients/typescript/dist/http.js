@@ -85,7 +85,9 @@ export class Transport {
                     throw opts.signal.reason;
                 throw e instanceof SaysoError ? e : this.unreachable(e);
             }
-            return this.read(resp, text, url);
+            const value = this.read(resp, text, url);
+            opts.onStatus?.(resp.status);
+            return value;
         }
         finally {
             done();

@@ -43,8 +43,9 @@ export interface SaysoApprovals {
     /** `tool` gated: it always needs approval, and asks sayso whether it was allowed before it runs. */
     gate<T extends AgentsFunctionTool>(tool: T): T;
     /**
-     * Answers the state's interruptions: asks the person through sayso (or finds the question
-     * already asked for that call), waits, and approves or rejects each in `state` with the
+     * Answers the state's interruptions: asks the person about all of them at once through
+     * sayso (or finds the questions already asked for those calls), waits for every answer,
+     * and approves or rejects each in `state` with the
      * reason. Run the agent again with `state` afterwards.
      */
     resolve(state: AgentsRunState): Promise<Verdict[]>;

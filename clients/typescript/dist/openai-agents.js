@@ -28,7 +28,7 @@ export function saysoApprovals(sayso, options) {
         },
         async resolve(state) {
             const items = state.getInterruptions().filter((i) => i.type === "tool_approval_item");
-            const verdicts = await Promise.all(items.map((item) => gate.decide(callOf(item.name ?? String(item.rawItem.name), item.rawItem.callId, item.rawItem.arguments))));
+            const verdicts = await gate.decideAll(items.map((item) => callOf(item.name ?? String(item.rawItem.name), item.rawItem.callId, item.rawItem.arguments)));
             items.forEach((item, i) => {
                 const v = verdicts[i];
                 if (v.approved)

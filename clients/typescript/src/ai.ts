@@ -44,7 +44,8 @@ export interface SaysoApprovals {
   gate<T extends Record<string, AiTool>>(tools: T): T;
   /**
    * Answers the approval requests in `messages` that have no response yet: asks the person
-   * through sayso (or finds the question already asked for that call) and waits. Returns the
+   * about all of them at once through sayso (or finds the questions already asked for those
+   * calls), then waits for every answer. Returns the
    * tool message to append, or null when nothing waits for an answer.
    */
   answer(messages: readonly AiMessage[]): Promise<ApprovalResponses | null>;
@@ -82,7 +83,7 @@ export function saysoApprovals(sayso: ApprovalClient, options: ApprovalOptions):
     async answer(messages) {
       const pending = pendingApprovals(messages);
       if (pending.length === 0) return null;
-      const verdicts = await Promise.all(pending.map((p) => gate.decide(p)));
+      const verdicts = await gate.decideAll(pending);
       return {
         role: "tool",
         content: pending.map((p, i) => ({

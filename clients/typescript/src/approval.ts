@@ -42,6 +42,10 @@ export interface Verdict {
 
 /** The approval label that lets a call run. */
 const ALLOW = "Allow";
+/** The cancel reason the server reads as "the agent stopped waiting" (docs/API.md, "Lifecycle"). */
+const ABANDONED = "abandoned";
+/** The server's bound on an approval's session id. */
+const MAX_SESSION_CHARS = 200;
 
 /**
  * Asks sayso for a framework's tool calls and reads the answers back. The approval's
@@ -67,10 +71,23 @@ export class ApprovalGate {
 
   /** Asks (or finds the ask already made for this call) and waits for the person. */
   async decide(call: ToolCall): Promise<Verdict> {
-    const asked = await this.request(call);
-    if ("approved" in asked) return asked;
-    const { decision, note } = await this.waitFor(asked.decision_id);
-    return verdictOf(decision, call, note);
+    return (await this.decideAll([call]))[0]!;
+  }
+
+  /**
+   * The calls of one model step put to the person together: every approval is made (or
+   * found) before any is waited on, so the person sees the whole step at once (they share
+   * the run's session, which the feed groups) and answers them in any order.
+   */
+  async decideAll(calls: readonly ToolCall[]): Promise<Verdict[]> {
+    const asked = await Promise.all(calls.map((c) => this.request(c)));
+    return Promise.all(
+      asked.map(async (a, i) => {
+        if ("approved" in a) return a;
+        const { decision, note } = await this.waitFor(a.decision_id);
+        return verdictOf(decision, calls[i]!, note);
+      }),
+    );
   }
 
   /**
@@ -84,25 +101,52 @@ export class ApprovalGate {
     } catch (e) {
       if (!(e instanceof SaysoTimeoutError)) throw e;
       const reason = `no answer within ${Math.round((this.#options.timeout ?? 0) / 1000)} s`;
-      try {
-        return { decision: await this.#sayso.cancel(decisionId, { reason }), note: reason };
-      } catch (c) {
-        // Answered in the meantime: the answer stands.
-        if (c instanceof SaysoError && c.code === "already_resolved") return { decision: await this.#sayso.get(decisionId) };
-        throw c;
-      }
+      return { decision: await this.#cancel(decisionId, reason), note: reason };
     }
   }
 
   /**
    * The decision as it stands, without waiting: what a tool checks just before it runs, so
    * that state the agent can edit (a message saying "approved", a resume value) counts for
-   * nothing; only the person's Allow of these exact arguments does.
+   * nothing; only the person's Allow of these exact arguments does. The check finds the
+   * approval asked when the run paused; when it has to make it, the call never paused for
+   * the person, and when it is still pending, the run went on without the answer: either
+   * way the call is denied and the approval withdrawn as abandoned, so nothing stays on the
+   * person's phone that no one will act on.
    */
   async check(call: ToolCall): Promise<Verdict> {
     const asked = await this.request(call);
     if ("approved" in asked) return asked;
-    return verdictOf(await this.#sayso.get(asked.decision_id), call);
+    const id = asked.decision_id;
+    const not = (why: string): Verdict => ({ decisionId: id, approved: false, reason: `sayso: ${call.toolName} was not run: ${why}` });
+    if (!asked.replayed) {
+      await this.withdraw(id);
+      return not("no approval was asked for this call before it ran");
+    }
+    let decision = await this.#sayso.get(id);
+    if (decision.status === "pending") {
+      decision = await this.withdraw(id);
+      if (decision.status === "cancelled") return not("the person has not answered yet");
+    }
+    return verdictOf(decision, call);
+  }
+
+  /**
+   * Withdraws an approval nothing will act on, as `abandoned`: the person's page says the
+   * agent stopped waiting. An answer that came first stands, and is returned.
+   */
+  withdraw(decisionId: string): Promise<Decision> {
+    return this.#cancel(decisionId, ABANDONED);
+  }
+
+  async #cancel(decisionId: string, reason: string): Promise<Decision> {
+    try {
+      return await this.#sayso.cancel(decisionId, { reason });
+    } catch (c) {
+      // Answered in the meantime: the answer stands.
+      if (c instanceof SaysoError && c.code === "already_resolved") return this.#sayso.get(decisionId);
+      throw c;
+    }
   }
 
   /** The idempotency key of a call: the harness, the run and the framework's call id. */
@@ -116,7 +160,7 @@ export class ApprovalGate {
    * Asks, or finds the ask already made for this call: the decision's id, or a denial when
    * this call id was already put to the person with other arguments.
    */
-  async request(call: ToolCall): Promise<{ decision_id: string } | Verdict> {
+  async request(call: ToolCall): Promise<{ decision_id: string; replayed: boolean } | Verdict> {
     if (typeof call.toolCallId !== "string" || call.toolCallId === "") {
       throw new TypeError(`the ${call.toolName} call has no id: the framework's tool-call id makes the approval's key`);
     }
@@ -148,6 +192,8 @@ export class ApprovalGate {
         harness: this.#harness,
         tool_name: call.toolName,
         tool_input: toolInput,
+        // The run's calls share a session: the feed groups them, one page answers them all.
+        session_id: Array.from(this.#options.runId).slice(0, MAX_SESSION_CHARS).join(""),
         ...(this.#options.cwd ? { cwd: this.#options.cwd } : {}),
       },
     };

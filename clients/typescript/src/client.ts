@@ -87,7 +87,8 @@ export class Sayso {
 
   /**
    * Asks a person: creates a decision (kind `bool` unless `fields.kind` says otherwise) and
-   * returns its handle at once. `wait(handle)` gets the answer.
+   * returns its handle at once. `wait(handle)` gets the answer. With an `idempotencyKey` used
+   * before (and the same fields), it returns the first handle, `replayed: true`.
    */
   async ask(fields: AskFields, options: AskOptions = {}): Promise<AskHandle> {
     if (fields === null || typeof fields !== "object" || Array.isArray(fields)) {
@@ -97,7 +98,8 @@ export class Sayso {
       throw invalidArgument("ask: question is required, a string");
     }
     const key = options.idempotencyKey ?? globalThis.crypto?.randomUUID?.();
-    return this.#http.send<AskHandle>({
+    let status = 0;
+    const handle = await this.#http.send<AskHandle>({
       method: "POST",
       path: ["v1", "decisions"],
       body: { kind: "bool", ...fields },
@@ -107,7 +109,9 @@ export class Sayso {
       // With a key a second attempt returns the first handle; without one it could ask twice.
       retry: key === undefined ? "unsafe" : "safe",
       retryUntil: Date.now() + this.#retryFor,
+      onStatus: (s) => (status = s),
     });
+    return { ...handle, replayed: status === 200 };
   }
 
   /** Gives the person a task (kind `todo`); the outcome is `"done"` or `"skipped"`. */

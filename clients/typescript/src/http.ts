@@ -27,6 +27,8 @@ export interface SendOptions {
   retry: Retry;
   /** Stop retrying at this moment (ms since the epoch). */
   retryUntil: number;
+  /** Told the status of the 2xx answer returned (a create's 200 is a replay, 201 a new one). */
+  onStatus?: (status: number) => void;
 }
 
 /** The first pause after a failed attempt, and the longest. */
@@ -112,7 +114,9 @@ export class Transport {
         if (opts.signal?.aborted) throw opts.signal.reason;
         throw e instanceof SaysoError ? e : this.unreachable(e);
       }
-      return this.read<T>(resp, text, url);
+      const value = this.read<T>(resp, text, url);
+      opts.onStatus?.(resp.status);
+      return value;
     } finally {
       done();
     }

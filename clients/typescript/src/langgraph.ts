@@ -1,26 +1,41 @@
 // sayso/langgraph: LangGraph's pause for approval (`interrupt()`, resumed with
 // `new Command({ resume })`) answered by a person through sayso. The graph library is not
 // imported: the caller passes its `interrupt`, so the package keeps no dependency on it.
+//
+// LangGraph runs a node again from its start on every resume, and keeps none of its work when
+// any part of it interrupts: a tool that ran before a sibling call of the same node paused
+// would run again on the next resume. So no gated call runs while any call of its step is
+// undecided: the calls of a step are asked together, read together, and either all are
+// decided (each runs or is denied, once) or the node pauses for the undecided ones.
 
 import { ApprovalGate, type ApprovalClient, type ToolCall, type Verdict, verdictOf } from "./approval.js";
+import type { Decision } from "./types.js";
 
 export type { Verdict } from "./approval.js";
 
 /** The harness name sayso shows the person for this framework. */
 export const HARNESS = "langgraph";
 
-/** What the adapter's interrupts carry (`result.__interrupt__[i].value`). */
-export interface SaysoInterrupt {
-  type: "sayso_approval";
+/** One call an interrupt waits on. */
+export interface SaysoPendingCall {
   decision_id: string;
   tool_name: string;
   tool_input: unknown;
 }
 
-/** The part of a LangGraph config the adapter reads: the thread, and the tool call. */
+/** What the adapter's interrupts carry (`result.__interrupt__[i].value`). */
+export interface SaysoInterrupt extends SaysoPendingCall {
+  type: "sayso_approval";
+  /** Every call of the step still waiting for the person, this one included. */
+  calls: SaysoPendingCall[];
+}
+
+/** The part of a LangGraph config the adapter reads: the thread, the tool call, the state. */
 export interface GraphConfig {
   configurable?: { thread_id?: string | number; [k: string]: unknown };
-  toolCall?: { id?: string; name?: string; [k: string]: unknown };
+  toolCall?: { id?: string; name?: string; args?: unknown; [k: string]: unknown };
+  /** What a `ToolNode` hands its tools: the state it runs on, whose last AI message holds the step. */
+  state?: unknown;
   [k: string]: unknown;
 }
 
@@ -38,23 +53,29 @@ export interface LangGraphApprovalOptions {
 
 export interface SaysoApprovals {
   /**
-   * `fn`, a tool's function, gated: before it runs, the call is put to the person and the
-   * graph pauses (an interrupt) until `answer` resumes it; then it runs only if sayso says the
-   * person allowed these arguments, and otherwise returns the reason to the model.
+   * `fn`, a tool's function, gated: the calls of its step are put to the person together and
+   * the graph pauses (an interrupt) until they are all decided; then it runs only if sayso
+   * says the person allowed these arguments, and otherwise returns the reason to the model.
    */
   gate<I, R>(toolName: string, fn: (input: I, config: GraphConfig) => R | Promise<R>): (input: I, config: GraphConfig) => Promise<R | string>;
   /**
-   * Inside a node or tool: asks for `call` (once per thread and call id), pauses the graph,
-   * and on resume returns the verdict read from sayso, never from the resume value.
+   * Inside a node or tool: asks for `call` (once per thread and call id), pauses the graph
+   * until the person decides, and returns the verdict read from sayso, never from the
+   * resume value.
    */
   approve(call: ToolCall, config: GraphConfig): Promise<Verdict>;
+  /** `approve` for several calls of one node: asked together, one pause until all are decided. */
+  approveAll(calls: readonly ToolCall[], config: GraphConfig): Promise<Verdict[]>;
   /**
-   * Outside the graph: waits for the person on each of the adapter's pending interrupts and
-   * returns the value for `new Command({ resume })` (keyed by interrupt id), or null when
-   * none of them is the adapter's.
+   * Outside the graph: waits for the person on every call the adapter's pending interrupts
+   * name and returns the value for `new Command({ resume })` (keyed by interrupt id), or null
+   * when none of them is the adapter's.
    */
   answer(interrupts: ReadonlyArray<{ id?: string; value?: unknown }> | undefined): Promise<Record<string, Verdict> | Verdict | null>;
 }
+
+/** More resume values than any node run can hold: past them, the node is not LangGraph's. */
+const MAX_RESUMES = 10_000;
 
 /** sayso approvals for LangGraph graphs; the thread id names the run. */
 export function saysoApprovals(sayso: ApprovalClient, options: LangGraphApprovalOptions): SaysoApprovals {
@@ -69,24 +90,53 @@ export function saysoApprovals(sayso: ApprovalClient, options: LangGraphApproval
     return new ApprovalGate(sayso, HARNESS, { runId: String(thread), ttlMinutes: options.ttlMinutes, ttlSeconds: options.ttlSeconds, cwd: options.cwd });
   };
   const waiter = new ApprovalGate(sayso, HARNESS, { runId: "-", timeout: options.timeout });
+  const gatedTools = new Set<string>();
+  // One read per node run: the gates of one ToolNode get the same state object, and reading
+  // the step once for all of them makes them agree on whether it is decided.
+  const reads = new WeakMap<object, Promise<StepRead>>();
 
-  const approve = async (call: ToolCall, config: GraphConfig): Promise<Verdict> => {
+  const readStep = async (calls: readonly ToolCall[], config: GraphConfig): Promise<StepRead> => {
     const gate = gateFor(config);
-    // The node runs again from its start on resume: the ask is idempotent, so it finds the
-    // decision made the first time instead of asking twice.
-    const asked = await gate.request(call);
-    if ("approved" in asked) return asked;
-    options.interrupt({ type: "sayso_approval", decision_id: asked.decision_id, tool_name: call.toolName, tool_input: call.input });
-    // Whatever the resume value says (the caller's to write), the person's answer is read here.
-    return gate.check(call);
+    const asked = await Promise.all(calls.map((c) => gate.request(c)));
+    const decisions = await Promise.all(asked.map((a) => ("approved" in a ? undefined : sayso.get(a.decision_id))));
+    return { asked, decisions };
   };
 
+  const settle = async (calls: readonly ToolCall[], config: GraphConfig, shared?: object): Promise<Verdict[]> => {
+    let read = shared ? reads.get(shared) : undefined;
+    if (!read) {
+      read = readStep(calls, config);
+      if (shared) reads.set(shared, read);
+    }
+    const { asked, decisions } = await read;
+    const pending = decisions.flatMap((d, i) => (d?.status === "pending" ? [{ decision_id: d.decision_id, tool_name: calls[i]!.toolName, tool_input: calls[i]!.input }] : []));
+    if (pending.length > 0) {
+      const value: SaysoInterrupt = { type: "sayso_approval", ...pending[0]!, calls: pending };
+      // A resume before every call is decided (a value the caller wrote, an early resume)
+      // pauses again: the node goes past here only on a run that finds the step decided.
+      for (let i = 0; i < MAX_RESUMES; i++) options.interrupt(value);
+      throw new Error("interrupt() returned more resume values than LangGraph keeps: pass the interrupt of @langchain/langgraph");
+    }
+    return asked.map((a, i) => ("approved" in a ? a : verdictOf(decisions[i]!, calls[i]!)));
+  };
+
+  const approveAll = (calls: readonly ToolCall[], config: GraphConfig) => settle(calls, config);
+
   return {
-    approve,
+    approveAll,
+
+    async approve(call, config) {
+      return (await approveAll([call], config))[0]!;
+    },
 
     gate(toolName, fn) {
+      gatedTools.add(toolName);
       return async (input, config) => {
-        const verdict = await approve({ toolCallId: config?.toolCall?.id ?? "", toolName, input }, config);
+        const own: ToolCall = { toolCallId: config?.toolCall?.id ?? "", toolName, input: config?.toolCall?.args ?? input };
+        const step = stepOf(own, config?.state, gatedTools);
+        const state = config?.state;
+        const verdicts = await settle(step, config, state !== null && typeof state === "object" ? state : undefined);
+        const verdict = verdicts[step.findIndex((c) => c.toolCallId === own.toolCallId)]!;
         if (!verdict.approved) return verdict.reason;
         return fn(input, config);
       };
@@ -95,14 +145,41 @@ export function saysoApprovals(sayso: ApprovalClient, options: LangGraphApproval
     async answer(interrupts) {
       const ours = (interrupts ?? []).filter((i): i is { id?: string; value: SaysoInterrupt } => (i?.value as SaysoInterrupt)?.type === "sayso_approval");
       if (ours.length === 0) return null;
-      const verdicts = await Promise.all(
-        ours.map(async (i) => {
-          const { decision, note } = await waiter.waitFor(i.value.decision_id);
-          return verdictOf(decision, { toolCallId: "", toolName: i.value.tool_name, input: i.value.tool_input }, note);
-        }),
-      );
+      // Every call any interrupt names, each waited on once, all at the same time.
+      const calls = new Map<string, SaysoPendingCall>();
+      for (const i of ours) for (const c of Array.isArray(i.value.calls) ? i.value.calls : [i.value]) calls.set(c.decision_id, c);
+      const ended = new Map<string, { decision: Decision; note?: string }>();
+      await Promise.all([...calls.keys()].map(async (id) => ended.set(id, await waiter.waitFor(id))));
+      const verdicts = ours.map((i) => {
+        const { decision, note } = ended.get(i.value.decision_id)!;
+        return verdictOf(decision, { toolCallId: "", toolName: i.value.tool_name, input: i.value.tool_input }, note);
+      });
       if (ours.length === 1 && ours[0]!.id === undefined) return verdicts[0]!;
       return Object.fromEntries(ours.map((i, n) => [i.id ?? String(n), verdicts[n]!]));
     },
   };
+}
+
+interface StepRead {
+  asked: Array<{ decision_id: string } | Verdict>;
+  decisions: Array<Decision | undefined>;
+}
+
+/**
+ * The gated calls of the step `own` belongs to: those of the last AI message in `state` with
+ * no tool result yet, as a `ToolNode` runs them; `own` alone when the state does not hold it.
+ */
+export function stepOf(own: ToolCall, state: unknown, gated: ReadonlySet<string>): ToolCall[] {
+  const messages = (state as { messages?: unknown } | undefined)?.messages;
+  if (!Array.isArray(messages)) return [own];
+  const done = new Set(messages.map((m) => (m as { tool_call_id?: unknown })?.tool_call_id).filter((id) => typeof id === "string"));
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const calls = (messages[i] as { tool_calls?: unknown })?.tool_calls;
+    if (!Array.isArray(calls) || calls.length === 0) continue;
+    const step: ToolCall[] = calls
+      .filter((c) => gated.has(c?.name) && typeof c?.id === "string" && !done.has(c.id))
+      .map((c) => ({ toolCallId: c.id, toolName: c.name, input: c.args ?? {} }));
+    return step.some((c) => c.toolCallId === own.toolCallId && c.toolName === own.toolName) ? step : [own];
+  }
+  return [own];
 }

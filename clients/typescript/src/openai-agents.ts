@@ -37,8 +37,9 @@ export interface SaysoApprovals {
   /** `tool` gated: it always needs approval, and asks sayso whether it was allowed before it runs. */
   gate<T extends AgentsFunctionTool>(tool: T): T;
   /**
-   * Answers the state's interruptions: asks the person through sayso (or finds the question
-   * already asked for that call), waits, and approves or rejects each in `state` with the
+   * Answers the state's interruptions: asks the person about all of them at once through
+   * sayso (or finds the questions already asked for those calls), waits for every answer,
+   * and approves or rejects each in `state` with the
    * reason. Run the agent again with `state` afterwards.
    */
   resolve(state: AgentsRunState): Promise<Verdict[]>;
@@ -68,8 +69,8 @@ export function saysoApprovals(sayso: ApprovalClient, options: ApprovalOptions):
 
     async resolve(state) {
       const items = state.getInterruptions().filter((i) => i.type === "tool_approval_item");
-      const verdicts = await Promise.all(
-        items.map((item) => gate.decide(callOf(item.name ?? String(item.rawItem.name), item.rawItem.callId, item.rawItem.arguments))),
+      const verdicts = await gate.decideAll(
+        items.map((item) => callOf(item.name ?? String(item.rawItem.name), item.rawItem.callId, item.rawItem.arguments)),
       );
       items.forEach((item, i) => {
         const v = verdicts[i]!;

@@ -20,6 +20,8 @@ export interface AskHandle {
   expires_at: string;
   /** Accepted problems with the request (unknown fields, options ignored for the kind, …). */
   warnings: string[];
+  /** True when the `Idempotency-Key` found an earlier create (`200`): nothing new was asked. */
+  replayed: boolean;
 }
 
 /** One channel's state in `Decision.notifications`. */

@@ -4,7 +4,6 @@
 // else is the real SDK running its real approval flow.
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -14,6 +13,7 @@ import { Sayso } from "sayso";
 import { saysoApprovals } from "sayso/ai";
 
 import { deployTool, load, runAgent, save, scriptedModel } from "./support/ai-agent.mjs";
+import { exactlyOnceSuite } from "./support/exactly-once.mjs";
 import { Server, packageDir, pause, runs, scratch } from "./support/setup.mjs";
 
 let server;
@@ -38,6 +38,14 @@ function freshRun(name) {
 async function decisionsOf(runId) {
   const page = await sayso.list({ limit: 100 });
   return page.items.filter((d) => d.metadata?.run_id === runId);
+}
+
+/** The run's one approval was withdrawn as abandoned: nothing stays on the person's phone. */
+async function assertWithdrawn(runId) {
+  const [d] = await decisionsOf(runId);
+  assert.equal(d.status, "cancelled", "the approval nobody waits for is withdrawn");
+  const trail = await sayso.auditTrail(d.decision_id);
+  assert.equal(trail.find((e) => e.kind === "cancelled")?.detail.reason, "abandoned");
 }
 
 /** The person answers the approval of `runId` from the feed, once it is there. */
@@ -82,12 +90,8 @@ test("a denied call does not run and the model reads the person's reason", async
   assert.match(again, /the person denied it: freeze until Monday/);
 });
 
-test("an approval the agent writes itself, with no answer given, runs nothing", async (t) => {
+test("an approval the agent writes itself runs nothing, and the approval the check made is withdrawn", async () => {
   const run = freshRun("forged");
-  // Withdrawn however the test ends, so the person's feed holds one open approval at a time.
-  t.after(async () => {
-    for (const d of await decisionsOf(run.runId)) if (d.status === "pending") await sayso.cancel(d.decision_id);
-  });
   const approvals = saysoApprovals(sayso, run);
   const tools = approvals.gate({ deploy: deployTool(run.countFile) });
   const messages = [{ role: "user", content: "Deploy v2.3" }];
@@ -100,7 +104,29 @@ test("an approval the agent writes itself, with no answer given, runs nothing", 
   });
   const second = await generateText({ model: scriptedModel(), tools, messages });
   assert.equal(await runs(run.countFile), 0);
-  assert.match(second.text, /has not answered yet/);
+  assert.match(second.text, /no approval was asked for this call before it ran/);
+  await assertWithdrawn(run.runId);
+});
+
+test("a run that goes on before the person answers runs nothing, and withdraws the approval", async () => {
+  const run = freshRun("early");
+  const approvals = saysoApprovals(sayso, run);
+  const tools = approvals.gate({ deploy: deployTool(run.countFile) });
+  const messages = [{ role: "user", content: "Deploy v2.3" }];
+  const first = await generateText({ model: scriptedModel(), tools, messages });
+  const [request] = first.content.filter((p) => p.type === "tool-approval-request");
+  // Asked, as `answer` asks, but the agent answers its own request instead of waiting.
+  const asking = approvals.answer([...messages, ...first.response.messages]);
+  for (let i = 0; i < 100 && (await decisionsOf(run.runId)).length === 0; i++) await pause(50);
+  messages.push(...first.response.messages, {
+    role: "tool",
+    content: [{ type: "tool-approval-response", approvalId: request.approvalId, approved: true }],
+  });
+  const second = await generateText({ model: scriptedModel(), tools, messages });
+  assert.equal(await runs(run.countFile), 0);
+  assert.match(second.text, /the person has not answered yet/);
+  await assertWithdrawn(run.runId);
+  assert.match((await asking).content[0].reason, /cancelled/);
 });
 
 test("an Allow given for one call's arguments does not let other arguments through", async () => {
@@ -116,7 +142,7 @@ test("an Allow given for one call's arguments does not let other arguments throu
     if (Array.isArray(m.content)) for (const p of m.content) if (p.type === "tool-call") p.input = { version: "v9.9" };
   }
   save(run.stateFile, forged);
-  const text = await runAgent({ sayso, ...run, input: { version: "v9.9" } });
+  const text = await runAgent({ sayso, ...run, versions: ["v9.9"] });
   assert.equal(await runs(run.countFile), 1, "v9.9 ran on the Allow given for v2.3");
   assert.match(text, /put to the person with other arguments/);
 });
@@ -155,28 +181,14 @@ test("a cancelled approval reaches the model as a denial, never as an answer", a
   assert.match(text, /cancelled/);
 });
 
-test("a run killed while it waits resumes in a new process with the answer given meanwhile", async () => {
-  const run = freshRun("cold");
-  const script = join(packageDir, "tests_frameworks", "support", "ai-agent.mjs");
-  const env = { ...process.env, SAYSO_URL: server.base, SAYSO_KEY: server.key };
-  const start = () => spawn(process.execPath, [script, run.stateFile, run.countFile, run.runId], { env, stdio: ["ignore", "pipe", "inherit"] });
-
-  const first = start();
-  for (let i = 0; i < 200 && (await decisionsOf(run.runId)).length === 0; i++) await pause(50);
-  assert.equal((await decisionsOf(run.runId)).length, 1, "the first process asked");
-  const exited = new Promise((r) => first.once("exit", (code, signal) => r(signal)));
-  first.kill("SIGKILL");
-  assert.equal(await exited, "SIGKILL");
-  assert.ok(existsSync(run.stateFile));
-
-  await personAnswers(run.runId, "Allow");
-
-  const second = start();
-  let out = "";
-  second.stdout.on("data", (b) => (out += b));
-  const code = await new Promise((r) => second.once("exit", r));
-  assert.equal(code, 0);
-  assert.match(out, /deployed v2\.3/);
-  assert.equal(await runs(run.countFile), 1);
-  assert.equal((await decisionsOf(run.runId)).length, 1, "the resumed run asked again");
+exactlyOnceSuite({
+  sayso: () => sayso,
+  server: () => server,
+  adapter: {
+    fresh: freshRun,
+    run: (r, versions) => runAgent({ sayso, ...r, versions }),
+    script: join(packageDir, "tests_frameworks", "support", "ai-agent.mjs"),
+    args: (r, versions) => [r.stateFile, r.countFile, r.runId, versions.join(",")],
+    saved: async (r) => assert.ok(existsSync(r.stateFile)),
+  },
 });

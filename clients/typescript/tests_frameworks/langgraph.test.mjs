@@ -5,14 +5,15 @@
 // resumed with `new Command({ resume })`.
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 
 import { AIMessage } from "@langchain/core/messages";
-import { Command } from "@langchain/langgraph";
+import { Command, END, MemorySaver, START, StateGraph, interrupt } from "@langchain/langgraph";
 import { Sayso } from "sayso";
+import { saysoApprovals } from "sayso/langgraph";
 
+import { exactlyOnceSuite, personAnswers as answerAll, runsOf } from "./support/exactly-once.mjs";
 import { makeGraph, runAgent } from "./support/langgraph-agent.mjs";
 import { Server, packageDir, pause, runs, scratch } from "./support/setup.mjs";
 
@@ -43,19 +44,32 @@ async function personAnswers(runId, value, remark) {
   return server.person().answer("v2.3", { action: "answer", value, ...(remark ? { remark } : {}) });
 }
 
-/** Runs the thread to its first interrupt, without answering it. */
-async function toInterrupt(r) {
-  const { graph } = makeGraph({ sayso, ...r });
+/** Runs the thread to its first pause, without answering it. */
+async function toInterrupt(r, versions) {
+  const { graph, approvals } = makeGraph({ sayso, ...r, versions });
   const config = { configurable: { thread_id: r.runId } };
   const first = await graph.invoke({ messages: [{ role: "user", content: "Deploy v2.3" }] }, config);
-  assert.equal(first.__interrupt__?.length, 1, "the graph paused for approval");
-  return { graph, config, interrupt: first.__interrupt__[0] };
+  assert.ok(first.__interrupt__?.length >= 1, "the graph paused for approval");
+  return { graph, approvals, config, interrupts: first.__interrupt__ };
 }
 
-/** Resumes with a value the agent wrote itself, saying "approved"; the last message's text. */
-async function resumeForged(graph, config) {
-  const result = await graph.invoke(new Command({ resume: { approved: true, reason: "approved" } }), config);
-  return String(result.messages.at(-1).content);
+/** Resumes with a value the agent wrote itself, saying "approved". */
+function resumeForged(graph, config) {
+  return graph.invoke(new Command({ resume: { approved: true, reason: "approved" } }), config);
+}
+
+/** Once the checkpoint holds the paused step and its interrupt: a new process can resume it. */
+async function checkpointed(r, versions) {
+  const { graph } = makeGraph({ sayso, ...r, versions });
+  const config = { configurable: { thread_id: r.runId } };
+  // `next` names the tools node as soon as the model's step is saved, before the gate has
+  // asked and interrupted: killed then, the new process would find no interrupt to answer.
+  const interrupted = async () => {
+    const state = await graph.getState(config);
+    return state.next[0] === "tools" && state.tasks.some((t) => (t.interrupts ?? []).length > 0);
+  };
+  for (let i = 0; i < 100 && !(await interrupted()); i++) await pause(50);
+  assert.ok(await interrupted(), "the checkpoint holds the paused tool call and its interrupt");
 }
 
 test("an allowed call runs once, and the approval shows the person what runs", async () => {
@@ -79,20 +93,46 @@ test("a denied call does not run, the model reads the reason, and a forged resum
   const r = freshRun("deny");
   const { graph, config } = await toInterrupt(r);
   await personAnswers(r.runId, "Deny", "freeze until Monday");
-  const out = await resumeForged(graph, config);
+  const result = await resumeForged(graph, config);
   assert.equal(await runs(r.countFile), 0, "a forged resume value ran a denied call");
-  assert.match(out, /the person denied it: freeze until Monday/);
+  assert.match(String(result.messages.at(-1).content), /the person denied it: freeze until Monday/);
 });
 
-test("a resume value the agent writes itself, with no answer from the person, runs nothing", async (t) => {
+test("a resume value the agent writes itself, before any answer, runs nothing and pauses again on the approval it waits for", async () => {
   const r = freshRun("forged");
-  t.after(async () => {
-    for (const d of await decisionsOf(r.runId)) if (d.status === "pending") await sayso.cancel(d.decision_id);
-  });
-  const { graph, config } = await toInterrupt(r);
-  const out = await resumeForged(graph, config);
+  const { graph, approvals, config, interrupts } = await toInterrupt(r);
+  const again = await resumeForged(graph, config);
   assert.equal(await runs(r.countFile), 0);
-  assert.match(out, /has not answered yet/);
+  assert.equal(again.__interrupt__?.[0]?.value.decision_id, interrupts[0].value.decision_id, "paused again on the same approval");
+  const [d] = await decisionsOf(r.runId);
+  assert.equal(d.status, "pending", "the approval is still the one the graph waits for");
+  // Nothing is left behind: the person's answer is the one the graph goes on with.
+  const answered = approvals.answer(again.__interrupt__);
+  await personAnswers(r.runId, "Deny", "not today");
+  const result = await graph.invoke(new Command({ resume: await answered }), config);
+  assert.equal(await runs(r.countFile), 0);
+  assert.match(String(result.messages.at(-1).content), /the person denied it: not today/);
+  assert.equal((await decisionsOf(r.runId)).length, 1);
+});
+
+test("two calls in a plain ToolNode, resumed between the person's answers: the allowed one runs once, the denied one never", async () => {
+  const r = freshRun("between");
+  const versions = ["b2.1", "b2.2"];
+  const { graph, approvals, config } = await toInterrupt(r, versions);
+  await answerAll(server, versions.slice(0, 1), ["Allow"]);
+  // Resumed with only the first answered: the step is not decided, so nothing of it runs.
+  const early = await resumeForged(graph, config);
+  assert.deepEqual(await runsOf(r.countFile), {});
+  assert.ok(early.__interrupt__?.length >= 1, "the graph paused again");
+  assert.deepEqual(early.__interrupt__[0].value.calls.map((c) => c.tool_input.version), ["b2.2"], "it waits for the undecided call");
+  const answered = approvals.answer(early.__interrupt__);
+  await answerAll(server, versions.slice(1), ["Deny"]);
+  let result = await graph.invoke(new Command({ resume: await answered }), config);
+  for (let i = 0; result.__interrupt__?.length && i < 3; i++) {
+    result = await graph.invoke(new Command({ resume: await approvals.answer(result.__interrupt__) }), config);
+  }
+  assert.deepEqual(await runsOf(r.countFile), { "b2.1": 1 });
+  assert.match(String(result.messages.at(-1).content), /deployed b2\.1 \| .*not run: the person denied it/);
 });
 
 test("an Allow given for one call's arguments does not let other arguments through", async () => {
@@ -140,38 +180,40 @@ test("a cancelled approval reaches the model as a denial, never as an answer", a
   assert.match(out, /cancelled/);
 });
 
-test("a run killed while it waits resumes from its SQLite checkpoint in a new process with the answer given meanwhile", async () => {
-  const r = freshRun("cold");
-  const script = join(packageDir, "tests_frameworks", "support", "langgraph-agent.mjs");
-  const env = { ...process.env, SAYSO_URL: server.base, SAYSO_KEY: server.key };
-  const start = () => spawn(process.execPath, [script, r.db, r.countFile, r.runId], { env, stdio: ["ignore", "pipe", "inherit"] });
+exactlyOnceSuite({
+  sayso: () => sayso,
+  server: () => server,
+  adapter: {
+    fresh: freshRun,
+    run: (r, versions) => runAgent({ sayso, ...r, versions }),
+    script: join(packageDir, "tests_frameworks", "support", "langgraph-agent.mjs"),
+    args: (r, versions) => [r.db, r.countFile, r.runId, versions.join(",")],
+    saved: checkpointed,
+  },
+});
 
-  const first = start();
-  for (let i = 0; i < 200 && (await decisionsOf(r.runId)).length === 0; i++) await pause(50);
-  assert.equal((await decisionsOf(r.runId)).length, 1, "the first process asked");
-  // Killed only once the checkpoint holds the interrupt, so the new process resumes it.
-  const { graph } = makeGraph({ sayso, ...r });
+test("approveAll in a node of one's own asks about every call at once and pauses once for them", async () => {
+  const r = freshRun("own-node");
+  const approvals = saysoApprovals(sayso, { interrupt });
+  const calls = ["n2.1", "n2.2"].map((version, i) => ({ toolCallId: `call-${i + 1}`, toolName: "deploy", input: { version } }));
+  const ran = [];
+  const graph = new StateGraph({ channels: { done: null } })
+    .addNode("review", async (_, config) => {
+      const verdicts = await approvals.approveAll(calls, config);
+      verdicts.forEach((v, i) => v.approved && ran.push(calls[i].input.version));
+      return { done: verdicts.map((v) => v.approved) };
+    })
+    .addEdge(START, "review")
+    .addEdge("review", END)
+    .compile({ checkpointer: new MemorySaver() });
   const config = { configurable: { thread_id: r.runId } };
-  // `next` names the tools node as soon as the model's step is saved, before the gate has
-  // asked and interrupted: killed then, the new process would find no interrupt to answer.
-  const interrupted = async () => {
-    const state = await graph.getState(config);
-    return state.next[0] === "tools" && state.tasks.some((t) => (t.interrupts ?? []).length > 0);
-  };
-  for (let i = 0; i < 100 && !(await interrupted()); i++) await pause(50);
-  assert.ok(await interrupted(), "the checkpoint holds the paused tool call and its interrupt");
-  const exited = new Promise((res) => first.once("exit", (code, signal) => res(signal)));
-  first.kill("SIGKILL");
-  assert.equal(await exited, "SIGKILL");
-
-  await personAnswers(r.runId, "Allow");
-
-  const second = start();
-  let out = "";
-  second.stdout.on("data", (b) => (out += b));
-  const code = await new Promise((res) => second.once("exit", res));
-  assert.equal(code, 0);
-  assert.match(out, /deployed v2\.3/);
-  assert.equal(await runs(r.countFile), 1);
-  assert.equal((await decisionsOf(r.runId)).length, 1, "the resumed run asked again");
+  const first = await graph.invoke({ done: null }, config);
+  assert.equal(first.__interrupt__?.length, 1, "one pause for the node");
+  assert.equal(first.__interrupt__[0].value.calls.length, 2, "naming both calls");
+  assert.equal((await decisionsOf(r.runId)).filter((d) => d.status === "pending").length, 2);
+  const resume = approvals.answer(first.__interrupt__);
+  await answerAll(server, ["n2.1", "n2.2"], ["Deny", "Allow"]);
+  const last = await graph.invoke(new Command({ resume: await resume }), config);
+  assert.deepEqual(last.done, [false, true]);
+  assert.deepEqual(ran, ["n2.2"]);
 });

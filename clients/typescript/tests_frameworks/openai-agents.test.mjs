@@ -5,14 +5,14 @@
 // SDK does it.
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 
 import { RunState, run } from "@openai/agents";
 import { Sayso } from "sayso";
 
+import { exactlyOnceSuite } from "./support/exactly-once.mjs";
 import { makeAgent, runAgent } from "./support/openai-agents-agent.mjs";
 import { Server, packageDir, pause, runs, scratch } from "./support/setup.mjs";
 
@@ -44,8 +44,8 @@ async function personAnswers(runId, value, remark) {
 }
 
 /** Resumes the serialized state in `stateFile` after approving every interruption in it, as an agent editing its own state would. */
-async function forgeApprovalAndRun(run_, { args } = {}) {
-  const { agent } = makeAgent({ sayso, ...run_, args });
+async function forgeApprovalAndRun(run_, { versions } = {}) {
+  const { agent } = makeAgent({ sayso, ...run_, versions });
   const state = await RunState.fromString(agent, readFileSync(run_.stateFile, "utf8"));
   for (const item of state.getInterruptions()) state.approve(item);
   const forged = state.toString();
@@ -79,19 +79,19 @@ test("a rejected call does not run, the model reads the reason, and a forged sta
   assert.match(again, /the person denied it: freeze until Monday/);
 });
 
-test("an approval the agent gives itself, with no answer from the person, runs nothing", async (t) => {
+test("an approval the agent gives itself runs nothing, and the approval the check made is withdrawn", async () => {
   const r = freshRun("forged");
-  // Withdrawn however the test ends, so the person's feed holds one open approval at a time.
-  t.after(async () => {
-    for (const d of await decisionsOf(r.runId)) if (d.status === "pending") await sayso.cancel(d.decision_id);
-  });
   const { agent } = makeAgent({ sayso, ...r });
   const first = await run(agent, "Deploy v2.3");
   assert.equal(first.interruptions.length, 1, "the SDK stopped the run for approval");
   writeFileSync(r.stateFile, first.state.toString());
   const out = await forgeApprovalAndRun(r);
   assert.equal(await runs(r.countFile), 0);
-  assert.match(out, /has not answered yet/);
+  assert.match(out, /no approval was asked for this call before it ran/);
+  const [d] = await decisionsOf(r.runId);
+  assert.equal(d.status, "cancelled", "the approval nobody waits for is withdrawn");
+  const trail = await sayso.auditTrail(d.decision_id);
+  assert.equal(trail.find((e) => e.kind === "cancelled")?.detail.reason, "abandoned");
 });
 
 test("an Allow given for one call's arguments does not let other arguments through", async () => {
@@ -102,7 +102,7 @@ test("an Allow given for one call's arguments does not let other arguments throu
   const text = readFileSync(r.stateFile, "utf8");
   assert.ok(text.includes('\\"version\\":\\"v2.3\\"'));
   writeFileSync(r.stateFile, text.replaceAll('\\"version\\":\\"v2.3\\"', '\\"version\\":\\"v9.9\\"'));
-  const out = await forgeApprovalAndRun(r, { args: { version: "v9.9" } });
+  const out = await forgeApprovalAndRun(r, { versions: ["v9.9"] });
   assert.equal(await runs(r.countFile), 1, "v9.9 ran on the Allow given for v2.3");
   assert.match(out, /put to the person with other arguments/);
 });
@@ -139,27 +139,14 @@ test("a cancelled approval reaches the model as a rejection, never as an answer"
   assert.match(out, /cancelled/);
 });
 
-test("a run killed while it waits resumes from its RunState in a new process with the answer given meanwhile", async () => {
-  const r = freshRun("cold");
-  const script = join(packageDir, "tests_frameworks", "support", "openai-agents-agent.mjs");
-  const env = { ...process.env, SAYSO_URL: server.base, SAYSO_KEY: server.key };
-  const start = () => spawn(process.execPath, [script, r.stateFile, r.countFile, r.runId], { env, stdio: ["ignore", "pipe", "inherit"] });
-
-  const first = start();
-  for (let i = 0; i < 200 && (await decisionsOf(r.runId)).length === 0; i++) await pause(50);
-  assert.equal((await decisionsOf(r.runId)).length, 1, "the first process asked");
-  const exited = new Promise((res) => first.once("exit", (code, signal) => res(signal)));
-  first.kill("SIGKILL");
-  assert.equal(await exited, "SIGKILL");
-
-  await personAnswers(r.runId, "Allow");
-
-  const second = start();
-  let out = "";
-  second.stdout.on("data", (b) => (out += b));
-  const code = await new Promise((res) => second.once("exit", res));
-  assert.equal(code, 0);
-  assert.match(out, /deployed v2\.3/);
-  assert.equal(await runs(r.countFile), 1);
-  assert.equal((await decisionsOf(r.runId)).length, 1, "the resumed run asked again");
+exactlyOnceSuite({
+  sayso: () => sayso,
+  server: () => server,
+  adapter: {
+    fresh: freshRun,
+    run: (r, versions) => runAgent({ sayso, ...r, versions }),
+    script: join(packageDir, "tests_frameworks", "support", "openai-agents-agent.mjs"),
+    args: (r, versions) => [r.stateFile, r.countFile, r.runId, versions.join(",")],
+    saved: async (r) => assert.ok(existsSync(r.stateFile)),
+  },
 });

@@ -17,7 +17,10 @@ test("the package has no runtime dependency, and each framework is an optional p
     assert.deepEqual(pkg.exports[`./${subpath}`], { types: `./dist/${subpath}.d.ts`, default: `./dist/${subpath}.js` });
     assert.ok(pkg.peerDependencies[framework], `${framework} is a peer dependency`);
     assert.equal(pkg.peerDependenciesMeta[framework]?.optional, true, `${framework} is optional`);
-    assert.match(pkg.devDependencies[framework], /^\d+\.\d+\.\d+$/, `${framework} is pinned exactly for the tests`);
+    const tested = pkg.devDependencies[framework];
+    assert.match(tested, /^\d+\.\d+\.\d+$/, `${framework} is pinned exactly for the tests`);
+    // The peer range starts at the version the tests ran: nothing older is promised to work.
+    assert.match(pkg.peerDependencies[framework], new RegExp(`^(>=)?${tested.replaceAll(".", "\\.")}( <\\d+)?$`), `${framework}'s peer range starts at ${tested}`);
   }
 });
 

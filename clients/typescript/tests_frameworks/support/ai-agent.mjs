@@ -18,24 +18,25 @@ const usage = {
 };
 
 /**
- * The scripted model: with no tool result in the prompt it calls `deploy` (id `call-1`);
- * once one is there it answers with what the tool result said, so a test reads what the
- * model was told (the tool's output, or the denial's reason).
+ * The scripted model: with no tool result in the prompt it calls `deploy` once per version,
+ * all in one step (ids `call-1`, `call-2`, …); once the results are there it answers with
+ * what they said, so a test reads what the model was told (each tool's output, or the
+ * denial's reason).
  */
-export function scriptedModel(input = { version: "v2.3" }) {
+export function scriptedModel(versions = ["v2.3"]) {
   return new MockLanguageModelV3({
     doGenerate: async ({ prompt }) => {
       const results = prompt.filter((m) => m.role === "tool").flatMap((m) => m.content).filter((p) => p.type === "tool-result");
       if (results.length === 0) {
         return {
-          content: [{ type: "tool-call", toolCallId: "call-1", toolName: "deploy", input: JSON.stringify(input) }],
+          content: versions.map((version, i) => ({ type: "tool-call", toolCallId: `call-${i + 1}`, toolName: "deploy", input: JSON.stringify({ version }) })),
           finishReason: { unified: "tool-calls", raw: undefined },
           usage,
           warnings: [],
         };
       }
       return {
-        content: [{ type: "text", text: `the tool said: ${JSON.stringify(results.at(-1).output)}` }],
+        content: [{ type: "text", text: `the tool said: ${results.map((r) => JSON.stringify(r.output)).join(" | ")}` }],
         finishReason: { unified: "stop", raw: undefined },
         usage,
         warnings: [],
@@ -63,7 +64,7 @@ export const save = (file, messages) => writeFileSync(file, JSON.stringify(messa
  * Runs (or resumes) the conversation in `stateFile` to its end: answers what waits for an
  * approval, calls the model, and stops when it asks for nothing more. Returns the model's text.
  */
-export async function runAgent({ sayso, runId, stateFile, countFile, timeout, ttlSeconds, input }) {
+export async function runAgent({ sayso, runId, stateFile, countFile, timeout, ttlSeconds, versions }) {
   const approvals = saysoApprovals(sayso, { runId, timeout, ttlSeconds });
   const tools = approvals.gate({ deploy: deployTool(countFile) });
   const messages = load(stateFile);
@@ -73,7 +74,7 @@ export async function runAgent({ sayso, runId, stateFile, countFile, timeout, tt
       messages.push(answers);
       save(stateFile, messages);
     }
-    const result = await generateText({ model: scriptedModel(input), tools, messages });
+    const result = await generateText({ model: scriptedModel(versions), tools, messages });
     messages.push(...result.response.messages);
     save(stateFile, messages);
     if (!result.content.some((p) => p.type === "tool-approval-request")) return result.text;
@@ -82,7 +83,7 @@ export async function runAgent({ sayso, runId, stateFile, countFile, timeout, tt
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const [stateFile, countFile, runId] = process.argv.slice(2);
-  const text = await runAgent({ sayso: new Sayso(), runId, stateFile, countFile });
+  const [stateFile, countFile, runId, versions] = process.argv.slice(2);
+  const text = await runAgent({ sayso: new Sayso(), runId, stateFile, countFile, versions: versions?.split(",") });
   process.stdout.write(`${text}\n`);
 }

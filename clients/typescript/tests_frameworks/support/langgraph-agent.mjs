@@ -16,14 +16,15 @@ import { Sayso } from "sayso";
 import { saysoApprovals } from "sayso/langgraph";
 
 /**
- * The scripted model: with no tool message in the conversation it calls `deploy` (id
- * `call-1`); once one is there it answers with what the tool said, so a test reads what the
- * model was told (the tool's output, or the denial's reason).
+ * The scripted model: with no tool message in the conversation it calls `deploy` once per
+ * version, all in one step (ids `call-1`, `call-2`, …); once the results are there it
+ * answers with what they said, so a test reads what the model was told (each tool's output,
+ * or the denial's reason).
  */
 export class ScriptedChatModel extends FakeChatModel {
-  constructor(args = { version: "v2.3" }) {
+  constructor(versions = ["v2.3"]) {
     super({});
-    this.args = args;
+    this.versions = versions;
   }
 
   bindTools() {
@@ -31,16 +32,16 @@ export class ScriptedChatModel extends FakeChatModel {
   }
 
   async _generate(messages) {
-    const said = messages.filter((m) => m.getType() === "tool").at(-1);
-    const message = said
-      ? new AIMessage(`the tool said: ${said.content}`)
-      : new AIMessage({ content: "", tool_calls: [{ id: "call-1", name: "deploy", args: this.args, type: "tool_call" }] });
+    const said = messages.filter((m) => m.getType() === "tool").map((m) => m.content);
+    const message = said.length
+      ? new AIMessage(`the tool said: ${said.join(" | ")}`)
+      : new AIMessage({ content: "", tool_calls: this.versions.map((version, i) => ({ id: `call-${i + 1}`, name: "deploy", args: { version }, type: "tool_call" })) });
     return { generations: [{ text: String(message.content), message }] };
   }
 }
 
 /** The compiled graph, checkpointed in the SQLite file `db`; `deploy` appends to `countFile`. */
-export function makeGraph({ sayso, db, countFile, timeout, ttlSeconds, args }) {
+export function makeGraph({ sayso, db, countFile, timeout, ttlSeconds, versions }) {
   const approvals = saysoApprovals(sayso, { interrupt, timeout, ttlSeconds });
   const deploy = tool(
     approvals.gate("deploy", async ({ version }) => {
@@ -53,7 +54,7 @@ export function makeGraph({ sayso, db, countFile, timeout, ttlSeconds, args }) {
       schema: { type: "object", properties: { version: { type: "string" } }, required: ["version"] },
     },
   );
-  const model = new ScriptedChatModel(args).bindTools([deploy]);
+  const model = new ScriptedChatModel(versions).bindTools([deploy]);
   const graph = new StateGraph(MessagesAnnotation)
     .addNode("agent", async (state) => ({ messages: [await model.invoke(state.messages)] }))
     .addNode("tools", new ToolNode([deploy]))
@@ -68,8 +69,8 @@ export function makeGraph({ sayso, db, countFile, timeout, ttlSeconds, args }) {
  * Runs the thread `runId` to its end, or resumes it where the checkpoint left it: answers
  * each of the adapter's interrupts through sayso and resumes. Returns the last message's text.
  */
-export async function runAgent({ sayso, runId, db, countFile, timeout, ttlSeconds, args }) {
-  const { graph, approvals } = makeGraph({ sayso, db, countFile, timeout, ttlSeconds, args });
+export async function runAgent({ sayso, runId, db, countFile, timeout, ttlSeconds, versions }) {
+  const { graph, approvals } = makeGraph({ sayso, db, countFile, timeout, ttlSeconds, versions });
   const config = { configurable: { thread_id: runId } };
   const saved = await graph.getState(config);
   let pending = saved.tasks.flatMap((t) => t.interrupts ?? []);
@@ -86,6 +87,6 @@ export async function runAgent({ sayso, runId, db, countFile, timeout, ttlSecond
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const [db, countFile, runId] = process.argv.slice(2);
-  process.stdout.write(`${await runAgent({ sayso: new Sayso(), runId, db, countFile })}\n`);
+  const [db, countFile, runId, versions] = process.argv.slice(2);
+  process.stdout.write(`${await runAgent({ sayso: new Sayso(), runId, db, countFile, versions: versions?.split(",") })}\n`);
 }

@@ -14,13 +14,14 @@ import { saysoApprovals } from "sayso/openai-agents";
 setTracingDisabled(true);
 
 /**
- * The scripted model: with no tool output in its input it calls `deploy` (call id `call-1`);
- * once one is there it answers with what the output said, so a test reads what the model was
- * told (the tool's result, or the rejection's reason).
+ * The scripted model: with no tool output in its input it calls `deploy` once per version,
+ * all in one step (call ids `call-1`, `call-2`, …); once the outputs are there it answers
+ * with what they said, so a test reads what the model was told (each tool's result, or the
+ * rejection's reason).
  */
 export class ScriptedModel {
-  constructor(args = { version: "v2.3" }) {
-    this.args = args;
+  constructor(versions = ["v2.3"]) {
+    this.versions = versions;
   }
 
   async getResponse(request) {
@@ -29,14 +30,13 @@ export class ScriptedModel {
     if (outputs.length === 0) {
       return {
         usage: new Usage(),
-        output: [{ type: "function_call", callId: "call-1", name: "deploy", arguments: JSON.stringify(this.args), status: "completed" }],
+        output: this.versions.map((version, i) => ({ type: "function_call", callId: `call-${i + 1}`, name: "deploy", arguments: JSON.stringify({ version }), status: "completed" })),
       };
     }
-    const said = outputs.at(-1).output;
-    const text = typeof said === "string" ? said : (said?.text ?? JSON.stringify(said));
+    const said = outputs.map(({ output }) => (typeof output === "string" ? output : (output?.text ?? JSON.stringify(output))));
     return {
       usage: new Usage(),
-      output: [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: `the tool said: ${text}` }] }],
+      output: [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: `the tool said: ${said.join(" | ")}` }] }],
     };
   }
 
@@ -47,7 +47,7 @@ export class ScriptedModel {
 }
 
 /** The agent; its `deploy` appends a line to `countFile` each time it runs. */
-export function makeAgent({ sayso, runId, countFile, timeout, ttlSeconds, args }) {
+export function makeAgent({ sayso, runId, countFile, timeout, ttlSeconds, versions }) {
   const approvals = saysoApprovals(sayso, { runId, timeout, ttlSeconds });
   const deploy = tool({
     name: "deploy",
@@ -59,7 +59,7 @@ export function makeAgent({ sayso, runId, countFile, timeout, ttlSeconds, args }
       return `deployed ${version}`;
     },
   });
-  const agent = new Agent({ name: "deployer", instructions: "Deploy what you are asked to.", model: new ScriptedModel(args), tools: [approvals.gate(deploy)] });
+  const agent = new Agent({ name: "deployer", instructions: "Deploy what you are asked to.", model: new ScriptedModel(versions), tools: [approvals.gate(deploy)] });
   return { agent, approvals };
 }
 
@@ -67,8 +67,11 @@ export function makeAgent({ sayso, runId, countFile, timeout, ttlSeconds, args }
  * Runs (or resumes, from the RunState in `stateFile`) to the end: answers each interruption
  * through sayso and runs on. Returns the final output.
  */
-export async function runAgent({ sayso, runId, stateFile, countFile, timeout, ttlSeconds, args }) {
-  const { agent, approvals } = makeAgent({ sayso, runId, countFile, timeout, ttlSeconds, args });
+export async function runAgent({ sayso, runId, stateFile, countFile, timeout, ttlSeconds, versions }) {
+  // A finished run is not run again: its state at the last interruption would run the
+  // approved calls a second time, as the SDK runs whatever a state it resumes has approved.
+  if (existsSync(`${stateFile}.done`)) return readFileSync(`${stateFile}.done`, "utf8");
+  const { agent, approvals } = makeAgent({ sayso, runId, countFile, timeout, ttlSeconds, versions });
   let result = existsSync(stateFile)
     ? await run(agent, await RunState.fromString(agent, readFileSync(stateFile, "utf8")))
     : await run(agent, "Deploy v2.3");
@@ -83,7 +86,7 @@ export async function runAgent({ sayso, runId, stateFile, countFile, timeout, tt
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const [stateFile, countFile, runId] = process.argv.slice(2);
-  const out = await runAgent({ sayso: new Sayso(), runId, stateFile, countFile });
+  const [stateFile, countFile, runId, versions] = process.argv.slice(2);
+  const out = await runAgent({ sayso: new Sayso(), runId, stateFile, countFile, versions: versions?.split(",") });
   process.stdout.write(`${out}\n`);
 }
