@@ -59,8 +59,9 @@ export class ApprovalGate {
         catch (e) {
             if (!(e instanceof SaysoTimeoutError))
                 throw e;
-            const reason = `no answer within ${Math.round((this.#options.timeout ?? 0) / 1000)} s`;
-            return { decision: await this.#cancel(decisionId, reason), note: reason };
+            // Withdrawn as `abandoned`: the person's page then says an answer changes nothing now.
+            const note = `no answer within ${Math.round((this.#options.timeout ?? 0) / 1000)} s`;
+            return { decision: await this.#cancel(decisionId, "abandoned"), note };
         }
     }
     /**

@@ -205,10 +205,10 @@ class _Rules:
         return d.metadata.get("framework") == self.harness and d.metadata.get("run_id") == run_id
 
     def gave_up(self) -> str:
-        """The cancel reason of a wait that ran out."""
+        """Why a call whose wait ran out is denied."""
         if self.wait_timeout is None:
-            return "no answer in time"
-        return f"no answer within {self.wait_timeout:g} s"
+            return "not allowed: no answer in time, the question withdrawn"
+        return f"not allowed: no answer within {self.wait_timeout:g} s, the question withdrawn"
 
     def needs_trail(self, d: Decision, call: ToolCall) -> bool:
         """Whether ``judge`` needs the audit trail: a cancel's reason and an Allow's edited
@@ -376,7 +376,11 @@ class ToolGate(_Rules):
             try:
                 d = self.client.wait(decision_id, self.wait_timeout)
             except Timeout:
-                d = self._cancel(decision_id, self.gave_up())
+                # The agent stops waiting: withdrawn as `abandoned`, so the person's page says
+                # an answer changes nothing now. One given in the meantime still counts.
+                d = self._cancel(decision_id, ABANDONED)
+                if d.status == "cancelled":
+                    return Verdict(False, self.gave_up(), decision_id, dict(call.arguments))
         trail = self.client.audit_trail(decision_id) if self.needs_trail(d, call) else []
         return self.judge(d, call, trail)
 
@@ -494,7 +498,11 @@ class AsyncToolGate(_Rules):
             try:
                 d = await self.client.wait(decision_id, self.wait_timeout)
             except Timeout:
-                d = await self._cancel(decision_id, self.gave_up())
+                # The agent stops waiting: withdrawn as `abandoned`, so the person's page says
+                # an answer changes nothing now. One given in the meantime still counts.
+                d = await self._cancel(decision_id, ABANDONED)
+                if d.status == "cancelled":
+                    return Verdict(False, self.gave_up(), decision_id, dict(call.arguments))
         trail = await self.client.audit_trail(decision_id) if self.needs_trail(d, call) else []
         return self.judge(d, call, trail)
 

@@ -271,7 +271,7 @@ def test_no_answer_reaches_the_model_as_a_denial_with_its_reason(server, tmp_pat
         joined(canceller)
     assert scripted.runs(tmp_path / "runs") == 0
     expected = {
-        "timeout": "the approval was cancelled: no answer within 1 s",
+        "timeout": "not allowed: no answer within 1 s, the question withdrawn",
         "cancel": "the approval was cancelled: the deploy window closed",
         "expiry": "the approval expired with no answer",
     }[ending]
