@@ -252,7 +252,7 @@ class _Rules:
         if d.status == "cancelled":
             why = _cancel_reason(events) or d.remark
             if why == ABANDONED:
-                why = "the run was given up and its question withdrawn"
+                why = "nobody answered before the agent stopped waiting, and it withdrew the question"
             return deny(f"the approval was cancelled: {why or 'no reason given'}")
         return deny(f"not allowed: the approval is {d.status}")
 

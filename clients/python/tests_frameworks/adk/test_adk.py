@@ -270,7 +270,7 @@ def test_no_answer_reaches_the_model_as_a_denial_with_its_reason(server, tmp_pat
         joined(canceller)
     assert scripted.runs(tmp_path / "runs") == 0
     expected = {
-        "timeout": "not allowed: no answer within 1 s, the question withdrawn",
+        "timeout": "nobody answered before the agent stopped waiting",
         "cancel": "the approval was cancelled: the deploy window closed",
         "expiry": "the approval expired with no answer",
     }[ending]
