@@ -363,4 +363,4 @@ def test_a_run_given_up_withdraws_what_still_waits_and_a_resume_runs_none_of_it(
     assert by_call["call_2"].status == "cancelled"
     assert by_call["call_1"].status == "answered", "an answer stays as it is"
     assert scripted.ran(tmp_path / "runs") == [first]
-    assert "the run was given up" in result.final_output
+    assert "the agent stopped waiting, and it withdrew the question" in result.final_output
