@@ -166,6 +166,18 @@ test("the worker and sayso restarted mid-wait, the answer given while both were 
   );
 });
 
+test("a worker waiting through a sayso restart resumes the run with the answer given after it", async () => {
+  const r = freshRun("sayso-restart");
+  const worker = startWorker(r, { version: "v2.9" });
+  await worker.suspended();
+  await server.stop();
+  await server.restart();
+  await personAnswers("Allow", undefined, "v2.9");
+  const { result } = await worker.result();
+  assert.equal(result.deployed, true);
+  assert.equal(await runs(r.countFile), 1);
+});
+
 test("a resume whose data claims an approval the person never gave runs nothing, and the run stays suspended", async (t) => {
   const r = freshRun("forged");
   const workflow = releaseWorkflow({ sayso, db: r.db, countFile: r.countFile });
