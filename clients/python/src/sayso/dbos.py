@@ -43,9 +43,7 @@ MAX_TTL = timedelta(days=30)
 _settings: dict[str, Any] = {}
 
 
-def configure(
-    client: Client, *, notify: str | None = None, project: str | None = None
-) -> None:
+def configure(client: Client, *, notify: str | None = None, project: str | None = None) -> None:
     """The client the steps use; ``notify`` and ``project`` go to every approval asked."""
     _settings.update(client=client, notify=notify, project=project)
 

@@ -148,20 +148,26 @@ async def approval(
     id it is what makes the ask happen once. ``recheck`` is how often the workflow reads sayso
     on its own, in case no relay woke it.
     """
+    # An ApplicationError fails the workflow with the message; any other exception would only
+    # fail its task, which Temporal retries without end.
     if not timedelta(seconds=10) <= ttl <= MAX_TTL:
-        raise ValueError(f"ttl must be between 10 seconds and {MAX_TTL.days} days, not {ttl}")
+        raise ApplicationError(
+            f"ttl must be between 10 seconds and {MAX_TTL.days} days, not {ttl}",
+            type="ValueError",
+            non_retryable=True,
+        )
     if recheck <= timedelta(0):
-        raise ValueError(f"recheck must be positive, not {recheck}")
+        raise ApplicationError(
+            f"recheck must be positive, not {recheck}", type="ValueError", non_retryable=True
+        )
     info = workflow.info()
     woken = _woken()
     deadline = workflow.now() + ttl
     options: dict[str, Any] = {
         "start_to_close_timeout": activity_timeout,
-        # sayso down or restarting is waited out; a refusal for good is not retried.
-        "retry_policy": RetryPolicy(
-            maximum_interval=timedelta(minutes=1),
-            non_retryable_error_types=["SaysoRefused"],
-        ),
+        # sayso down or restarting is waited out; a refusal for good (SaysoRefused) is raised
+        # as non-retryable and fails the workflow.
+        "retry_policy": RetryPolicy(maximum_interval=timedelta(minutes=1)),
     }
     asked = await workflow.execute_activity(
         "sayso_ask",
@@ -231,7 +237,10 @@ def _verdict(raw: dict[str, Any]) -> Verdict:
     """An activity's ``Verdict``, decoded here rather than by the converter: in the workflow
     sandbox the converter cannot resolve the annotations of a passed-through module's types."""
     return Verdict(
-        bool(raw["allowed"]), str(raw["reason"]), raw.get("decision_id"), dict(raw.get("args") or {})
+        bool(raw["allowed"]),
+        str(raw["reason"]),
+        raw.get("decision_id"),
+        dict(raw.get("args") or {}),
     )
 
 
@@ -242,7 +251,7 @@ def _woken() -> set[str]:
     woken: set[str] | None = getattr(instance, "_sayso_woken", None)
     if woken is None:
         woken = set()
-        instance._sayso_woken = woken  # type: ignore[attr-defined]
+        instance._sayso_woken = woken
 
         def settled(decision_id: str) -> None:
             woken.add(decision_id)

@@ -36,7 +36,9 @@ def release(version: str, log: str, ttl_seconds: int) -> str:
     return deploy(version, log)
 
 
-def main(mode: str, url: str, key: str, db: str, workflow_id: str, version: str, log: str, ttl: str) -> None:
+def main(
+    mode: str, url: str, key: str, db: str, workflow_id: str, version: str, log: str, ttl: str
+) -> None:
     DBOS(config={"name": "deploys", "system_database_url": f"sqlite:///{db}"})
     configure(sayso.Client(url, key), notify="none")
     DBOS.launch()

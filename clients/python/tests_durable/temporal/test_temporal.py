@@ -15,7 +15,7 @@ from typing import Any
 from conftest import HERE, binary
 from deploy_workflow import Deploy, DeployWorkflow, deploy, runs
 from sayso_client_fixtures import Person, Server, unique
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -30,7 +30,9 @@ async def with_worker(
     queue = f"deploys-{uuid.uuid4().hex[:8]}"
     async with sayso.AsyncClient(srv.url, srv.key) as client:
         activities = [deploy, *SaysoActivities(client, notify="none").all]
-        async with Worker(temporal, task_queue=queue, workflows=[DeployWorkflow], activities=activities):
+        async with Worker(
+            temporal, task_queue=queue, workflows=[DeployWorkflow], activities=activities
+        ):
             waker = asyncio.create_task(relay(client, temporal)) if with_relay else None
             try:
                 return await body(queue)
@@ -58,7 +60,9 @@ def run_answered(address: str, srv: Server, person: Person, log: Path, **answer:
     return asyncio.run(main())
 
 
-def test_an_allowed_deploy_runs_once(temporal_address: str, server: Server, person: Person, tmp_path: Path) -> None:
+def test_an_allowed_deploy_runs_once(
+    temporal_address: str, server: Server, person: Person, tmp_path: Path
+) -> None:
     log = tmp_path / "deploys.log"
     result = run_answered(temporal_address, server, person, log, value="Allow")
     assert result.startswith("deployed v2.3"), result
@@ -69,7 +73,9 @@ def test_a_denial_reaches_the_workflow_with_its_reason(
     temporal_address: str, server: Server, person: Person, tmp_path: Path
 ) -> None:
     log = tmp_path / "deploys.log"
-    result = run_answered(temporal_address, server, person, log, value="Deny", remark="not on a Friday")
+    result = run_answered(
+        temporal_address, server, person, log, value="Deny", remark="not on a Friday"
+    )
     assert result == "not deployed: denied by the person: not on a Friday"
     assert runs(log) == 0
 
@@ -103,7 +109,9 @@ def test_a_forged_signal_decides_nothing(
     assert runs(log) == 0
 
 
-def test_a_seven_day_ttl_ends_in_a_denial_and_withdraws_the_question(server: Server, tmp_path: Path) -> None:
+def test_a_seven_day_ttl_ends_in_a_denial_and_withdraws_the_question(
+    server: Server, tmp_path: Path
+) -> None:
     """The time-skipping test server runs the week in seconds; nobody answers."""
     log = tmp_path / "deploys.log"
     version = unique("v4.0")
@@ -115,7 +123,10 @@ def test_a_seven_day_ttl_ends_in_a_denial_and_withdraws_the_question(server: Ser
 
             async def body(queue: str) -> str:
                 return await env.client.execute_workflow(
-                    DeployWorkflow.run, Deploy(version, str(log)), id=f"deploy-{version}", task_queue=queue
+                    DeployWorkflow.run,
+                    Deploy(version, str(log)),
+                    id=f"deploy-{version}",
+                    task_queue=queue,
                 )
 
             started = time.monotonic()
@@ -192,3 +203,49 @@ async def asked(client: sayso.AsyncClient, text: str) -> sayso.Decision:
             return found[0]
         await asyncio.sleep(0.2)
     raise AssertionError(f"no question about {text!r} within 20 s")
+
+
+def test_a_ttl_sayso_cannot_keep_fails_the_workflow_naming_it(
+    temporal_address: str, server: Server, tmp_path: Path
+) -> None:
+    log = tmp_path / "deploys.log"
+    month = Deploy(unique("v6.0"), str(log), ttl_seconds=31 * 24 * 3600)
+    assert "ttl must be between 10 seconds and 30 days" in failure(temporal_address, server, month)
+    assert runs(log) == 0
+
+
+def test_a_key_sayso_refuses_fails_the_workflow_without_retries(
+    temporal_address: str, server: Server, tmp_path: Path
+) -> None:
+    log = tmp_path / "deploys.log"
+    wrong = Server.__new__(Server)
+    wrong.url, wrong.key = server.url, "sk_not_a_key"
+    message = failure(temporal_address, wrong, Deploy(unique("v7.0"), str(log)))
+    assert "SaysoRefused" in message and "401" in message, message
+    assert runs(log) == 0
+
+
+def failure(address: str, srv: Server, req: Deploy) -> str:
+    """What a workflow that fails says, through its causes."""
+
+    async def body(queue: str) -> str:
+        temporal = await Client.connect(address)
+        try:
+            await asyncio.wait_for(
+                temporal.execute_workflow(
+                    DeployWorkflow.run, req, id=f"deploy-{req.version}", task_queue=queue
+                ),
+                30,
+            )
+        except WorkflowFailureError as e:
+            causes, err = [], e.cause
+            while err is not None:
+                causes.append(f"{type(err).__name__}: {err} {getattr(err, 'type', '')}")
+                err = err.__cause__
+            return " / ".join(causes)
+        raise AssertionError("the workflow did not fail")
+
+    async def main() -> str:
+        return await with_worker(await Client.connect(address), srv, body, with_relay=False)
+
+    return asyncio.run(main())
