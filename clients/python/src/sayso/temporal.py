@@ -118,18 +118,16 @@ class SaysoActivities:
     @activity.defn(name="sayso_read")
     async def read(self, look: Look) -> Verdict | None:
         with _failing_for_good():
-            got = await _durable.settled_async(
+            return await _durable.settled_async(
                 self._gate(), look.decision_id, look.tool_name, look.arguments
             )
-        return got
 
     @activity.defn(name="sayso_withdraw")
     async def withdraw(self, look: Look) -> Verdict:
         with _failing_for_good():
-            got = await _durable.withdraw_async(
+            return await _durable.withdraw_async(
                 self._gate(), look.decision_id, look.tool_name, look.arguments, look.reason
             )
-        return got
 
 
 async def approval(
@@ -161,7 +159,7 @@ async def approval(
             f"recheck must be positive, not {recheck}", type="ValueError", non_retryable=True
         )
     info = workflow.info()
-    woken = _woken()
+    wakes = _wakes()
     deadline = workflow.now() + ttl
     options: dict[str, Any] = {
         "start_to_close_timeout": activity_timeout,
@@ -185,19 +183,22 @@ async def approval(
         return _verdict(asked["refused"])
     did: str = asked["decision_id"]
     look = Look(did, tool_name, dict(arguments))
+    wakes.waiting.add(did)
     while True:
         # Cleared before the read: a signal that arrives while it runs wakes the next wait.
-        woken.discard(did)
+        wakes.woken.discard(did)
         verdict = await workflow.execute_activity("sayso_read", look, **options)
         if verdict is not None:
+            wakes.waiting.discard(did)
             return _verdict(verdict)
         left = deadline - workflow.now()
         if left <= timedelta(0):
             reason = _durable.no_answer_within(ttl.total_seconds())
             gone = Look(did, tool_name, dict(arguments), reason)
+            wakes.waiting.discard(did)
             return _verdict(await workflow.execute_activity("sayso_withdraw", gone, **options))
         try:
-            await workflow.wait_condition(lambda: did in woken, timeout=min(recheck, left))
+            await workflow.wait_condition(lambda: did in wakes.woken, timeout=min(recheck, left))
         except asyncio.TimeoutError:
             pass
 
@@ -244,20 +245,29 @@ def _verdict(raw: dict[str, Any]) -> Verdict:
     )
 
 
-def _woken() -> set[str]:
-    """The decision ids signalled to this workflow, kept on its instance (module state would be
-    shared by every workflow of the worker); the handler is set on the first ask."""
+class _Wakes:
+    """The decisions this workflow waits on, and those a signal said settled. Kept on the
+    workflow's instance (module state would be shared by every workflow of the worker); a
+    signal about any other id is dropped, so forged ones cannot pile up in its memory."""
+
+    def __init__(self) -> None:
+        self.waiting: set[str] = set()
+        self.woken: set[str] = set()
+
+    def settled(self, decision_id: str) -> None:
+        if decision_id in self.waiting:
+            self.woken.add(decision_id)
+
+
+def _wakes() -> _Wakes:
+    """This workflow's ``_Wakes``; the signal's handler is set on the first ask."""
     instance = workflow.instance()
-    woken: set[str] | None = getattr(instance, "_sayso_woken", None)
-    if woken is None:
-        woken = set()
-        instance._sayso_woken = woken
-
-        def settled(decision_id: str) -> None:
-            woken.add(decision_id)
-
-        workflow.set_signal_handler(SIGNAL, settled)
-    return woken
+    wakes: _Wakes | None = getattr(instance, "_sayso_wakes", None)
+    if wakes is None:
+        wakes = _Wakes()
+        instance._sayso_wakes = wakes
+        workflow.set_signal_handler(SIGNAL, wakes.settled)
+    return wakes
 
 
 class _failing_for_good:
