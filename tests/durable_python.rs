@@ -59,7 +59,10 @@ fn dbos() -> Option<&'static PathBuf> {
                     "pytest",
                     "httpx",
                     "-r",
-                    concat!(env!("CARGO_MANIFEST_DIR"), "/clients/python/durable/dbos.txt"),
+                    concat!(
+                        env!("CARGO_MANIFEST_DIR"),
+                        "/clients/python/durable/dbos.txt"
+                    ),
                 ],
                 purpose: "DBOS's test environment",
             },

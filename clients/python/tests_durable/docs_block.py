@@ -7,8 +7,10 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import httpx
 from helpers import joined, later
 from sayso_client_fixtures import REPO, Person, Server
 
@@ -20,18 +22,26 @@ def docs_example(section: str) -> str:
     return re.findall(r"```python\n(.*?)```", part, re.S)[0]
 
 
+def allow_when_asked(person: Person, question: str) -> httpx.Response:
+    """Allows the question once the feed shows it; the script may take a while to start."""
+    deadline = time.monotonic() + 45
+    while question not in person.feed() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return person.answer(question, value="Allow")
+
+
 def run_allowed(section: str, srv: Server, tmp_path: Path, question: str, **env: str) -> str:
     """What the block prints when the person allows ``question`` as soon as it is asked."""
     script = tmp_path / "release.py"
     script.write_text(docs_example(section))
-    answering = later(0.0, Person(srv.feed).answer_when_asked, question, value="Allow")
+    answering = later(0.0, allow_when_asked, Person(srv.feed), question)
     out = subprocess.run(
         [sys.executable, str(script)],
         cwd=tmp_path,
         env={**os.environ, "SAYSO_URL": srv.url, "SAYSO_KEY": srv.key, **env},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr
     assert joined(answering).status_code == 303

@@ -40,7 +40,7 @@ class App:
             text=True,
         )
 
-    def result(self, proc: subprocess.Popen[str], timeout: float = 60) -> str:
+    def result(self, proc: subprocess.Popen[str], timeout: float = 120) -> str:
         out, _ = proc.communicate(timeout=timeout)
         assert proc.returncode == 0, self.stderr.read_text()
         return str(json.loads(out.strip().splitlines()[-1]))
@@ -65,7 +65,8 @@ def asked(srv: Server, text: str) -> sayso.Decision:
 def test_an_allowed_deploy_runs_once(server: Server, person: Person, tmp_path: Path) -> None:
     app = App(server, tmp_path)
     proc = app.run("start")
-    assert person.answer_when_asked(app.version, value="Allow").status_code == 303
+    asked(server, app.version)
+    assert person.answer(app.version, value="Allow").status_code == 303
     assert app.result(proc) == f"deployed {app.version}"
     assert app.runs() == 1
 
@@ -75,7 +76,8 @@ def test_a_denial_reaches_the_workflow_with_its_reason(
 ) -> None:
     app = App(server, tmp_path)
     proc = app.run("start")
-    person.answer_when_asked(app.version, value="Deny", remark="not on a Friday")
+    asked(server, app.version)
+    assert person.answer(app.version, value="Deny", remark="not on a Friday").status_code == 303
     assert app.result(proc) == "not deployed: denied by the person: not on a Friday"
     assert app.runs() == 0
 

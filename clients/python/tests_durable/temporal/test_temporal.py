@@ -50,9 +50,11 @@ def run_answered(address: str, srv: Server, person: Person, log: Path, **answer:
         handle = await temporal.start_workflow(
             DeployWorkflow.run, Deploy(version, str(log)), id=f"deploy-{version}", task_queue=queue
         )
-        resp = await asyncio.to_thread(person.answer_when_asked, version, **answer)
+        async with sayso.AsyncClient(srv.url, srv.key) as client:
+            await asked(client, version)
+        resp = await asyncio.to_thread(person.answer, version, **answer)
         assert resp.status_code == 303, resp.text
-        return await asyncio.wait_for(handle.result(), 30)
+        return await asyncio.wait_for(handle.result(), 60)
 
     async def main() -> str:
         return await with_worker(await Client.connect(address), srv, body)
@@ -99,8 +101,8 @@ def test_a_forged_signal_decides_nothing(
         await asyncio.sleep(2)
         assert (await handle.describe()).status == WorkflowExecutionStatus.RUNNING
         assert runs(log) == 0
-        await asyncio.to_thread(person.answer_when_asked, version, value="Deny", remark="no")
-        return await asyncio.wait_for(handle.result(), 30)
+        await asyncio.to_thread(person.answer, version, value="Deny", remark="no")
+        return await asyncio.wait_for(handle.result(), 60)
 
     async def main() -> str:
         return await with_worker(await Client.connect(temporal_address), server, body)
