@@ -127,3 +127,17 @@ def test_the_answer_given_while_app_and_sayso_were_down_finishes_the_workflow(
     assert app.runs() == 1
     with sayso.Client(own_server.url, own_server.key) as client:
         assert len([d for d in client.list() if app.version in d.question]) == 1
+
+
+def test_a_key_sayso_refuses_fails_the_workflow_at_once(server: Server, tmp_path: Path) -> None:
+    wrong = Server.__new__(Server)
+    wrong.url, wrong.key = server.url, "sk_not_a_key"
+    app = App(wrong, tmp_path)
+    proc = app.run("start")
+    started = time.monotonic()
+    proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    said = app.stderr.read_text()
+    assert "Refused" in said and "401 unauthorized" in said, said
+    assert time.monotonic() - started < 30, "a refusal for good was retried"
+    assert app.runs() == 0
