@@ -434,7 +434,7 @@ async fn a_completion_gets_the_settled_decision_once_in_its_envelope_beside_the_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_withdrawn_decision_completes_as_cancelled_with_the_reason() {
+async fn a_withdrawn_decision_completes_as_cancelled_never_as_an_answer() {
     let db = common::db::fresh_sqlite_url();
     let srv = TestServer::start_notifying(&db.url, None).await;
     let (token, url) = start_receiver(0).await;
@@ -461,12 +461,10 @@ async fn a_withdrawn_decision_completes_as_cancelled_with_the_reason() {
     assert_eq!(body["decision_id"], id);
     assert_eq!(body["status"], "cancelled");
     assert_eq!(body["outcome"], Value::Null);
-    assert!(
-        body["answer_text"]
-            .as_str()
-            .unwrap()
-            .contains("the run was stopped"),
-        "{body}"
+    assert_eq!(body["outcome_source"], Value::Null);
+    assert_eq!(
+        body["answer_text"],
+        "The question \"Rotate the keys?\" was cancelled before anyone answered."
     );
     srv.stop().await;
 }
