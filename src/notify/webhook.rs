@@ -24,6 +24,7 @@ use url::Url;
 use super::http_client::{client_builder, delivery_for_error, delivery_for_status};
 use super::outbound::{Outbound, Refusal};
 use super::{Courier, Delivering, Delivery};
+use crate::domain::completion::Completion;
 use crate::domain::outbox::{Channel, Purpose};
 
 /// The prefix of a webhook secret.
@@ -61,24 +62,35 @@ impl WebhookChannel {
         }
     }
 
-    /// The URL, its field's name for the reasons, and the body: never anything but the
-    /// settled Decision, in the completion's envelope when it names one.
-    fn request<'a>(
+    /// The URL, its field's name for the reasons, and the completion whose envelope the body
+    /// goes in; `None` when the decision names no such address.
+    fn address<'a>(
         &self,
         d: &Delivering<'a>,
-    ) -> Option<(&'a str, &'static str, serde_json::Value)> {
-        let view = serde_json::to_value(d.view).ok()?;
+    ) -> Option<(&'a str, &'static str, Option<&'a Completion>)> {
         match self.target {
             Target::CallbackUrl => Some((
                 d.decision.spec.callback_url.as_deref()?,
                 "callback_url",
-                view,
+                None,
             )),
             Target::Completion => {
                 let c = d.decision.spec.completion.as_ref()?;
-                Some((c.url.as_str(), "completion.url", c.body(view)))
+                Some((c.url.as_str(), "completion.url", Some(c)))
             }
         }
+    }
+}
+
+/// The body: never anything but the settled Decision, in the completion's envelope when it
+/// names one.
+fn body(
+    view: &crate::service::DecisionView,
+    envelope: Option<&Completion>,
+) -> serde_json::Result<Vec<u8>> {
+    match envelope {
+        Some(c) => serde_json::to_vec(&c.body(serde_json::to_value(view)?)),
+        None => serde_json::to_vec(view),
     }
 }
 
@@ -99,7 +111,7 @@ impl Courier for WebhookChannel {
                 d.message.purpose.as_str()
             ));
         }
-        let Some((url, field, body)) = self.request(d) else {
+        let Some((url, field, envelope)) = self.address(d) else {
             return Delivery::Skipped(match self.target {
                 Target::CallbackUrl => "no callback_url".into(),
                 Target::Completion => "no completion".into(),
@@ -126,7 +138,7 @@ impl Courier for WebhookChannel {
             Err(Refusal::Retry(why)) => return Delivery::Retry(why),
             Err(Refusal::Never(why)) => return Delivery::Failed(why),
         };
-        let body = match serde_json::to_vec(&body) {
+        let body = match body(d.view, envelope) {
             Ok(body) => body,
             Err(e) => return Delivery::Failed(format!("the decision did not serialise: {e}")),
         };
