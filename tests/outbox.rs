@@ -372,3 +372,99 @@ async fn a_receiver_that_never_answers_holds_up_no_other_delivery() {
     );
     srv.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_completion_gets_the_settled_decision_once_in_its_envelope_beside_the_webhook() {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start_notifying(&db.url, None).await;
+    let (hook, hook_url) = start_receiver(0).await;
+    let (token, token_url) = start_receiver(2).await;
+    let h = srv
+        .create(
+            json!({"question": "Ship the migration?", "kind": "bool", "notify": "none",
+            "callback_url": hook_url,
+            "completion": {"url": token_url, "wrap_in": "data"},
+            "metadata": {"outcome": "allow"}}),
+        )
+        .await;
+    let id = s(&h, "decision_id");
+    srv.answer(
+        s(&h, "web_url"),
+        json!({"value": "no", "remark": "not on a Friday"}),
+    )
+    .await;
+    let d = until(&srv, id, "completion delivered", |d| {
+        channel_status(d, "completion").as_deref() == Some("sent")
+            && channel_status(d, "webhook").as_deref() == Some("sent")
+    })
+    .await;
+    let seen = token.requests();
+    assert_eq!(seen.len(), 3, "two failures, then one accepted completion");
+    let ids: std::collections::HashSet<_> = seen
+        .iter()
+        .map(|r| r.headers["webhook-id"].clone())
+        .collect();
+    assert_eq!(ids.len(), 1, "every attempt carries the same webhook-id");
+    let secret = srv
+        .svc
+        .store()
+        .inbox_channels(srv.default_inbox().await.id)
+        .await
+        .unwrap()
+        .webhook_secret
+        .unwrap();
+    let last = &seen[2];
+    assert_eq!(last.path, "/hook");
+    assert!(signature_ok(&secret, &last.headers, &last.body));
+    // The envelope is the asker's; what is in it is the settled decision, whatever the
+    // asker's metadata says.
+    let body = last.json();
+    let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["data"]);
+    assert_eq!(body["data"]["decision_id"], d["decision_id"]);
+    assert_eq!(body["data"]["status"], "answered");
+    assert_eq!(body["data"]["outcome"], false);
+    assert_eq!(body["data"]["remark"], "not on a Friday");
+    // The webhook went on its own, with the Decision as the body and its own id.
+    let webhook = hook.requests();
+    assert_eq!(webhook.len(), 1);
+    assert_eq!(webhook[0].json()["decision_id"], d["decision_id"]);
+    assert_ne!(webhook[0].headers["webhook-id"], last.headers["webhook-id"]);
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_withdrawn_decision_completes_as_cancelled_never_as_an_answer() {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start_notifying(&db.url, None).await;
+    let (token, url) = start_receiver(0).await;
+    let h = srv
+        .create(
+            json!({"question": "Rotate the keys?", "kind": "bool", "notify": "none",
+            "completion": {"url": url}}),
+        )
+        .await;
+    let id = s(&h, "decision_id");
+    let (status, _) = common::server::send(
+        srv.req(reqwest::Method::POST, &format!("/v1/decisions/{id}/cancel"))
+            .json(&json!({"reason": "the run was stopped"})),
+    )
+    .await;
+    assert_eq!(status, reqwest::StatusCode::OK);
+    until(&srv, id, "completion delivered", |d| {
+        channel_status(d, "completion").as_deref() == Some("sent")
+    })
+    .await;
+    let seen = token.requests();
+    assert_eq!(seen.len(), 1);
+    let body = seen[0].json();
+    assert_eq!(body["decision_id"], id);
+    assert_eq!(body["status"], "cancelled");
+    assert_eq!(body["outcome"], Value::Null);
+    assert_eq!(body["outcome_source"], Value::Null);
+    assert_eq!(
+        body["answer_text"],
+        "The question \"Rotate the keys?\" was cancelled before anyone answered."
+    );
+    srv.stop().await;
+}

@@ -16,6 +16,7 @@ use common::receiver::{Receiver, Recorded, Reply};
 use common::server::{TestServer, s};
 use hmac::{Hmac, Mac};
 use sayso::domain::Decision;
+use sayso::domain::completion::Completion;
 use sayso::domain::inbox::{Inbox, InboxChannels};
 use sayso::domain::outbox::{Channel, MessageStatus, OutboxMessage, Purpose, Route};
 use sayso::notify::webhook::{WebhookChannel, generate_webhook_secret};
@@ -477,5 +478,56 @@ async fn only_a_resolution_with_a_callback_and_a_secret_is_sent() {
         Delivery::Failed("the inbox has no webhook secret".into())
     );
     assert!(recv.requests().is_empty());
+    f.srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_completion_is_guarded_like_a_webhook_and_verifies_with_its_envelope() {
+    let f = Fixture::start().await;
+    let recv = Receiver::start(Reply::Text).await;
+    let secret = generate_webhook_secret();
+    let channels = with_secret(&secret);
+    let (mut d, view) = f.answered_decision("https://example.com/unused").await;
+
+    // No completion: nothing to send.
+    let allowing = WebhookChannel::completion(true);
+    let result = f
+        .deliver(&allowing, &message(d.id, "resolved"), &d, &view, &channels)
+        .await;
+    assert_eq!(result, Delivery::Skipped("no completion".into()));
+
+    d.spec.completion = Some(Completion {
+        url: format!("{}/restate/awakeables/a1/resolve", recv.base),
+        wrap_in: Some("data".into()),
+    });
+    // A private address is refused at send time, without a request, unless allowed.
+    let result = f
+        .deliver(
+            &WebhookChannel::completion(false),
+            &message(d.id, "resolved"),
+            &d,
+            &view,
+            &channels,
+        )
+        .await;
+    let Delivery::Failed(why) = &result else {
+        panic!("{result:?}");
+    };
+    assert!(
+        why.starts_with("completion.url resolves to a private address"),
+        "{why}"
+    );
+    assert!(recv.requests().is_empty());
+
+    let result = f
+        .deliver(&allowing, &message(d.id, "resolved"), &d, &view, &channels)
+        .await;
+    assert!(matches!(result, Delivery::Sent(_)), "{result:?}");
+    let r = &recv.requests()[0];
+    assert_eq!(r.path, "/restate/awakeables/a1/resolve");
+    assert_verifies(&secret, &r.headers, &r.body, true);
+    assert_eq!(r.json()["data"]["decision_id"], json!(d.id.to_string()));
+    assert_eq!(r.json()["data"]["outcome"], json!(true));
+    assert_eq!(allowing.channel(), Channel::Completion);
     f.srv.stop().await;
 }

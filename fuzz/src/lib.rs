@@ -252,6 +252,7 @@ fn form_spec(form: FormSpec) -> DecisionSpec {
         allow_remark: true,
         notify: Default::default(),
         callback_url: None,
+        completion: None,
         metadata: Default::default(),
         default_outcome: None,
         shape: None,

@@ -121,7 +121,7 @@ impl PersonChannel {
             Channel::Slack => Some(PersonChannel::Slack),
             Channel::Matrix => Some(PersonChannel::Matrix),
             Channel::Telegram => Some(PersonChannel::Telegram),
-            Channel::Webhook => None,
+            Channel::Webhook | Channel::Completion => None,
         }
     }
 }

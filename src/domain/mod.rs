@@ -9,6 +9,7 @@ pub mod answered_by;
 pub mod approval;
 pub mod canonical;
 pub mod chat;
+pub mod completion;
 pub mod danger;
 pub mod decision;
 mod form_answer;

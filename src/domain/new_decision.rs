@@ -11,6 +11,7 @@ use time::Duration;
 
 use super::answer::check_outcome;
 use super::approval::{check_body, parse_approval};
+use super::completion::parse_completion;
 use super::decision::NewDecision;
 use super::form_schema::parse_form_schema;
 use super::image::decode_image;
@@ -61,6 +62,7 @@ const FIELDS: &[(&str, Option<&[Kind]>)] = &[
     ("allow_remark", None),
     ("notify", None),
     ("callback_url", None),
+    ("completion", None),
     ("metadata", None),
     ("approval", Some(&[Kind::Choose])),
     ("approvers", None),
@@ -115,6 +117,8 @@ pub fn parse_new_decision(body: &Value) -> Result<NewDecision, Vec<Issue>> {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .and_then(|s| parse_http_url(s, "callback_url", &mut issues));
+    let completion =
+        read::get(obj, "completion").and_then(|v| parse_completion(v, &mut issues, &mut warnings));
     let metadata = read::get(obj, "metadata")
         .and_then(|v| parse_metadata(v, &mut issues))
         .unwrap_or_default();
@@ -138,6 +142,7 @@ pub fn parse_new_decision(body: &Value) -> Result<NewDecision, Vec<Issue>> {
         allow_remark,
         notify,
         callback_url,
+        completion,
         metadata,
         default_outcome: None,
         shape: None,
@@ -354,7 +359,7 @@ fn required_at<'a>(
 
 /// An absolute `http` or `https` URL; anything else (`javascript:`, `file:`, relative) is
 /// refused, as the person would be sent there.
-fn parse_http_url(s: &str, path: &str, issues: &mut Issues) -> Option<String> {
+pub(super) fn parse_http_url(s: &str, path: &str, issues: &mut Issues) -> Option<String> {
     if read::chars(s) > MAX_URL_CHARS {
         issues.push(
             path,

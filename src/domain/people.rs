@@ -66,7 +66,11 @@ impl ChatUsers {
             Channel::Slack => self.slack.as_deref(),
             Channel::Matrix => self.matrix.as_deref(),
             Channel::Telegram => self.telegram.as_deref(),
-            Channel::Email | Channel::Push | Channel::Ntfy | Channel::Webhook => None,
+            Channel::Email
+            | Channel::Push
+            | Channel::Ntfy
+            | Channel::Webhook
+            | Channel::Completion => None,
         }
     }
 }

@@ -28,14 +28,14 @@ use super::{Decision, DecisionEvent};
 pub const RECEIPT_VERSION: u32 = 1;
 
 /// What the person was shown: the decision as created, without what only steers delivery
-/// (`notify`, `callback_url`, the people's `urgent`, which the server may also turn off) or
+/// (`notify`, `callback_url`, `completion`, the people's `urgent`, which the server may also turn off) or
 /// what only the asker reads (`metadata`). An image counts by its SHA-256. Built from the
 /// validated spec, so a client that holds its create request gets the same document by
 /// validating it the same way (`new_decision::parse_new_decision`).
 pub fn asked_document(spec: &DecisionSpec, image_sha256: Option<&str>) -> Value {
     let mut doc = serde_json::to_value(spec).unwrap_or(Value::Null);
     if let Some(m) = doc.as_object_mut() {
-        for delivery in ["notify", "callback_url", "metadata"] {
+        for delivery in ["notify", "callback_url", "completion", "metadata"] {
             m.remove(delivery);
         }
         if let Some(routing) = m.get_mut("routing").and_then(Value::as_object_mut) {

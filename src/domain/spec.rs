@@ -19,6 +19,9 @@ pub struct DecisionSpec {
     pub allow_remark: bool,
     pub notify: Notify,
     pub callback_url: Option<String>,
+    /// The one request that resumes a durable workflow when the decision settles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion: Option<super::completion::Completion>,
     /// Echoed back unchanged; always a JSON object (empty when not given).
     pub metadata: Map<String, Value>,
     /// Applied on expiry; already checked to be a valid outcome for this decision.

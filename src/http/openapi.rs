@@ -319,6 +319,10 @@ pub struct CreateDecision {
     notify: Option<Notify>,
     /// An http(s) URL that receives a signed webhook on resolution.
     callback_url: Option<String>,
+    /// The one request that resumes a durable workflow when the decision settles (answered,
+    /// declined, expired or cancelled): a signed POST of the Decision to `url`, retried like
+    /// the webhook. The asker names where it goes and its envelope, never its content.
+    completion: Option<CompletionRequest>,
     /// At most 4 KiB serialised; echoed back unchanged.
     #[schema(value_type = Option<Object>)]
     metadata: Option<Value>,
@@ -349,6 +353,21 @@ pub struct CreateDecision {
     escalate_to: Option<Vec<String>>,
     /// Notifications go out even in the people's quiet hours (default false).
     urgent: Option<bool>,
+}
+
+/// Where a settled decision resumes a workflow: a Restate awakeable's resolve URL, a
+/// Trigger.dev wait token's completion URL.
+#[derive(Deserialize, ToSchema)]
+#[allow(dead_code)]
+#[schema(example = json!({"url": "http://127.0.0.1:8080/restate/awakeables/sign_1abc/resolve"}))]
+pub struct CompletionRequest {
+    /// An absolute http(s) URL, at most 2000 characters; public addresses only unless the
+    /// server allows private webhooks.
+    url: String,
+    /// 1–64 letters, digits, `_` or `-`: the body is then `{"<wrap_in>": Decision}` (e.g.
+    /// `data` for Trigger.dev); without it, the Decision itself.
+    #[schema(min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9_-]{1,64}$")]
+    wrap_in: Option<String>,
 }
 
 /// The tool call an approval asks about.

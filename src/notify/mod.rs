@@ -2,7 +2,8 @@
 //! database; the worker claims due messages and hands each to its channel.
 //!
 //! Purposes: `ask` (a new decision), `reminder` (80 % of the TTL passed, still pending),
-//! `resolved` (the decision is answered, declined, cancelled or expired: the webhook fires,
+//! `resolved` (the decision is answered, declined, cancelled or expired: the webhook and the
+//! completion callback fire,
 //! the mail thread gets a short note, a push or ntfy notification is withdrawn or updated),
 //! `escalate` (its escalation time came: asks to the escalation's targets), and
 //! `passkey_added`, a notice to a person about no decision (notice.rs).
@@ -169,6 +170,9 @@ pub fn build_worker(
         )),
         Arc::new(ntfy::NtfyChannel::new()),
         Arc::new(webhook::WebhookChannel::new(
+            settings.allow_private_webhooks,
+        )),
+        Arc::new(webhook::WebhookChannel::completion(
             settings.allow_private_webhooks,
         )),
     ];

@@ -1,7 +1,8 @@
-//! Signed webhooks to a decision's `callback_url` (docs/API.md, "Webhooks"), in the Standard Webhooks
-//! form: the Decision JSON as the body, `webhook-id` (the outbox message's id, the same on
-//! every retry, so the receiver can drop repeats), `webhook-timestamp` (unix seconds) and
-//! `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`, keyed with the
+//! Signed webhooks to a decision's `callback_url` (docs/API.md, "Webhooks") and to its
+//! completion callback ("Completion callbacks"), in the Standard Webhooks form: the Decision
+//! JSON as the body (in the completion's envelope, if it names one), `webhook-id` (the outbox
+//! message's id, the same on every retry, so the receiver can drop repeats),
+//! `webhook-timestamp` (unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`, keyed with the
 //! base64-decoded part of the inbox's `whsec_…` secret.
 //!
 //! Unless private callbacks are allowed (`SAYSO_ALLOW_PRIVATE_WEBHOOKS=1`), the host is resolved
@@ -23,40 +24,98 @@ use url::Url;
 use super::http_client::{client_builder, delivery_for_error, delivery_for_status};
 use super::outbound::{Outbound, Refusal};
 use super::{Courier, Delivering, Delivery};
+use crate::domain::completion::Completion;
 use crate::domain::outbox::{Channel, Purpose};
 
 /// The prefix of a webhook secret.
 pub const SECRET_PREFIX: &str = "whsec_";
 
-/// Delivers the `resolved` message of a decision to its `callback_url`.
+/// Delivers the `resolved` message of a decision to its `callback_url`, or to its completion
+/// callback: the same signed request, to the URL and in the envelope the asker named.
 pub struct WebhookChannel {
     outbound: Outbound,
+    target: Target,
+}
+
+/// Which of a decision's addresses a `WebhookChannel` calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    CallbackUrl,
+    Completion,
 }
 
 impl WebhookChannel {
-    /// `allow_private` lets callbacks reach loopback, private and other non-global addresses.
+    /// The webhook to `callback_url`. `allow_private` lets callbacks reach loopback, private
+    /// and other non-global addresses.
     pub fn new(allow_private: bool) -> Self {
         WebhookChannel {
             outbound: Outbound::new(allow_private, client_builder),
+            target: Target::CallbackUrl,
         }
+    }
+
+    /// The completion callback (`completion`), under the same guard as `new`.
+    pub fn completion(allow_private: bool) -> Self {
+        WebhookChannel {
+            outbound: Outbound::new(allow_private, client_builder),
+            target: Target::Completion,
+        }
+    }
+
+    /// The URL, its field's name for the reasons, and the completion whose envelope the body
+    /// goes in; `None` when the decision names no such address.
+    fn address<'a>(
+        &self,
+        d: &Delivering<'a>,
+    ) -> Option<(&'a str, &'static str, Option<&'a Completion>)> {
+        match self.target {
+            Target::CallbackUrl => Some((
+                d.decision.spec.callback_url.as_deref()?,
+                "callback_url",
+                None,
+            )),
+            Target::Completion => {
+                let c = d.decision.spec.completion.as_ref()?;
+                Some((c.url.as_str(), "completion.url", Some(c)))
+            }
+        }
+    }
+}
+
+/// The body: never anything but the settled Decision, in the completion's envelope when it
+/// names one.
+fn body(
+    view: &crate::service::DecisionView,
+    envelope: Option<&Completion>,
+) -> serde_json::Result<Vec<u8>> {
+    match envelope {
+        Some(c) => serde_json::to_vec(&c.body(serde_json::to_value(view)?)),
+        None => serde_json::to_vec(view),
     }
 }
 
 #[async_trait]
 impl Courier for WebhookChannel {
     fn channel(&self) -> Channel {
-        Channel::Webhook
+        match self.target {
+            Target::CallbackUrl => Channel::Webhook,
+            Target::Completion => Channel::Completion,
+        }
     }
 
     async fn deliver(&self, d: &Delivering<'_>) -> Delivery {
         if d.message.purpose != Purpose::Resolved {
             return Delivery::Skipped(format!(
-                "webhooks are sent on resolution only, not for {:?}",
+                "{}s are sent on resolution only, not for {:?}",
+                self.channel(),
                 d.message.purpose.as_str()
             ));
         }
-        let Some(callback_url) = d.decision.spec.callback_url.as_deref() else {
-            return Delivery::Skipped("no callback_url".into());
+        let Some((url, field, envelope)) = self.address(d) else {
+            return Delivery::Skipped(match self.target {
+                Target::CallbackUrl => "no callback_url".into(),
+                Target::Completion => "no completion".into(),
+            });
         };
         let Some(secret) = d.channels.webhook_secret.as_deref() else {
             return Delivery::Failed("the inbox has no webhook secret".into());
@@ -64,22 +123,22 @@ impl Courier for WebhookChannel {
         let Some(key) = secret_key(secret) else {
             return Delivery::Failed("the inbox's webhook secret is not whsec_ and base64".into());
         };
-        let url = match Url::parse(callback_url) {
+        let url = match Url::parse(url) {
             Ok(url) if matches!(url.scheme(), "http" | "https") => url,
             Ok(url) => {
                 return Delivery::Failed(format!(
-                    "callback_url has the scheme {:?}; only http and https are called",
+                    "{field} has the scheme {:?}; only http and https are called",
                     url.scheme()
                 ));
             }
-            Err(e) => return Delivery::Failed(format!("callback_url is not a URL: {e}")),
+            Err(e) => return Delivery::Failed(format!("{field} is not a URL: {e}")),
         };
-        let client = match self.outbound.client_for(&url, "callback_url").await {
+        let client = match self.outbound.client_for(&url, field).await {
             Ok(client) => client,
             Err(Refusal::Retry(why)) => return Delivery::Retry(why),
             Err(Refusal::Never(why)) => return Delivery::Failed(why),
         };
-        let body = match serde_json::to_vec(d.view) {
+        let body = match body(d.view, envelope) {
             Ok(body) => body,
             Err(e) => return Delivery::Failed(format!("the decision did not serialise: {e}")),
         };
@@ -96,8 +155,8 @@ impl Courier for WebhookChannel {
             .send()
             .await;
         match sent {
-            Ok(resp) => delivery_for_status("callback_url", resp.status()),
-            Err(e) => delivery_for_error("callback_url", e),
+            Ok(resp) => delivery_for_status(field, resp.status()),
+            Err(e) => delivery_for_error(field, e),
         }
     }
 }

@@ -26,7 +26,8 @@ use crate::domain::people::Person;
 use crate::domain::{Decision, Status};
 use crate::service::{Outbox, message, now};
 
-/// The per-person channels a fan-out can expand into (webhooks go to the agent).
+/// The per-person channels a fan-out can expand into (webhooks and completion callbacks go
+/// to the agent).
 const PERSON_CHANNELS: [Channel; 6] = [
     Channel::Email,
     Channel::Push,
@@ -421,11 +422,17 @@ impl Worker {
                 ..message(c.into(), m.purpose, at)
             })
             .collect();
-        if m.purpose == Purpose::Resolved && decision.spec.callback_url.is_some() {
-            follow_ups.push(NewMessage {
-                give_up_at: at + time::Duration::hours(24),
-                ..message(Route::Webhook, Purpose::Resolved, at)
-            });
+        if m.purpose == Purpose::Resolved {
+            let agents = [
+                (Route::Webhook, decision.spec.callback_url.is_some()),
+                (Route::Completion, decision.spec.completion.is_some()),
+            ];
+            for (route, _) in agents.into_iter().filter(|(_, wanted)| *wanted) {
+                follow_ups.push(NewMessage {
+                    give_up_at: at + time::Duration::hours(24),
+                    ..message(route, Purpose::Resolved, at)
+                });
+            }
         }
         let detail = format!("{} message(s) queued", follow_ups.len());
         (done(MessageStatus::Sent, &detail), follow_ups)

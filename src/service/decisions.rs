@@ -19,7 +19,7 @@ use crate::domain::spec::Shape;
 use crate::domain::{Decision, Kind, NewDecision, Resolution, Status};
 use crate::storage::{Idempotency, Inserted, KeyedRead, ListFilter, Resolved};
 
-/// How long a create waits to see where a `callback_url`'s host name leads.
+/// How long a create waits to see where a `callback_url`'s (or completion's) host name leads.
 const CALLBACK_LOOKUP: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The longest `Idempotency-Key` kept.
@@ -78,7 +78,7 @@ impl Service {
         }
         let mut new = parse_new_decision(body).map_err(ServiceError::Validation)?;
         new.spec.shape = shape;
-        self.check_callback_url(&mut new).await?;
+        self.check_callback_urls(&mut new).await?;
         // The inbox's people, read once: for a decision that names some, and for the
         // notifications (a create that needs neither reads nothing more).
         let people = if new.spec.routing.is_some() || new.spec.notify != crate::domain::Notify::None
@@ -151,37 +151,44 @@ impl Service {
         })
     }
 
-    /// A `callback_url` that names an inner address literally is refused now, where the
-    /// agent sees why, rather than failing at send time where it never would; a host name
-    /// that resolves inward is a warning (it may resolve differently when the webhook goes).
-    async fn check_callback_url(&self, new: &mut NewDecision) -> Result<(), ServiceError> {
-        let Some(url) = new.spec.callback_url.as_deref() else {
-            return Ok(());
-        };
+    /// A `callback_url` or completion URL that names an inner address literally is refused
+    /// now, where the agent sees why, rather than failing at send time where it never would;
+    /// a host name that resolves inward is a warning (it may resolve differently when the
+    /// request goes).
+    async fn check_callback_urls(&self, new: &mut NewDecision) -> Result<(), ServiceError> {
         if self.settings().allow_private_webhooks {
             return Ok(());
         }
-        let Ok(url) = url::Url::parse(url) else {
-            return Ok(());
-        };
-        if let Some(ip) = inner_literal(&url) {
-            return Err(ServiceError::invalid(
-                "callback_url",
-                format!(
-                    "names the inner address {ip}; this server calls public addresses only \
-                     (set SAYSO_ALLOW_PRIVATE_WEBHOOKS=1 to allow loopback and private ones)"
-                ),
-            ));
-        }
-        if let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) {
-            let lookup = tokio::net::lookup_host((host, port));
-            if let Ok(Ok(addrs)) = tokio::time::timeout(CALLBACK_LOOKUP, lookup).await
-                && let Some(inner) = addrs.map(|a| a.ip()).find(|ip| !is_global(*ip))
-            {
-                new.warnings.push(format!(
-                    "callback_url: {host} resolves to the inner address {inner}; the webhook \
-                     will be refused unless it resolves to a public address when sent"
+        let urls = [
+            ("callback_url", new.spec.callback_url.clone()),
+            (
+                "completion.url",
+                new.spec.completion.as_ref().map(|c| c.url.clone()),
+            ),
+        ];
+        for (field, url) in urls {
+            let Some(url) = url.and_then(|u| url::Url::parse(&u).ok()) else {
+                continue;
+            };
+            if let Some(ip) = inner_literal(&url) {
+                return Err(ServiceError::invalid(
+                    field,
+                    format!(
+                        "names the inner address {ip}; this server calls public addresses only \
+                         (set SAYSO_ALLOW_PRIVATE_WEBHOOKS=1 to allow loopback and private ones)"
+                    ),
                 ));
+            }
+            if let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) {
+                let lookup = tokio::net::lookup_host((host, port));
+                if let Ok(Ok(addrs)) = tokio::time::timeout(CALLBACK_LOOKUP, lookup).await
+                    && let Some(inner) = addrs.map(|a| a.ip()).find(|ip| !is_global(*ip))
+                {
+                    new.warnings.push(format!(
+                        "{field}: {host} resolves to the inner address {inner}; the request \
+                         will be refused unless it resolves to a public address when sent"
+                    ));
+                }
             }
         }
         Ok(())

@@ -153,7 +153,7 @@ pub(super) fn asks_to(
         Channel::Ntfy => p.ntfy_url.is_some(),
         Channel::Push => true,
         Channel::Slack | Channel::Matrix | Channel::Telegram => p.chats.on(channel).is_some(),
-        Channel::Webhook => false,
+        Channel::Webhook | Channel::Completion => false,
     };
     channels
         .iter()

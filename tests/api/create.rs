@@ -176,6 +176,26 @@ pub async fn each_validation_rule_is_refused_with_its_path(srv: &TestServer) {
             "callback_url",
         ),
         (
+            json!({"question": "Q", "kind": "bool", "completion": "https://example.com/x"}),
+            "completion",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "completion": {"wrap_in": "data"}}),
+            "completion.url",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "completion": {"url": "file:///etc/passwd"}}),
+            "completion.url",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "completion": {"url": "https://example.com/x", "wrap_in": "{{outcome}}"}}),
+            "completion.wrap_in",
+        ),
+        (
+            json!({"question": "Q", "kind": "bool", "completion": {"url": "https://example.com/x", "wrap_in": 5}}),
+            "completion.wrap_in",
+        ),
+        (
             json!({"question": "Q", "kind": "bool", "metadata": [1, 2]}),
             "metadata",
         ),
@@ -213,6 +233,9 @@ pub async fn each_validation_rule_is_refused_with_its_path(srv: &TestServer) {
         err["error"]["details"].as_array().unwrap().len() >= 3,
         "{err}"
     );
+    // A refused create writes nothing.
+    let (_, list) = send(srv.req(Method::GET, "/v1/decisions")).await;
+    assert_eq!(list["items"], json!([]), "{list}");
 }
 
 pub async fn harmless_problems_become_warnings(srv: &TestServer) {

@@ -7,6 +7,7 @@ pub mod db;
 pub mod faulty_proxy;
 pub mod first_run;
 pub mod mcp_py;
+pub mod npm;
 pub mod process;
 pub mod python;
 pub mod receiver;

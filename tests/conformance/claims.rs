@@ -325,6 +325,7 @@ pub async fn a_fan_out_leaves_notifications_alone(store: &dyn Store) {
     let per_channel = vec![
         message("email", "resolved", T0),
         message("webhook", "resolved", T0),
+        message("completion", "resolved", T0),
     ];
     store
         .finish_message(
@@ -339,9 +340,60 @@ pub async fn a_fan_out_leaves_notifications_alone(store: &dyn Store) {
     let stored = store.messages(d.id).await.unwrap();
     assert_eq!(stored[0].status, MessageStatus::Sent);
     let expanded: Vec<&str> = stored[1..].iter().map(|m| m.route.as_str()).collect();
-    assert_eq!(expanded, ["email", "webhook"]);
+    assert_eq!(expanded, ["email", "webhook", "completion"]);
     let last = store.events(d.id).await.unwrap().pop().unwrap();
     assert_eq!(last.kind, EventKind::Notified);
     assert_eq!(last.detail["channel"], "*");
     assert_eq!(last.detail["purpose"], "resolved");
+}
+
+/// A completion callback is a channel of its own beside the webhook: each is claimed, kept in
+/// the audit trail and given its own notification state.
+pub async fn a_completion_is_recorded_beside_the_webhook(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let d = insert_with_outbox(
+        store,
+        home,
+        vec![
+            message("webhook", "resolved", T0),
+            message("completion", "resolved", T0),
+        ],
+    )
+    .await;
+    let claimed = store.claim_messages(T0, LEASE, 10).await.unwrap();
+    let routes: Vec<Route> = claimed.iter().map(|m| m.route).collect();
+    assert_eq!(routes, [Route::Webhook, Route::Completion]);
+    for (m, status) in claimed
+        .iter()
+        .zip([MessageStatus::Sent, MessageStatus::Failed])
+    {
+        store
+            .finish_message(m, &result(status, Some("answered 200")), &[], T0)
+            .await
+            .unwrap();
+    }
+    let mut states: Vec<(Channel, MessageStatus)> = store
+        .notifications(d.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|n| (n.channel, n.status))
+        .collect();
+    states.sort_by_key(|(channel, _)| *channel);
+    assert_eq!(
+        states,
+        [
+            (Channel::Webhook, MessageStatus::Sent),
+            (Channel::Completion, MessageStatus::Failed)
+        ]
+    );
+    let notified: Vec<Value> = store
+        .events(d.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == EventKind::Notified)
+        .map(|e| e.detail["channel"].clone())
+        .collect();
+    assert_eq!(notified, [json!("webhook"), json!("completion")]);
 }

@@ -104,6 +104,7 @@ macro_rules! conformance_tests {
                 a_retried_message_is_rescheduled,
                 a_finished_message_is_final_with_its_side_effects,
                 a_fan_out_leaves_notifications_alone,
+                a_completion_is_recorded_beside_the_webhook,
             ],
             passkeys: [
                 passkeys_are_kept_per_person_and_unique,

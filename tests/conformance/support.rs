@@ -5,6 +5,7 @@ use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
+use sayso::domain::completion::Completion;
 use sayso::domain::spec::{
     Attachment, ChoiceOption, FieldInput, FormField, FormSource, FormSpec, KindSpec, StringFormat,
 };
@@ -31,6 +32,7 @@ fn spec(question: &str, body: KindSpec) -> DecisionSpec {
         allow_remark: true,
         notify: Notify::Push,
         callback_url: None,
+        completion: None,
         metadata: serde_json::Map::new(),
         default_outcome: None,
         shape: None,
@@ -169,6 +171,10 @@ pub fn specs_of_every_kind() -> Vec<DecisionSpec> {
     b.metadata = metadata;
     b.default_outcome = Some(json!(false));
     b.callback_url = Some("https://example.com/hook".into());
+    b.completion = Some(Completion {
+        url: "https://example.com/waitpoints/tokens/t1/complete".into(),
+        wrap_in: Some("data".into()),
+    });
     b.notify = Notify::Email;
     b.body = KindSpec::Bool {
         yes_label: "Ship it".into(),

@@ -47,6 +47,24 @@ def sign(secret: str, msg_id: str, stamp: int, body: bytes) -> str:
     return "v1," + base64.b64encode(mac).decode()
 
 
+def test_a_completion_callback_is_signed_like_a_webhook_and_carries_the_settled_decision(
+    server: Server, person: Person, receiver: tuple[str, queue.Queue[Delivery]]
+) -> None:
+    url, got = receiver
+    with sayso.Client(server.url, server.key) as client:
+        q = unique("Resume the workflow?")
+        h = client.ask(q, completion={"url": url}, notify="none")
+        person.answer(q, value="no", remark="not today")
+        body, headers = got.get(timeout=20)
+    d = sayso.verify_webhook(body, headers, server.webhook_secret)
+    assert (d.decision_id, d.status, d.outcome, d.remark) == (
+        h.decision_id,
+        "answered",
+        False,
+        "not today",
+    )
+
+
 def test_a_webhook_from_the_server_verifies_and_carries_the_decision(
     server: Server, person: Person, receiver: tuple[str, queue.Queue[Delivery]]
 ) -> None:

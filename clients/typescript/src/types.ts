@@ -100,6 +100,12 @@ export interface AskFields {
   default_outcome?: unknown;
   notify?: string;
   callback_url?: string;
+  /**
+   * One signed request that resumes a durable workflow when the decision settles: the
+   * settled Decision is POSTed to `url` (a Restate awakeable's resolve URL, say), wrapped as
+   * `{ [wrap_in]: Decision }` when `wrap_in` is given (docs/API.md, Completion callbacks).
+   */
+  completion?: { url: string; wrap_in?: string };
   metadata?: Record<string, unknown>;
   allow_remark?: boolean;
   approvers?: string[];

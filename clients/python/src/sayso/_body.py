@@ -40,6 +40,7 @@ class AskFields(TypedDict, total=False):
     allow_remark: bool
     notify: Literal["push", "email", "none"]
     callback_url: str
+    completion: Mapping[str, Any]
     metadata: Mapping[str, Any]
     approval: Mapping[str, Any]
     approvers: Sequence[str]
