@@ -65,6 +65,21 @@ fn check_parsed(command: &str, parsed: &Parsed) {
         let _ = subcommand_reading(part);
     }
 
+    // A control character (but tab and newline) is a doubt before the grammar sees the text
+    // (it reads a here-document tag of only `\r` without end): no part is made of it.
+    if command.chars().any(|c| c.is_control() && !matches!(c, '\t' | '\n')) {
+        assert!(
+            parsed
+                .doubts
+                .iter()
+                .any(|d| matches!(d, Doubt::ControlCharacter(_))),
+            "a control character reads as {:?}",
+            parsed.doubts
+        );
+        assert!(parsed.parts.is_empty(), "parts {:?}", parsed.parts);
+        return;
+    }
+
     // Text the grammar refuses says nothing for certain about what runs: it is a doubt, and
     // no part is made of it.
     if refused(command) {

@@ -122,6 +122,11 @@ def answer_one_at_a_time(
     try:
         asked_together(server, person, run_id, harness, made, alive)
         for i, call in enumerate(made):
+            # The page offers Allow and Deny, and no "Allow for a while": no adapter would
+            # honour one.
+            page = person.browser.get(person.link_to(call.command)).text
+            assert 'id="allow"' in page, page
+            assert 'name="allow_for"' not in page, "a framework approval offers Allow for a while"
             remark = None if call.answer == "Allow" else f"not {call.command}"
             answered = person.answer(call.command, value=call.answer, remark=remark)
             assert answered.status_code == 303, answered.text

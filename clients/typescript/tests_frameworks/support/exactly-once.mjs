@@ -42,9 +42,18 @@ export async function allAskedAtOnce({ sayso, server, runId, n, sessionId = runI
   return ds;
 }
 
-/** The person answers each version's approval from the feed, as `answers` says. */
+/**
+ * The person answers each version's approval from the feed, as `answers` says. Each page is
+ * read first: it offers no "Allow for a while", which no adapter would honour.
+ */
 export async function personAnswers(server, versions, answers) {
   for (const [i, v] of versions.entries()) {
+    const person = server.person();
+    const page = await fetch(await person.linkFor(v), { headers: { cookie: person.cookie } });
+    const html = await page.text();
+    assert.equal(page.status, 200, html);
+    assert.match(html, /id="allow"/, "the approval page offers Allow");
+    assert.doesNotMatch(html, /name="allow_for"/, "a framework approval offers no Allow for a while");
     await server.person().answer(v, { action: "answer", value: answers[i], ...(answers[i] === "Deny" ? { remark: `not ${v}` } : {}) });
   }
 }
