@@ -270,3 +270,25 @@ fn a_control_character_is_a_doubt_and_never_reaches_the_grammar() {
     // A tab and a newline are the shell's own blanks.
     assert!(parse("git status\tx\ngit log").certain());
 }
+
+#[test]
+fn what_the_grammar_reads_as_arithmetic_is_read_as_commands_too() {
+    // Bash runs `( (git push) )`, `((git push) )` and `((a); (b))` as subshells, which the
+    // grammar reads as `((…))`; a substitution inside real arithmetic runs, and is a doubt.
+    for command in [
+        "( (git push --force origin main) )",
+        "((git push --force origin main) )",
+        "((true); (git push --force origin main))",
+        "((git push --force origin main))",
+    ] {
+        let p = parse(command);
+        assert!(
+            p.parts
+                .iter()
+                .any(|x| x.canonical() == "git push --force origin main"),
+            "{command:?}: {p:?}"
+        );
+    }
+    assert!(!parse("(( $(git push --force origin main) ))").certain());
+    assert!(!parse("(( x[$(rm -rf ~)] ))").certain());
+}

@@ -221,7 +221,7 @@ impl Walk<'_> {
                 self.list(&w.0);
                 self.list(&w.1.list);
             }
-            CompoundCommand::Arithmetic(a) => self.doubt_if_substitutes(&a.expr.value),
+            CompoundCommand::Arithmetic(a) => self.arithmetic(a),
             CompoundCommand::Coprocess(c) => {
                 self.command(&c.body);
             }
@@ -436,6 +436,31 @@ impl Walk<'_> {
             depth: self.place.depth + 1,
         };
         read_at(text, &place, self.parsed);
+    }
+
+    /// `((…))`. Bash reads it as arithmetic only where its own scan finds the closing `))`:
+    /// `( (git push) )`, `((git push) )` and even `((a); (b))` are subshells to bash, which
+    /// the grammar reads as arithmetic all the same. So its text is also read as commands:
+    /// nothing it may run goes unseen, and an expression read as a command (`i++`) names no
+    /// program a rule knows, so a person is asked.
+    fn arithmetic(&mut self, a: &ast::ArithmeticCommand) {
+        self.doubt_if_substitutes(&a.expr.value);
+        let (start, end) = (self.local(a.loc.start.index), self.local(a.loc.end.index));
+        let whole = self.place.offset + start..self.place.offset + end.max(start);
+        let at = self
+            .text
+            .get(start..end)
+            .and_then(|t| t.find(a.expr.value.as_str()));
+        match at {
+            Some(i) => {
+                let offset = self.place.offset + start + i;
+                self.nested_text(&a.expr.value, offset, None, self.place.inside);
+            }
+            None => {
+                let offset = self.place.offset + start;
+                self.nested_text(&a.expr.value, offset, Some(whole), self.place.inside);
+            }
+        }
     }
 
     /// Arithmetic and `[[ … ]]` are read as text: a substitution inside them is a doubt.

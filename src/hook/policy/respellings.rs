@@ -167,7 +167,9 @@ fn written(words: &[&str], changes: &[Respell]) -> String {
             Respell::Compound(kind) => match kind {
                 0 => format!("true && {text}"),
                 1 => format!("{text}; true"),
-                2 => format!("({text})"),
+                // With spaces: two subshells written `((…))` are bash's arithmetic command,
+                // which runs nothing.
+                2 => format!("( {text} )"),
                 3 => format!("{{ {text}; }}"),
                 4 => format!("echo y | {text}"),
                 5 => format!("if true; then {text}; fi"),
