@@ -252,7 +252,10 @@ async fn a_persons_link_given_as_sayso_url_is_named_and_never_echoed() {
         .await;
     let answer = s(&handle, "web_url").to_string();
     let cases = [
-        (feed.clone(), "that is your feed's link, which answers as you"),
+        (
+            feed.clone(),
+            "that is your feed's link, which answers as you",
+        ),
         (answer.clone(), "that is a question's answer link"),
     ];
     for (link, says) in cases {
@@ -262,7 +265,10 @@ async fn a_persons_link_given_as_sayso_url_is_named_and_never_echoed() {
             let err = stderr(&out);
             assert!(err.contains(says), "{err}");
             assert!(
-                err.contains(&format!("SAYSO_URL is the server's address: {}\n", srv.base)),
+                err.contains(&format!(
+                    "SAYSO_URL is the server's address: {}\n",
+                    srv.base
+                )),
                 "{err}"
             );
             // The link is a secret: its token is not printed again.
@@ -311,16 +317,15 @@ async fn a_file_that_cannot_be_read_is_3_and_one_that_is_not_json_is_64() {
     std::fs::write(&not_json, "{not json").unwrap();
     let missing = dir.join("missing.json");
     let form = |path: &std::path::Path| {
-        let path = path.to_str().unwrap().to_string();
-        async move {
-            let args = ["ask", "Form?", "--kind", "form", "--schema-file", &path];
-            run(&srv.base, Some(&srv.key), &args).await
-        }
+        let mut cmd = client(&srv.base, Some(&srv.key), &[]);
+        cmd.args(["ask", "Form?", "--kind", "form", "--schema-file"])
+            .arg(path);
+        cmd
     };
-    let out = form(&not_json).await;
+    let out = form(&not_json).output().await.unwrap();
     assert_eq!(out.status.code(), Some(64), "{out:?}");
     assert!(stderr(&out).contains("--schema-file"), "{out:?}");
-    let out = form(&missing).await;
+    let out = form(&missing).output().await.unwrap();
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     assert!(stderr(&out).contains("cannot read"), "{out:?}");
     let _ = std::fs::remove_dir_all(dir);

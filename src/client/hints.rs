@@ -87,9 +87,18 @@ mod tests {
         let (what, address) = page("https://example.com/sayso/d/AZmtok").unwrap();
         assert_eq!(what, "a question's answer link");
         assert_eq!(address, "https://example.com/sayso");
-        assert!(page("https://example.com/a/tok").unwrap().0.starts_with("an approval link"));
+        assert!(
+            page("https://example.com/a/tok")
+                .unwrap()
+                .0
+                .starts_with("an approval link")
+        );
         assert_eq!(page("http://h:8080/inbox").unwrap().1, "http://h:8080");
-        for server in ["http://127.0.0.1:8080", "https://example.com/sayso/", "http://h/v1"] {
+        for server in [
+            "http://127.0.0.1:8080",
+            "https://example.com/sayso/",
+            "http://h/v1",
+        ] {
             assert_eq!(page(server), None, "{server}");
         }
     }

@@ -21,9 +21,9 @@ use std::io::Write;
 
 pub use allowances::allowances;
 pub use commands::{ask, await_decision, cancel, get, todo};
+pub use flags::{is_usage, usage};
 pub use list::list;
 pub use receipts::{receipts, verify_file};
-pub use flags::{is_usage, usage};
 pub use wait::{EXIT_ERROR, EXIT_GONE, EXIT_NO, EXIT_PENDING, EXIT_USAGE, EXIT_YES};
 
 /// Ends the process with a client command's exit code; an error is printed to stderr

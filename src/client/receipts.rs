@@ -11,9 +11,9 @@ use reqwest::Method;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::flags::usage;
 use super::args::ServerArgs;
 use super::commands::{REQUEST_TIMEOUT, RETRY_WINDOW};
+use super::flags::usage;
 use super::http::Api;
 use super::wait::EXIT_YES;
 use crate::domain::receipt::{PublicKey, SignedReceipt, verify, verify_chain};
