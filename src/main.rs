@@ -25,9 +25,10 @@ async fn main() -> ExitCode {
                 return ExitCode::from(code);
             }
             let _ = e.print();
-            // A usage error of a client command must not read as "expired" (2) to a script.
-            return if e.use_stderr() && sayso::client::is_client_invocation(&args) {
-                ExitCode::from(sayso::client::EXIT_ERROR)
+            // A mistyped command line is 64 (EX_USAGE) for every command: clap's own 2 would
+            // read as "nobody answered" to a script branching on a client command's code.
+            return if e.use_stderr() {
+                ExitCode::from(sayso::client::EXIT_USAGE)
             } else {
                 ExitCode::from(e.exit_code() as u8)
             };
@@ -40,7 +41,11 @@ async fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("sayso: {e:#}");
-            ExitCode::FAILURE
+            if sayso::client::is_usage(&e) {
+                ExitCode::from(sayso::client::EXIT_USAGE)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

@@ -315,7 +315,7 @@ async fn an_interrupted_wait_withdraws_its_question_unless_told_to_keep_it() {
     assert_eq!(srv.get(&w.id).await["status"], "pending");
     // And `--keep` makes sense only with `--wait`.
     let out = run(&srv, &["ask", "Keep it?", "--kind", "bool", "--keep"]).await;
-    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -328,7 +328,7 @@ async fn bad_input_exits_3_naming_the_flags() {
         ],
     )
     .await;
-    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
     assert!(out.stdout.is_empty(), "{out:?}");
     let err = stderr(&out);
     assert!(
@@ -343,18 +343,18 @@ async fn bad_input_exits_3_naming_the_flags() {
         ],
     )
     .await;
-    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
     let err = stderr(&out);
     assert!(err.contains("\n  --option #2: duplicate label"), "{err}");
     assert!(
         err.contains("\n  --ttl: must be from 10s to 30d (got 5s)"),
         "{err}"
     );
-    // A flag clap refuses is an error too, not 2 ("expired").
+    // A flag clap refuses is a usage error (64) too, never 2 ("expired").
     let out = run(&srv, &["ask", "Deploy?", "--kind", "maybe", "--wait"]).await;
-    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
     let out = run(&srv, &["ask", "Deploy?", "--kind", "bool", "--ttl", "30"]).await;
-    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
     assert!(stderr(&out).contains("add a unit"), "{out:?}");
     let out = run(&srv, &["get", "0199aaaa-0000-7000-8000-000000000000"]).await;
     assert_eq!(out.status.code(), Some(3), "{out:?}");
@@ -372,7 +372,7 @@ async fn no_key_or_a_bad_key_exits_3() {
     .output()
     .await
     .unwrap();
-    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
     assert!(stderr(&out).contains("no API key"), "{out:?}");
     assert!(stderr(&out).contains("SAYSO_KEY"), "{out:?}");
     let out = client(&srv.base, Some("sk_wrong"), &["get", "x"])
@@ -756,7 +756,7 @@ async fn receipts_are_exported_and_verified_offline() {
 
     // No key at all: said, with where to get one.
     let out = verify(&srv.base, &good, None, &[]).await;
-    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
     assert!(stderr(&out).contains("--key"), "{out:?}");
     let _ = std::fs::remove_dir_all(&dir);
     srv.stop().await;

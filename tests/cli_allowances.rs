@@ -99,7 +99,7 @@ async fn allowances_are_listed_and_revoked() {
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     assert!(!String::from_utf8_lossy(&out.stderr).is_empty());
     let out = sayso(&srv, &["revoke"]).await;
-    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("<ID>"),
         "{out:?}"

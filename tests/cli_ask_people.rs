@@ -182,7 +182,7 @@ async fn a_count_or_a_name_that_cannot_work_is_refused_with_a_clear_error() {
             .chain(flags.iter().copied())
             .collect();
         let out = run(&srv, &args).await;
-        assert_eq!(out.status.code(), Some(3), "{flags:?}: {out:?}");
+        assert_eq!(out.status.code(), Some(64), "{flags:?}: {out:?}");
         assert!(stderr(&out).contains(says), "{flags:?}: {}", stderr(&out));
     }
     // What only the server knows comes back as its message, named by the flag: nobody named
@@ -215,7 +215,7 @@ async fn a_count_or_a_name_that_cannot_work_is_refused_with_a_clear_error() {
         &["ask", "Which?", "--kind", "text", "--required", "2"],
     )
     .await;
-    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
     assert!(
         stderr(&out).contains("--required: more than one person"),
         "{}",

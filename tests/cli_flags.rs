@@ -161,7 +161,7 @@ async fn mistakes_are_named_by_the_flag_typed_and_nothing_is_sent() {
     let srv = TestServer::start(&db.url).await;
     let ask = |args: &'static [&'static str]| run(&srv.base, Some(&srv.key), args);
     let out = ask(&["ask", "Which?", "--kind", "choose"]).await;
-    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
     let err = stderr(&out);
     assert!(
         err.contains("--kind choose needs --option LABEL, once for each choice"),
@@ -238,8 +238,97 @@ async fn an_unreachable_server_is_said_within_3_s_with_the_likely_mistake() {
         assert!(!err.contains("retrying"), "{err}");
     }
     let out = run(&format!("{}/v1", srv.base), Some(&srv.key), &["list"]).await;
-    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
     assert!(stderr(&out).contains("ends in /v1"), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persons_link_given_as_sayso_url_is_named_and_never_echoed() {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    let feed = srv.svc.feed_url(&srv.default_inbox().await);
+    let handle = srv
+        .create(serde_json::json!({"question": "Deploy?", "kind": "bool"}))
+        .await;
+    let answer = s(&handle, "web_url").to_string();
+    let cases = [
+        (
+            feed.clone(),
+            "that is your feed's link, which answers as you",
+        ),
+        (answer.clone(), "that is a question's answer link"),
+    ];
+    for (link, says) in cases {
+        for args in [&["list"][..], &["ask", "Deploy?"], &["await", "some-id"]] {
+            let out = run(&link, Some(&srv.key), args).await;
+            assert_eq!(out.status.code(), Some(64), "{args:?}: {out:?}");
+            let err = stderr(&out);
+            assert!(err.contains(says), "{err}");
+            assert!(
+                err.contains(&format!(
+                    "SAYSO_URL is the server's address: {}\n",
+                    srv.base
+                )),
+                "{err}"
+            );
+            // The link is a secret: its token is not printed again.
+            let token = link.rsplit('/').next().unwrap();
+            assert!(!err.contains(token), "{err}");
+        }
+    }
+    // Nothing was asked through it.
+    let (_, page) = common::server::send(srv.req(reqwest::Method::GET, "/v1/decisions")).await;
+    assert_eq!(page["items"].as_array().unwrap().len(), 1, "{page}");
+}
+
+#[tokio::test]
+async fn a_mistyped_command_line_exits_64_and_a_hooks_keeps_its_harnesss_code() {
+    let nowhere = "http://127.0.0.1:1";
+    for args in [
+        &["frobnicate"][..],
+        &["lsit"],
+        &["ask", "Deploy?", "--bogus"],
+        &["key", "create", "--bogus"],
+        &["person", "list", "--bogus"],
+        &["serve", "--listen", "not-an-address"],
+        &["hook", "doctor", "claude", "--bogus"],
+        &["ask", "Deploy?"],
+    ] {
+        // The last: no key, a setting the command line lacks.
+        let out = run(nowhere, None, args).await;
+        assert_eq!(out.status.code(), Some(64), "{args:?}: {out:?}");
+        assert!(stderr(&out).contains("error") || stderr(&out).contains("no API key"));
+    }
+    let out = run(nowhere, None, &["--help"]).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // A harness reads its own codes: Claude Code's deny is exit 2.
+    let out = run(nowhere, None, &["hook", "claude", "--bogus"]).await;
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(stderr(&out).contains("denied"), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_that_cannot_be_read_is_3_and_one_that_is_not_json_is_64() {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    let dir = std::env::temp_dir().join(format!("sayso-cli-flags-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let not_json = dir.join("form.json");
+    std::fs::write(&not_json, "{not json").unwrap();
+    let missing = dir.join("missing.json");
+    let form = |path: &std::path::Path| {
+        let mut cmd = client(&srv.base, Some(&srv.key), &[]);
+        cmd.args(["ask", "Form?", "--kind", "form", "--schema-file"])
+            .arg(path);
+        cmd
+    };
+    let out = form(&not_json).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
+    assert!(stderr(&out).contains("--schema-file"), "{out:?}");
+    let out = form(&missing).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(stderr(&out).contains("cannot read"), "{out:?}");
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Starts `sayso ARGS` with the database and first-run folder of a test, and returns the

@@ -14,7 +14,10 @@
 //!   a browser would (no API key: the person's link is their permission), writes the remark
 //!   and presses the button the README names;
 //! - every `# → …` line is the output the README promises, `…` standing for anything; each
-//!   must be printed, in order.
+//!   must be printed, in order;
+//! - the person is slower than the long-poll: its `timeout_s=50` is shortened to 1 s and the
+//!   person answers after 3 s, as a reader who takes over 50 s does, so a wait that does not
+//!   call again until answered shows `pending` and fails the promised output.
 //!
 //! bash, curl and jq are needed; where one is missing the test is SKIPPED, except under
 //! `CI=true`, where that fails it.
@@ -34,6 +37,11 @@ const BIN: &str = env!("CARGO_BIN_EXE_sayso");
 const README_URL: &str = "http://127.0.0.1:8080";
 /// What the script prints when the person's turn comes; the test answers on stdin.
 const PERSON_CUE: &str = "@@readme-person ";
+/// The walk-through's long-poll, as the README writes it and as the test shortens it.
+const README_POLL: &str = "timeout_s=50";
+const TEST_POLL: &str = "timeout_s=1";
+/// How long the person takes to answer: longer than a few of the test's long-polls.
+const PERSON_TAKES: Duration = Duration::from_secs(3);
 
 #[tokio::test]
 async fn the_readme_walk_through_runs_as_written() {
@@ -172,7 +180,7 @@ fn script(steps: &[Step], base: &str) -> String {
                              using $SAYSO_URL: {line}"
                         );
                     }
-                    script.push_str(line);
+                    script.push_str(&line.replace(README_POLL, TEST_POLL));
                     script.push('\n');
                 }
             }
@@ -191,6 +199,11 @@ fn script(steps: &[Step], base: &str) -> String {
         exported,
         "the walk-through never says `{export}`: the reader is told where the server is once, \
          and every example uses $SAYSO_URL"
+    );
+    assert!(
+        script.contains(TEST_POLL),
+        "the walk-through no longer long-polls with `{README_POLL}`: the test cannot play a \
+         person slower than the long-poll"
     );
     script
 }
@@ -259,6 +272,8 @@ async fn run(script: &str, server: &SaysoProcess, steps: &[Step]) -> String {
                             printed so far:\n{printed}"
                     )
                 });
+                // Slower than the long-poll: the wait must call again until answered.
+                tokio::time::sleep(PERSON_TAKES).await;
                 answer_as_the_person(link, &remark, &button).await;
                 stdin.write_all(b"\n").await.expect("bash reads on");
                 continue;

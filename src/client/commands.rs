@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use super::abandon::{StopSignals, WITHDRAW_WITHIN, withdraw};
 use super::args::{AskArgs, AwaitArgs, CancelArgs, CreateArgs, GetArgs, PeopleArgs, TodoArgs};
-use super::flags::{flag_of, option_value, problems, refusal};
+use super::flags::{flag_of, option_value, problems, refusal, usage};
 use super::http::Api;
 use super::wait::{EXIT_GONE, EXIT_YES, exit_code, outcome_summary, wait_for_decision};
 
@@ -263,15 +263,18 @@ fn ask_body(args: &AskArgs) -> anyhow::Result<Value> {
     }
     if let Some(path) = &args.schema_file {
         let text = read_text(path)?;
+        // What the file holds is the flag's value: a mistake in it is the command line's.
         let v: Value = serde_json::from_str(&text)
-            .with_context(|| format!("{} is not JSON", path.display()))?;
+            .map_err(|e| usage(format!("--schema-file {} is not JSON: {e}", path.display())))?;
         match v {
             Value::Object(_) => body.insert("schema".into(), v),
             Value::Array(_) => body.insert("questions".into(), v),
-            _ => anyhow::bail!(
-                "{} must hold a JSON Schema object or a list of questions",
-                path.display()
-            ),
+            _ => {
+                return Err(usage(format!(
+                    "--schema-file {} must hold a JSON Schema object or a list of questions",
+                    path.display()
+                )));
+            }
         };
     }
     add_people(&mut body, &args.people);

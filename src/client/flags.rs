@@ -1,6 +1,7 @@
 //! The client's flags in the words the user typed them: an `--option` read into a label and
 //! a description, a create body checked before it is sent, and the API's field names in a
-//! refusal put back as the flags that carry them.
+//! refusal put back as the flags that carry them. A mistake in the command line is a
+//! [`UsageError`], which exits `EXIT_USAGE` (64), not the 3 of an error met on the way.
 
 use std::time::Duration;
 
@@ -112,15 +113,38 @@ pub fn problems(body: &Value, ttl: Option<Duration>, item: &str) -> Vec<String> 
     found
 }
 
+/// A mistake in the command line (a flag, its value, a missing key or server address): the
+/// command cannot run as typed, and running it again as typed cannot help.
+#[derive(Debug)]
+pub struct UsageError(String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// The command line's mistake `message`, as an error that exits 64.
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(UsageError(message.into()))
+}
+
+/// Whether `e` (or what it wraps) is a mistake in the command line.
+pub fn is_usage(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| cause.is::<UsageError>())
+}
+
 /// The problems as one error: a single one alone, several one a line.
 pub fn refusal(problems: Vec<String>) -> anyhow::Error {
     match problems.as_slice() {
-        [one] => anyhow::anyhow!("{one}"),
-        _ => anyhow::anyhow!(
+        [one] => usage(one.clone()),
+        _ => usage(format!(
             "{} problems with the flags:\n  {}",
             problems.len(),
             problems.join("\n  ")
-        ),
+        )),
     }
 }
 

@@ -11,6 +11,8 @@ use serde_json::Value;
 use tokio::time::Instant;
 use url::Url;
 
+use super::flags::usage;
+
 /// The longest pause between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// The first pause after a failed attempt.
@@ -121,33 +123,41 @@ pub fn required_key(key: Option<&str>) -> anyhow::Result<String> {
         .filter(|k| !k.is_empty())
         .map(str::to_string)
         .ok_or_else(|| {
-            anyhow::anyhow!(
+            usage(
                 "no API key: pass --key sk_… or set SAYSO_KEY (`sayso key create` where the \
-                 server runs makes one)"
+                 server runs makes one)",
             )
         })
 }
 
 impl Api {
-    /// Checks the server URL and the key; builds the connection pool.
+    /// Checks the server URL and the key; builds the connection pool. Each mistake in either
+    /// is a usage error (exit 64), said before anything is sent.
     pub fn new(server: &str, key: Option<&str>) -> anyhow::Result<Api> {
         let key = required_key(key)?;
         let base = Url::parse(server.trim())
-            .map_err(|e| anyhow::anyhow!("--server / SAYSO_URL {server:?} is not a URL: {e}"))?;
+            .map_err(|e| usage(format!("--server / SAYSO_URL {server:?} is not a URL: {e}")))?;
         if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
-            anyhow::bail!(
+            return Err(usage(format!(
                 "--server / SAYSO_URL must be an http:// or https:// URL, not {server:?}"
-            );
+            )));
+        }
+        // A person's link is a secret: said by what it is, never echoed.
+        if let Some((what, address)) = super::hints::page_link(&base) {
+            return Err(usage(format!(
+                "--server / SAYSO_URL: that is {what}; SAYSO_URL is the server's address: \
+                 {address}"
+            )));
         }
         if base
             .path_segments()
             .and_then(|mut s| s.rfind(|s| !s.is_empty()))
             == Some("v1")
         {
-            anyhow::bail!(
+            return Err(usage(format!(
                 "--server / SAYSO_URL {server:?} ends in /v1: give the server's base URL, as the \
                  person's links start, without /v1 (the client adds it)"
-            );
+            )));
         }
         // Normally done by main; again here so the library can be used on its own.
         let _ = rustls::crypto::ring::default_provider().install_default();

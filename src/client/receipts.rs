@@ -13,6 +13,7 @@ use tokio::time::Instant;
 
 use super::args::ServerArgs;
 use super::commands::{REQUEST_TIMEOUT, RETRY_WINDOW};
+use super::flags::usage;
 use super::http::Api;
 use super::wait::EXIT_YES;
 use crate::domain::receipt::{PublicKey, SignedReceipt, verify, verify_chain};
@@ -105,16 +106,18 @@ pub async fn receipts(args: ReceiptsArgs) -> anyhow::Result<u8> {
 /// `sayso verify`.
 pub async fn verify_file(args: VerifyArgs) -> anyhow::Result<u8> {
     let key = match (&args.key, &args.key_file) {
-        (Some(k), _) => PublicKey::parse(k).map_err(|e| anyhow::anyhow!("--key: {e}"))?,
+        (Some(k), _) => PublicKey::parse(k).map_err(|e| usage(format!("--key: {e}")))?,
         (None, Some(path)) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read the key file {}", path.display()))?;
             PublicKey::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
         }
-        (None, None) => anyhow::bail!(
-            "no key to check against: pass --key KEY or --key-file PATH (`sayso receipts \
-             --public-key` prints the server's; pin it once, then check offline)"
-        ),
+        (None, None) => {
+            return Err(usage(
+                "no key to check against: pass --key KEY or --key-file PATH (`sayso receipts \
+                 --public-key` prints the server's; pin it once, then check offline)",
+            ));
+        }
     };
     let text = if args.file == "-" {
         let mut s = String::new();

@@ -17,10 +17,14 @@ pub const EXIT_YES: u8 = 0;
 pub const EXIT_NO: u8 = 1;
 /// Exit code: expired or cancelled; nobody decided.
 pub const EXIT_GONE: u8 = 2;
-/// Exit code: an error (bad input, auth, the server unreachable or failing after retries).
+/// Exit code: an error that is not the command line's: a file that cannot be read, a bad key,
+/// the server refusing the request, or unreachable or failing after retries.
 pub const EXIT_ERROR: u8 = 3;
 /// Exit code: still pending when the client's own `--timeout` passed.
 pub const EXIT_PENDING: u8 = 4;
+/// Exit code: the command line itself is wrong (an unknown command or flag, a bad flag value,
+/// a missing key or server address); sysexits.h's `EX_USAGE`. Nothing was sent.
+pub const EXIT_USAGE: u8 = 64;
 
 /// How long one await call holds: below common proxy and client timeouts.
 const AWAIT_S: u64 = 50;

@@ -3,8 +3,10 @@
 use fantoccini::Locator;
 use serde_json::json;
 
+use sayso::domain::PersonChannel;
+
 use crate::checks::{assert_fit_for_a_phone, result_status};
-use crate::common::server::s;
+use crate::common::server::{s, send};
 use crate::support::{awaited, feed_url, setup};
 
 #[tokio::test]
@@ -148,6 +150,98 @@ async fn decline_and_todos_from_the_feed() {
         "{d}"
     );
     assert_eq!(result_status(&b).await, "answered");
+
+    b.close().await;
+    srv.stop().await;
+}
+
+/// Recent says what was decided, by whom and through which channel, capitalised as written:
+/// never "Answered" for a No, a Deny or a skipped to-do.
+#[tokio::test]
+async fn recent_says_what_was_decided_by_whom_and_how() {
+    let Some((b, srv, _db)) = setup().await else {
+        return;
+    };
+    let feed = feed_url(&srv).await;
+
+    // A tool call, denied from the Telegram message's page.
+    let call = srv
+        .create(json!({
+            "question": "Claude Code wants to run: rm -rf build",
+            "kind": "choose", "options": ["Allow", "Deny"], "allow_other": false,
+            "approval": {"harness": "claude", "tool_name": "Bash",
+                "tool_input": {"command": "rm -rf build"}, "cwd": "/home/me/shop"}
+        }))
+        .await;
+    let via_telegram = srv
+        .person_url_via(s(&call, "web_url"), PersonChannel::Telegram)
+        .await;
+    b.goto(&via_telegram).await;
+    b.click_and_wait("#deny").await;
+    assert_eq!(awaited(&srv, &call).await["outcome"], "Deny");
+
+    // A No, an option, a skipped to-do, and a question whose agent stopped waiting.
+    let no = srv
+        .create(json!({"question": "Merge the billing branch?", "kind": "bool"}))
+        .await;
+    assert_eq!(
+        srv.answer(s(&no, "web_url"), json!({"value": "no"}))
+            .await
+            .0,
+        200
+    );
+    let pick = srv
+        .create(json!({"question": "Which region?", "kind": "choose",
+                       "options": ["eu-west", "us-east"]}))
+        .await;
+    assert_eq!(
+        srv.answer(s(&pick, "web_url"), json!({"value": "us-east"}))
+            .await
+            .0,
+        200
+    );
+    let todo = srv
+        .create(json!({"question": "Renew the domain", "kind": "todo"}))
+        .await;
+    assert_eq!(
+        srv.answer(s(&todo, "web_url"), json!({"value": "skipped"}))
+            .await
+            .0,
+        200
+    );
+    let gone = srv
+        .create(json!({"question": "Name the new service", "kind": "text"}))
+        .await;
+    let cancel = format!("/v1/decisions/{}/cancel", s(&gone, "decision_id"));
+    let (status, _) = send(
+        srv.req(reqwest::Method::POST, &cancel)
+            .json(&json!({"reason": "abandoned"})),
+    )
+    .await;
+    assert_eq!(status, 200);
+
+    b.goto(&feed).await;
+    // The rendered text, as the person reads it (after any CSS), one line per item.
+    let lines = b.find("#history").await.text().await.unwrap();
+    let line_of = |question: &str| -> String {
+        let at = lines
+            .find(question)
+            .unwrap_or_else(|| panic!("{question:?} is not in Recent:\n{lines}"));
+        lines[at..].lines().take(3).collect::<Vec<_>>().join(" | ")
+    };
+    let denied = line_of("Claude Code wants to run a Bash command");
+    assert!(denied.contains("Denied by default in Telegram"), "{denied}");
+    let no_line = line_of("Merge the billing branch?");
+    assert!(no_line.contains("No through its link"), "{no_line}");
+    assert!(line_of("Which region?").contains("us-east through its link"));
+    assert!(line_of("Renew the domain").contains("Skipped"));
+    assert!(
+        line_of("Name the new service").contains("Withdrawn by the agent ·"),
+        "{lines}"
+    );
+    assert!(!lines.contains("Answered"), "{lines}");
+    assert_fit_for_a_phone(&b, "feed with Recent").await;
+    b.screenshot("feed-recent").await;
 
     b.close().await;
     srv.stop().await;

@@ -196,7 +196,13 @@ async fn a_server_whose_database_the_agent_can_read_is_named() {
         )),
         "{out}"
     );
+    // The fix says what a safe set-up is, to start now, not only that this one is a risk.
     assert!(out.contains("run sayso as another user"), "{out}");
+    assert!(
+        out.contains("`sudo -u sayso -H sh -c 'cd /var/lib/sayso && sayso'`")
+            && out.contains("give the agent only SAYSO_URL and that key"),
+        "{out}"
+    );
 
     // The database URL in the agent's own environment is named too.
     let mut cmd = hook_command(

@@ -380,7 +380,7 @@ async fn a_press_after_the_hook_stopped_waiting_says_so_and_changes_nothing() {
     let (status, feed) = feed_page(&srv.svc.feed_url(&inbox)).await;
     assert_eq!(status, 200);
     assert!(
-        feed.contains("<span class=\"status\">agent stopped waiting</span>"),
+        feed.contains("<span class=\"status\">Withdrawn by the agent</span>"),
         "{feed}"
     );
 }

@@ -16,6 +16,16 @@ use std::path::{Path, PathBuf};
 use super::Finding;
 use super::listener::Served;
 
+/// What a safe set-up is, for a server this user can read: one to start now, and the lasting
+/// ones. The agent then holds `SAYSO_URL` and `SAYSO_KEY` and nothing else of sayso's.
+pub const SAFE_SET_UP: &str = "run sayso as another user, so the agent's user cannot read \
+    its database or environment. Now, on this machine: stop this server, then \
+    `sudo useradd --system --create-home --home-dir /var/lib/sayso sayso` and \
+    `sudo -u sayso -H sh -c 'cd /var/lib/sayso && sayso'` (a new database; the first run's key \
+    is in /var/lib/sayso/first-run.txt, which only `sudo` reads); give the agent only SAYSO_URL \
+    and that key. To keep: deploy/sayso.service, a container or another host (docs/DEPLOY.md, \
+    docs/SECURITY.md)";
+
 /// The findings about sayso's state, as the user `uid` sees it, for the server at `url`.
 pub fn check(url: &str, served: &Served, uid: u32) -> Vec<Finding> {
     let mut findings = Vec::new();
@@ -25,7 +35,8 @@ pub fn check(url: &str, served: &Served, uid: u32) -> Vec<Finding> {
             format!("remove SAYSO_DATABASE_URL from the agent's environment{}", sqlite_hint(&db)),
         ));
     }
-    let fix = "run sayso as another user, in a container or on another host (docs/SECURITY.md)";
+    // The README's quick start runs `sayso` in the user's own shell; say what replaces it.
+    let fix = SAFE_SET_UP;
     match served {
         Served::Elsewhere => findings.push(Finding::ok(format!(
             "{url} is not on this machine: this user cannot read the server's environment or files"

@@ -22,10 +22,11 @@ use super::templates::{
     FeedAllowance, FeedItem, FeedPage, FeedPaging, FeedTodo, PendingEntry, ProjectLink,
     SessionLink, error_page, error_page_for, render,
 };
+use super::view::decided;
 use super::{Token, device_cookie};
 use crate::domain::approval::ran_instead;
 use crate::domain::people;
-use crate::domain::{CancelReason, Decision, Kind, PersonChannel, Status};
+use crate::domain::{Decision, Kind, PersonChannel, Status};
 use crate::render::approval::agent_name;
 use crate::render::visible::{Lines, clip, visible};
 use crate::render::{self, Zone, render_markdown};
@@ -305,10 +306,8 @@ fn page(
         project: d.spec.project.as_deref().map(visible_project),
         kind: kind_in_words(d),
         status: d.status.as_str(),
-        status_words: match d.cancel_reason {
-            Some(CancelReason::Abandoned) => "agent stopped waiting",
-            None => d.status.as_str(),
-        },
+        status_words: decided::words(d),
+        decided_by: decided::by(d),
         url: link(d),
         when: zone.date_time(when),
         progress: None,

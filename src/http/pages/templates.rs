@@ -130,9 +130,11 @@ pub struct FeedItem {
     pub kind: &'static str,
     /// The status, as the item's class.
     pub status: &'static str,
-    /// The status in words: the status, or "agent stopped waiting" for a question its agent
-    /// withdrew because nothing waited for it any more.
-    pub status_words: &'static str,
+    /// What was decided, in words ("Denied", "No", the option, "Skipped", "Withdrawn by the
+    /// agent"); shown as written, for resolved decisions.
+    pub status_words: String,
+    /// Who decided and through which channel ("by ana in Telegram"), when someone did.
+    pub decided_by: Option<String>,
     pub url: String,
     pub when: String,
     /// How far a decision that needs several people has come: "1 of 2 said yes: ana".

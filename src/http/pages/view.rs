@@ -13,6 +13,7 @@ use crate::domain::spec::{
 use crate::domain::{CancelReason, Decision, Issue, OutcomeSource, Status};
 use crate::render;
 
+pub mod decided;
 mod people;
 
 pub use people::{PeopleView, PersonLink, people_view};

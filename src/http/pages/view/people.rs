@@ -89,7 +89,7 @@ fn who_answers(approvers: &[String]) -> String {
 /// ("Allowed by ana and ben"), or the one who declined. `None` when no answer is recorded,
 /// and for an inbox's own person answering alone, whose page needs no name.
 pub fn answered_by(d: &Decision) -> Option<String> {
-    let last = d.answers.last()?;
+    d.answers.last()?;
     let named = d.spec.routing.is_some()
         || d.answers
             .iter()
@@ -97,16 +97,7 @@ pub fn answered_by(d: &Decision) -> Option<String> {
     if !named {
         return None;
     }
-    let agreeing: Vec<&AnswerRecord> = if d.status == Status::Declined {
-        vec![last]
-    } else {
-        let same: Vec<&AnswerRecord> = d
-            .answers
-            .iter()
-            .filter(|a| a.action == last.action && a.value == d.outcome)
-            .collect();
-        if same.is_empty() { vec![last] } else { same }
-    };
+    let agreeing = deciders(d);
     let verb = match (&d.spec.approval, d.status) {
         (Some(_), Status::Answered) if approval::allows(d.outcome.as_ref()) => "Allowed",
         (Some(_), _) => "Denied",
@@ -119,8 +110,25 @@ pub fn answered_by(d: &Decision) -> Option<String> {
     Some(format!("{verb} by {}", join_names(names)))
 }
 
+/// The answers `d` was resolved with: those who gave the answer it resolved with, or the last
+/// one (the decline); empty when no answer is recorded.
+pub fn deciders(d: &Decision) -> Vec<&AnswerRecord> {
+    let Some(last) = d.answers.last() else {
+        return Vec::new();
+    };
+    if d.status == Status::Declined {
+        return vec![last];
+    }
+    let same: Vec<&AnswerRecord> = d
+        .answers
+        .iter()
+        .filter(|a| a.action == last.action && a.value == d.outcome)
+        .collect();
+    if same.is_empty() { vec![last] } else { same }
+}
+
 /// "ana", "ana and ben", "ana, ben and cy".
-fn join_names<'a>(names: impl Iterator<Item = &'a str>) -> String {
+pub fn join_names<'a>(names: impl Iterator<Item = &'a str>) -> String {
     let names: Vec<&str> = names.collect();
     match names.split_last() {
         None => String::new(),

@@ -1,0 +1,191 @@
+//! What was decided, in a few words, for the feed's Recent list: "Allowed", "No", the option
+//! picked, "Skipped", "Withdrawn by the agent"; and who decided, through which channel, as
+//! the audit trail of answers records it. The words are the server's own, capitalised as
+//! written; only a picked option (or the person's own answer) is quoted from the decision.
+
+use serde_json::Value;
+
+use super::people::{deciders, join_names};
+use crate::domain::approval::{ALLOW, ALLOW_SESSION};
+use crate::domain::spec::KindSpec;
+use crate::domain::{AnswerChannel, CancelReason, Decision, OutcomeSource, Status};
+use crate::render::visible::{Lines, clip};
+
+/// The most characters of a picked option the list shows.
+const OPTION_CHARS: usize = 60;
+
+/// What was decided: "Allowed", "Denied", "Yes", "No", the option, "Done", "Skipped",
+/// "Expired", "Withdrawn by the agent", …
+pub fn words(d: &Decision) -> String {
+    let approval = d.spec.approval.is_some();
+    let said = match d.status {
+        Status::Pending => "Waiting",
+        Status::Expired if d.outcome_source == Some(OutcomeSource::Default) => {
+            "Expired, the default applied"
+        }
+        Status::Expired => "Expired",
+        Status::Cancelled if d.cancel_reason == Some(CancelReason::Abandoned) => {
+            "Withdrawn by the agent"
+        }
+        Status::Cancelled => "Cancelled by the agent",
+        Status::Declined if approval => "Denied",
+        Status::Declined => "Declined",
+        Status::Answered if approval => match d.outcome.as_ref().and_then(Value::as_str) {
+            Some(ALLOW) if d.custom => "Allowed, with the command edited",
+            Some(ALLOW) => "Allowed",
+            Some(ALLOW_SESSION) => "Allowed for this session",
+            _ => "Denied",
+        },
+        Status::Answered => return answered(d),
+    };
+    said.to_string()
+}
+
+/// An answered question other than an approval, by its kind.
+fn answered(d: &Decision) -> String {
+    let outcome = d.outcome.as_ref();
+    match (&d.spec.body, outcome) {
+        (KindSpec::Bool { .. }, Some(Value::Bool(true))) => "Yes".into(),
+        (KindSpec::Bool { .. }, Some(Value::Bool(false))) => "No".into(),
+        (KindSpec::Todo, Some(Value::String(s))) if s == "skipped" => "Skipped".into(),
+        (KindSpec::Todo, _) => "Done".into(),
+        (KindSpec::Choose { .. }, Some(Value::String(label))) => picked(label),
+        (KindSpec::Choose { .. }, Some(Value::Array(labels))) if !labels.is_empty() => picked(
+            &labels
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        _ => "Answered".into(),
+    }
+}
+
+/// A picked option, its hidden characters shown and cut to fit a line.
+fn picked(label: &str) -> String {
+    clip(label, OPTION_CHARS, Lines::Marked).with_note()
+}
+
+/// "by ana in the feed", "by ana and ben in Telegram", "through its link": who answered, and
+/// how. `None` when nobody did (expired, withdrawn) or no answer is recorded.
+pub fn by(d: &Decision) -> Option<String> {
+    if !matches!(d.status, Status::Answered | Status::Declined) {
+        return None;
+    }
+    let agreeing = deciders(d);
+    let last = agreeing.last()?;
+    let channel = channel_words(last.channel);
+    let names: Vec<&str> = agreeing
+        .iter()
+        .filter_map(|a| a.person.as_deref())
+        .collect();
+    if names.is_empty() {
+        return Some(channel.to_string());
+    }
+    let names = join_names(names.into_iter());
+    Some(format!(
+        "by {} {channel}",
+        clip(&names, 80, Lines::Marked).with_note()
+    ))
+}
+
+/// Through which channel, as a phrase that follows a name.
+fn channel_words(c: AnswerChannel) -> &'static str {
+    match c {
+        AnswerChannel::Link => "through its link",
+        AnswerChannel::Feed => "in the feed",
+        AnswerChannel::Push => "from a notification",
+        AnswerChannel::Ntfy => "from ntfy",
+        AnswerChannel::Email => "by email",
+        AnswerChannel::Api => "through the API",
+        AnswerChannel::Slack => "in Slack",
+        AnswerChannel::Matrix => "in Matrix",
+        AnswerChannel::Telegram => "in Telegram",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::decision::AnswerAction;
+    use crate::domain::new_decision::parse_new_decision;
+    use crate::domain::people::AnswerRecord;
+    use serde_json::json;
+    use time::OffsetDateTime;
+    use uuid::Uuid;
+
+    fn resolved(body: Value, status: Status, outcome: Option<Value>) -> Decision {
+        let now = OffsetDateTime::now_utc();
+        Decision {
+            id: Uuid::nil(),
+            inbox_id: Uuid::nil(),
+            spec: parse_new_decision(&body).unwrap().spec,
+            status,
+            outcome,
+            outcome_source: None,
+            custom: false,
+            remark: None,
+            created_at: now,
+            expires_at: now,
+            resolved_at: Some(now),
+            has_image: false,
+            answered_by: None,
+            answers: Vec::new(),
+            cancel_reason: None,
+        }
+    }
+
+    fn answer(d: &mut Decision, person: Option<&str>, channel: AnswerChannel) {
+        let action = match d.status {
+            Status::Declined => AnswerAction::Decline,
+            _ => AnswerAction::Answer,
+        };
+        d.answers.push(AnswerRecord {
+            person: person.map(str::to_string),
+            person_id: None,
+            action,
+            value: d.outcome.clone(),
+            remark: None,
+            edited_command: None,
+            at: OffsetDateTime::now_utc(),
+            channel,
+        });
+    }
+
+    #[test]
+    fn each_kind_says_what_was_decided() {
+        let bool_q = json!({"question": "Deploy?", "kind": "bool"});
+        let d = resolved(bool_q.clone(), Status::Answered, Some(json!(false)));
+        assert_eq!(words(&d), "No");
+        let d = resolved(bool_q.clone(), Status::Answered, Some(json!(true)));
+        assert_eq!(words(&d), "Yes");
+        let todo = json!({"question": "Renew", "kind": "todo"});
+        let d = resolved(todo.clone(), Status::Answered, Some(json!("skipped")));
+        assert_eq!(words(&d), "Skipped");
+        let d = resolved(todo, Status::Answered, Some(json!("done")));
+        assert_eq!(words(&d), "Done");
+        let choose = json!({"question": "Which?", "kind": "choose", "options": ["Blue", "Red"]});
+        let d = resolved(choose, Status::Answered, Some(json!("Red")));
+        assert_eq!(words(&d), "Red");
+        let mut d = resolved(bool_q.clone(), Status::Cancelled, None);
+        assert_eq!(words(&d), "Cancelled by the agent");
+        d.cancel_reason = Some(CancelReason::Abandoned);
+        assert_eq!(words(&d), "Withdrawn by the agent");
+        assert_eq!(by(&d), None);
+        let d = resolved(bool_q, Status::Expired, None);
+        assert_eq!(words(&d), "Expired");
+    }
+
+    #[test]
+    fn who_and_which_way_come_from_the_answers() {
+        let q = json!({"question": "Deploy?", "kind": "bool"});
+        let mut d = resolved(q.clone(), Status::Answered, Some(json!(false)));
+        assert_eq!(by(&d), None, "no answer recorded");
+        answer(&mut d, Some("ana"), AnswerChannel::Telegram);
+        assert_eq!(by(&d).as_deref(), Some("by ana in Telegram"));
+        let mut d = resolved(q, Status::Declined, None);
+        answer(&mut d, None, AnswerChannel::Link);
+        assert_eq!(words(&d), "Declined");
+        assert_eq!(by(&d).as_deref(), Some("through its link"));
+    }
+}
