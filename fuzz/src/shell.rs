@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use brush_parser::{Parser, ParserOptions};
 use sayso::domain::danger::dangers;
-use sayso::domain::shell::{Doubt, Parsed, parse, subcommand_reading};
+use sayso::domain::shell::{Doubt, MAX_NESTING, Parsed, nesting, parse, subcommand_reading};
 
 /// The fuzzer's bytes as the hook receives a command: JSON strings are UTF-8, so bytes that
 /// are not are read with the lossy conversion (each bad sequence becomes U+FFFD).
@@ -67,13 +67,28 @@ fn check_parsed(command: &str, parsed: &Parsed) {
 
     // A control character (but tab and newline) is a doubt before the grammar sees the text
     // (it reads a here-document tag of only `\r` without end): no part is made of it.
-    if command.chars().any(|c| c.is_control() && !matches!(c, '\t' | '\n')) {
+    if command
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\t' | '\n'))
+    {
         assert!(
             parsed
                 .doubts
                 .iter()
                 .any(|d| matches!(d, Doubt::ControlCharacter(_))),
             "a control character reads as {:?}",
+            parsed.doubts
+        );
+        assert!(parsed.parts.is_empty(), "parts {:?}", parsed.parts);
+        return;
+    }
+
+    // Parentheses nested too deep for the grammar's time: a doubt, never read (nor asked of
+    // the grammar below, which would take minutes).
+    if nesting(command) > MAX_NESTING {
+        assert!(
+            parsed.doubts.contains(&Doubt::TooNested),
+            "{:?}",
             parsed.doubts
         );
         assert!(parsed.parts.is_empty(), "parts {:?}", parsed.parts);

@@ -8,8 +8,7 @@
 //! (`src/domain/webauthn/tests.rs`, which checks that they still verify).
 
 use sayso::domain::webauthn::{
-    Assertion, Ceremony, Expected, check_challenge, unb64, verify_assertion,
-    verify_registration,
+    Assertion, Ceremony, Expected, check_challenge, unb64, verify_assertion, verify_registration,
 };
 use uuid::Uuid;
 
@@ -58,8 +57,15 @@ pub fn registration(data: &[u8]) {
         "a credential id of {} bytes accepted",
         cred.credential_id.len()
     );
-    assert_eq!(cred.public_key.len(), 65, "the key is an uncompressed P-256 point");
-    assert_eq!(cred.public_key[0], 0x04, "the key is an uncompressed P-256 point");
+    assert_eq!(
+        cred.public_key.len(),
+        65,
+        "the key is an uncompressed P-256 point"
+    );
+    assert_eq!(
+        cred.public_key[0], 0x04,
+        "the key is an uncompressed P-256 point"
+    );
     assert_eq!(check_challenge(&cred.challenge, &e), Ok(()));
     assert_eq!(
         client_data_challenge(client_data).as_deref(),

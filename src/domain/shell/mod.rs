@@ -25,6 +25,9 @@ pub use peel::{has_subcommands, subcommand_reading};
 
 /// The longest command read word by word; a longer one is a doubt in itself.
 const MAX_COMMAND_BYTES: usize = 64 * 1024;
+/// The deepest parentheses are read: the grammar backtracks between `((` and `( (` at each
+/// level, so its time doubles with every one (a dozen take milliseconds, 28 a minute).
+pub const MAX_NESTING: usize = 12;
 
 /// One word of a command as the shell will pass it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,6 +117,9 @@ pub enum Doubt {
     /// A control character other than tab and newline: no screen shows it, and the grammar
     /// reads a here-document tag of one (`<<\r`) without end.
     ControlCharacter(char),
+    /// Parentheses nested deeper than `MAX_NESTING`: the grammar's time doubles with each
+    /// level, and no command an agent writes goes so deep.
+    TooNested,
 }
 
 impl Doubt {
@@ -130,6 +136,9 @@ impl Doubt {
                 format!("`{program} {option}`: an option that may change what it runs")
             }
             Doubt::TooLong => "it is too long to read word by word".into(),
+            Doubt::TooNested => {
+                format!("it nests parentheses more than {MAX_NESTING} deep")
+            }
             Doubt::ControlCharacter(c) => {
                 format!(
                     "it holds a control character (U+{:04X}) no screen shows",
@@ -164,6 +173,23 @@ pub fn parse(command: &str) -> Parsed {
     walk::read(command, &mut parsed);
     peel::peel_all(&mut parsed);
     parsed
+}
+
+/// How deep parentheses nest in `text`, quotes or not (counting a quoted one too only ever
+/// makes a doubt of it).
+pub fn nesting(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for b in text.bytes() {
+        match b {
+            b'(' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// A program's name without its directory: `/usr/bin/rm` is `rm`.

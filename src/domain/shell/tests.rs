@@ -292,3 +292,25 @@ fn what_the_grammar_reads_as_arithmetic_is_read_as_commands_too() {
     assert!(!parse("(( $(git push --force origin main) ))").certain());
     assert!(!parse("(( x[$(rm -rf ~)] ))").certain());
 }
+
+#[test]
+fn parentheses_nested_past_a_dozen_are_a_doubt_the_grammar_never_sees() {
+    // The grammar backtracks between `((` and `( (` at every level: 28 open parentheses took
+    // it a minute. No command an agent writes nests a dozen.
+    let deep = format!("{}git push{}", "(".repeat(40), ")".repeat(40));
+    let t = std::time::Instant::now();
+    let p = parse(&deep);
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(matches!(p.doubts[..], [Doubt::TooNested]), "{p:?}");
+    assert!(
+        parse("((~x =$h<<((((((((((((((((((((((((((((((((((((-(((((((")
+            .doubts
+            .contains(&Doubt::TooNested)
+    );
+    let twelve = format!("{}git push{}", "( ".repeat(12), " )".repeat(12));
+    assert_eq!(parts(&twelve), ["git push"]);
+}

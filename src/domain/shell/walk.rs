@@ -55,6 +55,10 @@ pub fn read_at(text: &str, place: &Place, parsed: &mut Parsed) {
         parsed.doubts.push(Doubt::ControlCharacter(c));
         return;
     }
+    if super::nesting(text) > super::MAX_NESTING {
+        parsed.doubts.push(Doubt::TooNested);
+        return;
+    }
     let options = ParserOptions::default();
     let mut parser = Parser::new(BufReader::new(text.as_bytes()), &options);
     // brush-parser 0.4 panics on some text (a redirection whose descriptor does not fit an
