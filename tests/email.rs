@@ -341,3 +341,97 @@ async fn an_inbox_without_an_address_is_skipped_and_its_own_address_is_the_fallb
     assert_eq!(one(&mails).rcpt_tos, vec!["owner@example.com".to_string()]);
     f.srv.stop().await;
 }
+
+/// The tool inputs the chats' field tests send (tests/chat/fields.rs), for the same checks
+/// on the mail.
+#[path = "chat/fields.rs"]
+#[allow(dead_code)]
+mod fields;
+
+/// An approval of `fields` as the default inbox asks it (no people: its mail goes to the
+/// inbox's address).
+fn for_the_inbox(mut body: Value) -> Value {
+    let o = body.as_object_mut().unwrap();
+    o.remove("approvers");
+    o.remove("required");
+    body
+}
+
+/// The ask mail of `body`, delivered to a real SMTP server: its fixture, text and HTML.
+async fn approval_mail(sink: &SmtpSink, body: Value) -> (Fixture, String, String) {
+    let f = Fixture::new(for_the_inbox(body)).await;
+    let ch = EmailChannel::new(&sink.url(), FROM).unwrap();
+    let before = sink.received().len();
+    assert!(matches!(
+        f.deliver(&ch, "ask", Some(TO)).await,
+        Delivery::Sent(_)
+    ));
+    let mail = sink.wait_for(before + 1).await.remove(before);
+    // As the person's mail program shows it: SMTP's line ends are the text's line breaks.
+    let text = mail.part("text/plain").unwrap().replace("\r\n", "\n");
+    let html = mail.part("text/html").unwrap().replace("\r\n", "\n");
+    (f, text, html)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_mail_lists_every_field_and_offers_allow_only_when_it_shows_all() {
+    let Some(sink) = SmtpSink::start().await else {
+        return;
+    };
+    // Every field on its line, under the URL: the mail offers Allow… and Deny….
+    let (f, text, html) = approval_mail(&sink, fields::puppeteer()).await;
+    assert!(
+        text.contains("with mcp__puppeteer__puppeteer_navigate (MCP server puppeteer)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "```\nhttps://example.com\n```\n\nAlso in its input:\n\n\
+             ```\nlaunchOptions.executablePath: /bin/sh\n```"
+        ),
+        "{text}"
+    );
+    for part in [&text, &html] {
+        assert!(
+            part.contains(&format!("{}?confirm=Allow", f.web_url)),
+            "{part}"
+        );
+        assert!(
+            part.contains(&format!("{}?confirm=Deny", f.web_url)),
+            "{part}"
+        );
+    }
+    assert!(!text.contains("Allow on the page"), "{text}");
+    f.srv.stop().await;
+
+    // A body over several lines is shown only as marked code points: Allow on the page.
+    let (f, text, html) = approval_mail(&sink, fields::delete()).await;
+    assert!(
+        text.contains("method: DELETE\nbody: {⟨U+000A⟩  \"all\": true⟨U+000A⟩}"),
+        "{text}"
+    );
+    assert!(text.contains("Allow on the page"), "{text}");
+    for part in [&text, &html] {
+        assert!(!part.contains("?confirm=Allow"), "{part}");
+        assert!(
+            part.contains(&format!("{}?confirm=Deny", f.web_url)),
+            "{part}"
+        );
+        assert!(links(part).contains(&f.web_url), "{part}");
+    }
+    f.srv.stop().await;
+
+    // More fields than the mail's 20,000 characters: the rest are counted, Allow on the page.
+    let many: serde_json::Map<String, Value> = (0..300)
+        .map(|i| (format!("field{i}"), json!("x".repeat(100))))
+        .collect();
+    let mut input = json!({"url": "https://example.com"});
+    input.as_object_mut().unwrap().extend(many);
+    let body = fields::approval("mcp__puppeteer__puppeteer_navigate", input);
+    let (f, text, _) = approval_mail(&sink, body).await;
+    assert!(text.contains("field0: xxx"), "{text}");
+    assert!(text.contains("more fields: the page shows them"), "{text}");
+    assert!(text.contains("[cut: "), "{text}");
+    assert!(!text.contains("?confirm=Allow"), "{text}");
+    f.srv.stop().await;
+}

@@ -32,6 +32,8 @@ const SMTP_TIMEOUT: Duration = Duration::from_secs(10);
 const SUBJECT_QUESTION_CHARS: usize = 78;
 /// The most characters of an approval's command (or file, diff, input) in an ask's body.
 const MAIL_BODY_CHARS: usize = 20_000;
+/// What an approval's mail says when it cannot show all that runs, in place of its Allow… link.
+const ALLOW_ON_THE_PAGE: &str = "Allow on the page: it shows all that runs.\n\n";
 /// The most characters of an approval's command in a reminder's or a note's heading.
 const HEADLINE_CHARS: usize = 200;
 
@@ -428,12 +430,15 @@ impl AskMail {
         let spec = &decision.spec;
         // A tool approval says what runs, built from the approval itself, never from the
         // asker's question and context.
-        let approval_md = spec
-            .approval
-            .as_ref()
-            .map(|a| what_runs::mail_md(a, MAIL_BODY_CHARS));
+        let approval_md = spec.approval.as_ref().map(|a| {
+            let (mut md, whole) = what_runs::mail_md(a, MAIL_BODY_CHARS);
+            if !whole {
+                md.push_str(ALLOW_ON_THE_PAGE);
+            }
+            (md, whole)
+        });
         let context = match &approval_md {
-            Some(md) => Some(md.as_str()),
+            Some((md, _)) => Some(md.as_str()),
             None => spec.context_md.as_deref(),
         }
         .map(str::trim)
@@ -490,9 +495,12 @@ impl AskMail {
             expires_at: format_time(decision.expires_at),
             web_url: web_url.to_owned(),
             gathered: None,
-            confirm_links: match &spec.approval {
-                Some(_) => [ALLOW, DENY]
+            // Allow… only when the mail shows all that runs; otherwise the page, which does,
+            // is where it is given.
+            confirm_links: match &approval_md {
+                Some((_, whole)) => [ALLOW, DENY]
                     .iter()
+                    .filter(|a| *whole || **a != ALLOW)
                     .map(|a| (a.to_string(), format!("{web_url}?confirm={a}")))
                     .collect(),
                 None => Vec::new(),

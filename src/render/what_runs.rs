@@ -248,9 +248,13 @@ pub fn headline(spec: &DecisionSpec, max: usize) -> String {
 }
 
 /// The Markdown a mail shows under an approval's title: the agent's description, what runs
-/// in a block (whole up to `max` characters, then cut with a note), and the dangers.
-pub fn mail_md(a: &ApprovalSpec, max: usize) -> String {
+/// in a block (whole up to `max` characters, then cut with a note), the other fields and the
+/// dangers; and whether that shows all that runs whole (the tool's name, what runs and every
+/// other field, none cut, none with a hidden character, each field on its one line), which
+/// a mail's Allow… link needs.
+pub fn mail_md(a: &ApprovalSpec, max: usize) -> (String, bool) {
     let input = Value::Object(a.tool_input.clone());
+    let mut whole = tool_name_is_plain(&a.tool_name);
     let mut md = String::new();
     if let Some(d) = description(a) {
         md.push_str(&format!("The agent says: {}\n\n", escape_md(&d)));
@@ -259,9 +263,11 @@ pub fn mail_md(a: &ApprovalSpec, max: usize) -> String {
         Action::Shell { command } => ("sh", command.to_string()),
         Action::Fetch { url } => ("", url.to_string()),
         Action::Write { path, content } => {
+            let shown = clip(path, max, Lines::Marked);
+            whole &= !shown.is_cut() && !shown.hidden;
             md.push_str(&format!(
                 "File: `{}`\n\n",
-                clip(path, max, Lines::Marked).with_note().replace('`', "'")
+                shown.with_note().replace('`', "'")
             ));
             ("", content.to_string())
         }
@@ -273,6 +279,7 @@ pub fn mail_md(a: &ApprovalSpec, max: usize) -> String {
         ),
     };
     let shown = clip(&body, max, Lines::Kept);
+    whole &= !shown.is_cut() && !shown.hidden;
     md.push_str(&fenced(lang, &shown.text));
     if shown.is_cut() {
         md.push_str(&format!(
@@ -285,7 +292,8 @@ pub fn mail_md(a: &ApprovalSpec, max: usize) -> String {
         _ => other_fields(&a.tool_name, &input),
     };
     if !fields.is_empty() {
-        let (mut lines, left_out, _) = field_lines(&fields, max);
+        let (mut lines, left_out, plain) = field_lines(&fields, max);
+        whole &= plain && left_out == 0;
         lines.extend(more_fields(left_out));
         md.push_str("Also in its input:\n\n");
         md.push_str(&fenced("", &lines.join("\n")));
@@ -295,7 +303,7 @@ pub fn mail_md(a: &ApprovalSpec, max: usize) -> String {
             md.push_str(&format!("⚠ **{}**\n\n", d.reason));
         }
     }
-    md
+    (md, whole)
 }
 
 /// A fenced code block long enough that no run of backticks inside can close it.
@@ -452,11 +460,36 @@ mod tests {
             "Bash",
             json!({"command": "ls", "dangerouslyDisableSandbox": true}),
         );
-        let md = mail_md(&a, 4000);
+        let (md, whole) = mail_md(&a, 4000);
         assert!(
             md.contains("Also in its input:\n\n```\ndangerouslyDisableSandbox: true\n```"),
             "{md}"
         );
+        assert!(whole);
+    }
+
+    #[test]
+    fn a_mail_shows_all_that_runs_only_when_nothing_is_cut_hidden_or_broken() {
+        let whole = |tool: &str, input: Value| mail_md(&approval(tool, input), 4000).1;
+        // A file's content and a diff are shown whole in a mail's block, line breaks and all.
+        assert!(whole(
+            "Write",
+            json!({"file_path": "/a", "content": "x\ny"})
+        ));
+        for (tool, input) in [
+            ("Bash", json!({"command": "x".repeat(5000)})),
+            ("Bash", json!({"command": "ls\u{202E}"})),
+            ("Write", json!({"file_path": "/a\u{200B}", "content": "x"})),
+            ("WebFetch", json!({"url": "https://e.com", "body": "a\nb"})),
+            (
+                "WebFetch",
+                json!({"url": "https://e.com", "body": "y".repeat(5000)}),
+            ),
+            ("mcp__db__query", json!({"sql": "select 1\u{200B}"})),
+            (&"t".repeat(100), json!({"url": "https://e.com"})),
+        ] {
+            assert!(!whole(tool, input.clone()), "{tool} {input}");
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 mod common;
 
 mod cli;
+mod fields;
 mod matrix;
 mod slack;
 mod slack_standin;

@@ -3,6 +3,7 @@
 //! sayso's bot logs in with a password, makes each person's direct room, sends the asks,
 //! reads reactions and replies through its own sync, and edits the asks as they settle.
 
+mod fields;
 mod homeserver;
 mod person;
 

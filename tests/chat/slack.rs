@@ -5,6 +5,8 @@
 //! them and signed with slack_sdk's own signature helper, so sayso's verifier is checked
 //! against Slack's code, not against itself. Socket Mode runs over a websocket stand-in.
 
+mod fields;
+
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};

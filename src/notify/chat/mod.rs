@@ -110,6 +110,11 @@ pub async fn send_test(
 /// instead).
 pub const OWN_ANSWER_NOTE: &str = "Or reply to this message with your own answer.";
 
+/// The code of an approval's Allow button (`button_value(decision, ALLOW_CODE)`).
+pub const ALLOW_CODE: &str = "a";
+/// The note of an approval whose message gives no one-tap Allow.
+pub const ALLOW_ON_THE_PAGE: &str = "Allow on the page: it shows all that runs.";
+
 /// The most buttons an ask shows; a `choose` with more options opens the page.
 pub const MAX_BUTTONS: usize = 5;
 /// The most characters of a question, and of its context, in a message.
@@ -184,11 +189,11 @@ pub fn ask(d: &Delivering<'_>) -> ChatAsk {
             }
             notes.extend(shown.dangers.iter().map(|d| format!("⚠ {d}")));
             let allow = if shown.one_tap_allow {
-                button(decision, ALLOW, "a", ButtonStyle::Primary)
+                button(decision, ALLOW, ALLOW_CODE, ButtonStyle::Primary)
             } else {
                 // The message cannot show all that runs, or the rule wants a passkey: Allow
                 // is given on the page, which the link opens.
-                notes.push("Allow on the page: it shows all that runs.".to_string());
+                notes.push(ALLOW_ON_THE_PAGE.to_string());
                 ChatButton {
                     value: String::new(),
                     ..button(decision, ALLOW, "", ButtonStyle::Primary)

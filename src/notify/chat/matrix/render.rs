@@ -63,13 +63,12 @@ pub fn content(ask: &ChatAsk, footer: Option<&str>, controls: bool) -> Value {
 }
 
 /// An edit of `event` to `new` (`m.replace`): clients that know edits show `m.new_content`,
-/// the others the starred fallback.
+/// the others the starred fallback, in plain text only: the edit carries the message twice,
+/// and a second HTML copy could take it past the 65536 bytes a Matrix event may have.
 pub fn edit(event: &str, new: &Value) -> Value {
     json!({
         "msgtype": "m.text",
         "body": format!("* {}", new["body"].as_str().unwrap_or_default()),
-        "format": "org.matrix.custom.html",
-        "formatted_body": format!("* {}", new["formatted_body"].as_str().unwrap_or_default()),
         "m.new_content": new,
         "m.relates_to": {"rel_type": "m.replace", "event_id": event},
         "m.mentions": {},

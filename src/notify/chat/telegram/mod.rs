@@ -51,7 +51,7 @@ impl Courier for TelegramCourier {
         };
         match d.message.purpose {
             Purpose::Ask | Purpose::Reminder => {
-                let shown = ask(d);
+                let shown = render::fit(ask(d), None);
                 let mut body = message(chat, &render::text(&shown, None));
                 if let Some(markup) = render::markup(&shown) {
                     body["reply_markup"] = markup;
@@ -125,7 +125,7 @@ impl TelegramCourier {
         if posts.is_empty() {
             return Delivery::Skipped("no Telegram message of this decision to update".into());
         }
-        let shown = ask(d);
+        let shown = render::fit(ask(d), Some(&footer));
         for post in &posts {
             let mut body = message(chat, &render::text(&shown, Some(&footer)));
             body["message_id"] = json!(post.message.parse::<i64>().unwrap_or_default());

@@ -1,13 +1,81 @@
 //! An ask as a Telegram message: HTML (Telegram's `parse_mode: HTML`), with everything the
 //! asker wrote escaped, what runs in a `<pre>` block, and the controls as an inline keyboard
-//! (or a forced reply for a text). Telegram allows 4096 characters a message; the parts are
-//! cut well below that (notify/chat).
+//! (or a forced reply for a text). Telegram allows 4096 characters a message, counted once
+//! the HTML is read; the parts are cut before that (notify/chat), and what all of them
+//! together still have too many of is cut from the asker's context, then from what runs,
+//! each with a note, so that Telegram never refuses an ask for its length.
 
 use serde_json::{Value, json};
 
-use super::super::{ButtonStyle, ChatAsk, Controls};
+use super::super::{ALLOW_CODE, ALLOW_ON_THE_PAGE, ButtonStyle, ChatAsk, Controls};
+use crate::domain::chat::parse_button_value;
+use crate::render::visible::{Lines, clip};
+
+/// The most characters of a message's text Telegram takes, counted as it does: in UTF-16
+/// code units of the text its HTML shows.
+pub const MAX_TEXT: usize = 4096;
+/// Room kept for the note that says a part was cut ("… [cut: 1,234 more characters]").
+const NOTE_ROOM: usize = 40;
+
+/// `ask` cut to fit Telegram's length with `footer` (a settled or progress line) under it:
+/// what all its parts together have too many characters of is cut from the asker's context,
+/// then from what runs, each with a note. A message whose command is cut no longer shows all
+/// that runs, so its Allow is given on the page (as notify/chat does for any such message).
+pub fn fit(mut ask: ChatAsk, footer: Option<&str>) -> ChatAsk {
+    loop {
+        let over = shown_len(&text(&ask, footer)).saturating_sub(MAX_TEXT);
+        // The asker's context gives way first, then what runs; the page shows all of both.
+        let part = match (over, &ask.context, &ask.command) {
+            (0, _, _) => return ask,
+            (_, Some(_), _) => &mut ask.context,
+            (_, None, Some(_)) => {
+                allow_on_the_page(&mut ask);
+                &mut ask.command
+            }
+            (_, None, None) => return ask,
+        };
+        let whole = part.take().unwrap_or_default();
+        let keep = whole.chars().count().saturating_sub(over + NOTE_ROOM);
+        if keep > 0 {
+            *part = Some(clip(&whole, keep, Lines::Kept).with_note());
+        }
+    }
+}
+
+/// Takes the one-tap Allow off an approval's message, saying that the page gives it.
+fn allow_on_the_page(ask: &mut ChatAsk) {
+    if let Controls::Buttons(buttons) = &mut ask.controls {
+        let before = buttons.len();
+        buttons.retain(|b| parse_button_value(&b.value).is_none_or(|(_, code)| code != ALLOW_CODE));
+        if buttons.len() < before {
+            ask.notes.push(ALLOW_ON_THE_PAGE.to_string());
+        }
+    }
+}
+
+/// How many characters Telegram counts in `html`: the text outside the tags, an entity as
+/// one, in UTF-16 code units. (Every `<` and `&` of the text itself is escaped.)
+pub fn shown_len(html: &str) -> usize {
+    let (mut n, mut in_tag, mut in_entity) = (0, false, false);
+    for c in html.chars() {
+        match c {
+            '>' if in_tag => in_tag = false,
+            _ if in_tag => {}
+            '<' => in_tag = true,
+            ';' if in_entity => in_entity = false,
+            _ if in_entity => {}
+            '&' => {
+                in_entity = true;
+                n += 1;
+            }
+            c => n += c.len_utf16(),
+        }
+    }
+    n
+}
 
 /// The message's text, with `footer` (a settled or progress line) at the end when given.
+/// (`fit` keeps it within Telegram's length.)
 pub fn text(ask: &ChatAsk, footer: Option<&str>) -> String {
     let mut out = format!("<b>{}</b>", escape(&ask.title));
     if let Some(h) = &ask.heading {
@@ -115,6 +183,54 @@ mod tests {
         assert!(t.contains("<b>shop &lt;b&gt;</b>"), "{t}");
         assert!(t.contains("href=\"https://s.example/a/t&quot;x\""), "{t}");
         assert_eq!(t.matches("<pre>").count(), 1);
+    }
+
+    fn allow() -> ChatButton {
+        ChatButton {
+            label: "Allow".into(),
+            value: crate::domain::chat::button_value(uuid::Uuid::nil(), ALLOW_CODE),
+            style: ButtonStyle::Primary,
+            recommended: false,
+        }
+    }
+
+    fn deny() -> ChatButton {
+        ChatButton {
+            value: crate::domain::chat::button_value(uuid::Uuid::nil(), "d"),
+            label: "Deny".into(),
+            ..allow()
+        }
+    }
+
+    #[test]
+    fn a_message_too_long_for_telegram_is_cut_with_a_note_context_first() {
+        let mut a = ask(Controls::Link);
+        a.context = Some("<&>👍".repeat(1000));
+        a.command = Some("c".repeat(2500));
+        a.controls = Controls::Buttons(vec![allow(), deny()]);
+        let fitted = fit(a.clone(), Some("Allowed by ana"));
+        let t = text(&fitted, Some("Allowed by ana"));
+        assert!(shown_len(&t) <= MAX_TEXT, "{}", shown_len(&t));
+        assert!(
+            t.contains(&format!("<pre>{}</pre>", "c".repeat(2500))),
+            "{t}"
+        );
+        assert!(t.contains("more characters]"), "{t}");
+        assert_eq!(
+            fitted.controls, a.controls,
+            "what runs is whole: Allow stays"
+        );
+        // With no context to give way, what runs is cut, with its note, and Allow is given
+        // on the page.
+        a.context = None;
+        a.command = Some("<".repeat(5000));
+        let fitted = fit(a, None);
+        let t = text(&fitted, None);
+        assert!(shown_len(&t) <= MAX_TEXT, "{}", shown_len(&t));
+        assert!(t.contains("more characters]</pre>"), "{t}");
+        assert_eq!(fitted.controls, Controls::Buttons(vec![deny()]));
+        assert!(t.contains(ALLOW_ON_THE_PAGE), "{t}");
+        assert_eq!(shown_len("<b>a&amp;b</b>\n<a href=\"x\">👍</a>"), 6);
     }
 
     #[test]
