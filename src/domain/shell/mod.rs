@@ -170,9 +170,19 @@ pub fn parse(command: &str) -> Parsed {
         parsed.doubts.push(Doubt::TooLong);
         return parsed;
     }
-    walk::read(command, &mut parsed);
-    peel::peel_all(&mut parsed);
-    parsed
+    // brush-parser panics on some text, in its program grammar (a descriptor too large for
+    // an i32, `77777777777>x`), its tokenizer (some unclosed expansions) and its word grammar
+    // (`~22222222222222222222`, a directory-stack index too large): a grammar that fails is
+    // text it cannot read, never a crashed hook.
+    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        walk::read(command, &mut parsed);
+        peel::peel_all(&mut parsed);
+        parsed
+    }));
+    read.unwrap_or_else(|_| Parsed {
+        parts: Vec::new(),
+        doubts: vec![Doubt::Unparsed("the grammar failed on it".into())],
+    })
 }
 
 /// How deep parentheses nest in `text`, quotes or not (counting a quoted one too only ever

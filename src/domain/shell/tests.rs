@@ -314,3 +314,11 @@ fn parentheses_nested_past_a_dozen_are_a_doubt_the_grammar_never_sees() {
     let twelve = format!("{}git push{}", "( ".repeat(12), " )".repeat(12));
     assert_eq!(parts(&twelve), ["git push"]);
 }
+
+#[test]
+fn a_word_the_grammar_panics_on_is_a_doubt() {
+    // brush-parser's word grammar unwraps a directory-stack index that overflows.
+    let p = parse("~2222222222222222222222200000000000000002110<>401572+");
+    assert!(matches!(p.doubts[..], [Doubt::Unparsed(_)]), "{p:?}");
+    assert!(p.parts.is_empty(), "{p:?}");
+}
