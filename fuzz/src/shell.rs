@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use brush_parser::{Parser, ParserOptions};
 use sayso::domain::danger::dangers;
-use sayso::domain::shell::{Doubt, MAX_NESTING, Parsed, nesting, parse, subcommand_reading};
+use sayso::domain::shell::{Doubt, Parsed, parse, subcommand_reading, unreadable};
 
 /// The fuzzer's bytes as the hook receives a command: JSON strings are UTF-8, so bytes that
 /// are not are read with the lossy conversion (each bad sequence becomes U+FFFD).
@@ -65,32 +65,11 @@ fn check_parsed(command: &str, parsed: &Parsed) {
         let _ = subcommand_reading(part);
     }
 
-    // A control character (but tab and newline) is a doubt before the grammar sees the text
-    // (it reads a here-document tag of only `\r` without end): no part is made of it.
-    if command
-        .chars()
-        .any(|c| c.is_control() && !matches!(c, '\t' | '\n'))
-    {
-        assert!(
-            parsed
-                .doubts
-                .iter()
-                .any(|d| matches!(d, Doubt::ControlCharacter(_))),
-            "a control character reads as {:?}",
-            parsed.doubts
-        );
-        assert!(parsed.parts.is_empty(), "parts {:?}", parsed.parts);
-        return;
-    }
-
-    // Parentheses nested too deep for the grammar's time: a doubt, never read (nor asked of
-    // the grammar below, which would take minutes).
-    if nesting(command) > MAX_NESTING {
-        assert!(
-            parsed.doubts.contains(&Doubt::TooNested),
-            "{:?}",
-            parsed.doubts
-        );
+    // Text the grammar must not be given (a control character, a here-document without a
+    // tag, parentheses nested too deep: it runs without end or for minutes on them) is a
+    // doubt before it is read, and no part is made of it; nor is the grammar asked below.
+    if let Some(doubt) = unreadable(command) {
+        assert!(parsed.doubts.contains(&doubt), "{doubt:?}: {:?}", parsed.doubts);
         assert!(parsed.parts.is_empty(), "parts {:?}", parsed.parts);
         return;
     }

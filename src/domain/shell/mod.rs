@@ -17,6 +17,8 @@
 
 mod peel;
 mod walk;
+
+pub use walk::unreadable;
 mod word;
 
 use std::ops::Range;

@@ -42,21 +42,72 @@ pub fn read(command: &str, parsed: &mut Parsed) {
     read_at(command, &place, parsed);
 }
 
+/// Why the grammar must not be given `text` at all, if it must not: a control character, a
+/// here-document without a tag, parentheses nested too deep. Each is text no screen shows
+/// or bash refuses, on which the grammar runs without end or for minutes.
+pub fn unreadable(text: &str) -> Option<Doubt> {
+    if let Some(c) = text
+        .chars()
+        .find(|c| c.is_control() && !matches!(c, '\t' | '\n'))
+    {
+        return Some(Doubt::ControlCharacter(c));
+    }
+    if let Some(at) = tagless_here_document(text) {
+        return Some(Doubt::Unparsed(format!(
+            "a here-document at byte {at} has no tag"
+        )));
+    }
+    if super::nesting(text) > super::MAX_NESTING {
+        return Some(Doubt::TooNested);
+    }
+    None
+}
+
+/// Where a `<<` (or `<<-`) is followed by no tag word: the end, a newline or an operator
+/// (`cat << )`), or where `<` runs on past a here-string's three. Bash refuses such text; the
+/// grammar reads some of it without end, its memory growing until the process is killed.
+/// Quotes are not looked at: a quoted `<< )` is only ever a doubt too many.
+fn tagless_here_document(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'<' {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && bytes[i] == b'<' {
+            i += 1;
+        }
+        match i - start {
+            1 | 3 => continue,
+            2 => {}
+            _ => return Some(start),
+        }
+        if bytes.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        while matches!(bytes.get(i), Some(b' ' | b'\t')) {
+            i += 1;
+        }
+        match bytes.get(i) {
+            None | Some(b'\n' | b'(' | b')' | b'<' | b'>' | b'|' | b'&' | b';') => {
+                return Some(start);
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Reads `text`, which runs at `place`, adding its parts (and doubts) to `parsed`.
 pub fn read_at(text: &str, place: &Place, parsed: &mut Parsed) {
     if place.depth > MAX_DEPTH {
         parsed.doubts.push(Doubt::TooLong);
         return;
     }
-    if let Some(c) = text
-        .chars()
-        .find(|c| c.is_control() && !matches!(c, '\t' | '\n'))
-    {
-        parsed.doubts.push(Doubt::ControlCharacter(c));
-        return;
-    }
-    if super::nesting(text) > super::MAX_NESTING {
-        parsed.doubts.push(Doubt::TooNested);
+    if let Some(doubt) = unreadable(text) {
+        parsed.doubts.push(doubt);
         return;
     }
     let options = ParserOptions::default();
