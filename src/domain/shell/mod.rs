@@ -27,9 +27,10 @@ pub use peel::{has_subcommands, subcommand_reading};
 
 /// The longest command read word by word; a longer one is a doubt in itself.
 const MAX_COMMAND_BYTES: usize = 64 * 1024;
-/// The deepest parentheses are read: the grammar backtracks between `((` and `( (` at each
-/// level, so its time doubles with every one (a dozen take milliseconds, 28 a minute).
-pub const MAX_NESTING: usize = 12;
+/// The deepest brackets are read: the grammar backtracks between `((` and `( (`, `$((` and
+/// `$( (`, at each level, so its time doubles with every one (a dozen take milliseconds, 28
+/// a minute; eleven `$(` in a here-document, half a second).
+pub const MAX_NESTING: usize = 10;
 
 /// One word of a command as the shell will pass it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,7 +120,7 @@ pub enum Doubt {
     /// A control character other than tab and newline: no screen shows it, and the grammar
     /// reads a here-document tag of one (`<<\r`) without end.
     ControlCharacter(char),
-    /// Parentheses nested deeper than `MAX_NESTING`: the grammar's time doubles with each
+    /// Brackets nested deeper than `MAX_NESTING`: the grammar's time doubles with each
     /// level, and no command an agent writes goes so deep.
     TooNested,
 }
@@ -139,7 +140,7 @@ impl Doubt {
             }
             Doubt::TooLong => "it is too long to read word by word".into(),
             Doubt::TooNested => {
-                format!("it nests parentheses more than {MAX_NESTING} deep")
+                format!("it nests brackets more than {MAX_NESTING} deep")
             }
             Doubt::ControlCharacter(c) => {
                 format!(
@@ -187,17 +188,18 @@ pub fn parse(command: &str) -> Parsed {
     })
 }
 
-/// How deep parentheses nest in `text`, quotes or not (counting a quoted one too only ever
-/// makes a doubt of it).
+/// How deep brackets (`(`, `[`, `{`, in any mix) nest in `text`, quotes or not: the
+/// grammars backtrack at every level of `$(`, `$((`, `$[`, `${` and `((`, so their time
+/// doubles with each. Counting a quoted one too only ever makes a doubt of it.
 pub fn nesting(text: &str) -> usize {
     let (mut depth, mut deepest) = (0usize, 0usize);
     for b in text.bytes() {
         match b {
-            b'(' => {
+            b'(' | b'[' | b'{' => {
                 depth += 1;
                 deepest = deepest.max(depth);
             }
-            b')' => depth = depth.saturating_sub(1),
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
     }

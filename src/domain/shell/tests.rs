@@ -294,9 +294,10 @@ fn what_the_grammar_reads_as_arithmetic_is_read_as_commands_too() {
 }
 
 #[test]
-fn parentheses_nested_past_a_dozen_are_a_doubt_the_grammar_never_sees() {
+fn brackets_nested_past_ten_are_a_doubt_the_grammar_never_sees() {
     // The grammar backtracks between `((` and `( (` at every level: 28 open parentheses took
-    // it a minute. No command an agent writes nests a dozen.
+    // it a minute, and `$(` in a here-document is as bad. No command an agent writes nests
+    // brackets ten deep.
     let deep = format!("{}git push{}", "(".repeat(40), ")".repeat(40));
     let t = std::time::Instant::now();
     let p = parse(&deep);
@@ -307,8 +308,10 @@ fn parentheses_nested_past_a_dozen_are_a_doubt_the_grammar_never_sees() {
     );
     assert!(matches!(p.doubts[..], [Doubt::TooNested]), "{p:?}");
     assert!(!parse("((~x =$h<<((((((((((((((((((((((((((((((((((((-(((((((").certain());
-    let twelve = format!("{}git push{}", "( ".repeat(12), " )".repeat(12));
-    assert_eq!(parts(&twelve), ["git push"]);
+    let ten = format!("{}git push{}", "( ".repeat(10), " )".repeat(10));
+    assert_eq!(parts(&ten), ["git push"]);
+    let here = format!("cat <<EOF\n{}x\nEOF", "$(".repeat(11));
+    assert!(parse(&here).doubts.contains(&Doubt::TooNested));
 }
 
 #[test]
