@@ -339,3 +339,18 @@ fn a_here_document_without_a_tag_is_a_doubt_the_grammar_never_sees() {
     );
     assert_eq!(parts("grep x <<< hi"), ["grep x"]);
 }
+
+#[test]
+fn a_here_document_whose_expansions_do_not_pair_is_a_doubt() {
+    // The word grammar backtracked for seconds on `${X[…)` in a body of 191 bytes.
+    let slow = "cat <<EOF\n*(#gitgit p ${X[rf)<p$\"#gitgit p ${X[rf)<p$\"usW\nEOF";
+    assert!(!parse(slow).certain());
+    assert_eq!(
+        parts("cat <<EOF\n(see $(git push) below)\nEOF"),
+        ["cat", "git push"]
+    );
+    assert!(
+        parse("cat <<EOF\nprice (see below\nEOF").certain(),
+        "nothing expands there"
+    );
+}

@@ -100,6 +100,28 @@ fn tagless_here_document(text: &str) -> Option<usize> {
     None
 }
 
+/// Whether every `(`, `[` and `{` in `text` is closed by its own kind, in order.
+fn paired(text: &str) -> bool {
+    let mut open = Vec::new();
+    for b in text.bytes() {
+        match b {
+            b'(' | b'[' | b'{' => open.push(b),
+            b')' | b']' | b'}' => {
+                let want = match b {
+                    b')' => b'(',
+                    b']' => b'[',
+                    _ => b'{',
+                };
+                if open.pop() != Some(want) {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    open.is_empty()
+}
+
 /// Reads `text`, which runs at `place`, adding its parts (and doubts) to `parsed`.
 pub fn read_at(text: &str, place: &Place, parsed: &mut Parsed) {
     if place.depth > MAX_DEPTH {
@@ -405,9 +427,18 @@ impl Walk<'_> {
                 (false, fd.is_none_or(|f| f == 0))
             }
             IoRedirect::HereDocument(fd, doc) => {
-                if doc.requires_expansion
-                    && let Ok(pieces) = word::parse_heredoc(&doc.doc.value, &self.options)
-                {
+                let body = &doc.doc.value;
+                let expands = doc.requires_expansion && (body.contains('$') || body.contains('`'));
+                // A body the word grammar refuses, or whose brackets do not pair (`${X[…)`,
+                // on which it backtracks for seconds), may run anything: a doubt.
+                let pieces = (expands && paired(body))
+                    .then(|| word::parse_heredoc(body, &self.options).ok())
+                    .flatten();
+                if expands && pieces.is_none() {
+                    let why = "a here-document whose expansions it cannot pair".to_string();
+                    self.parsed.doubts.push(Doubt::Unparsed(why));
+                }
+                if let Some(pieces) = pieces {
                     let (span, own) = self.span_of(&doc.doc);
                     let fixed = (!own).then(|| span.clone());
                     for p in pieces {
