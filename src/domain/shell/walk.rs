@@ -53,9 +53,8 @@ pub fn unreadable(text: &str) -> Option<Doubt> {
         return Some(Doubt::ControlCharacter(c));
     }
     if let Some(at) = tagless_here_document(text) {
-        return Some(Doubt::Unparsed(format!(
-            "a here-document at byte {at} has no tag"
-        )));
+        let why = format!("the here-document at byte {at} has no tag, or no line ends it");
+        return Some(Doubt::Unparsed(why));
     }
     if super::nesting(text) > super::MAX_NESTING {
         return Some(Doubt::TooNested);
@@ -63,10 +62,11 @@ pub fn unreadable(text: &str) -> Option<Doubt> {
     None
 }
 
-/// Where a `<<` (or `<<-`) is followed by no tag word: the end, a newline or an operator
-/// (`cat << )`), or where `<` runs on past a here-string's three. Bash refuses such text; the
-/// grammar reads some of it without end, its memory growing until the process is killed.
-/// Quotes are not looked at: a quoted `<< )` is only ever a doubt too many.
+/// Where a `<<` (or `<<-`) is followed by no tag word (`cat << )`), or by one no later line
+/// closes, or where `<` runs on past a here-string's three. Bash refuses the first and runs
+/// an unclosed one to the end of the text; the grammar reads all of them without end, its
+/// memory growing until the process is killed. Quotes are not looked at: a quoted `<< )`
+/// (or an arithmetic `1 << 4`) is only ever a doubt too many.
 fn tagless_here_document(text: &str) -> Option<usize> {
     let bytes = text.as_bytes();
     let mut i = 0;
@@ -84,20 +84,40 @@ fn tagless_here_document(text: &str) -> Option<usize> {
             2 => {}
             _ => return Some(start),
         }
-        if bytes.get(i) == Some(&b'-') {
+        let strip_tabs = bytes.get(i) == Some(&b'-');
+        if strip_tabs {
             i += 1;
         }
         while matches!(bytes.get(i), Some(b' ' | b'\t')) {
             i += 1;
         }
-        match bytes.get(i) {
-            None | Some(b'\n' | b'(' | b')' | b'<' | b'>' | b'|' | b'&' | b';') => {
-                return Some(start);
-            }
-            _ => {}
+        let word = i;
+        while i < bytes.len() && !b" \t\n()<>|&;".contains(&bytes[i]) {
+            i += 1;
+        }
+        // The tag as bash compares it: quotes and backslashes removed.
+        let tag: String = text[word..i]
+            .chars()
+            .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+            .collect();
+        if tag.is_empty() || !closed(&text[i..], &tag, strip_tabs) {
+            return Some(start);
         }
     }
     None
+}
+
+/// Whether a line after the one the here-document starts on is its tag alone (after tabs,
+/// for `<<-`). Bash runs an unclosed one to the end of the text; the grammar loops on some.
+fn closed(rest: &str, tag: &str, strip_tabs: bool) -> bool {
+    rest.split('\n').skip(1).any(|line| {
+        let line = if strip_tabs {
+            line.trim_start_matches('\t')
+        } else {
+            line
+        };
+        line == tag
+    })
 }
 
 /// Whether every `(`, `[` and `{` in `text` is closed by its own kind, in order.

