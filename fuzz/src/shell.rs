@@ -20,7 +20,12 @@ pub fn command(data: &[u8]) -> String {
 pub fn shell_command(command: &str) {
     let parsed = parse(command);
     check_parsed(command, &parsed);
-    assert_eq!(parse(command), parsed, "a second reading differs");
+    // The same reading twice, unless one of them ran out of time (a matter of the machine).
+    let again = parse(command);
+    let slow = |p: &Parsed| p.doubts.contains(&Doubt::TooSlow);
+    if !slow(&again) && !slow(&parsed) {
+        assert_eq!(again, parsed, "a second reading differs");
+    }
 
     for danger in dangers(command) {
         assert!(!danger.reason.is_empty(), "a danger without a reason");
@@ -70,6 +75,12 @@ fn check_parsed(command: &str, parsed: &Parsed) {
     // doubt before it is read, and no part is made of it; nor is the grammar asked below.
     if let Some(doubt) = unreadable(command) {
         assert!(parsed.doubts.contains(&doubt), "{doubt:?}: {:?}", parsed.doubts);
+        assert!(parsed.parts.is_empty(), "parts {:?}", parsed.parts);
+        return;
+    }
+
+    // Text the grammar did not finish in time is a doubt; the grammar is not asked again.
+    if parsed.doubts.contains(&Doubt::TooSlow) {
         assert!(parsed.parts.is_empty(), "parts {:?}", parsed.parts);
         return;
     }

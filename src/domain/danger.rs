@@ -97,7 +97,11 @@ pub fn dangers(command: &str) -> Vec<Danger> {
     if parsed.doubts.iter().any(|d| {
         matches!(
             d,
-            Doubt::Unparsed(_) | Doubt::TooLong | Doubt::TooNested | Doubt::ControlCharacter(_)
+            Doubt::Unparsed(_)
+                | Doubt::TooLong
+                | Doubt::TooNested
+                | Doubt::TooSlow
+                | Doubt::ControlCharacter(_)
         )
     }) {
         let whole = 0..command.len();

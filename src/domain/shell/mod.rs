@@ -123,6 +123,8 @@ pub enum Doubt {
     /// Brackets nested deeper than `MAX_NESTING`: the grammar's time doubles with each
     /// level, and no command an agent writes goes so deep.
     TooNested,
+    /// The grammar did not finish reading it in time (`MAX_READING`).
+    TooSlow,
 }
 
 impl Doubt {
@@ -139,6 +141,7 @@ impl Doubt {
                 format!("`{program} {option}`: an option that may change what it runs")
             }
             Doubt::TooLong => "it is too long to read word by word".into(),
+            Doubt::TooSlow => "it takes too long to read word by word".into(),
             Doubt::TooNested => {
                 format!("it nests brackets more than {MAX_NESTING} deep")
             }
@@ -168,11 +171,39 @@ impl Parsed {
 
 /// Reads `command` as bash would run it.
 pub fn parse(command: &str) -> Parsed {
-    let mut parsed = Parsed::default();
     if command.len() > MAX_COMMAND_BYTES {
-        parsed.doubts.push(Doubt::TooLong);
-        return parsed;
+        return Parsed {
+            parts: Vec::new(),
+            doubts: vec![Doubt::TooLong],
+        };
     }
+    // The grammar backtracks without bound on some text no check before it foresees: it
+    // reads on a thread of its own, and text it has not read in `MAX_READING` is a doubt.
+    // The thread is left to finish on its own.
+    let text = command.to_owned();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("shell-reading".into())
+        .stack_size(READING_STACK)
+        .spawn(move || {
+            let _ = tx.send(read(&text));
+        });
+    match spawned {
+        Ok(_) => rx.recv_timeout(MAX_READING).unwrap_or_else(|_| Parsed {
+            parts: Vec::new(),
+            doubts: vec![Doubt::TooSlow],
+        }),
+        Err(_) => read(command),
+    }
+}
+
+/// How long the grammar may read one command; a few milliseconds is usual.
+const MAX_READING: std::time::Duration = std::time::Duration::from_secs(2);
+/// The reading thread's stack: the grammars recurse at every level of nesting.
+const READING_STACK: usize = 16 << 20;
+
+fn read(command: &str) -> Parsed {
+    let mut parsed = Parsed::default();
     // brush-parser panics on some text, in its program grammar (a descriptor too large for
     // an i32, `77777777777>x`), its tokenizer (some unclosed expansions) and its word grammar
     // (`~22222222222222222222`, a directory-stack index too large): a grammar that fails is
