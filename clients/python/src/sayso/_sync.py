@@ -1,19 +1,16 @@
-"""``sayso.Client``: the blocking client."""
+"""``sayso.Client``: the blocking client. It runs the plans of ``_ops`` with httpx's
+blocking client and ``time.sleep``."""
 
 from __future__ import annotations
 
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 
-from . import _core
-from ._body import create_request
-from ._errors import SaysoError, Timeout
+from . import _core, _ops
 from ._models import AskHandle, AuditEvent, Decision, ResolvedEvent
-from ._sse import SseParser
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -58,87 +55,48 @@ class Client:
         """The server's URL, as used."""
         return self._s.base
 
-    # ---- sending ----
-
-    def _send(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        params: dict[str, str] | None = None,
-        headers: dict[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> httpx.Response:
-        request_timeout = httpx.Timeout(timeout or 30.0, connect=10.0)
+    def _run(self, plan: _ops.Plan[T]) -> T:
+        """Sends what ``plan`` asks for and sleeps as it says, until it returns."""
         try:
-            return self._http.request(
-                method,
-                self._s.base + path,
-                json=json,
-                params=params,
-                headers={**_core.headers(self._s), **(headers or {})},
-                timeout=request_timeout,
-            )
-        except (httpx.TransportError, httpx.DecodingError) as e:
-            raise _core.unreachable(self._s, e) from e
+            step = next(plan)
+            while True:
+                if isinstance(step, _ops.Sleep):
+                    time.sleep(step.seconds)
+                    step = plan.send(None)
+                    continue
+                try:
+                    resp = self._http.request(**_ops.request_args(self._s, step))
+                except _ops.TRANSPORT_ERRORS as e:
+                    step = plan.throw(_ops.unsent(self._s, e))
+                    continue
+                step = plan.send(resp)
+        except StopIteration as done:
+            value: T = done.value
+            return value
 
-    def _retrying(self, attempt: Callable[[], T], give_up_at: float) -> T:
-        backoff = _core.Backoff(give_up_at)
-        while True:
-            try:
-                return attempt()
-            except _core.Retry as retry:
-                time.sleep(backoff.pause(retry))
-
-    def _call(self, method: str, path: str, **kw: Any) -> Any:
-        give_up = time.monotonic() + self._retry_for
-        return self._retrying(lambda: _core.read(self._s, self._send(method, path, **kw)), give_up)
-
-    # ---- the API ----
+    # ---- the API (docs/CLIENTS.md) ----
 
     def ask(self, question: str, kind: str = "bool", **fields: Unpack[AskFields]) -> AskHandle:
         """Asks the person; returns at once with the handle. Every field of
         ``POST /v1/decisions`` is a keyword (docs/API.md); ``idempotency_key`` goes in the
         ``Idempotency-Key`` header. Without one, the client makes one for this call, so a
         create retried after a dropped connection is still made once."""
-        body, headers = create_request("ask", question, kind, fields)
-        headers.setdefault("Idempotency-Key", f"sayso-python-{uuid.uuid4()}")
-
-        def attempt() -> AskHandle:
-            resp = self._send("POST", "/v1/decisions", json=body, headers=headers)
-            return AskHandle.from_json(_core.read(self._s, resp), resp.status_code == 200)
-
-        return self._retrying(attempt, time.monotonic() + self._retry_for)
+        return self._run(_ops.ask(self._s, self._retry_for, question, kind, dict(fields)))
 
     def todo(self, task: str, **fields: Unpack[AskFields]) -> AskHandle:
         """Gives the person a to-do (``kind="todo"``): answered ``"done"`` or ``"skipped"``."""
         return self.ask(task, "todo", **fields)
 
-    def get(self, decision: str | AskHandle | Decision) -> Decision:
+    def get(self, decision: _ops.DecisionRef) -> Decision:
         """The decision as it stands."""
-        return Decision.from_json(self._call("GET", _core.decision_path(decision)))
+        return self._run(_ops.get(self._s, self._retry_for, decision))
 
-    def cancel(self, decision: str | AskHandle | Decision, reason: str | None = None) -> Decision:
+    def cancel(self, decision: _ops.DecisionRef, reason: str | None = None) -> Decision:
         """Withdraws a pending decision; it becomes ``cancelled``. A decision already resolved
         is a ``SaysoError`` with ``code == "already_resolved"`` (409)."""
-        body = {"reason": reason} if reason else {}
-        path = _core.decision_path(decision, "cancel")
+        return self._run(_ops.cancel(self._s, self._retry_for, decision, reason))
 
-        def attempt() -> Decision:
-            try:
-                resp = self._send("POST", path, json=body)
-            except _core.Retry as retry:
-                # Only a connection never made is surely safe to repeat; one lost on the
-                # way back may have cancelled it, which a read tells.
-                if isinstance(retry.__cause__, httpx.ConnectError):
-                    raise
-                return _core.after_lost_cancel(self.get(decision), retry)
-            return Decision.from_json(_core.read(self._s, resp))
-
-        return self._retrying(attempt, time.monotonic() + self._retry_for)
-
-    def wait(self, decision: str | AskHandle | Decision, timeout: float | None = None) -> Decision:
+    def wait(self, decision: _ops.DecisionRef, timeout: float | None = None) -> Decision:
         """Waits until the decision is answered, declined, expired or cancelled, in as many
         await rounds as it takes, through dropped connections and server restarts.
 
@@ -146,23 +104,7 @@ class Client:
         decision still pending (it stays pending on the server). A server that cannot be
         reached is tried until then, or until a little after the decision's expiry.
         """
-        path = _core.decision_path(decision, "await")
-        plan = _core.WaitPlan(timeout)
-        while True:
-            timeout_s, request_timeout = plan.next_round()
-
-            def attempt(timeout_s: int = timeout_s, limit: float = request_timeout) -> Any:
-                params = {"timeout_s": str(timeout_s)}
-                resp = self._send("GET", path, params=params, timeout=limit)
-                return _core.read(self._s, resp)
-
-            d = Decision.from_json(self._retrying(attempt, plan.give_up_at()))
-            if d.final:
-                return d
-            pause = plan.saw(d)
-            if plan.out_of_time():
-                raise Timeout(d.decision_id, plan.waited(), d)
-            time.sleep(pause)
+        return self._run(_ops.wait(self._s, decision, timeout))
 
     def ask_and_wait(
         self,
@@ -175,10 +117,9 @@ class Client:
         """``ask`` then ``wait``: the decision once it is final."""
         return self.wait(self.ask(question, kind, **fields), timeout)
 
-    def audit_trail(self, decision: str | AskHandle | Decision) -> list[AuditEvent]:
+    def audit_trail(self, decision: _ops.DecisionRef) -> list[AuditEvent]:
         """Every step of the decision's life, oldest first (``GET …/events``)."""
-        data = self._call("GET", _core.decision_path(decision, "events"))
-        return [AuditEvent.from_json(e) for e in data.get("items") or []]
+        return self._run(_ops.audit_trail(self._s, self._retry_for, decision))
 
     def list(
         self,
@@ -189,15 +130,11 @@ class Client:
         page_size: int = 50,
     ) -> Iterator[Decision]:
         """The inbox's decisions, newest first, fetched a page at a time as iterated."""
-        cursor: str | None = None
-        while True:
-            params = _core.list_params(status, kind, project, page_size, cursor)
-            page = self._call("GET", "/v1/decisions", params=params)
-            for item in page.get("items") or []:
-                yield Decision.from_json(item)
-            cursor = page.get("next")
-            if not cursor:
-                return
+        pages = _ops.Pages(
+            self._s, self._retry_for, status=status, kind=kind, project=project, limit=page_size
+        )
+        while (page := pages.next_page()) is not None:
+            yield from self._run(page)
 
     def events(self, last_event_id: int | None = None) -> Iterator[ResolvedEvent]:
         """The inbox's resolutions as they happen (``GET /v1/events``), without end.
@@ -206,34 +143,17 @@ class Client:
         and reconnects with ``Last-Event-ID`` whenever the stream ends or breaks, so no
         event is missed or repeated. Stop by breaking out of the loop.
         """
-        last = None if not last_event_id else str(last_event_id)
-        backoff = _core.Backoff(float("inf"))
+        stream = _ops.EventStream(self._s, last_event_id)
         while True:
-            parser = SseParser()
-            parser.last_id = last
-            headers = {**_core.headers(self._s), "Accept": "text/event-stream"}
-            if last:
-                headers["Last-Event-ID"] = last
+            error: BaseException | None = None
             try:
-                with self._http.stream(
-                    "GET",
-                    self._s.base + "/v1/events",
-                    headers=headers,
-                    # A keep-alive comment comes every 15 s: a quiet minute is a dead line.
-                    timeout=httpx.Timeout(10.0, read=60.0),
-                ) as resp:
+                with self._http.stream(**stream.connect()) as resp:
                     if resp.status_code != 200:
                         resp.read()
-                        _core.read(self._s, resp)
+                        stream.refused(resp)
                     for line in resp.iter_lines():
-                        event = parser.feed(line)
-                        last = parser.last_id
-                        if event is not None:
-                            backoff = _core.Backoff(float("inf"))
+                        if (event := stream.feed(line)) is not None:
                             yield event
-            except (httpx.TransportError, httpx.DecodingError) as e:
-                time.sleep(backoff.pause(_core.unreachable(self._s, e)))
-            except _core.Retry as retry:
-                time.sleep(backoff.pause(retry))
-            else:
-                time.sleep(backoff.pause(_core.Retry(SaysoError("the stream ended"))))
+            except (*_ops.TRANSPORT_ERRORS, _core.Retry) as e:
+                error = e
+            time.sleep(stream.pause(error))

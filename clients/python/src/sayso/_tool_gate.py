@@ -42,12 +42,14 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ._async import AsyncClient
 from ._errors import SaysoError, Timeout
 from ._models import AskHandle, AuditEvent, Decision
 from ._sync import Client
+
+C = TypeVar("C", Client, AsyncClient)
 
 ALLOW = "Allow"
 DENY = "Deny"
@@ -130,12 +132,14 @@ class Verdict:
         return f"The person did not approve `{tool_name}`: {self.reason}"
 
 
-class _Rules:
-    """What both gates share and the I/O does not touch: the settings (``ToolGate`` says
-    what they mean), the ask, and what a decision read back means for the call."""
+class _Rules(Generic[C]):
+    """What both gates share and the I/O does not touch: the client, the settings
+    (``ToolGate`` says what they mean), the ask, and what a decision read back means for
+    the call."""
 
     def __init__(
         self,
+        client: C,
         harness: str,
         *,
         wait_timeout: float | None = None,
@@ -144,6 +148,7 @@ class _Rules:
         notify: str | None = None,
         project: str | None = None,
     ) -> None:
+        self.client: C = client
         self.harness = harness
         self.wait_timeout = wait_timeout
         self.ttl = ttl
@@ -272,7 +277,7 @@ def _edited_command(trail: list[AuditEvent]) -> str | None:
     return None
 
 
-class ToolGate(_Rules):
+class ToolGate(_Rules[Client]):
     """Asks sayso about tool calls and reads the answers back, for one framework (``harness``),
     on the blocking ``Client``.
 
@@ -289,27 +294,6 @@ class ToolGate(_Rules):
     ask (a pause); ``check`` is the read just before a tool runs, which denies a call that
     never paused for the person.
     """
-
-    def __init__(
-        self,
-        client: Client,
-        harness: str,
-        *,
-        wait_timeout: float | None = None,
-        ttl: float | timedelta | None = None,
-        editable: Iterable[str] = frozenset(),
-        notify: str | None = None,
-        project: str | None = None,
-    ) -> None:
-        super().__init__(
-            harness,
-            wait_timeout=wait_timeout,
-            ttl=ttl,
-            editable=editable,
-            notify=notify,
-            project=project,
-        )
-        self.client = client
 
     def ask(self, tool_name: str, args: Mapping[str, Any], run_id: str, call_id: str) -> AskHandle:
         """The approval for this call: made on the first ask, the same one on every later
@@ -406,29 +390,8 @@ class ToolGate(_Rules):
             return self.client.get(decision_id)
 
 
-class AsyncToolGate(_Rules):
+class AsyncToolGate(_Rules[AsyncClient]):
     """``ToolGate`` on ``AsyncClient``: the same methods, awaited, with the same rules."""
-
-    def __init__(
-        self,
-        client: AsyncClient,
-        harness: str,
-        *,
-        wait_timeout: float | None = None,
-        ttl: float | timedelta | None = None,
-        editable: Iterable[str] = frozenset(),
-        notify: str | None = None,
-        project: str | None = None,
-    ) -> None:
-        super().__init__(
-            harness,
-            wait_timeout=wait_timeout,
-            ttl=ttl,
-            editable=editable,
-            notify=notify,
-            project=project,
-        )
-        self.client = client
 
     async def ask(
         self, tool_name: str, args: Mapping[str, Any], run_id: str, call_id: str
