@@ -6,8 +6,8 @@ import time
 import uuid
 
 import pytest
-from conftest import Person, Server, unique
 from helpers import joined, later
+from sayso_client_fixtures import Person, Server, unique
 
 import sayso
 

@@ -7,7 +7,7 @@ import contextlib
 import time
 
 import pytest
-from conftest import Person, Server, unique
+from sayso_client_fixtures import Person, Server, unique
 
 import sayso
 

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 import httpx
-from conftest import Person, Server, unique
+from sayso_client_fixtures import Person, Server, unique
 
 import sayso
 

@@ -6,24 +6,17 @@ import contextlib
 import http.server
 import io
 import queue
-import re
 import threading
 
 import pytest
-from conftest import REPO, Person, Server, unique
-from helpers import joined, later
+from docs_blocks import python_blocks, run_answered
+from sayso_client_fixtures import Person, Server, unique
 
 import sayso
 
 
 def docs_examples() -> list[str]:
-    text = (REPO / "docs" / "CLIENTS.md").read_text()
-    section = text.split("## Python", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
-
-
-def docs_example() -> str:
-    return docs_examples()[0]
+    return python_blocks("CLIENTS.md", "Python")
 
 
 def test_the_section_has_the_blocks_this_file_runs() -> None:
@@ -33,15 +26,9 @@ def test_the_section_has_the_blocks_this_file_runs() -> None:
 def test_the_docs_example_asks_waits_and_reads_the_answer(
     own_server: Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SAYSO_URL", own_server.url)
-    monkeypatch.setenv("SAYSO_KEY", own_server.key)
-    person = Person(own_server.feed)
-    answering = later(0.0, person.answer_when_asked, "Deploy v2.3 to production?", value="yes")
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(docs_example(), "docs/CLIENTS.md", "exec"), {})  # noqa: S102
-    assert joined(answering).status_code == 303
-    assert out.getvalue().startswith("Deploying: "), out.getvalue()
+    block = docs_examples()[0]
+    out = run_answered(own_server, monkeypatch, block, "Deploy v2.3 to production?", "yes")
+    assert out.startswith("Deploying: "), out
 
 
 def test_the_webhook_example_verifies_what_the_server_sent(

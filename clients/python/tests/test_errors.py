@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from conftest import Server, free_port
+from sayso_client_fixtures import Server, free_port
 
 import sayso
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from conftest import Person, Server, unique
+from sayso_client_fixtures import Person, Server, unique
 
 import sayso
 

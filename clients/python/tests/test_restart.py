@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from conftest import Person, Server, unique
 from helpers import joined, later
+from sayso_client_fixtures import Person, Server, unique
 
 import sayso
 

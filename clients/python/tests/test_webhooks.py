@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from conftest import Person, Server, unique
+from sayso_client_fixtures import Person, Server, unique
 
 import sayso
 

@@ -20,26 +20,13 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-class AsyncClient:
-    """A sayso server and one inbox's API key.
-
-    ``url`` and ``key`` default to ``SAYSO_URL`` (else ``http://127.0.0.1:8080``) and
-    ``SAYSO_KEY``. ``retry_for`` is how long a call other than ``wait`` keeps trying a
-    server that cannot be reached or answers ``503``; ``wait`` has rules of its own.
-    Use it as an async context manager, or await ``close()``.
+class AsyncClient(_ops.ClientBase[httpx.AsyncClient]):
+    """``Client`` on asyncio: the same arguments and methods, awaited. Use it as an async
+    context manager, or await ``close()``.
     """
 
-    def __init__(
-        self,
-        url: str | None = None,
-        key: str | None = None,
-        *,
-        retry_for: float = 30.0,
-        http: httpx.AsyncClient | None = None,
-    ) -> None:
-        self._s = _core.settings(url, key)
-        self._retry_for = retry_for
-        self._http = http or httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0))
+    def _new_http(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0))
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -49,11 +36,6 @@ class AsyncClient:
 
     async def close(self) -> None:
         await self._http.aclose()
-
-    @property
-    def url(self) -> str:
-        """The server's URL, as used."""
-        return self._s.base
 
     async def _run(self, plan: _ops.Plan[T]) -> T:
         """Sends what ``plan`` asks for and sleeps as it says, until it returns."""

@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import httpx
 
@@ -25,6 +25,7 @@ from ._models import AskHandle, AuditEvent, Decision, ResolvedEvent
 from ._sse import SseParser
 
 T = TypeVar("T")
+H = TypeVar("H", httpx.Client, httpx.AsyncClient)
 DecisionRef = str | AskHandle | Decision
 
 
@@ -47,6 +48,31 @@ class Sleep:
 
 Step = Send | Sleep
 Plan = Generator[Step, Any, T]
+
+
+class ClientBase(Generic[H]):
+    """What both clients hold: the checked settings, how long to retry, and the httpx
+    client they send with (``Client`` says what each argument means)."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        key: str | None = None,
+        *,
+        retry_for: float = 30.0,
+        http: H | None = None,
+    ) -> None:
+        self._s = _core.settings(url, key)
+        self._retry_for = retry_for
+        self._http: H = http or self._new_http()
+
+    def _new_http(self) -> H:
+        raise NotImplementedError
+
+    @property
+    def url(self) -> str:
+        """The server's URL, as used."""
+        return self._s.base
 
 
 def request_args(s: _core.Settings, send: Send) -> dict[str, Any]:

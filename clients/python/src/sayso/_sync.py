@@ -20,26 +20,18 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-class Client:
+class Client(_ops.ClientBase[httpx.Client]):
     """A sayso server and one inbox's API key.
 
     ``url`` and ``key`` default to ``SAYSO_URL`` (else ``http://127.0.0.1:8080``) and
     ``SAYSO_KEY``. ``retry_for`` is how long a call other than ``wait`` keeps trying a
     server that cannot be reached or answers ``503``; ``wait`` has rules of its own.
-    Use it as a context manager, or call ``close()``.
+    ``http`` is the httpx client to send with, made here when not given. Use it as a
+    context manager, or call ``close()``.
     """
 
-    def __init__(
-        self,
-        url: str | None = None,
-        key: str | None = None,
-        *,
-        retry_for: float = 30.0,
-        http: httpx.Client | None = None,
-    ) -> None:
-        self._s = _core.settings(url, key)
-        self._retry_for = retry_for
-        self._http = http or httpx.Client(timeout=httpx.Timeout(30.0, connect=10.0))
+    def _new_http(self) -> httpx.Client:
+        return httpx.Client(timeout=httpx.Timeout(30.0, connect=10.0))
 
     def __enter__(self) -> Client:
         return self
@@ -49,11 +41,6 @@ class Client:
 
     def close(self) -> None:
         self._http.close()
-
-    @property
-    def url(self) -> str:
-        """The server's URL, as used."""
-        return self._s.base
 
     def _run(self, plan: _ops.Plan[T]) -> T:
         """Sends what ``plan`` asks for and sleeps as it says, until it returns."""

@@ -49,6 +49,9 @@ from ._errors import SaysoError, Timeout
 from ._models import AskHandle, AuditEvent, Decision
 from ._sync import Client
 
+#: The reason a denial gives for a question the agent withdrew unanswered.
+WITHDRAWN = "nobody answered before the agent stopped waiting, and it withdrew the question"
+
 C = TypeVar("C", Client, AsyncClient)
 
 ALLOW = "Allow"
@@ -257,7 +260,7 @@ class _Rules(Generic[C]):
         if d.status == "cancelled":
             why = _cancel_reason(events) or d.remark
             if why == ABANDONED:
-                why = "nobody answered before the agent stopped waiting, and it withdrew the question"
+                why = WITHDRAWN
             return deny(f"the approval was cancelled: {why or 'no reason given'}")
         return deny(f"not allowed: the approval is {d.status}")
 
@@ -275,6 +278,21 @@ def _edited_command(trail: list[AuditEvent]) -> str | None:
         if event.kind == "answered" and isinstance(event.detail.get("edited_command"), str):
             return str(event.detail["edited_command"])
     return None
+
+
+class GateTimeout:
+    """An adapter's ``timeout``: the bound on each wait, in seconds, which its gate keeps."""
+
+    _gate: _Rules[Any]
+
+    @property
+    def timeout(self) -> float | None:
+        """The bound on each wait, in seconds; the gate keeps it."""
+        return self._gate.wait_timeout
+
+    @timeout.setter
+    def timeout(self, value: float | None) -> None:
+        self._gate.wait_timeout = value
 
 
 class ToolGate(_Rules[Client]):

@@ -27,14 +27,14 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from ._async import AsyncClient
-from ._tool_gate import AsyncToolGate, Verdict, arguments_object
+from ._tool_gate import AsyncToolGate, GateTimeout, Verdict, arguments_object
 
 HARNESS = "google-adk"
 # ADK's name for the function call that pauses a tool for confirmation.
 REQUEST_CONFIRMATION = "adk_request_confirmation"
 
 
-class SaysoConfirmations:
+class SaysoConfirmations(GateTimeout):
     """Answers ADK's tool confirmations through sayso. ``timeout`` (seconds) bounds each
     wait; when it passes the approval is cancelled and the call denied with that reason.
     ``ttl`` and ``project`` go to every approval asked."""
@@ -48,15 +48,6 @@ class SaysoConfirmations:
         project: str | None = None,
     ) -> None:
         self._gate = AsyncToolGate(client, HARNESS, wait_timeout=timeout, ttl=ttl, project=project)
-
-    @property
-    def timeout(self) -> float | None:
-        """The bound on each wait, in seconds; the gate keeps it."""
-        return self._gate.wait_timeout
-
-    @timeout.setter
-    def timeout(self, value: float | None) -> None:
-        self._gate.wait_timeout = value
 
     def tool(self, func: Callable[..., Any]) -> FunctionTool:
         """``func`` as an ADK tool that needs confirmation and runs only when sayso says the

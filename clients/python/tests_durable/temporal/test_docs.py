@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from docs_block import run_allowed
+from docs_blocks import run_allowed
 from sayso_client_fixtures import Server
 
 

@@ -12,7 +12,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import HERE, binary
 from deploy_workflow import Deploy, DeployWorkflow, deploy, runs
 from sayso_client_fixtures import Person, Server, unique
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
@@ -20,7 +19,10 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 import sayso
+from conftest import binary
 from sayso.temporal import SIGNAL, SaysoActivities, relay
+
+HERE = Path(__file__).resolve().parent
 
 
 async def with_worker(

@@ -4,75 +4,26 @@ waits, the second resuming the session from ADK's SQLite session store."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
-import re
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-from helpers import joined, later
-from sayso_client_fixtures import REPO, Person
-
-import sayso
+from docs_blocks import killed_then_resumed, python_blocks, run_answered
 
 SAID = "Deploy said: {'result': 'deployed to prod'}\n"
 
 
-def docs_examples() -> list[str]:
-    text = (REPO / "docs" / "CLIENTS.md").read_text()
-    section = text.split("## Google ADK (Python)", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
-
-
-def run_block(block: str) -> str:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(block, "docs/CLIENTS.md", "exec"), {})  # noqa: S102
-    return out.getvalue()
+def blocks() -> tuple[str, str]:
+    run, resume = python_blocks("CLIENTS.md", "Google ADK (Python)")
+    return run, resume
 
 
 def test_the_docs_example_asks_the_person_and_runs_the_allowed_tool(
     own_server, monkeypatch, tmp_path: Path
 ):
-    run, _ = docs_examples()
-    monkeypatch.setenv("SAYSO_URL", own_server.url)
-    monkeypatch.setenv("SAYSO_KEY", own_server.key)
     monkeypatch.chdir(tmp_path)
-    person = Person(own_server.feed)
-    answering = later(0.0, person.answer_when_asked, "prod", value="Allow")
-    out = run_block(run)
-    assert joined(answering).status_code == 303
-    assert out == SAID
+    assert run_answered(own_server, monkeypatch, blocks()[0], "prod", "Allow") == SAID
 
 
 def test_the_resume_example_carries_on_a_session_whose_process_died(
     own_server, monkeypatch, tmp_path: Path
 ):
-    run, resume = docs_examples()
-    (tmp_path / "run.py").write_text(run)
-    env = {**os.environ, "SAYSO_URL": own_server.url, "SAYSO_KEY": own_server.key}
-    first = subprocess.Popen(
-        [sys.executable, "run.py"], cwd=tmp_path, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    person = Person(own_server.feed)
-    deadline = time.monotonic() + 60
-    while "prod" not in person.feed():
-        assert first.poll() is None, first.communicate()
-        assert time.monotonic() < deadline, "the run never asked"
-        time.sleep(0.1)
-    first.send_signal(signal.SIGKILL)
-    first.wait()
-    assert person.answer("prod", value="Allow").status_code == 303
-
-    monkeypatch.setenv("SAYSO_URL", own_server.url)
-    monkeypatch.setenv("SAYSO_KEY", own_server.key)
-    monkeypatch.chdir(tmp_path)
-    assert run_block(resume) == SAID
-    with sayso.Client(own_server.url, own_server.key) as client:
-        asked = [d for d in client.list() if d.metadata.get("run_id") == "deploy-42"]
-    assert [d.status for d in asked] == ["answered"], "the resumed session asked again"
+    assert killed_then_resumed(own_server, monkeypatch, tmp_path, blocks()) == SAID

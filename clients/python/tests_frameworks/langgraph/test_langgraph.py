@@ -389,4 +389,6 @@ def test_a_run_given_up_withdraws_what_still_waits_and_a_resume_runs_none_of_it(
 
     result = resume(agent, cfg)
     assert runs_of(runs) == [f"ls {word}"]
-    assert any("the agent stopped waiting, and it withdrew the question" in t for t in tool_results(result))
+    assert any(
+        "the agent stopped waiting, and it withdrew the question" in t for t in tool_results(result)
+    )

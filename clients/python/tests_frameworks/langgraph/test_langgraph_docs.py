@@ -3,27 +3,15 @@ the scripted chat model they define themselves."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import re
-
 import pytest
+from docs_blocks import python_blocks, run_answered, run_block, use_server
 from helpers import joined, later
 from langchain_core.messages import ToolMessage
-from sayso_client_fixtures import REPO, Person, Server
+from sayso_client_fixtures import Person, Server
 
 
 def docs_examples() -> list[str]:
-    text = (REPO / "docs" / "CLIENTS.md").read_text()
-    section = text.split("\n## LangGraph (Python)\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
-
-
-def run_block(block: str) -> tuple[str, dict[str, object]]:
-    out, scope = io.StringIO(), {}
-    with contextlib.redirect_stdout(out):
-        exec(compile(block, "docs/CLIENTS.md", "exec"), scope)  # noqa: S102
-    return out.getvalue(), scope
+    return python_blocks("CLIENTS.md", "LangGraph (Python)")
 
 
 def test_the_section_has_the_blocks_this_file_runs() -> None:
@@ -33,12 +21,8 @@ def test_the_section_has_the_blocks_this_file_runs() -> None:
 def test_the_agent_example_runs_the_tool_the_person_allowed(
     own_server: Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SAYSO_URL", own_server.url)
-    monkeypatch.setenv("SAYSO_KEY", own_server.key)
-    person = Person(own_server.feed)
-    answering = later(0.0, person.answer_when_asked, "v2.3", value="Allow")
-    out, scope = run_block(docs_examples()[0])
-    assert joined(answering).status_code == 303
+    scope: dict[str, object] = {}
+    out = run_answered(own_server, monkeypatch, docs_examples()[0], "v2.3", "Allow", scope)
     assert out == "Deployed v2.3.\n"
     result = scope["result"]
     assert isinstance(result, dict)
@@ -49,8 +33,7 @@ def test_the_agent_example_runs_the_tool_the_person_allowed(
 def test_the_graph_of_ones_own_example_runs_only_what_the_person_allowed(
     own_server: Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SAYSO_URL", own_server.url)
-    monkeypatch.setenv("SAYSO_KEY", own_server.key)
+    use_server(own_server, monkeypatch)
     person = Person(own_server.feed)
 
     def answer_both() -> None:
@@ -59,7 +42,7 @@ def test_the_graph_of_ones_own_example_runs_only_what_the_person_allowed(
         assert person.answer_when_asked("/tmp/old.log", value="Allow").is_redirect
 
     answering = later(0.0, answer_both)
-    out, _ = run_block(docs_examples()[1])
+    out = run_block(docs_examples()[1])
     joined(answering)
     assert out.splitlines() == [
         "deleted /tmp/old.log",

@@ -294,4 +294,7 @@ def test_a_run_given_up_withdraws_what_still_waits_and_a_resume_runs_none_of_it(
     results = approvals.decide(paused.output, paused.conversation_id)
     done = agent.run_sync(message_history=paused.all_messages(), deferred_tool_results=results)
     assert runs_of(runs) == [f"ls {word}"]
-    assert any("the agent stopped waiting, and it withdrew the question" in t for t in tool_results(done.all_messages()))
+    assert any(
+        "the agent stopped waiting, and it withdrew the question" in t
+        for t in tool_results(done.all_messages())
+    )
