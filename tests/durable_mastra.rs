@@ -12,50 +12,17 @@
 
 mod common;
 
-use std::process::Command;
-use std::time::Instant;
-
-use common::npm::{install_suite, runs, shown, skip, typescript_client};
+use common::npm::{install_suite, node_and_npm, node_suite, skip, typescript_client};
 
 #[test]
 fn mastra_workflows_suspend_on_sayso_and_resume_with_the_answer() {
-    if !runs("node") || !runs("npm") {
-        return skip(
-            "node or npm not found; install Node.js 20 or later with npm (Debian: apt-get install nodejs npm) to run the Mastra tests",
-        );
+    if !node_and_npm("the Mastra tests") {
+        return;
     }
     let suite = typescript_client().join("tests_durable/mastra");
     if let Err(why) = install_suite(&suite, "durable-mastra") {
         return skip(&why);
     }
-    let started = Instant::now();
-    let out = Command::new("npm")
-        .args(["test", "--silent"])
-        .current_dir(&suite)
-        .env("SAYSO_BIN", env!("CARGO_BIN_EXE_sayso"))
-        .env("MASTRA_TELEMETRY_DISABLED", "1")
-        .env_remove("SAYSO_URL")
-        .env_remove("SAYSO_KEY")
-        .output()
-        .expect("npm runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    for line in stdout.lines().filter(|l| l.starts_with("# ")) {
-        eprintln!("{line}");
-    }
-    eprintln!(
-        "mastra: the suite took {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    assert!(
-        out.status.success(),
-        "the Mastra tests failed: {}",
-        shown(&out)
-    );
-    assert!(
-        stdout.contains("# fail 0")
-            && stdout.contains("# skipped 0")
-            && !stdout.contains("# pass 0"),
-        "the suite ran no test, skipped one, or failed: {}",
-        shown(&out)
-    );
+    let offline = [("MASTRA_TELEMETRY_DISABLED", "1")];
+    node_suite(&suite, &["test", "--silent"], "Mastra", &offline);
 }

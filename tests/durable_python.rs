@@ -8,113 +8,43 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
-use std::time::Instant;
 
-static TEMPORAL: OnceLock<Option<PathBuf>> = OnceLock::new();
-static DBOS: OnceLock<Option<PathBuf>> = OnceLock::new();
-
-/// The environment made (or found) by `make`, saying how long that took.
-fn timed(what: &str, make: impl FnOnce() -> Option<&'static PathBuf>) -> Option<&'static PathBuf> {
-    let started = Instant::now();
-    let python = make();
-    println!(
-        "{what}: environment ready in {:.1} s (installed on first use, reused after)",
-        started.elapsed().as_secs_f64()
-    );
-    python
-}
-
-fn temporal() -> Option<&'static PathBuf> {
-    timed("temporal", || {
-        common::python::venv_python(
-            &TEMPORAL,
-            common::python::Venv {
-                dir: "durable-py-temporal",
-                modules: "pytest, httpx, temporalio",
-                packages: &[
-                    "pytest",
-                    "httpx",
-                    "-r",
-                    concat!(
-                        env!("CARGO_MANIFEST_DIR"),
-                        "/clients/python/durable/temporal.txt"
-                    ),
-                ],
-                purpose: "Temporal's test environment (SDK, dev server, test server)",
-            },
-        )
-    })
-}
-
-fn dbos() -> Option<&'static PathBuf> {
-    timed("dbos", || {
-        common::python::venv_python(
-            &DBOS,
-            common::python::Venv {
-                dir: "durable-py-dbos",
-                modules: "pytest, httpx, dbos",
-                packages: &[
-                    "pytest",
-                    "httpx",
-                    "-r",
-                    concat!(
-                        env!("CARGO_MANIFEST_DIR"),
-                        "/clients/python/durable/dbos.txt"
-                    ),
-                ],
-                purpose: "DBOS's test environment",
-            },
-        )
-    })
-}
-
-/// Runs one engine's pytest folder against this build's server and checks that all of it ran
-/// and passed.
-fn run_suite(python: &PathBuf, folder: &str) {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let started = Instant::now();
-    let out = Command::new(python)
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .arg(format!("{root}/clients/python/tests_durable/{folder}"))
-        .current_dir(root)
-        .env("SAYSO_BIN", env!("CARGO_BIN_EXE_sayso"))
-        .env("PYTHONPATH", format!("{root}/clients/python/src"))
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        // Offline: DBOS sends no telemetry and reaches no conductor without a key.
-        .env_remove("DBOS_CONDUCTOR_KEY")
-        .env_remove("DBOS_SYSTEM_DATABASE_URL")
-        .env_remove("TEMPORAL_ADDRESS")
-        .env_remove("SAYSO_URL")
-        .env_remove("SAYSO_KEY")
-        .output()
-        .expect("pytest runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "the {folder} suite failed:\n{text}");
-    assert!(
-        !text.contains(" skipped"),
-        "a {folder} test was skipped:\n{text}"
-    );
-    println!("{text}");
-    println!(
-        "{folder}: tests ran in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-}
+use common::python::{Venv, pytest, venv_python};
 
 #[test]
 fn temporal_workflows_wait_on_the_person_through_the_real_server() {
-    let Some(python) = temporal() else { return };
-    run_suite(python, "temporal");
+    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let venv = Venv {
+        dir: "durable-py-temporal",
+        modules: "pytest, httpx, temporalio",
+        packages: &[
+            "pytest",
+            "httpx",
+            "-r",
+            "clients/python/durable/temporal.txt",
+        ],
+        purpose: "Temporal's test environment (SDK, dev server, test server)",
+    };
+    let Some(python) = venv_python(&PYTHON, venv) else {
+        return;
+    };
+    pytest(python, "tests_durable/temporal", &[], &["TEMPORAL_ADDRESS"]);
 }
 
 #[test]
 fn dbos_workflows_wait_on_the_person_through_the_real_server() {
-    let Some(python) = dbos() else { return };
-    run_suite(python, "dbos");
+    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let venv = Venv {
+        dir: "durable-py-dbos",
+        modules: "pytest, httpx, dbos",
+        packages: &["pytest", "httpx", "-r", "clients/python/durable/dbos.txt"],
+        purpose: "DBOS's test environment",
+    };
+    let Some(python) = venv_python(&PYTHON, venv) else {
+        return;
+    };
+    // Offline: DBOS sends no telemetry and reaches no conductor without a key.
+    let unset = ["DBOS_CONDUCTOR_KEY", "DBOS_SYSTEM_DATABASE_URL"];
+    pytest(python, "tests_durable/dbos", &[], &unset);
 }

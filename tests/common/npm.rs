@@ -1,7 +1,10 @@
-//! Node suites of their own (`clients/typescript/tests_durable/<engine>/`): each pins its
+//! The TypeScript client's suites, run with Node's test runner against this build's `sayso`:
+//! the client's own and its framework adapters' (from `clients/typescript`, installed there),
+//! and the durable engines' (`clients/typescript/tests_durable/<engine>/`), each pinning its
 //! packages in its own package.json and lockfile, installed once into a folder under the
-//! target directory and reused while the lockfile is the same; the suite's `node_modules` is
-//! a link to it, with `sayso` resolving to this checkout's TypeScript client.
+//! target directory and reused while the lockfile is the same; such a suite's `node_modules`
+//! is a link to it, with `sayso` resolving to this checkout's TypeScript client. Every
+//! install is redone only when its lockfile changes.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -48,46 +51,100 @@ pub fn typescript_client() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/typescript")
 }
 
-/// Installs `suite`'s lockfile into `CARGO_TARGET_TMPDIR/<cache>` unless the install there
-/// was made from this very lockfile, printing how long it took, and links the suite to it.
-/// `Err` when npm fails (the registry cannot be reached, say).
-pub fn install_suite(suite: &Path, cache: &str) -> Result<(), String> {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(cache);
-    let modules = dir.join("node_modules");
-    let lock = std::fs::read(suite.join("package-lock.json"))
-        .map_err(|e| format!("{}: {e}", suite.join("package-lock.json").display()))?;
-    let stamp = modules.join(".sayso-lockfile");
+/// Whether node and npm run; else a loud skip (a failure in CI) naming `what` needs them.
+pub fn node_and_npm(what: &str) -> bool {
+    let there = runs("node") && runs("npm");
+    if !there {
+        skip(&format!(
+            "node or npm not found; install Node.js 20.19 or later with npm (Debian: apt-get \
+             install nodejs npm) to run {what}"
+        ));
+    }
+    there
+}
+
+/// `npm ci` in `dir` (which holds the package.json and lockfile) unless its `node_modules`
+/// was installed from this very lockfile, printing how long it took. `Err` when npm fails
+/// (the registry cannot be reached, say).
+pub fn install(dir: &Path, label: &str) -> Result<(), String> {
+    let lock = std::fs::read(dir.join("package-lock.json"))
+        .map_err(|e| format!("{}: {e}", dir.join("package-lock.json").display()))?;
+    let stamp = dir.join("node_modules/.sayso-lockfile");
     let started = Instant::now();
     if std::fs::read(&stamp).is_ok_and(|s| s == lock) {
-        eprintln!(
-            "{cache}: install reused ({:.1} s)",
-            started.elapsed().as_secs_f64()
-        );
-    } else {
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        for file in ["package.json", "package-lock.json"] {
-            std::fs::copy(suite.join(file), dir.join(file))
-                .map_err(|e| format!("copying {file}: {e}"))?;
-        }
-        let out = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--prefer-offline"])
-            .current_dir(&dir)
-            .output()
-            .map_err(|e| format!("npm: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "npm ci failed (is the npm registry reachable?): {}",
-                shown(&out)
-            ));
-        }
-        std::fs::write(&stamp, &lock).map_err(|e| format!("the install stamp: {e}"))?;
-        eprintln!(
-            "{cache}: npm ci took {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
+        eprintln!("{label}: install reused");
+        return Ok(());
     }
+    let out = Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund", "--prefer-offline"])
+        .current_dir(dir)
+        .output()
+        .map_err(|e| format!("npm: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "npm ci failed (is the npm registry reachable?): {}",
+            shown(&out)
+        ));
+    }
+    std::fs::write(&stamp, &lock).map_err(|e| format!("the install stamp: {e}"))?;
+    eprintln!(
+        "{label}: npm ci took {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Installs `suite`'s lockfile into `CARGO_TARGET_TMPDIR/<cache>` (see `install`) and links
+/// the suite to it.
+pub fn install_suite(suite: &Path, cache: &str) -> Result<(), String> {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(cache);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for file in ["package.json", "package-lock.json"] {
+        std::fs::copy(suite.join(file), dir.join(file))
+            .map_err(|e| format!("copying {file}: {e}"))?;
+    }
+    install(&dir, cache)?;
+    let modules = dir.join("node_modules");
     relink(&modules.join("sayso"), &typescript_client())?;
     relink(&suite.join("node_modules"), &modules)
+}
+
+/// Runs `npm <args>` in `dir` against this build's `sayso` and fails with its output unless
+/// Node's test runner says every test ran and passed: none failed, cancelled or skipped,
+/// and some passed. `env` is set for it.
+pub fn node_suite(dir: &Path, args: &[&str], label: &str, env: &[(&str, &str)]) {
+    let started = Instant::now();
+    let out = Command::new("npm")
+        .args(args)
+        .current_dir(dir)
+        .env("SAYSO_BIN", env!("CARGO_BIN_EXE_sayso"))
+        .envs(env.iter().copied())
+        .env_remove("SAYSO_URL")
+        .env_remove("SAYSO_KEY")
+        .output()
+        .expect("npm runs");
+    // The runner's summary, for the log of a passing run too.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for line in stdout.lines().filter(|l| l.starts_with("# ")) {
+        eprintln!("{line}");
+    }
+    eprintln!(
+        "{label}: the suite took {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        out.status.success(),
+        "the {label} suite failed: {}",
+        shown(&out)
+    );
+    let all_ran = ["# fail 0", "# cancelled 0", "# skipped 0"]
+        .iter()
+        .all(|line| stdout.contains(line));
+    assert!(
+        all_ran && !stdout.contains("# pass 0"),
+        "the {label} suite ran no test, or not all of them: {}",
+        shown(&out)
+    );
 }
 
 /// Makes `link` a symbolic link to `target`, replacing an older link (never a folder).

@@ -1,9 +1,11 @@
-//! Python tools the tests run — reference implementations, a fuzzer, an SDK — each in its
-//! own virtual environment under the target directory, made once per test binary.
+//! Python tools the tests run — reference implementations, a fuzzer, an SDK, the client's
+//! suites — each in its own virtual environment under the target directory, made once per
+//! test binary; and the one runner of the client's pytest suites.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
+use std::time::Instant;
 
 /// A virtual environment and what must import in it.
 pub struct Venv {
@@ -11,7 +13,8 @@ pub struct Venv {
     pub dir: &'static str,
     /// The modules to import, e.g. `"schemathesis, openapi_spec_validator"`.
     pub modules: &'static str,
-    /// The PyPI packages that provide them.
+    /// The PyPI packages that provide them; `"-r", "clients/python/…/x.txt"` names a
+    /// requirements file, by its path in the repository.
     pub packages: &'static [&'static str],
     /// What they are, for the messages.
     pub purpose: &'static str,
@@ -24,7 +27,11 @@ pub fn venv_python(
     venv: Venv,
 ) -> Option<&'static PathBuf> {
     cell.get_or_init(|| match install(&venv) {
-        Ok(python) => Some(python),
+        Ok(python) => {
+            // The first test to ask makes it; the others find it made.
+            println!("{}: ready at {}", venv.purpose, python.display());
+            Some(python)
+        }
         Err(why) => {
             if std::env::var_os("CI").is_some() {
                 panic!("{} is required in CI: {why}", venv.purpose);
@@ -75,7 +82,7 @@ fn install(venv: &Venv) -> Result<PathBuf, String> {
                 "--timeout",
                 "60",
             ])
-            .args(venv.packages),
+            .args(venv.packages.iter().map(|p| in_repo(p))),
         &format!("pip install {}", venv.packages.join(" ")),
     )?;
     // CI's stage for the clients shows how long the packages took to install.
@@ -88,5 +95,47 @@ fn install(venv: &Venv) -> Result<PathBuf, String> {
         Ok(python)
     } else {
         Err(format!("{} does not import after installing", venv.modules))
+    }
+}
+
+/// Runs the pytest folder `folder` of clients/python against this build's `sayso` and fails
+/// with its output unless every test in it ran and passed. `env` is set and `unset` removed
+/// for it, besides the server's own variables, which the suite sets itself.
+pub fn pytest(python: &Path, folder: &str, env: &[(&str, &str)], unset: &[&str]) {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let started = Instant::now();
+    let mut cmd = Command::new(python);
+    cmd.args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .arg(format!("{root}/clients/python/{folder}"))
+        .current_dir(root)
+        .env("SAYSO_BIN", env!("CARGO_BIN_EXE_sayso"))
+        // The source as it is now, before the copy installed when the venv was made.
+        .env("PYTHONPATH", format!("{root}/clients/python/src"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .envs(env.iter().copied());
+    for name in ["SAYSO_URL", "SAYSO_KEY"].iter().chain(unset) {
+        cmd.env_remove(name);
+    }
+    let out = cmd.output().expect("pytest runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "the {folder} suite failed:\n{text}");
+    assert!(
+        !text.contains(" skipped"),
+        "a test of {folder} was skipped:\n{text}"
+    );
+    println!("{folder}: {:.1} s\n{text}", started.elapsed().as_secs_f64());
+}
+
+/// A requirements file named by its path in the repository, as pip finds it from anywhere;
+/// anything else as it is.
+fn in_repo(package: &str) -> String {
+    if package.ends_with(".txt") && !package.starts_with('/') {
+        format!("{}/{package}", env!("CARGO_MANIFEST_DIR"))
+    } else {
+        package.to_string()
     }
 }
