@@ -7,6 +7,8 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod a11y;
+mod accessible;
 mod checks;
 mod choices;
 mod feed;
