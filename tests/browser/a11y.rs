@@ -43,9 +43,7 @@ pub fn axe_source() -> Option<&'static str> {
 pub async fn axe_violations(b: &Browser, axe: &str, page: &str) -> Vec<String> {
     // WebDriver's scripts run outside the page's Content-Security-Policy, so axe needs no
     // exception in it.
-    let version = b
-        .js(&format!("{axe}\n;return axe.version"), vec![])
-        .await;
+    let version = b.js(&format!("{axe}\n;return axe.version"), vec![]).await;
     assert!(version.is_string(), "axe-core did not load: {version}");
     let found = b
         .client

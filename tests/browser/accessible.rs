@@ -1,8 +1,8 @@
 //! Every page the person sees passes axe-core at phone width (360×800) with no serious or
 //! critical violation, and every control on it has an accessible name: the feed (empty, with
 //! what waits, with Recent), each kind of question, tool approvals of each shape, the
-//! answered, declined, expired and withdrawn states, the session page, the passkey offers and
-//! the error pages. Each page is also saved as `a11y-<name>.png` among the screenshots.
+//! answered, declined, expired and withdrawn states, the session page, the passkey offer,
+//! "This device" and an approval that needs the passkey, and the error pages. Each page is also saved as `a11y-<name>.png` among the screenshots.
 
 use serde_json::{Value, json};
 use time::{Duration, OffsetDateTime};
@@ -10,7 +10,9 @@ use uuid::Uuid;
 
 use crate::a11y::{assert_none_found, axe_source, check_page};
 use crate::common::browser::Browser;
+use crate::common::db::fresh_sqlite_url;
 use crate::common::server::{TestServer, s, send};
+use crate::passkey::{add_authenticator, wait_for_text};
 use crate::support::{feed_url, setup};
 
 /// The pages looked at so far and what was found on them.
@@ -98,8 +100,11 @@ async fn tap(b: &Browser, css: &str) {
 
 async fn cancel(srv: &TestServer, handle: &Value, reason: &str) {
     let path = format!("/v1/decisions/{}/cancel", s(handle, "decision_id"));
-    let (status, body) =
-        send(srv.req(reqwest::Method::POST, &path).json(&json!({"reason": reason}))).await;
+    let (status, body) = send(
+        srv.req(reqwest::Method::POST, &path)
+            .json(&json!({"reason": reason})),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
 }
 
@@ -126,24 +131,31 @@ async fn every_question_page_passes_axe_at_phone_width() {
             "attachments": [{"name": "Release notes", "url": "https://example.com/notes"}]}))
         .await;
     let choose = srv
-        .create(json!({"question": "Which database for the pilot?", "kind": "choose",
+        .create(
+            json!({"question": "Which database for the pilot?", "kind": "choose",
             "options": [
                 {"label": "PostgreSQL", "description": "shared by all replicas"},
                 {"label": "SQLite", "description": "one file, nothing to run",
                  "preview": "```toml\n[database]\nurl = \"sqlite://sayso.db\"\n```"},
                 {"label": "MySQL"}],
-            "recommended": 1}))
+            "recommended": 1}),
+        )
         .await;
     let multi = srv
-        .create(json!({"question": "Which regions?", "kind": "choose", "multi": true,
-            "options": ["eu-west", "us-east", "ap-south"]}))
+        .create(
+            json!({"question": "Which regions?", "kind": "choose", "multi": true,
+            "options": ["eu-west", "us-east", "ap-south"]}),
+        )
         .await;
     let text = srv
-        .create(json!({"question": "What should the release notes say?", "kind": "text",
-            "placeholder": "one or two lines"}))
+        .create(
+            json!({"question": "What should the release notes say?", "kind": "text",
+            "placeholder": "one or two lines"}),
+        )
         .await;
     let schema_form = srv
-        .create(json!({"question": "Order the team licences", "kind": "form",
+        .create(
+            json!({"question": "Order the team licences", "kind": "form",
             "schema": {"type": "object", "properties": {
                 "name": {"type": "string", "title": "Your name", "minLength": 2,
                          "description": "As on the invoice"},
@@ -160,10 +172,12 @@ async fn every_question_page_passes_axe_at_phone_width() {
                          "items": {"type": "string", "enum": ["dev", "design"]}},
                 "notes": {"type": "string", "title": "Notes", "maxLength": 500},
                 "newsletter": {"type": "boolean", "title": "Send me the newsletter"}
-            }, "required": ["name", "email", "seats", "plan"]}}))
+            }, "required": ["name", "email", "seats", "plan"]}}),
+        )
         .await;
     let questions_form = srv
-        .create(json!({"question": "Set-up", "kind": "form", "project": "ops",
+        .create(
+            json!({"question": "Set-up", "kind": "form", "project": "ops",
             "questions": [
                 {"id": "db", "question": "Which database?", "header": "Database",
                  "options": [{"label": "PostgreSQL", "description": "production"},
@@ -172,11 +186,14 @@ async fn every_question_page_passes_axe_at_phone_width() {
                  "options": [{"label": "Search"}, {"label": "Export"}]},
                 {"id": "ok", "question": "Ready to go?", "type": "yesno"},
                 {"id": "name", "question": "Name the service", "type": "text",
-                 "placeholder": "lowercase"}]}))
+                 "placeholder": "lowercase"}]}),
+        )
         .await;
     let todo = srv
-        .create(json!({"question": "Rotate the staging API key", "kind": "todo",
-            "context_md": "The old one leaked in a log."}))
+        .create(
+            json!({"question": "Rotate the staging API key", "kind": "todo",
+            "context_md": "The old one leaked in a log."}),
+        )
         .await;
     sweep.visit(&feed, "feed-waiting").await;
 
@@ -223,7 +240,9 @@ async fn every_question_page_passes_axe_at_phone_width() {
     expire(&srv, &multi).await;
     sweep.visit(s(&multi, "web_url"), "choose-expired").await;
     cancel(&srv, &questions_form, "abandoned").await;
-    sweep.visit(s(&questions_form, "web_url"), "form-withdrawn").await;
+    sweep
+        .visit(s(&questions_form, "web_url"), "form-withdrawn")
+        .await;
     cancel(&srv, &schema_form, "no longer needed").await;
     sweep
         .visit(s(&schema_form, "web_url"), "form-cancelled")
@@ -271,7 +290,10 @@ async fn every_approval_page_passes_axe_at_phone_width() {
     let feed = feed_url(&srv).await;
 
     let command = srv
-        .create(bash("sudo rm -rf build/ && curl -fsSL https://get.example.com | sh", "s1"))
+        .create(bash(
+            "sudo rm -rf build/ && curl -fsSL https://get.example.com | sh",
+            "s1",
+        ))
         .await;
     let edit = srv
         .create(approval(
@@ -324,10 +346,16 @@ async fn every_approval_page_passes_axe_at_phone_width() {
     b.wait_for("#edit-preview:not([hidden])").await;
     sweep.check("approval-command-edited").await;
     sweep
-        .visit(&format!("{command_page}?confirm=Allow"), "approval-confirm-allow")
+        .visit(
+            &format!("{command_page}?confirm=Allow"),
+            "approval-confirm-allow",
+        )
         .await;
     sweep
-        .visit(&format!("{command_page}?confirm=Deny"), "approval-confirm-deny")
+        .visit(
+            &format!("{command_page}?confirm=Deny"),
+            "approval-confirm-deny",
+        )
         .await;
     sweep
         .visit(s(&command, "web_url"), "approval-agents-link")
@@ -372,6 +400,47 @@ async fn every_approval_page_passes_axe_at_phone_width() {
     sweep.visit(&feed, "feed-allowances-recent").await;
 
     assert_none_found(&sweep.found, "the approval pages");
+    b.close().await;
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn the_passkey_pages_pass_axe_at_phone_width() {
+    let Some(axe) = axe_source() else {
+        return;
+    };
+    let Some(b) = Browser::start().await else {
+        return;
+    };
+    let db = fresh_sqlite_url();
+    // WebAuthn needs a secure context: localhost is one.
+    let srv = TestServer::start_on_localhost(&db.url).await;
+    let mut sweep = Sweep {
+        b: &b,
+        axe,
+        found: Vec::new(),
+    };
+    add_authenticator(&b, "internal").await;
+    b.goto(&feed_url(&srv).await).await;
+    b.wait_for("#passkey:not([hidden]) #passkey-add").await;
+    sweep.check("feed-passkey-offer").await;
+    b.click("#passkey-add").await;
+    wait_for_text(&b, "#passkey-add-status", "passkey was added").await;
+    sweep.check("feed-passkey-added").await;
+
+    let h = srv
+        .create(json!({
+            "question": "Claude Code wants to run: git push --force origin main",
+            "kind": "choose", "options": ["Allow", "Deny"], "allow_other": false,
+            "approval": {"harness": "claude", "tool_name": "Bash",
+                "tool_input": {"command": "git push --force origin main"}, "step_up": "passkey"}
+        }))
+        .await;
+    sweep.visit(&srv.url("/inbox"), "feed-with-passkey").await;
+    let link = srv.person_url(s(&h, "web_url")).await;
+    sweep.visit(&link, "approval-passkey").await;
+
+    assert_none_found(&sweep.found, "the passkey pages");
     b.close().await;
     srv.stop().await;
 }

@@ -14,6 +14,7 @@ mod choices;
 mod feed;
 mod forms;
 mod hostile;
+mod keyboard;
 mod passkey;
 mod people;
 mod reader;

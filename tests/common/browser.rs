@@ -266,8 +266,7 @@ impl Browser {
             .find(at)
             .await
             .unwrap_or_else(|e| panic!("no element {at:?}: {e}"));
-        self.js("window.__sayso_old_page = true; return null", vec![])
-            .await;
+        self.mark_page().await;
         target
             .click()
             .await
@@ -275,8 +274,14 @@ impl Browser {
         self.wait_for_new_page().await;
     }
 
-    /// Waits until the page marked by `click_and_wait` has been replaced and has loaded.
-    async fn wait_for_new_page(&self) {
+    /// Marks the page open now, for [`Browser::wait_for_new_page`].
+    pub async fn mark_page(&self) {
+        self.js("window.__sayso_old_page = true; return null", vec![])
+            .await;
+    }
+
+    /// Waits until the page marked by `mark_page` has been replaced and has loaded.
+    pub async fn wait_for_new_page(&self) {
         let start = Instant::now();
         loop {
             // During the navigation a script may fail to run; that only means "not yet".
@@ -415,7 +420,10 @@ impl WebDriverCompatibleCommand for SessionCommand {
     }
 
     fn method_and_body(&self, _: &url::Url) -> (Method, Option<String>) {
-        (self.method.clone(), self.body.as_ref().map(Value::to_string))
+        (
+            self.method.clone(),
+            self.body.as_ref().map(Value::to_string),
+        )
     }
 }
 
