@@ -1,8 +1,9 @@
 //! Every page the person sees passes axe-core at phone width (360×800) with no serious or
 //! critical violation, and every control on it has an accessible name: the feed (empty, with
 //! what waits, with Recent), each kind of question, tool approvals of each shape, the
-//! answered, declined, expired and withdrawn states, the session page, the passkey offer,
-//! "This device" and an approval that needs the passkey, and the error pages. Each page is also saved as `a11y-<name>.png` among the screenshots.
+//! answered, declined, expired and withdrawn states, the session page, the passkey offer, a
+//! device with a passkey and an approval that needs it, and the error pages. Each page is
+//! also saved as `a11y-<name>.png` (and `-dark.png`) among the screenshots.
 
 use serde_json::{Value, json};
 use time::{Duration, OffsetDateTime};
@@ -24,13 +25,14 @@ struct Sweep<'a> {
 
 impl Sweep<'_> {
     /// Checks the page open now in the light and the dark colour scheme (each has colours
-    /// of its own to contrast), and saves it as `a11y-<name>.png`.
+    /// of its own to contrast), and saves it as `a11y-<name>.png` and `a11y-<name>-dark.png`.
     async fn check(&mut self, name: &str) {
         check_page(self.b, Some(self.axe), name, &mut self.found).await;
         self.b.screenshot(&format!("a11y-{name}")).await;
         color_scheme(self.b, "dark").await;
         let dark = format!("{name} (dark)");
         check_page(self.b, Some(self.axe), &dark, &mut self.found).await;
+        self.b.screenshot(&format!("a11y-{name}-dark")).await;
         color_scheme(self.b, "").await;
     }
 
