@@ -14,7 +14,7 @@ use crate::common::browser::Browser;
 use crate::common::db::fresh_sqlite_url;
 use crate::common::server::{TestServer, s, send};
 use crate::passkey::{add_authenticator, wait_for_text};
-use crate::support::{feed_url, setup};
+use crate::support::{approval, bash, feed_url, setup};
 
 /// The pages looked at so far and what was found on them.
 struct Sweep<'a> {
@@ -57,28 +57,6 @@ async fn color_scheme(b: &Browser, scheme: &str) {
         )
         .await;
     assert_eq!(dark, json!(scheme == "dark"), "the page sees {scheme:?}");
-}
-
-/// A Claude Code tool approval of `tool` with `input`, in session `session`.
-fn approval(tool: &str, input: Value, session: &str) -> Value {
-    json!({
-        "question": format!("Claude Code wants to use {tool}"),
-        "kind": "choose",
-        "options": ["Allow", "Deny", "Allow for this session"],
-        "allow_other": false,
-        "project": "shop",
-        "approval": {"harness": "claude", "tool_name": tool, "tool_input": input,
-            "cwd": "/home/me/shop", "session_id": session, "editable": true,
-            "honours_allowances": true}
-    })
-}
-
-fn bash(command: &str, session: &str) -> Value {
-    approval(
-        "Bash",
-        json!({"command": command, "description": "Clean the build before the release"}),
-        session,
-    )
 }
 
 /// Ends the decision behind `handle` as if its time had run out (the sweeper's own step, at

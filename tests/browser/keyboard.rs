@@ -4,28 +4,13 @@
 //! Deny and Allow stay on screen, whole, with nothing to scroll sideways.
 
 use fantoccini::key::Key;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::a11y::{focused, press, tab_to};
 use crate::checks::{phone_problems, result_status};
 use crate::common::browser::Browser;
 use crate::common::server::s;
-use crate::support::{awaited, feed_url, setup};
-
-/// A Claude Code approval of `command` that offers the session and timed allows too.
-fn approval(command: &str, session: &str) -> Value {
-    json!({
-        "question": "Claude Code wants to run a Bash command",
-        "kind": "choose",
-        "options": ["Allow", "Deny", "Allow for this session"],
-        "allow_other": false,
-        "project": "shop",
-        "approval": {"harness": "claude", "tool_name": "Bash",
-            "tool_input": {"command": command, "description": "Part of the release"},
-            "cwd": "/home/me/shop", "session_id": session, "editable": true,
-            "honours_allowances": true}
-    })
-}
+use crate::support::{awaited, bash, feed_url, setup};
 
 /// Types `text` into whatever has the focus.
 async fn type_here(b: &Browser, text: &str) {
@@ -88,7 +73,7 @@ async fn the_keyboard_alone_answers_a_question_and_an_approval() {
     // An approval: every stop on the way to Allow shows its ring clear of the bar of Deny
     // and Allow (the command is long enough to put the reason box behind the bar).
     let long = format!("cargo test --workspace {}", "--features extra ".repeat(60));
-    let h = srv.create(approval(&long, "s1")).await;
+    let h = srv.create(bash(&long, "s1")).await;
     b.goto(&srv.person_url(s(&h, "web_url")).await).await;
     // The reason box scrolled to just under the bar, the focus on what comes before it: Tab
     // must bring the box out from under the bar, not leave it there because it is "on screen".
@@ -124,8 +109,8 @@ async fn the_keyboard_alone_answers_a_question_and_an_approval() {
     );
 
     // And Deny, with Space, from the session page.
-    let first = srv.create(approval("cargo build", "s2")).await;
-    srv.create(approval("cargo test", "s2")).await;
+    let first = srv.create(bash("cargo build", "s2")).await;
+    srv.create(bash("cargo test", "s2")).await;
     b.goto(&srv.url("/inbox")).await;
     tab_to(&b, "the session's link", |f| {
         f["tag"] == "a"
@@ -208,11 +193,11 @@ async fn deny_and_allow_stay_on_screen_at_200_percent_zoom() {
         "sudo rm -rf /srv/releases/{} && git push --force origin main",
         "payments-team-quarterly-".repeat(8)
     );
-    let plain = srv.create(approval(&long, "zoom")).await;
+    let plain = srv.create(bash(&long, "zoom")).await;
     let cut = srv
-        .create(approval(&format!("echo {}", "x".repeat(25_000)), "other"))
+        .create(bash(&format!("echo {}", "x".repeat(25_000)), "other"))
         .await;
-    srv.create(approval("cargo test", "zoom")).await;
+    srv.create(bash("cargo test", "zoom")).await;
     let plain_page = srv.person_url(s(&plain, "web_url")).await;
     let cut_page = srv.person_url(s(&cut, "web_url")).await;
 
