@@ -7,11 +7,14 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod a11y;
+mod accessible;
 mod checks;
 mod choices;
 mod feed;
 mod forms;
 mod hostile;
+mod keyboard;
 mod passkey;
 mod people;
 mod reader;

@@ -73,7 +73,7 @@ impl WebDriverCompatibleCommand for OnAuthenticator {
     }
 }
 
-async fn add_authenticator(b: &Browser, transport: &'static str) -> String {
+pub(crate) async fn add_authenticator(b: &Browser, transport: &'static str) -> String {
     let added = b
         .client
         .issue_cmd(AddVirtualAuthenticator(transport))
@@ -358,7 +358,7 @@ async fn wait_for_any(b: &Browser, css: &str, wanted: &[&str]) -> String {
 }
 
 /// Waits (up to 20 s) until the element's text contains `want`; returns the text.
-async fn wait_for_text(b: &Browser, css: &str, want: &str) -> String {
+pub(crate) async fn wait_for_text(b: &Browser, css: &str, want: &str) -> String {
     let start = std::time::Instant::now();
     loop {
         let text = b.find(css).await.text().await.unwrap_or_default();

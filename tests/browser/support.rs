@@ -1,7 +1,8 @@
-//! What the browser tests share: a browser and a server, the agent's await, the feed link.
+//! What the browser tests share: a browser and a server, the agent's await, the feed link,
+//! a tool approval.
 
 use reqwest::StatusCode;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::common::browser::Browser;
 use crate::common::db::{SqliteTestDb, fresh_sqlite_url};
@@ -32,4 +33,28 @@ pub async fn feed_url(srv: &TestServer) -> String {
         .unwrap()
         .expect("the default inbox");
     srv.svc.feed_url(&inbox)
+}
+
+/// A Claude Code tool approval of `tool` with `input`, in session `session`, offering Allow
+/// for the session and for a while.
+pub fn approval(tool: &str, input: Value, session: &str) -> Value {
+    json!({
+        "question": format!("Claude Code wants to use {tool}"),
+        "kind": "choose",
+        "options": ["Allow", "Deny", "Allow for this session"],
+        "allow_other": false,
+        "project": "shop",
+        "approval": {"harness": "claude", "tool_name": tool, "tool_input": input,
+            "cwd": "/home/me/shop", "session_id": session, "editable": true,
+            "honours_allowances": true}
+    })
+}
+
+/// A Claude Code approval of the Bash command `command`, in session `session`.
+pub fn bash(command: &str, session: &str) -> Value {
+    approval(
+        "Bash",
+        json!({"command": command, "description": "Clean the build before the release"}),
+        session,
+    )
 }

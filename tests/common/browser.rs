@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use axum::http::Method;
 use fantoccini::elements::Element;
-use fantoccini::wd::Capabilities;
+use fantoccini::wd::{Capabilities, WebDriverCompatibleCommand};
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::{Value, json};
@@ -265,8 +266,7 @@ impl Browser {
             .find(at)
             .await
             .unwrap_or_else(|e| panic!("no element {at:?}: {e}"));
-        self.js("window.__sayso_old_page = true; return null", vec![])
-            .await;
+        self.mark_page().await;
         target
             .click()
             .await
@@ -274,8 +274,14 @@ impl Browser {
         self.wait_for_new_page().await;
     }
 
-    /// Waits until the page marked by `click_and_wait` has been replaced and has loaded.
-    async fn wait_for_new_page(&self) {
+    /// Marks the page open now, for [`Browser::wait_for_new_page`].
+    pub async fn mark_page(&self) {
+        self.js("window.__sayso_old_page = true; return null", vec![])
+            .await;
+    }
+
+    /// Waits until the page marked by `mark_page` has been replaced and has loaded.
+    pub async fn wait_for_new_page(&self) {
         let start = Instant::now();
         loop {
             // During the navigation a script may fail to run; that only means "not yet".
@@ -339,6 +345,39 @@ impl Browser {
             .to_owned()
     }
 
+    /// Runs `method` on `/session/{id}/{path}`; the value it answers.
+    pub async fn command(&self, method: Method, path: &str, body: Option<Value>) -> Value {
+        let path = path.to_owned();
+        self.client
+            .issue_cmd(SessionCommand {
+                method,
+                path: path.clone(),
+                body,
+            })
+            .await
+            .unwrap_or_else(|e| panic!("WebDriver {path}: {e}"))
+    }
+
+    /// Runs a Chrome DevTools Protocol command through chromedriver (its
+    /// `goog/cdp/execute`), for what WebDriver has no command for: the device's scale, the
+    /// colour scheme.
+    pub async fn cdp(&self, cmd: &str, params: Value) -> Value {
+        self.command(
+            Method::POST,
+            "goog/cdp/execute",
+            Some(json!({"cmd": cmd, "params": params})),
+        )
+        .await
+    }
+
+    /// The accessible name Chromium computes for `element` (WebDriver's Get Computed Label):
+    /// what a screen reader announces it as.
+    pub async fn computed_label(&self, element: &Element) -> String {
+        let path = format!("element/{}/computedlabel", element.element_id());
+        let label = self.command(Method::GET, &path, None).await;
+        label.as_str().unwrap_or_default().to_owned()
+    }
+
     /// Saves what the browser shows (360×800) as `target/screenshots/<name>.png`.
     pub async fn screenshot(&self, name: &str) -> PathBuf {
         let png = self.client.screenshot().await.expect("screenshot taken");
@@ -356,6 +395,36 @@ pub fn screenshot_dir() -> PathBuf {
     let dir = target.join("screenshots");
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
     dir
+}
+
+/// A command of the session that fantoccini does not name: `method` on
+/// `/session/{id}/{path}`, with `body` (`None` sends none).
+#[derive(Debug)]
+pub struct SessionCommand {
+    pub method: Method,
+    pub path: String,
+    pub body: Option<Value>,
+}
+
+impl WebDriverCompatibleCommand for SessionCommand {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/{}",
+            session_id.unwrap_or_default(),
+            self.path
+        ))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (Method, Option<String>) {
+        (
+            self.method.clone(),
+            self.body.as_ref().map(Value::to_string),
+        )
+    }
 }
 
 /// Polls chromedriver's `/status` until it says it is ready.

@@ -4,7 +4,8 @@
 //! packages in its own package.json and lockfile, installed once into a folder under the
 //! target directory and reused while the lockfile is the same; such a suite's `node_modules`
 //! is a link to it, with `sayso` resolving to this checkout's TypeScript client. Every
-//! install is redone only when its lockfile changes.
+//! install is redone only when its lockfile changes. The browser tests read axe-core from
+//! such an install too (`tests/browser/axe/`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -94,17 +95,23 @@ pub fn install(dir: &Path, label: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Installs `suite`'s lockfile into `CARGO_TARGET_TMPDIR/<cache>` (see `install`) and links
-/// the suite to it.
-pub fn install_suite(suite: &Path, cache: &str) -> Result<(), String> {
+/// Installs the package.json and package-lock.json of `folder` into
+/// `CARGO_TARGET_TMPDIR/<cache>` (see `install`): the `node_modules` folder made.
+pub fn install_lockfile(folder: &Path, cache: &str) -> Result<PathBuf, String> {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(cache);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for file in ["package.json", "package-lock.json"] {
-        std::fs::copy(suite.join(file), dir.join(file))
+        std::fs::copy(folder.join(file), dir.join(file))
             .map_err(|e| format!("copying {file}: {e}"))?;
     }
     install(&dir, cache)?;
-    let modules = dir.join("node_modules");
+    Ok(dir.join("node_modules"))
+}
+
+/// Installs `suite`'s lockfile (see `install_lockfile`) and links the suite to it, with
+/// `sayso` resolving to this checkout's TypeScript client.
+pub fn install_suite(suite: &Path, cache: &str) -> Result<(), String> {
+    let modules = install_lockfile(suite, cache)?;
     relink(&modules.join("sayso"), &typescript_client())?;
     relink(&suite.join("node_modules"), &modules)
 }

@@ -124,6 +124,17 @@ pub struct ResultView {
     pub when_iso: String,
 }
 
+impl ResultView {
+    /// The one value answered, when it has no label (any answer but a form's): a paragraph
+    /// of its own, since a list of terms needs a term for each value.
+    pub fn single(&self) -> Option<&str> {
+        match self.lines.as_slice() {
+            [(label, value)] if label.is_empty() => Some(value),
+            _ => None,
+        }
+    }
+}
+
 /// Problems with a refused answer, by where they belong on the page.
 #[derive(Default)]
 pub struct PageErrors {
