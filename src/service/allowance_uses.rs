@@ -16,6 +16,18 @@ use crate::domain::{Decision, EventKind};
 /// The most uses one read returns (`GET /v1/allowances/{id}/uses`, a page's list).
 pub const MAX_USES_PAGE: u32 = 200;
 
+/// The most uses the person's pages list under one allowance; the count says how many more.
+pub const SHOWN_USES: u32 = 20;
+
+/// A live allowance with the calls it let through, as the feed groups them.
+pub struct AllowanceUses {
+    pub allowance: Allowance,
+    /// How many calls it let through in all.
+    pub count: u64,
+    /// The first of them (at most `SHOWN_USES`), oldest first.
+    pub uses: Vec<AllowanceUse>,
+}
+
 /// The allowance an approval's Allow made, as its page shows it.
 pub struct MadeAllowance {
     /// What the Allow granted: its length, end and scope.
@@ -93,6 +105,30 @@ impl Service {
                 (a, n)
             })
             .collect())
+    }
+
+    /// The inbox's allowances that count now, each with the calls it let through.
+    pub async fn allowances_and_uses(
+        &self,
+        inbox_id: Uuid,
+        now: OffsetDateTime,
+    ) -> Result<Vec<AllowanceUses>, ServiceError> {
+        let mut out = Vec::new();
+        for (allowance, count) in self.allowances_with_uses(inbox_id, None, now).await? {
+            let uses = if count == 0 {
+                Vec::new()
+            } else {
+                self.store()
+                    .allowance_uses(inbox_id, allowance.id, 0, SHOWN_USES)
+                    .await?
+            };
+            out.push(AllowanceUses {
+                allowance,
+                count,
+                uses,
+            });
+        }
+        Ok(out)
     }
 
     /// The allowance the approval `d`'s Allow made, if it made one: what it granted (its

@@ -42,7 +42,7 @@ use crate::metrics::Metrics;
 use crate::storage::{Store, StoreError};
 use crate::wake::Waiters;
 
-pub use allowance_uses::{MAX_USES_PAGE, MadeAllowance};
+pub use allowance_uses::{AllowanceUses, MAX_USES_PAGE, MadeAllowance, SHOWN_USES};
 pub use chat::ChatOutcome;
 pub use chat_reading::{Reading, SHOWN_CHARS};
 pub use decisions::{Created, ListPage, ListQuery};

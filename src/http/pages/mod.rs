@@ -2,6 +2,7 @@
 //! works without JavaScript.
 
 pub(crate) mod answer;
+mod allowed;
 mod approval;
 mod approve;
 mod assets;
@@ -33,6 +34,7 @@ pub fn routes(svc: Service) -> Router<Service> {
     Router::new()
         .merge(answer::routes())
         .merge(approve::routes())
+        .merge(allowed::routes())
         .merge(feed::routes())
         .merge(session::routes())
         .merge(push::routes())
