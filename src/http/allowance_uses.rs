@@ -4,7 +4,7 @@
 //! exactly its scope; nothing here edits or deletes one.
 
 use axum::Router;
-use axum::extract::{RawQuery, State};
+use axum::extract::{DefaultBodyLimit, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::post;
@@ -22,12 +22,15 @@ use crate::domain::{Issue, Issues};
 use crate::service::{MAX_USES_PAGE, Service};
 use crate::web::error::ApiError;
 use crate::web::extract::{Auth, JsonBody, Segment, decision_id};
+use crate::web::USE_BODY_LIMIT;
 use crate::web::json;
 
 pub fn routes() -> Router<Service> {
     Router::new().route(
         "/v1/allowances/{id}/uses",
-        post(record_use).get(list_uses),
+        post(record_use)
+            .layer(DefaultBodyLimit::max(USE_BODY_LIMIT))
+            .get(list_uses),
     )
 }
 
