@@ -75,6 +75,10 @@ impl Project {
     }
 }
 
+fn s_starts(v: &Value, prefix: &str) -> bool {
+    v.as_str().is_some_and(|t| t.starts_with(prefix))
+}
+
 fn decision_of(out: &Ended) -> &str {
     out.stdout["hookSpecificOutput"]["permissionDecision"]
         .as_str()
@@ -132,6 +136,28 @@ async fn a_15_minute_allowance_lets_the_next_call_of_its_kind_through() {
         "{reason}"
     );
     assert!(reason.contains(" UTC"), "{reason}");
+
+    // Recorded before it ran: the call as the hook read it, under its allowance.
+    let (_, page) = send(srv.req(Method::GET, "/v1/allowances")).await;
+    let a = &page["items"][0];
+    assert_eq!(a["uses"], 1, "{page}");
+    let (status, used) = send(srv.req(
+        Method::GET,
+        &format!("/v1/allowances/{}/uses", a["id"].as_str().unwrap()),
+    ))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{used}");
+    let call = &used["items"][0]["call"];
+    assert_eq!(call["harness"], "claude", "{used}");
+    assert_eq!(call["tool_name"], "Bash", "{used}");
+    assert_eq!(call["tool_input"]["command"], "cat README.md", "{used}");
+    assert_eq!(call["tool_input"]["description"], "Remove the build output");
+    assert_eq!(call["cwd"], p.cwd.as_str(), "{used}");
+    assert_eq!(call["project"], a["scope"]["project"], "{used}");
+    assert_eq!(call["rule"], Value::Null, "{used}");
+    assert_eq!(call["session_id"], "sess-2", "{used}");
+    assert!(s_starts(&call["tool_use_id"], "toolu_"), "{used}");
+    assert_eq!(used["items"][0]["decision_id"], a["decision_id"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -274,11 +300,12 @@ async fn the_feed_shows_what_stands_until_when_and_revokes_it() {
     assert!(html.contains("id=\"allowances\""), "{html}");
     assert!(html.contains("Allowed for a while"), "{html}");
     assert!(
-        html.contains("Bash calls no policy rule asks about in "),
+        html.contains("Every Bash call no policy rule asks about, in the project folder "),
         "{html}"
     );
-    assert!(html.contains("until "), "{html}");
-    assert!(html.contains("allowed by default"), "{html}");
+    assert!(html.contains("Bash allowed until "), "{html}");
+    assert!(html.contains("no call ran without you yet"), "{html}");
+    assert!(html.contains("Allowed by default"), "{html}");
     let revoke = format!("/inbox/allowances/{id}/revoke");
     assert!(html.contains(&revoke), "{html}");
 
