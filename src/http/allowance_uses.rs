@@ -20,9 +20,9 @@ use super::openapi::{
 use crate::domain::allowance::uses::{AllowanceUse, UsedCall, parse_use};
 use crate::domain::{Issue, Issues};
 use crate::service::{MAX_USES_PAGE, Service};
+use crate::web::USE_BODY_LIMIT;
 use crate::web::error::ApiError;
 use crate::web::extract::{Auth, JsonBody, Segment, decision_id};
-use crate::web::USE_BODY_LIMIT;
 use crate::web::json;
 
 pub fn routes() -> Router<Service> {

@@ -27,11 +27,16 @@ pub struct Covers {
 impl Covers {
     /// The whole of it in one sentence, the rule aside.
     pub fn sentence(&self) -> String {
-        let mut s = format!("{}, {}, {}.", self.what, self.place, self.agent);
-        if let Some(first) = s.get(..1) {
-            s = first.to_uppercase() + &s[1..];
-        }
-        s
+        capitalised(&format!("{}, {}, {}.", self.what, self.place, self.agent))
+    }
+}
+
+/// `s` with its first letter a capital, to start a sentence.
+pub fn capitalised(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 
@@ -119,7 +124,10 @@ mod tests {
         scope.rule = Some("rule 2 (tool \"Bash\", command \"git status*\")".into());
         scope.project = None;
         let c = covers(&scope);
-        assert!(c.sentence().starts_with("Bash calls this policy rule asks about, outside"));
+        assert!(
+            c.sentence()
+                .starts_with("Bash calls this policy rule asks about, outside")
+        );
         assert!(c.rule.unwrap().contains("git status*"));
         assert_eq!(uses_words(0), "no call ran without you yet");
         assert_eq!(uses_words(1), "1 call ran without you");

@@ -134,7 +134,10 @@ impl Service {
     /// The allowance the approval `d`'s Allow made, if it made one: what it granted (its
     /// `answered` event holds it), whether it still counts, and the calls it let through
     /// (events of `d` too).
-    pub async fn made_allowance(&self, d: &Decision) -> Result<Option<MadeAllowance>, ServiceError> {
+    pub async fn made_allowance(
+        &self,
+        d: &Decision,
+    ) -> Result<Option<MadeAllowance>, ServiceError> {
         if d.spec.approval.is_none() {
             return Ok(None);
         }

@@ -384,9 +384,7 @@ async fn uses(srv: &TestServer, key: &str, id: &str) -> Value {
     body
 }
 
-pub async fn each_call_an_allowance_lets_through_is_recorded_in_its_inbox_alone(
-    srv: &TestServer,
-) {
+pub async fn each_call_an_allowance_lets_through_is_recorded_in_its_inbox_alone(srv: &TestServer) {
     let h = approval(srv, json!({})).await;
     let (status, body) = srv
         .answer(
@@ -403,7 +401,10 @@ pub async fn each_call_an_allowance_lets_through_is_recorded_in_its_inbox_alone(
     assert_eq!(status, StatusCode::CREATED, "{used}");
     assert_eq!(used["allowance_id"], id.as_str(), "{used}");
     assert_eq!(used["decision_id"], h["decision_id"], "{used}");
-    assert_eq!(used["call"]["tool_input"]["command"], "git status", "{used}");
+    assert_eq!(
+        used["call"]["tool_input"]["command"], "git status",
+        "{used}"
+    );
     assert_eq!(used["call"]["session_id"], "s2", "{used}");
     assert_eq!(used["warnings"], json!([]), "{used}");
     assert_eq!(allowances(srv, "").await[0]["uses"], 1);
@@ -468,18 +469,34 @@ pub async fn each_call_an_allowance_lets_through_is_recorded_in_its_inbox_alone(
     let (status, body) = send(srv.req(Method::DELETE, &format!("/v1/allowances/{id}"))).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let (status, body) = record_use(srv, &srv.key, &id, json!({})).await;
-    assert_eq!(status, StatusCode::NOT_FOUND, "a revoked allowance records no use: {body}");
-    assert_eq!(uses(srv, &srv.key, &id).await["items"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        status,
+        StatusCode::NOT_FOUND,
+        "a revoked allowance records no use: {body}"
+    );
+    assert_eq!(
+        uses(srv, &srv.key, &id).await["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     let (_, events) = send(srv.req(
         Method::GET,
         &format!("/v1/decisions/{}/events", s(&h, "decision_id")),
     ))
     .await;
     let kept = events["items"].as_array().unwrap();
-    assert_eq!(kept.iter().filter(|e| e["kind"] == "allowance_used").count(), 1);
+    assert_eq!(
+        kept.iter()
+            .filter(|e| e["kind"] == "allowance_used")
+            .count(),
+        1
+    );
     let (status, _) = send(srv.req(Method::GET, "/v1/allowances/not-an-id/uses")).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let (status, body) = send(srv.req(Method::GET, &format!("/v1/allowances/{id}/uses?limit=0"))).await;
+    let (status, body) =
+        send(srv.req(Method::GET, &format!("/v1/allowances/{id}/uses?limit=0"))).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert_eq!(body["error"]["details"][0]["path"], "limit", "{body}");
 }

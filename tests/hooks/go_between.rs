@@ -326,11 +326,7 @@ async fn a_use_the_server_will_not_record_is_asked_instead() {
         "{}",
         out.stderr
     );
-    let (_, used) = send(srv.req(
-        reqwest::Method::GET,
-        &format!("/v1/allowances/{id}/uses"),
-    ))
-    .await;
+    let (_, used) = send(srv.req(reqwest::Method::GET, &format!("/v1/allowances/{id}/uses"))).await;
     assert_eq!(used["items"], json!([]), "{used}");
 
     // Recorded again, the next call passes on it, and its use is there.
@@ -339,12 +335,11 @@ async fn a_use_the_server_will_not_record_is_asked_instead() {
     let out = run(hook(&dir, &via, &srv, None), &bash("cargo doc")).await;
     assert_eq!(decision_of(&out).0, "allow", "{out:?}");
     assert_eq!(decision_count(&srv).await, before, "nobody was asked");
-    let (_, used) = send(srv.req(
-        reqwest::Method::GET,
-        &format!("/v1/allowances/{id}/uses"),
-    ))
-    .await;
-    assert_eq!(used["items"][0]["call"]["tool_input"]["command"], "cargo doc", "{used}");
+    let (_, used) = send(srv.req(reqwest::Method::GET, &format!("/v1/allowances/{id}/uses"))).await;
+    assert_eq!(
+        used["items"][0]["call"]["tool_input"]["command"], "cargo doc",
+        "{used}"
+    );
 }
 
 /// Claude Code's `Elicitation` input: the MCP server `billing` asks for a number of seats.

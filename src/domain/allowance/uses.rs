@@ -151,7 +151,9 @@ pub fn parse_use(body: &Value, warnings: &mut Vec<String>) -> Result<UsedCall, V
         }),
         _ => None,
     };
-    issues.finish(call).map(|c| c.expect("a call without issues is whole"))
+    issues
+        .finish(call)
+        .map(|c| c.expect("a call without issues is whole"))
 }
 
 #[cfg(test)]

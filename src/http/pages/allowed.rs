@@ -14,7 +14,7 @@ use time::OffsetDateTime;
 use super::Token;
 use super::templates::error_page;
 use crate::domain::allowance::AllowFor;
-use crate::render::allowance::{UseLine, covers, use_line, uses_words};
+use crate::render::allowance::{UseLine, capitalised, covers, use_line, uses_words};
 use crate::render::{Zone, iso};
 use crate::service::{MadeAllowance, Service, ServiceError};
 
@@ -84,7 +84,7 @@ pub fn allowed_view(
         what: covers.sentence(),
         rule: covers.rule,
         note,
-        uses_words: uses_words(made.uses.len() as u64),
+        uses_words: capitalised(&uses_words(made.uses.len() as u64)),
         uses: made.uses.iter().map(|u| use_line(u, zone, now)).collect(),
         revoke: made.live.as_ref().map(|_| format!("{action}/revoke")),
     }

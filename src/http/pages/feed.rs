@@ -406,7 +406,11 @@ fn page(
 
 /// A standing allowance as the feed lists it, with the calls it let through; every text in
 /// it is visible.
-fn feed_allowance(a: &crate::service::AllowanceUses, zone: &Zone, now: OffsetDateTime) -> FeedAllowance {
+fn feed_allowance(
+    a: &crate::service::AllowanceUses,
+    zone: &Zone,
+    now: OffsetDateTime,
+) -> FeedAllowance {
     let (allowance, s) = (&a.allowance, &a.allowance.scope);
     let covers = render::allowance::covers(s);
     FeedAllowance {
@@ -415,7 +419,10 @@ fn feed_allowance(a: &crate::service::AllowanceUses, zone: &Zone, now: OffsetDat
         what: covers.sentence(),
         rule: covers.rule,
         until_iso: render::iso(allowance.until),
-        by: allowance.person.as_deref().map(|p| visible(p, Lines::Marked)),
+        by: allowance
+            .person
+            .as_deref()
+            .map(|p| visible(p, Lines::Marked)),
         uses: a
             .uses
             .iter()

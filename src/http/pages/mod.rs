@@ -1,8 +1,8 @@
 //! The person's side (docs/PAGES.md): answer pages, the feed, and their assets. Every page
 //! works without JavaScript.
 
-pub(crate) mod answer;
 mod allowed;
+pub(crate) mod answer;
 mod approval;
 mod approve;
 mod assets;
