@@ -189,4 +189,14 @@ mod tests {
         assert_eq!(page_query(Some("limit=201")).unwrap_err()[0].path, "limit");
         assert_eq!(page_query(Some("after=-1")).unwrap_err()[0].path, "after");
     }
+
+    #[test]
+    fn the_document_names_the_uses_and_their_event() {
+        use utoipa::OpenApi;
+        let doc = serde_json::to_value(super::super::openapi::ApiDoc::openapi()).unwrap();
+        let uses = &doc["paths"]["/v1/allowances/{id}/uses"];
+        assert!(uses["post"].is_object() && uses["get"].is_object(), "{uses}");
+        let kinds = doc["components"]["schemas"]["EventKind"].to_string();
+        assert!(kinds.contains("\"allowance_used\""), "{kinds}");
+    }
 }
