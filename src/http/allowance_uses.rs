@@ -195,7 +195,10 @@ mod tests {
         use utoipa::OpenApi;
         let doc = serde_json::to_value(super::super::openapi::ApiDoc::openapi()).unwrap();
         let uses = &doc["paths"]["/v1/allowances/{id}/uses"];
-        assert!(uses["post"].is_object() && uses["get"].is_object(), "{uses}");
+        assert!(
+            uses["post"].is_object() && uses["get"].is_object(),
+            "{uses}"
+        );
         let kinds = doc["components"]["schemas"]["EventKind"].to_string();
         assert!(kinds.contains("\"allowance_used\""), "{kinds}");
     }

@@ -13,6 +13,10 @@ use crate::domain::allowance::{Allowance, Grant};
 use crate::domain::inbox::Inbox;
 use crate::domain::{Decision, EventKind};
 
+/// The most calls one allowance lets through: past them each call is asked again, so a key
+/// recording uses in a loop fills no disk (each use may hold 256 KiB of input).
+pub const MAX_USES: u64 = 1000;
+
 /// The most uses one read returns (`GET /v1/allowances/{id}/uses`, a page's list).
 pub const MAX_USES_PAGE: u32 = 200;
 
@@ -40,8 +44,10 @@ pub struct MadeAllowance {
 
 impl Service {
     /// Records that `call` runs on the inbox's allowance `which`: only while it counts
-    /// (`NotFound` otherwise, whether ended, revoked or another inbox's, alike), and only
-    /// for a call of exactly its scope (a `Validation` issue naming the part that differs).
+    /// (`NotFound` otherwise, whether ended, revoked or another inbox's, alike), only for a
+    /// call of exactly its scope (a `Validation` issue naming the part that differs), and
+    /// only up to `MAX_USES` of them (`Conflict` past that: concurrent records may pass it by
+    /// as many as race).
     pub async fn record_allowance_use(
         &self,
         inbox: &Inbox,
@@ -58,6 +64,15 @@ impl Service {
             .ok_or(ServiceError::NotFound)?;
         if let Some(issue) = call.outside(&allowance.scope) {
             return Err(ServiceError::Validation(vec![issue]));
+        }
+        let counts = self
+            .store()
+            .allowance_use_counts(inbox.id, &[which])
+            .await?;
+        if counts.first().is_some_and(|(_, n)| *n >= MAX_USES) {
+            return Err(ServiceError::Conflict(format!(
+                "this allowance let its {MAX_USES} calls through; the next ones are asked"
+            )));
         }
         // Written only if it still counts at the very write: a revoke in between wins.
         let used = self

@@ -499,4 +499,39 @@ pub async fn each_call_an_allowance_lets_through_is_recorded_in_its_inbox_alone(
         send(srv.req(Method::GET, &format!("/v1/allowances/{id}/uses?limit=0"))).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert_eq!(body["error"]["details"][0]["path"], "limit", "{body}");
+
+    // One allowance lets 1,000 calls through; past them each is refused, and so asked.
+    let h = approval(srv, json!({})).await;
+    let (status, body) = srv
+        .answer(
+            s(&h, "web_url"),
+            json!({"value": "Allow", "allow_for": "60m"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let id = s(&allowances(srv, "").await[0], "id").to_string();
+    let call: sayso::domain::allowance::uses::UsedCall = serde_json::from_value(
+        json!({"harness": "claude", "tool_name": "Bash", "project": "shop",
+               "tool_input": {"command": "true"}, "cwd": null, "rule": null,
+               "session_id": null, "tool_use_id": null}),
+    )
+    .unwrap();
+    let inbox = srv.default_inbox().await.id;
+    let allowance = Uuid::parse_str(&id).unwrap();
+    for _ in 0..999 {
+        srv.svc
+            .store()
+            .record_allowance_use(inbox, allowance, &call, sayso::service::now())
+            .await
+            .unwrap();
+    }
+    let (status, body) = record_use(srv, &srv.key, &id, json!({})).await;
+    assert_eq!(status, StatusCode::CREATED, "the 1,000th: {body}");
+    let (status, body) = record_use(srv, &srv.key, &id, json!({})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(
+        s(&body["error"], "message").contains("1000 calls"),
+        "{body}"
+    );
+    assert_eq!(allowances(srv, "").await[0]["uses"], 1000);
 }
