@@ -196,3 +196,82 @@ async fn an_allowance_is_signed_in_its_receipt_and_verified() {
         );
     }
 }
+
+/// `sayso list --allowed-by ID` lists the calls an allowance let through, oldest first, as a
+/// table or JSON lines; `sayso allowances` counts them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_calls_an_allowance_let_through_are_listed_by_it() {
+    let db = common::db::fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    allowed(&srv, "Bash", "15m").await;
+    let listed: Value =
+        serde_json::from_str(stdout(&sayso(&srv, &["--json"]).await).trim()).unwrap();
+    let id = s(&listed, "id").to_string();
+    assert_eq!(listed["uses"], 0);
+    for (command, session) in [("git status", "s2"), ("cargo test --all", "s3")] {
+        let (status, body) = common::server::send(
+            srv.req(reqwest::Method::POST, &format!("/v1/allowances/{id}/uses"))
+                .json(
+                    &json!({"harness": "claude", "tool_name": "Bash", "project": "shop",
+                          "tool_input": {"command": command}, "session_id": session}),
+                ),
+        )
+        .await;
+        assert_eq!(status, 201, "{body}");
+    }
+
+    let out = sayso_cmd(&srv, &["list", "--allowed-by", &id], "").await;
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(
+        lines[0].starts_with("AT") && lines[0].ends_with("CALL"),
+        "{text}"
+    );
+    assert!(
+        lines[1].contains("Bash") && lines[1].contains("s2") && lines[1].ends_with("git status"),
+        "{text}"
+    );
+    assert!(lines[2].ends_with("cargo test --all"), "{text}");
+
+    let out = sayso_cmd(&srv, &["list", "--allowed-by", &id, "--json"], "").await;
+    let uses: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(uses.len(), 2, "{out:?}");
+    assert_eq!(uses[0]["allowance_id"], id.as_str());
+    assert_eq!(uses[1]["call"]["tool_input"]["command"], "cargo test --all");
+
+    let table = stdout(&sayso(&srv, &[]).await);
+    let row = table.lines().nth(1).unwrap();
+    assert!(table.lines().next().unwrap().contains("USES"), "{table}");
+    assert!(row.contains("     2  claude Bash in shop"), "{table}");
+
+    // Revoked, its calls are still listed.
+    let out = sayso(&srv, &["revoke", &id]).await;
+    assert!(out.status.success(), "{out:?}");
+    let out = sayso_cmd(&srv, &["list", "--allowed-by", &id, "--json"], "").await;
+    assert_eq!(stdout(&out).lines().count(), 2, "{out:?}");
+
+    // An id of no allowance lists nothing and says so; a malformed one is not found; the
+    // decision filters do not go with it.
+    let none = uuid::Uuid::now_v7().to_string();
+    let out = sayso_cmd(&srv, &["list", "--allowed-by", &none], "").await;
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(stdout(&out), "");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("let no call through"),
+        "{out:?}"
+    );
+    let out = sayso_cmd(&srv, &["list", "--allowed-by", "nope"], "").await;
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let out = sayso_cmd(
+        &srv,
+        &["list", "--allowed-by", &id, "--status", "pending"],
+        "",
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(64), "{out:?}");
+}

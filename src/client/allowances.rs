@@ -61,14 +61,19 @@ async fn list(args: &AllowancesArgs) -> anyhow::Result<u8> {
             continue;
         }
         if i == 0 {
-            writeln!(out, "{:<36}  {:<24}  {:<12}  SCOPE", "ID", "UNTIL", "BY")?;
+            writeln!(
+                out,
+                "{:<36}  {:<24}  {:<12}  {:>4}  SCOPE",
+                "ID", "UNTIL", "BY", "USES"
+            )?;
         }
         writeln!(
             out,
-            "{:<36}  {:<24}  {:<12}  {}",
+            "{:<36}  {:<24}  {:<12}  {:>4}  {}",
             a["id"].as_str().unwrap_or_default(),
             a["until"].as_str().unwrap_or_default(),
             a["allowed_by"].as_str().unwrap_or("-"),
+            a["uses"].as_u64().unwrap_or(0),
             scope_words(&a["scope"]),
         )?;
     }

@@ -279,6 +279,10 @@ pub struct ListArgs {
     /// Only those of this project.
     #[arg(long)]
     pub project: Option<String>,
+    /// Instead of decisions, the calls this standing allowance (its id, as `sayso
+    /// allowances` prints it) let through without asking, oldest first.
+    #[arg(long, value_name = "ALLOWANCE_ID", conflicts_with_all = ["status", "kind", "project"])]
+    pub allowed_by: Option<String>,
     /// One JSON object a line, as the API returns each, instead of the table.
     #[arg(long)]
     pub json: bool,

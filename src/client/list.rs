@@ -1,5 +1,6 @@
 //! `sayso list`: the inbox's decisions and to-dos, newest first, every page of them, as a
-//! table a person reads or as JSON lines a script reads.
+//! table a person reads or as JSON lines a script reads (with `--allowed-by`, the calls a
+//! standing allowance let through: `uses.rs`).
 
 use std::io::Write;
 
@@ -27,6 +28,9 @@ const WHEN_W: usize = 8;
 /// `sayso list`.
 pub async fn list(args: ListArgs) -> anyhow::Result<u8> {
     let api = Api::new(&args.server.server, args.server.key.as_deref())?;
+    if let Some(id) = &args.allowed_by {
+        return super::uses::list_uses(&api, id, args.json).await;
+    }
     let width = std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.trim().parse::<usize>().ok())

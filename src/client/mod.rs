@@ -15,6 +15,7 @@ mod hints;
 pub mod http;
 mod list;
 pub mod receipts;
+mod uses;
 pub mod wait;
 
 use std::io::Write;

@@ -21,6 +21,8 @@ use uuid::Uuid;
 use super::Decision;
 use super::answered_by::AnswerChannel;
 
+pub mod uses;
+
 /// How long an allowance lasts, as the person chose it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AllowFor {

@@ -17,10 +17,10 @@ pub const ALLOW: &str = "Allow";
 pub const DENY: &str = "Deny";
 pub const ALLOW_SESSION: &str = "Allow for this session";
 
-const MAX_NAME_CHARS: usize = 200;
+pub(crate) const MAX_NAME_CHARS: usize = 200;
 /// The most characters of the policy rule an approval names.
 pub const MAX_RULE_CHARS: usize = 1000;
-const MAX_PATH_CHARS: usize = 4000;
+pub(crate) const MAX_PATH_CHARS: usize = 4000;
 /// The tool input, serialised; the page shows it (a written file's content, a diff).
 pub const MAX_TOOL_INPUT_BYTES: usize = 256 * 1024;
 

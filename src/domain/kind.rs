@@ -93,6 +93,9 @@ pub enum EventKind {
     Declined,
     Expired,
     Cancelled,
+    /// A call ran on the standing allowance this decision's Allow made (`domain::allowance::uses`).
+    #[schema(rename = "allowance_used")]
+    AllowanceUsed,
 }
 
 words!(EventKind {
@@ -105,6 +108,7 @@ words!(EventKind {
     Declined => "declined",
     Expired => "expired",
     Cancelled => "cancelled",
+    AllowanceUsed => "allowance_used",
 });
 
 impl From<Status> for EventKind {

@@ -26,6 +26,8 @@ const SESSION_LOOKBACK: u32 = 200;
 
 /// A standing allowance that covers the call, as its reason tells it.
 pub(super) struct Standing {
+    /// Its id, which the use is recorded under.
+    pub id: String,
     /// Who allowed it.
     pub by: String,
     /// "2026-11-27 13:15 UTC".
@@ -157,27 +159,69 @@ pub(super) async fn standing_allowance(
             .as_str()
             .and_then(|u| OffsetDateTime::parse(u, &Rfc3339).ok())?;
         let from = a["decision_id"].as_str()?.to_string();
+        let id = a["id"].as_str()?.to_string();
         let by = a["allowed_by"].as_str().unwrap_or("the person").to_string();
-        same.then_some((by, until, from))
+        same.then_some((id, by, until, from))
     });
     let Some(key) = key else {
-        let (by, until, _) = listed.into_iter().next()?;
-        return Some(standing(by, until));
+        let (id, by, until, _) = listed.into_iter().next()?;
+        return Some(standing(id, by, until));
     };
     // Each listed one is a claim until its receipt bears it out; the first that does counts.
-    for (_, until, from) in listed {
+    for (id, _, until, from) in listed {
         let give_up = (Instant::now() + CREATE_WINDOW).min(deadline);
         let checked = super::receipt::checked(api, &from, key, None, give_up).await;
         match signed_allowance(checked, &scope, until, OffsetDateTime::now_utc()) {
-            Ok(by) => return Some(standing(by, until)),
+            Ok(by) => return Some(standing(id, by, until)),
             Err(why) => eprintln!("sayso: a standing allowance does not count: {why}"),
         }
     }
     None
 }
 
-fn standing(by: String, until: OffsetDateTime) -> Standing {
+/// Records with the server that `call` runs on the allowance `standing`, before the hook
+/// lets it through: a call passes on an allowance only once the server holds its record, so
+/// none passes without a trace. `Err` says why it could not be recorded (the allowance
+/// ended or was revoked meanwhile, the server refused or could not be reached); the caller
+/// then asks the person instead.
+pub(super) async fn record_use(
+    api: &Api,
+    call: &ToolCall,
+    rule: Option<&str>,
+    standing: &Standing,
+    deadline: Instant,
+) -> Result<(), String> {
+    let url = api.url(&["v1", "allowances", &standing.id, "uses"]);
+    let body = serde_json::json!({
+        "harness": call.harness.as_str(),
+        "tool_name": call.tool_name,
+        "tool_input": call.tool_input,
+        "cwd": call.cwd,
+        "project": call.project,
+        "rule": rule.map(|r| r.chars().take(MAX_RULE_CHARS).collect::<String>()),
+        "session_id": call.session_id,
+        "tool_use_id": call.tool_use_id,
+    });
+    let recorded = api
+        .send(
+            || {
+                api.request(Method::POST, url.clone(), request_timeout(deadline))
+                    .json(&body)
+            },
+            (Instant::now() + CREATE_WINDOW).min(deadline),
+        )
+        .await
+        .map_err(|e| e.to_string().lines().next().unwrap_or_default().to_string())?;
+    // Only the server's own record of this use counts; any other reply is none.
+    if recorded["allowance_id"].as_str() != Some(standing.id.as_str()) {
+        return Err("the server did not say it recorded the use".into());
+    }
+    Ok(())
+}
+
+fn standing(id: String, by: String, until: OffsetDateTime) -> Standing {
     Standing {
+        id,
         by,
         until: format!(
             "{:04}-{:02}-{:02} {:02}:{:02} UTC",

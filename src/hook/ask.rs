@@ -12,7 +12,7 @@ use tokio::time::Instant;
 use uuid::Uuid;
 
 use super::abandon::{Guard, Watch, withdraw_now};
-use super::allowance::{Standing, session_allowed, standing_allowance};
+use super::allowance::{Standing, record_use, session_allowed, standing_allowance};
 use super::call::ToolCall;
 use super::policy::{People, Ruling};
 use super::reply::Verdict;
@@ -277,12 +277,19 @@ async fn put_question(
         return Ok(Asked::AllowedForSession);
     }
     // A standing allowance ("Allow for 15 min", …) passes under the same conditions, for the
-    // calls of its exact scope. One that cannot be read is as none: the person is asked.
+    // calls of its exact scope, once the server has recorded this use of it. One that cannot
+    // be read, or whose use cannot be recorded, is as none: the person is asked.
     if ruling.session_answer_allowed()
         && let Some(standing) =
             standing_allowance(api, call, ruling.rule.as_deref(), deadline, key).await
     {
-        return Ok(Asked::Standing(standing));
+        match record_use(api, call, ruling.rule.as_deref(), &standing, deadline).await {
+            Ok(()) => return Ok(Asked::Standing(standing)),
+            Err(why) => eprintln!(
+                "sayso: a standing allowance covers this call, but its use could not be \
+                 recorded ({why}); asking the person"
+            ),
+        }
     }
     // The question is open for as long as the hook still waits.
     let wait = deadline.saturating_duration_since(Instant::now());

@@ -55,11 +55,14 @@ pub struct AllowanceView {
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub until: OffsetDateTime,
+    /// How many calls it let through so far (`GET /v1/allowances/{id}/uses` lists them).
+    pub uses: u64,
 }
 
-impl From<Allowance> for AllowanceView {
-    fn from(a: Allowance) -> Self {
+impl From<(Allowance, u64)> for AllowanceView {
+    fn from((a, uses): (Allowance, u64)) -> Self {
         AllowanceView {
+            uses,
             id: a.id,
             decision_id: a.decision_id,
             allowed_by: a.person,
@@ -110,7 +113,9 @@ pub(crate) async fn list_allowances(
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     let scope = parse_scope(query.as_deref()).map_err(ApiError::validation)?;
-    let items = svc.allowances(&inbox, scope.as_ref()).await?;
+    let items = svc
+        .allowances_with_uses(inbox.id, scope.as_ref(), crate::service::now())
+        .await?;
     Ok(json::response(
         StatusCode::OK,
         &AllowanceList {

@@ -1,5 +1,6 @@
 //! HTTP: the agent API, the person's pages, health checks, and the router that joins them.
 
+pub mod allowance_uses;
 pub mod allowances;
 pub mod api;
 mod drain;
@@ -44,6 +45,7 @@ pub fn routes(svc: &Service) -> Router<Service> {
     Router::new()
         .merge(api::routes())
         .merge(allowances::routes())
+        .merge(allowance_uses::routes())
         .merge(pages::routes(svc.clone()))
         .merge(events::routes())
         .merge(usage::routes())

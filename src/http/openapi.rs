@@ -42,6 +42,8 @@ use crate::service::Service;
         super::allowances::list_allowances,
         super::allowances::revoke_allowance,
         super::allowances::revoke_all_allowances,
+        super::allowance_uses::record_use,
+        super::allowance_uses::list_uses,
         super::pages::answer::show_answer_page,
         super::pages::answer::submit_answer,
         decision_stream,
@@ -68,7 +70,7 @@ use crate::service::Service;
     tags(
         (name = "decisions", description = "Ask a person, wait for the answer, read it back."),
         (name = "answers", description = "Answer a decision through its capability link, as the answer page does."),
-        (name = "allowances", description = "Standing allowances the person gave: read and revoke."),
+        (name = "allowances", description = "Standing allowances the person gave: read and revoke them, and record and read the calls they let through."),
         (name = "events", description = "Resolutions as they happen."),
         (name = "receipts", description = "Signed receipts of resolutions, chained per inbox, and the key that checks them."),
         (name = "usage", description = "Actions used and the daily quota."),

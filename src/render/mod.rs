@@ -2,6 +2,7 @@
 //! words, a decision's state as a heading. One place, so a page and a mail about the same
 //! decision never phrase it differently. Pure functions, no IO.
 
+pub mod allowance;
 pub mod approval;
 pub mod edit_diff;
 pub mod input_fields;

@@ -88,6 +88,25 @@ fn more_fields(left_out: usize) -> Option<String> {
     }
 }
 
+/// The one thing to read of a call of `tool_name` with `input`, on one line, cut to `max`
+/// characters with a note: the command, the URL, the file written or edited, else the input
+/// as JSON.
+pub fn subject(tool_name: &str, input: &Value, max: usize) -> Clipped {
+    match action_of(tool_name, input) {
+        Action::Shell { command } => clip(command, max, Lines::Marked),
+        Action::Fetch { url } => clip(url, max, Lines::Marked),
+        Action::Write { path, .. }
+        | Action::Edit {
+            path: Some(path), ..
+        } => clip(path, max, Lines::Marked),
+        Action::Edit { path: None, .. } | Action::Patch { .. } | Action::Other => clip(
+            &serde_json::to_string(input).unwrap_or_default(),
+            max,
+            Lines::Marked,
+        ),
+    }
+}
+
 /// The title of an approval: who wants to do what, with which tool, without the
 /// particulars. The tool is named as the harness named it (a shell tool whose name the
 /// title already says, `Bash`, is not named twice), with its MCP server.
@@ -192,27 +211,15 @@ fn field_lines(fields: &[Field], budget: usize) -> (Vec<String>, usize, bool) {
 pub fn shown(a: &ApprovalSpec, max: usize) -> Shown {
     let input = Value::Object(a.tool_input.clone());
     let action = action_of(&a.tool_name, &input);
-    let (subject, whole_is_shown, found) = match &action {
-        Action::Shell { command } => {
-            let c = clip(command, max, Lines::Marked);
-            let plain = !c.is_cut() && !has_hidden(command) && !command.contains('\n');
-            let found = dangers(command).into_iter().map(|d| d.reason).collect();
-            (c, plain, found)
-        }
-        Action::Fetch { url } => {
-            let c = clip(url, max, Lines::Marked);
-            let plain = !c.is_cut() && !has_hidden(url);
-            (c, plain, Vec::new())
-        }
+    let subject = subject(&a.tool_name, &input, max);
+    let (whole_is_shown, found) = match &action {
+        Action::Shell { command } => (
+            !subject.is_cut() && !has_hidden(command) && !command.contains('\n'),
+            dangers(command).into_iter().map(|d| d.reason).collect(),
+        ),
+        Action::Fetch { url } => (!subject.is_cut() && !has_hidden(url), Vec::new()),
         // A file's content or a diff never fits a notification: the page shows it.
-        Action::Write { path, .. }
-        | Action::Edit {
-            path: Some(path), ..
-        } => (clip(path, max, Lines::Marked), false, Vec::new()),
-        Action::Edit { path: None, .. } | Action::Patch { .. } | Action::Other => {
-            let json = serde_json::to_string(&input).unwrap_or_default();
-            (clip(&json, max, Lines::Marked), false, Vec::new())
-        }
+        _ => (false, Vec::new()),
     };
     // Where the subject is the input as JSON, it already holds every field.
     let fields = match action {

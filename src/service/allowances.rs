@@ -5,7 +5,7 @@
 use uuid::Uuid;
 
 use super::{Service, ServiceError, Viewer};
-use crate::domain::allowance::{AllowFor, Allowance, Grant, Scope, scope_of};
+use crate::domain::allowance::{AllowFor, Allowance, Grant, scope_of};
 use crate::domain::approval::ALLOW;
 use crate::domain::inbox::Inbox;
 use crate::domain::{AnswerAction, AnswerInput, Decision, Issue, Status};
@@ -74,19 +74,6 @@ impl Service {
         // Resolved already: the answer says so, and no allowance is made.
         let d = self.submit_approval(token, input, device).await?;
         Ok((d, None))
-    }
-
-    /// The inbox's allowances that count now; with `scope`, only those of exactly that
-    /// scope (what the hook asks before putting a call to the person).
-    pub async fn allowances(
-        &self,
-        inbox: &Inbox,
-        scope: Option<&Scope>,
-    ) -> Result<Vec<Allowance>, ServiceError> {
-        Ok(self
-            .store()
-            .allowances(inbox.id, scope, super::now())
-            .await?)
     }
 
     /// Revokes the inbox's allowance `which` (`NotFound` when it has none by that id), or

@@ -7,7 +7,6 @@ use uuid::Uuid;
 use super::{Service, ServiceError, Viewer};
 use crate::domain::Decision;
 use crate::domain::Status;
-use crate::domain::allowance::Allowance;
 use crate::domain::people::{self, Person};
 use crate::storage::ListFilter;
 
@@ -108,8 +107,9 @@ pub struct Feed {
     /// The zone the feed's times are shown in: the viewer's own, else the inbox's own
     /// person's; `None` for UTC.
     pub zone: Option<String>,
-    /// The inbox's standing allowances that count now, soonest end first.
-    pub allowances: Vec<Allowance>,
+    /// The inbox's standing allowances that count now, soonest end first, each with the
+    /// calls it let through.
+    pub allowances: Vec<super::AllowanceUses>,
 }
 
 /// One page of pending items asking a person, and where the next starts.
@@ -172,12 +172,7 @@ impl Service {
                     .await
                     .map_err(ServiceError::from)
             },
-            async {
-                store
-                    .allowances(inbox.id, None, now)
-                    .await
-                    .map_err(ServiceError::from)
-            },
+            self.allowances_and_uses(inbox.id, now),
         )?;
         let shared = everyone.iter().any(|p| p.id != viewer.person.id);
         let waiting = if after.is_none() && page.next.is_none() {

@@ -1,6 +1,7 @@
 //! The lifecycle rules (docs/API.md) on top of storage: create, read, wait, answer, cancel, expire.
 //! Handlers (HTTP, MCP, CLI) call one function here each and map its result.
 
+mod allowance_uses;
 mod allowances;
 mod answers;
 mod chat;
@@ -41,6 +42,7 @@ use crate::metrics::Metrics;
 use crate::storage::{Store, StoreError};
 use crate::wake::Waiters;
 
+pub use allowance_uses::{AllowanceUses, MAX_USES_PAGE, MadeAllowance, SHOWN_USES};
 pub use chat::ChatOutcome;
 pub use chat_reading::{Reading, SHOWN_CHARS};
 pub use decisions::{Created, ListPage, ListQuery};

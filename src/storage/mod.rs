@@ -45,6 +45,7 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::domain::allowance::uses::{AllowanceUse, UsedCall};
 use crate::domain::allowance::{Allowance, Scope};
 use crate::domain::chat::ChatPost;
 use crate::domain::inbox::{Inbox, InboxChannels, PushSubscription, Usage};
@@ -608,6 +609,31 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<u64, StoreError>;
     /// Deletes the allowances that ended at or before `now`; returns how many.
     async fn delete_ended_allowances(&self, now: OffsetDateTime) -> Result<u64, StoreError>;
+    /// Records that `call` ran on the inbox's allowance `which`, in one statement that
+    /// writes it only while the allowance counts at `now` (`NotFound` otherwise: ended,
+    /// revoked, or not this inbox's), as an event of the decision that made it.
+    async fn record_allowance_use(
+        &self,
+        inbox_id: Uuid,
+        which: Uuid,
+        call: &UsedCall,
+        now: OffsetDateTime,
+    ) -> Result<AllowanceUse, StoreError>;
+    /// The uses of the inbox's allowance `which`, oldest first, at most `limit` from the
+    /// use after `after` (an id); they outlive the allowance itself.
+    async fn allowance_uses(
+        &self,
+        inbox_id: Uuid,
+        which: Uuid,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<AllowanceUse>, StoreError>;
+    /// How many uses each of the inbox's allowances `ids` has (none listed: none).
+    async fn allowance_use_counts(
+        &self,
+        inbox_id: Uuid,
+        ids: &[Uuid],
+    ) -> Result<Vec<(Uuid, u64)>, StoreError>;
 
     /// Remembers a message a chat courier posted for a decision.
     async fn record_chat_post(

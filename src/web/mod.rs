@@ -10,5 +10,8 @@ pub mod waiting;
 
 /// A create may carry a 5 MiB image as base64 and 64 KiB of Markdown.
 pub const CREATE_BODY_LIMIT: usize = 8 * 1024 * 1024;
+/// A use of a standing allowance carries the call's input: at most 256 KiB of JSON, and
+/// room for its escapes and the other fields.
+pub const USE_BODY_LIMIT: usize = 512 * 1024;
 /// Every other body is small.
 pub const SMALL_BODY_LIMIT: usize = 64 * 1024;

@@ -355,3 +355,183 @@ pub async fn an_allowance_counts_until_its_time_exactly(srv: &TestServer) {
     assert_eq!(store.delete_ended_allowances(until).await.unwrap(), 1);
     assert!(at(until - ms).await.unwrap().is_empty());
 }
+
+/// A use the hook records, for the allowance `id`, with `extra` merged in.
+async fn record_use(srv: &TestServer, key: &str, id: &str, extra: Value) -> (StatusCode, Value) {
+    let mut body = json!({"harness": "claude", "tool_name": "Bash", "project": "shop",
+                          "tool_input": {"command": "git status"}, "session_id": "s2",
+                          "cwd": "/home/me/shop", "tool_use_id": "toolu_1"});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    send(
+        srv.client
+            .post(srv.url(&format!("/v1/allowances/{id}/uses")))
+            .bearer_auth(key)
+            .json(&body),
+    )
+    .await
+}
+
+async fn uses(srv: &TestServer, key: &str, id: &str) -> Value {
+    let (status, body) = send(
+        srv.client
+            .get(srv.url(&format!("/v1/allowances/{id}/uses")))
+            .bearer_auth(key),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
+pub async fn each_call_an_allowance_lets_through_is_recorded_in_its_inbox_alone(srv: &TestServer) {
+    let h = approval(srv, json!({})).await;
+    let (status, body) = srv
+        .answer(
+            s(&h, "web_url"),
+            json!({"value": "Allow", "allow_for": "15m"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let all = allowances(srv, "").await;
+    let id = s(&all[0], "id").to_string();
+    assert_eq!(all[0]["uses"], 0, "{all:?}");
+
+    let (status, used) = record_use(srv, &srv.key, &id, json!({})).await;
+    assert_eq!(status, StatusCode::CREATED, "{used}");
+    assert_eq!(used["allowance_id"], id.as_str(), "{used}");
+    assert_eq!(used["decision_id"], h["decision_id"], "{used}");
+    assert_eq!(
+        used["call"]["tool_input"]["command"], "git status",
+        "{used}"
+    );
+    assert_eq!(used["call"]["session_id"], "s2", "{used}");
+    assert_eq!(used["warnings"], json!([]), "{used}");
+    assert_eq!(allowances(srv, "").await[0]["uses"], 1);
+    let listed = uses(srv, &srv.key, &id).await;
+    assert_eq!(listed["items"].as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(listed["items"][0]["id"], used["id"], "{listed}");
+    assert_eq!(listed["next"], Value::Null);
+
+    // In the audit trail of the approval whose Allow made it.
+    let (status, events) = send(srv.req(
+        Method::GET,
+        &format!("/v1/decisions/{}/events", s(&h, "decision_id")),
+    ))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{events}");
+    let trail = events["items"].as_array().unwrap();
+    let use_event = trail
+        .iter()
+        .find(|e| e["kind"] == "allowance_used")
+        .unwrap_or_else(|| panic!("no use in {events}"));
+    assert_eq!(use_event["detail"]["allowance_id"], id.as_str());
+    assert_eq!(use_event["detail"]["tool_input"]["command"], "git status");
+
+    // Each bad part is named, and nothing is recorded.
+    let big = "x".repeat(300 * 1024);
+    for (extra, path) in [
+        (json!({"tool_name": "Write"}), "tool_name"),
+        (json!({"harness": "codex"}), "harness"),
+        (json!({"project": "blog"}), "project"),
+        (json!({"project": null}), "project"),
+        (json!({"rule": "rule 1"}), "rule"),
+        (json!({"harness": null}), "harness"),
+        (json!({"tool_input": "ls"}), "tool_input"),
+        (json!({"tool_input": {"command": big}}), "tool_input"),
+        (json!({"session_id": "s".repeat(201)}), "session_id"),
+        (json!({"cwd": "/".repeat(4001)}), "cwd"),
+    ] {
+        let (status, body) = record_use(srv, &srv.key, &id, extra.clone()).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{extra}: {body}");
+        assert_eq!(body["error"]["details"][0]["path"], path, "{extra}: {body}");
+    }
+    let (status, body) = send(
+        srv.req(Method::POST, &format!("/v1/allowances/{id}/uses"))
+            .header("content-type", "application/json")
+            .body(vec![b' '; 600 * 1024]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+
+    // Another inbox's key can neither record a use of it nor read its uses.
+    let other = srv.other_inbox_key("elsewhere").await;
+    let (status, body) = record_use(srv, &other, &id, json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert_eq!(uses(srv, &other, &id).await["items"], json!([]));
+    assert_eq!(allowances(srv, "").await[0]["uses"], 1);
+
+    // The key cannot edit or delete a use, and revoking the allowance keeps its uses.
+    for method in [Method::DELETE, Method::PUT, Method::PATCH] {
+        let (status, _) = send(srv.req(method.clone(), &format!("/v1/allowances/{id}/uses"))).await;
+        assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{method}");
+    }
+    let (status, body) = send(srv.req(Method::DELETE, &format!("/v1/allowances/{id}"))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = record_use(srv, &srv.key, &id, json!({})).await;
+    assert_eq!(
+        status,
+        StatusCode::NOT_FOUND,
+        "a revoked allowance records no use: {body}"
+    );
+    assert_eq!(
+        uses(srv, &srv.key, &id).await["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    let (_, events) = send(srv.req(
+        Method::GET,
+        &format!("/v1/decisions/{}/events", s(&h, "decision_id")),
+    ))
+    .await;
+    let kept = events["items"].as_array().unwrap();
+    assert_eq!(
+        kept.iter()
+            .filter(|e| e["kind"] == "allowance_used")
+            .count(),
+        1
+    );
+    let (status, _) = send(srv.req(Method::GET, "/v1/allowances/not-an-id/uses")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, body) =
+        send(srv.req(Method::GET, &format!("/v1/allowances/{id}/uses?limit=0"))).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["error"]["details"][0]["path"], "limit", "{body}");
+
+    // One allowance lets 1,000 calls through; past them each is refused, and so asked.
+    let h = approval(srv, json!({})).await;
+    let (status, body) = srv
+        .answer(
+            s(&h, "web_url"),
+            json!({"value": "Allow", "allow_for": "60m"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let id = s(&allowances(srv, "").await[0], "id").to_string();
+    let call: sayso::domain::allowance::uses::UsedCall = serde_json::from_value(
+        json!({"harness": "claude", "tool_name": "Bash", "project": "shop",
+               "tool_input": {"command": "true"}, "cwd": null, "rule": null,
+               "session_id": null, "tool_use_id": null}),
+    )
+    .unwrap();
+    let inbox = srv.default_inbox().await.id;
+    let allowance = Uuid::parse_str(&id).unwrap();
+    for _ in 0..999 {
+        srv.svc
+            .store()
+            .record_allowance_use(inbox, allowance, &call, sayso::service::now())
+            .await
+            .unwrap();
+    }
+    let (status, body) = record_use(srv, &srv.key, &id, json!({})).await;
+    assert_eq!(status, StatusCode::CREATED, "the 1,000th: {body}");
+    let (status, body) = record_use(srv, &srv.key, &id, json!({})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(
+        s(&body["error"], "message").contains("1000 calls"),
+        "{body}"
+    );
+    assert_eq!(allowances(srv, "").await[0]["uses"], 1000);
+}

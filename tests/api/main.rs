@@ -69,6 +69,7 @@ on_both_backends!(
         a_persons_allow_for_a_while_is_read_and_revoked_with_the_key,
         only_the_persons_allow_on_their_own_approval_makes_one,
         an_allowance_counts_until_its_time_exactly,
+        each_call_an_allowance_lets_through_is_recorded_in_its_inbox_alone,
     ],
     access: [
         list_pages_with_a_cursor_newest_first,

@@ -75,6 +75,10 @@ impl Project {
     }
 }
 
+fn s_starts(v: &Value, prefix: &str) -> bool {
+    v.as_str().is_some_and(|t| t.starts_with(prefix))
+}
+
 fn decision_of(out: &Ended) -> &str {
     out.stdout["hookSpecificOutput"]["permissionDecision"]
         .as_str()
@@ -132,6 +136,28 @@ async fn a_15_minute_allowance_lets_the_next_call_of_its_kind_through() {
         "{reason}"
     );
     assert!(reason.contains(" UTC"), "{reason}");
+
+    // Recorded before it ran: the call as the hook read it, under its allowance.
+    let (_, page) = send(srv.req(Method::GET, "/v1/allowances")).await;
+    let a = &page["items"][0];
+    assert_eq!(a["uses"], 1, "{page}");
+    let (status, used) = send(srv.req(
+        Method::GET,
+        &format!("/v1/allowances/{}/uses", a["id"].as_str().unwrap()),
+    ))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{used}");
+    let call = &used["items"][0]["call"];
+    assert_eq!(call["harness"], "claude", "{used}");
+    assert_eq!(call["tool_name"], "Bash", "{used}");
+    assert_eq!(call["tool_input"]["command"], "cat README.md", "{used}");
+    assert_eq!(call["tool_input"]["description"], "Remove the build output");
+    assert_eq!(call["cwd"], p.cwd.as_str(), "{used}");
+    assert_eq!(call["project"], a["scope"]["project"], "{used}");
+    assert_eq!(call["rule"], Value::Null, "{used}");
+    assert_eq!(call["session_id"], "sess-2", "{used}");
+    assert!(s_starts(&call["tool_use_id"], "toolu_"), "{used}");
+    assert_eq!(used["items"][0]["decision_id"], a["decision_id"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -274,11 +300,12 @@ async fn the_feed_shows_what_stands_until_when_and_revokes_it() {
     assert!(html.contains("id=\"allowances\""), "{html}");
     assert!(html.contains("Allowed for a while"), "{html}");
     assert!(
-        html.contains("Bash calls no policy rule asks about in "),
+        html.contains("Every Bash call no policy rule asks about, in the project folder "),
         "{html}"
     );
-    assert!(html.contains("until "), "{html}");
-    assert!(html.contains("allowed by default"), "{html}");
+    assert!(html.contains("Bash allowed until "), "{html}");
+    assert!(html.contains("no call ran without you yet"), "{html}");
+    assert!(html.contains("Allowed by default"), "{html}");
     let revoke = format!("/inbox/allowances/{id}/revoke");
     assert!(html.contains(&revoke), "{html}");
 
@@ -365,14 +392,79 @@ async fn on_a_phone_deny_stays_beside_allow_and_15_min_is_one_tap() {
     assert_eq!(result_status(&b).await, "allowed");
     let out = finish(child, started).await;
     assert_eq!(decision_of(&out), "allow", "{out:?}");
-    passes_standing(&srv, &p, &p.bash("phone-2", "npm run lint")).await;
 
-    // The feed lists it, on a phone too.
+    // The page says what now runs without asking, where, and until when, with Revoke.
+    let approval_page = b.path().await;
+    let scroll_to = |css: &'static str| {
+        b.js(
+            "document.querySelector(arguments[0]).scrollIntoView({block: 'start'}); return null",
+            vec![json!(css)],
+        )
+    };
+    scroll_to("#allowed").await;
+    b.screenshot("approval-allowed-until").await;
+    assert_fit_for_a_phone(&b, "the allowance an Allow for 15 min made").await;
+    assert_eq!(
+        b.find("#allowed")
+            .await
+            .attr("data-state")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("live")
+    );
+    let heading = b.find("#allowed-heading").await.text().await.unwrap();
+    assert!(
+        heading.starts_with("Allowed for 15 min, until "),
+        "{heading}"
+    );
+    let what = b.find("#allowed-what").await.text().await.unwrap();
+    assert!(
+        what.starts_with("Every Bash call no policy rule asks about, in the project folder /")
+            && what.ends_with(", in any Claude Code session."),
+        "{what}"
+    );
+    assert!(on_screen(&b, "#revoke").await);
+
+    // A call runs on it; the feed groups it under its allowance.
+    passes_standing(&srv, &p, &p.bash("phone-2", "npm run lint")).await;
     b.goto(&srv.svc.feed_url(&srv.default_inbox().await)).await;
+    let summary = b.find("#allowances summary").await.text().await.unwrap();
+    assert!(
+        summary.starts_with("Bash allowed until ")
+            && summary.ends_with(" · 1 call ran without you"),
+        "{summary}"
+    );
+    b.click("#allowances summary").await;
+    scroll_to("#allowances").await;
     b.screenshot("feed-allowed-for-a-while").await;
-    assert_fit_for_a_phone(&b, "feed with an allowance").await;
-    assert!(b.has("#allowances li.allowance button").await);
-    b.click_and_wait("#allowances li.allowance button").await;
-    assert!(!b.has("#allowances").await, "revoked from the feed");
+    assert_fit_for_a_phone(&b, "feed with an allowance and its calls").await;
+    let ran = b.find("#allowances .uses li").await.text().await.unwrap();
+    assert!(ran.contains("npm run lint"), "{ran}");
+
+    // Revoked from the approval's own page: it says so, and the feed no longer lists it.
+    b.goto(&srv.url(&approval_page)).await;
+    let uses = b.find("#allowed-uses").await.text().await.unwrap();
+    assert_eq!(uses, "1 call ran without you");
+    b.click_and_wait("#revoke").await;
+    assert_eq!(
+        b.find("#allowed")
+            .await
+            .attr("data-state")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("revoked")
+    );
+    assert_eq!(
+        b.find("#allowed-heading").await.text().await.unwrap(),
+        "Revoked"
+    );
+    assert!(!b.has("#revoke").await);
+    scroll_to("#allowed").await;
+    b.screenshot("approval-allowance-revoked").await;
+    must_be_asked(&srv, &p, &p.bash("phone-3", "npm run lint")).await;
+    b.goto(&srv.svc.feed_url(&srv.default_inbox().await)).await;
+    assert!(!b.has("#allowances").await, "revoked from its page");
     b.close().await;
 }

@@ -29,6 +29,9 @@ enum Forge {
     },
     /// `GET /v1/allowances` lists the real ones, ending three hours later than they do.
     Stretch,
+    /// Every `POST /v1/allowances/{id}/uses` is refused (`409`) without reaching sayso, as
+    /// a server that will not record the use.
+    RefuseUses,
     /// Every read of a form decision says the person answered it with this content.
     FormAnswer(Value),
 }
@@ -78,6 +81,18 @@ async fn relay(State(state): State<Shared>, req: Request) -> Response {
         "{upstream}{}",
         req.uri().path_and_query().map_or("/", |p| p.as_str())
     );
+    let records_a_use =
+        method == "POST" && path.starts_with("/v1/allowances/") && path.ends_with("/uses");
+    // Refused here, the use never reaches the server.
+    if forge == Forge::RefuseUses && records_a_use {
+        let refused = json!({"error": {"code": "conflict", "message": "not recorded",
+                                       "details": []}});
+        return Response::builder()
+            .status(StatusCode::CONFLICT)
+            .header("content-type", "application/json")
+            .body(Body::from(refused.to_string()))
+            .unwrap();
+    }
     let mut out = client.request(method.clone(), target);
     for name in ["authorization", "content-type", "idempotency-key", "accept"] {
         if let Some(v) = req.headers().get(name) {
@@ -126,6 +141,12 @@ async fn relay(State(state): State<Shared>, req: Request) -> Response {
                 "created_at": now, "until": later(&now),
             }]});
             status = 200;
+        }
+        // Posing as sayso, it says it recorded the use of the allowance it made up.
+        Forge::Allowance { .. } if records_a_use => {
+            let id = path.split('/').nth(3).unwrap_or_default();
+            json = json!({"id": 1, "allowance_id": id, "warnings": []});
+            status = 201;
         }
         Forge::Stretch if lists_allowances => {
             for a in json["items"].as_array_mut().into_iter().flatten() {
@@ -268,6 +289,57 @@ async fn a_forged_or_stretched_allowance_lets_nothing_through_with_a_pinned_key(
     .await;
     assert_eq!(decision_of(&out).0, "deny", "{out:?}");
     assert!(out.stderr.contains("its receipt signs"), "{}", out.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_use_the_server_will_not_record_is_asked_instead() {
+    let (_db, srv) = server().await;
+    let via = GoBetween::start(&srv.base).await;
+    let dir = Dir::new();
+    let cwd = dir.path().display().to_string();
+    let bash = |command: &str| claude_input("PreToolUse", &cwd, "s-rec", command);
+    let (out, _) = answered(
+        &srv,
+        hook(&dir, &via, &srv, None),
+        &bash("cargo build"),
+        json!({"value": "Allow", "allow_for": "15m"}),
+    )
+    .await;
+    assert_eq!(decision_of(&out).0, "allow", "{out:?}");
+    let (_, page) = send(srv.req(reqwest::Method::GET, "/v1/allowances")).await;
+    let id = s(&page["items"][0], "id").to_string();
+
+    // The allowance stands and covers the call, but its use is refused: the person is
+    // asked, and their Deny is what the agent gets.
+    via.set(Forge::RefuseUses);
+    let (out, asked) = answered(
+        &srv,
+        hook(&dir, &via, &srv, None),
+        &bash("cargo test"),
+        json!({"value": "Deny"}),
+    )
+    .await;
+    assert_eq!(decision_of(&out).0, "deny", "{out:?}");
+    assert!(s(&asked, "question").contains("cargo test"), "{asked}");
+    assert!(
+        out.stderr.contains("its use could not be recorded"),
+        "{}",
+        out.stderr
+    );
+    let (_, used) = send(srv.req(reqwest::Method::GET, &format!("/v1/allowances/{id}/uses"))).await;
+    assert_eq!(used["items"], json!([]), "{used}");
+
+    // Recorded again, the next call passes on it, and its use is there.
+    via.set(Forge::Nothing);
+    let before = decision_count(&srv).await;
+    let out = run(hook(&dir, &via, &srv, None), &bash("cargo doc")).await;
+    assert_eq!(decision_of(&out).0, "allow", "{out:?}");
+    assert_eq!(decision_count(&srv).await, before, "nobody was asked");
+    let (_, used) = send(srv.req(reqwest::Method::GET, &format!("/v1/allowances/{id}/uses"))).await;
+    assert_eq!(
+        used["items"][0]["call"]["tool_input"]["command"], "cargo doc",
+        "{used}"
+    );
 }
 
 /// Claude Code's `Elicitation` input: the MCP server `billing` asks for a number of seats.

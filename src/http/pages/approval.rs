@@ -93,6 +93,8 @@ pub struct ApprovalPage {
     pub remark: String,
     pub errors: Vec<String>,
     pub result: Option<Outcome>,
+    /// The allowance its Allow for a while made (a person link's page only).
+    pub allowed: Option<super::allowed::AllowedView>,
     pub allow: &'static str,
     pub deny: &'static str,
     pub allow_session: &'static str,
@@ -302,6 +304,7 @@ pub fn approval_page(
             .to_string(),
         errors: errors.summary.clone(),
         result: (!pending && d.status != Status::Pending).then(|| outcome(d, a, now, zone)),
+        allowed: link.and_then(|l| l.allowed.clone()),
         allow: ALLOW,
         deny: DENY,
         allow_session: ALLOW_SESSION,

@@ -12,6 +12,7 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 
+use super::allowed::allowed_view;
 use super::answer::{FEED_PATH, answer_result, parse_answer};
 use super::approval::PageQuery;
 use super::reader::Reader;
@@ -42,9 +43,18 @@ async fn show_approval(
     match svc.view_approval(&token).await {
         Ok((d, _, person)) => {
             let reader = Reader::of(&svc, &headers, Some(&person), d.inbox_id).await;
+            let mut link = link(&svc, &token, &d, Some(&person));
+            // What an Allow for a while made, and what ran on it; a page that cannot read
+            // it shows the approval without it.
+            if d.status != crate::domain::Status::Pending
+                && let Ok(Some(made)) = svc.made_allowance(&d).await
+            {
+                let now = time::OffsetDateTime::now_utc();
+                link.allowed = Some(allowed_view(&made, &link.action, &reader.zone, now));
+            }
             page(
                 StatusCode::OK,
-                &link(&svc, &token, &d, Some(&person)),
+                &link,
                 &d,
                 None,
                 &PageErrors::default(),
@@ -250,6 +260,7 @@ fn link<'a>(
         action: format!("/a/{token}"),
         answer_token: svc.tokens().answer_token(d.id),
         person,
+        allowed: None,
     }
 }
 

@@ -404,32 +404,33 @@ fn page(
     }
 }
 
-/// A standing allowance as the feed lists it; every text in it is visible.
+/// A standing allowance as the feed lists it, with the calls it let through; every text in
+/// it is visible.
 fn feed_allowance(
-    a: &crate::domain::allowance::Allowance,
+    a: &crate::service::AllowanceUses,
     zone: &Zone,
     now: OffsetDateTime,
 ) -> FeedAllowance {
-    let s = &a.scope;
-    let tool = visible(&s.tool_name, Lines::Marked);
-    let mut what = match &s.rule {
-        Some(_) => format!("{tool} calls the same policy rule asks about"),
-        None => format!("{tool} calls no policy rule asks about"),
-    };
-    if let Some(p) = &s.project {
-        what.push_str(&format!(" in {}", visible(p, Lines::Marked)));
-    }
-    what.push_str(&format!(
-        ", {}",
-        visible(render::approval::agent_name(&s.harness), Lines::Marked)
-    ));
+    let (allowance, s) = (&a.allowance, &a.allowance.scope);
+    let covers = render::allowance::covers(s);
     FeedAllowance {
-        what,
-        rule: s.rule.as_deref().map(|r| visible(r, Lines::Marked)),
-        until: format!("until {}", zone.clock(a.until, now)),
-        until_iso: render::iso(a.until),
-        by: a.person.as_deref().map(|p| visible(p, Lines::Marked)),
-        revoke: format!("/inbox/allowances/{}/revoke", a.id),
+        headline: render::allowance::headline(s, allowance.until, zone, now),
+        uses_words: render::allowance::uses_words(a.count),
+        what: covers.sentence(),
+        rule: covers.rule,
+        until_iso: render::iso(allowance.until),
+        by: allowance
+            .person
+            .as_deref()
+            .map(|p| visible(p, Lines::Marked)),
+        uses: a
+            .uses
+            .iter()
+            .map(|u| render::allowance::use_line(u, zone, now))
+            .collect(),
+        more_uses: a.count.saturating_sub(a.uses.len() as u64),
+        id: allowance.id.to_string(),
+        revoke: format!("/inbox/allowances/{}/revoke", allowance.id),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The person's side (docs/PAGES.md): answer pages, the feed, and their assets. Every page
 //! works without JavaScript.
 
+mod allowed;
 pub(crate) mod answer;
 mod approval;
 mod approve;
@@ -33,6 +34,7 @@ pub fn routes(svc: Service) -> Router<Service> {
     Router::new()
         .merge(answer::routes())
         .merge(approve::routes())
+        .merge(allowed::routes())
         .merge(feed::routes())
         .merge(session::routes())
         .merge(push::routes())

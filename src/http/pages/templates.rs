@@ -96,15 +96,24 @@ pub struct FeedPaging {
     pub first_url: Option<String>,
 }
 
-/// A standing allowance in the feed: what it lets through, until when, given by whom.
+/// A standing allowance in the feed: what it lets through, until when, given by whom, and
+/// the calls it let through.
 pub struct FeedAllowance {
-    /// "Bash calls no policy rule asks about, in shop, Claude Code".
+    /// "Bash allowed until 13:15 CET".
+    pub headline: String,
+    /// "3 calls ran without you".
+    pub uses_words: String,
+    /// "Every Bash call no policy rule asks about, in the project folder …, in any Claude
+    /// Code session."
     pub what: String,
     pub rule: Option<String>,
-    /// "until 13:15 CET".
-    pub until: String,
     pub until_iso: String,
     pub by: Option<String>,
+    /// The first calls it let through, oldest first, and how many more there are.
+    pub uses: Vec<crate::render::allowance::UseLine>,
+    pub more_uses: u64,
+    /// Its id, which `sayso list --allowed-by` takes.
+    pub id: String,
     /// Where its revoke button posts.
     pub revoke: String,
 }

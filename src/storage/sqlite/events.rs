@@ -88,7 +88,7 @@ pub(super) async fn notifications(
 }
 
 /// The ids as the JSON array `json_each` reads: the list is one bound parameter, however long.
-fn id_array(ids: &[Uuid]) -> String {
+pub(super) fn id_array(ids: &[Uuid]) -> String {
     Value::from(ids.iter().map(|u| u.to_string()).collect::<Vec<_>>()).to_string()
 }
 

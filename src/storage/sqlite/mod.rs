@@ -20,6 +20,7 @@ macro_rules! message_columns {
     };
 }
 
+mod allowance_uses;
 mod allowances;
 mod channels;
 mod chat;
@@ -60,6 +61,7 @@ use super::{
     PushSubscription, Resolved, SignalSink, Store, StoreError, StoredReceipt, Swept, UrgentUse,
     Usage,
 };
+use crate::domain::allowance::uses::{AllowanceUse, UsedCall};
 use crate::domain::allowance::{Allowance, Scope};
 use crate::domain::chat::ChatPost;
 use crate::domain::outbox::Channel;
@@ -620,6 +622,34 @@ impl Store for SqliteStore {
 
     async fn delete_ended_allowances(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
         allowances::delete_ended_allowances(self, now).await
+    }
+
+    async fn record_allowance_use(
+        &self,
+        inbox_id: Uuid,
+        which: Uuid,
+        call: &UsedCall,
+        now: OffsetDateTime,
+    ) -> Result<AllowanceUse, StoreError> {
+        allowance_uses::record_allowance_use(self, inbox_id, which, call, now).await
+    }
+
+    async fn allowance_uses(
+        &self,
+        inbox_id: Uuid,
+        which: Uuid,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<AllowanceUse>, StoreError> {
+        allowance_uses::allowance_uses(self, inbox_id, which, after, limit).await
+    }
+
+    async fn allowance_use_counts(
+        &self,
+        inbox_id: Uuid,
+        ids: &[Uuid],
+    ) -> Result<Vec<(Uuid, u64)>, StoreError> {
+        allowance_uses::allowance_use_counts(self, inbox_id, ids).await
     }
 
     async fn record_chat_post(

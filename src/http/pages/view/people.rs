@@ -19,6 +19,8 @@ pub struct PersonLink<'a> {
     pub answer_token: String,
     /// Whose link it is, when known (a page shown after a refusal may not know).
     pub person: Option<&'a Person>,
+    /// The allowance this approval's Allow made, which the page shows and revokes.
+    pub allowed: Option<super::super::allowed::AllowedView>,
 }
 
 /// What the people asked have done with a decision, for its page.
@@ -198,6 +200,7 @@ mod tests {
             action: "/a/x".into(),
             answer_token: "x".into(),
             person: Some(p),
+            allowed: None,
         }
     }
 

@@ -1,0 +1,110 @@
+//! What an approval's "Allow for a while" made, on that approval's page (`/a/{token}`):
+//! exactly which calls run without asking, where, from which agent, until when in the
+//! person's zone, the calls that ran on it, and a **Revoke** button that ends it at once
+//! (`POST /a/{token}/revoke`). The approval link the person allowed with is enough to
+//! revoke: revoking only narrows what passes without asking. After that, or once it ended,
+//! the page says so and keeps listing what ran.
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use time::OffsetDateTime;
+
+use super::Token;
+use super::templates::error_page;
+use crate::domain::allowance::AllowFor;
+use crate::render::allowance::{UseLine, capitalised, covers, use_line, uses_words};
+use crate::render::{Zone, iso};
+use crate::service::{MadeAllowance, Service, ServiceError};
+
+pub fn routes() -> Router<Service> {
+    Router::new().route("/a/{token}/revoke", axum::routing::post(revoke))
+}
+
+/// The allowance an approval's Allow made, as its page shows it.
+#[derive(Clone)]
+pub struct AllowedView {
+    /// `live`, `revoked` or `ended`.
+    pub state: &'static str,
+    /// "Allowed for 15 min, until 23:22 CET", "Revoked", "Ended at 23:22 CET".
+    pub heading: String,
+    pub until_iso: String,
+    /// "Every Bash call no policy rule asks about, in the project folder …, in any Claude
+    /// Code session."
+    pub what: String,
+    pub rule: Option<String>,
+    /// What it means now.
+    pub note: String,
+    /// "3 calls ran without you".
+    pub uses_words: String,
+    pub uses: Vec<UseLine>,
+    /// Where the Revoke button posts, while it counts.
+    pub revoke: Option<String>,
+}
+
+/// `made` as the page of the person link `action` (`/a/{token}`) shows it.
+pub fn allowed_view(
+    made: &MadeAllowance,
+    action: &str,
+    zone: &Zone,
+    now: OffsetDateTime,
+) -> AllowedView {
+    let g = &made.grant;
+    let until = zone.clock(g.until, now);
+    let length = match AllowFor::parse(&g.allow_for) {
+        Some(AllowFor::Quarter) => "for 15 min, until",
+        Some(AllowFor::Hour) => "for 1 hour, until",
+        _ => "until",
+    };
+    let (state, heading, note) = match &made.live {
+        Some(_) => (
+            "live",
+            format!("Allowed {length} {until}"),
+            "Until then these calls run without asking you; calls other rules ask about, or \
+             that need a passkey or more people, are still asked."
+                .to_string(),
+        ),
+        None if g.until > now => (
+            "revoked",
+            "Revoked".to_string(),
+            format!("It would have stood until {until}; from now on these calls are asked again."),
+        ),
+        None => (
+            "ended",
+            format!("Ended at {until}"),
+            "These calls are asked again.".to_string(),
+        ),
+    };
+    let covers = covers(&g.scope);
+    AllowedView {
+        state,
+        heading,
+        until_iso: iso(g.until),
+        what: covers.sentence(),
+        rule: covers.rule,
+        note,
+        uses_words: capitalised(&uses_words(made.uses.len() as u64)),
+        uses: made.uses.iter().map(|u| use_line(u, zone, now)).collect(),
+        revoke: made.live.as_ref().map(|_| format!("{action}/revoke")),
+    }
+}
+
+/// The person's Revoke on the approval page: the allowance ends at once and the page says
+/// so. One already gone (revoked elsewhere, or ended) is as revoked: either way it is not
+/// there. A post from another site is refused before it gets here.
+async fn revoke(State(svc): State<Service>, Token(token): Token) -> Response {
+    match svc.revoke_made_allowance(&token).await {
+        Ok(()) | Err(ServiceError::NotFound) => {
+            Redirect::to(&format!("/a/{token}")).into_response()
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "revoking an allowance from its page failed");
+            error_page(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Try again in a moment",
+                "sayso could not revoke it just now; it still stands. Reload and revoke again.",
+            )
+        }
+    }
+}
