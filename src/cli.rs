@@ -27,12 +27,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         None => run_server(&cli.global, ServeArgs::default()).await,
         Some(Command::Serve(args)) => run_server(&args.global.clone(), args).await,
-        Some(Command::Config(_)) => {
+        Some(Command::Config(args)) => {
             let argv = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
             for line in crate::config::variables::effective(argv)? {
                 println!("{line}");
             }
-            for line in crate::config::variables::unknown_in_environment() {
+            let unknown = crate::config::variables::unknown_in_environment();
+            for line in unknown.iter().chain(&args.global.reach_warnings()) {
                 eprintln!("warning: {line}");
             }
             Ok(())
@@ -81,6 +82,9 @@ async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> 
         listen: bound,
         ..global.clone()
     };
+    for line in global.reach_warnings() {
+        tracing::warn!("{line}");
+    }
     let settings = ServerSettings::from_args(global, &args).map_err(anyhow::Error::msg)?;
     let store = connect_waiting(&global.database_url, Duration::from_secs(args.db_wait_s)).await?;
     // The admin commands build their links from it (the last replica started wins).
