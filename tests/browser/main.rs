@@ -12,6 +12,7 @@ mod choices;
 mod feed;
 mod forms;
 mod hostile;
+mod no_push;
 mod passkey;
 mod people;
 mod reader;
