@@ -16,7 +16,10 @@ fn lan_address() -> Option<String> {
     let found = out.ok().and_then(|o| {
         String::from_utf8_lossy(&o.stdout)
             .split_whitespace()
-            .find(|a| a.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| !ip.is_loopback()))
+            .find(|a| {
+                a.parse::<std::net::Ipv4Addr>()
+                    .is_ok_and(|ip| !ip.is_loopback())
+            })
             .map(str::to_string)
     });
     if found.is_none() {
@@ -69,15 +72,15 @@ async fn plain_http_off_this_machine_says_why_push_is_missing_and_what_works() {
     let feed = feed_url(&srv).await;
     assert!(feed.starts_with(&format!("http://{lan}:")), "{feed}");
     let (_, html) = feed_page(&feed).await;
-    let served = &html[html.find("id=\"no-push\"").expect("the note is in the page")..];
+    let served = &html[html
+        .find("id=\"no-push\"")
+        .expect("the note is in the page")..];
     assert!(
         !served[..served.find('>').unwrap()].contains("hidden"),
         "the server hid the note although its public URL is plain http off loopback"
     );
     b.goto(&feed).await;
-    let text = note(&b)
-        .await
-        .expect("the note shows on a plain http page");
+    let text = note(&b).await.expect("the note shows on a plain http page");
     says_why_and_what_works(&text);
     // Chromium offers neither here, so neither button shows.
     for offer in ["#push", "#passkey"] {
@@ -94,7 +97,10 @@ async fn plain_http_off_this_machine_says_why_push_is_missing_and_what_works() {
     let srv = TestServer::start_on_every_interface(&db.url, None).await;
     let feed = feed_url(&srv).await;
     let (_, html) = feed_page(&feed).await;
-    assert!(html.contains("id=\"no-push\" class=\"no-push\" hidden"), "{html}");
+    assert!(
+        html.contains("id=\"no-push\" class=\"no-push\" hidden"),
+        "{html}"
+    );
     b.goto(&feed).await;
     assert_eq!(note(&b).await, None, "the note shows on a secure context");
     assert!(

@@ -273,7 +273,7 @@ impl TestServer {
         let key = match key {
             Some(key) => key,
             None => {
-                svc.first_run()
+                svc.first_run("default")
                     .await
                     .unwrap()
                     .expect("a fresh database has no inbox")
