@@ -208,3 +208,51 @@ async fn person_link_qr_prints_a_code_of_the_link_and_rename_keeps_the_link() {
         assert!(said(&out).contains(want), "{args:?}: {}", said(&out));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listening_beyond_this_machine_without_a_public_url_is_warned_about_at_start() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let db = common::db::fresh_sqlite_url();
+    let state = common::first_run::StateDir::new();
+    let (name, dir) = state.env();
+    let mut child = Command::new(BIN)
+        .env(name, dir)
+        .env("SAYSO_DATABASE_URL", &db.url)
+        .env("SAYSO_LISTEN", "0.0.0.0:0")
+        .env("SAYSO_LOG_FORMAT", "json")
+        .env("SAYSO_LOG", "warn,sayso::cli=info")
+        .env("CI", "true")
+        .env_remove("SAYSO_PUBLIC_URL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("sayso starts");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    let warnings = tokio::time::timeout(Duration::from_secs(30), async {
+        let mut warnings = Vec::new();
+        while let Some(line) = stderr.next_line().await.unwrap() {
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+            let message = v["fields"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            if message == "sayso is listening" {
+                return warnings;
+            }
+            if v["level"] == "WARN" {
+                warnings.push(message);
+            }
+        }
+        panic!("sayso exited before listening");
+    })
+    .await
+    .expect("sayso listens within 30 s");
+    child.kill().await.unwrap();
+    assert!(
+        warnings.iter().any(
+            |w| w.contains("SAYSO_PUBLIC_URL is not set") && w.contains("set SAYSO_PUBLIC_URL")
+        ),
+        "{warnings:#?}"
+    );
+}
