@@ -161,15 +161,15 @@ async fn first_run(svc: &Service, global: &GlobalArgs, args: &ServeArgs) -> anyh
         // on loopback opens on this machine alone: a code of it would open nothing.
         let on_loopback =
             url::Url::parse(&first.feed_url).is_ok_and(|u| crate::domain::origin::is_loopback(&u));
-        match qr::render(&first.feed_url) {
-            Some(_) if on_loopback => println!(
+        if on_loopback {
+            println!(
                 "  The feed link opens on this machine only. For your phone: README.md, \"Answer \
                  from your phone\" (a Telegram bot rings it in 5 minutes), then `sayso person \
                  link {} --qr`.\n",
                 first.person
-            ),
-            Some(code) => println!("  The feed link, for your phone's camera:\n\n{code}"),
-            None => {}
+            );
+        } else if let Some(code) = qr::render(&first.feed_url) {
+            println!("  The feed link, for your phone's camera:\n\n{code}");
         }
         println!(
             "  Is this you? `sayso person rename {} NEW` changes your name.\n",
