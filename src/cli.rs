@@ -4,6 +4,7 @@ mod admin;
 mod database;
 pub(crate) mod first_run;
 mod people;
+mod qr;
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -27,12 +28,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         None => run_server(&cli.global, ServeArgs::default()).await,
         Some(Command::Serve(args)) => run_server(&args.global.clone(), args).await,
-        Some(Command::Config(_)) => {
+        Some(Command::Config(args)) => {
             let argv = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
             for line in crate::config::variables::effective(argv)? {
                 println!("{line}");
             }
-            for line in crate::config::variables::unknown_in_environment() {
+            let unknown = crate::config::variables::unknown_in_environment();
+            for line in unknown.iter().chain(&args.global.reach_warnings()) {
                 eprintln!("warning: {line}");
             }
             Ok(())
@@ -81,6 +83,9 @@ async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> 
         listen: bound,
         ..global.clone()
     };
+    for line in global.reach_warnings() {
+        tracing::warn!("{line}");
+    }
     let settings = ServerSettings::from_args(global, &args).map_err(anyhow::Error::msg)?;
     let store = connect_waiting(&global.database_url, Duration::from_secs(args.db_wait_s)).await?;
     // The admin commands build their links from it (the last replica started wins).
@@ -108,8 +113,9 @@ async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// On an empty database, makes the inbox `default` and writes its secrets to the first run's
-/// file; they reach stdout only on a terminal, and the log only says where the file is.
+/// On an empty database, makes the inbox `default` with the user as its own person, and
+/// writes its secrets to the first run's file; they reach stdout only on a terminal (with the
+/// feed link as a QR code), and the log only says where the file is.
 /// The file's directory is checked before anything is made, so a refusal leaves the database
 /// empty and the next start tries again.
 async fn first_run(svc: &Service, global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<()> {
@@ -127,7 +133,8 @@ async fn first_run(svc: &Service, global: &GlobalArgs, args: &ServeArgs) -> anyh
         }
         Err(e) => anyhow::bail!("{e}"),
     };
-    let Some(first) = svc.first_run().await.map_err(describe)? else {
+    let person = first_run::own_person_name(first_run::may_ask());
+    let Some(first) = svc.first_run(&person).await.map_err(describe)? else {
         return Ok(());
     };
     first_run::write(&file, &first).with_context(|| {
@@ -149,6 +156,24 @@ async fn first_run(svc: &Service, global: &GlobalArgs, args: &ServeArgs) -> anyh
             "{}\n  (also in {}, mode 0600: delete it once you have kept them)\n",
             first_run::banner(&first),
             file.display()
+        );
+        // The feed link for a phone's camera; a screen only, never the file or a log. A link
+        // on loopback opens on this machine alone: a code of it would open nothing.
+        let on_loopback =
+            url::Url::parse(&first.feed_url).is_ok_and(|u| crate::domain::origin::is_loopback(&u));
+        if on_loopback {
+            println!(
+                "  The feed link opens on this machine only. For your phone: README.md, \"Answer \
+                 from your phone\" (a Telegram bot rings it in 5 minutes), then `sayso person \
+                 link {} --qr`.\n",
+                first.person
+            );
+        } else if let Some(code) = qr::render(&first.feed_url) {
+            println!("  The feed link, for your phone's camera:\n\n{code}");
+        }
+        println!(
+            "  Is this you? `sayso person rename {} NEW` changes your name.\n",
+            first.person
         );
     }
     Ok(())

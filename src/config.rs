@@ -9,6 +9,7 @@ pub mod admin;
 mod chats;
 mod keys;
 pub mod passkeys;
+mod reach;
 mod serve;
 pub mod variables;
 

@@ -5,10 +5,17 @@
 //
 // It also places the device offers (push and "Add a passkey"): a person who has a passkey
 // and whose device already has push on (or cannot have it) finds them folded into "This
-// device" at the bottom; everyone else sees them under the header.
+// device" at the bottom; everyone else sees them under the header. Outside a secure context
+// it shows the note saying why neither is offered and what rings the phone instead.
 "use strict";
 
 (function () {
+  // No Web Push and no passkeys outside a secure context (plain http off this machine): the
+  // server shows the note when its public URL is such; an address it does not know of (a
+  // LAN address without SAYSO_PUBLIC_URL) is found here.
+  var note = document.getElementById("no-push");
+  if (note && !window.isSecureContext) note.hidden = false;
+
   var offers = document.getElementById("device-offers");
   var folded = document.getElementById("this-device");
   // Only a person with a passkey gets the fold (the server leaves it out otherwise).

@@ -140,3 +140,51 @@ fn settings_serve_would_refuse_are_named_not_printed() {
         "{err}"
     );
 }
+
+fn warnings(out: &Output) -> Vec<String> {
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.starts_with("warning: "))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn listening_beyond_this_machine_without_a_public_url_is_warned_about() {
+    assert_eq!(warnings(&config(&[], &[])), Vec::<String>::new());
+    let w = warnings(&config(&[], &[("SAYSO_LISTEN", "0.0.0.0:8080")]));
+    assert_eq!(w.len(), 1, "{w:#?}");
+    assert!(
+        w[0].contains("SAYSO_PUBLIC_URL is not set") && w[0].contains("http://localhost:8080"),
+        "{w:#?}"
+    );
+    // Set, it is quiet again.
+    let w = warnings(&config(
+        &["--listen", "0.0.0.0:8080"],
+        &[("SAYSO_PUBLIC_URL", "https://ask.example.com")],
+    ));
+    assert_eq!(w, Vec::<String>::new());
+}
+
+#[test]
+fn a_plain_http_public_url_off_this_machine_is_warned_about() {
+    let w = warnings(&config(
+        &[],
+        &[
+            ("SAYSO_LISTEN", "0.0.0.0:8080"),
+            ("SAYSO_PUBLIC_URL", "http://192.168.1.20:8080"),
+        ],
+    ));
+    assert_eq!(w.len(), 1, "{w:#?}");
+    assert!(
+        w[0].contains("plain http") && w[0].contains("SAYSO_PUBLIC_URL=https://"),
+        "{w:#?}"
+    );
+    // On this machine, plain http is a secure context: nothing to say.
+    let w = warnings(&config(
+        &[],
+        &[("SAYSO_PUBLIC_URL", "http://localhost:8080")],
+    ));
+    assert_eq!(w, Vec::<String>::new());
+}

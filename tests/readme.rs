@@ -19,10 +19,18 @@
 //!   person answers after 3 s, as a reader who takes over 50 s does, so a wait that does not
 //!   call again until answered shows `pending` and fails the promised output.
 //!
+//! The blocks marked `sh phone-walkthrough` (the fastest way to a ringing phone) are run by
+//! `phone.rs`, against a stand-in for Telegram's Bot API.
+//!
 //! bash, curl and jq are needed; where one is missing the test is SKIPPED, except under
 //! `CI=true`, where that fails it.
 
 mod common;
+#[path = "readme/phone.rs"]
+mod phone;
+#[path = "chat/telegram_standin.rs"]
+#[allow(dead_code)]
+mod telegram_standin;
 
 use std::process::Stdio;
 use std::time::Duration;

@@ -1,5 +1,5 @@
 //! The first run's secrets: the `default` inbox's API key, feed link and webhook signing
-//! secret. They are written once to `first-run.txt` (mode 0600) in the state directory, and
+//! secret; and the name of its own person, the user's. They are written once to `first-run.txt` (mode 0600) in the state directory, and
 //! printed only when stdout is a terminal: under a service manager stdout is the system log,
 //! which others read (the `adm` and `systemd-journal` groups, `docker logs`) and which keeps
 //! them for months. The log says where the file is, never what it holds.
@@ -108,10 +108,80 @@ pub fn write(file: &Path, first: &FirstRun) -> anyhow::Result<()> {
 /// What the first run made, as the file holds it and a terminal shows it.
 pub fn banner(first: &FirstRun) -> String {
     format!(
-        "sayso: first run, created the inbox \"{}\".\n\
-         \n  API key (shown once; keep it):  {}\n  Feed link (open on your phone): {}\n  Webhook signing secret:         {}\n",
-        first.inbox.name, first.api_key, first.feed_url, first.webhook_secret
+        "sayso: first run, created the inbox \"{}\" with you in it as \"{}\".\n\
+         \n  API key (shown once; keep it):  {}\n  Feed link (all that waits):     {}\n  Webhook signing secret:         {}\n",
+        first.inbox.name, first.person, first.api_key, first.feed_url, first.webhook_secret
     )
+}
+
+/// The name of the inbox's own person: the user's account name made a person name, asked
+/// for with that as the default when `ask` (a person at a terminal), else taken as it is;
+/// `me` when the account has no usable name. Messages then read "allowed by ana".
+pub fn own_person_name(ask: bool) -> String {
+    let default = account_name()
+        .as_deref()
+        .and_then(person_name)
+        .unwrap_or_else(|| FALLBACK_NAME.to_string());
+    if !ask {
+        return default;
+    }
+    print!("Your name, as answers and messages will show it [{default}]: ");
+    let _ = io::stdout().flush();
+    let mut line = String::new();
+    match io::stdin().read_line(&mut line) {
+        Ok(n) if n > 0 => person_name(&line).unwrap_or(default),
+        _ => default,
+    }
+}
+
+/// Whether the first run may ask for a name: a person is at a terminal, and it is not CI.
+pub fn may_ask() -> bool {
+    use std::io::IsTerminal;
+    let ci = std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"));
+    !ci && io::stdin().is_terminal() && io::stdout().is_terminal()
+}
+
+/// The own person's name when nothing better is known.
+const FALLBACK_NAME: &str = "me";
+
+/// The user's account name: `$USER`, `$LOGNAME`, else the password database's entry.
+fn account_name() -> Option<String> {
+    ["USER", "LOGNAME"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .find(|v| !v.trim().is_empty())
+        .or_else(|| {
+            nix::unistd::User::from_uid(nix::unistd::getuid())
+                .ok()
+                .flatten()
+                .map(|u| u.name)
+        })
+}
+
+/// `raw` as a person name (a–z, 0–9, `-`, `_`, at most 64): lower case, spaces and dots as
+/// `-`, anything else dropped. `None` when nothing is left, or for an account that is not a
+/// person's (`root`, `nobody`, the service's own `sayso`): "allowed by root" names nobody.
+fn person_name(raw: &str) -> Option<String> {
+    let mut name = String::new();
+    for c in raw.trim().chars() {
+        let c = c.to_ascii_lowercase();
+        let c = match c {
+            'a'..='z' | '0'..='9' | '_' => c,
+            '-' | ' ' | '.' => '-',
+            _ => continue,
+        };
+        if !(c == '-' && name.ends_with('-')) {
+            name.push(c);
+        }
+    }
+    let name: String = name
+        .trim_matches(['-', '_'])
+        .chars()
+        .take(crate::domain::people::MAX_NAME)
+        .collect();
+    let name = name.trim_end_matches(['-', '_']);
+    let not_a_person = ["", "root", "nobody", "sayso", "default"];
+    (!not_a_person.contains(&name)).then(|| name.to_string())
 }
 
 #[cfg(test)]
@@ -140,6 +210,37 @@ mod tests {
         assert_eq!(state_dir(None, "sqlite:sayso.db"), here);
         assert_eq!(state_dir(None, "sqlite::memory:"), here);
         assert_eq!(state_dir(None, "postgres://sayso@db/sayso"), here);
+    }
+
+    #[test]
+    fn account_names_become_person_names_or_none() {
+        assert_eq!(person_name("ana").as_deref(), Some("ana"));
+        assert_eq!(person_name("Ana.Lopez").as_deref(), Some("ana-lopez"));
+        assert_eq!(person_name("  Jo  Doe\n").as_deref(), Some("jo-doe"));
+        assert_eq!(person_name("José").as_deref(), Some("jos"));
+        assert_eq!(person_name("dev_ops-2").as_deref(), Some("dev_ops-2"));
+        assert_eq!(person_name(&"x".repeat(100)).map(|n| n.len()), Some(64));
+        for nobody in [
+            "",
+            "   ",
+            "ユーザー",
+            "root",
+            "ROOT",
+            "nobody",
+            "sayso",
+            "default",
+            "--",
+        ] {
+            assert_eq!(person_name(nobody), None, "{nobody:?}");
+        }
+        // Whatever it gives is a valid name.
+        for raw in ["A b.c", "x-", "_y_", "Ünïcødé name"] {
+            let name = person_name(raw).unwrap();
+            assert!(
+                crate::domain::people::check_name(&name).is_ok(),
+                "{raw:?} → {name:?}"
+            );
+        }
     }
 
     #[test]

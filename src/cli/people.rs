@@ -87,12 +87,27 @@ pub(super) async fn run_person(group: PersonGroup) -> anyhow::Result<()> {
                 .map_err(fail(&inbox))?;
             println!("removed {name:?} from the inbox {inbox:?}");
         }
-        PersonCommand::Link { name, inbox } => {
+        PersonCommand::Link { name, inbox, qr } => {
             let link = svc
                 .person_feed_url(&inbox, &name)
                 .await
                 .map_err(fail(&inbox))?;
             println!("{link}");
+            if qr {
+                let code = super::qr::render(&link)
+                    .ok_or_else(|| anyhow::anyhow!("the link is too long for a QR code"))?;
+                print!("\n{code}");
+            }
+        }
+        PersonCommand::Rename {
+            name,
+            new_name,
+            inbox,
+        } => {
+            svc.rename_person(&inbox, &name, &new_name)
+                .await
+                .map_err(fail(&inbox))?;
+            println!("renamed {name:?} to {new_name:?} in the inbox {inbox:?}");
         }
         PersonCommand::Test {
             name,

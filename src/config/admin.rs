@@ -140,6 +140,16 @@ pub enum PersonCommand {
         name: String,
         #[arg(long, default_value = "default")]
         inbox: String,
+        /// Print it as a QR code too, for a phone's camera.
+        #[arg(long)]
+        qr: bool,
+    },
+    /// Give a person a new name; their feed link, devices and channels stay theirs.
+    Rename {
+        name: String,
+        new_name: String,
+        #[arg(long, default_value = "default")]
+        inbox: String,
     },
     /// List a person's passkeys (id, added, last used, browser), or remove one.
     Passkeys(super::passkeys::PersonPasskeysArgs),

@@ -20,6 +20,7 @@ pub mod issues;
 pub mod kind;
 pub mod new_decision;
 pub mod options;
+pub mod origin;
 pub mod outbox;
 pub mod people;
 pub mod questions;

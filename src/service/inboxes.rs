@@ -17,6 +17,8 @@ pub struct ChannelChanges {
 #[derive(Debug)]
 pub struct FirstRun {
     pub inbox: Inbox,
+    /// The name of the inbox's own person: the user's, not the inbox's.
+    pub person: String,
     pub api_key: String,
     pub feed_url: String,
     pub webhook_secret: String,
@@ -182,9 +184,12 @@ impl Service {
         Ok(self.store().count_inboxes().await? == 0)
     }
 
-    /// On an empty database, makes the inbox `default` with one key. When several replicas
-    /// start at once, only the one whose insert wins reports a first run.
-    pub async fn first_run(&self) -> Result<Option<FirstRun>, ServiceError> {
+    /// On an empty database, makes the inbox `default` with one key, its own person named
+    /// `person` (the user, so that messages say "allowed by ana", never "by default"). When
+    /// several replicas start at once, only the one whose insert wins reports a first run.
+    pub async fn first_run(&self, person: &str) -> Result<Option<FirstRun>, ServiceError> {
+        crate::domain::people::check_name(person)
+            .map_err(|m| ServiceError::invalid("person", m))?;
         if self.store().count_inboxes().await? > 0 {
             return Ok(None);
         }
@@ -193,6 +198,10 @@ impl Service {
             Err(ServiceError::Conflict(_)) => return Ok(None),
             Err(e) => return Err(e),
         };
+        // The own person has the inbox's id, and is made with the inbox's name.
+        if person != inbox.name {
+            self.store().rename_person(inbox.id, person).await?;
+        }
         let api_key = self.create_api_key(&inbox.name).await?;
         let feed_url = self.feed_url(&inbox);
         let webhook_secret = self
@@ -203,6 +212,7 @@ impl Service {
             .unwrap_or_default();
         Ok(Some(FirstRun {
             inbox,
+            person: person.to_string(),
             api_key,
             feed_url,
             webhook_secret,

@@ -115,6 +115,32 @@ impl Service {
         Ok(())
     }
 
+    /// Gives a person of the named inbox a new name (same rules as `add_person`); their
+    /// links, devices and channels stay theirs. Answers given before keep the name they were
+    /// given under.
+    pub async fn rename_person(
+        &self,
+        inbox_name: &str,
+        name: &str,
+        new_name: &str,
+    ) -> Result<Person, ServiceError> {
+        people::check_name(new_name).map_err(|m| ServiceError::invalid("new_name", m))?;
+        let (inbox, mut person) = self.person_named(inbox_name, name).await?;
+        match self.store().rename_person(person.id, new_name).await {
+            Err(StoreError::Conflict(_)) => {
+                return Err(ServiceError::Conflict(format!(
+                    "the inbox {:?} already has a person named {new_name:?}",
+                    inbox.name
+                )));
+            }
+            Ok(false) => return Err(no_such_person(&inbox, name)),
+            other => other?,
+        };
+        tracing::info!(inbox = %inbox.name, person = %new_name, was = %name, "a person was renamed");
+        person.name = new_name.to_string();
+        Ok(person)
+    }
+
     /// Removes a person with their devices and push subscriptions: their feed link stops
     /// opening. An inbox keeps at least one person.
     pub async fn remove_person(&self, inbox_name: &str, name: &str) -> Result<(), ServiceError> {

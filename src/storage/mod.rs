@@ -386,6 +386,9 @@ pub trait Store: Send + Sync + 'static {
     /// Replaces a person's channels and quiet hours (not their name); for the inbox's own
     /// person, the inbox's email and ntfy too. `NotFound` for an unknown person.
     async fn update_person(&self, person: &Person) -> Result<(), StoreError>;
+    /// Gives a person a new name; `Conflict` when their inbox has someone of that name,
+    /// `false` when there was no such person.
+    async fn rename_person(&self, id: Uuid, name: &str) -> Result<bool, StoreError>;
     /// Removes a person with their devices and push subscriptions; `false` when there was
     /// none.
     async fn remove_person(&self, id: Uuid) -> Result<bool, StoreError>;

@@ -59,10 +59,17 @@ pub struct BotApiStandIn {
     inner: Arc<Mutex<Inner>>,
     queued: Arc<Notify>,
     pub base: String,
+    /// The bot's token, which every call's path must carry.
+    token: String,
 }
 
 impl BotApiStandIn {
     pub async fn start() -> BotApiStandIn {
+        Self::start_with_token(TOKEN).await
+    }
+
+    /// A stand-in for the bot whose token is `token`.
+    pub async fn start_with_token(token: &str) -> BotApiStandIn {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}/", listener.local_addr().unwrap());
         let me = BotApiStandIn {
@@ -72,6 +79,7 @@ impl BotApiStandIn {
             })),
             queued: Arc::new(Notify::new()),
             base,
+            token: token.to_string(),
         };
         let app = Router::new()
             .route("/{bot}/{method}", post(call))
@@ -248,7 +256,7 @@ async fn call(
             method: method.clone(),
             body: body.clone(),
         });
-        if bot != format!("bot{TOKEN}") {
+        if bot != format!("bot{}", me.token) {
             inner
                 .violations
                 .push(format!("{method}: wrong token in the path {bot:?}"));

@@ -46,6 +46,9 @@ struct Setup {
     /// Links name `localhost` rather than 127.0.0.1: WebAuthn takes no IP address as its
     /// relying party, so the passkey tests need a host name.
     localhost: bool,
+    /// Listens on every interface (`0.0.0.0`), as `SAYSO_LISTEN=0.0.0.0:8080` does; links
+    /// name this host (`SAYSO_PUBLIC_URL=http://HOST:PORT`), else 127.0.0.1.
+    every_interface: Option<Option<String>>,
     /// Each person's notification budget per channel, and the span it counts over.
     budget: (u32, Duration),
     /// Slack, Matrix and Telegram, those set up.
@@ -64,6 +67,7 @@ impl Default for Setup {
             trusted_proxies: vec![],
             omp_ask_timeout: None,
             localhost: false,
+            every_interface: None,
             budget: (3, Duration::from_secs(60)),
             chats: Default::default(),
         }
@@ -138,6 +142,19 @@ impl TestServer {
     pub async fn start_on_localhost(database_url: &str) -> TestServer {
         let setup = Setup {
             localhost: true,
+            ..Setup::default()
+        };
+        Self::start_full(database_url, setup).await
+    }
+
+    /// A server listening on every interface, as one a phone on the LAN reaches; its links
+    /// name `public_host` (plain http on that port), else 127.0.0.1.
+    pub async fn start_on_every_interface(
+        database_url: &str,
+        public_host: Option<&str>,
+    ) -> TestServer {
+        let setup = Setup {
+            every_interface: Some(public_host.map(str::to_string)),
             ..Setup::default()
         };
         Self::start_full(database_url, setup).await
@@ -222,16 +239,21 @@ impl TestServer {
             trusted_proxies,
             omp_ask_timeout,
             localhost,
+            every_interface,
             budget,
             chats,
         } = setup;
         init_tls();
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let bound = listener.local_addr().unwrap();
-        let base = if localhost {
-            format!("http://localhost:{}", bound.port())
-        } else {
-            default_public_url(bound)
+        let address = match every_interface {
+            Some(_) => "0.0.0.0:0",
+            None => "127.0.0.1:0",
+        };
+        let listener = TcpListener::bind(address).await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let base = match every_interface {
+            Some(Some(host)) => format!("http://{host}:{port}"),
+            _ if localhost => format!("http://localhost:{port}"),
+            _ => default_public_url(([127, 0, 0, 1], port).into()),
         };
         let store = sayso::storage::connect(database_url).await.unwrap();
         let svc = Service::new(
@@ -251,7 +273,7 @@ impl TestServer {
         let key = match key {
             Some(key) => key,
             None => {
-                svc.first_run()
+                svc.first_run("default")
                     .await
                     .unwrap()
                     .expect("a fresh database has no inbox")

@@ -268,6 +268,38 @@ pub async fn people_are_added_listed_changed_and_removed(store: &dyn Store) {
     assert_eq!(store.people(home).await.unwrap().len(), 1);
 }
 
+pub async fn people_are_renamed_keeping_everything_else(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let own = own_person(store, home).await;
+    assert!(store.rename_person(own.id, "ana").await.unwrap());
+    let renamed = own_person(store, home).await;
+    assert_eq!(
+        renamed,
+        Person {
+            name: "ana".into(),
+            ..own.clone()
+        }
+    );
+    // The inbox keeps its name; the own person is still the inbox's.
+    assert!(store.inbox_by_name("home").await.unwrap().is_some());
+    assert!(renamed.is_inbox_own());
+    let bo = Person {
+        id: Uuid::now_v7(),
+        name: "bo".into(),
+        created_at: ms(T0 + Duration::seconds(1)),
+        ..own.clone()
+    };
+    store.add_person(&bo).await.unwrap();
+    assert!(matches!(
+        store.rename_person(bo.id, "ana").await,
+        Err(StoreError::Conflict(_))
+    ));
+    // The same name in another inbox is no conflict.
+    let other = inbox(store, "other").await;
+    assert!(store.rename_person(other, "ana").await.unwrap());
+    assert!(!store.rename_person(Uuid::now_v7(), "cy").await.unwrap());
+}
+
 async fn own_person(store: &dyn Store, inbox: Uuid) -> Person {
     store
         .person(inbox)

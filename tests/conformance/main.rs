@@ -64,6 +64,7 @@ macro_rules! conformance_tests {
                 push_subscriptions_are_upserted_listed_and_removed,
                 devices_are_bound_to_their_person,
                 people_are_added_listed_changed_and_removed,
+                people_are_renamed_keeping_everything_else,
             ],
             decisions: [
                 decisions_of_every_kind_read_back_exactly,

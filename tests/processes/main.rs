@@ -5,6 +5,7 @@
 mod common;
 
 mod admin;
+mod first_run;
 mod logs;
 mod mail_queue;
 mod replica;

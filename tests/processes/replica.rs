@@ -18,7 +18,7 @@ pub struct Replica {
     /// The first-run key, when this process made the inbox.
     pub key: Option<String>,
     /// Where the first run wrote its secrets (removed with the replica).
-    _state: StateDir,
+    pub state: StateDir,
 }
 
 pub async fn start_replica(database_url: &str) -> Replica {
@@ -65,7 +65,7 @@ pub async fn start_replica_with(database_url: &str, env: &[(&str, &str)]) -> Rep
         child,
         base,
         key,
-        _state: state,
+        state,
     }
 }
 

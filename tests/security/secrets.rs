@@ -473,14 +473,23 @@ async fn the_first_run_prints_its_secrets_on_a_terminal() {
         .spawn()
         .expect("script(1) runs (util-linux)");
     let mut out = child.stdout.take().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
     let mut seen = Vec::new();
     let shown = tokio::time::timeout(Duration::from_secs(60), async {
         let mut buf = [0u8; 4096];
+        let mut named = false;
         loop {
             let n = out.read(&mut buf).await.unwrap();
             assert!(n > 0, "sayso exited: {}", String::from_utf8_lossy(&seen));
             seen.extend_from_slice(&buf[..n]);
             let text = String::from_utf8_lossy(&seen);
+            // On a terminal the first run asks the person's name (unless CI): take its default.
+            if !named && text.contains("Your name") {
+                tokio::io::AsyncWriteExt::write_all(&mut stdin, b"\n")
+                    .await
+                    .unwrap();
+                named = true;
+            }
             if text.contains("sayso is listening") {
                 return text.into_owned();
             }

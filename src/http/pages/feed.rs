@@ -396,6 +396,7 @@ fn page(
         push_url: format!("{base}/push"),
         has_passkey: feed.has_passkey,
         to_feed: false,
+        secure_context: crate::domain::origin::is_secure_context(&svc.settings().public_url),
         allowances: feed
             .allowances
             .iter()

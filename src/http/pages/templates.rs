@@ -82,6 +82,10 @@ pub struct FeedPage {
     pub has_passkey: bool,
     /// Always false: the feed is where the way back leads.
     pub to_feed: bool,
+    /// Whether browsers treat the public URL as a secure context; when not, the page says
+    /// why it offers no push and no passkeys, and what works instead (`/static/feed.js`
+    /// shows the same note for an address the server does not know of).
+    pub secure_context: bool,
     /// The standing allowances that count now, each with its revoke button.
     pub allowances: Vec<FeedAllowance>,
 }

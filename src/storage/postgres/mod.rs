@@ -244,6 +244,10 @@ impl Store for PgStore {
         people::update_person(self, person).await
     }
 
+    async fn rename_person(&self, id: Uuid, name: &str) -> Result<bool, StoreError> {
+        people::rename_person(self, id, name).await
+    }
+
     async fn remove_person(&self, id: Uuid) -> Result<bool, StoreError> {
         people::remove_person(self, id).await
     }

@@ -152,6 +152,25 @@ pub(super) async fn update_person(store: &PgStore, p: &Person) -> Result<(), Sto
     tx.commit().await.map_err(store_error)
 }
 
+pub(super) async fn rename_person(
+    store: &PgStore,
+    person: Uuid,
+    name: &str,
+) -> Result<bool, StoreError> {
+    sqlx::query("UPDATE people SET name = $1 WHERE id = $2")
+        .bind(name)
+        .bind(person)
+        .execute(&store.pool)
+        .await
+        .map(|r| r.rows_affected() > 0)
+        .map_err(|e| match store_error(e) {
+            StoreError::Conflict(_) => {
+                StoreError::Conflict(format!("the inbox already has a person named {name:?}"))
+            }
+            other => other,
+        })
+}
+
 pub(super) async fn remove_person(store: &PgStore, person: Uuid) -> Result<bool, StoreError> {
     sqlx::query("DELETE FROM people WHERE id = $1")
         .bind(person)

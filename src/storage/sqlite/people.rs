@@ -156,6 +156,25 @@ pub(super) async fn update_person(store: &SqliteStore, p: &Person) -> Result<(),
     tx.commit().await.map_err(store_error)
 }
 
+pub(super) async fn rename_person(
+    store: &SqliteStore,
+    person: Uuid,
+    name: &str,
+) -> Result<bool, StoreError> {
+    sqlx::query("UPDATE people SET name = ? WHERE id = ?")
+        .bind(name)
+        .bind(id(person))
+        .execute(&store.writer)
+        .await
+        .map(|r| r.rows_affected() > 0)
+        .map_err(|e| match store_error(e) {
+            StoreError::Conflict(_) => {
+                StoreError::Conflict(format!("the inbox already has a person named {name:?}"))
+            }
+            other => other,
+        })
+}
+
 pub(super) async fn remove_person(store: &SqliteStore, person: Uuid) -> Result<bool, StoreError> {
     sqlx::query("DELETE FROM people WHERE id = ?")
         .bind(id(person))
