@@ -5,6 +5,7 @@ mod database;
 pub(crate) mod first_run;
 mod people;
 mod qr;
+mod variables;
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -30,10 +31,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Serve(args)) => run_server(&args.global.clone(), args).await,
         Some(Command::Config(args)) => {
             let argv = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
-            for line in crate::config::variables::effective(argv)? {
+            for line in variables::effective(argv)? {
                 println!("{line}");
             }
-            let unknown = crate::config::variables::unknown_in_environment();
+            let unknown = variables::unknown_in_environment();
             for line in unknown.iter().chain(&args.global.reach_warnings()) {
                 eprintln!("warning: {line}");
             }
@@ -71,7 +72,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 async fn run_server(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> {
-    for line in crate::config::variables::unknown_in_environment() {
+    for line in variables::unknown_in_environment() {
         tracing::warn!("{line}");
     }
     let listener = app::listen(global.listen)

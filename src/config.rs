@@ -11,7 +11,6 @@ mod keys;
 pub mod passkeys;
 mod reach;
 mod serve;
-pub mod variables;
 
 pub use admin::{
     BackupArgs, ChannelArgs, DatabaseArgs, ExportArgs, InboxArgs, InboxCommand, LinkArgs,

@@ -4,6 +4,7 @@
 
 mod accept;
 mod body;
+mod chats;
 mod connections;
 mod limits;
 mod refuse;
@@ -14,6 +15,7 @@ use std::time::Duration;
 use axum::Router;
 
 pub use accept::{listen, serve, serve_router, shutdown_signal};
+pub use chats::chat_settings;
 pub use limits::ServeLimits;
 
 use crate::config::{GlobalArgs, ServeArgs};
@@ -81,7 +83,7 @@ impl ServerSettings {
                     .into(),
             );
         }
-        let chats = ChatSettings::from_args(&args.chats)?;
+        let chats = chats::chat_settings(&args.chats)?;
         Ok(ServerSettings {
             service: ServiceSettings {
                 public_url: global.public_url()?,

@@ -5,7 +5,6 @@ use super::describe;
 use crate::config::{PersonArgs, PersonCommand, PersonGroup};
 use crate::domain::outbox::Channel;
 use crate::domain::people::Person;
-use crate::notify::chat::ChatSettings;
 use crate::service::{PersonSettings, Service, ServiceError};
 
 /// `sayso person …`: what it prints goes to stdout, links alone on their line.
@@ -115,7 +114,7 @@ pub(super) async fn run_person(group: PersonGroup) -> anyhow::Result<()> {
             channel,
             chats,
         } => {
-            let settings = ChatSettings::from_args(&chats).map_err(anyhow::Error::msg)?;
+            let settings = crate::app::chat_settings(&chats).map_err(anyhow::Error::msg)?;
             let channel = Channel::parse(&channel)
                 .ok_or_else(|| anyhow::anyhow!("{channel:?} is not slack, matrix or telegram"))?;
             let person = svc

@@ -7,8 +7,8 @@ use std::ffi::OsStr;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
-use super::{Cli, Command, GlobalArgs, ServeArgs};
 use crate::app::ServerSettings;
+use crate::config::{Cli, Command, GlobalArgs, ServeArgs};
 
 /// Every `SAYSO_*` variable the command line reads, across all commands.
 pub fn known() -> Vec<String> {
@@ -188,7 +188,7 @@ impl Derived {
             "SAYSO_RATE_LIMIT_BURST" => (s.app.http.rate_limit.burst.to_string(), "default".into()),
             "SAYSO_STATE_DIR" => {
                 let dir =
-                    crate::cli::first_run::state_dir(self.state_dir.as_deref(), &self.database_url);
+                    super::first_run::state_dir(self.state_dir.as_deref(), &self.database_url);
                 let sqlite_file = self.database_url.starts_with("sqlite:")
                     && !self.database_url.contains(":memory:");
                 let which = if sqlite_file {
