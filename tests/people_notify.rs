@@ -159,6 +159,7 @@ fn person(inbox: &Inbox, name: &str, ntfy: &Receiver, quiet: Option<QuietHours>)
         ntfy_url: Some(format!("{}/{name}", ntfy.base)),
         ntfy_token: None,
         chats: Default::default(),
+        tz: quiet.as_ref().map(|q| q.tz.clone()),
         quiet,
         created_at: OffsetDateTime::now_utc(),
     }

@@ -363,6 +363,7 @@ impl TestServer {
             ntfy_url: None,
             ntfy_token: None,
             chats: Default::default(),
+            tz: None,
             quiet: None,
             created_at: sayso::service::now(),
         };

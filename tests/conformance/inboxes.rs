@@ -208,6 +208,7 @@ pub async fn people_are_added_listed_changed_and_removed(store: &dyn Store) {
         ntfy_url: None,
         ntfy_token: None,
         chats: Default::default(),
+        tz: None,
         quiet: Some(QuietHours::parse("22:00-07:00", Some("Europe/Berlin")).unwrap()),
         created_at: ms(T0 + Duration::seconds(1)),
     };
@@ -238,6 +239,7 @@ pub async fn people_are_added_listed_changed_and_removed(store: &dyn Store) {
     let changed = Person {
         email: None,
         ntfy_url: Some("https://ntfy.example.com/ana".into()),
+        tz: None,
         quiet: None,
         ..ana.clone()
     };

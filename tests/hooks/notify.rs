@@ -251,6 +251,7 @@ pub async fn push_notice_for(
             inbox: &inbox,
             person: Some(&person),
             channels: &InboxChannels::default(),
+            zone: &sayso::render::Zone::utc(),
             web_url: &web_url,
             public_url: &srv.base,
             outbox: &srv.svc.outbox(),

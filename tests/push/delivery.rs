@@ -93,6 +93,7 @@ async fn a_resolved_decision_closes_the_notification_with_the_same_tag() {
         inbox: &inbox,
         person: Some(&person),
         channels: &channels,
+        zone: &sayso::render::Zone::utc(),
         web_url: s(&h, "web_url"),
         public_url: &srv.base,
         outbox: &srv.svc.outbox(),
