@@ -20,11 +20,12 @@ use crate::render::Zone;
 const PAGE: &str = "200";
 /// The table's width when the terminal does not say (`COLUMNS`).
 const DEFAULT_WIDTH: usize = 120;
-/// The fixed columns: id, kind, status, when, and the spaces between them.
+/// The fixed columns: id, kind, status, when (a longer time, with its date, moves the
+/// question along), and the spaces between them.
 const ID_W: usize = 36;
 const KIND_W: usize = 6;
 const STATUS_W: usize = 9;
-const WHEN_W: usize = 26;
+const WHEN_W: usize = 20;
 
 /// `sayso list`.
 pub async fn list(args: ListArgs) -> anyhow::Result<u8> {
