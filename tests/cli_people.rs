@@ -127,7 +127,9 @@ async fn added_people_have_links_of_their_own_that_open_their_feed() {
     };
     assert_eq!(
         words(lines[0]),
-        ["default", "-", "-", "-", "-", "-", "(the", "inbox's", "own)"],
+        [
+            "default", "-", "-", "-", "-", "-", "(the", "inbox's", "own)"
+        ],
         "{list}"
     );
     assert_eq!(
@@ -224,13 +226,23 @@ async fn set_changes_what_is_given_and_refuses_an_hour_that_is_not_one() {
     assert!(shown.contains("tz:         Asia/Kolkata"), "{shown}");
     let shown = ok(&srv, &db, &["person", "set", "ana", "--tz", ""]).await;
     assert!(shown.contains("tz:         (none: UTC)"), "{shown}");
-    let err = refused(&srv, &db, &["person", "set", "ana", "--tz", "Asia/Kolkatta"]).await;
+    let err = refused(
+        &srv,
+        &db,
+        &["person", "set", "ana", "--tz", "Asia/Kolkatta"],
+    )
+    .await;
     assert!(
         err.contains("unknown time zone \"Asia/Kolkatta\": did you mean \"Asia/Kolkata\"?"),
         "{err}"
     );
     // The inbox's own person's zone is the inbox's too.
-    let shown = ok(&srv, &db, &["inbox", "set", "default", "--tz", "Europe/Lisbon"]).await;
+    let shown = ok(
+        &srv,
+        &db,
+        &["inbox", "set", "default", "--tz", "Europe/Lisbon"],
+    )
+    .await;
     assert!(shown.contains("tz:         Europe/Lisbon"), "{shown}");
     let own = srv.svc.named_person("default", "default").await.unwrap();
     assert_eq!(own.tz.as_deref(), Some("Europe/Lisbon"));

@@ -272,7 +272,10 @@ async fn reminder_is_urgent_and_other_kinds_get_no_buttons() {
     assert!(matches!(result, Delivery::Sent(_)), "{result:?}");
     let p = ntfy.last();
     assert_eq!(p.body["title"], "sayso");
-    assert_eq!(common::question_and_expiry(&p.body["message"]).0, "Which region?");
+    assert_eq!(
+        common::question_and_expiry(&p.body["message"]).0,
+        "Which region?"
+    );
     assert_eq!(p.body["click"], web_url);
     assert_eq!(p.body["priority"], 4);
     assert_eq!(p.body["tags"], json!(["alarm_clock"]));

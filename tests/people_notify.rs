@@ -232,7 +232,10 @@ async fn only_the_approver_is_notified(f: Fixture) {
     assert!(link.contains("/a/"), "{link}");
     assert_eq!(notice["click"], link);
     assert_eq!(notice["actions"][0]["url"], link);
-    assert_eq!(common::question_and_expiry(&notice["message"]).0, "Ship it?");
+    assert_eq!(
+        common::question_and_expiry(&notice["message"]).0,
+        "Ship it?"
+    );
 
     // Every message of the decision is written by now: none is to ben.
     let messages = f.srv.svc.store().messages(d.id).await.unwrap();

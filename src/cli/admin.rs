@@ -136,7 +136,7 @@ pub(super) async fn run_inbox(args: InboxArgs) -> anyhow::Result<()> {
                     .map_err(describe)?;
             }
             if let Some(tz) = tz {
-                svc.set_inbox_zone(&name, &tz).await.map_err(refusal)?;
+                svc.set_inbox_zone(&name, &tz).await.map_err(describe)?;
             }
             println!("{}", svc.feed_url(&inbox));
             eprintln!(
@@ -165,7 +165,7 @@ pub(super) async fn run_inbox(args: InboxArgs) -> anyhow::Result<()> {
                     e => describe(e),
                 })?;
             let zone = match tz {
-                Some(tz) => Some(svc.set_inbox_zone(&name, &tz).await.map_err(refusal)?.tz),
+                Some(tz) => Some(svc.set_inbox_zone(&name, &tz).await.map_err(describe)?.tz),
                 None => None,
             };
             let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".into());
@@ -184,21 +184,6 @@ pub(super) async fn run_inbox(args: InboxArgs) -> anyhow::Result<()> {
             }
             Ok(())
         }
-    }
-}
-
-/// A refused setting in its own words ("unknown time zone …"), not as a list of issues.
-fn refusal(e: ServiceError) -> anyhow::Error {
-    match e {
-        ServiceError::Validation(issues) => anyhow::anyhow!(
-            "{}",
-            issues
-                .into_iter()
-                .map(|i| i.message)
-                .collect::<Vec<_>>()
-                .join("; ")
-        ),
-        e => describe(e),
     }
 }
 

@@ -126,6 +126,11 @@ mod tests {
     fn a_time_is_shown_in_the_zone_with_its_short_name() {
         let t = datetime!(2026-11-21 15:04 UTC);
         assert_eq!(Zone::utc().date_time(t), "2026-11-21 15:04 UTC");
+        // Whatever offset the time carries, it is the same instant.
+        assert_eq!(
+            Zone::utc().date_time(datetime!(2026-11-21 16:04 +1)),
+            "2026-11-21 15:04 UTC"
+        );
         assert_eq!(
             Zone::named("Europe/Berlin").date_time(t),
             "2026-11-21 16:04 CET"

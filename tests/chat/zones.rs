@@ -45,7 +45,11 @@ fn ntfy_reply(r: &Recorded) -> Value {
 /// surface states (a mail with the date before it, a page today without).
 fn clock_of(at: OffsetDateTime, zone: &str) -> String {
     let shown = Zone::named(zone).date_time(at);
-    shown.split_once(' ').expect("a date and a time").1.to_string()
+    shown
+        .split_once(' ')
+        .expect("a date and a time")
+        .1
+        .to_string()
 }
 
 fn expires_at(handle: &Value) -> OffsetDateTime {
@@ -160,7 +164,15 @@ async fn a_persons_zone_is_the_one_every_surface_states_a_time_in() {
     let page = srv.client.get(&ana_url).send().await.unwrap();
     let html = page.text().await.unwrap();
     assert!(html.contains(&format!(">{push_ist}</time>")), "{html}");
-    let bare = srv.client.get(web_url).send().await.unwrap().text().await.unwrap();
+    let bare = srv
+        .client
+        .get(web_url)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     let new_york = clock_of(push_at, "America/New_York");
     assert!(bare.contains(&format!(">{new_york}</time>")), "{bare}");
 
