@@ -170,8 +170,8 @@ mod tests {
             "status": "pending", "question": "Deploy\nthe new version to production now?",
             "created_at": iso(now), "expires_at": iso(now + time::Duration::minutes(42)),
         });
-        let r = row(&d, &kolkata, now, 120);
-        assert!(r.chars().count() <= 120, "{r}");
+        let r = row(&d, &kolkata, now, 100);
+        assert!(r.chars().count() <= 100, "{r}");
         assert!(r.contains("until 18:12 IST"), "{r}");
         assert!(r.contains("Deploy the new") && r.ends_with('…'), "{r}");
         let d = json!({
