@@ -7,6 +7,7 @@ use std::process::{Output, Stdio};
 
 use common::server::{TestServer, s};
 use serde_json::{Value, json};
+use time::format_description::well_known::Rfc3339;
 use tokio::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_sayso");
@@ -18,6 +19,7 @@ async fn list(srv: &TestServer, args: &[&str]) -> Output {
         .env("SAYSO_URL", &srv.base)
         .env("SAYSO_KEY", &srv.key)
         .env("COLUMNS", "100")
+        .env("TZ", "Asia/Kolkata")
         .stdin(Stdio::null())
         .kill_on_drop(true)
         .output()
@@ -68,14 +70,21 @@ async fn list_shows_a_table_and_json_lines_filtered_by_status() {
     );
     // Newest first; the long question cut to fit the 100 columns.
     assert!(lines[1].starts_with(s(&gone, "decision_id")), "{table}");
+    // Times in the machine's zone (TZ), with its name: when it was made, when it expires.
+    let clock = |field: &str, handle: &Value| {
+        let t = time::OffsetDateTime::parse(s(handle, field), &Rfc3339).unwrap();
+        sayso::render::Zone::named("Asia/Kolkata").clock(t, time::OffsetDateTime::now_utc())
+    };
     assert!(
-        lines[1].contains("cancelled") && lines[1].contains("ago"),
+        lines[1].contains("cancelled") && lines[1].contains(" IST "),
         "{table}"
     );
     assert!(
-        lines[2].contains("todo") && lines[2].contains("59m left"),
+        lines[2].contains("todo")
+            && lines[2].contains(&format!("until {}", clock("expires_at", &todo))),
         "{table}"
     );
+    assert!(lines[2].contains(" IST "), "{table}");
     assert!(lines[3].starts_with(s(&deploy, "decision_id")), "{table}");
     assert!(
         lines[3].chars().count() <= 100 && lines[3].ends_with('…'),

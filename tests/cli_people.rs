@@ -24,6 +24,8 @@ async fn sayso(srv: &TestServer, db: &common::db::SqliteTestDb, args: &[&str]) -
         .env("SAYSO_DATABASE_URL", &db.url)
         .env("SAYSO_PUBLIC_URL", &srv.base)
         .env("SAYSO_LOG", "warn")
+        // The machine's zone, which the times printed are in.
+        .env("TZ", "UTC")
         .env_remove("SAYSO_LISTEN")
         .kill_on_drop(true)
         .output()
@@ -125,7 +127,9 @@ async fn added_people_have_links_of_their_own_that_open_their_feed() {
     };
     assert_eq!(
         words(lines[0]),
-        ["default", "-", "-", "-", "-", "(the", "inbox's", "own)"],
+        [
+            "default", "-", "-", "-", "-", "-", "(the", "inbox's", "own)"
+        ],
         "{list}"
     );
     assert_eq!(
@@ -135,27 +139,30 @@ async fn added_people_have_links_of_their_own_that_open_their_feed() {
             "ana@example.com",
             "-",
             "-",
-            "22:00-07:00",
-            "Europe/Berlin"
+            "Europe/Berlin",
+            "22:00-07:00"
         ],
         "{list}"
     );
     assert_eq!(
         words(lines[2]),
-        ["bob", "-", "https://ntfy.sh/bob-topic", "-", "-"],
+        ["bob", "-", "https://ntfy.sh/bob-topic", "-", "-", "-"],
         "{list}"
     );
     // Aligned: each column starts where its widest cell above or below needs it to (the
-    // chats' column, all "-", between the ntfy topic and the quiet hours).
-    let (email, ntfy, quiet) = (9, 9 + 15 + 2, 9 + 15 + 2 + 25 + 2 + 1 + 2);
+    // chats' column, all "-", between the ntfy topic and the zone).
+    let (email, ntfy) = (9, 9 + 15 + 2);
+    let zone = ntfy + 25 + 2 + 1 + 2;
+    let quiet = zone + 13 + 2;
     for (line, cells) in lines.iter().zip([
-        ["-", "-", "-"],
-        ["ana@example.com", "-", "22:00-07:00"],
-        ["-", "https://ntfy.sh/bob-topic", "-"],
+        ["-", "-", "-", "-"],
+        ["ana@example.com", "-", "Europe/Berlin", "22:00-07:00"],
+        ["-", "https://ntfy.sh/bob-topic", "-", "-"],
     ]) {
         assert!(line[email..].starts_with(cells[0]), "{list}");
         assert!(line[ntfy..].starts_with(cells[1]), "{list}");
-        assert!(line[quiet..].starts_with(cells[2]), "{list}");
+        assert!(line[zone..].starts_with(cells[2]), "{list}");
+        assert!(line[quiet..].starts_with(cells[3]), "{list}");
     }
 }
 
@@ -184,10 +191,8 @@ async fn set_changes_what_is_given_and_refuses_an_hour_that_is_not_one() {
     )
     .await;
     assert!(shown.contains("email:      ana@example.com"), "{shown}");
-    assert!(
-        shown.contains("quiet:      23:00-06:30 Europe/Berlin"),
-        "{shown}"
-    );
+    assert!(shown.contains("tz:         Europe/Berlin"), "{shown}");
+    assert!(shown.contains("quiet:      23:00-06:30"), "{shown}");
     let ana = srv
         .svc
         .list_people("default")
@@ -211,12 +216,38 @@ async fn set_changes_what_is_given_and_refuses_an_hour_that_is_not_one() {
     // Nothing changed by the refusal; "" removes a setting.
     let shown = ok(&srv, &db, &["person", "set", "ana", "--email", ""]).await;
     assert!(shown.contains("email:      (none)"), "{shown}");
-    assert!(
-        shown.contains("quiet:      23:00-06:30 Europe/Berlin"),
-        "{shown}"
-    );
+    assert!(shown.contains("quiet:      23:00-06:30"), "{shown}");
+    assert!(shown.contains("tz:         Europe/Berlin"), "{shown}");
+    // Quiet hours go and the zone stays; the zone alone is set, and "" makes it UTC.
     let shown = ok(&srv, &db, &["person", "set", "ana", "--quiet", ""]).await;
     assert!(shown.contains("quiet:      (none)"), "{shown}");
+    assert!(shown.contains("tz:         Europe/Berlin"), "{shown}");
+    let shown = ok(&srv, &db, &["person", "set", "ana", "--tz", "Asia/Kolkata"]).await;
+    assert!(shown.contains("tz:         Asia/Kolkata"), "{shown}");
+    let shown = ok(&srv, &db, &["person", "set", "ana", "--tz", ""]).await;
+    assert!(shown.contains("tz:         (none: UTC)"), "{shown}");
+    let err = refused(
+        &srv,
+        &db,
+        &["person", "set", "ana", "--tz", "Asia/Kolkatta"],
+    )
+    .await;
+    assert!(
+        err.contains("unknown time zone \"Asia/Kolkatta\": did you mean \"Asia/Kolkata\"?"),
+        "{err}"
+    );
+    // The inbox's own person's zone is the inbox's too.
+    let shown = ok(
+        &srv,
+        &db,
+        &["inbox", "set", "default", "--tz", "Europe/Lisbon"],
+    )
+    .await;
+    assert!(shown.contains("tz:         Europe/Lisbon"), "{shown}");
+    let own = srv.svc.named_person("default", "default").await.unwrap();
+    assert_eq!(own.tz.as_deref(), Some("Europe/Lisbon"));
+    let err = refused(&srv, &db, &["inbox", "set", "default", "--tz", "Lisbon"]).await;
+    assert!(err.contains("unknown time zone \"Lisbon\""), "{err}");
 
     let err = refused(&srv, &db, &["person", "set", "ana", "--email", "not-mail"]).await;
     assert!(
@@ -231,7 +262,7 @@ async fn set_changes_what_is_given_and_refuses_an_hour_that_is_not_one() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn add_refuses_a_taken_name_an_unknown_inbox_and_a_zone_without_hours() {
+async fn add_refuses_a_taken_name_an_unknown_inbox_and_an_unknown_zone() {
     let (db, srv) = server().await;
     ok(&srv, &db, &["person", "add", "ana"]).await;
     let err = refused(&srv, &db, &["person", "add", "ana"]).await;
@@ -251,13 +282,11 @@ async fn add_refuses_a_taken_name_an_unknown_inbox_and_a_zone_without_hours() {
     let err = refused(&srv, &db, &["person", "list", "--inbox", "nope"]).await;
     assert!(err.contains("there is no inbox named \"nope\""), "{err}");
 
-    let err = refused(
-        &srv,
-        &db,
-        &["person", "add", "bob", "--tz", "Europe/Berlin"],
-    )
-    .await;
-    assert!(err.contains("--tz") && err.contains("--quiet"), "{err}");
+    let err = refused(&srv, &db, &["person", "add", "bob", "--tz", "Europe/Berln"]).await;
+    assert!(
+        err.contains("unknown time zone \"Europe/Berln\": did you mean \"Europe/Berlin\"?"),
+        "{err}"
+    );
     let err = refused(&srv, &db, &["person", "add", "Bob Smith"]).await;
     assert!(err.contains("is not a person's name"), "{err}");
     let err = refused(

@@ -102,6 +102,7 @@ impl Fixture {
             inbox,
             person: person.as_ref(),
             channels,
+            zone: &sayso::render::Zone::utc(),
             web_url: &self.web_url,
             public_url: &self.srv.base,
             outbox: &self.srv.svc.outbox(),

@@ -128,6 +128,7 @@ impl Fixture {
                 inbox: &self.inbox,
                 person: None,
                 channels,
+                zone: &sayso::render::Zone::utc(),
                 web_url: &web_url,
                 public_url: &self.srv.base,
                 outbox: &self.srv.svc.outbox(),
@@ -186,7 +187,9 @@ async fn bool_question_is_published_with_buttons_that_answer_it() {
     let body = &p.body;
     assert_eq!(body["topic"], "sayso-alerts");
     assert_eq!(body["title"], "billing");
-    assert_eq!(body["message"], "Deploy to production?");
+    let (question, expiry) = common::question_and_expiry(&body["message"]);
+    assert_eq!(question, "Deploy to production?");
+    assert!(expiry.ends_with(" UTC"), "{expiry}");
     assert_eq!(body["click"], web_url);
     assert_eq!(body["priority"], 3);
     assert_eq!(body["tags"], json!(["question"]));
@@ -269,7 +272,10 @@ async fn reminder_is_urgent_and_other_kinds_get_no_buttons() {
     assert!(matches!(result, Delivery::Sent(_)), "{result:?}");
     let p = ntfy.last();
     assert_eq!(p.body["title"], "sayso");
-    assert_eq!(p.body["message"], "Which region?");
+    assert_eq!(
+        common::question_and_expiry(&p.body["message"]).0,
+        "Which region?"
+    );
     assert_eq!(p.body["click"], web_url);
     assert_eq!(p.body["priority"], 4);
     assert_eq!(p.body["tags"], json!(["alarm_clock"]));

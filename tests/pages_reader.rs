@@ -81,11 +81,10 @@ fn approval(answer_by: Option<OffsetDateTime>) -> Value {
            "approval": a})
 }
 
-/// Sets the zone of the inbox's own person (through quiet hours, where it is kept).
+/// Sets the zone of the inbox's own person (without quiet hours).
 async fn set_own_zone(srv: &TestServer, tz: &str) {
     let own = srv.svc.list_people("default").await.unwrap()[0].clone();
     let settings = PersonSettings {
-        quiet: Some("22:00-07:00".into()),
         tz: Some(tz.into()),
         ..PersonSettings::default()
     };

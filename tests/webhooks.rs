@@ -186,6 +186,7 @@ impl Fixture {
                 inbox: &self.inbox,
                 person: None,
                 channels,
+                zone: &sayso::render::Zone::utc(),
                 web_url: &web_url,
                 public_url: &self.srv.base,
                 outbox: &self.srv.svc.outbox(),

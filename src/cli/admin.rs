@@ -62,13 +62,15 @@ pub(super) async fn run_key(args: KeyArgs) -> anyhow::Result<()> {
                 ServiceError::NotFound => anyhow::anyhow!("there is no inbox named {inbox:?}"),
                 e => describe(e),
             })?;
+            // Times in the machine's zone, as the rest of the command line prints them.
+            let zone = crate::render::Zone::system();
             for k in &keys {
                 let state = match k.revoked_at {
-                    Some(at) => format!("revoked {}", crate::render::iso(at)),
+                    Some(at) => format!("revoked {}", zone.date_time(at)),
                     None => "live".into(),
                 };
                 let urgent = if k.urgent { "urgent" } else { "not urgent" };
-                let made = crate::render::iso(k.created_at);
+                let made = zone.date_time(k.created_at);
                 println!("{}  made {made}  {state}  {urgent}", k.id);
             }
             Ok(())
@@ -118,6 +120,7 @@ pub(super) async fn run_inbox(args: InboxArgs) -> anyhow::Result<()> {
     let svc = open(&args.db, Some(&args.links), printed).await?;
     match args.command {
         InboxCommand::Create { name, channels } => {
+            let tz = channels.tz.clone();
             let inbox = svc
                 .create_inbox(&name, channels.email.as_deref().filter(|e| !e.is_empty()))
                 .await
@@ -132,6 +135,9 @@ pub(super) async fn run_inbox(args: InboxArgs) -> anyhow::Result<()> {
                     .await
                     .map_err(describe)?;
             }
+            if let Some(tz) = tz {
+                svc.set_inbox_zone(&name, &tz).await.map_err(describe)?;
+            }
             println!("{}", svc.feed_url(&inbox));
             eprintln!(
                 "webhook signing secret (for callback_url receivers): {}",
@@ -140,6 +146,7 @@ pub(super) async fn run_inbox(args: InboxArgs) -> anyhow::Result<()> {
             Ok(())
         }
         InboxCommand::Set { name, channels } => {
+            let tz = channels.tz.clone();
             if let Some(quota) = channels.quota {
                 svc.set_daily_quota(&name, quota.0)
                     .await
@@ -157,6 +164,10 @@ pub(super) async fn run_inbox(args: InboxArgs) -> anyhow::Result<()> {
                     ServiceError::NotFound => anyhow::anyhow!("there is no inbox named {name:?}"),
                     e => describe(e),
                 })?;
+            let zone = match tz {
+                Some(tz) => Some(svc.set_inbox_zone(&name, &tz).await.map_err(describe)?.tz),
+                None => None,
+            };
             let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".into());
             println!("email:      {}", show(&set.email));
             println!("ntfy_url:   {}", show(&set.ntfy_url));
@@ -168,6 +179,9 @@ pub(super) async fn run_inbox(args: InboxArgs) -> anyhow::Result<()> {
                     "(none)"
                 }
             );
+            if let Some(zone) = zone {
+                println!("tz:         {}", zone.as_deref().unwrap_or("(none: UTC)"));
+            }
             Ok(())
         }
     }

@@ -78,7 +78,11 @@ pub(super) async fn run_person(group: PersonGroup) -> anyhow::Result<()> {
             println!("slack:      {}", show(&p.chats.slack));
             println!("matrix:     {}", show(&p.chats.matrix));
             println!("telegram:   {}", show(&p.chats.telegram));
-            println!("quiet:      {}", show(&quiet_hours(&p)));
+            println!("tz:         {}", p.tz.as_deref().unwrap_or("(none: UTC)"));
+            println!(
+                "quiet:      {}",
+                show(&p.quiet.as_ref().map(|q| q.window()))
+            );
         }
         PersonCommand::Remove { name, inbox } => {
             svc.remove_person(&inbox, &name)
@@ -153,6 +157,8 @@ async fn person_passkeys(
         )]);
     }
     let passkeys = svc.person_passkeys(inbox, name).await?;
+    // Times in the machine's zone, as the rest of the command line prints them.
+    let zone = crate::render::Zone::system();
     if passkeys.is_empty() {
         return Ok(vec![format!("{name:?} has no passkey")]);
     }
@@ -160,12 +166,12 @@ async fn person_passkeys(
         .iter()
         .map(|p| {
             let used = p.last_used_at.map_or("never used".to_string(), |t| {
-                format!("last used {}", crate::render::format_time(t))
+                format!("last used {}", zone.date_time(t))
             });
             format!(
                 "{}  added {}  {used}  {}",
                 short(&p.credential_id),
-                crate::render::format_time(p.added_at),
+                zone.date_time(p.added_at),
                 p.user_agent.as_deref().unwrap_or("(browser unknown)")
             )
         })
@@ -195,16 +201,11 @@ fn chats(p: &Person) -> Option<String> {
     (!on.is_empty()).then(|| on.join(" "))
 }
 
-/// "22:00-07:00 Europe/Berlin".
-fn quiet_hours(p: &Person) -> Option<String> {
-    p.quiet.as_ref().map(|q| format!("{} {}", q.window(), q.tz))
-}
-
-/// One line per person, in aligned columns: name, email, ntfy topic, chats, quiet hours, `-`
-/// for what they have not, and which one is the inbox's own.
+/// One line per person, in aligned columns: name, email, ntfy topic, chats, zone, quiet
+/// hours, `-` for what they have not, and which one is the inbox's own.
 fn people_table(people: &[Person]) -> Vec<String> {
     let dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
-    let rows: Vec<[String; 6]> = people
+    let rows: Vec<[String; 7]> = people
         .iter()
         .map(|p| {
             [
@@ -212,7 +213,8 @@ fn people_table(people: &[Person]) -> Vec<String> {
                 dash(p.email.clone()),
                 dash(p.ntfy_url.clone()),
                 dash(chats(p)),
-                dash(quiet_hours(p)),
+                dash(p.tz.clone()),
+                dash(p.quiet.as_ref().map(|q| q.window())),
                 if p.is_inbox_own() {
                     "(the inbox's own)".into()
                 } else {
@@ -221,7 +223,7 @@ fn people_table(people: &[Person]) -> Vec<String> {
             ]
         })
         .collect();
-    let mut widths = [0; 6];
+    let mut widths = [0; 7];
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());

@@ -8,6 +8,7 @@ use std::io::Write;
 
 use reqwest::Method;
 use serde_json::Value;
+use time::format_description::well_known::Rfc3339;
 use tokio::time::Instant;
 
 use super::args::{AllowancesAction, AllowancesArgs};
@@ -54,6 +55,8 @@ async fn list(args: &AllowancesArgs) -> anyhow::Result<u8> {
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default();
+    let zone = args.zone.zone();
+    let now = time::OffsetDateTime::now_utc();
     let mut out = std::io::stdout().lock();
     for (i, a) in items.iter().enumerate() {
         if args.json {
@@ -71,7 +74,11 @@ async fn list(args: &AllowancesArgs) -> anyhow::Result<u8> {
             out,
             "{:<36}  {:<24}  {:<12}  {:>4}  {}",
             a["id"].as_str().unwrap_or_default(),
-            a["until"].as_str().unwrap_or_default(),
+            a["until"]
+                .as_str()
+                .and_then(|t| time::OffsetDateTime::parse(t, &Rfc3339).ok())
+                .map(|t| zone.clock(t, now))
+                .unwrap_or_default(),
             a["allowed_by"].as_str().unwrap_or("-"),
             a["uses"].as_u64().unwrap_or(0),
             scope_words(&a["scope"]),

@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 
 use super::duration::parse_duration;
 use crate::domain::people::{self, MAX_NAMED};
+use crate::render::Zone;
 
 /// Which sayso server to talk to, and as whom.
 #[derive(Debug, Clone, Args)]
@@ -172,6 +173,22 @@ fn escalate_after(raw: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// The zone a command prints its times in.
+#[derive(Debug, Clone, Args)]
+pub struct ZoneArgs {
+    /// The time zone of the times printed, an IANA name like Europe/Berlin [default: the
+    /// machine's: TZ, else /etc/localtime]. JSON output stays in RFC 3339 UTC.
+    #[arg(long, value_name = "ZONE", value_parser = Zone::parse)]
+    pub tz: Option<Zone>,
+}
+
+impl ZoneArgs {
+    /// The zone given, else the machine's.
+    pub fn zone(&self) -> Zone {
+        self.tz.clone().unwrap_or_else(Zone::system)
+    }
+}
+
 /// Settings shared by `ask` and `todo`.
 #[derive(Debug, Clone, Args)]
 pub struct CreateArgs {
@@ -192,6 +209,8 @@ pub struct CreateArgs {
     /// Print what the server answered (id, link, expiry) as JSON instead of the short form.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub zone: ZoneArgs,
     #[command(flatten)]
     pub server: ServerArgs,
 }
@@ -287,6 +306,8 @@ pub struct ListArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
+    pub zone: ZoneArgs,
+    #[command(flatten)]
     pub server: ServerArgs,
 }
 
@@ -298,6 +319,8 @@ pub struct AllowancesArgs {
     /// One JSON object a line, as the API returns each, instead of the table.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub zone: ZoneArgs,
     #[command(flatten)]
     pub server: ServerArgs,
 }

@@ -186,7 +186,10 @@ async fn create_and_report(
             } else {
                 "decision"
             };
-            let expires = handle["expires_at"].as_str().unwrap_or("?");
+            let expires = handle["expires_at"]
+                .as_str()
+                .and_then(|s| OffsetDateTime::parse(s, &Rfc3339).ok())
+                .map_or("?".to_string(), |t| common.zone.zone().date_time(t));
             println!("{what} {id} (expires {expires}); the answer link:\n{web_url}");
         }
         return Ok(EXIT_YES);

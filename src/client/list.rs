@@ -14,16 +14,18 @@ use super::args::ListArgs;
 use super::commands::{REQUEST_TIMEOUT, RETRY_WINDOW};
 use super::http::Api;
 use super::wait::EXIT_YES;
+use crate::render::Zone;
 
 /// The most the API gives in one page.
 const PAGE: &str = "200";
 /// The table's width when the terminal does not say (`COLUMNS`).
 const DEFAULT_WIDTH: usize = 120;
-/// The fixed columns: id, kind, status, when, and the spaces between them.
+/// The fixed columns: id, kind, status, when (a longer time, with its date, moves the
+/// question along), and the spaces between them.
 const ID_W: usize = 36;
 const KIND_W: usize = 6;
 const STATUS_W: usize = 9;
-const WHEN_W: usize = 8;
+const WHEN_W: usize = 20;
 
 /// `sayso list`.
 pub async fn list(args: ListArgs) -> anyhow::Result<u8> {
@@ -64,6 +66,7 @@ pub async fn list(args: ListArgs) -> anyhow::Result<u8> {
             )
             .await?;
         let now = OffsetDateTime::now_utc();
+        let zone = args.zone.zone();
         for item in page["items"]
             .as_array()
             .map(Vec::as_slice)
@@ -75,7 +78,7 @@ pub async fn list(args: ListArgs) -> anyhow::Result<u8> {
                 if shown == 0 {
                     writeln!(out, "{}", header(width))?;
                 }
-                writeln!(out, "{}", row(item, now, width))?;
+                writeln!(out, "{}", row(item, &zone, now, width))?;
             }
             shown += 1;
         }
@@ -102,18 +105,18 @@ fn header(width: usize) -> String {
     )
 }
 
-/// One decision: its id, kind, status, the time it has left (pending) or its age, and its
-/// question on one line, cut to fit.
-fn row(d: &Value, now: OffsetDateTime, width: usize) -> String {
+/// One decision: its id, kind, status, when it expires (pending) or was made, in `zone`
+/// ("until 20:34 IST", "2026-11-20 09:12 IST"), and its question on one line, cut to fit.
+fn row(d: &Value, zone: &Zone, now: OffsetDateTime, width: usize) -> String {
     let text = |k: &str| d[k].as_str().unwrap_or_default().to_string();
     let at = |k: &str| {
         d[k].as_str()
             .and_then(|s| OffsetDateTime::parse(s, &Rfc3339).ok())
     };
     let when = if d["status"] == "pending" {
-        at("expires_at").map_or(String::new(), |t| format!("{} left", short(t - now)))
+        at("expires_at").map_or(String::new(), |t| format!("until {}", zone.clock(t, now)))
     } else {
-        at("created_at").map_or(String::new(), |t| format!("{} ago", short(now - t)))
+        at("created_at").map_or(String::new(), |t| zone.clock(t, now))
     };
     let question = text("question")
         .split_whitespace()
@@ -152,39 +155,30 @@ fn line(cells: [String; 5], width: usize) -> String {
     out.trim_end().to_string()
 }
 
-/// `45s`, `59m`, `3h`, `2d`: the largest whole unit, as a glance wants it.
-fn short(d: time::Duration) -> String {
-    let s = d.whole_seconds().max(0);
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m", s / 60),
-        3600..86_400 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86_400),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
     #[test]
-    fn a_row_fits_its_width_and_says_when() {
-        let now = OffsetDateTime::now_utc();
+    fn a_row_fits_its_width_and_says_when_in_the_zone() {
+        let now = time::macros::datetime!(2026-11-21 12:00 UTC);
+        let kolkata = Zone::named("Asia/Kolkata");
         let iso = |t: OffsetDateTime| t.format(&Rfc3339).unwrap();
         let d = json!({
             "decision_id": "0199aaaa-0000-7000-8000-000000000000", "kind": "bool",
             "status": "pending", "question": "Deploy\nthe new version to production now?",
             "created_at": iso(now), "expires_at": iso(now + time::Duration::minutes(42)),
         });
-        let r = row(&d, now, 90);
-        assert!(r.chars().count() <= 90, "{r}");
-        assert!(r.contains("41m left") || r.contains("42m left"), "{r}");
+        let r = row(&d, &kolkata, now, 100);
+        assert!(r.chars().count() <= 100, "{r}");
+        assert!(r.contains("until 18:12 IST"), "{r}");
         assert!(r.contains("Deploy the new") && r.ends_with('…'), "{r}");
         let d = json!({
             "decision_id": "x", "kind": "todo", "status": "answered", "question": "Renew",
-            "created_at": iso(now - time::Duration::hours(3)), "expires_at": iso(now),
+            "created_at": iso(now - time::Duration::days(1)), "expires_at": iso(now),
         });
-        assert!(row(&d, now, 90).contains("3h ago"));
+        assert!(row(&d, &kolkata, now, 90).contains("2026-11-20 17:30 IST"));
+        assert!(row(&d, &Zone::utc(), now, 90).contains("2026-11-20 12:00 UTC"));
     }
 }

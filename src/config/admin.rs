@@ -115,7 +115,7 @@ pub enum PersonCommand {
         #[command(flatten)]
         settings: PersonArgs,
     },
-    /// List an inbox's people, oldest first: name, email, ntfy topic, quiet hours.
+    /// List an inbox's people, oldest first: name, email, ntfy topic, chats, zone, quiet hours.
     List {
         #[arg(long, default_value = "default")]
         inbox: String,
@@ -192,8 +192,8 @@ pub struct PersonArgs {
     /// (urgent decisions excepted); "" removes them.
     #[arg(long, value_name = "WINDOW")]
     pub quiet: Option<String>,
-    /// The time zone of the quiet hours, e.g. Europe/Berlin [default: UTC, or the zone
-    /// they have].
+    /// Their time zone, an IANA name like Europe/Berlin: the times their pages, mails,
+    /// notifications and chats state, and their quiet hours, are in it ("" makes it UTC).
     #[arg(long, value_name = "ZONE")]
     pub tz: Option<String>,
 }
@@ -213,6 +213,10 @@ pub struct ChannelArgs {
     /// Daily quota of actions (a create costs 2), renewed at 00:00 UTC; 0 or "none" removes it.
     #[arg(long, value_parser = parse_quota)]
     pub quota: Option<Quota>,
+    /// The time zone of the inbox's own person, as `sayso person set --tz` sets it ("" makes
+    /// it UTC).
+    #[arg(long, value_name = "ZONE")]
+    pub tz: Option<String>,
 }
 
 /// A daily quota given on the command line: a number of actions, or none.

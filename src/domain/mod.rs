@@ -30,6 +30,7 @@ pub mod receipt;
 pub mod shell;
 pub mod spec;
 pub mod subscription;
+pub mod time_zone;
 pub mod webauthn;
 mod words;
 

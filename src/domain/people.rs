@@ -34,7 +34,10 @@ pub struct Person {
     pub ntfy_token: Option<String>,
     /// Who they are on Slack, Matrix and Telegram (docs/CHANNELS.md).
     pub chats: ChatUsers,
-    /// While these hold, their notifications wait (urgent decisions excepted).
+    /// Their time zone, an IANA name under its canonical spelling ("Asia/Kolkata"): every
+    /// time their pages, mails, notifications and chats state is in it; `None` for UTC.
+    pub tz: Option<String>,
+    /// While these hold, their notifications wait (urgent decisions excepted); read in `tz`.
     pub quiet: Option<QuietHours>,
     pub created_at: OffsetDateTime,
 }

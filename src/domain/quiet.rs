@@ -10,12 +10,15 @@ use jiff::civil::{DateTime, Time};
 use jiff::tz::{AmbiguousOffset, TimeZone};
 use time::OffsetDateTime;
 
+use super::time_zone::{canonical_zone, time_zone};
+
 /// A person's quiet hours: a daily window in their time zone during which their
 /// notifications are held.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuietHours {
     pub from: (u8, u8),
     pub to: (u8, u8),
+    /// The zone the window is read in: the person's own (`Person::tz`), UTC without one.
     pub tz: String,
 }
 
@@ -38,9 +41,7 @@ impl QuietHours {
                 "quiet hours \"{window}\" are empty: give two different times"
             ));
         }
-        let name = tz.map(str::trim).unwrap_or("UTC");
-        let zone = time_zone(name).ok_or_else(|| format!("unknown time zone \"{name}\""))?;
-        let tz = zone.iana_name().unwrap_or(name).to_owned();
+        let tz = canonical_zone(tz.unwrap_or("UTC"))?;
         Ok(QuietHours { from, to, tz })
     }
 
@@ -131,15 +132,6 @@ fn parse_time(window: &str, text: &str) -> Result<(u8, u8), String> {
         ));
     }
     Ok((hour, minute))
-}
-
-/// The zone from the database built into the binary (`jiff`'s bundled copy of the IANA
-/// database), so the answer does not depend on the host's /usr/share/zoneinfo.
-fn time_zone(name: &str) -> Option<TimeZone> {
-    if name.is_empty() {
-        return None;
-    }
-    jiff::tz::db().get(name).ok()
 }
 
 fn civil_time((hour, minute): (u8, u8)) -> Option<Time> {
@@ -273,9 +265,9 @@ mod tests {
         }
         assert_eq!(
             err("22:00-07:00", Some("Europe/Berln")),
-            "unknown time zone \"Europe/Berln\""
+            "unknown time zone \"Europe/Berln\": did you mean \"Europe/Berlin\"?"
         );
-        assert_eq!(err("22:00-07:00", Some("")), "unknown time zone \"\"");
+        assert!(err("22:00-07:00", Some("")).starts_with("unknown time zone \"\""));
     }
 
     #[test]

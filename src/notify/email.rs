@@ -23,7 +23,7 @@ use crate::domain::answer_text::answer_text;
 use crate::domain::approval::{ALLOW, DENY};
 use crate::domain::outbox::{Channel, Purpose};
 use crate::domain::spec::{ChoiceOption, FieldInput, KindSpec};
-use crate::render::{format_time, heading, render_markdown, time_left, what_runs};
+use crate::render::{Zone, heading, render_markdown, time_left, what_runs};
 
 /// How long one SMTP conversation may take before the attempt is retried later.
 const SMTP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -96,7 +96,7 @@ impl Courier for EmailChannel {
             d.decision,
             d.web_url,
             d.public_url,
-            now,
+            (d.zone, now),
             (d.gathered(), d.waiting()),
         ) {
             Composed::Mail(mail) => mail,
@@ -257,17 +257,24 @@ fn compose(
     public_url: &str,
     now: OffsetDateTime,
 ) -> Composed {
-    compose_gathered(purpose, decision, web_url, public_url, now, (0, 0))
+    compose_gathered(
+        purpose,
+        decision,
+        web_url,
+        public_url,
+        (&Zone::utc(), now),
+        (0, 0),
+    )
 }
 
-/// The same, standing for `gathered` more approvals of the same agent session and
-/// `waiting` more asks the person's notification budget held (people.rs).
+/// The same, its times in `zone`, standing for `gathered` more approvals of the same agent
+/// session and `waiting` more asks the person's notification budget held (people.rs).
 fn compose_gathered(
     purpose: Purpose,
     decision: &Decision,
     web_url: &str,
     public_url: &str,
-    now: OffsetDateTime,
+    (zone, now): (&Zone, OffsetDateTime),
     (gathered, waiting): (u64, u64),
 ) -> Composed {
     let host = message_id_host(public_url);
@@ -284,7 +291,7 @@ fn compose_gathered(
             ));
         }
         Purpose::Ask => {
-            let mut mail = AskMail::new(decision, web_url, now);
+            let mut mail = AskMail::new(decision, web_url, zone, now);
             let mut lines = Vec::new();
             if gathered > 0 {
                 lines.push(crate::render::approval::gathered_line(gathered));
@@ -312,7 +319,7 @@ fn compose_gathered(
                 question: what_runs::headline(&decision.spec, HEADLINE_CHARS),
                 project: decision.spec.project.as_deref().map(short_project),
                 expires_in: time_left(decision.expires_at, now),
-                expires_at: format_time(decision.expires_at),
+                expires_at: zone.date_time(decision.expires_at),
                 web_url: web_url.to_owned(),
             };
             render_pair(ReminderText { m: &mail }, ReminderHtml { m: &mail }).map(|(text, html)| {
@@ -335,7 +342,7 @@ fn compose_gathered(
             let mail = ResolvedMail {
                 question: what_runs::headline(&decision.spec, HEADLINE_CHARS),
                 heading: heading(decision, now),
-                when: format_time(decision.resolved_at.unwrap_or(decision.expires_at.min(now))),
+                when: zone.date_time(decision.resolved_at.unwrap_or(decision.expires_at.min(now))),
                 sentence: answer_text(decision),
                 web_url: web_url.to_owned(),
             };
@@ -426,7 +433,7 @@ struct AskMail {
 }
 
 impl AskMail {
-    fn new(decision: &Decision, web_url: &str, now: OffsetDateTime) -> Self {
+    fn new(decision: &Decision, web_url: &str, zone: &Zone, now: OffsetDateTime) -> Self {
         let spec = &decision.spec;
         // A tool approval says what runs, built from the approval itself, never from the
         // asker's question and context.
@@ -492,7 +499,7 @@ impl AskMail {
             options,
             fields,
             expires_in: time_left(decision.expires_at, now),
-            expires_at: format_time(decision.expires_at),
+            expires_at: zone.date_time(decision.expires_at),
             web_url: web_url.to_owned(),
             gathered: None,
             // Allow… only when the mail shows all that runs; otherwise the page, which does,

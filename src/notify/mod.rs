@@ -62,6 +62,8 @@ pub struct Delivering<'a> {
     pub person: Option<&'a crate::domain::people::Person>,
     /// That person's email and ntfy topic, and the inbox's webhook secret.
     pub channels: &'a InboxChannels,
+    /// The zone every time the message states is in: the person's (render/zone.rs).
+    pub zone: &'a crate::render::Zone,
     /// Where the person answers from this channel: a tool approval's approval link for the
     /// channel (never shown to an API key), else the decision's answer link.
     pub web_url: &'a str,

@@ -12,7 +12,7 @@ use super::{Courier, Delivery};
 use crate::domain::outbox::{MessageResult, MessageStatus, OutboxMessage, Purpose};
 use crate::domain::people::Person;
 use crate::domain::webauthn::ID_PREFIX_CHARS;
-use crate::render::format_time;
+use crate::render::Zone;
 use crate::service::Outbox;
 
 /// A notice as a channel sends it.
@@ -56,7 +56,11 @@ pub(super) async fn deliver(
         Ok(None) => return done(MessageStatus::Skipped, "the person no longer exists"),
         Err(e) => return worker.retry(m, format!("database: {e}")),
     };
-    let (title, body) = passkey_added_words(m, &person);
+    let zone = match outbox.person_zone(Some(&person), person.inbox_id).await {
+        Ok(tz) => Zone::of(tz.as_deref()),
+        Err(e) => return worker.retry(m, format!("database: {e}")),
+    };
+    let (title, body) = passkey_added_words(m, &person, &zone);
     let notice = Notice {
         message: m,
         person: &person,
@@ -77,8 +81,9 @@ pub(super) async fn deliver(
     }
 }
 
-/// The title and text of a passkey notice, from its payload (`service/passkey_notices.rs`).
-fn passkey_added_words(m: &OutboxMessage, person: &Person) -> (String, String) {
+/// The title and text of a passkey notice, from its payload (`service/passkey_notices.rs`),
+/// its time in the person's `zone`.
+fn passkey_added_words(m: &OutboxMessage, person: &Person, zone: &Zone) -> (String, String) {
     let p = &m.payload;
     let text = |key: &str| p[key].as_str().unwrap_or_default().to_string();
     let browser = p["user_agent"]
@@ -88,7 +93,7 @@ fn passkey_added_words(m: &OutboxMessage, person: &Person) -> (String, String) {
             format!("\"{ua}\"")
         });
     let when = OffsetDateTime::parse(&text("added_at"), &Rfc3339)
-        .map(format_time)
+        .map(|t| zone.date_time(t))
         .unwrap_or_else(|_| "an unknown time".into());
     let id = text("passkey");
     let prefix: String = id.chars().take(ID_PREFIX_CHARS).collect();
@@ -122,6 +127,7 @@ mod tests {
             ntfy_url: None,
             ntfy_token: None,
             chats: Default::default(),
+            tz: None,
             quiet: None,
             created_at: datetime!(2026-11-21 10:00 UTC),
         };
@@ -141,7 +147,7 @@ mod tests {
             last_error: None,
             person: Some(id),
         };
-        let (title, body) = passkey_added_words(&m, &person);
+        let (title, body) = passkey_added_words(&m, &person, &Zone::utc());
         assert_eq!(title, "A passkey was added to your sayso");
         assert!(
             body.starts_with(
@@ -149,6 +155,8 @@ mod tests {
             ),
             "{body}"
         );
+        let (_, body) = passkey_added_words(&m, &person, &Zone::named("Asia/Kolkata"));
+        assert!(body.contains(" at 2026-11-21 20:34 IST."), "{body}");
         assert!(
             body.ends_with("sayso person passkeys ana --inbox ops --remove AbCdEfGhIjKl"),
             "{body}"

@@ -23,6 +23,7 @@
 use crate::render::project::short_project;
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use time::OffsetDateTime;
 use url::Url;
 
 use super::http_client::{client_builder, delivery_for_error, delivery_for_status};
@@ -76,9 +77,10 @@ impl Courier for NtfyChannel {
         let Some(topic_url) = d.channels.ntfy_url.as_deref() else {
             return Delivery::Skipped("the inbox has no ntfy topic".into());
         };
+        let now = crate::service::now();
         let mut body = match d.message.purpose {
-            Purpose::Ask => ask_message(d.decision, d.web_url, false, d.gathered()),
-            Purpose::Reminder => ask_message(d.decision, d.web_url, true, 0),
+            Purpose::Ask => ask_message(d, false, d.gathered(), now),
+            Purpose::Reminder => ask_message(d, true, 0, now),
             Purpose::Resolved => resolved_message(d.decision, d.web_url),
             Purpose::Escalate => return Delivery::Skipped(ESCALATE_SKIPPED.into()),
             Purpose::PasskeyAdded => return Delivery::Skipped(NOTICE_SKIPPED.into()),
@@ -168,9 +170,10 @@ fn title(decision: &Decision) -> String {
         .map_or_else(|| "sayso".to_owned(), short_project)
 }
 
-/// A new question, or the reminder of one still open; `gathered`: how many more of the
-/// same agent session it stands for.
-fn ask_message(decision: &Decision, web_url: &str, reminder: bool, gathered: u64) -> Value {
+/// A new question, or the reminder of one still open, saying when it expires in the person's
+/// zone; `gathered`: how many more of the same agent session it stands for.
+fn ask_message(d: &Delivering<'_>, reminder: bool, gathered: u64, now: OffsetDateTime) -> Value {
+    let (decision, web_url) = (d.decision, d.web_url);
     // A tool approval says what runs, built from the approval itself (render/what_runs.rs).
     let shown = decision
         .spec
@@ -181,10 +184,11 @@ fn ask_message(decision: &Decision, web_url: &str, reminder: bool, gathered: u64
         Some(s) => s.lines(),
         None => decision.spec.question.clone(),
     };
-    let message = match gathered {
+    let mut message = match gathered {
         0 => first,
         n => format!("{first}\n{}", gathered_line(n)),
     };
+    message = format!("{message}\n{}", d.zone.expires(decision.expires_at, now));
     let mut msg = json!({
         "title": title(decision),
         "message": message,

@@ -290,6 +290,7 @@ mod tests {
             ntfy_url: None,
             ntfy_token: None,
             chats: Default::default(),
+            tz: None,
             quiet: Some(QuietHours::parse("22:00-07:00", Some("UTC")).unwrap()),
             created_at: NIGHT,
         }
@@ -326,6 +327,7 @@ mod tests {
         // Awake, or with no quiet hours, it goes.
         assert!(held_at(&ask, &d, datetime!(2026-11-22 08:00 UTC)).is_none());
         let always = Person {
+            tz: None,
             quiet: None,
             ..ana()
         };

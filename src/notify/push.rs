@@ -103,6 +103,7 @@ impl PushNotice {
                         crate::render::approval::gathered_line(gathered)
                     );
                 }
+                body = format!("{body}\n{}", d.zone.expires(decision.expires_at, now));
                 // Standing for more the budget held, it opens the feed, where they all are.
                 let url = if waiting > 0 {
                     body = format!("{body}\n{}", super::people::waiting_line(waiting));

@@ -359,6 +359,10 @@ impl Worker {
             (Some(_), Some(p)) => person_channels(p, inbox),
             _ => inbox.channels.clone(),
         };
+        let zone = outbox
+            .person_zone(person, inbox.id)
+            .await
+            .map_err(|e| e.to_string())?;
         Ok(courier
             .deliver(&Delivering {
                 message: m,
@@ -367,6 +371,7 @@ impl Worker {
                 inbox,
                 person,
                 channels: &channels,
+                zone: &crate::render::Zone::of(zone.as_deref()),
                 web_url: &web_url,
                 public_url: outbox.public_url(),
                 outbox,

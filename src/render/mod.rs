@@ -15,7 +15,7 @@ pub mod visible;
 pub mod what_runs;
 mod zone;
 
-pub use self::time::{format_time, iso, time_for, time_left};
+pub use self::time::{iso, time_for, time_left};
 pub use markdown::{render_markdown, render_preview};
 pub use resolved::resolved_message;
 pub use status::heading;

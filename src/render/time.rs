@@ -1,6 +1,6 @@
 //! Times as people read them on a page or in a mail.
 
-use time::{OffsetDateTime, UtcOffset};
+use time::OffsetDateTime;
 
 /// "in 23 min", "in 2 h 5 min", "in 3 days": how long until `at`.
 pub fn time_left(at: OffsetDateTime, now: OffsetDateTime) -> String {
@@ -42,12 +42,6 @@ pub fn time_for(at: OffsetDateTime, now: OffsetDateTime) -> String {
     }
 }
 
-/// `2026-11-21 15:04 UTC`, whatever offset `t` carries.
-pub fn format_time(t: OffsetDateTime) -> String {
-    let f = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute] UTC");
-    t.to_offset(UtcOffset::UTC).format(&f).unwrap_or_default()
-}
-
 /// RFC 3339, for `<time datetime>` and scripts.
 pub fn iso(t: OffsetDateTime) -> String {
     t.format(&time::format_description::well_known::Rfc3339)
@@ -57,7 +51,7 @@ pub fn iso(t: OffsetDateTime) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use time::macros::{datetime, offset};
+    use time::macros::datetime;
 
     #[test]
     fn time_left_reads_naturally() {
@@ -100,18 +94,6 @@ mod tests {
         assert_eq!(
             time_for(datetime!(2026-11-24 12:00 UTC), now),
             "for 3 more days"
-        );
-    }
-
-    #[test]
-    fn times_are_shown_in_utc() {
-        assert_eq!(
-            format_time(datetime!(2026-11-21 15:04 UTC)),
-            "2026-11-21 15:04 UTC"
-        );
-        assert_eq!(
-            format_time(datetime!(2026-11-21 16:04 UTC).to_offset(offset!(+1))),
-            "2026-11-21 16:04 UTC"
         );
     }
 }

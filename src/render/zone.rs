@@ -1,10 +1,13 @@
-//! Times in the zone of the person looking at a page: "2026-11-21 16:04 CET", "04:12 IST".
-//! The zone is the person's own (the one their quiet hours are kept in); a page that knows
-//! nobody shows UTC and says so.
+//! Times in the zone of the person they are told to: "2026-11-21 16:04 CET", "04:12 IST",
+//! always with the zone's short name. Every surface formats its times here: pages, mails,
+//! notifications and chats in the person's zone (UTC when they have none, and saying so), the
+//! command line in the zone it is given or the machine's.
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use time::OffsetDateTime;
+
+use crate::domain::time_zone::canonical_zone;
 
 /// The zone a page shows its times in, with the name it is shown by.
 #[derive(Debug, Clone)]
@@ -32,6 +35,24 @@ impl Zone {
         }
     }
 
+    /// The zone named `name` (a person's stored zone), UTC for `None`.
+    pub fn of(name: Option<&str>) -> Zone {
+        name.map(Zone::named).unwrap_or_default()
+    }
+
+    /// The zone `name`, as someone typed it (`--tz`): a sentence naming it when it is not
+    /// one, with the name meant when one is close.
+    pub fn parse(name: &str) -> Result<Zone, String> {
+        Ok(Zone::named(&canonical_zone(name)?))
+    }
+
+    /// The machine's own zone: the TZ variable, else /etc/localtime; UTC when neither says.
+    pub fn system() -> Zone {
+        Zone {
+            tz: TimeZone::system(),
+        }
+    }
+
     /// The zone's IANA name ("Europe/Berlin"), `None` for UTC or a zone without one.
     pub fn name(&self) -> Option<&str> {
         self.tz.iana_name()
@@ -43,6 +64,16 @@ impl Zone {
             Some((local, label)) => format!("{} {label}", local.strftime("%Y-%m-%d %H:%M")),
             None => String::new(),
         }
+    }
+
+    /// "Expires in 2 h 5 min, at 04:12 CET": when a question closes, as a notification or a
+    /// chat message says it under the question.
+    pub fn expires(&self, at: OffsetDateTime, now: OffsetDateTime) -> String {
+        format!(
+            "Expires {}, at {}",
+            super::time_left(at, now),
+            self.clock(at, now)
+        )
     }
 
     /// "04:12 CET" when `t` falls on the same local day as `now`, the date and time
@@ -95,6 +126,11 @@ mod tests {
     fn a_time_is_shown_in_the_zone_with_its_short_name() {
         let t = datetime!(2026-11-21 15:04 UTC);
         assert_eq!(Zone::utc().date_time(t), "2026-11-21 15:04 UTC");
+        // Whatever offset the time carries, it is the same instant.
+        assert_eq!(
+            Zone::utc().date_time(datetime!(2026-11-21 16:04 +1)),
+            "2026-11-21 15:04 UTC"
+        );
         assert_eq!(
             Zone::named("Europe/Berlin").date_time(t),
             "2026-11-21 16:04 CET"
@@ -119,6 +155,34 @@ mod tests {
         assert_eq!(
             Zone::named("Mars/Olympus").date_time(t),
             "2026-11-21 15:04 UTC"
+        );
+    }
+
+    #[test]
+    fn a_question_says_when_it_expires_in_the_zone() {
+        let now = datetime!(2026-11-21 15:04 UTC);
+        assert_eq!(
+            Zone::named("Asia/Kolkata").expires(datetime!(2026-11-21 17:09 UTC), now),
+            "Expires in 2 h 5 min, at 22:39 IST"
+        );
+    }
+
+    #[test]
+    fn a_typed_zone_is_checked_and_the_system_one_is_read() {
+        assert_eq!(
+            Zone::parse("asia/kolkata").unwrap().name(),
+            Some("Asia/Kolkata")
+        );
+        assert!(
+            Zone::parse("Asia/Kolkatta")
+                .unwrap_err()
+                .contains("did you mean")
+        );
+        // TZ is the process's; whatever it holds, the machine's zone gives a label.
+        assert!(
+            !Zone::system()
+                .date_time(datetime!(2026-11-21 15:04 UTC))
+                .is_empty()
         );
     }
 

@@ -126,6 +126,28 @@ impl Service {
             .filter(|p| people::is_asked(d, &p.name, now())))
     }
 
+    /// The zone to tell `user` of `channel` the times of `d` in: theirs when they are a
+    /// person of its inbox, else the inbox's own person's; `None` for UTC (and when the
+    /// people cannot be read, which the log says).
+    pub async fn chat_user_zone(
+        &self,
+        d: &Decision,
+        channel: Channel,
+        user: &str,
+    ) -> Option<String> {
+        let everyone = match self.store().people(d.inbox_id).await {
+            Ok(everyone) => everyone,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the people for a chat's reply");
+                return None;
+            }
+        };
+        let theirs = everyone.iter().find(|p| p.chats.on(channel) == Some(user));
+        theirs
+            .and_then(|p| p.tz.clone())
+            .or_else(|| everyone.iter().find(|p| p.is_inbox_own())?.tz.clone())
+    }
+
     /// The decision `id` while it is still pending.
     pub async fn pending_decision(&self, id: Uuid) -> Result<Option<Decision>, ServiceError> {
         Ok(self

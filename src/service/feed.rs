@@ -193,9 +193,11 @@ impl Service {
             .filter(|d| d.status != Status::Pending && theirs(d))
             .take(HISTORY)
             .collect();
-        let zone_of = |p: &Person| p.quiet.as_ref().map(|q| q.tz.clone());
-        let zone = zone_of(&viewer.person)
-            .or_else(|| everyone.iter().find(|p| p.is_inbox_own()).and_then(zone_of));
+        let zone = viewer
+            .person
+            .tz
+            .clone()
+            .or_else(|| everyone.iter().find(|p| p.is_inbox_own())?.tz.clone());
         let has_passkey = !passkeys.is_empty();
         Ok(Feed {
             allowances,
@@ -236,16 +238,22 @@ impl Service {
 
     /// The zone a viewer's pages show times in: their own, else the inbox's own person's.
     pub async fn viewer_zone(&self, viewer: &Viewer) -> Result<Option<String>, ServiceError> {
-        let zone_of = |p: &Person| p.quiet.as_ref().map(|q| q.tz.clone());
-        if let Some(z) = zone_of(&viewer.person) {
-            return Ok(Some(z));
+        self.person_zone(Some(&viewer.person), viewer.inbox.id)
+            .await
+    }
+
+    /// The zone the times told to `person` (of the inbox `inbox_id`) are in: their own, else
+    /// the inbox's own person's (who stands for the inbox where no one else is meant);
+    /// `None` for UTC.
+    pub async fn person_zone(
+        &self,
+        person: Option<&Person>,
+        inbox_id: Uuid,
+    ) -> Result<Option<String>, ServiceError> {
+        if let Some(tz) = person.and_then(|p| p.tz.clone()) {
+            return Ok(Some(tz));
         }
-        Ok(self
-            .store()
-            .person(viewer.inbox.id)
-            .await?
-            .as_ref()
-            .and_then(zone_of))
+        Ok(self.store().person(inbox_id).await?.and_then(|own| own.tz))
     }
 
     /// Up to `want` pending items asking the viewer after `after`, reading at most about
@@ -322,19 +330,13 @@ impl Service {
             Some(_) => self.bound_person(cookie).await.map(|(_, p)| p),
             None => None,
         };
-        let zone_of = |p: &Person| p.quiet.as_ref().map(|q| q.tz.clone());
-        let mut zone = person
-            .and_then(zone_of)
-            .or_else(|| bound.as_ref().and_then(zone_of));
-        if zone.is_none() {
-            zone = match self.store().person(inbox_id).await {
-                Ok(own) => own.as_ref().and_then(zone_of),
-                Err(e) => {
-                    tracing::warn!(error = %e, "could not look up the inbox's person for a page");
-                    None
-                }
-            };
-        }
+        let zone = match self.person_zone(person.or(bound.as_ref()), inbox_id).await {
+            Ok(zone) => zone,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not look up the inbox's person for a page");
+                None
+            }
+        };
         PageReader { bound, zone }
     }
 }

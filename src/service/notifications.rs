@@ -180,6 +180,7 @@ fn own_person(inbox: &Inbox, channels: &InboxChannels) -> Person {
         ntfy_url: channels.ntfy_url.clone(),
         ntfy_token: channels.ntfy_token.clone(),
         chats: channels.chats.clone(),
+        tz: None,
         quiet: None,
         created_at: inbox.created_at,
     }
@@ -219,6 +220,7 @@ mod tests {
             ntfy_url: ntfy.then(|| format!("https://ntfy.example/{name}")),
             ntfy_token: None,
             chats: Default::default(),
+            tz: None,
             quiet: None,
             created_at: AT,
         }

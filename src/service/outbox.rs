@@ -141,6 +141,15 @@ impl Outbox {
         self.svc.store().person(id).await
     }
 
+    /// The zone the times told to `person` are in (`Service::person_zone`).
+    pub async fn person_zone(
+        &self,
+        person: Option<&Person>,
+        inbox_id: Uuid,
+    ) -> Result<Option<String>, ServiceError> {
+        self.svc.person_zone(person, inbox_id).await
+    }
+
     /// The people of an inbox, oldest first.
     pub async fn people(&self, inbox_id: Uuid) -> Result<Vec<Person>, StoreError> {
         self.svc.store().people(inbox_id).await

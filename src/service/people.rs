@@ -1,5 +1,5 @@
 //! The people of an inbox as `sayso person` manages them: adding one with their own feed
-//! link, listing them, changing their channels and quiet hours, removing them.
+//! link, listing them, changing their channels, zone and quiet hours, removing them.
 
 use uuid::Uuid;
 
@@ -8,6 +8,7 @@ use super::{Service, ServiceError, now};
 use crate::domain::inbox::Inbox;
 use crate::domain::people::{self, Person};
 use crate::domain::quiet::QuietHours;
+use crate::domain::time_zone::canonical_zone;
 use crate::storage::StoreError;
 
 /// A person's channels and quiet hours as given to `add_person` and `set_person`: `None`
@@ -25,8 +26,8 @@ pub struct PersonSettings {
     pub telegram: Option<String>,
     /// Quiet hours, "22:00-07:00".
     pub quiet: Option<String>,
-    /// The zone of the quiet hours (IANA). Only with `quiet`, or to move a person's existing
-    /// quiet hours to another zone; a new window keeps the person's zone, else UTC.
+    /// Their time zone (IANA, "Europe/Berlin"): the times they are shown, and their quiet
+    /// hours, are in it; `Some("")` makes it UTC again.
     pub tz: Option<String>,
 }
 
@@ -49,6 +50,7 @@ impl Service {
             ntfy_url: None,
             ntfy_token: None,
             chats: Default::default(),
+            tz: None,
             quiet: None,
             created_at: now(),
         };
@@ -90,6 +92,24 @@ impl Service {
             other => other?,
         }
         Ok(person)
+    }
+
+    /// Sets the zone of the named inbox's own person (`sayso inbox set --tz`): the same as
+    /// `set_person` with only `tz`.
+    pub async fn set_inbox_zone(&self, inbox_name: &str, tz: &str) -> Result<Person, ServiceError> {
+        let inbox = self.inbox_named(inbox_name).await?;
+        let own = self
+            .store()
+            .people(inbox.id)
+            .await?
+            .into_iter()
+            .find(Person::is_inbox_own)
+            .ok_or(ServiceError::NotFound)?;
+        let changes = PersonSettings {
+            tz: Some(tz.to_string()),
+            ..PersonSettings::default()
+        };
+        self.set_person(inbox_name, &own.name, &changes).await
     }
 
     /// Refuses a chat user that is already another person's of the same inbox: an answer
@@ -263,35 +283,23 @@ fn apply(person: &mut Person, changes: &PersonSettings) -> Result<(), ServiceErr
     set(&mut person.chats.matrix, given(&changes.matrix));
     set(&mut person.chats.telegram, given(&changes.telegram));
 
-    let quiet_error = |m: String| ServiceError::invalid("quiet", m);
-    person.quiet = match (
-        given(&changes.quiet),
-        given(&changes.tz),
-        person.quiet.take(),
-    ) {
-        (None, None, kept) => kept,
-        (Some(""), None, _) => None,
-        (Some(""), Some(_), _) => {
-            return Err(ServiceError::invalid(
-                "tz",
-                "--tz goes with quiet hours: --quiet \"\" removes them, zone and all",
-            ));
-        }
-        (Some(window), tz, kept) => {
-            let tz = tz.or(kept.as_ref().map(|q| q.tz.as_str()));
-            Some(QuietHours::parse(window, tz).map_err(quiet_error)?)
-        }
-        (None, Some(tz), Some(kept)) => {
-            Some(QuietHours::parse(&kept.window(), Some(tz)).map_err(quiet_error)?)
-        }
-        (None, Some(_), None) => {
-            return Err(ServiceError::invalid(
-                "tz",
-                "--tz needs --quiet: a time zone is that of quiet hours, \
-                 like --quiet 22:00-07:00 --tz Europe/Berlin",
-            ));
-        }
+    // The zone first: quiet hours are read in the person's zone, the one given now or the
+    // one they have.
+    let tz = match given(&changes.tz) {
+        None => person.tz.take(),
+        Some("") => None,
+        Some(name) => Some(canonical_zone(name).map_err(|m| ServiceError::invalid("tz", m))?),
     };
+    let window = match (given(&changes.quiet), person.quiet.take()) {
+        (Some(""), _) | (None, None) => None,
+        (Some(window), _) => Some(window.to_string()),
+        (None, Some(kept)) => Some(kept.window()),
+    };
+    person.quiet = window
+        .map(|w| QuietHours::parse(&w, tz.as_deref()))
+        .transpose()
+        .map_err(|m| ServiceError::invalid("quiet", m))?;
+    person.tz = tz;
     Ok(())
 }
 
@@ -309,6 +317,7 @@ mod tests {
             ntfy_url: None,
             ntfy_token: None,
             chats: Default::default(),
+            tz: None,
             quiet: None,
             created_at: now(),
         }
@@ -358,7 +367,7 @@ mod tests {
     }
 
     #[test]
-    fn quiet_hours_keep_their_zone_until_told_otherwise() {
+    fn quiet_hours_are_read_in_the_persons_zone() {
         let mut p = someone();
         apply(&mut p, &changes(Some("22:00-07:00"), Some("Europe/Berlin"))).unwrap();
         apply(&mut p, &changes(Some("23-6"), None)).unwrap();
@@ -373,19 +382,43 @@ mod tests {
             (q.window().as_str(), q.tz.as_str()),
             ("23:00-06:00", "America/New_York")
         );
+        assert_eq!(p.tz.as_deref(), Some("America/New_York"));
+        // Removing the quiet hours keeps the zone; removing the zone keeps the hours, in UTC.
         apply(&mut p, &changes(Some(""), None)).unwrap();
-        assert_eq!(p.quiet, None);
+        assert_eq!(
+            (p.quiet.as_ref(), p.tz.as_deref()),
+            (None, Some("America/New_York"))
+        );
+        apply(&mut p, &changes(Some("22-7"), Some(""))).unwrap();
+        assert_eq!(p.tz, None);
+        assert_eq!(p.quiet.unwrap().tz, "UTC");
     }
 
     #[test]
-    fn a_zone_without_quiet_hours_is_refused_naming_both() {
+    fn a_zone_is_set_alone_and_kept_canonically() {
+        let mut p = someone();
+        apply(&mut p, &changes(None, Some("asia/kolkata"))).unwrap();
+        assert_eq!(
+            (p.tz.as_deref(), p.quiet.as_ref()),
+            (Some("Asia/Kolkata"), None)
+        );
+        apply(&mut p, &changes(Some("22-7"), None)).unwrap();
+        assert_eq!(p.quiet.unwrap().tz, "Asia/Kolkata");
+    }
+
+    #[test]
+    fn an_unknown_zone_is_refused_naming_it() {
+        let mut p = someone();
         let Err(ServiceError::Validation(issues)) =
-            apply(&mut someone(), &changes(None, Some("Europe/Berlin")))
+            apply(&mut p, &changes(None, Some("Europe/Berln")))
         else {
             panic!("accepted");
         };
+        assert_eq!(issues[0].path, "tz");
         assert!(
-            issues[0].message.contains("--tz needs --quiet"),
+            issues[0]
+                .message
+                .contains("\"Europe/Berln\": did you mean \"Europe/Berlin\""),
             "{issues:?}"
         );
         assert!(apply(&mut someone(), &changes(Some("25:00-07:00"), None)).is_err());

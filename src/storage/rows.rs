@@ -485,17 +485,16 @@ pub(super) struct PersonColumns {
     pub matrix_user: Option<String>,
     pub telegram_chat: Option<String>,
     pub quiet_hours: Option<String>,
+    /// The person's zone, with or without quiet hours (the column is named for the quiet
+    /// hours, which were the first to have one).
     pub quiet_tz: Option<String>,
     pub created_at: OffsetDateTime,
 }
 
 impl PersonColumns {
-    /// The stored form of a person's quiet hours: the window and the zone.
+    /// The stored form of a person's quiet hours and zone: the window, and the zone.
     pub fn quiet_of(p: &crate::domain::people::Person) -> (Option<String>, Option<String>) {
-        match &p.quiet {
-            Some(q) => (Some(q.window()), Some(q.tz.clone())),
-            None => (None, None),
-        }
+        (p.quiet.as_ref().map(|q| q.window()), p.tz.clone())
     }
 }
 
@@ -522,6 +521,7 @@ impl TryFrom<PersonColumns> for crate::domain::people::Person {
                 matrix: c.matrix_user,
                 telegram: c.telegram_chat,
             },
+            tz: c.quiet_tz,
             quiet,
             created_at: c.created_at,
         })

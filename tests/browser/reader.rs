@@ -73,7 +73,6 @@ async fn a_newcomer_finds_the_way_back_reads_local_times_and_keeps_the_remark() 
     };
     let own = srv.svc.list_people("default").await.unwrap()[0].clone();
     let zone = PersonSettings {
-        quiet: Some("22:00-07:00".into()),
         tz: Some("Asia/Kolkata".into()),
         ..PersonSettings::default()
     };

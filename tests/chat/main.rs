@@ -12,3 +12,4 @@ mod slack_standin;
 mod telegram;
 mod telegram_fields;
 mod telegram_standin;
+mod zones;

@@ -684,6 +684,7 @@ async fn answer_while_down(fillers: usize) {
                 matrix: Some("@ana:sayso.test".into()),
                 ..ChatUsers::default()
             },
+            tz: None,
             quiet: None,
             created_at: sayso::service::now(),
         })

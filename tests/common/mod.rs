@@ -13,3 +13,12 @@ pub mod python;
 pub mod receiver;
 pub mod server;
 pub mod smtp;
+
+/// A notification's text without its last line, which says when the question expires
+/// ("Expires in 1 h, at 20:34 IST"), and that line; panics when it has none.
+pub fn question_and_expiry(message: &serde_json::Value) -> (String, String) {
+    let text = message.as_str().expect("a notification's text");
+    let (question, expiry) = text.rsplit_once('\n').expect("an expiry line");
+    assert!(expiry.starts_with("Expires in "), "{text}");
+    (question.to_string(), expiry.to_string())
+}

@@ -211,6 +211,22 @@ impl TestServer {
         Self::start_full(database_url, setup).await
     }
 
+    /// `start_chatting` that sends mail through `smtp_url` too: every channel a person has.
+    pub async fn start_on_every_channel(
+        database_url: &str,
+        smtp_url: &str,
+        chats: sayso::notify::chat::ChatSettings,
+    ) -> TestServer {
+        let setup = Setup {
+            notify: Some(Some(smtp_url.to_string())),
+            rate_limit: RateLimit::OFF,
+            budget: (0, Duration::from_secs(60)),
+            chats,
+            ..Setup::default()
+        };
+        Self::start_full(database_url, setup).await
+    }
+
     /// `start_chatting` on a database a server already ran on, whose API key is `key`.
     pub async fn restart_chatting(
         database_url: &str,
@@ -363,6 +379,7 @@ impl TestServer {
             ntfy_url: None,
             ntfy_token: None,
             chats: Default::default(),
+            tz: None,
             quiet: None,
             created_at: sayso::service::now(),
         };

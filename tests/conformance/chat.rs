@@ -20,6 +20,7 @@ fn person(inbox_id: Uuid, name: &str, chats: ChatUsers) -> Person {
         ntfy_url: None,
         ntfy_token: None,
         chats,
+        tz: None,
         quiet: None,
         created_at: ms(T0),
     }

@@ -208,6 +208,7 @@ pub async fn people_are_added_listed_changed_and_removed(store: &dyn Store) {
         ntfy_url: None,
         ntfy_token: None,
         chats: Default::default(),
+        tz: Some("Europe/Berlin".into()),
         quiet: Some(QuietHours::parse("22:00-07:00", Some("Europe/Berlin")).unwrap()),
         created_at: ms(T0 + Duration::seconds(1)),
     };
@@ -238,11 +239,19 @@ pub async fn people_are_added_listed_changed_and_removed(store: &dyn Store) {
     let changed = Person {
         email: None,
         ntfy_url: Some("https://ntfy.example.com/ana".into()),
+        tz: None,
         quiet: None,
         ..ana.clone()
     };
     store.update_person(&changed).await.unwrap();
-    assert_eq!(store.person(ana.id).await.unwrap(), Some(changed));
+    assert_eq!(store.person(ana.id).await.unwrap(), Some(changed.clone()));
+    // A zone of their own, without quiet hours.
+    let zoned = Person {
+        tz: Some("Asia/Kolkata".into()),
+        ..changed
+    };
+    store.update_person(&zoned).await.unwrap();
+    assert_eq!(store.person(ana.id).await.unwrap(), Some(zoned));
     // The inbox's own person's channels are the inbox's, whichever way they are set.
     let own_changed = Person {
         email: Some("me@example.com".into()),

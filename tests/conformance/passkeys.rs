@@ -41,6 +41,7 @@ async fn someone(store: &dyn Store, inbox_id: Uuid, name: &str) -> Person {
         ntfy_url: None,
         ntfy_token: None,
         chats: Default::default(),
+        tz: None,
         quiet: None,
         created_at: ms(T0),
     };

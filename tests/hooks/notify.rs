@@ -58,7 +58,7 @@ async fn the_ntfy_deny_button_answers_the_hook() {
     .await
     .expect("ntfy was told");
     assert_eq!(
-        published["message"],
+        crate::common::question_and_expiry(&published["message"]).0,
         "Claude Code wants to run a Bash command:\ngit push --force\n\
          ⚠ Force-pushes: can overwrite commits others pushed\n\
          The agent says: Remove the build output\n\
@@ -251,6 +251,7 @@ pub async fn push_notice_for(
             inbox: &inbox,
             person: Some(&person),
             channels: &InboxChannels::default(),
+            zone: &sayso::render::Zone::utc(),
             web_url: &web_url,
             public_url: &srv.base,
             outbox: &srv.svc.outbox(),
@@ -318,7 +319,7 @@ async fn a_burst_of_one_sessions_approvals_rings_once() {
     let asks: Vec<Value> = ntfy.requests().iter().map(|r| r.json()).collect();
     assert_eq!(asks.len(), 1, "one notification for the burst: {asks:?}");
     assert_eq!(
-        asks[0]["message"],
+        crate::common::question_and_expiry(&asks[0]["message"]).0,
         "Claude Code wants to run a Bash command:\nmake c\nThe agent says: Remove the build output\n\
          timeout: 120000\nrun_in_background: false\n2 more from this session are waiting."
     );

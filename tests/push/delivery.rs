@@ -43,7 +43,11 @@ async fn a_push_decrypts_for_the_browser_and_carries_a_valid_vapid_token() {
     let server_key = srv.svc.vapid_public_key().await.unwrap();
     check_vapid(&got.headers, &server_key, &push.origin(), SUBJECT);
 
-    let payload: Value = serde_json::from_slice(&browser.decrypt(&got.body)).unwrap();
+    let mut payload: Value = serde_json::from_slice(&browser.decrypt(&got.body)).unwrap();
+    // The body ends saying when the question expires, in the person's zone (UTC here).
+    let (question, expiry) = crate::common::question_and_expiry(&payload["body"]);
+    assert!(expiry.ends_with(" UTC"), "{expiry}");
+    payload["body"] = json!(question);
     assert_eq!(
         payload,
         json!({
@@ -93,6 +97,7 @@ async fn a_resolved_decision_closes_the_notification_with_the_same_tag() {
         inbox: &inbox,
         person: Some(&person),
         channels: &channels,
+        zone: &sayso::render::Zone::utc(),
         web_url: s(&h, "web_url"),
         public_url: &srv.base,
         outbox: &srv.svc.outbox(),

@@ -271,7 +271,7 @@ fn page(
     push_key: String,
 ) -> FeedPage {
     let now = OffsetDateTime::now_utc();
-    let zone = feed.zone.as_deref().map(Zone::named).unwrap_or_default();
+    let zone = Zone::of(feed.zone.as_deref());
     // The feed's own address, never its link, so the link leaves no trace in the page.
     let base = FEED_PATH.to_string();
     let person = feed.viewer.person.id;

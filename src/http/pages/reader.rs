@@ -33,7 +33,7 @@ impl Reader {
         let cookie = device_cookie(headers);
         let r = svc.page_reader(cookie.as_deref(), person, inbox_id).await;
         Reader {
-            zone: r.zone.as_deref().map(Zone::named).unwrap_or_default(),
+            zone: Zone::of(r.zone.as_deref()),
             to_feed: r.bound.is_some(),
         }
     }
@@ -47,11 +47,7 @@ impl Reader {
             None => None,
         };
         Reader {
-            zone: bound
-                .as_ref()
-                .and_then(|(_, p)| p.quiet.as_ref())
-                .map(|q| Zone::named(&q.tz))
-                .unwrap_or_default(),
+            zone: Zone::of(bound.as_ref().and_then(|(_, p)| p.tz.as_deref())),
             to_feed: bound.is_some(),
         }
     }

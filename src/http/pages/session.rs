@@ -153,12 +153,7 @@ async fn pending_calls(
     which: &Which,
 ) -> Result<(Viewer, Vec<Decision>, Zone), ServiceError> {
     let mut calls = svc.all_pending_asking(&viewer, |d| which.holds(d)).await?;
-    let zone = svc
-        .viewer_zone(&viewer)
-        .await?
-        .as_deref()
-        .map(Zone::named)
-        .unwrap_or_default();
+    let zone = Zone::of(svc.viewer_zone(&viewer).await?.as_deref());
     calls.sort_by_key(|d| (d.created_at, d.id));
     Ok((viewer, calls, zone))
 }

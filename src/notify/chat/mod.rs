@@ -29,6 +29,7 @@ use crate::domain::outbox::Purpose;
 use crate::domain::people::required;
 use crate::domain::spec::KindSpec;
 use crate::domain::{Decision, Status};
+use crate::render::Zone;
 use crate::render::approval::gathered_line;
 use crate::render::visible::{Lines, clip};
 use crate::render::what_runs;
@@ -233,6 +234,11 @@ pub fn ask(d: &Delivering<'_>) -> ChatAsk {
         0 => {}
         n => notes.push(gathered_line(n)),
     }
+    // When it closes, while it is open; a settled message says when it settled instead.
+    let now = crate::service::now();
+    if decision.is_open_at(now) {
+        notes.push(d.zone.expires(decision.expires_at, now));
+    }
     let waiting = d.waiting();
     let controls = if waiting > 0 && matches!(d.message.purpose, Purpose::Ask | Purpose::Reminder) {
         // It stands for asks the person's budget held: answering here would answer only
@@ -309,12 +315,29 @@ fn button(d: &Decision, label: &str, code: &str, style: ButtonStyle) -> ChatButt
     }
 }
 
+/// The zone to tell `user` of `channel` about the decision of `outcome` in: theirs, else
+/// the inbox's own person's.
+pub async fn presser_zone(
+    svc: &crate::service::Service,
+    channel: crate::domain::outbox::Channel,
+    user: &str,
+    outcome: &crate::service::ChatOutcome,
+) -> Zone {
+    use crate::service::ChatOutcome;
+    match outcome {
+        ChatOutcome::Recorded(d) | ChatOutcome::Settled(d) => {
+            Zone::of(svc.chat_user_zone(d, channel, user).await.as_deref())
+        }
+        _ => Zone::utc(),
+    }
+}
+
 /// The line that replaces a message's controls once its decision settled, saying who
-/// decided, how and when: "Allowed by ana from the feed, 2026-11-27 04:12 UTC".
-pub fn settled(d: &Decision) -> String {
+/// decided, how and when, in `zone`: "Allowed by ana from the feed, 2026-11-27 04:12 CET".
+pub fn settled(d: &Decision, zone: &Zone) -> String {
     let when = d
         .resolved_at
-        .map(|t| format!(", {}", crate::render::format_time(t)))
+        .map(|t| format!(", {}", zone.date_time(t)))
         .unwrap_or_default();
     let last = d.answers.last();
     let by = last
@@ -361,17 +384,17 @@ pub fn settled(d: &Decision) -> String {
 }
 
 /// What the one who answered is told: "Allowed." or, while others must agree too, the tally.
-pub fn recorded(d: &Decision) -> String {
+pub fn recorded(d: &Decision, zone: &Zone) -> String {
     match progress(d) {
         Some(p) => format!("Counted. {p}"),
-        None => settled(d),
+        None => settled(d, zone),
     }
 }
 
 /// What a pending decision's message says under its question while others are asked too:
 /// the tally of a rule of several ("1 of 2 allowed: ana") and its escalation ("Escalated to
-/// bo, 2026-11-27 04:12 UTC"); `None` when neither applies.
-pub fn standing(d: &Decision, now: time::OffsetDateTime) -> Option<String> {
+/// bo, 2026-11-27 04:12 CET", in `zone`); `None` when neither applies.
+pub fn standing(d: &Decision, now: time::OffsetDateTime, zone: &Zone) -> Option<String> {
     let mut parts: Vec<String> = progress(d).into_iter().collect();
     if let Some(r) = &d.spec.routing
         && let Some(at) = r.escalates_at(d.created_at).filter(|at| *at <= now)
@@ -381,10 +404,7 @@ pub fn standing(d: &Decision, now: time::OffsetDateTime) -> Option<String> {
         } else {
             r.escalate_to.join(", ")
         };
-        parts.push(format!(
-            "Escalated to {to}, {}",
-            crate::render::format_time(at)
-        ));
+        parts.push(format!("Escalated to {to}, {}", zone.date_time(at)));
     }
     (!parts.is_empty()).then(|| parts.join(" · "))
 }

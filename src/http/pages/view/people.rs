@@ -177,6 +177,7 @@ mod tests {
             ntfy_url: None,
             ntfy_token: None,
             chats: Default::default(),
+            tz: None,
             quiet: None,
             created_at: OffsetDateTime::now_utc(),
         }

@@ -393,7 +393,7 @@ impl MatrixCourier {
                 None => return Delivery::Skipped("no tally to show".into()),
             }
         } else {
-            settled(d.decision)
+            settled(d.decision, d.zone)
         };
         let posts = match d.outbox.chat_posts(d.decision.id, Channel::Matrix).await {
             Ok(posts) => posts,

@@ -17,7 +17,8 @@ use super::render::{self, normalize_key};
 use super::{Matrix, SINCE, State, keys_key, owner_key, room_key, txn};
 use crate::domain::chat::ChatReply;
 use crate::domain::outbox::Channel;
-use crate::notify::chat::{recorded, settled};
+use crate::notify::chat::{presser_zone, recorded, settled};
+use crate::render::Zone;
 use crate::service::{ChatOutcome, Service};
 
 /// How long one `/sync` waits for something to arrive.
@@ -255,7 +256,8 @@ async fn reaction(svc: &Service, room: &str, sender: &str, owner: Option<&str>, 
             &ChatReply::Button(code),
         )
         .await;
-    Some(said(outcome, reply_to))
+    let zone = presser_zone(svc, Channel::Matrix, sender, &outcome).await;
+    Some(said(outcome, reply_to, &zone))
 }
 
 /// A message: an answer when it replies to one of our asks, by the room's person.
@@ -304,15 +306,20 @@ async fn message(
             &ChatReply::Text(text),
         )
         .await;
-    Some(said(outcome, reply_to))
+    let zone = presser_zone(svc, Channel::Matrix, sender, &outcome).await;
+    Some(said(outcome, reply_to, &zone))
 }
 
-/// What the sender is told about their answer.
-fn said(outcome: ChatOutcome, reply_to: String) -> (String, Option<String>, String) {
+/// What the sender is told about their answer, its times in their `zone`.
+fn said(outcome: ChatOutcome, reply_to: String, zone: &Zone) -> (String, Option<String>, String) {
     match outcome {
-        ChatOutcome::Recorded(d) => (recorded(&d), None, reply_to),
+        ChatOutcome::Recorded(d) => (recorded(&d, zone), None, reply_to),
         ChatOutcome::NotYours => (NOT_YOURS.into(), None, reply_to),
-        ChatOutcome::Settled(d) => (format!("Already settled: {}", settled(&d)), None, reply_to),
+        ChatOutcome::Settled(d) => (
+            format!("Already settled: {}", settled(&d, zone)),
+            None,
+            reply_to,
+        ),
         ChatOutcome::OpenPage(link) => {
             ("Answer this one on the page.".into(), Some(link), reply_to)
         }

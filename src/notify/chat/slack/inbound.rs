@@ -21,7 +21,8 @@ use crate::domain::chat::ChatReply;
 use crate::domain::outbox::Channel;
 use crate::domain::people::Person;
 use crate::domain::spec::KindSpec;
-use crate::notify::chat::{recorded, settled};
+use crate::notify::chat::{presser_zone, recorded, settled};
+use crate::render::Zone;
 use crate::render::visible::{Lines, clip};
 use crate::render::what_runs;
 use crate::service::{ChatOutcome, SHOWN_CHARS, Service};
@@ -98,7 +99,8 @@ pub async fn handle(svc: &Service, api: &SlackApi, payload: &Value) -> Option<Va
                     &ChatReply::Button(code),
                 )
                 .await;
-            if let Some(said) = said_to_presser(outcome) {
+            let zone = presser_zone(svc, Channel::Slack, &press.user, &outcome).await;
+            if let Some(said) = said_to_presser(outcome, &zone) {
                 tell(api, &press, &said);
             }
             None
@@ -118,7 +120,8 @@ pub async fn handle(svc: &Service, api: &SlackApi, payload: &Value) -> Option<Va
                         &ChatReply::Text(String::new()),
                     )
                     .await;
-                if let Some(said) = said_to_presser(outcome) {
+                let zone = presser_zone(svc, Channel::Slack, &press.user, &outcome).await;
+                if let Some(said) = said_to_presser(outcome, &zone) {
                     tell(api, &press, &said);
                 }
                 return None;
@@ -181,12 +184,13 @@ pub async fn handle(svc: &Service, api: &SlackApi, payload: &Value) -> Option<Va
             let outcome = svc
                 .chat_answer(Channel::Slack, &user, decision, &reply)
                 .await;
+            let zone = presser_zone(svc, Channel::Slack, &user, &outcome).await;
             // Counted: the modal closes and the message changes. Anything else is shown
             // under the modal's field, so the person sees why and may try again.
             let said = match outcome {
                 ChatOutcome::Recorded(_) => return None,
                 ChatOutcome::NotYours => NOT_YOURS.to_string(),
-                ChatOutcome::Settled(d) => settled(&d),
+                ChatOutcome::Settled(d) => settled(&d, &zone),
                 ChatOutcome::OpenPage(link) => format!("This one is answered on the page: {link}"),
                 ChatOutcome::Refused(why) => why,
             };
@@ -244,14 +248,14 @@ fn shown(d: &Decision) -> (String, Option<String>) {
 }
 
 /// What the presser is told privately, if anything: a counted press is seen in the message
-/// itself, which the outbox changes (a tally, or settled).
-fn said_to_presser(outcome: ChatOutcome) -> Option<String> {
+/// itself, which the outbox changes (a tally, or settled). Times are in the presser's `zone`.
+fn said_to_presser(outcome: ChatOutcome, zone: &Zone) -> Option<String> {
     match outcome {
         ChatOutcome::Recorded(d) => {
-            crate::notify::chat::progress(&d).map(|_| escape(&recorded(&d)))
+            crate::notify::chat::progress(&d).map(|_| escape(&recorded(&d, zone)))
         }
         ChatOutcome::NotYours => Some(NOT_YOURS.to_string()),
-        ChatOutcome::Settled(d) => Some(escape(&settled(&d))),
+        ChatOutcome::Settled(d) => Some(escape(&settled(&d, zone))),
         ChatOutcome::OpenPage(link) => Some(format!(
             "This one is answered on the page: <{}|open it>",
             escape(&link)

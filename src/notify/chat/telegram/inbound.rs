@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::api::{ApiError, BotApi, POLL_SECONDS};
 use crate::domain::chat::{ChatReply, parse_button_value};
 use crate::domain::outbox::Channel;
-use crate::notify::chat::settled;
+use crate::notify::chat::{presser_zone, settled};
 use crate::service::{ChatOutcome, Service};
 
 /// What the person is told when someone else's question reaches them.
@@ -138,12 +138,13 @@ async fn press(svc: &Service, api: &BotApi, q: &Value) -> Result<(), ApiError> {
     let outcome = svc
         .chat_answer(Channel::Telegram, &user, decision, &ChatReply::Button(code))
         .await;
+    let zone = presser_zone(svc, Channel::Telegram, &user, &outcome).await;
     match outcome {
         ChatOutcome::Recorded(d) => {
-            reply_to_press(api, query, &crate::notify::chat::recorded(&d), false).await
+            reply_to_press(api, query, &crate::notify::chat::recorded(&d, &zone), false).await
         }
         ChatOutcome::NotYours => reply_to_press(api, query, NOT_YOURS, true).await,
-        ChatOutcome::Settled(d) => reply_to_press(api, query, &settled(&d), true).await,
+        ChatOutcome::Settled(d) => reply_to_press(api, query, &settled(&d, &zone), true).await,
         ChatOutcome::OpenPage(link) => {
             reply_to_press(api, query, "Answer this one on the page.", false).await?;
             send(api, &user, &page_link(&link), None).await
@@ -200,10 +201,11 @@ async fn message(svc: &Service, api: &BotApi, m: &Value) -> Result<(), ApiError>
             &ChatReply::Text(text.to_string()),
         )
         .await;
+    let zone = presser_zone(svc, Channel::Telegram, &user, &outcome).await;
     let said = match outcome {
-        ChatOutcome::Recorded(d) => crate::notify::chat::recorded(&d),
+        ChatOutcome::Recorded(d) => crate::notify::chat::recorded(&d, &zone),
         ChatOutcome::NotYours => NOT_YOURS.to_string(),
-        ChatOutcome::Settled(d) => settled(&d),
+        ChatOutcome::Settled(d) => settled(&d, &zone),
         ChatOutcome::OpenPage(link) => return send(api, &chat, &page_link(&link), this).await,
         ChatOutcome::Refused(why) => why,
     };

@@ -108,11 +108,11 @@ impl TelegramCourier {
     /// (keyboard kept).
     async fn update(&self, d: &Delivering<'_>, chat: &str, person: uuid::Uuid) -> Delivery {
         let footer = match d.message.purpose {
-            Purpose::Progress => match standing(d.decision, crate::service::now()) {
+            Purpose::Progress => match standing(d.decision, crate::service::now(), d.zone) {
                 Some(p) => p,
                 None => return Delivery::Skipped("no tally to show".into()),
             },
-            _ => settled(d.decision),
+            _ => settled(d.decision, d.zone),
         };
         let posts = match d.outbox.chat_posts(d.decision.id, Channel::Telegram).await {
             Ok(posts) => posts,
