@@ -10,6 +10,7 @@
 pub mod bridge;
 mod handler;
 pub mod profiles;
+mod results;
 mod shaped;
 mod tools;
 

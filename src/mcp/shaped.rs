@@ -7,11 +7,10 @@ use std::time::Duration;
 use rmcp::model::CallToolResult;
 use serde_json::Value;
 
-use super::handler::{
-    DEFAULT_WAIT_S, Failure, SaysoMcp, checked_body, push_warnings, rfc3339, seconds, to_json,
-};
+use super::handler::{DEFAULT_WAIT_S, SaysoMcp};
 use super::profiles::answers::{Asked, notes_of};
 use super::profiles::{self, Worded, claude, gemini, omp, pi};
+use super::results::{Failure, checked_body, push_warnings, rfc3339, seconds, to_json};
 use super::tools::Arguments;
 use crate::domain::inbox::Inbox;
 use crate::domain::spec::Shape;
@@ -142,7 +141,7 @@ impl SaysoMcp {
             return Ok(profiles::word(shape, &asked).into_result());
         }
         let view = self.svc.view(d).await?;
-        Ok(super::handler::decision_result(&view))
+        Ok(super::results::decision_result(&view))
     }
 }
 
