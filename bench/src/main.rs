@@ -9,6 +9,8 @@
 //! `bench million` parks a million awaits on one process and writes its own table there.
 
 mod ceiling;
+mod chain;
+mod clearing;
 mod docs;
 mod feed;
 mod fleet;
