@@ -10,6 +10,20 @@
 "use strict";
 
 (function () {
+  // The page's words in the reader's language (the data-words the page carries when it is
+  // not English), each with its English to fall back on.
+  var words = (function () {
+    try {
+      var el = document.getElementById("words");
+      return (el && JSON.parse(el.getAttribute("data-words"))) || {};
+    } catch (e) {
+      return {};
+    }
+  })();
+  function w(key, english) {
+    return typeof words[key] === "string" ? words[key] : english;
+  }
+
   // No Web Push and no passkeys outside a secure context (plain http off this machine): the
   // server shows the note when its public URL is such; an address it does not know of (a
   // LAN address without SAYSO_PUBLIC_URL) is found here.
@@ -88,21 +102,21 @@
 
   button.addEventListener("click", function () {
     button.disabled = true;
-    say("Asking for permission…");
+    say(w("push-asking", "Asking for permission…"));
     Notification.requestPermission()
       .then(function (permission) {
         if (permission !== "granted") {
-          throw new Error("notifications are not allowed for this site; allow them in the browser's settings");
+          throw new Error(w("push-not-allowed", "notifications are not allowed for this site; allow them in the browser's settings"));
         }
-        say("Subscribing…");
+        say(w("push-subscribing", "Subscribing…"));
         return registration.then(subscribe);
       })
       .then(store)
       .then(function () {
-        say("This device will be notified of new decisions.");
+        say(w("push-will-be-notified", "This device will be notified of new decisions."));
       })
       .catch(function (e) {
-        say("Could not turn on notifications: " + (e && e.message ? e.message : e));
+        say(w("push-failed", "Could not turn on notifications:") + " " + (e && e.message ? e.message : e));
       })
       .then(function () {
         button.disabled = false;
@@ -111,7 +125,7 @@
 
   section.hidden = false;
   if (Notification.permission === "denied") {
-    say("Notifications are blocked for this site; allow them in the browser's settings.");
+    say(w("push-blocked", "Notifications are blocked for this site; allow them in the browser's settings."));
     return place(false);
   }
   // Already subscribed: tell the server again (harmless), in case it forgot this device.
@@ -123,7 +137,7 @@
       var on = !!sub && Notification.permission === "granted" && sameKey(sub);
       place(on);
       if (on) {
-        say("This device is notified of new decisions.");
+        say(w("push-on", "This device is notified of new decisions."));
         return store(sub);
       }
     })

@@ -11,6 +11,20 @@
 "use strict";
 
 (function () {
+  // The page's words in the reader's language (the data-words the page carries when it is
+  // not English), each with its English to fall back on.
+  var words = (function () {
+    try {
+      var el = document.getElementById("words");
+      return (el && JSON.parse(el.getAttribute("data-words"))) || {};
+    } catch (e) {
+      return {};
+    }
+  })();
+  function w(key, english) {
+    return typeof words[key] === "string" ? words[key] : english;
+  }
+
   function bytes(b64url) {
     var b64 = String(b64url).replace(/-/g, "+").replace(/_/g, "/");
     b64 += "===".slice((b64.length + 3) % 4);
@@ -44,7 +58,7 @@
   }
 
   function reason(e) {
-    if (e && e.name === "NotAllowedError") return "the passkey was not used (cancelled or timed out)";
+    if (e && e.name === "NotAllowedError") return w("passkey-not-used", "the passkey was not used (cancelled or timed out)");
     return e && e.message ? e.message : String(e);
   }
 
@@ -91,7 +105,7 @@
     };
 
     var make = function (o, existing) {
-      addStatus.textContent = "Use this device's screen lock to make the passkey…";
+      addStatus.textContent = w("passkey-screen-lock", "Use this device's screen lock to make the passkey…");
       return navigator.credentials
         .create({
           publicKey: {
@@ -119,7 +133,7 @@
           }).then(json);
         })
         .then(function () {
-          finish("A passkey was added on this device: approvals that need it are allowed with it.");
+          finish(w("passkey-added", "A passkey was added on this device: approvals that need it are allowed with it."));
         });
     };
 
@@ -130,22 +144,22 @@
         step = make(consented.options, consented.existing);
       } else {
         consented = null;
-        addStatus.textContent = "Getting ready…";
+        addStatus.textContent = w("passkey-getting-ready", "Getting ready…");
         step = fetch(url + "/new", { credentials: "same-origin" })
           .then(json)
           .then(function (o) {
             if (!o.existing) return make(o, null);
-            addStatus.textContent = "First use a passkey you already have…";
+            addStatus.textContent = w("passkey-first-existing", "First use a passkey you already have…");
             return navigator.credentials.get({ publicKey: getOptions(o.existing) }).then(function (cred) {
               consented = { options: o, existing: assertion(cred), at: Date.now() };
-              add.textContent = "Make the new passkey";
-              addStatus.textContent = "Your passkey agreed. Now tap “Make the new passkey” to make the new one on this device.";
+              add.textContent = w("passkey-make-new", "Make the new passkey");
+              addStatus.textContent = w("passkey-agreed", "Your passkey agreed. Now tap “Make the new passkey” to make the new one on this device.");
             });
           });
       }
       step
         .catch(function (e) {
-          finish("No passkey was added: " + reason(e));
+          finish(w("passkey-none-added", "No passkey was added:") + " " + reason(e));
         })
         .then(function () {
           add.disabled = false;
@@ -178,18 +192,18 @@
     event.preventDefault();
     if (busy) return;
     if (!supported) {
-      status.textContent = "This browser cannot use passkeys, and this Allow needs one. Deny works without it.";
+      status.textContent = w("passkey-unsupported", "This browser cannot use passkeys, and this Allow needs one. Deny works without it.");
       return;
     }
     busy = true;
-    status.textContent = "Use your passkey to allow…";
+    status.textContent = w("passkey-use-to-allow", "Use your passkey to allow…");
     fetch(optionsUrl, { credentials: "same-origin" })
       .then(json)
       .then(function (o) {
         return navigator.credentials.get({ publicKey: getOptions(o) }).then(assertion);
       })
       .then(function (a) {
-        status.textContent = "Sending…";
+        status.textContent = w("passkey-sending", "Sending…");
         put("value", value);
         put("passkey_id", a.id);
         put("passkey_client_data", a.client_data_json);
@@ -200,7 +214,7 @@
         form.submit();
       })
       .catch(function (e) {
-        status.textContent = "Not allowed: " + reason(e);
+        status.textContent = w("passkey-not-allowed", "Not allowed:") + " " + reason(e);
         busy = false;
       });
   });

@@ -5,6 +5,8 @@
 // Push payloads (JSON):
 //   {"type": "show", "tag": "<decision id>", "title": "…", "body": "<question>", "url": "<answer page>",
 //    "answers": ["Allow", "Deny"],   (answers: a tool approval's buttons, posted to the page)
+//    "labels": {"Allow": "Erlauben", "Deny": "Ablehnen"},   (labels: each button's words,
+//                                                            in the person's language)
 //    "opens": ["Allow"]}   (opens: buttons that open the page to confirm there, as an Allow
 //                           that needs the person's passkey)
 //   {"type": "close", "tag": "<decision id>"}
@@ -50,7 +52,8 @@ function handlePush(data) {
     renotify: Boolean(data.tag),
     icon: "/static/icon.svg",
     actions: opens.concat(answers).map(function (a) {
-      return { action: a, title: a };
+      var labels = data.labels && typeof data.labels === "object" ? data.labels : {};
+      return { action: a, title: typeof labels[a] === "string" ? labels[a] : a };
     }),
     data: { url: sameOriginUrl(data.url), answers: answers, opens: opens },
   });

@@ -91,6 +91,8 @@ async fn added_people_have_links_of_their_own_that_open_their_feed() {
             "default",
             "--ntfy-url",
             "https://ntfy.sh/bob-topic",
+            "--lang",
+            "de",
         ],
     )
     .await;
@@ -107,7 +109,9 @@ async fn added_people_have_links_of_their_own_that_open_their_feed() {
     assert!(page.contains("ana · inbox default"), "{page}");
     let (status, page) = open(&srv, bob).await;
     assert_eq!(status, StatusCode::OK, "{page}");
-    assert!(page.contains("bob · inbox default"), "{page}");
+    // bob chose German: his feed speaks it, whatever the browser asks for.
+    assert!(page.contains("bob · Postfach default"), "{page}");
+    assert!(page.contains("<html lang=\"de\">"), "{page}");
 
     // `link` prints the same link again; the inbox's own person's is the inbox's.
     assert_eq!(ok(&srv, &db, &["person", "link", "ana"]).await.trim(), ana);
@@ -140,13 +144,22 @@ async fn added_people_have_links_of_their_own_that_open_their_feed() {
             "-",
             "-",
             "Europe/Berlin",
-            "22:00-07:00"
+            "22:00-07:00",
+            "-"
         ],
         "{list}"
     );
     assert_eq!(
         words(lines[2]),
-        ["bob", "-", "https://ntfy.sh/bob-topic", "-", "-", "-"],
+        [
+            "bob",
+            "-",
+            "https://ntfy.sh/bob-topic",
+            "-",
+            "-",
+            "-",
+            "lang:de"
+        ],
         "{list}"
     );
     // Aligned: each column starts where its widest cell above or below needs it to (the
@@ -248,6 +261,18 @@ async fn set_changes_what_is_given_and_refuses_an_hour_that_is_not_one() {
     assert_eq!(own.tz.as_deref(), Some("Europe/Lisbon"));
     let err = refused(&srv, &db, &["inbox", "set", "default", "--tz", "Lisbon"]).await;
     assert!(err.contains("unknown time zone \"Lisbon\""), "{err}");
+
+    // A language: one sayso speaks, shown back; another is refused naming those there
+    // are; "" leaves it to the browser again.
+    let shown = ok(&srv, &db, &["person", "set", "ana", "--lang", "de"]).await;
+    assert!(shown.contains("lang:       de"), "{shown}");
+    let err = refused(&srv, &db, &["person", "set", "ana", "--lang", "fr"]).await;
+    assert!(
+        err.contains("\"fr\" is not a language sayso speaks; it speaks en, de"),
+        "{err}"
+    );
+    let shown = ok(&srv, &db, &["person", "set", "ana", "--lang", ""]).await;
+    assert!(shown.contains("lang:       (none)"), "{shown}");
 
     let err = refused(&srv, &db, &["person", "set", "ana", "--email", "not-mail"]).await;
     assert!(

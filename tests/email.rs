@@ -436,3 +436,51 @@ async fn an_approval_mail_lists_every_field_and_offers_allow_only_when_it_shows_
     assert!(!text.contains("?confirm=Allow"), "{text}");
     f.srv.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_who_chose_german_gets_the_ask_in_german_and_the_agents_words_as_written() {
+    let Some(sink) = SmtpSink::start().await else {
+        return;
+    };
+    let f = Fixture::new(json!({"question": "Which plan?", "kind": "choose",
+        "options": ["Plan A", "Plan B"]}))
+    .await;
+    f.srv
+        .svc
+        .set_person(
+            "default",
+            "default",
+            &sayso::service::PersonSettings {
+                lang: Some("de".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let ch = EmailChannel::new(&sink.url(), FROM).unwrap();
+    assert!(matches!(
+        f.deliver(&ch, "ask", Some(TO)).await,
+        Delivery::Sent(_)
+    ));
+    let mails = sink.wait_for(1).await;
+    let mail = one(&mails);
+    let text = mail.part("text/plain").expect("a text part");
+    let html = mail.part("text/html").expect("an HTML part");
+    for part in [text, html] {
+        // sayso's own words in German, plurals and all; the agent's question and options
+        // exactly as it wrote them.
+        assert!(part.contains("Wähle eines aus:"), "{part}");
+        assert!(
+            part.contains("Läuft in ") && part.contains(" Minuten ab ("),
+            "{part}"
+        );
+        assert!(part.contains("Zum Antworten öffnen"), "{part}");
+        assert!(
+            part.contains("Which plan?") && part.contains("Plan A"),
+            "{part}"
+        );
+        assert!(!part.contains("Expires in"), "{part}");
+    }
+    assert!(html.contains("<html lang=\"de\">"), "{html}");
+    f.srv.stop().await;
+}

@@ -161,6 +161,7 @@ fn person(inbox: &Inbox, name: &str, ntfy: &Receiver, quiet: Option<QuietHours>)
         chats: Default::default(),
         tz: quiet.as_ref().map(|q| q.tz.clone()),
         quiet,
+        lang: None,
         created_at: OffsetDateTime::now_utc(),
     }
 }

@@ -83,6 +83,7 @@ pub(super) async fn run_person(group: PersonGroup) -> anyhow::Result<()> {
                 "quiet:      {}",
                 show(&p.quiet.as_ref().map(|q| q.window()))
             );
+            println!("lang:       {}", show(&p.lang.map(|l| l.to_string())));
         }
         PersonCommand::Remove { name, inbox } => {
             svc.remove_person(&inbox, &name)
@@ -188,6 +189,7 @@ fn person_settings(a: PersonArgs) -> PersonSettings {
         telegram: a.telegram,
         quiet: a.quiet,
         tz: a.tz,
+        lang: a.lang,
     }
 }
 
@@ -202,10 +204,10 @@ fn chats(p: &Person) -> Option<String> {
 }
 
 /// One line per person, in aligned columns: name, email, ntfy topic, chats, zone, quiet
-/// hours, `-` for what they have not, and which one is the inbox's own.
+/// hours, language, `-` for what they have not, and which one is the inbox's own.
 fn people_table(people: &[Person]) -> Vec<String> {
     let dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
-    let rows: Vec<[String; 7]> = people
+    let rows: Vec<[String; 8]> = people
         .iter()
         .map(|p| {
             [
@@ -215,6 +217,7 @@ fn people_table(people: &[Person]) -> Vec<String> {
                 dash(chats(p)),
                 dash(p.tz.clone()),
                 dash(p.quiet.as_ref().map(|q| q.window())),
+                dash(p.lang.map(|l| format!("lang:{l}"))),
                 if p.is_inbox_own() {
                     "(the inbox's own)".into()
                 } else {
@@ -223,7 +226,7 @@ fn people_table(people: &[Person]) -> Vec<String> {
             ]
         })
         .collect();
-    let mut widths = [0; 7];
+    let mut widths = [0; 8];
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());

@@ -196,6 +196,10 @@ pub struct PersonArgs {
     /// notifications and chats state, and their quiet hours, are in it ("" makes it UTC).
     #[arg(long, value_name = "ZONE")]
     pub tz: Option<String>,
+    /// The language of their pages, mails, notifications and chat messages: en or de
+    /// ("" leaves it to their browser, else English).
+    #[arg(long, value_name = "LANG")]
+    pub lang: Option<String>,
 }
 
 /// Where an inbox's notifications go.

@@ -18,6 +18,7 @@ pub mod image;
 pub mod inbox;
 pub mod issues;
 pub mod kind;
+pub mod lang;
 pub mod new_decision;
 pub mod options;
 pub mod origin;

@@ -39,6 +39,9 @@ pub struct Person {
     pub tz: Option<String>,
     /// While these hold, their notifications wait (urgent decisions excepted); read in `tz`.
     pub quiet: Option<QuietHours>,
+    /// The language sayso speaks to them in (pages, mails, notifications, chats); none
+    /// leaves it to their browser, else English.
+    pub lang: Option<super::lang::Lang>,
     pub created_at: OffsetDateTime,
 }
 

@@ -23,7 +23,7 @@ use crate::domain::answer_text::answer_text;
 use crate::domain::approval::{ALLOW, DENY};
 use crate::domain::outbox::{Channel, Purpose};
 use crate::domain::spec::{ChoiceOption, FieldInput, KindSpec};
-use crate::render::{Zone, heading, render_markdown, time_left, what_runs};
+use crate::render::{T, Zone, heading, render_markdown, time_left, what_runs};
 
 /// How long one SMTP conversation may take before the attempt is retried later.
 const SMTP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -33,7 +33,6 @@ const SUBJECT_QUESTION_CHARS: usize = 78;
 /// The most characters of an approval's command (or file, diff, input) in an ask's body.
 const MAIL_BODY_CHARS: usize = 20_000;
 /// What an approval's mail says when it cannot show all that runs, in place of its Allow… link.
-const ALLOW_ON_THE_PAGE: &str = "Allow on the page: it shows all that runs.\n\n";
 /// The most characters of an approval's command in a reminder's or a note's heading.
 const HEADLINE_CHARS: usize = 200;
 
@@ -92,6 +91,7 @@ impl Courier for EmailChannel {
         };
         let now = OffsetDateTime::now_utc();
         let mail = match compose_gathered(
+            &d.t(),
             d.message.purpose,
             d.decision,
             d.web_url,
@@ -258,6 +258,7 @@ fn compose(
     now: OffsetDateTime,
 ) -> Composed {
     compose_gathered(
+        &T::default(),
         purpose,
         decision,
         web_url,
@@ -270,6 +271,7 @@ fn compose(
 /// The same, its times in `zone`, standing for `gathered` more approvals of the same agent
 /// session and `waiting` more asks the person's notification budget held (people.rs).
 fn compose_gathered(
+    t: &T,
     purpose: Purpose,
     decision: &Decision,
     web_url: &str,
@@ -281,58 +283,72 @@ fn compose_gathered(
     let thread = thread_id(decision, &host, "");
     let subject = format!(
         "[sayso] {}",
-        subject_question(&what_runs::headline(&decision.spec, SUBJECT_QUESTION_CHARS))
+        subject_question(&what_runs::headline(
+            t,
+            &decision.spec,
+            SUBJECT_QUESTION_CHARS,
+        ))
     );
     let rendered = match purpose {
         Purpose::Ask | Purpose::Reminder if !decision.is_open_at(now) => {
             return Composed::Nothing(format!(
                 "the decision is no longer open ({})",
-                heading(decision, now).to_lowercase()
+                heading(&T::default(), decision, now).to_lowercase()
             ));
         }
         Purpose::Ask => {
-            let mut mail = AskMail::new(decision, web_url, zone, now);
+            let mut mail = AskMail::new(t, decision, web_url, zone, now);
             let mut lines = Vec::new();
             if gathered > 0 {
-                lines.push(crate::render::approval::gathered_line(gathered));
+                lines.push(t.tr1("notify-gathered", "count", gathered));
             }
             if waiting > 0 {
                 lines.push(format!(
                     "{} {}",
-                    super::people::waiting_line(waiting),
+                    t.tr1("notify-waiting", "count", waiting),
                     super::people::feed_link(public_url)
                 ));
             }
             if !lines.is_empty() {
                 mail.gathered = Some(lines.join(" "));
             }
-            render_pair(AskText { m: &mail }, AskHtml { m: &mail }).map(|(text, html)| Mail {
-                subject,
-                message_id: thread,
-                in_reply_to: None,
-                text,
-                html,
-            })
+            render_pair(AskText { m: &mail, t: *t }, AskHtml { m: &mail, t: *t }).map(
+                |(text, html)| Mail {
+                    subject,
+                    message_id: thread,
+                    in_reply_to: None,
+                    text,
+                    html,
+                },
+            )
         }
         Purpose::Reminder => {
             let mail = ReminderMail {
-                question: what_runs::headline(&decision.spec, HEADLINE_CHARS),
+                question: what_runs::headline(t, &decision.spec, HEADLINE_CHARS),
                 project: decision.spec.project.as_deref().map(short_project),
-                expires_in: time_left(decision.expires_at, now),
+                expires_in: time_left(t, decision.expires_at, now),
                 expires_at: zone.date_time(decision.expires_at),
                 web_url: web_url.to_owned(),
             };
-            render_pair(ReminderText { m: &mail }, ReminderHtml { m: &mail }).map(|(text, html)| {
-                Mail {
-                    subject: match waiting {
-                        0 => format!("Reminder: {subject}"),
-                        n => format!("Reminder: {subject} (and {n} more waiting)"),
-                    },
-                    message_id: thread_id(decision, &host, "-reminder"),
-                    in_reply_to: Some(thread),
-                    text,
-                    html,
-                }
+            render_pair(
+                ReminderText { m: &mail, t: *t },
+                ReminderHtml { m: &mail, t: *t },
+            )
+            .map(|(text, html)| Mail {
+                subject: match waiting {
+                    0 => t.tr1("mail-reminder-title", "question", subject),
+                    n => t.tr2(
+                        "mail-reminder-subject-more",
+                        "question",
+                        subject,
+                        "count",
+                        n,
+                    ),
+                },
+                message_id: thread_id(decision, &host, "-reminder"),
+                in_reply_to: Some(thread),
+                text,
+                html,
             })
         }
         Purpose::Escalate => return Composed::Nothing(super::ESCALATE_SKIPPED.into()),
@@ -340,20 +356,22 @@ fn compose_gathered(
         Purpose::Progress => return Composed::Nothing(super::PROGRESS_SKIPPED.into()),
         Purpose::Resolved => {
             let mail = ResolvedMail {
-                question: what_runs::headline(&decision.spec, HEADLINE_CHARS),
-                heading: heading(decision, now),
+                question: what_runs::headline(t, &decision.spec, HEADLINE_CHARS),
+                heading: heading(t, decision, now),
                 when: zone.date_time(decision.resolved_at.unwrap_or(decision.expires_at.min(now))),
                 sentence: answer_text(decision),
                 web_url: web_url.to_owned(),
             };
-            render_pair(ResolvedText { m: &mail }, ResolvedHtml { m: &mail }).map(|(text, html)| {
-                Mail {
-                    subject: format!("Re: {subject}"),
-                    message_id: thread_id(decision, &host, "-resolved"),
-                    in_reply_to: Some(thread),
-                    text,
-                    html,
-                }
+            render_pair(
+                ResolvedText { m: &mail, t: *t },
+                ResolvedHtml { m: &mail, t: *t },
+            )
+            .map(|(text, html)| Mail {
+                subject: format!("Re: {subject}"),
+                message_id: thread_id(decision, &host, "-resolved"),
+                in_reply_to: Some(thread),
+                text,
+                html,
             })
         }
     };
@@ -433,14 +451,14 @@ struct AskMail {
 }
 
 impl AskMail {
-    fn new(decision: &Decision, web_url: &str, zone: &Zone, now: OffsetDateTime) -> Self {
+    fn new(t: &T, decision: &Decision, web_url: &str, zone: &Zone, now: OffsetDateTime) -> Self {
         let spec = &decision.spec;
         // A tool approval says what runs, built from the approval itself, never from the
         // asker's question and context.
         let approval_md = spec.approval.as_ref().map(|a| {
-            let (mut md, whole) = what_runs::mail_md(a, MAIL_BODY_CHARS);
+            let (mut md, whole) = what_runs::mail_md(t, a, MAIL_BODY_CHARS);
             if !whole {
-                md.push_str(ALLOW_ON_THE_PAGE);
+                md.push_str(&t.tr("mail-allow-on-the-page"));
             }
             (md, whole)
         });
@@ -455,41 +473,33 @@ impl AskMail {
                 yes_label,
                 no_label,
             } => (
-                format!("{yes_label} or {no_label}?"),
+                t.tr2("mail-wanted-bool", "yes", yes_label, "no", no_label),
                 Vec::new(),
                 Vec::new(),
             ),
             KindSpec::Choose { options, multi, .. } => (
-                if *multi {
-                    "Pick any of:".to_owned()
+                t.tr(if *multi {
+                    "mail-wanted-any"
                 } else {
-                    "Pick one of:".to_owned()
-                },
+                    "mail-wanted-one"
+                }),
                 options.iter().map(OptionLine::from).collect(),
                 Vec::new(),
             ),
-            KindSpec::Text { .. } => ("A written answer".to_owned(), Vec::new(), Vec::new()),
+            KindSpec::Text { .. } => (t.tr("mail-wanted-text"), Vec::new(), Vec::new()),
             KindSpec::Form(form) => (
-                if form.fields.len() == 1 {
-                    "One question:".to_owned()
-                } else {
-                    format!("{} questions:", form.fields.len())
-                },
+                t.tr1("mail-wanted-form", "count", form.fields.len()),
                 Vec::new(),
                 form.fields
                     .iter()
                     .map(|f| field_label(&f.title, &f.name, &f.input))
                     .collect(),
             ),
-            KindSpec::Todo => (
-                "A to-do: mark it done or skip it".to_owned(),
-                Vec::new(),
-                Vec::new(),
-            ),
+            KindSpec::Todo => (t.tr("mail-wanted-todo"), Vec::new(), Vec::new()),
         };
         AskMail {
             question: match &spec.approval {
-                Some(a) => what_runs::title(a),
+                Some(a) => what_runs::title(t, a),
                 None => spec.question.clone(),
             },
             project: spec.project.as_deref().map(short_project),
@@ -498,7 +508,7 @@ impl AskMail {
             wanted,
             options,
             fields,
-            expires_in: time_left(decision.expires_at, now),
+            expires_in: time_left(t, decision.expires_at, now),
             expires_at: zone.date_time(decision.expires_at),
             web_url: web_url.to_owned(),
             gathered: None,
@@ -531,12 +541,14 @@ fn field_label(title: &Option<String>, name: &str, input: &FieldInput) -> String
 #[template(path = "mail/ask.txt")]
 struct AskText<'a> {
     m: &'a AskMail,
+    t: T,
 }
 
 #[derive(Template)]
 #[template(path = "mail/ask.html")]
 struct AskHtml<'a> {
     m: &'a AskMail,
+    t: T,
 }
 
 /// What the reminder says.
@@ -552,19 +564,21 @@ struct ReminderMail {
 #[template(path = "mail/reminder.txt")]
 struct ReminderText<'a> {
     m: &'a ReminderMail,
+    t: T,
 }
 
 #[derive(Template)]
 #[template(path = "mail/reminder.html")]
 struct ReminderHtml<'a> {
     m: &'a ReminderMail,
+    t: T,
 }
 
 /// What the note after the resolution says.
 struct ResolvedMail {
     question: String,
     /// `Answered`, `Declined`, `Expired`, `Cancelled`.
-    heading: &'static str,
+    heading: String,
     when: String,
     /// The `answer_text` sentence.
     sentence: String,
@@ -575,12 +589,14 @@ struct ResolvedMail {
 #[template(path = "mail/resolved.txt")]
 struct ResolvedText<'a> {
     m: &'a ResolvedMail,
+    t: T,
 }
 
 #[derive(Template)]
 #[template(path = "mail/resolved.html")]
 struct ResolvedHtml<'a> {
     m: &'a ResolvedMail,
+    t: T,
 }
 
 #[cfg(test)]

@@ -74,6 +74,11 @@ pub struct Delivering<'a> {
 }
 
 impl Delivering<'_> {
+    /// The language of the person the message goes to (English when they chose none).
+    pub fn t(&self) -> crate::render::T {
+        crate::render::T::new(self.person.and_then(|p| p.lang).unwrap_or_default())
+    }
+
     /// How many more pending approvals of the same agent session this ask stands for (the
     /// worker gathers a burst into one notification); 0 for any other message.
     pub fn gathered(&self) -> u64 {

@@ -129,6 +129,7 @@ mod tests {
             chats: Default::default(),
             tz: None,
             quiet: None,
+            lang: None,
             created_at: datetime!(2026-11-21 10:00 UTC),
         };
         let m = OutboxMessage {

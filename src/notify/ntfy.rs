@@ -28,14 +28,14 @@ use url::Url;
 
 use super::http_client::{client_builder, delivery_for_error, delivery_for_status};
 use super::notice::Notice;
-use super::people::{feed_link, waiting_line};
+use super::people::feed_link;
 use super::{Courier, Delivering, Delivery, ESCALATE_SKIPPED, NOTICE_SKIPPED, PROGRESS_SKIPPED};
 use crate::domain::answer_text::answer_text;
 use crate::domain::approval::{ALLOW, DENY};
 use crate::domain::outbox::{Channel, Purpose};
 use crate::domain::spec::KindSpec;
 use crate::domain::{Decision, Status};
-use crate::render::approval::gathered_line;
+use crate::render::T;
 use crate::render::visible::{self, Lines};
 use crate::render::what_runs;
 
@@ -77,11 +77,12 @@ impl Courier for NtfyChannel {
         let Some(topic_url) = d.channels.ntfy_url.as_deref() else {
             return Delivery::Skipped("the inbox has no ntfy topic".into());
         };
+        let t = d.t();
         let now = crate::service::now();
         let mut body = match d.message.purpose {
-            Purpose::Ask => ask_message(d, false, d.gathered(), now),
-            Purpose::Reminder => ask_message(d, true, 0, now),
-            Purpose::Resolved => resolved_message(d.decision, d.web_url),
+            Purpose::Ask => ask_message(&t, d, false, d.gathered(), now),
+            Purpose::Reminder => ask_message(&t, d, true, 0, now),
+            Purpose::Resolved => resolved_message(&t, d.decision, d.web_url),
             Purpose::Escalate => return Delivery::Skipped(ESCALATE_SKIPPED.into()),
             Purpose::PasskeyAdded => return Delivery::Skipped(NOTICE_SKIPPED.into()),
             Purpose::Progress => return Delivery::Skipped(PROGRESS_SKIPPED.into()),
@@ -89,7 +90,7 @@ impl Courier for NtfyChannel {
         // A message that stands for asks the person's budget held says so, and opens the feed.
         let waiting = d.waiting();
         if waiting > 0 && matches!(d.message.purpose, Purpose::Ask | Purpose::Reminder) {
-            stand_for_waiting(&mut body, waiting, &feed_link(d.public_url));
+            stand_for_waiting(&t, &mut body, waiting, &feed_link(d.public_url));
         }
         self.publish(topic_url, d.channels.ntfy_token.as_deref(), body)
             .await
@@ -172,23 +173,29 @@ fn title(decision: &Decision) -> String {
 
 /// A new question, or the reminder of one still open, saying when it expires in the person's
 /// zone; `gathered`: how many more of the same agent session it stands for.
-fn ask_message(d: &Delivering<'_>, reminder: bool, gathered: u64, now: OffsetDateTime) -> Value {
+fn ask_message(
+    t: &T,
+    d: &Delivering<'_>,
+    reminder: bool,
+    gathered: u64,
+    now: OffsetDateTime,
+) -> Value {
     let (decision, web_url) = (d.decision, d.web_url);
     // A tool approval says what runs, built from the approval itself (render/what_runs.rs).
     let shown = decision
         .spec
         .approval
         .as_ref()
-        .map(|a| what_runs::shown(a, SUBJECT_CHARS));
+        .map(|a| what_runs::shown(t, a, SUBJECT_CHARS));
     let first = match &shown {
         Some(s) => s.lines(),
         None => decision.spec.question.clone(),
     };
     let mut message = match gathered {
         0 => first,
-        n => format!("{first}\n{}", gathered_line(n)),
+        n => format!("{first}\n{}", t.tr1("notify-gathered", "count", n)),
     };
-    message = format!("{message}\n{}", d.zone.expires(decision.expires_at, now));
+    message = format!("{message}\n{}", d.zone.expires(t, decision.expires_at, now));
     let mut msg = json!({
         "title": title(decision),
         "message": message,
@@ -214,12 +221,13 @@ fn ask_message(d: &Delivering<'_>, reminder: bool, gathered: u64, now: OffsetDat
         // An Allow whose notification cannot show all that runs (cut, hidden characters, a
         // file's content), or that needs the person's passkey, is given on the page, which
         // the button opens; Deny still answers from here.
+        let allow_label = t.tr("approval-allow");
         let allow = if shown.one_tap_allow {
-            answer_action(ALLOW, web_url, ALLOW)
+            answer_action(&allow_label, web_url, ALLOW)
         } else {
-            json!({"action": "view", "label": ALLOW, "url": web_url, "clear": true})
+            json!({"action": "view", "label": allow_label, "url": web_url, "clear": true})
         };
-        msg["actions"] = json!([allow, answer_action(DENY, web_url, DENY)]);
+        msg["actions"] = json!([allow, answer_action(&t.tr("approval-deny"), web_url, DENY)]);
     }
     msg
 }
@@ -227,9 +235,12 @@ fn ask_message(d: &Delivering<'_>, reminder: bool, gathered: u64, now: OffsetDat
 /// A question that also stands for `waiting` more the person's notification budget held:
 /// it says how many, opens the feed where they all are, and has no buttons (a tap there
 /// would answer only this one).
-fn stand_for_waiting(msg: &mut Value, waiting: u64, feed: &str) {
+fn stand_for_waiting(t: &T, msg: &mut Value, waiting: u64, feed: &str) {
     let question = msg["message"].as_str().unwrap_or_default().to_string();
-    msg["message"] = json!(format!("{question}\n{}", waiting_line(waiting)));
+    msg["message"] = json!(format!(
+        "{question}\n{}",
+        t.tr1("notify-waiting", "count", waiting)
+    ));
     msg["click"] = json!(feed);
     if let Some(m) = msg.as_object_mut() {
         m.remove("actions");
@@ -250,17 +261,17 @@ fn answer_action(label: &str, web_url: &str, value: &str) -> Value {
 }
 
 /// The settled note that replaces the question.
-fn resolved_message(decision: &Decision, web_url: &str) -> Value {
+fn resolved_message(t: &T, decision: &Decision, web_url: &str) -> Value {
     let (heading, tag) = match decision.status {
-        Status::Answered => ("Answered", "white_check_mark"),
-        Status::Declined => ("Declined", "no_entry_sign"),
-        Status::Expired => ("Expired", "hourglass"),
-        Status::Cancelled => ("Cancelled", "x"),
+        Status::Answered => ("status-answered", "white_check_mark"),
+        Status::Declined => ("status-declined", "no_entry_sign"),
+        Status::Expired => ("status-expired", "hourglass"),
+        Status::Cancelled => ("status-cancelled", "x"),
         // Not resolved after all: say where it stands, quietly.
-        Status::Pending => ("Waiting", "question"),
+        Status::Pending => ("status-waiting", "question"),
     };
     json!({
-        "title": format!("{heading} · {}", title(decision)),
+        "title": format!("{} · {}", t.tr(heading), title(decision)),
         // The sentence quotes the question, which an approval's asker wrote: made visible.
         "message": visible::clip(&answer_text(decision), RESOLVED_CHARS, Lines::Kept).with_note(),
         "click": web_url,
@@ -299,7 +310,7 @@ mod tests {
     fn a_message_standing_for_held_ones_opens_the_feed_and_answers_none() {
         let mut msg = json!({"message": "Deploy?", "click": "https://s/d/tok",
             "actions": [{"action": "http"}]});
-        stand_for_waiting(&mut msg, 12, "https://s/inbox");
+        stand_for_waiting(&T::default(), &mut msg, 12, "https://s/inbox");
         assert_eq!(
             msg["message"],
             "Deploy?\n12 more questions are waiting in your sayso feed."

@@ -182,14 +182,6 @@ fn window_words(window: std::time::Duration) -> String {
     }
 }
 
-/// The line a notification standing for `n` more that the budget held adds.
-pub(super) fn waiting_line(n: u64) -> String {
-    match n {
-        1 => "1 more question is waiting in your sayso feed.".to_string(),
-        n => format!("{n} more questions are waiting in your sayso feed."),
-    }
-}
-
 /// The feed of the device that opens it: no capability in the link, so it can go in any
 /// notification (a device that never opened its person's feed link is asked for it).
 pub(super) fn feed_link(public_url: &str) -> String {
@@ -292,6 +284,7 @@ mod tests {
             chats: Default::default(),
             tz: None,
             quiet: Some(QuietHours::parse("22:00-07:00", Some("UTC")).unwrap()),
+            lang: None,
             created_at: NIGHT,
         }
     }

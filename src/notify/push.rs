@@ -73,6 +73,7 @@ impl PushNotice {
         let tag = decision.id.to_string();
         let topic = decision.id.simple().to_string();
         let left = duration_until(decision.expires_at, now);
+        let t = d.t();
         match d.message.purpose {
             purpose @ (Purpose::Ask | Purpose::Reminder) => {
                 if !decision.is_open_at(now) {
@@ -84,7 +85,7 @@ impl PushNotice {
                     .as_deref()
                     .map_or_else(|| "sayso".into(), short_project);
                 if purpose == Purpose::Reminder {
-                    title = format!("Reminder · {title}");
+                    title = t.tr1("notify-reminder-title", "title", title);
                 }
                 let (gathered, waiting) = (d.gathered(), d.waiting());
                 // A tool approval says what runs, built from the approval itself.
@@ -92,21 +93,18 @@ impl PushNotice {
                     .spec
                     .approval
                     .as_ref()
-                    .map(|a| what_runs::shown(a, SUBJECT_CHARS));
+                    .map(|a| what_runs::shown(&t, a, SUBJECT_CHARS));
                 let mut body = match &shown {
                     Some(s) => s.lines(),
                     None => shorten(&decision.spec.question, MAX_BODY_CHARS),
                 };
                 if gathered > 0 {
-                    body = format!(
-                        "{body}\n{}",
-                        crate::render::approval::gathered_line(gathered)
-                    );
+                    body = format!("{body}\n{}", t.tr1("notify-gathered", "count", gathered));
                 }
-                body = format!("{body}\n{}", d.zone.expires(decision.expires_at, now));
+                body = format!("{body}\n{}", d.zone.expires(&t, decision.expires_at, now));
                 // Standing for more the budget held, it opens the feed, where they all are.
                 let url = if waiting > 0 {
-                    body = format!("{body}\n{}", super::people::waiting_line(waiting));
+                    body = format!("{body}\n{}", t.tr1("notify-waiting", "count", waiting));
                     super::people::feed_link(d.public_url)
                 } else {
                     d.web_url.to_string()
@@ -130,6 +128,12 @@ impl PushNotice {
                         payload["answers"] = json!([DENY]);
                         payload["opens"] = json!([ALLOW]);
                     }
+                    // The buttons' words in the person's language; the answers they post
+                    // stay the answers' own.
+                    payload["labels"] = json!({
+                        ALLOW: t.tr("approval-allow"),
+                        DENY: t.tr("approval-deny"),
+                    });
                 }
                 Ok(PushNotice {
                     payload,

@@ -5,6 +5,7 @@ use time::OffsetDateTime;
 
 use super::Zone;
 use super::approval::agent_name;
+use super::i18n::T;
 use super::visible::{Lines, clip, visible};
 use crate::domain::allowance::Scope;
 use crate::domain::allowance::uses::AllowanceUse;
@@ -12,8 +13,9 @@ use crate::domain::allowance::uses::AllowanceUse;
 /// The most characters of a call's command, file or input in a list of uses.
 const USE_CHARS: usize = 120;
 
-/// The calls an allowance covers.
+/// The calls an allowance covers, in the reader's language.
 pub struct Covers {
+    t: T,
     /// "every Bash call no policy rule asks about".
     pub what: String,
     /// The policy rule, when one gated the calls.
@@ -27,7 +29,15 @@ pub struct Covers {
 impl Covers {
     /// The whole of it in one sentence, the rule aside.
     pub fn sentence(&self) -> String {
-        capitalised(&format!("{}, {}, {}.", self.what, self.place, self.agent))
+        capitalised(&self.t.tr3(
+            "allowance-sentence",
+            "what",
+            &self.what,
+            "place",
+            &self.place,
+            "agent",
+            &self.agent,
+        ))
     }
 }
 
@@ -41,40 +51,49 @@ pub fn capitalised(s: &str) -> String {
 }
 
 /// What `scope` covers.
-pub fn covers(scope: &Scope) -> Covers {
+pub fn covers(t: &T, scope: &Scope) -> Covers {
     let tool = clip(&scope.tool_name, 40, Lines::Marked).with_note();
     Covers {
+        t: *t,
         what: match &scope.rule {
-            None => format!("every {tool} call no policy rule asks about"),
-            Some(_) => format!("{tool} calls this policy rule asks about"),
+            None => t.tr1("allowance-every-call", "tool", tool),
+            Some(_) => t.tr1("allowance-rule-calls", "tool", tool),
         },
         rule: scope.rule.as_deref().map(|r| visible(r, Lines::Marked)),
         place: match &scope.project {
-            Some(p) => format!("in the project folder {}", visible(p, Lines::Marked)),
-            None => "outside any project folder".to_string(),
+            Some(p) => t.tr1("allowance-in-project", "project", visible(p, Lines::Marked)),
+            None => t.tr("allowance-no-project"),
         },
-        agent: format!(
-            "in any {} session",
-            visible(agent_name(&scope.harness), Lines::Marked)
+        agent: t.tr1(
+            "allowance-any-session",
+            "agent",
+            visible(agent_name(&scope.harness), Lines::Marked),
         ),
     }
 }
 
 /// "Bash allowed until 23:22 CET".
-pub fn headline(scope: &Scope, until: OffsetDateTime, zone: &Zone, now: OffsetDateTime) -> String {
-    format!(
-        "{} allowed until {}",
+pub fn headline(
+    t: &T,
+    scope: &Scope,
+    until: OffsetDateTime,
+    zone: &Zone,
+    now: OffsetDateTime,
+) -> String {
+    t.tr2(
+        "allowance-headline",
+        "tool",
         clip(&scope.tool_name, 40, Lines::Marked).with_note(),
-        zone.clock(until, now)
+        "clock",
+        zone.clock(until, now),
     )
 }
 
 /// "3 calls ran without you", "1 call ran without you", "no call ran without you yet".
-pub fn uses_words(n: u64) -> String {
+pub fn uses_words(t: &T, n: u64) -> String {
     match n {
-        0 => "no call ran without you yet".to_string(),
-        1 => "1 call ran without you".to_string(),
-        n => format!("{n} calls ran without you"),
+        0 => t.tr("allowance-no-use"),
+        n => t.tr1("allowance-uses", "count", n),
     }
 }
 
@@ -117,20 +136,21 @@ mod tests {
             rule: None,
         };
         assert_eq!(
-            covers(&scope).sentence(),
+            covers(&T::default(), &scope).sentence(),
             "Every Bash call no policy rule asks about, in the project folder /home/ana/shop, \
              in any Claude Code session."
         );
         scope.rule = Some("rule 2 (tool \"Bash\", command \"git status*\")".into());
         scope.project = None;
-        let c = covers(&scope);
+        let c = covers(&T::default(), &scope);
         assert!(
             c.sentence()
                 .starts_with("Bash calls this policy rule asks about, outside")
         );
         assert!(c.rule.unwrap().contains("git status*"));
-        assert_eq!(uses_words(0), "no call ran without you yet");
-        assert_eq!(uses_words(1), "1 call ran without you");
-        assert_eq!(uses_words(3), "3 calls ran without you");
+        let t = T::default();
+        assert_eq!(uses_words(&t, 0), "no call ran without you yet");
+        assert_eq!(uses_words(&t, 1), "1 call ran without you");
+        assert_eq!(uses_words(&t, 3), "3 calls ran without you");
     }
 }

@@ -148,14 +148,6 @@ pub fn create_body(call: &ToolCallRef, answer_by: &str, ttl_seconds: u64) -> Val
     body
 }
 
-/// The line a notification gathering a session's approvals adds under its question.
-pub fn gathered_line(n: u64) -> String {
-    match n {
-        1 => "1 more from this session is waiting.".to_string(),
-        n => format!("{n} more from this session are waiting."),
-    }
-}
-
 /// The last part of a working directory, which the MCP `approve` tool files a call under
 /// (it runs where the call's folders may not be).
 pub fn project_of(cwd: &str) -> Option<String> {

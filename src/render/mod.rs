@@ -5,6 +5,7 @@
 pub mod allowance;
 pub mod approval;
 pub mod edit_diff;
+pub mod i18n;
 pub mod input_fields;
 mod markdown;
 pub mod project;
@@ -16,6 +17,7 @@ pub mod what_runs;
 mod zone;
 
 pub use self::time::{iso, time_for, time_left};
+pub use i18n::{Lang, T};
 pub use markdown::{render_markdown, render_preview};
 pub use resolved::resolved_message;
 pub use status::heading;

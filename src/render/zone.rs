@@ -68,11 +68,13 @@ impl Zone {
 
     /// "Expires in 2 h 5 min, at 04:12 CET": when a question closes, as a notification or a
     /// chat message says it under the question.
-    pub fn expires(&self, at: OffsetDateTime, now: OffsetDateTime) -> String {
-        format!(
-            "Expires {}, at {}",
-            super::time_left(at, now),
-            self.clock(at, now)
+    pub fn expires(&self, t: &super::T, at: OffsetDateTime, now: OffsetDateTime) -> String {
+        t.tr2(
+            "notify-expires",
+            "in",
+            super::time_left(t, at, now),
+            "clock",
+            self.clock(at, now),
         )
     }
 
@@ -162,7 +164,11 @@ mod tests {
     fn a_question_says_when_it_expires_in_the_zone() {
         let now = datetime!(2026-11-21 15:04 UTC);
         assert_eq!(
-            Zone::named("Asia/Kolkata").expires(datetime!(2026-11-21 17:09 UTC), now),
+            Zone::named("Asia/Kolkata").expires(
+                &super::super::T::default(),
+                datetime!(2026-11-21 17:09 UTC),
+                now
+            ),
             "Expires in 2 h 5 min, at 22:39 IST"
         );
     }

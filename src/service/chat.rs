@@ -14,6 +14,7 @@ use super::outbox::Outbox;
 use super::{Service, ServiceError, now};
 use crate::domain::answered_by::{AnsweredBy, PersonChannel};
 use crate::domain::chat::{ChatPost, ChatReply};
+use crate::domain::lang::Lang;
 use crate::domain::outbox::Channel;
 use crate::domain::people::{self, Person};
 use crate::domain::{Decision, Status};
@@ -146,6 +147,17 @@ impl Service {
         theirs
             .and_then(|p| p.tz.clone())
             .or_else(|| everyone.iter().find(|p| p.is_inbox_own())?.tz.clone())
+    }
+
+    /// The language a reply to `user` on `channel` about the decision `id` is written in:
+    /// that user's person's in the decision's inbox, else the inbox's own person's; `None`
+    /// when neither chose one (or the decision is gone).
+    pub async fn chat_lang(&self, id: Uuid, channel: Channel, user: &str) -> Option<Lang> {
+        let d = self.store().decision(None, id).await.ok()??;
+        let everyone = self.store().people(d.inbox_id).await.ok()?;
+        let theirs = everyone.iter().find(|p| p.chats.on(channel) == Some(user));
+        let own = everyone.iter().find(|p| p.is_inbox_own());
+        theirs.and_then(|p| p.lang).or(own.and_then(|p| p.lang))
     }
 
     /// The decision `id` while it is still pending.

@@ -38,7 +38,9 @@ pub fn button_input(spec: &DecisionSpec, code: &str) -> Result<Reading, String> 
     };
     if let Some(approval) = &spec.approval {
         return match code {
-            "a" if what_runs::shown(approval, SHOWN_CHARS).one_tap_allow => answer(json!(ALLOW)),
+            "a" if what_runs::shown(&Default::default(), approval, SHOWN_CHARS).one_tap_allow => {
+                answer(json!(ALLOW))
+            }
             "a" => Ok(Reading::Page),
             "d" => answer(json!(DENY)),
             _ => Err(stale()),

@@ -182,6 +182,7 @@ fn own_person(inbox: &Inbox, channels: &InboxChannels) -> Person {
         chats: channels.chats.clone(),
         tz: None,
         quiet: None,
+        lang: None,
         created_at: inbox.created_at,
     }
 }
@@ -222,6 +223,7 @@ mod tests {
             chats: Default::default(),
             tz: None,
             quiet: None,
+            lang: None,
             created_at: AT,
         }
     }

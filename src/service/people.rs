@@ -6,6 +6,7 @@ use uuid::Uuid;
 use super::inboxes::{check_email, check_ntfy_url};
 use super::{Service, ServiceError, now};
 use crate::domain::inbox::Inbox;
+use crate::domain::lang::Lang;
 use crate::domain::people::{self, Person};
 use crate::domain::quiet::QuietHours;
 use crate::domain::time_zone::canonical_zone;
@@ -29,6 +30,8 @@ pub struct PersonSettings {
     /// Their time zone (IANA, "Europe/Berlin"): the times they are shown, and their quiet
     /// hours, are in it; `Some("")` makes it UTC again.
     pub tz: Option<String>,
+    /// The language sayso speaks to them in ("de"); `Some("")` leaves it to their browser.
+    pub lang: Option<String>,
 }
 
 impl Service {
@@ -52,6 +55,7 @@ impl Service {
             chats: Default::default(),
             tz: None,
             quiet: None,
+            lang: None,
             created_at: now(),
         };
         apply(&mut person, settings)?;
@@ -279,6 +283,13 @@ fn apply(person: &mut Person, changes: &PersonSettings) -> Result<(), ServiceErr
             check(v).map_err(|m| ServiceError::invalid(field, m))?;
         }
     }
+    match given(&changes.lang) {
+        None => {}
+        Some("") => person.lang = None,
+        Some(l) => {
+            person.lang = Some(Lang::chosen(l).map_err(|m| ServiceError::invalid("lang", m))?)
+        }
+    }
     set(&mut person.chats.slack, given(&changes.slack));
     set(&mut person.chats.matrix, given(&changes.matrix));
     set(&mut person.chats.telegram, given(&changes.telegram));
@@ -319,6 +330,7 @@ mod tests {
             chats: Default::default(),
             tz: None,
             quiet: None,
+            lang: None,
             created_at: now(),
         }
     }

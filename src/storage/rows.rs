@@ -488,6 +488,7 @@ pub(super) struct PersonColumns {
     /// The person's zone, with or without quiet hours (the column is named for the quiet
     /// hours, which were the first to have one).
     pub quiet_tz: Option<String>,
+    pub lang: Option<String>,
     pub created_at: OffsetDateTime,
 }
 
@@ -523,6 +524,8 @@ impl TryFrom<PersonColumns> for crate::domain::people::Person {
             },
             tz: c.quiet_tz,
             quiet,
+            // A language no longer spoken falls back to the browser's, never an error.
+            lang: c.lang.as_deref().and_then(crate::domain::lang::Lang::parse),
             created_at: c.created_at,
         })
     }

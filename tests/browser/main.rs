@@ -15,6 +15,7 @@ mod feed;
 mod forms;
 mod hostile;
 mod keyboard;
+mod lang;
 mod no_push;
 mod passkey;
 mod people;

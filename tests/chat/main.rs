@@ -11,5 +11,6 @@ mod slack;
 mod slack_standin;
 mod telegram;
 mod telegram_fields;
+mod telegram_lang;
 mod telegram_standin;
 mod zones;

@@ -686,6 +686,7 @@ async fn answer_while_down(fillers: usize) {
             },
             tz: None,
             quiet: None,
+            lang: None,
             created_at: sayso::service::now(),
         })
         .await

@@ -116,6 +116,7 @@ fn sample_asks() -> Vec<(&'static str, ChatAsk)> {
         controls: Controls::Link,
         link: "http://127.0.0.1:9/a/abc".into(),
         notes: vec![],
+        t: Default::default(),
     };
     let button = |label: &str, code: &str, style, recommended| ChatButton {
         label: label.into(),

@@ -52,7 +52,7 @@ pub async fn start(url: &str, webhook_secret: Option<&str>) -> (TestServer, BotA
     (srv, api)
 }
 
-fn approval(command: &str, approvers: &[&str], required: u32) -> Value {
+pub fn approval(command: &str, approvers: &[&str], required: u32) -> Value {
     json!({
         "question": "Claude Code wants to run a Bash command",
         "kind": "choose", "options": ["Allow", "Deny"],

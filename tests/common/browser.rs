@@ -88,6 +88,12 @@ impl Browser {
     /// `SKIPPED` on stderr) when chromedriver or Chromium is not installed, except in CI
     /// (`CI` set), where that fails the test.
     pub async fn start() -> Option<Browser> {
+        Browser::start_accepting(None).await
+    }
+
+    /// The same, its `Accept-Language` set to `languages` ("de-AT,de;q=0.9") when given,
+    /// as a browser set to those languages sends it.
+    pub async fn start_accepting(languages: Option<&str>) -> Option<Browser> {
         let turn = TURN.lock().await;
         let Some(chromedriver) = on_path("chromedriver").filter(|_| Path::new(CHROMIUM).is_file())
         else {
@@ -140,6 +146,7 @@ impl Browser {
                     format!("--window-size={WIDTH},{HEIGHT}"),
                     format!("--user-data-dir={}", driver.profile.display()),
                 ],
+                "prefs": languages.map(|l| json!({"intl.accept_languages": l})).unwrap_or(json!({})),
             }),
         );
         let client = ClientBuilder::new(HttpConnector::new())

@@ -381,6 +381,7 @@ impl TestServer {
             chats: Default::default(),
             tz: None,
             quiet: None,
+            lang: None,
             created_at: sayso::service::now(),
         };
         self.svc.store().add_person(&person).await.unwrap();

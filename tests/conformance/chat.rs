@@ -22,6 +22,7 @@ fn person(inbox_id: Uuid, name: &str, chats: ChatUsers) -> Person {
         chats,
         tz: None,
         quiet: None,
+        lang: None,
         created_at: ms(T0),
     }
 }

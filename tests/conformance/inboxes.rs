@@ -210,6 +210,8 @@ pub async fn people_are_added_listed_changed_and_removed(store: &dyn Store) {
         chats: Default::default(),
         tz: Some("Europe/Berlin".into()),
         quiet: Some(QuietHours::parse("22:00-07:00", Some("Europe/Berlin")).unwrap()),
+        // Kept in both stores, like every other setting of a person.
+        lang: Some(sayso::domain::lang::Lang::De),
         created_at: ms(T0 + Duration::seconds(1)),
     };
     store.add_person(&ana).await.unwrap();
@@ -241,6 +243,7 @@ pub async fn people_are_added_listed_changed_and_removed(store: &dyn Store) {
         ntfy_url: Some("https://ntfy.example.com/ana".into()),
         tz: None,
         quiet: None,
+        lang: None,
         ..ana.clone()
     };
     store.update_person(&changed).await.unwrap();

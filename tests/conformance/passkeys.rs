@@ -43,6 +43,7 @@ async fn someone(store: &dyn Store, inbox_id: Uuid, name: &str) -> Person {
         chats: Default::default(),
         tz: None,
         quiet: None,
+        lang: None,
         created_at: ms(T0),
     };
     store.add_person(&p).await.unwrap();

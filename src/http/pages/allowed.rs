@@ -45,6 +45,7 @@ pub struct AllowedView {
 
 /// `made` as the page of the person link `action` (`/a/{token}`) shows it.
 pub fn allowed_view(
+    t: &crate::render::T,
     made: &MadeAllowance,
     action: &str,
     zone: &Zone,
@@ -53,30 +54,28 @@ pub fn allowed_view(
     let g = &made.grant;
     let until = zone.clock(g.until, now);
     let length = match AllowFor::parse(&g.allow_for) {
-        Some(AllowFor::Quarter) => "for 15 min, until",
-        Some(AllowFor::Hour) => "for 1 hour, until",
-        _ => "until",
+        Some(AllowFor::Quarter) => "allowed-quarter",
+        Some(AllowFor::Hour) => "allowed-hour",
+        _ => "allowed-until",
     };
     let (state, heading, note) = match &made.live {
         Some(_) => (
             "live",
-            format!("Allowed {length} {until}"),
-            "Until then these calls run without asking you; calls other rules ask about, or \
-             that need a passkey or more people, are still asked."
-                .to_string(),
+            t.tr1(length, "clock", &until),
+            t.tr("allowed-live-note"),
         ),
         None if g.until > now => (
             "revoked",
-            "Revoked".to_string(),
-            format!("It would have stood until {until}; from now on these calls are asked again."),
+            t.tr("allowed-revoked"),
+            t.tr1("allowed-revoked-note", "clock", &until),
         ),
         None => (
             "ended",
-            format!("Ended at {until}"),
-            "These calls are asked again.".to_string(),
+            t.tr1("allowed-ended", "clock", &until),
+            t.tr("allowed-ended-note"),
         ),
     };
-    let covers = covers(&g.scope);
+    let covers = covers(t, &g.scope);
     AllowedView {
         state,
         heading,
@@ -84,7 +83,7 @@ pub fn allowed_view(
         what: covers.sentence(),
         rule: covers.rule,
         note,
-        uses_words: capitalised(&uses_words(made.uses.len() as u64)),
+        uses_words: capitalised(&uses_words(t, made.uses.len() as u64)),
         uses: made.uses.iter().map(|u| use_line(u, zone, now)).collect(),
         revoke: made.live.as_ref().map(|_| format!("{action}/revoke")),
     }
@@ -93,7 +92,11 @@ pub fn allowed_view(
 /// The person's Revoke on the approval page: the allowance ends at once and the page says
 /// so. One already gone (revoked elsewhere, or ended) is as revoked: either way it is not
 /// there. A post from another site is refused before it gets here.
-async fn revoke(State(svc): State<Service>, Token(token): Token) -> Response {
+async fn revoke(
+    State(svc): State<Service>,
+    Token(token): Token,
+    headers: axum::http::HeaderMap,
+) -> Response {
     match svc.revoke_made_allowance(&token).await {
         Ok(()) | Err(ServiceError::NotFound) => {
             Redirect::to(&format!("/a/{token}")).into_response()
@@ -101,9 +104,10 @@ async fn revoke(State(svc): State<Service>, Token(token): Token) -> Response {
         Err(e) => {
             tracing::warn!(error = %e, "revoking an allowance from its page failed");
             error_page(
+                super::reader::page_t(&headers, None),
                 StatusCode::SERVICE_UNAVAILABLE,
-                "Try again in a moment",
-                "sayso could not revoke it just now; it still stands. Reload and revoke again.",
+                "err-try-again",
+                "err-not-revoked",
             )
         }
     }

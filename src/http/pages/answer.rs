@@ -18,7 +18,7 @@ use super::Token;
 use super::approval::PageQuery;
 use super::reader::Reader;
 use super::submitted::Submitted;
-use super::templates::{AnswerPage, error_page, error_page_for, render};
+use super::templates::{AnswerPage, error_page, error_page_for, error_page_text, render};
 use super::view::{self, PageErrors, PersonLink};
 use crate::domain::answer_text::answer_text;
 use crate::domain::{AnswerInput, Decision, Issue, Kind, OutcomeSource, Status};
@@ -254,9 +254,10 @@ async fn context_image(
             resp
         }
         Err(ServiceError::NotFound) => error_page(
+            super::reader::page_t(&headers, None),
             StatusCode::NOT_FOUND,
-            "Not found",
-            "This decision has no image.",
+            "err-not-found",
+            "err-no-image",
         ),
         Err(e) => service_error_page(&svc, &headers, &token, e).await,
     }
@@ -287,9 +288,10 @@ fn view_page(status: StatusCode, d: &Decision, query: &PageQuery, reader: &Reade
     match &d.spec.approval {
         Some(a) => super::approval::approval_page(status, None, d, a, None, &errors, query, reader),
         None => error_page(
+            reader.t,
             StatusCode::NOT_FOUND,
-            "Not found",
-            "This link opens no approval.",
+            "err-not-found",
+            "err-no-approval",
         ),
     }
 }
@@ -331,7 +333,8 @@ fn decision_page(
 ) -> Response {
     let now = OffsetDateTime::now_utc();
     let open = d.is_open_at(now);
-    let people = view::people_view(d, link, now);
+    let t = &reader.t;
+    let people = view::people_view(t, d, link, now);
     // The person's answer counted, and the decision waits for others: nothing to send.
     let answerable = open && action.is_some() && people.yours.is_none();
     let body = answerable.then(|| view::body(d, sent, errors));
@@ -342,7 +345,7 @@ fn decision_page(
         context_html: d.spec.context_md.as_deref().map(render_markdown),
         image_url: d.has_image.then(|| format!("/d/{answer_token}/image")),
         attachments: view::attachments(d),
-        expires_in: open.then(|| render::time_left(d.expires_at, now)),
+        expires_in: open.then(|| render::time_left(t, d.expires_at, now)),
         expires_at: reader.zone.clock(d.expires_at, now),
         expires_iso: render::iso(d.expires_at),
         needs_submit: !matches!(d.kind(), Kind::Bool | Kind::Todo),
@@ -356,9 +359,11 @@ fn decision_page(
         value_error: errors.get("value").or_else(|| errors.get("action")),
         other_error: errors.get("other"),
         remark_error: errors.get("remark"),
-        result: (!open && d.status != Status::Pending).then(|| view::result(d, now, &reader.zone)),
+        result: (!open && d.status != Status::Pending)
+            .then(|| view::result(t, d, now, &reader.zone)),
         people,
         to_feed: reader.to_feed,
+        t: reader.t,
     };
     render(status, &page)
 }
@@ -382,8 +387,8 @@ async fn service_error_page(
         ServiceError::NotFound => error_page_for(
             &reader,
             StatusCode::NOT_FOUND,
-            "Link not found",
-            "This link does not open any question. It may have been mistyped or cut short.",
+            "err-link-not-found",
+            "err-no-question",
         ),
         ServiceError::AlreadyResolved(d) => answer_page(
             StatusCode::CONFLICT,
@@ -404,12 +409,12 @@ async fn service_error_page(
         ServiceError::Unavailable => error_page_for(
             &reader,
             StatusCode::SERVICE_UNAVAILABLE,
-            "Try again in a moment",
-            "sayso cannot reach its database right now. Nothing was lost; reload in a few seconds.",
+            "err-try-again",
+            "err-unavailable-nothing-lost",
         ),
         other => {
             let e = ApiError::from(other);
-            error_page_for(&reader, e.status, "Sorry", &e.message)
+            error_page_text(&reader, e.status, &reader.t.tr("err-sorry"), &e.message)
         }
     }
 }
@@ -420,9 +425,7 @@ pub(super) fn elsewhere_page(reader: &Reader) -> Response {
     error_page_for(
         reader,
         StatusCode::FORBIDDEN,
-        "Answer this from your sayso feed",
-        "This question is answered by the people it was sent to. Its link only shows it, so \
-         an agent holding the link cannot answer it; nothing was changed. Answer it from your \
-         sayso feed or from its notification.",
+        "err-elsewhere-heading",
+        "err-elsewhere",
     )
 }

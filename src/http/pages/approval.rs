@@ -106,6 +106,8 @@ pub struct ApprovalPage {
     pub people: PeopleView,
     /// The browser is bound to a person: the page links back to their feed.
     pub to_feed: bool,
+    /// The page's language.
+    pub t: render::T,
 }
 
 /// One "Allow for a while" button: its `allow_for` value and its label.
@@ -116,17 +118,17 @@ pub struct Timed {
 
 /// The buttons that allow for a while, labelled in the reader's zone; the last ends at
 /// 09:00 of the person's next day.
-fn timed_buttons(zone: &render::Zone, now: OffsetDateTime) -> Vec<Timed> {
+fn timed_buttons(t: &render::T, zone: &render::Zone, now: OffsetDateTime) -> Vec<Timed> {
     AllowFor::ALL
         .into_iter()
         .map(|a| Timed {
             value: a.as_str(),
             label: match a {
-                AllowFor::Quarter => "For 15 min".to_string(),
-                AllowFor::Hour => "For 1 hour".to_string(),
+                AllowFor::Quarter => t.tr("timed-quarter"),
+                AllowFor::Hour => t.tr("timed-hour"),
                 AllowFor::Morning => {
                     let until = a.until(now, zone.name());
-                    format!("Until tomorrow {}", zone.clock(until, until))
+                    t.tr1("timed-morning", "clock", zone.clock(until, until))
                 }
             },
         })
@@ -134,21 +136,24 @@ fn timed_buttons(zone: &render::Zone, now: OffsetDateTime) -> Vec<Timed> {
 }
 
 /// What an allowance for a while covers, in the person's words.
-fn timed_note(a: &ApprovalSpec, d: &Decision) -> String {
+fn timed_note(t: &render::T, a: &ApprovalSpec, d: &Decision) -> String {
     let agent = visible(render::approval::agent_name(&a.harness), Lines::Marked);
     let tool = clip(&a.tool_name, 40, Lines::Marked).with_note();
-    let which = match &a.rule {
-        Some(_) => "that the same policy rule asks about",
-        None => "that no policy rule asks about",
+    let id = match (&a.rule, &d.spec.project) {
+        (Some(_), Some(_)) => "timed-note-rule-project",
+        (Some(_), None) => "timed-note-rule",
+        (None, Some(_)) => "timed-note-project",
+        (None, None) => "timed-note",
     };
-    let place = match &d.spec.project {
-        Some(p) => format!(" in {}", visible(p, Lines::Marked)),
-        None => String::new(),
-    };
-    format!(
-        "Until then, {tool} calls {which}{place} run without asking you, in any {agent} \
-         session. Calls other rules ask about, or that need a passkey or more people, are \
-         still asked. Your feed lists it and revokes it."
+    let project = d.spec.project.as_deref().map(|p| visible(p, Lines::Marked));
+    t.tr3(
+        id,
+        "tool",
+        tool,
+        "agent",
+        agent,
+        "project",
+        project.unwrap_or_default(),
     )
 }
 
@@ -214,7 +219,8 @@ pub fn approval_page(
         .filter(|label| *label != ALLOW_SESSION || offers_session(&d.spec));
     let pending = d.is_open_at(now);
     let action = link.map(|l| l.action.as_str());
-    let people = view::people_view(d, link, now);
+    let t = &reader.t;
+    let people = view::people_view(t, d, link, now);
     // The person's Allow counted, and the approval waits for others: nothing to send.
     let open = pending && action.is_some() && people.yours.is_none();
     let input = Value::Object(a.tool_input.clone());
@@ -233,22 +239,26 @@ pub fn approval_page(
     let page = ApprovalPage {
         action: action.unwrap_or_default().to_string(),
         elsewhere: pending && action.is_none(),
-        title: what_runs::title(a),
+        title: what_runs::title(t, a),
         description: what_runs::description(a),
         dangers: found,
         project: d.spec.project.as_deref().map(visible_project),
         // While the agent waits, that is the time that counts; after, the question's own.
         // Both are under way already: "for 9 more minutes", never "in 9 min".
         expires_in: pending.then(|| match a.answer_by.filter(|by| *by > now) {
-            Some(by) => format!(
-                "The agent waits for your answer {}, until {}",
-                render::time_for(by, now),
-                zone.clock(by, now)
+            Some(by) => t.tr2(
+                "approval-agent-waits",
+                "for",
+                render::time_for(t, by, now),
+                "clock",
+                zone.clock(by, now),
             ),
-            None => format!(
-                "Open {}, until {}",
-                render::time_for(d.expires_at, now),
-                zone.clock(d.expires_at, now)
+            None => t.tr2(
+                "approval-open-for",
+                "for",
+                render::time_for(t, d.expires_at, now),
+                "clock",
+                zone.clock(d.expires_at, now),
             ),
         }),
         expires_iso: render::iso(a.answer_by.filter(|by| *by > now).unwrap_or(d.expires_at)),
@@ -265,19 +275,20 @@ pub fn approval_page(
         session_id: a.session_id.as_deref().map(|s| visible(s, Lines::Marked)),
         open,
         with_session: a.session_id.is_some() && offers_session(&d.spec),
-        session_label: session_label(a),
-        session_note: session_note(a),
+        session_label: session_label(t, a),
+        session_note: session_note(t, a),
         timed: if open && scope_of(d).is_ok() {
-            timed_buttons(zone, now)
+            timed_buttons(t, zone, now)
         } else {
             Vec::new()
         },
-        timed_note: timed_note(a, d),
+        timed_note: timed_note(t, a, d),
         rule: a.rule.as_deref().map(|r| visible(r, Lines::Marked)),
         stopped_waiting: (open && stopped.is_some()).then(|| {
-            format!(
-                "The agent stopped waiting at {}; an answer now is recorded, but it went on without it.",
-                zone.clock(stopped.unwrap_or(now), now)
+            t.tr1(
+                "approval-stopped-waiting",
+                "clock",
+                zone.clock(stopped.unwrap_or(now), now),
             )
         }),
         confirm,
@@ -286,9 +297,7 @@ pub fn approval_page(
                 .unwrap_or(asked)
                 .to_string()
         }),
-        asked_command: edit_command(d, a, &input)
-            .unwrap_or_default()
-            .to_string(),
+        asked_command: edit_command(d, a, &input).unwrap_or_default().to_string(),
         edit_preview: edit_command(d, a, &input).and_then(|asked| {
             let sent = sent.and_then(|s| s.get("command"))?.trim();
             let diff = word_diff(asked.trim(), sent);
@@ -303,7 +312,7 @@ pub fn approval_page(
             .unwrap_or_default()
             .to_string(),
         errors: errors.summary.clone(),
-        result: (!pending && d.status != Status::Pending).then(|| outcome(d, a, now, zone)),
+        result: (!pending && d.status != Status::Pending).then(|| outcome(t, d, a, now, zone)),
         allowed: link.and_then(|l| l.allowed.clone()),
         allow: ALLOW,
         deny: DENY,
@@ -315,6 +324,7 @@ pub fn approval_page(
         },
         people,
         to_feed: reader.to_feed,
+        t: reader.t,
     };
     render(status, &page)
 }
@@ -346,70 +356,68 @@ fn whole_url(action: &str, confirm: Option<&str>) -> String {
 }
 
 /// "Allow all Bash commands in this session": what the session answer allows, exactly.
-fn session_label(a: &ApprovalSpec) -> String {
+fn session_label(t: &render::T, a: &ApprovalSpec) -> String {
     let input = Value::Object(a.tool_input.clone());
     match action_of(&a.tool_name, &input) {
-        Action::Shell { .. } => {
-            let kind = what_runs::shell_kind(&a.tool_name);
-            let plural = kind.trim_start_matches("a ");
-            format!("Allow all {plural}s in this session")
-        }
-        _ => format!(
-            "Allow all {} calls in this session",
-            clip(&a.tool_name, 40, Lines::Marked).with_note()
+        Action::Shell { .. } => t.tr(match what_runs::shell_kind(&a.tool_name) {
+            "a Bash command" => "session-allow-bash",
+            "a PowerShell command" => "session-allow-powershell",
+            _ => "session-allow-shell",
+        }),
+        _ => t.tr1(
+            "session-allow-tool",
+            "tool",
+            clip(&a.tool_name, 40, Lines::Marked).with_note(),
         ),
     }
 }
 
 /// What "Allow for this session" does not cover, in the person's words.
-fn session_note(a: &ApprovalSpec) -> String {
+fn session_note(t: &render::T, a: &ApprovalSpec) -> String {
     let agent = visible(render::approval::agent_name(&a.harness), Lines::Marked);
-    match &a.rule {
-        None => format!(
-            "Until this {agent} session ends, they run without asking you. Calls that a policy \
-             rule of their own asks about, or that need a passkey or more people, are still asked."
-        ),
-        Some(_) => format!(
-            "Until this {agent} session ends, those the same policy rule asks about run without \
-             asking you. Calls other rules ask about are still asked."
-        ),
-    }
+    let id = match &a.rule {
+        None => "session-note",
+        Some(_) => "session-note-rule",
+    };
+    t.tr1(id, "agent", agent)
 }
 
-fn outcome(d: &Decision, a: &ApprovalSpec, now: OffsetDateTime, zone: &render::Zone) -> Outcome {
+fn outcome(
+    t: &render::T,
+    d: &Decision,
+    a: &ApprovalSpec,
+    now: OffsetDateTime,
+    zone: &render::Zone,
+) -> Outcome {
     let when = d.resolved_at.unwrap_or(d.expires_at);
     let (class, heading) = match (d.status, d.outcome.as_ref().and_then(Value::as_str)) {
-        (Status::Answered, Some(ALLOW)) if d.custom => {
-            ("allowed", "Allowed, with the command edited".to_string())
-        }
-        (Status::Answered, Some(ALLOW)) => ("allowed", "Allowed".to_string()),
+        (Status::Answered, Some(ALLOW)) if d.custom => ("allowed", t.tr("decided-allowed-edited")),
+        (Status::Answered, Some(ALLOW)) => ("allowed", t.tr("decided-allowed")),
         (Status::Answered, Some(ALLOW_SESSION)) => (
             "allowed",
-            format!("Allowed {} for this session", a.tool_name),
+            t.tr1("outcome-allowed-session", "tool", &a.tool_name),
         ),
-        (Status::Answered, _) | (Status::Declined, _) => ("denied", "Denied".to_string()),
-        (Status::Expired, _) => ("expired", "Nobody answered in time".to_string()),
+        (Status::Answered, _) | (Status::Declined, _) => ("denied", t.tr("decided-denied")),
+        (Status::Expired, _) => ("expired", t.tr("outcome-expired")),
         // The server's own words, never the agent's: its free-text reason is not shown here.
         (Status::Cancelled, _) if d.cancel_reason == Some(CancelReason::Abandoned) => (
             "cancelled",
-            format!(
-                "{} stopped waiting at {}",
+            t.tr2(
+                "outcome-stopped-waiting",
+                "agent",
                 clip(render::approval::agent_name(&a.harness), 40, Lines::Marked).with_note(),
-                zone.clock(when, now)
+                "clock",
+                zone.clock(when, now),
             ),
         ),
-        (Status::Cancelled, _) => ("cancelled", "Withdrawn by the agent".to_string()),
-        (Status::Pending, _) => ("pending", render::heading(d, now).to_string()),
+        (Status::Cancelled, _) => ("cancelled", t.tr("decided-withdrawn")),
+        (Status::Pending, _) => ("pending", render::heading(t, d, now)),
     };
     let late = match (a.answer_by, d.resolved_at) {
-        _ if d.cancel_reason == Some(CancelReason::Abandoned) => Some(
-            "It withdrew the question, so an answer now runs nothing and changes nothing."
-                .to_string(),
-        ),
-        (Some(by), Some(at)) if at > by && d.status == Status::Answered => Some(format!(
-            "This answer came after the agent stopped waiting at {}: it is recorded, but the agent had already gone on without it.",
-            zone.date_time(by)
-        )),
+        _ if d.cancel_reason == Some(CancelReason::Abandoned) => Some(t.tr("outcome-withdrew")),
+        (Some(by), Some(at)) if at > by && d.status == Status::Answered => {
+            Some(t.tr1("outcome-late", "time", zone.date_time(by)))
+        }
         _ => None,
     };
     Outcome {
@@ -441,11 +449,14 @@ mod tests {
             rule: None,
             honours_allowances: false,
         };
-        assert_eq!(session_label(&a), "Allow all Bash commands in this session");
+        assert_eq!(
+            session_label(&render::T::default(), &a),
+            "Allow all Bash commands in this session"
+        );
         a.tool_name = "WebFetch".into();
         a.tool_input = json!({"prompt": "x"}).as_object().unwrap().clone();
         assert_eq!(
-            session_label(&a),
+            session_label(&render::T::default(), &a),
             "Allow all WebFetch calls in this session"
         );
     }

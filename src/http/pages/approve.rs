@@ -17,7 +17,7 @@ use super::answer::{FEED_PATH, answer_result, parse_answer};
 use super::approval::PageQuery;
 use super::reader::Reader;
 use super::submitted::Submitted;
-use super::templates::error_page_for;
+use super::templates::{error_page_for, error_page_text};
 use super::view::{PageErrors, PersonLink};
 use super::{Token, device_cookie};
 use crate::domain::allowance::AllowFor;
@@ -50,7 +50,13 @@ async fn show_approval(
                 && let Ok(Some(made)) = svc.made_allowance(&d).await
             {
                 let now = time::OffsetDateTime::now_utc();
-                link.allowed = Some(allowed_view(&made, &link.action, &reader.zone, now));
+                link.allowed = Some(allowed_view(
+                    &reader.t,
+                    &made,
+                    &link.action,
+                    &reader.zone,
+                    now,
+                ));
             }
             page(
                 StatusCode::OK,
@@ -286,8 +292,8 @@ fn not_found(reader: &Reader) -> Response {
     error_page_for(
         reader,
         StatusCode::NOT_FOUND,
-        "Link not found",
-        "This link does not open any question. It may have been mistyped or cut short.",
+        "err-link-not-found",
+        "err-no-question",
     )
 }
 
@@ -327,12 +333,12 @@ async fn error(
         ServiceError::Unavailable => error_page_for(
             &reader,
             StatusCode::SERVICE_UNAVAILABLE,
-            "Try again in a moment",
-            "sayso cannot reach its database right now. Nothing was lost; reload in a few seconds.",
+            "err-try-again",
+            "err-unavailable-nothing-lost",
         ),
         other => {
             let e = ApiError::from(other);
-            error_page_for(&reader, e.status, "Sorry", &e.message)
+            error_page_text(&reader, e.status, &reader.t.tr("err-sorry"), &e.message)
         }
     }
 }

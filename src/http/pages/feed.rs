@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use time::OffsetDateTime;
 
 use super::answer::FEED_PATH;
-use super::reader::Reader;
+use super::reader::{Reader, page_t};
 use super::session::session_url;
 use super::templates::{
     FeedAllowance, FeedItem, FeedPage, FeedPaging, FeedTodo, PendingEntry, ProjectLink,
@@ -27,6 +27,7 @@ use super::{Token, device_cookie};
 use crate::domain::approval::ran_instead;
 use crate::domain::people;
 use crate::domain::{Decision, Kind, PersonChannel, Status};
+use crate::render::T;
 use crate::render::approval::agent_name;
 use crate::render::visible::{Lines, clip, visible};
 use crate::render::{self, Zone, render_markdown};
@@ -58,22 +59,23 @@ async fn revoke_allowance(
         Ok(v) => v,
         Err(ServiceError::NotFound) => {
             return error_page(
+                page_t(&headers, None),
                 StatusCode::FORBIDDEN,
-                "This device is not linked to an inbox",
-                "Open your feed link once on this device, then revoke the allowance from the feed.",
+                "err-not-linked",
+                "err-not-linked-revoke",
             );
         }
-        Err(e) => return feed_error(e),
+        Err(e) => return feed_error(page_t(&headers, None), e),
     };
     let Ok(id) = uuid::Uuid::parse_str(&id) else {
-        return feed_error(ServiceError::NotFound);
+        return feed_error(page_t(&headers, None), ServiceError::NotFound);
     };
     match svc.revoke_allowance_from_feed(&viewer, id).await {
         // Revoked, or already gone (ended, or revoked elsewhere): either way it is not there.
         Ok(()) | Err(ServiceError::NotFound) => {
             axum::response::Redirect::to(FEED_PATH).into_response()
         }
-        Err(e) => feed_error(e),
+        Err(e) => feed_error(page_t(&headers, None), e),
     }
 }
 
@@ -97,7 +99,7 @@ async fn show_feed(
     let cookie = device_cookie(&headers);
     let new_cookie = match svc.bind_device(&token, cookie.as_deref()).await {
         Ok((_, new_cookie)) => new_cookie,
-        Err(e) => return feed_error(e),
+        Err(e) => return feed_error(page_t(&headers, None), e),
     };
     let target = match project_filter(query.as_deref()) {
         Some(p) => format!(
@@ -172,18 +174,17 @@ async fn bound_feed(
     let filter = project_filter(query);
     let after = match page_cursor(query) {
         Ok(after) => after,
-        Err(()) => return bad_cursor(),
+        Err(()) => return bad_cursor(page_t(headers, None)),
     };
     match svc.device_viewer(device_cookie(headers).as_deref()).await {
-        Ok(viewer) => feed_response(svc, viewer, filter, after, spent).await,
+        Ok(viewer) => feed_response(svc, headers, viewer, filter, after, spent).await,
         Err(ServiceError::NotFound) => error_page(
+            page_t(headers, None),
             StatusCode::FORBIDDEN,
-            "This device is not linked to an inbox",
-            "Open your feed link once on this device (the first run wrote it to first-run.txt; \
-             sayso person link prints it again); the device then stays linked and opens the \
-             feed here.",
+            "err-not-linked",
+            "err-not-linked-feed",
         ),
-        Err(e) => feed_error(e),
+        Err(e) => feed_error(page_t(headers, None), e),
     }
 }
 
@@ -207,64 +208,70 @@ fn page_cursor(query: Option<&str>) -> Result<Option<FeedCursor>, ()> {
 
 /// A 400 for a page link whose cursor the feed cannot read, with the way back to its first
 /// page.
-fn bad_cursor() -> Response {
+fn bad_cursor(t: T) -> Response {
     error_page_for(
         &Reader {
             to_feed: true,
+            t,
             ..Reader::default()
         },
         StatusCode::BAD_REQUEST,
-        "This page link is broken",
-        "The feed could not read where this page starts (its link was cut or changed). \
-         Open your feed again to start from what expires soonest.",
+        "err-bad-cursor-heading",
+        "err-bad-cursor",
     )
 }
 
 async fn feed_response(
     svc: &Service,
+    headers: &HeaderMap,
     viewer: Viewer,
     filter: Option<String>,
     after: Option<FeedCursor>,
     spent: &mut Spent,
 ) -> Response {
     let started = Instant::now();
+    let t = page_t(headers, viewer.person.lang);
     match svc.person_feed(viewer, filter.as_deref(), after).await {
         Ok(feed) => {
             let push_key = push_key(svc).await;
             spent.data = started.elapsed();
             let started = Instant::now();
-            let resp = render(StatusCode::OK, &page(svc, feed, filter, push_key));
+            let resp = render(StatusCode::OK, &page(&t, svc, feed, filter, push_key));
             spent.page = started.elapsed();
             resp
         }
-        Err(e) => feed_error(e),
+        Err(e) => feed_error(t, e),
     }
 }
 
-fn feed_error(e: ServiceError) -> Response {
+fn feed_error(t: T, e: ServiceError) -> Response {
     match e {
         ServiceError::NotFound => error_page(
+            t,
             StatusCode::NOT_FOUND,
-            "Link not found",
-            "This link does not open any inbox.",
+            "err-link-not-found",
+            "err-no-inbox",
         ),
         ServiceError::Unavailable => error_page(
+            t,
             StatusCode::SERVICE_UNAVAILABLE,
-            "Try again in a moment",
-            "sayso cannot reach its database right now. Reload in a few seconds.",
+            "err-try-again",
+            "err-unavailable",
         ),
         e => {
             tracing::error!(error = %e, "the feed failed");
             error_page(
+                t,
                 StatusCode::INTERNAL_SERVER_ERROR,
-                "Sorry",
-                "Something went wrong; it has been logged.",
+                "err-sorry",
+                "err-logged",
             )
         }
     }
 }
 
 fn page(
+    t: &T,
     svc: &Service,
     feed: crate::service::Feed,
     filter: Option<String>,
@@ -291,7 +298,7 @@ fn page(
         d.spec
             .approval
             .as_ref()
-            .map(|a| render::what_runs::shown(a, FEED_SUBJECT_CHARS))
+            .map(|a| render::what_runs::shown(t, a, FEED_SUBJECT_CHARS))
     };
     // An approval allowed with the person's edit is named by what runs: their command,
     // marked as theirs, with the agent's beside it.
@@ -304,10 +311,10 @@ fn page(
         edited_from: ran(d).and(shown(d).map(|s| s.subject.with_note())),
         dangers: shown(d).map(|s| s.dangers).unwrap_or_default(),
         project: d.spec.project.as_deref().map(visible_project),
-        kind: kind_in_words(d),
+        kind: kind_in_words(t, d),
         status: d.status.as_str(),
-        status_words: decided::words(d),
-        decided_by: decided::by(d),
+        status_words: decided::words(t, d),
+        decided_by: decided::by(t, d),
         url: link(d),
         when: zone.date_time(when),
         progress: None,
@@ -325,23 +332,23 @@ fn page(
     let join = if filter.is_some() { '&' } else { '?' };
     let shown = feed.pending.len();
     let (heading, title_count) = match feed.waiting {
-        Waiting::Exactly(0) => ("Nothing waiting".to_string(), None),
-        Waiting::Exactly(n) => (format!("{n} waiting for you"), Some(n.to_string())),
+        Waiting::Exactly(0) => (t.tr("feed-nothing-waiting"), None),
+        Waiting::Exactly(n) => (t.tr1("feed-waiting", "count", n), Some(n.to_string())),
         Waiting::MoreThan(n) => (
-            format!("More than {n} waiting for you"),
+            t.tr1("feed-waiting-more-than", "count", n),
             Some(format!("{n}+")),
         ),
         Waiting::Unknown if feed.first_page && shown > 0 => (
-            format!("{shown} or more waiting for you"),
+            t.tr1("feed-waiting-or-more", "count", shown),
             Some(format!("{shown}+")),
         ),
-        Waiting::Unknown => ("Waiting for you".to_string(), None),
+        Waiting::Unknown => (t.tr("feed-waiting-unknown"), None),
     };
     let paging = (feed.next.is_some() || !feed.first_page).then(|| FeedPaging {
         shown: if feed.first_page {
-            format!("The {shown} that expire soonest are shown here.")
+            t.tr1("feed-paging-first", "count", shown)
         } else {
-            format!("{shown} shown here, after those that expire sooner.")
+            t.tr1("feed-paging-later", "count", shown)
         },
         next_url: feed
             .next
@@ -371,8 +378,8 @@ fn page(
         filter,
         all_url: base.clone(),
         pending_count: pending.len(),
-        pending: gather_sessions(&pending, more_pages, |d| FeedItem {
-            when: render::time_left(d.expires_at, now),
+        pending: gather_sessions(t, &pending, more_pages, |d| FeedItem {
+            when: render::time_left(t, d.expires_at, now),
             progress: people::progress(d),
             ..item(d, d.expires_at)
         }),
@@ -383,7 +390,7 @@ fn page(
                 context_html: d.spec.context_md.as_deref().map(todo_context),
                 project: d.spec.project.as_deref().map(visible_project),
                 action: link(d),
-                when: render::time_left(d.expires_at, now),
+                when: render::time_left(t, d.expires_at, now),
             })
             .collect(),
         history: feed
@@ -400,23 +407,25 @@ fn page(
         allowances: feed
             .allowances
             .iter()
-            .map(|a| feed_allowance(a, &zone, now))
+            .map(|a| feed_allowance(t, a, &zone, now))
             .collect(),
+        t: *t,
     }
 }
 
 /// A standing allowance as the feed lists it, with the calls it let through; every text in
 /// it is visible.
 fn feed_allowance(
+    t: &T,
     a: &crate::service::AllowanceUses,
     zone: &Zone,
     now: OffsetDateTime,
 ) -> FeedAllowance {
     let (allowance, s) = (&a.allowance, &a.allowance.scope);
-    let covers = render::allowance::covers(s);
+    let covers = render::allowance::covers(t, s);
     FeedAllowance {
-        headline: render::allowance::headline(s, allowance.until, zone, now),
-        uses_words: render::allowance::uses_words(a.count),
+        headline: render::allowance::headline(t, s, allowance.until, zone, now),
+        uses_words: render::allowance::uses_words(t, a.count),
         what: covers.sentence(),
         rule: covers.rule,
         until_iso: render::iso(allowance.until),
@@ -440,6 +449,7 @@ fn feed_allowance(
 /// With `more_pages`, the page holds only some of the list, and a session's count on it may
 /// not be all of the session's calls (its own page shows them all), so none is given.
 fn gather_sessions(
+    t: &T,
     pending: &[&Decision],
     more_pages: bool,
     item: impl Fn(&Decision) -> FeedItem,
@@ -466,17 +476,22 @@ fn gather_sessions(
             .iter()
             .filter(|o| key(o).as_ref() == Some(&k))
             .count();
-        let how_many = if more_pages {
-            String::new()
-        } else {
-            format!("{count} ")
-        };
+        let agent = visible(agent_name(&k.0), Lines::Marked);
+        let session = clip(&k.1, 24, Lines::Marked).with_note();
         let session = (count > 1).then(|| SessionLink {
-            label: format!(
-                "Answer all {how_many}calls from {}, session {}, on one screen",
-                visible(agent_name(&k.0), Lines::Marked),
-                clip(&k.1, 24, Lines::Marked).with_note()
-            ),
+            label: if more_pages {
+                t.tr2("feed-session-link", "agent", agent, "session", session)
+            } else {
+                t.tr3(
+                    "feed-session-link-count",
+                    "count",
+                    count,
+                    "agent",
+                    agent,
+                    "session",
+                    session,
+                )
+            },
             url: d
                 .spec
                 .approval
@@ -495,17 +510,17 @@ fn gather_sessions(
 
 /// What kind of answer a decision asks for, in the person's words. An approval (a decision
 /// with an `approval` block from a harness) is an approval, whatever kind carries it.
-fn kind_in_words(d: &Decision) -> &'static str {
+fn kind_in_words(t: &T, d: &Decision) -> String {
     if d.spec.approval.is_some() {
-        return "Approval";
+        return t.tr("kind-approval");
     }
-    match d.kind() {
-        Kind::Bool => "Yes or no",
-        Kind::Choose => "Choice",
-        Kind::Text => "Text",
-        Kind::Form => "Form",
-        Kind::Todo => "To-do",
-    }
+    t.tr(match d.kind() {
+        Kind::Bool => "kind-bool",
+        Kind::Choose => "kind-choose",
+        Kind::Text => "kind-text",
+        Kind::Form => "kind-form",
+        Kind::Todo => "kind-todo",
+    })
 }
 
 /// A to-do's context for the feed: every hidden character shown as its code point (as on

@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use super::device_cookie;
 use crate::domain::people::Person;
-use crate::render::Zone;
+use crate::render::{Lang, T, Zone};
 use crate::service::Service;
 
 /// Who a page is shown to.
@@ -19,6 +19,8 @@ pub struct Reader {
     pub zone: Zone,
     /// The browser is bound to a person: the page links back to `/inbox`.
     pub to_feed: bool,
+    /// The language of the page: the person's, else the browser's, else English.
+    pub t: T,
 }
 
 impl Reader {
@@ -32,9 +34,11 @@ impl Reader {
     ) -> Reader {
         let cookie = device_cookie(headers);
         let r = svc.page_reader(cookie.as_deref(), person, inbox_id).await;
+        let lang = person.and_then(|p| p.lang);
         Reader {
             zone: Zone::of(r.zone.as_deref()),
             to_feed: r.bound.is_some(),
+            t: page_t(headers, lang.or(r.bound.and_then(|p| p.lang))),
         }
     }
 
@@ -49,6 +53,20 @@ impl Reader {
         Reader {
             zone: Zone::of(bound.as_ref().and_then(|(_, p)| p.tz.as_deref())),
             to_feed: bound.is_some(),
+            t: page_t(headers, bound.and_then(|(_, p)| p.lang)),
         }
     }
+}
+
+/// A page's language: the person's, when the page knows them; else the one the browser's
+/// `Accept-Language` prefers among those there are; else English.
+pub fn page_t(headers: &HeaderMap, person: Option<Lang>) -> T {
+    let browser = || {
+        headers
+            .get_all(axum::http::header::ACCEPT_LANGUAGE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find_map(Lang::from_accept_language)
+    };
+    T::new(person.or_else(browser).unwrap_or_default())
 }

@@ -43,9 +43,10 @@ pub async fn page_headers(req: Request, next: Next) -> Response {
 pub async fn refuse_cross_site(State(svc): State<Service>, req: Request, next: Next) -> Response {
     if req.method() == Method::POST && is_cross_site(req.headers(), &svc.settings().public_url) {
         return error_page(
+            super::reader::page_t(req.headers(), None),
             StatusCode::FORBIDDEN,
-            "Refused",
-            "This answer came from another site, so it was not accepted. Open the link itself and answer there.",
+            "err-refused",
+            "err-cross-site",
         );
     }
     next.run(req).await

@@ -24,6 +24,7 @@ use time::OffsetDateTime;
 use super::answer::FEED_PATH;
 use super::approval::Cut;
 use super::device_cookie;
+use super::reader::page_t;
 use super::submitted::Submitted;
 use super::templates::{error_page, render};
 use super::what_runs::{FieldView, SHOWN_CHARS, What, is_cut, what};
@@ -31,6 +32,7 @@ use crate::domain::approval::{ALLOW, Action, ApprovalSpec, DENY, action_of};
 use crate::domain::danger::dangers;
 use crate::domain::people;
 use crate::domain::{AnswerInput, Decision, PersonChannel};
+use crate::render::T;
 use crate::render::approval::agent_name;
 use crate::render::visible::{Lines, cut_note, visible};
 use crate::render::{self, Zone, what_runs};
@@ -75,6 +77,8 @@ pub struct SessionPage {
     pub allow: &'static str,
     pub deny: &'static str,
     pub to_feed: bool,
+    /// The page's language.
+    pub t: crate::render::T,
 }
 
 /// One call of the session, as its own approval page shows it.
@@ -98,7 +102,7 @@ pub struct CallView {
     /// That link's token, which "Allow all" and "Deny all" send for this call.
     pub token: String,
     /// Why Allow is given on the call's own page only; `None` when it is given here.
-    pub allow_elsewhere: Option<&'static str>,
+    pub allow_elsewhere: Option<String>,
 }
 
 /// What the page is asked for.
@@ -137,13 +141,21 @@ async fn show_session(
     RawQuery(query): RawQuery,
 ) -> Response {
     let Some(which) = Which::parse(query.as_deref()) else {
-        return bad_query();
+        return bad_query(page_t(&headers, None));
     };
     let viewer = match svc.device_viewer(device_cookie(&headers).as_deref()).await {
         Ok(v) => v,
-        Err(e) => return viewer_error(e),
+        Err(e) => return viewer_error(page_t(&headers, None), e),
     };
-    session_page(&svc, viewer, &which, StatusCode::OK, Vec::new()).await
+    session_page(
+        &svc,
+        page_t(&headers, viewer.person.lang),
+        viewer,
+        &which,
+        StatusCode::OK,
+        Vec::new(),
+    )
+    .await
 }
 
 /// The calls of `which` still waiting for `viewer`, in the order the agent asked them.
@@ -160,6 +172,7 @@ async fn pending_calls(
 
 async fn session_page(
     svc: &Service,
+    t: T,
     viewer: Viewer,
     which: &Which,
     status: StatusCode,
@@ -167,7 +180,7 @@ async fn session_page(
 ) -> Response {
     let (viewer, calls, zone) = match pending_calls(svc, viewer, which).await {
         Ok(found) => found,
-        Err(e) => return viewer_error(e),
+        Err(e) => return viewer_error(t, e),
     };
     let now = OffsetDateTime::now_utc();
     let views: Vec<CallView> = calls
@@ -178,14 +191,15 @@ async fn session_page(
             let token = svc
                 .tokens()
                 .approve_token(d.id, PersonChannel::Feed, viewer.person.id);
-            Some(call_view(i + 1, d, a, &token, now, &zone))
+            Some(call_view(&t, i + 1, d, a, &token, now, &zone))
         })
         .collect();
     let not_all: Vec<String> = views
         .iter()
         .filter_map(|c| {
             c.allow_elsewhere
-                .map(|why| format!("Call {} {why}.", c.number))
+                .as_ref()
+                .map(|why| t.tr2("session-call-elsewhere", "number", c.number, "why", why))
         })
         .collect();
     let page = SessionPage {
@@ -205,11 +219,13 @@ async fn session_page(
         allow: ALLOW,
         deny: DENY,
         to_feed: true,
+        t,
     };
     render(status, &page)
 }
 
 fn call_view(
+    t: &T,
     number: usize,
     d: &Decision,
     a: &ApprovalSpec,
@@ -227,7 +243,7 @@ fn call_view(
     let by = a.answer_by.filter(|by| *by > now).unwrap_or(d.expires_at);
     CallView {
         number,
-        title: what_runs::title(a),
+        title: what_runs::title(t, a),
         description: what_runs::description(a),
         dangers: found,
         tool_name: visible(&a.tool_name, Lines::Marked),
@@ -239,13 +255,15 @@ fn call_view(
         }),
         cwd: a.cwd.as_deref().map(|c| visible(c, Lines::Marked)),
         rule: a.rule.as_deref().map(|r| visible(r, Lines::Marked)),
-        expires: format!(
-            "Waits {}, until {}",
-            render::time_for(by, now),
-            zone.clock(by, now)
+        expires: t.tr2(
+            "session-waits",
+            "for",
+            render::time_for(t, by, now),
+            "clock",
+            zone.clock(by, now),
         ),
         progress: people::progress(d),
-        allow_elsewhere: allow_elsewhere(d, a),
+        allow_elsewhere: allow_elsewhere(d, a).map(|id| t.tr(id)),
         action,
         token: token.to_string(),
     }
@@ -256,11 +274,11 @@ fn call_view(
 /// with its progress. `None` when one tap here may allow it.
 fn allow_elsewhere(d: &Decision, a: &ApprovalSpec) -> Option<&'static str> {
     if a.step_up.is_some() {
-        Some("needs your passkey: allow it on its own page")
+        Some("session-why-passkey")
     } else if people::required(d) > 1 {
-        Some("needs more than one person's Allow: answer it on its own page")
+        Some("session-why-people")
     } else if is_cut(a) {
-        Some("is too long to show here: open all of it on its own page to allow it")
+        Some("session-why-long")
     } else {
         None
     }
@@ -277,12 +295,12 @@ async fn answer_all(State(svc): State<Service>, headers: HeaderMap, body: Bytes)
             harness: h.to_string(),
             session: s.to_string(),
         },
-        _ => return bad_query(),
+        _ => return bad_query(page_t(&headers, None)),
     };
     let device = device_cookie(&headers);
     let viewer = match svc.device_viewer(device.as_deref()).await {
         Ok(v) => v,
-        Err(e) => return viewer_error(e),
+        Err(e) => return viewer_error(page_t(&headers, None), e),
     };
     let value = match sent.get("value") {
         Some(v) if v == ALLOW || v == DENY => v,
@@ -290,6 +308,7 @@ async fn answer_all(State(svc): State<Service>, headers: HeaderMap, body: Bytes)
             let errors = vec!["choose \"Allow all\" or \"Deny all\"".to_string()];
             return session_page(
                 &svc,
+                page_t(&headers, viewer.person.lang),
                 viewer,
                 &which,
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -303,6 +322,7 @@ async fn answer_all(State(svc): State<Service>, headers: HeaderMap, body: Bytes)
         let errors = vec!["no call was sent: answer from the page itself".to_string()];
         return session_page(
             &svc,
+            page_t(&headers, viewer.person.lang),
             viewer,
             &which,
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -325,6 +345,7 @@ async fn answer_all(State(svc): State<Service>, headers: HeaderMap, body: Bytes)
                 ];
                 return session_page(
                     &svc,
+                    page_t(&headers, viewer.person.lang),
                     viewer,
                     &which,
                     StatusCode::UNPROCESSABLE_ENTITY,
@@ -332,7 +353,7 @@ async fn answer_all(State(svc): State<Service>, headers: HeaderMap, body: Bytes)
                 )
                 .await;
             }
-            Err(e) => return viewer_error(e),
+            Err(e) => return viewer_error(page_t(&headers, None), e),
         };
         let Some(a) = d
             .spec
@@ -347,6 +368,7 @@ async fn answer_all(State(svc): State<Service>, headers: HeaderMap, body: Bytes)
             ];
             return session_page(
                 &svc,
+                page_t(&headers, viewer.person.lang),
                 viewer,
                 &which,
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -362,6 +384,7 @@ async fn answer_all(State(svc): State<Service>, headers: HeaderMap, body: Bytes)
             )];
             return session_page(
                 &svc,
+                page_t(&headers, viewer.person.lang),
                 viewer,
                 &which,
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -382,7 +405,7 @@ async fn answer_all(State(svc): State<Service>, headers: HeaderMap, body: Bytes)
             Err(ServiceError::Validation(issues)) => {
                 errors.extend(issues.into_iter().map(|i| i.message));
             }
-            Err(e) => return viewer_error(e),
+            Err(e) => return viewer_error(page_t(&headers, None), e),
         }
     }
     if errors.is_empty() {
@@ -390,6 +413,7 @@ async fn answer_all(State(svc): State<Service>, headers: HeaderMap, body: Bytes)
     }
     session_page(
         &svc,
+        page_t(&headers, viewer.person.lang),
         viewer,
         &which,
         StatusCode::UNPROCESSABLE_ENTITY,
@@ -398,35 +422,36 @@ async fn answer_all(State(svc): State<Service>, headers: HeaderMap, body: Bytes)
     .await
 }
 
-fn bad_query() -> Response {
+fn bad_query(t: T) -> Response {
     error_page(
+        t,
         StatusCode::BAD_REQUEST,
-        "Which session?",
-        "This page shows the approvals of one agent session: it needs the harness and the \
-         session, as the feed links them.",
+        "err-which-session",
+        "err-which-session-text",
     )
 }
 
-fn viewer_error(e: ServiceError) -> Response {
+fn viewer_error(t: T, e: ServiceError) -> Response {
     match e {
         ServiceError::NotFound => error_page(
+            t,
             StatusCode::FORBIDDEN,
-            "This device is not linked to an inbox",
-            "Open your feed link once on this device; the device then stays linked and opens \
-             the session's approvals here.",
+            "err-not-linked",
+            "err-not-linked-session",
         ),
         ServiceError::Unavailable => error_page(
+            t,
             StatusCode::SERVICE_UNAVAILABLE,
-            "Try again in a moment",
-            "sayso cannot reach its database right now. Nothing was answered; reload in a few \
-             seconds.",
+            "err-try-again",
+            "err-unavailable-nothing-answered",
         ),
         e => {
             tracing::error!(error = %e, "the session page failed");
             error_page(
+                t,
                 StatusCode::INTERNAL_SERVER_ERROR,
-                "Sorry",
-                "Something went wrong; it has been logged.",
+                "err-sorry",
+                "err-logged",
             )
         }
     }

@@ -7,6 +7,7 @@ use axum::response::{Html, IntoResponse, Response};
 use super::reader::Reader;
 use super::view::{Body, Control, PeopleView, ResultView};
 use crate::domain::spec::Attachment;
+pub use crate::render::T;
 pub use crate::render::project::ProjectName;
 
 /// The answer page of one decision.
@@ -38,6 +39,8 @@ pub struct AnswerPage {
     pub people: PeopleView,
     /// The browser is bound to a person: the page links back to their feed.
     pub to_feed: bool,
+    /// The page's language.
+    pub t: T,
 }
 
 /// An error page: not found, refused, or something that went wrong.
@@ -47,6 +50,7 @@ pub struct ErrorPage {
     pub heading: String,
     pub message: String,
     pub to_feed: bool,
+    pub t: T,
 }
 
 /// An inbox's feed.
@@ -88,6 +92,8 @@ pub struct FeedPage {
     pub secure_context: bool,
     /// The standing allowances that count now, each with its revoke button.
     pub allowances: Vec<FeedAllowance>,
+    /// The page's language.
+    pub t: T,
 }
 
 /// Where a page of the feed stands in the pending list, and the links on.
@@ -140,7 +146,7 @@ pub struct FeedItem {
     pub dangers: Vec<&'static str>,
     pub project: Option<ProjectName>,
     /// What kind of answer it asks for, in words: "Approval", "Yes or no", "Choice".
-    pub kind: &'static str,
+    pub kind: String,
     /// The status, as the item's class.
     pub status: &'static str,
     /// What was decided, in words ("Denied", "No", the option, "Skipped", "Withdrawn by the
@@ -197,14 +203,33 @@ pub fn render(status: StatusCode, page: &impl Template) -> Response {
     }
 }
 
-/// An error page with its status, for a browser with no feed to go back to.
-pub fn error_page(status: StatusCode, heading: &str, message: &str) -> Response {
-    error_page_for(&Reader::default(), status, heading, message)
+/// An error page with its status, for a browser with no feed to go back to; `heading` and
+/// `message` are message ids.
+pub fn error_page(t: T, status: StatusCode, heading: &str, message: &str) -> Response {
+    error_page_for(
+        &Reader {
+            t,
+            ..Reader::default()
+        },
+        status,
+        heading,
+        message,
+    )
 }
 
 /// An error page with its status, linking back to the feed when the reader's browser is
-/// bound to a person.
+/// bound to a person; `heading` and `message` are message ids.
 pub fn error_page_for(
+    reader: &Reader,
+    status: StatusCode,
+    heading: &str,
+    message: &str,
+) -> Response {
+    error_page_text(reader, status, &reader.t.tr(heading), &reader.t.tr(message))
+}
+
+/// An error page whose message is already written (a service's refusal, in its words).
+pub fn error_page_text(
     reader: &Reader,
     status: StatusCode,
     heading: &str,
@@ -216,6 +241,7 @@ pub fn error_page_for(
             heading: heading.to_string(),
             message: message.to_string(),
             to_feed: reader.to_feed,
+            t: reader.t,
         },
     )
 }

@@ -12,6 +12,7 @@ use crate::domain::spec::{
 };
 use crate::domain::{CancelReason, Decision, Issue, OutcomeSource, Status};
 use crate::render;
+use crate::render::T;
 
 pub mod decided;
 mod people;
@@ -449,50 +450,47 @@ fn display_scalar(v: &Value) -> String {
 }
 
 /// The outcome of a resolved decision, for people, its time in `zone`.
-pub fn result(d: &Decision, now: OffsetDateTime, zone: &render::Zone) -> ResultView {
+pub fn result(t: &T, d: &Decision, now: OffsetDateTime, zone: &render::Zone) -> ResultView {
     let when = d.resolved_at.unwrap_or(d.expires_at);
     let note = match d.status {
-        Status::Declined => Some("Nobody picked an answer: this was declined."),
-        Status::Cancelled if d.cancel_reason == Some(CancelReason::Abandoned) => Some(
-            "The agent stopped waiting and withdrew this question: an answer now changes nothing.",
-        ),
-        Status::Cancelled => Some("The agent withdrew this question before anyone answered."),
+        Status::Declined => Some("result-declined"),
+        Status::Cancelled if d.cancel_reason == Some(CancelReason::Abandoned) => {
+            Some("result-abandoned")
+        }
+        Status::Cancelled => Some("result-cancelled"),
         Status::Expired
             if d.outcome_source == Some(OutcomeSource::Default)
                 && d.spec.shape == Some(Shape::Omp) =>
         {
-            Some(
-                "Nobody answered before the ask timeout: the timeout chose the recommended \
-                 option (or the first), not a person.",
-            )
+            Some("result-timeout-chose")
         }
-        Status::Expired if d.outcome_source == Some(OutcomeSource::Default) => Some(
-            "Nobody answered in time. The agent's default applied; it was not a person's choice.",
-        ),
-        Status::Expired => Some("Nobody answered in time. There is no answer."),
+        Status::Expired if d.outcome_source == Some(OutcomeSource::Default) => {
+            Some("result-default-applied")
+        }
+        Status::Expired => Some("result-no-answer"),
         Status::Pending | Status::Answered => None,
     };
-    let mut lines = outcome_lines(d);
+    let mut lines = outcome_lines(t, d);
     if d.outcome_source == Some(OutcomeSource::Default) {
         // Never let a default read like a person's answer.
         for (label, _) in &mut lines {
             if label.is_empty() {
-                *label = "Default applied".to_string();
+                *label = t.tr("result-default-label");
             }
         }
     }
     ResultView {
         status: d.status.as_str(),
-        heading: render::heading(d, now).to_string(),
+        heading: render::heading(t, d, now),
         lines,
-        note: note.map(str::to_string),
+        note: note.map(|id| t.tr(id)),
         remark: d.remark.clone(),
         when: zone.date_time(when),
         when_iso: render::iso(when),
     }
 }
 
-fn outcome_lines(d: &Decision) -> Vec<(String, String)> {
+fn outcome_lines(t: &T, d: &Decision) -> Vec<(String, String)> {
     let Some(outcome) = &d.outcome else {
         return Vec::new();
     };
@@ -515,7 +513,7 @@ fn outcome_lines(d: &Decision) -> Vec<(String, String)> {
             .filter_map(|f| {
                 let v = m.get(&f.name)?;
                 let label = f.title.clone().unwrap_or_else(|| f.name.clone());
-                Some((label, display_value(f, v)))
+                Some((label, display_value(t, f, v)))
             })
             .collect(),
         (_, Value::Array(items)) => single(
@@ -531,7 +529,7 @@ fn outcome_lines(d: &Decision) -> Vec<(String, String)> {
 }
 
 /// A form value as people read it: an enum's title rather than its value, Yes/No for booleans.
-fn display_value(f: &FormField, v: &Value) -> String {
+fn display_value(t: &T, f: &FormField, v: &Value) -> String {
     let title_of = |options: &[ChoiceOption], raw: &Value| {
         let raw = display_scalar(raw);
         options
@@ -541,7 +539,7 @@ fn display_value(f: &FormField, v: &Value) -> String {
             .unwrap_or(raw)
     };
     match (&f.input, v) {
-        (FieldInput::Boolean, Value::Bool(b)) => if *b { "Yes" } else { "No" }.to_string(),
+        (FieldInput::Boolean, Value::Bool(b)) => t.tr(if *b { "field-yes" } else { "field-no" }),
         (FieldInput::Choice { options, .. }, raw) => title_of(options, raw),
         (FieldInput::MultiChoice { options, .. }, Value::Array(items)) => items
             .iter()

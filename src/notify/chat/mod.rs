@@ -21,18 +21,17 @@ use crate::render::project::short_project;
 use serde_json::Value;
 
 use super::Delivering;
-use super::people::{ESCALATION, waiting_line};
+use super::people::ESCALATION;
 use crate::domain::answered_by::AnswerChannel;
-use crate::domain::approval::{ALLOW, DENY};
+use crate::domain::approval::DENY;
 use crate::domain::chat::{button_value, option_code};
 use crate::domain::outbox::Purpose;
 use crate::domain::people::required;
 use crate::domain::spec::KindSpec;
 use crate::domain::{Decision, Status};
-use crate::render::Zone;
-use crate::render::approval::gathered_line;
 use crate::render::visible::{Lines, clip};
 use crate::render::what_runs;
+use crate::render::{T, Zone};
 use crate::service::SHOWN_CHARS;
 
 /// Starts each chat's listener that takes presses and replies without a public URL (long
@@ -107,14 +106,8 @@ pub async fn send_test(
     }
 }
 
-/// The note of a `choose` that takes an answer of one's own (Slack shows a button for it
-/// instead).
-pub const OWN_ANSWER_NOTE: &str = "Or reply to this message with your own answer.";
-
 /// The code of an approval's Allow button (`button_value(decision, ALLOW_CODE)`).
 pub const ALLOW_CODE: &str = "a";
-/// The note of an approval whose message gives no one-tap Allow.
-pub const ALLOW_ON_THE_PAGE: &str = "Allow on the page: it shows all that runs.";
 
 /// The most buttons an ask shows; a `choose` with more options opens the page.
 pub const MAX_BUTTONS: usize = 5;
@@ -140,6 +133,9 @@ pub struct ChatAsk {
     pub controls: Controls,
     /// The person's own link for this chat: the page.
     pub link: String,
+    /// The language of the person it goes to: the platforms' own words in it (the link's
+    /// button, the reply box) come from here.
+    pub t: T,
 }
 
 /// How the person answers from the message.
@@ -174,33 +170,34 @@ pub enum ButtonStyle {
 pub fn ask(d: &Delivering<'_>) -> ChatAsk {
     let decision = d.decision;
     let spec = &decision.spec;
+    let t = d.t();
     let heading = match d.message.purpose {
-        Purpose::Reminder => Some("Reminder".to_string()),
-        _ if d.message.payload[ESCALATION] == Value::Bool(true) => {
-            Some("Escalated to you".to_string())
-        }
+        Purpose::Reminder => Some(t.tr("chat-reminder")),
+        _ if d.message.payload[ESCALATION] == Value::Bool(true) => Some(t.tr("chat-escalated")),
         _ => None,
     };
     let mut notes = Vec::new();
     let (question, command, controls) = match &spec.approval {
         Some(a) => {
-            let shown = what_runs::shown(a, SHOWN_CHARS);
+            let shown = what_runs::shown(&t, a, SHOWN_CHARS);
             if let Some(said) = &shown.description {
-                notes.push(format!("The agent says: {said}"));
+                notes.push(t.tr1("chat-agent-says", "said", said));
             }
             notes.extend(shown.dangers.iter().map(|d| format!("⚠ {d}")));
+            let allow_label = t.tr("approval-allow");
             let allow = if shown.one_tap_allow {
-                button(decision, ALLOW, ALLOW_CODE, ButtonStyle::Primary)
+                button(decision, &allow_label, ALLOW_CODE, ButtonStyle::Primary)
             } else {
                 // The message cannot show all that runs, or the rule wants a passkey: Allow
                 // is given on the page, which the link opens.
-                notes.push(ALLOW_ON_THE_PAGE.to_string());
+                notes.push(t.tr("mail-allow-on-the-page"));
                 ChatButton {
                     value: String::new(),
-                    ..button(decision, ALLOW, "", ButtonStyle::Primary)
+                    ..button(decision, &allow_label, "", ButtonStyle::Primary)
                 }
             };
-            let mut buttons = vec![allow, button(decision, DENY, "d", ButtonStyle::Danger)];
+            let deny = button(decision, &t.tr("approval-deny"), "d", ButtonStyle::Danger);
+            let mut buttons = vec![allow, deny];
             buttons.retain(|b| !b.value.is_empty());
             // The input's other fields go with what runs, set apart the same way.
             let mut command = shown.subject.with_note();
@@ -221,29 +218,29 @@ pub fn ask(d: &Delivering<'_>) -> ChatAsk {
                 ..
             } = &spec.body
             {
-                notes.push(OWN_ANSWER_NOTE.to_string());
+                notes.push(t.tr("chat-own-answer"));
             }
             (
                 clip(&spec.question, QUESTION_CHARS, Lines::Kept).with_note(),
                 None,
-                controls(decision),
+                controls(&t, decision),
             )
         }
     };
     match d.gathered() {
         0 => {}
-        n => notes.push(gathered_line(n)),
+        n => notes.push(t.tr1("notify-gathered", "count", n)),
     }
     // When it closes, while it is open; a settled message says when it settled instead.
     let now = crate::service::now();
     if decision.is_open_at(now) {
-        notes.push(d.zone.expires(decision.expires_at, now));
+        notes.push(d.zone.expires(&t, decision.expires_at, now));
     }
     let waiting = d.waiting();
     let controls = if waiting > 0 && matches!(d.message.purpose, Purpose::Ask | Purpose::Reminder) {
         // It stands for asks the person's budget held: answering here would answer only
         // this one, so the feed takes them all.
-        notes.push(waiting_line(waiting));
+        notes.push(t.tr1("notify-waiting", "count", waiting));
         Controls::Link
     } else if d.gathered() > 0 {
         Controls::Link
@@ -265,11 +262,12 @@ pub fn ask(d: &Delivering<'_>) -> ChatAsk {
         notes,
         controls,
         link: d.web_url.to_string(),
+        t,
     }
 }
 
 /// The controls of a question that is not a tool approval.
-fn controls(d: &Decision) -> Controls {
+fn controls(t: &T, d: &Decision) -> Controls {
     match &d.spec.body {
         KindSpec::Bool {
             yes_label,
@@ -298,8 +296,8 @@ fn controls(d: &Decision) -> Controls {
             placeholder: placeholder.clone(),
         },
         KindSpec::Todo => Controls::Buttons(vec![
-            button(d, "Done", "done", ButtonStyle::Primary),
-            button(d, "Skip", "skip", ButtonStyle::Plain),
+            button(d, &t.tr("todo-done"), "done", ButtonStyle::Primary),
+            button(d, &t.tr("todo-skip"), "skip", ButtonStyle::Plain),
         ]),
         // Several options, "Other", more than fit, a form: the page.
         KindSpec::Choose { .. } | KindSpec::Form(_) => Controls::Link,
@@ -332,32 +330,47 @@ pub async fn presser_zone(
     }
 }
 
+/// The language a reply to a press or an answer from `user` on `channel` is written in
+/// (`Service::chat_lang`), English when nobody chose one.
+pub async fn reply_t(
+    svc: &crate::service::Service,
+    decision: uuid::Uuid,
+    channel: crate::domain::outbox::Channel,
+    user: &str,
+) -> T {
+    T::new(
+        svc.chat_lang(decision, channel, user)
+            .await
+            .unwrap_or_default(),
+    )
+}
+
 /// The line that replaces a message's controls once its decision settled, saying who
 /// decided, how and when, in `zone`: "Allowed by ana from the feed, 2026-11-27 04:12 CET".
-pub fn settled(d: &Decision, zone: &Zone) -> String {
+pub fn settled(t: &T, d: &Decision, zone: &Zone) -> String {
     let when = d
         .resolved_at
-        .map(|t| format!(", {}", zone.date_time(t)))
+        .map(|at| format!(", {}", zone.date_time(at)))
         .unwrap_or_default();
     let last = d.answers.last();
     let by = last
         .and_then(|a| a.person.as_deref())
-        .map(|p| format!(" by {p}"))
+        .map(|p| format!(" {}", t.tr1("chat-by", "person", p)))
         .unwrap_or_default();
     let via = d
         .answered_by
         .map(|b| b.channel)
         .or(last.map(|a| a.channel))
-        .map(|c| format!(" {}", from(c)))
+        .map(|c| format!(" {}", from(t, c)))
         .unwrap_or_default();
     match d.status {
-        Status::Pending => progress(d).unwrap_or_else(|| "Waiting for an answer".to_string()),
+        Status::Pending => progress(t, d).unwrap_or_else(|| t.tr("chat-waiting")),
         Status::Answered => {
             let what = match (&d.spec.approval, &d.outcome) {
-                (Some(_), Some(Value::String(s))) if s == DENY => "Denied".to_string(),
-                (Some(_), _) => "Allowed".to_string(),
-                (None, Some(v)) => format!("Answered {}", outcome_words(d, v)),
-                (None, None) => "Answered".to_string(),
+                (Some(_), Some(Value::String(s))) if s == DENY => t.tr("decided-denied"),
+                (Some(_), _) => t.tr("decided-allowed"),
+                (None, Some(v)) => t.tr1("chat-answered-with", "answer", outcome_words(d, v)),
+                (None, None) => t.tr("status-answered"),
             };
             let remark = d
                 .remark
@@ -366,51 +379,54 @@ pub fn settled(d: &Decision, zone: &Zone) -> String {
                 .unwrap_or_default();
             format!("{what}{by}{via}{when}{remark}")
         }
-        Status::Declined => format!("Declined{by}{via}{when}"),
+        Status::Declined => format!("{}{by}{via}{when}", t.tr("status-declined")),
         Status::Expired => match &d.outcome {
-            Some(v) => format!(
-                "Expired{when}, unanswered: the default ({}) applies",
-                outcome_words(d, v)
+            Some(v) => t.tr2(
+                "chat-expired-default",
+                "when",
+                when,
+                "default",
+                outcome_words(d, v),
             ),
-            None => format!("Expired{when}, unanswered"),
+            None => t.tr1("chat-expired", "when", when),
         },
         Status::Cancelled
             if d.cancel_reason == Some(crate::domain::decision::CancelReason::Abandoned) =>
         {
-            format!("Withdrawn{when}: the agent stopped waiting")
+            t.tr1("chat-withdrawn", "when", when)
         }
-        Status::Cancelled => format!("Cancelled by the agent{when}"),
+        Status::Cancelled => t.tr1("chat-cancelled", "when", when),
     }
 }
 
 /// What the one who answered is told: "Allowed." or, while others must agree too, the tally.
-pub fn recorded(d: &Decision, zone: &Zone) -> String {
-    match progress(d) {
-        Some(p) => format!("Counted. {p}"),
-        None => settled(d, zone),
+pub fn recorded(t: &T, d: &Decision, zone: &Zone) -> String {
+    match progress(t, d) {
+        Some(p) => t.tr1("chat-counted", "progress", p),
+        None => settled(t, d, zone),
     }
 }
 
 /// What a pending decision's message says under its question while others are asked too:
 /// the tally of a rule of several ("1 of 2 allowed: ana") and its escalation ("Escalated to
 /// bo, 2026-11-27 04:12 CET", in `zone`); `None` when neither applies.
-pub fn standing(d: &Decision, now: time::OffsetDateTime, zone: &Zone) -> Option<String> {
-    let mut parts: Vec<String> = progress(d).into_iter().collect();
+pub fn standing(t: &T, d: &Decision, now: time::OffsetDateTime, zone: &Zone) -> Option<String> {
+    let mut parts: Vec<String> = progress(t, d).into_iter().collect();
     if let Some(r) = &d.spec.routing
         && let Some(at) = r.escalates_at(d.created_at).filter(|at| *at <= now)
     {
         let to = if r.escalate_to.is_empty() {
-            "everyone else".to_string()
+            t.tr("chat-everyone-else")
         } else {
             r.escalate_to.join(", ")
         };
-        parts.push(format!("Escalated to {to}, {}", zone.date_time(at)));
+        parts.push(t.tr2("chat-escalated-to", "to", to, "when", zone.date_time(at)));
     }
     (!parts.is_empty()).then(|| parts.join(" · "))
 }
 
 /// "1 of 2 allowed: ana", while a rule of several people is counting.
-pub fn progress(d: &Decision) -> Option<String> {
+pub fn progress(t: &T, d: &Decision) -> Option<String> {
     let needed = required(d);
     if needed <= 1 || d.status != Status::Pending {
         return None;
@@ -421,35 +437,33 @@ pub fn progress(d: &Decision) -> Option<String> {
         .filter(|a| !a.is_veto())
         .filter_map(|a| a.person.as_deref())
         .collect();
-    let verb = if d.spec.approval.is_some() {
-        "allowed"
+    let id = if d.spec.approval.is_some() {
+        "chat-progress-allowed"
     } else {
-        "said yes"
+        "chat-progress-yes"
     };
-    Some(format!(
-        "{} of {needed} {verb}: {}",
-        names.len(),
-        if names.is_empty() {
-            "no one yet".to_string()
-        } else {
-            names.join(", ")
-        }
-    ))
+    let count = names.len();
+    let names = if names.is_empty() {
+        t.tr("chat-no-one-yet")
+    } else {
+        names.join(", ")
+    };
+    Some(t.tr3(id, "count", count, "needed", needed, "names", names))
 }
 
 /// "from the feed", "from Slack": the way an answer came, as a person says it.
-fn from(c: AnswerChannel) -> &'static str {
-    match c {
-        AnswerChannel::Link => "from the question's link",
-        AnswerChannel::Feed => "from the feed",
-        AnswerChannel::Push => "from a notification",
-        AnswerChannel::Ntfy => "from ntfy",
-        AnswerChannel::Email => "from the mail",
-        AnswerChannel::Api => "by the agent",
-        AnswerChannel::Slack => "from Slack",
-        AnswerChannel::Matrix => "from Matrix",
-        AnswerChannel::Telegram => "from Telegram",
-    }
+fn from(t: &T, c: AnswerChannel) -> String {
+    t.tr(match c {
+        AnswerChannel::Link => "chat-from-link",
+        AnswerChannel::Feed => "chat-from-feed",
+        AnswerChannel::Push => "chat-from-push",
+        AnswerChannel::Ntfy => "chat-from-ntfy",
+        AnswerChannel::Email => "chat-from-email",
+        AnswerChannel::Api => "chat-from-api",
+        AnswerChannel::Slack => "chat-from-slack",
+        AnswerChannel::Matrix => "chat-from-matrix",
+        AnswerChannel::Telegram => "chat-from-telegram",
+    })
 }
 
 /// An outcome in a few words: "yes", "Blue", "Blue, Green", a text cut short.

@@ -14,7 +14,7 @@ macro_rules! person_columns {
     () => {
         "p.id, p.inbox_id, p.name, p.email, p.ntfy_url, p.ntfy_token, p.slack_user, p.matrix_user, \
          p.telegram_chat, p.quiet_hours, \
-         p.quiet_tz, p.created_at"
+         p.quiet_tz, p.lang, p.created_at"
     };
 }
 
@@ -31,6 +31,7 @@ struct PersonRow {
     telegram_chat: Option<String>,
     quiet_hours: Option<String>,
     quiet_tz: Option<String>,
+    lang: Option<String>,
     created_at: OffsetDateTime,
 }
 
@@ -50,6 +51,7 @@ impl TryFrom<PersonRow> for Person {
             telegram_chat: r.telegram_chat,
             quiet_hours: r.quiet_hours,
             quiet_tz: r.quiet_tz,
+            lang: r.lang,
             created_at: r.created_at,
         })
     }
@@ -59,8 +61,8 @@ pub(super) async fn add_person(store: &PgStore, p: &Person) -> Result<(), StoreE
     let (window, tz) = PersonColumns::quiet_of(p);
     sqlx::query(
         "INSERT INTO people (id, inbox_id, name, email, ntfy_url, ntfy_token, slack_user, \
-         matrix_user, telegram_chat, quiet_hours, quiet_tz, created_at) \
-         SELECT $1, id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM inboxes WHERE id = $12",
+         matrix_user, telegram_chat, quiet_hours, quiet_tz, lang, created_at) \
+         SELECT $1, id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM inboxes WHERE id = $13",
     )
     .bind(p.id)
     .bind(&p.name)
@@ -72,6 +74,7 @@ pub(super) async fn add_person(store: &PgStore, p: &Person) -> Result<(), StoreE
     .bind(&p.chats.telegram)
     .bind(window)
     .bind(tz)
+    .bind(p.lang.map(|l| l.as_str()))
     .bind(to_ms_precision(p.created_at))
     .bind(p.inbox_id)
     .execute(&store.pool)
@@ -122,7 +125,7 @@ pub(super) async fn update_person(store: &PgStore, p: &Person) -> Result<(), Sto
     let mut tx = store.pool.begin().await.map_err(store_error)?;
     let updated = sqlx::query(
         "UPDATE people SET email = $1, ntfy_url = $2, ntfy_token = $3, slack_user = $4, \
-         matrix_user = $5, telegram_chat = $6, quiet_hours = $7, quiet_tz = $8 WHERE id = $9",
+         matrix_user = $5, telegram_chat = $6, quiet_hours = $7, quiet_tz = $8, lang = $9 WHERE id = $10",
     )
     .bind(&p.email)
     .bind(&p.ntfy_url)
@@ -132,6 +135,7 @@ pub(super) async fn update_person(store: &PgStore, p: &Person) -> Result<(), Sto
     .bind(&p.chats.telegram)
     .bind(window)
     .bind(tz)
+    .bind(p.lang.map(|l| l.as_str()))
     .bind(p.id)
     .execute(&mut *tx)
     .await

@@ -15,7 +15,7 @@ macro_rules! person_columns {
     () => {
         "p.id, p.inbox_id, p.name, p.email, p.ntfy_url, p.ntfy_token, p.slack_user, p.matrix_user, \
          p.telegram_chat, p.quiet_hours, \
-         p.quiet_tz, p.created_at"
+         p.quiet_tz, p.lang, p.created_at"
     };
 }
 
@@ -32,6 +32,7 @@ struct PersonRow {
     telegram_chat: Option<String>,
     quiet_hours: Option<String>,
     quiet_tz: Option<String>,
+    lang: Option<String>,
     created_at: i64,
 }
 
@@ -51,6 +52,7 @@ impl TryFrom<PersonRow> for Person {
             telegram_chat: r.telegram_chat,
             quiet_hours: r.quiet_hours,
             quiet_tz: r.quiet_tz,
+            lang: r.lang,
             created_at: from_millis(r.created_at),
         })
     }
@@ -60,8 +62,8 @@ pub(super) async fn add_person(store: &SqliteStore, p: &Person) -> Result<(), St
     let (window, tz) = PersonColumns::quiet_of(p);
     sqlx::query(
         "INSERT INTO people (id, inbox_id, name, email, ntfy_url, ntfy_token, slack_user, \
-         matrix_user, telegram_chat, quiet_hours, quiet_tz, created_at) \
-         SELECT ?, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM inboxes WHERE id = ?",
+         matrix_user, telegram_chat, quiet_hours, quiet_tz, lang, created_at) \
+         SELECT ?, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM inboxes WHERE id = ?",
     )
     .bind(id(p.id))
     .bind(&p.name)
@@ -73,6 +75,7 @@ pub(super) async fn add_person(store: &SqliteStore, p: &Person) -> Result<(), St
     .bind(&p.chats.telegram)
     .bind(window)
     .bind(tz)
+    .bind(p.lang.map(|l| l.as_str()))
     .bind(millis(to_ms_precision(p.created_at)))
     .bind(id(p.inbox_id))
     .execute(&store.writer)
@@ -126,7 +129,7 @@ pub(super) async fn update_person(store: &SqliteStore, p: &Person) -> Result<(),
     let mut tx = store.begin_immediate().await?;
     let updated = sqlx::query(
         "UPDATE people SET email = ?, ntfy_url = ?, ntfy_token = ?, slack_user = ?, \
-         matrix_user = ?, telegram_chat = ?, quiet_hours = ?, quiet_tz = ? WHERE id = ?",
+         matrix_user = ?, telegram_chat = ?, quiet_hours = ?, quiet_tz = ?, lang = ? WHERE id = ?",
     )
     .bind(&p.email)
     .bind(&p.ntfy_url)
@@ -136,6 +139,7 @@ pub(super) async fn update_person(store: &SqliteStore, p: &Person) -> Result<(),
     .bind(&p.chats.telegram)
     .bind(window)
     .bind(tz)
+    .bind(p.lang.map(|l| l.as_str()))
     .bind(id(p.id))
     .execute(&mut *tx)
     .await

@@ -9,6 +9,7 @@ use crate::domain::approval;
 use crate::domain::decision::AnswerAction;
 use crate::domain::people::{self, AnswerRecord, Person};
 use crate::domain::{Decision, Status};
+use crate::render::T;
 
 /// A person link a page was opened through (`/a/{token}`): where its form posts, and whose
 /// link it is.
@@ -40,49 +41,53 @@ pub struct PeopleView {
 
 /// The people part of `d`'s page, as `link` shows it (`None`: through the decision's own
 /// link).
-pub fn people_view(d: &Decision, link: Option<&PersonLink>, now: OffsetDateTime) -> PeopleView {
+pub fn people_view(
+    t: &T,
+    d: &Decision,
+    link: Option<&PersonLink>,
+    now: OffsetDateTime,
+) -> PeopleView {
     let open = d.is_open_at(now);
     let viewer = link.and_then(|l| l.person);
     let yours = viewer
         .filter(|_| open)
         .and_then(|p| d.answers.iter().find(|a| a.person_id == Some(p.id)))
-        .map(|a| your_answer(d, a));
+        .map(|a| your_answer(t, d, a));
     let resolved = matches!(d.status, Status::Answered | Status::Declined);
     PeopleView {
         progress: (!resolved).then(|| people::progress(d)).flatten(),
         yours,
-        answered_by: resolved.then(|| answered_by(d)).flatten(),
+        answered_by: resolved.then(|| answered_by(t, d)).flatten(),
         elsewhere: match &d.spec.routing {
-            Some(r) if open && link.is_none() => Some(format!(
-                "{} from their sayso feed or a notification: this link only shows it.",
-                who_answers(&r.approvers)
-            )),
+            Some(r) if open && link.is_none() => Some(who_answers(t, &r.approvers)),
             _ => None,
         },
     }
 }
 
 /// "You allowed.", "You said yes.": a counted answer, told back to the person who gave it.
-fn your_answer(d: &Decision, a: &AnswerRecord) -> String {
-    let said = match (&d.spec.approval, &a.value) {
-        _ if a.action == AnswerAction::Decline => "declined",
-        (Some(_), v) if approval::allows(v.as_ref()) => "allowed",
-        (Some(_), _) => "denied",
-        (None, Some(Value::Bool(true))) => "said yes",
-        (None, Some(Value::Bool(false))) => "said no",
-        (None, _) => "answered",
-    };
-    format!("You {said}.")
+fn your_answer(t: &T, d: &Decision, a: &AnswerRecord) -> String {
+    t.tr(match (&d.spec.approval, &a.value) {
+        _ if a.action == AnswerAction::Decline => "yours-declined",
+        (Some(_), v) if approval::allows(v.as_ref()) => "yours-allowed",
+        (Some(_), _) => "yours-denied",
+        (None, Some(Value::Bool(true))) => "yours-said-yes",
+        (None, Some(Value::Bool(false))) => "yours-said-no",
+        (None, _) => "yours-answered",
+    })
 }
 
 /// "ana and ben answer this", "The people of this inbox answer this".
-fn who_answers(approvers: &[String]) -> String {
+/// Where it is answered instead: from their sayso feed or a notification.
+fn who_answers(t: &T, approvers: &[String]) -> String {
     match approvers {
-        [] => "The people of this inbox answer this".to_string(),
-        [one] => format!("{one} answers this"),
-        many => format!(
-            "{} answer this",
-            join_names(many.iter().map(String::as_str))
+        [] => t.tr("elsewhere-inbox-people"),
+        names => t.tr2(
+            "elsewhere-named",
+            "names",
+            join_names(t, names.iter().map(String::as_str)),
+            "count",
+            names.len(),
         ),
     }
 }
@@ -90,7 +95,7 @@ fn who_answers(approvers: &[String]) -> String {
 /// Who resolved `d`, named from its answers: those who gave the answer it resolved with
 /// ("Allowed by ana and ben"), or the one who declined. `None` when no answer is recorded,
 /// and for an inbox's own person answering alone, whose page needs no name.
-pub fn answered_by(d: &Decision) -> Option<String> {
+pub fn answered_by(t: &T, d: &Decision) -> Option<String> {
     d.answers.last()?;
     let named = d.spec.routing.is_some()
         || d.answers
@@ -100,16 +105,19 @@ pub fn answered_by(d: &Decision) -> Option<String> {
         return None;
     }
     let agreeing = deciders(d);
-    let verb = match (&d.spec.approval, d.status) {
-        (Some(_), Status::Answered) if approval::allows(d.outcome.as_ref()) => "Allowed",
-        (Some(_), _) => "Denied",
-        (None, Status::Declined) => "Declined",
-        (None, _) => "Answered",
+    let id = match (&d.spec.approval, d.status) {
+        (Some(_), Status::Answered) if approval::allows(d.outcome.as_ref()) => {
+            "answered-by-allowed"
+        }
+        (Some(_), _) => "answered-by-denied",
+        (None, Status::Declined) => "answered-by-declined",
+        (None, _) => "answered-by-answered",
     };
+    let someone = t.tr("answered-by-someone");
     let names = agreeing
         .iter()
-        .map(|a| a.person.as_deref().unwrap_or("someone"));
-    Some(format!("{verb} by {}", join_names(names)))
+        .map(|a| a.person.as_deref().unwrap_or(&someone));
+    Some(t.tr1(id, "names", join_names(t, names)))
 }
 
 /// The answers `d` was resolved with: those who gave the answer it resolved with, or the last
@@ -130,12 +138,12 @@ pub fn deciders(d: &Decision) -> Vec<&AnswerRecord> {
 }
 
 /// "ana", "ana and ben", "ana, ben and cy".
-pub fn join_names<'a>(names: impl Iterator<Item = &'a str>) -> String {
+pub fn join_names<'a>(t: &T, names: impl Iterator<Item = &'a str>) -> String {
     let names: Vec<&str> = names.collect();
     match names.split_last() {
         None => String::new(),
         Some((last, [])) => (*last).to_string(),
-        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        Some((last, rest)) => t.tr2("names-and", "first", rest.join(", "), "last", *last),
     }
 }
 
@@ -179,6 +187,7 @@ mod tests {
             chats: Default::default(),
             tz: None,
             quiet: None,
+            lang: None,
             created_at: OffsetDateTime::now_utc(),
         }
     }
@@ -213,14 +222,14 @@ mod tests {
         d.answers
             .push(answer(Some(&ana), AnswerAction::Answer, Some(json!(true))));
         let now = OffsetDateTime::now_utc();
-        let v = people_view(&d, Some(&link(&ana)), now);
+        let v = people_view(&T::default(), &d, Some(&link(&ana)), now);
         assert_eq!(v.yours.as_deref(), Some("You said yes."));
         assert_eq!(v.progress.as_deref(), Some("1 of 2 said yes: ana"));
         assert_eq!(v.elsewhere, None);
-        let v = people_view(&d, Some(&link(&ben)), now);
+        let v = people_view(&T::default(), &d, Some(&link(&ben)), now);
         assert_eq!(v.yours, None);
         // Through the decision's own link: who answers, and where.
-        let v = people_view(&d, None, now);
+        let v = people_view(&T::default(), &d, None, now);
         assert_eq!(
             v.elsewhere.as_deref(),
             Some(
@@ -242,8 +251,16 @@ mod tests {
             answer(Some(&ana), AnswerAction::Answer, Some(json!("Allow"))),
             answer(Some(&ben), AnswerAction::Answer, Some(json!("Allow"))),
         ];
-        assert_eq!(answered_by(&d).as_deref(), Some("Allowed by ana and ben"));
-        let v = people_view(&d, Some(&link(&ana)), OffsetDateTime::now_utc());
+        assert_eq!(
+            answered_by(&T::default(), &d).as_deref(),
+            Some("Allowed by ana and ben")
+        );
+        let v = people_view(
+            &T::default(),
+            &d,
+            Some(&link(&ana)),
+            OffsetDateTime::now_utc(),
+        );
         assert_eq!((v.yours, v.progress), (None, None));
 
         let mut d = routed(approval);
@@ -254,12 +271,18 @@ mod tests {
             AnswerAction::Answer,
             Some(json!("Deny")),
         )];
-        assert_eq!(answered_by(&d).as_deref(), Some("Denied by ben"));
+        assert_eq!(
+            answered_by(&T::default(), &d).as_deref(),
+            Some("Denied by ben")
+        );
 
         let mut d = routed(json!({"question": "Ship?", "kind": "bool", "approvers": ["ana"]}));
         d.status = Status::Declined;
         d.answers = vec![answer(None, AnswerAction::Decline, None)];
-        assert_eq!(answered_by(&d).as_deref(), Some("Declined by someone"));
+        assert_eq!(
+            answered_by(&T::default(), &d).as_deref(),
+            Some("Declined by someone")
+        );
     }
 
     #[test]
@@ -270,19 +293,22 @@ mod tests {
         d.status = Status::Answered;
         d.outcome = Some(json!(true));
         d.answers = vec![answer(Some(&own), AnswerAction::Answer, Some(json!(true)))];
-        assert_eq!(answered_by(&d), None);
+        assert_eq!(answered_by(&T::default(), &d), None);
         d.answers = vec![answer(None, AnswerAction::Answer, Some(json!(true)))];
-        assert_eq!(answered_by(&d), None);
+        assert_eq!(answered_by(&T::default(), &d), None);
         let ana = person("ana");
         d.answers = vec![answer(Some(&ana), AnswerAction::Answer, Some(json!(true)))];
-        assert_eq!(answered_by(&d).as_deref(), Some("Answered by ana"));
+        assert_eq!(
+            answered_by(&T::default(), &d).as_deref(),
+            Some("Answered by ana")
+        );
     }
 
     #[test]
     fn names_are_joined_as_people_read_them() {
-        assert_eq!(join_names(["ana"].into_iter()), "ana");
+        assert_eq!(join_names(&T::default(), ["ana"].into_iter()), "ana");
         assert_eq!(
-            join_names(["ana", "ben", "cy"].into_iter()),
+            join_names(&T::default(), ["ana", "ben", "cy"].into_iter()),
             "ana, ben and cy"
         );
     }

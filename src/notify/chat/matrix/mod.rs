@@ -388,12 +388,12 @@ impl MatrixCourier {
     async fn update(&self, d: &Delivering<'_>, user: &str, person: Uuid) -> Delivery {
         let counting = d.message.purpose == Purpose::Progress;
         let footer = if counting {
-            match progress(d.decision) {
+            match progress(&d.t(), d.decision) {
                 Some(p) => p,
                 None => return Delivery::Skipped("no tally to show".into()),
             }
         } else {
-            settled(d.decision, d.zone)
+            settled(&d.t(), d.decision, d.zone)
         };
         let posts = match d.outbox.chat_posts(d.decision.id, Channel::Matrix).await {
             Ok(posts) => posts,

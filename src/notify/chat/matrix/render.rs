@@ -153,20 +153,28 @@ fn how_to_answer(ask: &ChatAsk) -> String {
                 .iter()
                 .filter_map(|b| parse_button_value(&b.value).map(|(_, c)| c))
                 .collect();
-            let reply = if codes.iter().any(|c| c == "d") {
-                "or reply to this message: “allow”, or “deny: your reason”"
+            // The words a reply is read by ("allow", "deny: …") are the same in every
+            // language; only what is said around them changes.
+            let reply = ask.t.tr(if codes.iter().any(|c| c == "d") {
+                "chat-matrix-reply-approval"
             } else if codes.iter().any(|c| c.starts_with('o')) {
-                "or reply to this message with the option's number or name"
+                "chat-matrix-reply-option"
             } else {
-                "or reply to this message with your answer"
-            };
-            format!("React {}, {reply}.", offered.join(" · "))
+                "chat-matrix-reply-answer"
+            });
+            ask.t.tr2(
+                "chat-matrix-react",
+                "offered",
+                offered.join(" · "),
+                "reply",
+                reply,
+            )
         }
         Controls::Reply { placeholder } => match placeholder {
-            Some(p) => format!("Reply to this message with your answer ({p})."),
-            None => "Reply to this message with your answer.".to_string(),
+            Some(p) => ask.t.tr1("chat-matrix-reply-with-hint", "hint", p),
+            None => ask.t.tr("chat-matrix-reply"),
         },
-        Controls::Link => "Answer on the page.".to_string(),
+        Controls::Link => ask.t.tr("chat-matrix-on-the-page"),
     }
 }
 
@@ -230,6 +238,7 @@ mod tests {
             notes: vec!["⚠ deletes files".into()],
             controls,
             link: "https://s.example/p/t\"x".into(),
+            t: Default::default(),
         }
     }
 

@@ -17,8 +17,8 @@ use super::render::{self, normalize_key};
 use super::{Matrix, SINCE, State, keys_key, owner_key, room_key, txn};
 use crate::domain::chat::ChatReply;
 use crate::domain::outbox::Channel;
-use crate::notify::chat::{presser_zone, recorded, settled};
-use crate::render::Zone;
+use crate::notify::chat::{presser_zone, recorded, reply_t, settled};
+use crate::render::{T, Zone};
 use crate::service::{ChatOutcome, Service};
 
 /// How long one `/sync` waits for something to arrive.
@@ -248,6 +248,7 @@ async fn reaction(svc: &Service, room: &str, sender: &str, owner: Option<&str>, 
             reply_to,
         ));
     };
+    let t = reply_t(svc, post.decision, Channel::Matrix, sender).await;
     let outcome = svc
         .chat_answer(
             Channel::Matrix,
@@ -257,7 +258,7 @@ async fn reaction(svc: &Service, room: &str, sender: &str, owner: Option<&str>, 
         )
         .await;
     let zone = presser_zone(svc, Channel::Matrix, sender, &outcome).await;
-    Some(said(outcome, reply_to, &zone))
+    Some(said(&t, outcome, reply_to, &zone))
 }
 
 /// A message: an answer when it replies to one of our asks, by the room's person.
@@ -298,6 +299,7 @@ async fn message(
         );
         return Some((NOT_YOURS.into(), None, reply_to));
     }
+    let t = reply_t(svc, post.decision, Channel::Matrix, sender).await;
     let outcome = svc
         .chat_answer(
             Channel::Matrix,
@@ -307,22 +309,26 @@ async fn message(
         )
         .await;
     let zone = presser_zone(svc, Channel::Matrix, sender, &outcome).await;
-    Some(said(outcome, reply_to, &zone))
+    Some(said(&t, outcome, reply_to, &zone))
 }
 
-/// What the sender is told about their answer, its times in their `zone`.
-fn said(outcome: ChatOutcome, reply_to: String, zone: &Zone) -> (String, Option<String>, String) {
+/// What the sender is told about their answer, in their language, its times in their
+/// `zone`.
+fn said(
+    t: &T,
+    outcome: ChatOutcome,
+    reply_to: String,
+    zone: &Zone,
+) -> (String, Option<String>, String) {
     match outcome {
-        ChatOutcome::Recorded(d) => (recorded(&d, zone), None, reply_to),
-        ChatOutcome::NotYours => (NOT_YOURS.into(), None, reply_to),
+        ChatOutcome::Recorded(d) => (recorded(t, &d, zone), None, reply_to),
+        ChatOutcome::NotYours => (t.tr("chat-not-yours"), None, reply_to),
         ChatOutcome::Settled(d) => (
-            format!("Already settled: {}", settled(&d, zone)),
+            t.tr1("chat-already-settled", "settled", settled(t, &d, zone)),
             None,
             reply_to,
         ),
-        ChatOutcome::OpenPage(link) => {
-            ("Answer this one on the page.".into(), Some(link), reply_to)
-        }
+        ChatOutcome::OpenPage(link) => (t.tr("chat-on-the-page"), Some(link), reply_to),
         ChatOutcome::Refused(why) => (why, None, reply_to),
     }
 }

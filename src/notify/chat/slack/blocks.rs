@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use super::mrkdwn::{clip_plain, cut_at, escape, markdown_to_mrkdwn, split};
 use crate::domain::chat::{button_value, parse_button_value};
-use crate::notify::chat::{ButtonStyle, ChatAsk, ChatButton, Controls, OWN_ANSWER_NOTE};
+use crate::notify::chat::{ButtonStyle, ChatAsk, ChatButton, Controls};
 use crate::render::visible::{Lines, clip};
 
 /// Block Kit's limits (api.slack.com/reference/block-kit).
@@ -73,11 +73,12 @@ pub fn ask_message(ask: &ChatAsk, decision: Uuid, progress: Option<&str>) -> Sla
         blocks.push(context(&[progress]));
     }
     // A choice's own answer is given in a dialog here, not by a reply: its button says so.
+    let own_answer = ask.t.tr("chat-own-answer");
     let notes: Vec<&str> = ask
         .notes
         .iter()
         .map(String::as_str)
-        .filter(|n| *n != OWN_ANSWER_NOTE)
+        .filter(|n| *n != own_answer)
         .collect();
     if !notes.is_empty() {
         blocks.push(context(&notes));
@@ -263,10 +264,10 @@ fn actions(ask: &ChatAsk, decision: Uuid) -> Value {
     let mut elements: Vec<Value> = match &ask.controls {
         Controls::Buttons(buttons) => {
             let mut row: Vec<Value> = buttons.iter().map(answer_button).collect();
-            if ask.notes.iter().any(|n| n == OWN_ANSWER_NOTE) {
+            if ask.notes.iter().any(|n| *n == ask.t.tr("chat-own-answer")) {
                 row.push(json!({
                     "type": "button",
-                    "text": plain("Other…"),
+                    "text": plain(&ask.t.tr("chat-other")),
                     "action_id": REPLY,
                     "value": button_value(decision, TEXT_CODE),
                 }));
@@ -275,20 +276,20 @@ fn actions(ask: &ChatAsk, decision: Uuid) -> Value {
         }
         Controls::Reply { .. } => vec![json!({
             "type": "button",
-            "text": plain("Answer…"),
+            "text": plain(&ask.t.tr("chat-answer")),
             "style": "primary",
             "action_id": REPLY,
             "value": button_value(decision, TEXT_CODE),
         })],
         Controls::Link => vec![],
     };
-    let open = if matches!(ask.controls, Controls::Link) {
-        "Answer on the page"
+    let open = ask.t.tr(if matches!(ask.controls, Controls::Link) {
+        "chat-answer-on-the-page"
     } else {
-        "Open the page"
-    };
+        "chat-open-the-page"
+    });
     if ask.link.len() <= MAX_BUTTON_URL && !ask.link.is_empty() {
-        let mut button = link_button(open, &ask.link);
+        let mut button = link_button(&open, &ask.link);
         if matches!(ask.controls, Controls::Link) {
             button["style"] = json!("primary");
         }

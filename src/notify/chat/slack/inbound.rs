@@ -21,10 +21,10 @@ use crate::domain::chat::ChatReply;
 use crate::domain::outbox::Channel;
 use crate::domain::people::Person;
 use crate::domain::spec::KindSpec;
-use crate::notify::chat::{presser_zone, recorded, settled};
-use crate::render::Zone;
+use crate::notify::chat::{presser_zone, recorded, reply_t, settled};
 use crate::render::visible::{Lines, clip};
 use crate::render::what_runs;
+use crate::render::{T, Zone};
 use crate::service::{ChatOutcome, SHOWN_CHARS, Service};
 
 /// What the person is told when someone else's question reaches them.
@@ -91,6 +91,7 @@ pub async fn handle(svc: &Service, api: &SlackApi, payload: &Value) -> Option<Va
                     ),
                 }
             }
+            let t = reply_t(svc, decision, Channel::Slack, &press.user).await;
             let outcome = svc
                 .chat_answer(
                     Channel::Slack,
@@ -100,7 +101,7 @@ pub async fn handle(svc: &Service, api: &SlackApi, payload: &Value) -> Option<Va
                 )
                 .await;
             let zone = presser_zone(svc, Channel::Slack, &press.user, &outcome).await;
-            if let Some(said) = said_to_presser(outcome, &zone) {
+            if let Some(said) = said_to_presser(&t, outcome, &zone) {
                 tell(api, &press, &said);
             }
             None
@@ -112,6 +113,7 @@ pub async fn handle(svc: &Service, api: &SlackApi, payload: &Value) -> Option<Va
             }
             let Some(d) = pending(svc, decision).await else {
                 // Settled already, or gone: say so the way a press would be answered.
+                let t = reply_t(svc, decision, Channel::Slack, &press.user).await;
                 let outcome = svc
                     .chat_answer(
                         Channel::Slack,
@@ -121,7 +123,7 @@ pub async fn handle(svc: &Service, api: &SlackApi, payload: &Value) -> Option<Va
                     )
                     .await;
                 let zone = presser_zone(svc, Channel::Slack, &press.user, &outcome).await;
-                if let Some(said) = said_to_presser(outcome, &zone) {
+                if let Some(said) = said_to_presser(&t, outcome, &zone) {
                     tell(api, &press, &said);
                 }
                 return None;
@@ -181,6 +183,7 @@ pub async fn handle(svc: &Service, api: &SlackApi, payload: &Value) -> Option<Va
                     REASON_INPUT,
                 ),
             };
+            let t = reply_t(svc, decision, Channel::Slack, &user).await;
             let outcome = svc
                 .chat_answer(Channel::Slack, &user, decision, &reply)
                 .await;
@@ -189,9 +192,9 @@ pub async fn handle(svc: &Service, api: &SlackApi, payload: &Value) -> Option<Va
             // under the modal's field, so the person sees why and may try again.
             let said = match outcome {
                 ChatOutcome::Recorded(_) => return None,
-                ChatOutcome::NotYours => NOT_YOURS.to_string(),
-                ChatOutcome::Settled(d) => settled(&d, &zone),
-                ChatOutcome::OpenPage(link) => format!("This one is answered on the page: {link}"),
+                ChatOutcome::NotYours => t.tr("chat-not-yours"),
+                ChatOutcome::Settled(d) => settled(&t, &d, &zone),
+                ChatOutcome::OpenPage(link) => format!("{} {link}", t.tr("chat-answered-on-page")),
                 ChatOutcome::Refused(why) => why,
             };
             Some(json!({"response_action": "errors", "errors": {input: said}}))
@@ -240,7 +243,7 @@ async fn pending(svc: &Service, decision: Uuid) -> Option<Decision> {
 fn shown(d: &Decision) -> (String, Option<String>) {
     match &d.spec.approval {
         Some(a) => {
-            let s = what_runs::shown(a, SHOWN_CHARS);
+            let s = what_runs::shown(&T::default(), a, SHOWN_CHARS);
             (s.title.clone(), Some(s.subject.with_note()))
         }
         None => (clip(&d.spec.question, 500, Lines::Kept).with_note(), None),
@@ -249,16 +252,18 @@ fn shown(d: &Decision) -> (String, Option<String>) {
 
 /// What the presser is told privately, if anything: a counted press is seen in the message
 /// itself, which the outbox changes (a tally, or settled). Times are in the presser's `zone`.
-fn said_to_presser(outcome: ChatOutcome, zone: &Zone) -> Option<String> {
+fn said_to_presser(t: &T, outcome: ChatOutcome, zone: &Zone) -> Option<String> {
     match outcome {
         ChatOutcome::Recorded(d) => {
-            crate::notify::chat::progress(&d).map(|_| escape(&recorded(&d, zone)))
+            crate::notify::chat::progress(t, &d).map(|_| escape(&recorded(t, &d, zone)))
         }
-        ChatOutcome::NotYours => Some(NOT_YOURS.to_string()),
-        ChatOutcome::Settled(d) => Some(escape(&settled(&d, zone))),
+        ChatOutcome::NotYours => Some(escape(&t.tr("chat-not-yours"))),
+        ChatOutcome::Settled(d) => Some(escape(&settled(t, &d, zone))),
         ChatOutcome::OpenPage(link) => Some(format!(
-            "This one is answered on the page: <{}|open it>",
-            escape(&link)
+            "{} <{}|{}>",
+            escape(&t.tr("chat-answered-on-page")),
+            escape(&link),
+            escape(&t.tr("chat-open-it"))
         )),
         ChatOutcome::Refused(why) => Some(escape(&why)),
     }

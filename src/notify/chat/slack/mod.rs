@@ -113,11 +113,13 @@ impl SlackCourier {
     async fn update(&self, d: &Delivering<'_>, person: uuid::Uuid) -> Delivery {
         let shown = ask(d);
         let message = match d.message.purpose {
-            Purpose::Progress => match standing(d.decision, crate::service::now(), d.zone) {
-                Some(p) => blocks::ask_message(&shown, d.decision.id, Some(&p)),
-                None => return Delivery::Skipped("no tally to show".into()),
-            },
-            _ => blocks::settled_message(&shown, &settled(d.decision, d.zone)),
+            Purpose::Progress => {
+                match standing(&d.t(), d.decision, crate::service::now(), d.zone) {
+                    Some(p) => blocks::ask_message(&shown, d.decision.id, Some(&p)),
+                    None => return Delivery::Skipped("no tally to show".into()),
+                }
+            }
+            _ => blocks::settled_message(&shown, &settled(&d.t(), d.decision, d.zone)),
         };
         let posts = match d.outbox.chat_posts(d.decision.id, Channel::Slack).await {
             Ok(posts) => posts,

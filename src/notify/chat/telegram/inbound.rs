@@ -14,11 +14,9 @@ use serde_json::{Value, json};
 use super::api::{ApiError, BotApi, POLL_SECONDS};
 use crate::domain::chat::{ChatReply, parse_button_value};
 use crate::domain::outbox::Channel;
-use crate::notify::chat::{presser_zone, settled};
+use crate::notify::chat::{presser_zone, reply_t, settled};
+use crate::render::T;
 use crate::service::{ChatOutcome, Service};
-
-/// What the person is told when someone else's question reaches them.
-const NOT_YOURS: &str = "This question is not yours to answer: nothing was recorded.";
 
 /// Takes updates by long polling until the server stops: forgets any webhook first (Telegram
 /// refuses getUpdates while one is set), then asks for updates after the last one taken,
@@ -135,19 +133,26 @@ async fn press(svc: &Service, api: &BotApi, q: &Value) -> Result<(), ApiError> {
         tracing::warn!(%decision, "a Telegram press naming another decision than its message's");
         return reply_to_press(api, query, "This button is not one of sayso's.", true).await;
     }
+    let t = reply_t(svc, decision, Channel::Telegram, &user).await;
     let outcome = svc
         .chat_answer(Channel::Telegram, &user, decision, &ChatReply::Button(code))
         .await;
     let zone = presser_zone(svc, Channel::Telegram, &user, &outcome).await;
     match outcome {
         ChatOutcome::Recorded(d) => {
-            reply_to_press(api, query, &crate::notify::chat::recorded(&d, &zone), false).await
+            reply_to_press(
+                api,
+                query,
+                &crate::notify::chat::recorded(&t, &d, &zone),
+                false,
+            )
+            .await
         }
-        ChatOutcome::NotYours => reply_to_press(api, query, NOT_YOURS, true).await,
-        ChatOutcome::Settled(d) => reply_to_press(api, query, &settled(&d, &zone), true).await,
+        ChatOutcome::NotYours => reply_to_press(api, query, &t.tr("chat-not-yours"), true).await,
+        ChatOutcome::Settled(d) => reply_to_press(api, query, &settled(&t, &d, &zone), true).await,
         ChatOutcome::OpenPage(link) => {
-            reply_to_press(api, query, "Answer this one on the page.", false).await?;
-            send(api, &user, &page_link(&link), None).await
+            reply_to_press(api, query, &t.tr("chat-on-the-page"), false).await?;
+            send(api, &user, &page_link(&t, &link), None).await
         }
         ChatOutcome::Refused(why) => reply_to_press(api, query, &why, true).await,
     }
@@ -193,6 +198,7 @@ async fn message(svc: &Service, api: &BotApi, m: &Value) -> Result<(), ApiError>
         )
         .await;
     };
+    let t = reply_t(svc, post.decision, Channel::Telegram, &user).await;
     let outcome = svc
         .chat_answer(
             Channel::Telegram,
@@ -203,10 +209,12 @@ async fn message(svc: &Service, api: &BotApi, m: &Value) -> Result<(), ApiError>
         .await;
     let zone = presser_zone(svc, Channel::Telegram, &user, &outcome).await;
     let said = match outcome {
-        ChatOutcome::Recorded(d) => crate::notify::chat::recorded(&d, &zone),
-        ChatOutcome::NotYours => NOT_YOURS.to_string(),
-        ChatOutcome::Settled(d) => settled(&d, &zone),
-        ChatOutcome::OpenPage(link) => return send(api, &chat, &page_link(&link), this).await,
+        ChatOutcome::Recorded(d) => crate::notify::chat::recorded(&t, &d, &zone),
+        ChatOutcome::NotYours => t.tr("chat-not-yours"),
+        ChatOutcome::Settled(d) => settled(&t, &d, &zone),
+        ChatOutcome::OpenPage(link) => {
+            return send(api, &chat, &page_link(&t, &link), this).await;
+        }
         ChatOutcome::Refused(why) => why,
     };
     send(api, &chat, &super::render::escape(&said), this).await
@@ -220,10 +228,12 @@ fn user_id(from: &Value) -> Option<String> {
         .map(|id| id.to_string())
 }
 
-fn page_link(link: &str) -> String {
+fn page_link(t: &T, link: &str) -> String {
     format!(
-        "Answer on the page: <a href=\"{}\">open it</a>",
-        super::render::escape_attr(link)
+        "{} <a href=\"{}\">{}</a>",
+        super::render::escape(&t.tr("chat-answer-on-page")),
+        super::render::escape_attr(link),
+        super::render::escape(&t.tr("chat-open-it")),
     )
 }
 

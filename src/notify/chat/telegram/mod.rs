@@ -108,11 +108,13 @@ impl TelegramCourier {
     /// (keyboard kept).
     async fn update(&self, d: &Delivering<'_>, chat: &str, person: uuid::Uuid) -> Delivery {
         let footer = match d.message.purpose {
-            Purpose::Progress => match standing(d.decision, crate::service::now(), d.zone) {
-                Some(p) => p,
-                None => return Delivery::Skipped("no tally to show".into()),
-            },
-            _ => settled(d.decision, d.zone),
+            Purpose::Progress => {
+                match standing(&d.t(), d.decision, crate::service::now(), d.zone) {
+                    Some(p) => p,
+                    None => return Delivery::Skipped("no tally to show".into()),
+                }
+            }
+            _ => settled(&d.t(), d.decision, d.zone),
         };
         let posts = match d.outbox.chat_posts(d.decision.id, Channel::Telegram).await {
             Ok(posts) => posts,

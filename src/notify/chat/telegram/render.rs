@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::super::{ALLOW_CODE, ALLOW_ON_THE_PAGE, ButtonStyle, ChatAsk, Controls};
+use super::super::{ALLOW_CODE, ButtonStyle, ChatAsk, Controls};
 use crate::domain::chat::parse_button_value;
 use crate::render::visible::{Lines, clip};
 
@@ -48,7 +48,7 @@ fn allow_on_the_page(ask: &mut ChatAsk) {
         let before = buttons.len();
         buttons.retain(|b| parse_button_value(&b.value).is_none_or(|(_, code)| code != ALLOW_CODE));
         if buttons.len() < before {
-            ask.notes.push(ALLOW_ON_THE_PAGE.to_string());
+            ask.notes.push(ask.t.tr("mail-allow-on-the-page"));
         }
     }
 }
@@ -169,6 +169,7 @@ mod tests {
             notes: vec![],
             controls,
             link: "https://s.example/a/t\"x".into(),
+            t: Default::default(),
         }
     }
 
@@ -229,7 +230,10 @@ mod tests {
         assert!(shown_len(&t) <= MAX_TEXT, "{}", shown_len(&t));
         assert!(t.contains("more characters]</pre>"), "{t}");
         assert_eq!(fitted.controls, Controls::Buttons(vec![deny()]));
-        assert!(t.contains(ALLOW_ON_THE_PAGE), "{t}");
+        assert!(
+            t.contains("Allow on the page: it shows all that runs."),
+            "{t}"
+        );
         assert_eq!(shown_len("<b>a&amp;b</b>\n<a href=\"x\">👍</a>"), 6);
     }
 

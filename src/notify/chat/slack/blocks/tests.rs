@@ -16,6 +16,7 @@ fn ask(controls: Controls) -> ChatAsk {
         controls,
         link: "https://sayso.example/a/abc".into(),
         notes: vec![],
+        t: Default::default(),
     }
 }
 
@@ -167,7 +168,7 @@ fn a_choice_of_ones_own_is_a_button_not_a_note() {
         "o0",
         ButtonStyle::Plain,
     )]));
-    a.notes = vec![OWN_ANSWER_NOTE.into(), "⚠ other note".into()];
+    a.notes = vec![a.t.tr("chat-own-answer"), "⚠ other note".into()];
     let m = ask_message(&a, id(), None);
     let e = blocks_of(&m, "actions")[0]["elements"]
         .as_array()

@@ -1,0 +1,69 @@
+# Was eine Seite über eine Entscheidung sagt: Ergebnis, Beteiligte, Fehler.
+
+decided-expired-default = Abgelaufen, die Vorgabe galt
+decided-withdrawn = Vom Agenten zurückgezogen
+decided-cancelled = Vom Agenten abgebrochen
+decided-denied = Abgelehnt
+decided-allowed-edited = Erlaubt, mit geändertem Befehl
+decided-allowed = Erlaubt
+decided-allowed-session = Für diese Sitzung erlaubt
+decided-by = von { $names } { $channel }
+channel-link = über ihren Link
+channel-feed = im Feed
+channel-push = aus einer Benachrichtigung
+channel-ntfy = über ntfy
+channel-email = per Mail
+channel-api = über die API
+channel-slack = in Slack
+channel-matrix = in Matrix
+channel-telegram = in Telegram
+yours-declined = Du hast abgelehnt.
+yours-allowed = Du hast erlaubt.
+yours-denied = Du hast abgelehnt.
+yours-said-yes = Du hast Ja gesagt.
+yours-said-no = Du hast Nein gesagt.
+yours-answered = Du hast geantwortet.
+elsewhere-inbox-people = Die Personen dieses Postfachs beantworten das in ihrem sayso-Feed oder über eine Benachrichtigung: Dieser Link zeigt es nur an.
+elsewhere-named =
+    { $names } { $count ->
+        [one] beantwortet
+       *[other] beantworten
+    } das im sayso-Feed oder über eine Benachrichtigung: Dieser Link zeigt es nur an.
+answered-by-allowed = Erlaubt von { $names }
+answered-by-denied = Abgelehnt von { $names }
+answered-by-declined = Abgelehnt von { $names }
+answered-by-answered = Beantwortet von { $names }
+answered-by-someone = jemandem
+names-and = { $first } und { $last }
+result-declined = Niemand hat eine Antwort gewählt: Das wurde abgelehnt.
+result-abandoned = Der Agent hat aufgehört zu warten und die Frage zurückgezogen: Eine Antwort ändert jetzt nichts mehr.
+result-cancelled = Der Agent hat die Frage zurückgezogen, bevor jemand geantwortet hat.
+result-timeout-chose = Niemand hat vor Ablauf der Frist geantwortet: Die Frist hat die empfohlene (oder erste) Möglichkeit gewählt, keine Person.
+result-default-applied = Niemand hat rechtzeitig geantwortet. Die Vorgabe des Agenten galt; das war nicht die Wahl einer Person.
+result-no-answer = Niemand hat rechtzeitig geantwortet. Es gibt keine Antwort.
+result-default-label = Vorgabe galt
+err-not-linked = Dieses Gerät ist mit keinem Postfach verbunden
+err-not-linked-revoke = Öffne deinen Feed-Link einmal auf diesem Gerät und widerrufe die Erlaubnis dann im Feed.
+err-not-linked-feed = Öffne deinen Feed-Link einmal auf diesem Gerät (der erste Start hat ihn in first-run.txt geschrieben; sayso person link zeigt ihn wieder); danach bleibt das Gerät verbunden und öffnet den Feed hier.
+err-not-linked-session = Öffne deinen Feed-Link einmal auf diesem Gerät; danach bleibt das Gerät verbunden und öffnet die Freigaben der Sitzung hier.
+err-bad-cursor-heading = Dieser Seiten-Link ist kaputt
+err-bad-cursor = Der Feed konnte nicht lesen, wo diese Seite beginnt (der Link wurde gekürzt oder geändert). Öffne deinen Feed erneut, um bei dem zu beginnen, was zuerst abläuft.
+err-link-not-found = Link nicht gefunden
+err-no-inbox = Dieser Link öffnet kein Postfach.
+err-no-question = Dieser Link öffnet keine Frage. Vielleicht wurde er falsch abgetippt oder gekürzt.
+err-try-again = Versuch es gleich noch einmal
+err-unavailable = sayso erreicht seine Datenbank gerade nicht. Lade die Seite in ein paar Sekunden neu.
+err-unavailable-nothing-lost = sayso erreicht seine Datenbank gerade nicht. Nichts ist verloren; lade die Seite in ein paar Sekunden neu.
+err-unavailable-nothing-answered = sayso erreicht seine Datenbank gerade nicht. Nichts wurde beantwortet; lade die Seite in ein paar Sekunden neu.
+err-sorry = Das hat nicht geklappt
+err-logged = Etwas ist schiefgegangen; es wurde protokolliert.
+err-refused = Abgelehnt
+err-cross-site = Diese Antwort kam von einer anderen Website und wurde deshalb nicht angenommen. Öffne den Link selbst und antworte dort.
+err-which-session = Welche Sitzung?
+err-which-session-text = Diese Seite zeigt die Freigaben einer Agentensitzung: Sie braucht das Werkzeug und die Sitzung, so wie der Feed sie verlinkt.
+err-not-found = Nicht gefunden
+err-no-image = Diese Entscheidung hat kein Bild.
+err-no-approval = Dieser Link öffnet keine Freigabe.
+err-elsewhere-heading = Beantworte das in deinem sayso-Feed
+err-elsewhere = Diese Frage beantworten die Personen, an die sie ging. Ihr Link zeigt sie nur an, damit ein Agent mit dem Link sie nicht beantworten kann; nichts wurde geändert. Beantworte sie in deinem sayso-Feed oder über ihre Benachrichtigung.
+err-not-revoked = sayso konnte die Erlaubnis gerade nicht widerrufen; sie gilt noch. Lade neu und widerrufe erneut.

@@ -1,0 +1,69 @@
+# What a page says about a decision: its result, its people, its errors.
+
+decided-expired-default = Expired, the default applied
+decided-withdrawn = Withdrawn by the agent
+decided-cancelled = Cancelled by the agent
+decided-denied = Denied
+decided-allowed-edited = Allowed, with the command edited
+decided-allowed = Allowed
+decided-allowed-session = Allowed for this session
+decided-by = by { $names } { $channel }
+channel-link = through its link
+channel-feed = in the feed
+channel-push = from a notification
+channel-ntfy = from ntfy
+channel-email = by email
+channel-api = through the API
+channel-slack = in Slack
+channel-matrix = in Matrix
+channel-telegram = in Telegram
+yours-declined = You declined.
+yours-allowed = You allowed.
+yours-denied = You denied.
+yours-said-yes = You said yes.
+yours-said-no = You said no.
+yours-answered = You answered.
+elsewhere-inbox-people = The people of this inbox answer this from their sayso feed or a notification: this link only shows it.
+elsewhere-named =
+    { $count ->
+        [one] { $names } answers
+       *[other] { $names } answer
+    } this from their sayso feed or a notification: this link only shows it.
+answered-by-allowed = Allowed by { $names }
+answered-by-denied = Denied by { $names }
+answered-by-declined = Declined by { $names }
+answered-by-answered = Answered by { $names }
+answered-by-someone = someone
+names-and = { $first } and { $last }
+result-declined = Nobody picked an answer: this was declined.
+result-abandoned = The agent stopped waiting and withdrew this question: an answer now changes nothing.
+result-cancelled = The agent withdrew this question before anyone answered.
+result-timeout-chose = Nobody answered before the ask timeout: the timeout chose the recommended option (or the first), not a person.
+result-default-applied = Nobody answered in time. The agent's default applied; it was not a person's choice.
+result-no-answer = Nobody answered in time. There is no answer.
+result-default-label = Default applied
+err-not-linked = This device is not linked to an inbox
+err-not-linked-revoke = Open your feed link once on this device, then revoke the allowance from the feed.
+err-not-linked-feed = Open your feed link once on this device (the first run wrote it to first-run.txt; sayso person link prints it again); the device then stays linked and opens the feed here.
+err-not-linked-session = Open your feed link once on this device; the device then stays linked and opens the session's approvals here.
+err-bad-cursor-heading = This page link is broken
+err-bad-cursor = The feed could not read where this page starts (its link was cut or changed). Open your feed again to start from what expires soonest.
+err-link-not-found = Link not found
+err-no-inbox = This link does not open any inbox.
+err-no-question = This link does not open any question. It may have been mistyped or cut short.
+err-try-again = Try again in a moment
+err-unavailable = sayso cannot reach its database right now. Reload in a few seconds.
+err-unavailable-nothing-lost = sayso cannot reach its database right now. Nothing was lost; reload in a few seconds.
+err-unavailable-nothing-answered = sayso cannot reach its database right now. Nothing was answered; reload in a few seconds.
+err-sorry = Sorry
+err-logged = Something went wrong; it has been logged.
+err-refused = Refused
+err-cross-site = This answer came from another site, so it was not accepted. Open the link itself and answer there.
+err-which-session = Which session?
+err-which-session-text = This page shows the approvals of one agent session: it needs the harness and the session, as the feed links them.
+err-not-found = Not found
+err-no-image = This decision has no image.
+err-no-approval = This link opens no approval.
+err-elsewhere-heading = Answer this from your sayso feed
+err-elsewhere = This question is answered by the people it was sent to. Its link only shows it, so an agent holding the link cannot answer it; nothing was changed. Answer it from your sayso feed or from its notification.
+err-not-revoked = sayso could not revoke it just now; it still stands. Reload and revoke again.
