@@ -132,7 +132,7 @@ async fn added_people_have_links_of_their_own_that_open_their_feed() {
     assert_eq!(
         words(lines[0]),
         [
-            "default", "-", "-", "-", "-", "-", "(the", "inbox's", "own)"
+            "default", "-", "-", "-", "-", "-", "-", "(the", "inbox's", "own)"
         ],
         "{list}"
     );
