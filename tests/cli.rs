@@ -24,6 +24,17 @@ fn client(base: &str, key: Option<&str>, args: &[&str]) -> Command {
         .env_remove("SAYSO_LISTEN")
         .stdin(Stdio::null())
         .kill_on_drop(true);
+    // A shell without job control starts its background commands with SIGINT ignored, and
+    // the client would inherit that; what it does on SIGINT itself is what is tested here.
+    // SAFETY: only an async-signal-safe call between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            use nix::sys::signal::{SigHandler, Signal, signal};
+            signal(Signal::SIGINT, SigHandler::SigDfl)
+                .map(drop)
+                .map_err(std::io::Error::from)
+        });
+    }
     if let Some(key) = key {
         cmd.env("SAYSO_KEY", key);
     }
