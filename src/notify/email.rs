@@ -248,26 +248,6 @@ impl Mail {
     }
 }
 
-/// The mail for a message of `purpose` about `decision`, whose answer page is `web_url`.
-#[cfg(test)]
-fn compose(
-    purpose: Purpose,
-    decision: &Decision,
-    web_url: &str,
-    public_url: &str,
-    now: OffsetDateTime,
-) -> Composed {
-    compose_gathered(
-        &T::default(),
-        purpose,
-        decision,
-        web_url,
-        public_url,
-        (&Zone::utc(), now),
-        (0, 0),
-    )
-}
-
 /// The same, its times in `zone`, standing for `gathered` more approvals of the same agent
 /// session and `waiting` more asks the person's notification budget held (people.rs).
 fn compose_gathered(

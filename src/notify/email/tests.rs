@@ -10,6 +10,25 @@ const NOW: OffsetDateTime = datetime!(2026-11-21 12:00 UTC);
 const WEB_URL: &str = "https://sayso.example.com/d/tok_abc";
 const PUBLIC_URL: &str = "https://sayso.example.com";
 
+/// The mail for a message of `purpose` about `decision`, whose answer page is `web_url`.
+fn compose(
+    purpose: Purpose,
+    decision: &Decision,
+    web_url: &str,
+    public_url: &str,
+    now: OffsetDateTime,
+) -> Composed {
+    compose_gathered(
+        &T::default(),
+        purpose,
+        decision,
+        web_url,
+        public_url,
+        (&Zone::utc(), now),
+        (0, 0),
+    )
+}
+
 fn decision(body: Value) -> Decision {
     Decision {
         id: Uuid::nil(),
