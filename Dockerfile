@@ -17,6 +17,8 @@ COPY bench bench
 COPY migrations migrations
 COPY templates templates
 COPY static static
+# The person-facing texts in each language (Fluent), built into the binary.
+COPY locales locales
 # The pi extension that `sayso hook install pi` writes is built into the binary.
 COPY integrations integrations
 RUN cargo build --release --locked --bin sayso && strip target/release/sayso

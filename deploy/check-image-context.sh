@@ -6,7 +6,7 @@
 #      its members, the patched crates of [patch.crates-io] and Cargo.lock must all be in the
 #      copy;
 #   2. every file the sources pull in at compile time (include_str!, include_bytes!,
-#      sqlx::migrate!, askama templates) must exist in the copy;
+#      sqlx::migrate!, askama templates, fluent-templates' locales) must exist in the copy;
 #   3. with SAYSO_IMAGE_CHECK_BUILD=1, `cargo check --locked --offline --bin sayso` there too
 #      (a few minutes cold; target dir under target/image-context).
 # Usage: deploy/check-image-context.sh [Dockerfile]
@@ -99,6 +99,12 @@ while IFS=: read -r file _ line; do
   [ -n "$rel" ] || continue
   [ -e "$ctx/templates/$rel" ] || { echo "image context: $file needs templates/$rel, not copied" >&2; missing=1; }
 done < <(cd "$ctx" && grep -rnE 'template\(.*path = "' --include='*.rs' src)
+# fluent-templates' static_loader! reads its `locales: "…"` folder, relative to the manifest.
+while IFS=: read -r file _ line; do
+  rel=$(sed -nE 's/.*locales: "([^"]+)".*/\1/p' <<<"$line")
+  [ -n "$rel" ] || continue
+  [ -d "$ctx/$rel" ] || { echo "image context: $file needs $rel/, not copied" >&2; missing=1; }
+done < <(cd "$ctx" && grep -rnE 'locales: "' --include='*.rs' src)
 [ "$missing" = 0 ] || fail "files the build reads are missing from the copy"
 echo "== image context: every file the sources include is in the copy"
 
