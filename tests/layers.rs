@@ -1,6 +1,6 @@
 //! Layers look down only (docs/ARCHITECTURE.md): read from the `crate::…` paths in `src/`,
 //! every top-level module uses only the modules below it, modules of one rank use none of
-//! each other, so no import circle spans two of them.
+//! each other, so no import circle spans two of them; and no source file is over 600 lines.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -106,4 +106,40 @@ fn the_reading_sees_the_arrows_it_checks() {
     assert!(uses["service"].contains_key("storage"));
     assert!(uses["http"].contains_key("service"));
     assert!(uses.keys().all(|m| rank(m).is_some()), "{:?}", uses.keys());
+}
+
+#[test]
+fn no_source_file_is_over_600_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut long = Vec::new();
+    let mut stack: Vec<_> = [
+        "src",
+        "bench/src",
+        "clients/python/src",
+        "clients/typescript/src",
+    ]
+    .iter()
+    .map(|dir| root.join(dir))
+    .collect();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path
+                .extension()
+                .is_some_and(|e| e == "rs" || e == "py" || e == "ts")
+            {
+                let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+                if lines > 600 {
+                    long.push(format!("{} ({lines} lines)", path.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "files over 600 lines:\n{}",
+        long.join("\n")
+    );
 }
