@@ -49,7 +49,7 @@ impl T {
 
     /// The message `id` with one argument.
     pub fn tr1(&self, id: &str, k: &'static str, v: impl Arg) -> String {
-        self.lookup(id, Some(HashMap::from([(Cow::Borrowed(k), v.value())])))
+        self.with(id, [(k, v.value())])
     }
 
     /// The message `id` with two arguments.
@@ -61,13 +61,7 @@ impl T {
         k2: &'static str,
         v2: impl Arg,
     ) -> String {
-        self.lookup(
-            id,
-            Some(HashMap::from([
-                (Cow::Borrowed(k1), v1.value()),
-                (Cow::Borrowed(k2), v2.value()),
-            ])),
-        )
+        self.with(id, [(k1, v1.value()), (k2, v2.value())])
     }
 
     /// The message `id` with three arguments.
@@ -82,14 +76,20 @@ impl T {
         k3: &'static str,
         v3: impl Arg,
     ) -> String {
-        self.lookup(
-            id,
-            Some(HashMap::from([
-                (Cow::Borrowed(k1), v1.value()),
-                (Cow::Borrowed(k2), v2.value()),
-                (Cow::Borrowed(k3), v3.value()),
-            ])),
-        )
+        self.with(id, [(k1, v1.value()), (k2, v2.value()), (k3, v3.value())])
+    }
+
+    /// The message `id` with its named arguments.
+    fn with<const N: usize>(
+        &self,
+        id: &str,
+        args: [(&'static str, FluentValue<'static>); N],
+    ) -> String {
+        let args = args
+            .into_iter()
+            .map(|(k, v)| (Cow::Borrowed(k), v))
+            .collect();
+        self.lookup(id, Some(args))
     }
 
     /// Whether a page carries its scripts' words: in English the scripts say their own.
