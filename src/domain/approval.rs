@@ -140,28 +140,7 @@ pub fn parse_approval(
     };
     let harness = name("harness", issues);
     let tool_name = name("tool_name", issues);
-    let tool_input = match read::get(obj, "tool_input") {
-        None => Some(Map::new()),
-        Some(Value::Object(m)) => {
-            let size = serde_json::to_string(m).map(|s| s.len()).unwrap_or(0);
-            if size > MAX_TOOL_INPUT_BYTES {
-                issues.push(
-                    "approval.tool_input",
-                    format!("must be at most {MAX_TOOL_INPUT_BYTES} bytes as JSON (got {size})"),
-                );
-                None
-            } else {
-                Some(m.clone())
-            }
-        }
-        Some(other) => {
-            issues.push(
-                "approval.tool_input",
-                format!("must be an object (got {})", read::type_name(other)),
-            );
-            None
-        }
-    };
+    let tool_input = read_tool_input(obj, "approval.tool_input", issues);
     let cwd = read::optional_text(
         read::get(obj, "cwd"),
         "approval.cwd",
@@ -436,6 +415,37 @@ pub fn size_in_words(bytes: usize) -> String {
         b if b < 1024 => format!("{b} bytes"),
         b if b < 1024 * 1024 => format!("{:.1} KiB", b as f64 / 1024.0),
         b => format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0)),
+    }
+}
+
+/// A call's `tool_input`: an object of at most `MAX_TOOL_INPUT_BYTES` as JSON, `{}` when left
+/// out; `None` with the issue at `path` otherwise. Approvals and an allowance's uses read it
+/// alike.
+pub(crate) fn read_tool_input(
+    obj: &Map<String, Value>,
+    path: &str,
+    issues: &mut Issues,
+) -> Option<Map<String, Value>> {
+    match read::get(obj, "tool_input") {
+        None => Some(Map::new()),
+        Some(Value::Object(m)) => {
+            let size = serde_json::to_string(m).map(|s| s.len()).unwrap_or(0);
+            if size > MAX_TOOL_INPUT_BYTES {
+                let why =
+                    format!("must be at most {MAX_TOOL_INPUT_BYTES} bytes as JSON (got {size})");
+                issues.push(path, why);
+                None
+            } else {
+                Some(m.clone())
+            }
+        }
+        Some(other) => {
+            issues.push(
+                path,
+                format!("must be an object (got {})", read::type_name(other)),
+            );
+            None
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::Scope;
-use crate::domain::approval::{MAX_NAME_CHARS, MAX_PATH_CHARS, MAX_TOOL_INPUT_BYTES};
+use crate::domain::approval::{MAX_NAME_CHARS, MAX_PATH_CHARS, read_tool_input};
 use crate::domain::read;
 use crate::domain::{Issue, Issues};
 
@@ -109,28 +109,7 @@ pub fn parse_use(body: &Value, warnings: &mut Vec<String>) -> Result<UsedCall, V
     };
     let harness = required("harness", &mut issues);
     let tool_name = required("tool_name", &mut issues);
-    let tool_input = match read::get(obj, "tool_input") {
-        None => Some(Map::new()),
-        Some(Value::Object(m)) => {
-            let size = serde_json::to_string(m).map(|s| s.len()).unwrap_or(0);
-            if size > MAX_TOOL_INPUT_BYTES {
-                issues.push(
-                    "tool_input",
-                    format!("must be at most {MAX_TOOL_INPUT_BYTES} bytes as JSON (got {size})"),
-                );
-                None
-            } else {
-                Some(m.clone())
-            }
-        }
-        Some(other) => {
-            issues.push(
-                "tool_input",
-                format!("must be an object (got {})", read::type_name(other)),
-            );
-            None
-        }
-    };
+    let tool_input = read_tool_input(obj, "tool_input", &mut issues);
     let mut optional =
         |key: &str, max: usize| read::optional_text(read::get(obj, key), key, &mut issues, max);
     let cwd = optional("cwd", MAX_PATH_CHARS);
@@ -190,7 +169,7 @@ mod tests {
         let err = parse_use(&json!({"tool_input": []}), &mut w).unwrap_err();
         let paths: Vec<&str> = err.iter().map(|i| i.path.as_str()).collect();
         assert_eq!(paths, ["harness", "tool_name", "tool_input"]);
-        let big = "x".repeat(MAX_TOOL_INPUT_BYTES);
+        let big = "x".repeat(crate::domain::approval::MAX_TOOL_INPUT_BYTES);
         let err = parse_use(
             &json!({"harness": "claude", "tool_name": "Bash", "tool_input": {"command": big},
                     "session_id": "s".repeat(MAX_NAME_CHARS + 1)}),
