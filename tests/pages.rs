@@ -452,7 +452,7 @@ async fn a_sessions_calls_are_answered_on_one_screen_and_all_at_once_only_where_
     assert_eq!(resp.status(), StatusCode::UNPROCESSABLE_ENTITY);
     let text = resp.text().await.unwrap();
     assert!(
-        text.contains("Nothing was answered") && text.contains("passkey"),
+        text.contains("Nothing was answered") && text.contains("where a call needs your passkey"),
         "{text}"
     );
     assert_eq!(status_of(&srv, &late).await, "pending");

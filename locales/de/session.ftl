@@ -22,3 +22,7 @@ session-waits = Wartet { $for }, bis { $clock }
 session-why-passkey = braucht deinen Passkey: erlaube ihn auf seiner eigenen Seite
 session-why-people = braucht das Erlauben von mehr als einer Person: beantworte ihn auf seiner eigenen Seite
 session-why-long = ist zu lang, um ihn hier zu zeigen: öffne ihn ganz auf seiner eigenen Seite, um ihn zu erlauben
+session-refused-value = Wähle „Alle erlauben“ oder „Alle ablehnen“.
+session-refused-none = Es wurde kein Aufruf gesendet: antworte auf der Seite selbst.
+session-refused-not-ours = Nichts wurde beantwortet: ein gesendeter Aufruf gehört nicht zu den Aufrufen dieser Sitzung, die auf dich warten.
+session-refused-allow = Nichts wurde beantwortet: „Alle erlauben“ gibt es nicht, wo ein Aufruf { $why }.

@@ -22,3 +22,7 @@ session-waits = Waits { $for }, until { $clock }
 session-why-passkey = needs your passkey: allow it on its own page
 session-why-people = needs more than one person's Allow: answer it on its own page
 session-why-long = is too long to show here: open all of it on its own page to allow it
+session-refused-value = Choose "Allow all" or "Deny all".
+session-refused-none = No call was sent: answer from the page itself.
+session-refused-not-ours = Nothing was answered: a call sent is not one of this session's calls waiting for you.
+session-refused-allow = Nothing was answered: "Allow all" is not given where a call { $why }.

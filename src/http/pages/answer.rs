@@ -16,9 +16,9 @@ use uuid::Uuid;
 
 use super::Token;
 use super::approval::PageQuery;
-use super::reader::Reader;
+use super::reader::{Reader, refusal_page};
 use super::submitted::Submitted;
-use super::templates::{AnswerPage, error_page, error_page_for, error_page_text, render};
+use super::templates::{AnswerPage, error_page, error_page_for, render};
 use super::view::{self, PageErrors, PersonLink};
 use crate::domain::answer_text::answer_text;
 use crate::domain::{AnswerInput, Decision, Issue, Kind, OutcomeSource, Status};
@@ -376,47 +376,13 @@ async fn service_error_page(
     token: &str,
     e: ServiceError,
 ) -> Response {
-    let reader = match &e {
-        ServiceError::AlreadyResolved(d) | ServiceError::Expired(d) => {
-            Reader::of(svc, headers, None, d.inbox_id).await
-        }
-        _ => Reader::bound(svc, headers).await,
-    };
-    match e {
-        ServiceError::AnswerElsewhere => elsewhere_page(&reader),
-        ServiceError::NotFound => error_page_for(
-            &reader,
-            StatusCode::NOT_FOUND,
-            "err-link-not-found",
-            "err-no-question",
-        ),
-        ServiceError::AlreadyResolved(d) => answer_page(
-            StatusCode::CONFLICT,
-            token,
-            &d,
-            None,
-            &PageErrors::default(),
-            &reader,
-        ),
-        ServiceError::Expired(d) => answer_page(
-            StatusCode::GONE,
-            token,
-            &d,
-            None,
-            &PageErrors::default(),
-            &reader,
-        ),
-        ServiceError::Unavailable => error_page_for(
-            &reader,
-            StatusCode::SERVICE_UNAVAILABLE,
-            "err-try-again",
-            "err-unavailable-nothing-lost",
-        ),
-        other => {
-            let e = ApiError::from(other);
-            error_page_text(&reader, e.status, &reader.t.tr("err-sorry"), &e.message)
-        }
+    if let ServiceError::AnswerElsewhere = e {
+        return elsewhere_page(&Reader::bound(svc, headers).await);
     }
+    refusal_page(svc, headers, None, e, |status, d, reader| {
+        answer_page(status, token, d, None, &PageErrors::default(), reader)
+    })
+    .await
 }
 
 /// The page for an answer through the `web_url` of a tool approval, or of a decision sent to

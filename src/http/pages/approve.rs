@@ -15,9 +15,8 @@ use axum::response::{IntoResponse, Redirect, Response};
 use super::allowed::allowed_view;
 use super::answer::{FEED_PATH, answer_result, parse_answer};
 use super::approval::PageQuery;
-use super::reader::Reader;
+use super::reader::{Reader, refusal_page};
 use super::submitted::Submitted;
-use super::templates::{error_page_for, error_page_text};
 use super::view::{PageErrors, PersonLink};
 use super::{Token, device_cookie};
 use crate::domain::allowance::AllowFor;
@@ -104,20 +103,24 @@ async fn submit_approval(
     };
     let reader = Reader::of(&svc, &headers, Some(&person), d.inbox_id).await;
     let link = link(&svc, &token, &d, Some(&person));
+    // The page again, with what was sent and why it was refused.
+    let refused = |issues: &[Issue]| {
+        page(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            &link,
+            &d,
+            Some(&sent),
+            &PageErrors::from_issues(issues),
+            &PageQuery::default(),
+            &reader,
+        )
+    };
     let Some(action) = sent.action() else {
         let issues = [Issue {
             path: "action".into(),
             message: "choose one of the page's buttons".into(),
         }];
-        return page(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            &link,
-            &d,
-            Some(&sent),
-            &PageErrors::from_issues(&issues),
-            &PageQuery::default(),
-            &reader,
-        );
+        return refused(&issues);
     };
     let mut input = sent.to_input(&d.spec, action);
     // "For 15 min", "For 1 hour", "Until tomorrow 09:00" are Allows that also stand for a
@@ -127,16 +130,7 @@ async fn submit_approval(
         Some(v) => match AllowFor::parse(v) {
             Some(a) => Some(a),
             None => {
-                let issues = [allow_for_issue(v)];
-                return page(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    &link,
-                    &d,
-                    Some(&sent),
-                    &PageErrors::from_issues(&issues),
-                    &PageQuery::default(),
-                    &reader,
-                );
+                return refused(&[allow_for_issue(v)]);
             }
         },
     };
@@ -157,15 +151,7 @@ async fn submit_approval(
                       before allowing it"
                     .into(),
         }];
-        return page(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            &link,
-            &d,
-            Some(&sent),
-            &PageErrors::from_issues(&issues),
-            &PageQuery::default(),
-            &reader,
-        );
+        return refused(&issues);
     }
     match svc
         .submit_approval_for(&token, &input, device.as_deref(), allow_for)
@@ -183,15 +169,7 @@ async fn submit_approval(
             Redirect::to(back.as_deref().unwrap_or(FEED_PATH)).into_response()
         }
         Ok(_) => Redirect::to(&format!("/a/{token}")).into_response(),
-        Err(ServiceError::Validation(issues)) => page(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            &link,
-            &d,
-            Some(&sent),
-            &PageErrors::from_issues(&issues),
-            &PageQuery::default(),
-            &reader,
-        ),
+        Err(ServiceError::Validation(issues)) => refused(&issues),
         Err(e) => error(&svc, &headers, &token, Some(&person), e).await,
     }
 }
@@ -288,15 +266,6 @@ fn page(
     }
 }
 
-fn not_found(reader: &Reader) -> Response {
-    error_page_for(
-        reader,
-        StatusCode::NOT_FOUND,
-        "err-link-not-found",
-        "err-no-question",
-    )
-}
-
 async fn error(
     svc: &Service,
     headers: &HeaderMap,
@@ -304,41 +273,10 @@ async fn error(
     person: Option<&Person>,
     e: ServiceError,
 ) -> Response {
-    let reader = match &e {
-        ServiceError::AlreadyResolved(d) | ServiceError::Expired(d) => {
-            Reader::of(svc, headers, person, d.inbox_id).await
-        }
-        _ => Reader::bound(svc, headers).await,
-    };
-    match e {
-        ServiceError::NotFound => not_found(&reader),
-        ServiceError::AlreadyResolved(d) => page(
-            StatusCode::CONFLICT,
-            &link(svc, token, &d, person),
-            &d,
-            None,
-            &PageErrors::default(),
-            &PageQuery::default(),
-            &reader,
-        ),
-        ServiceError::Expired(d) => page(
-            StatusCode::GONE,
-            &link(svc, token, &d, person),
-            &d,
-            None,
-            &PageErrors::default(),
-            &PageQuery::default(),
-            &reader,
-        ),
-        ServiceError::Unavailable => error_page_for(
-            &reader,
-            StatusCode::SERVICE_UNAVAILABLE,
-            "err-try-again",
-            "err-unavailable-nothing-lost",
-        ),
-        other => {
-            let e = ApiError::from(other);
-            error_page_text(&reader, e.status, &reader.t.tr("err-sorry"), &e.message)
-        }
-    }
+    refusal_page(svc, headers, person, e, |status, d, reader| {
+        let link = link(svc, token, d, person);
+        let (errors, query) = (PageErrors::default(), PageQuery::default());
+        page(status, &link, d, None, &errors, &query, reader)
+    })
+    .await
 }

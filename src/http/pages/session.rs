@@ -302,98 +302,27 @@ async fn answer_all(State(svc): State<Service>, headers: HeaderMap, body: Bytes)
         Ok(v) => v,
         Err(e) => return viewer_error(page_t(&headers, None), e),
     };
-    let value = match sent.get("value") {
-        Some(v) if v == ALLOW || v == DENY => v,
-        _ => {
-            let errors = vec!["choose \"Allow all\" or \"Deny all\"".to_string()];
-            return session_page(
-                &svc,
-                page_t(&headers, viewer.person.lang),
-                viewer,
-                &which,
-                StatusCode::UNPROCESSABLE_ENTITY,
-                errors,
-            )
-            .await;
-        }
-    };
-    let tokens = sent.all("call");
-    if tokens.is_empty() {
-        let errors = vec!["no call was sent: answer from the page itself".to_string()];
-        return session_page(
-            &svc,
-            page_t(&headers, viewer.person.lang),
+    let t = page_t(&headers, viewer.person.lang);
+    let refused = |svc, viewer, which, errors| async move {
+        session_page(
+            svc,
+            t,
             viewer,
-            &which,
+            which,
             StatusCode::UNPROCESSABLE_ENTITY,
             errors,
         )
-        .await;
-    }
-    // Every call first: the viewer's own, of this session, and (for Allow) one this screen
-    // may allow. Answered or expired ones are left out (someone else got there first).
-    let mut open = Vec::new();
-    for token in &tokens {
-        let (d, _, person) = match svc.approval_by_token(token).await {
-            Ok(found) => found,
-            Err(ServiceError::AlreadyResolved(_) | ServiceError::Expired(_)) => continue,
-            Err(ServiceError::NotFound) => {
-                let errors = vec![
-                    "Nothing was answered: a call sent is not one of this session's calls \
-                     waiting for you."
-                        .to_string(),
-                ];
-                return session_page(
-                    &svc,
-                    page_t(&headers, viewer.person.lang),
-                    viewer,
-                    &which,
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    errors,
-                )
-                .await;
-            }
-            Err(e) => return viewer_error(page_t(&headers, None), e),
-        };
-        let Some(a) = d
-            .spec
-            .approval
-            .as_ref()
-            .filter(|_| which.holds(&d) && person.id == viewer.person.id)
-        else {
-            let errors = vec![
-                "Nothing was answered: a call sent is not one of this session's calls waiting \
-                 for you."
-                    .to_string(),
-            ];
-            return session_page(
-                &svc,
-                page_t(&headers, viewer.person.lang),
-                viewer,
-                &which,
-                StatusCode::UNPROCESSABLE_ENTITY,
-                errors,
-            )
-            .await;
-        };
-        if value == ALLOW
-            && let Some(why) = allow_elsewhere(&d, a)
-        {
-            let errors = vec![format!(
-                "Nothing was answered: \"Allow all\" is not given where a call {why}."
-            )];
-            return session_page(
-                &svc,
-                page_t(&headers, viewer.person.lang),
-                viewer,
-                &which,
-                StatusCode::UNPROCESSABLE_ENTITY,
-                errors,
-            )
-            .await;
-        }
-        open.push(*token);
-    }
+        .await
+    };
+    let value = match sent.get("value") {
+        Some(v) if v == ALLOW || v == DENY => v,
+        _ => return refused(&svc, viewer, &which, vec![t.tr("session-refused-value")]).await,
+    };
+    let open = match calls_to_answer(&svc, t, &viewer, &which, value, &sent.all("call")).await {
+        Ok(open) => open,
+        Err(Refusal::Page(why)) => return refused(&svc, viewer, &which, vec![why]).await,
+        Err(Refusal::Service(e)) => return viewer_error(page_t(&headers, None), e),
+    };
     let input = AnswerInput {
         value: Some(Value::from(value)),
         ..AnswerInput::default()
@@ -411,15 +340,56 @@ async fn answer_all(State(svc): State<Service>, headers: HeaderMap, body: Bytes)
     if errors.is_empty() {
         return Redirect::to(FEED_PATH).into_response();
     }
-    session_page(
-        &svc,
-        page_t(&headers, viewer.person.lang),
-        viewer,
-        &which,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        errors,
-    )
-    .await
+    refused(&svc, viewer, &which, errors).await
+}
+
+/// Why "Allow all" or "Deny all" answers nothing: a sentence for the page, in the viewer's
+/// language, or the service's failure.
+enum Refusal {
+    Page(String),
+    Service(ServiceError),
+}
+
+/// The calls `tokens` that `value` answers, every one checked before any is answered: the
+/// viewer's own, of this session, and (for Allow) one this screen may allow. Answered or
+/// expired ones are left out (someone else got there first).
+async fn calls_to_answer<'a>(
+    svc: &Service,
+    t: T,
+    viewer: &Viewer,
+    which: &Which,
+    value: &str,
+    tokens: &[&'a str],
+) -> Result<Vec<&'a str>, Refusal> {
+    let not_ours = || Refusal::Page(t.tr("session-refused-not-ours"));
+    if tokens.is_empty() {
+        return Err(Refusal::Page(t.tr("session-refused-none")));
+    }
+    let mut open = Vec::new();
+    for token in tokens {
+        let (d, _, person) = match svc.approval_by_token(token).await {
+            Ok(found) => found,
+            Err(ServiceError::AlreadyResolved(_) | ServiceError::Expired(_)) => continue,
+            Err(ServiceError::NotFound) => return Err(not_ours()),
+            Err(e) => return Err(Refusal::Service(e)),
+        };
+        let Some(a) = d
+            .spec
+            .approval
+            .as_ref()
+            .filter(|_| which.holds(&d) && person.id == viewer.person.id)
+        else {
+            return Err(not_ours());
+        };
+        if value == ALLOW
+            && let Some(why) = allow_elsewhere(&d, a)
+        {
+            let why = t.tr(why);
+            return Err(Refusal::Page(t.tr1("session-refused-allow", "why", why)));
+        }
+        open.push(*token);
+    }
+    Ok(open)
 }
 
 fn bad_query(t: T) -> Response {

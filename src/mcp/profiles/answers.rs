@@ -39,11 +39,6 @@ impl QuestionAnswer<'_> {
     pub fn labels(&self) -> Vec<String> {
         self.options.iter().map(|o| o.label.clone()).collect()
     }
-
-    /// Whether anything was answered.
-    pub fn is_answered(&self) -> bool {
-        !self.selected.is_empty() || self.custom.is_some()
-    }
 }
 
 impl<'a> Asked<'a> {
