@@ -3,35 +3,21 @@
 use uuid::Uuid;
 
 use super::PgStore;
-use crate::storage::rows::store_error;
+use crate::storage::rows::{ReceiptRow, store_error};
 use crate::storage::{StoreError, StoredReceipt};
 
-type Row = (Uuid, i64, Uuid, i64, String, String, String);
-
-/// The columns a receipt row reads and writes, in a macro so queries stay `&'static str`.
+/// The columns `ReceiptRow` reads and a receipt writes, in a macro so queries stay `&'static str`.
 macro_rules! columns {
     () => {
         "inbox_id, seq, decision_id, event_id, receipt, signature, sha256"
     };
 }
 
-fn stored(r: Row) -> StoredReceipt {
-    StoredReceipt {
-        inbox_id: r.0,
-        seq: r.1,
-        decision_id: r.2,
-        event_id: r.3,
-        receipt: r.4,
-        signature: r.5,
-        sha256: r.6,
-    }
-}
-
 pub(super) async fn receipt_head(
     store: &PgStore,
     inbox: Uuid,
 ) -> Result<Option<StoredReceipt>, StoreError> {
-    let row: Option<Row> = sqlx::query_as(concat!(
+    let row: Option<ReceiptRow> = sqlx::query_as(concat!(
         "SELECT ",
         columns!(),
         " FROM receipts WHERE inbox_id = $1 ORDER BY seq DESC LIMIT 1"
@@ -40,7 +26,7 @@ pub(super) async fn receipt_head(
     .fetch_optional(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(row.map(stored))
+    Ok(row.map(StoredReceipt::from))
 }
 
 /// `ON CONFLICT DO NOTHING` covers both the place in the chain (the primary key) and the
@@ -70,7 +56,7 @@ pub(super) async fn receipt(
     inbox: Uuid,
     decision: Uuid,
 ) -> Result<Option<StoredReceipt>, StoreError> {
-    let row: Option<Row> = sqlx::query_as(concat!(
+    let row: Option<ReceiptRow> = sqlx::query_as(concat!(
         "SELECT ",
         columns!(),
         " FROM receipts WHERE inbox_id = $1 AND decision_id = $2"
@@ -80,7 +66,7 @@ pub(super) async fn receipt(
     .fetch_optional(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(row.map(stored))
+    Ok(row.map(StoredReceipt::from))
 }
 
 pub(super) async fn receipts(
@@ -89,7 +75,7 @@ pub(super) async fn receipts(
     from_seq: i64,
     limit: u32,
 ) -> Result<Vec<StoredReceipt>, StoreError> {
-    let rows: Vec<Row> = sqlx::query_as(concat!(
+    let rows: Vec<ReceiptRow> = sqlx::query_as(concat!(
         "SELECT ",
         columns!(),
         " FROM receipts WHERE inbox_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3"
@@ -100,5 +86,5 @@ pub(super) async fn receipts(
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(rows.into_iter().map(stored).collect())
+    Ok(rows.into_iter().map(StoredReceipt::from).collect())
 }

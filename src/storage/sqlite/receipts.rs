@@ -1,32 +1,16 @@
 //! The inboxes' chains of receipts.
 
-use uuid::fmt::Hyphenated;
-
 use super::SqliteStore;
 use super::rows::id;
-use crate::storage::rows::store_error;
+use crate::storage::rows::{ReceiptRow, store_error};
 use crate::storage::{StoreError, StoredReceipt};
 use uuid::Uuid;
 
-type Row = (Hyphenated, i64, Hyphenated, i64, String, String, String);
-
-/// The columns a receipt row reads and writes, in a macro so queries stay `&'static str`.
+/// The columns `ReceiptRow` reads and a receipt writes, in a macro so queries stay `&'static str`.
 macro_rules! columns {
     () => {
         "inbox_id, seq, decision_id, event_id, receipt, signature, sha256"
     };
-}
-
-fn stored(r: Row) -> StoredReceipt {
-    StoredReceipt {
-        inbox_id: r.0.into_uuid(),
-        seq: r.1,
-        decision_id: r.2.into_uuid(),
-        event_id: r.3,
-        receipt: r.4,
-        signature: r.5,
-        sha256: r.6,
-    }
 }
 
 /// Read on the writer: the chainer appends right after, and must see the latest head.
@@ -34,7 +18,7 @@ pub(super) async fn receipt_head(
     store: &SqliteStore,
     inbox: Uuid,
 ) -> Result<Option<StoredReceipt>, StoreError> {
-    let row: Option<Row> = sqlx::query_as(concat!(
+    let row: Option<ReceiptRow> = sqlx::query_as(concat!(
         "SELECT ",
         columns!(),
         " FROM receipts WHERE inbox_id = ? ORDER BY seq DESC LIMIT 1"
@@ -43,7 +27,7 @@ pub(super) async fn receipt_head(
     .fetch_optional(&store.writer)
     .await
     .map_err(store_error)?;
-    Ok(row.map(stored))
+    Ok(row.map(StoredReceipt::from))
 }
 
 pub(super) async fn append_receipt(
@@ -73,7 +57,7 @@ pub(super) async fn receipt(
     inbox: Uuid,
     decision: Uuid,
 ) -> Result<Option<StoredReceipt>, StoreError> {
-    let row: Option<Row> = sqlx::query_as(concat!(
+    let row: Option<ReceiptRow> = sqlx::query_as(concat!(
         "SELECT ",
         columns!(),
         " FROM receipts WHERE inbox_id = ? AND decision_id = ?"
@@ -83,7 +67,7 @@ pub(super) async fn receipt(
     .fetch_optional(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(row.map(stored))
+    Ok(row.map(StoredReceipt::from))
 }
 
 pub(super) async fn receipts(
@@ -92,7 +76,7 @@ pub(super) async fn receipts(
     from_seq: i64,
     limit: u32,
 ) -> Result<Vec<StoredReceipt>, StoreError> {
-    let rows: Vec<Row> = sqlx::query_as(concat!(
+    let rows: Vec<ReceiptRow> = sqlx::query_as(concat!(
         "SELECT ",
         columns!(),
         " FROM receipts WHERE inbox_id = ? AND seq >= ? ORDER BY seq LIMIT ?"
@@ -103,5 +87,5 @@ pub(super) async fn receipts(
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(rows.into_iter().map(stored).collect())
+    Ok(rows.into_iter().map(StoredReceipt::from).collect())
 }
