@@ -9,14 +9,6 @@ use crate::domain::allowance::{Allowance, Scope};
 use crate::storage::StoreError;
 use crate::storage::rows::{AllowanceRow, store_error, to_ms_precision};
 
-/// The columns `AllowanceRow` reads, in a macro so queries stay `&'static str`.
-macro_rules! columns {
-    () => {
-        "id, inbox_id, decision_id, person_id, person, channel, harness, project, tool_name, \
-         rule, session_id, created_at, until"
-    };
-}
-
 pub(super) async fn add_allowance(store: &PgStore, a: &Allowance) -> Result<Allowance, StoreError> {
     // One per decision: the first one made from it stands (the no-op update returns it).
     let row = sqlx::query_as::<_, AllowanceRow>(concat!(
@@ -25,7 +17,7 @@ pub(super) async fn add_allowance(store: &PgStore, a: &Allowance) -> Result<Allo
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
          ON CONFLICT (decision_id) DO UPDATE SET decision_id = allowances.decision_id \
          RETURNING ",
-        columns!()
+        allowance_columns!()
     ))
     .bind(a.id)
     .bind(a.inbox_id)
@@ -56,7 +48,7 @@ pub(super) async fn allowances(
         None => {
             sqlx::query_as::<_, AllowanceRow>(concat!(
                 "SELECT ",
-                columns!(),
+                allowance_columns!(),
                 " FROM allowances WHERE inbox_id = $1 AND until > $2 \
                  ORDER BY until, id"
             ))
@@ -69,7 +61,7 @@ pub(super) async fn allowances(
         Some(s) => {
             sqlx::query_as::<_, AllowanceRow>(concat!(
                 "SELECT ",
-                columns!(),
+                allowance_columns!(),
                 " FROM allowances WHERE inbox_id = $1 AND harness = $2 \
                  AND tool_name = $3 AND project IS NOT DISTINCT FROM $4 \
                  AND rule IS NOT DISTINCT FROM $5 AND until > $6 ORDER BY until DESC, id"

@@ -14,14 +14,6 @@ use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage};
 use crate::storage::StoreError;
 use crate::storage::rows::{self, MessageRow, store_error, to_ms_precision};
 
-/// The columns `MessageRow` reads.
-macro_rules! message_columns {
-    () => {
-        "id, decision_id, channel, purpose, payload, status, attempts, created_at, \
-         next_attempt_at, give_up_at, last_error, person"
-    };
-}
-
 /// The rows `unnest` makes of `MessageArrays` bound at `$a`..`$g` (the arrays' columns in
 /// order), as `x(id, channel, purpose, payload, not_before, give_up_at, person)`.
 macro_rules! unnest_messages {

@@ -9,15 +9,6 @@ use crate::domain::people::Person;
 use crate::storage::StoreError;
 use crate::storage::rows::{PersonRow, store_error, to_ms_precision};
 
-/// The columns `PersonRow` reads, from `people` aliased `p`.
-macro_rules! person_columns {
-    () => {
-        "p.id, p.inbox_id, p.name, p.email, p.ntfy_url, p.ntfy_token, p.slack_user, p.matrix_user, \
-         p.telegram_chat, p.quiet_hours, \
-         p.quiet_tz, p.lang, p.created_at"
-    };
-}
-
 pub(super) async fn add_person(store: &PgStore, p: &Person) -> Result<(), StoreError> {
     let (window, tz) = PersonRow::quiet_of(p);
     sqlx::query(

@@ -6,20 +6,13 @@ use super::PgStore;
 use crate::storage::rows::{ReceiptRow, store_error};
 use crate::storage::{StoreError, StoredReceipt};
 
-/// The columns `ReceiptRow` reads and a receipt writes, in a macro so queries stay `&'static str`.
-macro_rules! columns {
-    () => {
-        "inbox_id, seq, decision_id, event_id, receipt, signature, sha256"
-    };
-}
-
 pub(super) async fn receipt_head(
     store: &PgStore,
     inbox: Uuid,
 ) -> Result<Option<StoredReceipt>, StoreError> {
     let row: Option<ReceiptRow> = sqlx::query_as(concat!(
         "SELECT ",
-        columns!(),
+        receipt_columns!(),
         " FROM receipts WHERE inbox_id = $1 ORDER BY seq DESC LIMIT 1"
     ))
     .bind(inbox)
@@ -34,7 +27,7 @@ pub(super) async fn receipt_head(
 pub(super) async fn append_receipt(store: &PgStore, r: &StoredReceipt) -> Result<bool, StoreError> {
     let done = sqlx::query(concat!(
         "INSERT INTO receipts (",
-        columns!(),
+        receipt_columns!(),
         ") VALUES ($1, $2, $3, $4, $5, $6, $7) \
          ON CONFLICT DO NOTHING"
     ))
@@ -58,7 +51,7 @@ pub(super) async fn receipt(
 ) -> Result<Option<StoredReceipt>, StoreError> {
     let row: Option<ReceiptRow> = sqlx::query_as(concat!(
         "SELECT ",
-        columns!(),
+        receipt_columns!(),
         " FROM receipts WHERE inbox_id = $1 AND decision_id = $2"
     ))
     .bind(inbox)
@@ -77,7 +70,7 @@ pub(super) async fn receipts(
 ) -> Result<Vec<StoredReceipt>, StoreError> {
     let rows: Vec<ReceiptRow> = sqlx::query_as(concat!(
         "SELECT ",
-        columns!(),
+        receipt_columns!(),
         " FROM receipts WHERE inbox_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3"
     ))
     .bind(inbox)

@@ -10,14 +10,6 @@ use crate::domain::allowance::{Allowance, Scope};
 use crate::storage::StoreError;
 use crate::storage::rows::{AllowanceRow, millis, store_error};
 
-/// The columns `AllowanceRow` reads, in a macro so queries stay `&'static str`.
-macro_rules! columns {
-    () => {
-        "id, inbox_id, decision_id, person_id, person, channel, harness, project, tool_name, \
-         rule, session_id, created_at, until"
-    };
-}
-
 pub(super) async fn add_allowance(
     store: &SqliteStore,
     a: &Allowance,
@@ -47,7 +39,7 @@ pub(super) async fn add_allowance(
     .map_err(store_error)?;
     let row = sqlx::query_as::<_, AllowanceRow>(concat!(
         "SELECT ",
-        columns!(),
+        allowance_columns!(),
         " FROM allowances WHERE decision_id = ?"
     ))
     .bind(id(a.decision_id))
@@ -68,7 +60,7 @@ pub(super) async fn allowances(
         None => {
             sqlx::query_as::<_, AllowanceRow>(concat!(
                 "SELECT ",
-                columns!(),
+                allowance_columns!(),
                 " FROM allowances WHERE inbox_id = ? AND until > ? \
                  ORDER BY until, id"
             ))
@@ -82,7 +74,7 @@ pub(super) async fn allowances(
         Some(s) => {
             sqlx::query_as::<_, AllowanceRow>(concat!(
                 "SELECT ",
-                columns!(),
+                allowance_columns!(),
                 " FROM allowances WHERE inbox_id = ? AND harness = ? \
                  AND tool_name = ? AND project IS ? AND rule IS ? AND until > ? \
                  ORDER BY until DESC, id"

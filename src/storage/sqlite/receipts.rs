@@ -6,13 +6,6 @@ use crate::storage::rows::{ReceiptRow, store_error};
 use crate::storage::{StoreError, StoredReceipt};
 use uuid::Uuid;
 
-/// The columns `ReceiptRow` reads and a receipt writes, in a macro so queries stay `&'static str`.
-macro_rules! columns {
-    () => {
-        "inbox_id, seq, decision_id, event_id, receipt, signature, sha256"
-    };
-}
-
 /// Read on the writer: the chainer appends right after, and must see the latest head.
 pub(super) async fn receipt_head(
     store: &SqliteStore,
@@ -20,7 +13,7 @@ pub(super) async fn receipt_head(
 ) -> Result<Option<StoredReceipt>, StoreError> {
     let row: Option<ReceiptRow> = sqlx::query_as(concat!(
         "SELECT ",
-        columns!(),
+        receipt_columns!(),
         " FROM receipts WHERE inbox_id = ? ORDER BY seq DESC LIMIT 1"
     ))
     .bind(id(inbox))
@@ -36,7 +29,7 @@ pub(super) async fn append_receipt(
 ) -> Result<bool, StoreError> {
     let done = sqlx::query(concat!(
         "INSERT INTO receipts (",
-        columns!(),
+        receipt_columns!(),
         ") VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
     ))
     .bind(id(r.inbox_id))
@@ -59,7 +52,7 @@ pub(super) async fn receipt(
 ) -> Result<Option<StoredReceipt>, StoreError> {
     let row: Option<ReceiptRow> = sqlx::query_as(concat!(
         "SELECT ",
-        columns!(),
+        receipt_columns!(),
         " FROM receipts WHERE inbox_id = ? AND decision_id = ?"
     ))
     .bind(id(inbox))
@@ -78,7 +71,7 @@ pub(super) async fn receipts(
 ) -> Result<Vec<StoredReceipt>, StoreError> {
     let rows: Vec<ReceiptRow> = sqlx::query_as(concat!(
         "SELECT ",
-        columns!(),
+        receipt_columns!(),
         " FROM receipts WHERE inbox_id = ? AND seq >= ? ORDER BY seq LIMIT ?"
     ))
     .bind(id(inbox))
