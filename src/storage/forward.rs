@@ -19,7 +19,11 @@ macro_rules! impl_store {
                 Ok(())
             }
 
-            async fn setting_or_init(&self, name: &str, candidate: &str) -> Result<String, StoreError> {
+            async fn setting_or_init(
+                &self,
+                name: &str,
+                candidate: &str,
+            ) -> Result<String, StoreError> {
                 inboxes::setting_or_init(self, name, candidate).await
             }
 
@@ -113,7 +117,11 @@ macro_rules! impl_store {
                 limits::api_keys(self, inbox_id).await
             }
 
-            async fn set_key_urgent(&self, which: KeyRef<'_>, urgent: bool) -> Result<bool, StoreError> {
+            async fn set_key_urgent(
+                &self,
+                which: KeyRef<'_>,
+                urgent: bool,
+            ) -> Result<bool, StoreError> {
                 limits::set_key_urgent(self, which, urgent).await
             }
 
@@ -143,7 +151,10 @@ macro_rules! impl_store {
                 inboxes::revoke_api_keys(self, which, now).await
             }
 
-            async fn insert_decision(&self, row: InsertDecision<'_>) -> Result<Inserted, StoreError> {
+            async fn insert_decision(
+                &self,
+                row: InsertDecision<'_>,
+            ) -> Result<Inserted, StoreError> {
                 creates::insert_decision(self, row).await
             }
 
@@ -160,7 +171,11 @@ macro_rules! impl_store {
                 usage::usage(self, inbox_id, today).await
             }
 
-            async fn set_daily_quota(&self, inbox_id: Uuid, quota: Option<i64>) -> Result<(), StoreError> {
+            async fn set_daily_quota(
+                &self,
+                inbox_id: Uuid,
+                quota: Option<i64>,
+            ) -> Result<(), StoreError> {
                 usage::set_daily_quota(self, inbox_id, quota).await
             }
 
@@ -209,7 +224,11 @@ macro_rules! impl_store {
                 decisions::expire(self, id, now).await
             }
 
-            async fn expire_due(&self, now: OffsetDateTime, limit: u32) -> Result<Vec<Swept>, StoreError> {
+            async fn expire_due(
+                &self,
+                now: OffsetDateTime,
+                limit: u32,
+            ) -> Result<Vec<Swept>, StoreError> {
                 decisions::expire_due(self, now, limit).await
             }
 
@@ -231,7 +250,10 @@ macro_rules! impl_store {
                 events::notifications(self, id).await
             }
 
-            async fn events_of(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, DecisionEvent)>, StoreError> {
+            async fn events_of(
+                &self,
+                ids: &[Uuid],
+            ) -> Result<Vec<(Uuid, DecisionEvent)>, StoreError> {
                 events::events_of(self, ids).await
             }
 
@@ -373,7 +395,10 @@ macro_rules! impl_store {
                 passkeys::enqueue_notices(self, messages, now).await
             }
 
-            async fn receipt_head(&self, inbox_id: Uuid) -> Result<Option<StoredReceipt>, StoreError> {
+            async fn receipt_head(
+                &self,
+                inbox_id: Uuid,
+            ) -> Result<Option<StoredReceipt>, StoreError> {
                 receipts::receipt_head(self, inbox_id).await
             }
 
@@ -419,7 +444,10 @@ macro_rules! impl_store {
                 allowances::revoke_allowances(self, inbox_id, which).await
             }
 
-            async fn delete_ended_allowances(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
+            async fn delete_ended_allowances(
+                &self,
+                now: OffsetDateTime,
+            ) -> Result<u64, StoreError> {
                 allowances::delete_ended_allowances(self, now).await
             }
 
