@@ -254,6 +254,21 @@ fn pg_code_unavailable(code: &str) -> bool {
     code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300")
 }
 
+/// How a connection pool stands, for the metrics.
+pub(super) fn pool_state<DB: sqlx::Database>(
+    name: &'static str,
+    pool: &sqlx::Pool<DB>,
+) -> PoolState {
+    let size = pool.size();
+    let idle = u32::try_from(pool.num_idle()).unwrap_or(u32::MAX).min(size);
+    PoolState {
+        name,
+        idle,
+        in_use: size - idle,
+        max: pool.options().get_max_connections(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,20 +304,5 @@ mod tests {
         assert!(pg_code_unavailable("57P01"));
         assert!(!pg_code_unavailable("23505"));
         assert!(!pg_code_unavailable(""));
-    }
-}
-
-/// How a connection pool stands, for the metrics.
-pub(super) fn pool_state<DB: sqlx::Database>(
-    name: &'static str,
-    pool: &sqlx::Pool<DB>,
-) -> PoolState {
-    let size = pool.size();
-    let idle = u32::try_from(pool.num_idle()).unwrap_or(u32::MAX).min(size);
-    PoolState {
-        name,
-        idle,
-        in_use: size - idle,
-        max: pool.options().get_max_connections(),
     }
 }
