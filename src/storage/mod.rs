@@ -9,11 +9,52 @@ macro_rules! insert_columns {
     };
 }
 
-/// The columns both stores' `InboxRow` reads, from `inboxes` aliased `i`; a macro so queries
-/// stay `&'static str`.
+// The columns each shared row type (`rows/`) reads, in macros so queries stay
+// `&'static str`.
+
+/// `InboxRow`'s, from `inboxes` aliased `i`.
 macro_rules! inbox_columns {
     () => {
         "i.id, i.name, i.created_at, i.email, i.ntfy_url, i.ntfy_token, i.webhook_secret"
+    };
+}
+
+/// `DecisionRow`'s.
+macro_rules! decision_columns {
+    () => {
+        "id, inbox_id, spec, status, outcome, outcome_source, custom, remark, created_at, \
+         expires_at, resolved_at, has_image, answered_via, answered_device, answers, cancel_reason"
+    };
+}
+
+/// `MessageRow`'s.
+macro_rules! message_columns {
+    () => {
+        "id, decision_id, channel, purpose, payload, status, attempts, created_at, \
+         next_attempt_at, give_up_at, last_error, person"
+    };
+}
+
+/// `PersonRow`'s, from `people` aliased `p`.
+macro_rules! person_columns {
+    () => {
+        "p.id, p.inbox_id, p.name, p.email, p.ntfy_url, p.ntfy_token, p.slack_user, \
+         p.matrix_user, p.telegram_chat, p.quiet_hours, p.quiet_tz, p.lang, p.created_at"
+    };
+}
+
+/// `AllowanceRow`'s.
+macro_rules! allowance_columns {
+    () => {
+        "id, inbox_id, decision_id, person_id, person, channel, harness, project, tool_name, \
+         rule, session_id, created_at, until"
+    };
+}
+
+/// `ReceiptRow`'s, which a receipt also writes in this order.
+macro_rules! receipt_columns {
+    () => {
+        "inbox_id, seq, decision_id, event_id, receipt, signature, sha256"
     };
 }
 
@@ -33,6 +74,7 @@ macro_rules! outbox_on_conflict {
 }
 pub(crate) use outbox_on_conflict;
 mod changes;
+mod forward;
 mod postgres;
 mod presence;
 mod rows;

@@ -1,109 +1,34 @@
-//! What both stores share: turning stored columns into domain values, times to the
+//! What both stores share: the rows they read and each row's conversion into the domain's
+//! types (one file per resource below `rows/`, the column kinds the two databases store
+//! differently in `rows/columns.rs`), the details their writes store, times to the
 //! millisecond, and sqlx errors into `StoreError`.
+
+mod allowance;
+mod columns;
+mod decision;
+mod inbox;
+mod outbox;
+mod people;
 
 use serde_json::{Map, Value};
 use time::OffsetDateTime;
-use uuid::Uuid;
 
 use super::StoreError;
 use crate::domain::outbox::{
-    Channel, MessageResult, MessageStatus, NewMessage, OutboxMessage, Purpose, Route,
+    MessageResult, MessageStatus, NewMessage, OutboxMessage, Purpose, Route,
 };
-use crate::domain::{
-    AnswerChannel, AnsweredBy, CancelReason, Decision, DecisionSpec, OutcomeSource, Resolution,
-    Status,
-};
+use crate::domain::{Decision, DecisionSpec, Resolution, Status};
 use crate::metrics::PoolState;
 
-/// The columns of a decision, once each backend has decoded its own types. Its JSON columns
-/// come as sqlx decodes them (`Value`) or as the text SQLite stores (`&str`, read without
-/// sqlx), parsed once into the domain's types either way.
-pub(super) struct DecisionColumns<J = Value> {
-    pub id: Uuid,
-    pub inbox_id: Uuid,
-    pub spec: J,
-    pub status: Status,
-    pub outcome: Option<Value>,
-    pub outcome_source: Option<OutcomeSource>,
-    pub custom: bool,
-    pub remark: Option<String>,
-    pub created_at: OffsetDateTime,
-    pub expires_at: OffsetDateTime,
-    pub resolved_at: Option<OffsetDateTime>,
-    pub has_image: bool,
-    pub answered_via: Option<String>,
-    pub answered_device: Option<Uuid>,
-    /// The JSON array of `AnswerRecord`s.
-    pub answers: J,
-    pub cancel_reason: Option<String>,
-}
+pub(super) use allowance::{AllowanceRow, PostRow, ReceiptRow, UseRow};
+pub(super) use columns::{At, Id};
+pub(super) use decision::{
+    DecisionRow, EventRow, ExistingRow, ExpiredRow, NotificationRow, NotifiedRow,
+};
+pub(super) use inbox::{ChannelsRow, InboxRow, KeyedInboxRow};
+pub(super) use outbox::{MessageRow, person_column};
+pub(super) use people::{KeyRow, PasskeyRow, PersonRow, PushRow};
 
-/// A stored JSON column, parsed into what it holds.
-pub(super) trait StoredJson {
-    fn parse<T: serde::de::DeserializeOwned>(self) -> serde_json::Result<T>;
-}
-
-impl StoredJson for Value {
-    fn parse<T: serde::de::DeserializeOwned>(self) -> serde_json::Result<T> {
-        serde_json::from_value(self)
-    }
-}
-
-impl StoredJson for &str {
-    fn parse<T: serde::de::DeserializeOwned>(self) -> serde_json::Result<T> {
-        serde_json::from_str(self)
-    }
-}
-
-impl<J: StoredJson> TryFrom<DecisionColumns<J>> for Decision {
-    type Error = StoreError;
-
-    fn try_from(c: DecisionColumns<J>) -> Result<Self, StoreError> {
-        let spec: DecisionSpec = c
-            .spec
-            .parse()
-            .map_err(|e| StoreError::Other(format!("decision {}: stored spec: {e}", c.id)))?;
-        let answered_by = match c.answered_via.as_deref() {
-            None => None,
-            Some(via) => Some(AnsweredBy::new(
-                AnswerChannel::parse(via).ok_or_else(|| {
-                    StoreError::Other(format!("decision {}: stored answered_via {via:?}", c.id))
-                })?,
-                c.answered_device,
-            )),
-        };
-        let answers = c
-            .answers
-            .parse()
-            .map_err(|e| StoreError::Other(format!("decision {}: stored answers: {e}", c.id)))?;
-        let cancel_reason = match c.cancel_reason.as_deref() {
-            None => None,
-            Some(r) => Some(CancelReason::parse(r).ok_or_else(|| {
-                StoreError::Other(format!("decision {}: stored cancel_reason {r:?}", c.id))
-            })?),
-        };
-        Ok(Decision {
-            answers,
-            id: c.id,
-            inbox_id: c.inbox_id,
-            spec,
-            status: c.status,
-            outcome: c.outcome,
-            outcome_source: c.outcome_source,
-            custom: c.custom,
-            remark: c.remark,
-            created_at: c.created_at,
-            expires_at: c.expires_at,
-            resolved_at: c.resolved_at,
-            has_image: c.has_image,
-            answered_by,
-            cancel_reason,
-        })
-    }
-}
-
-/// The spec as it is stored: a `default_outcome` of JSON `null` is no default at all (it
-/// would read back as `None` anyway).
 /// The decision a create writes: pending, its times at the stores' millisecond precision.
 pub(super) fn pending_decision(row: &super::InsertDecision<'_>) -> Decision {
     Decision {
@@ -125,6 +50,8 @@ pub(super) fn pending_decision(row: &super::InsertDecision<'_>) -> Decision {
     }
 }
 
+/// The spec as it is stored: a `default_outcome` of JSON `null` is no default at all (it
+/// would read back as `None` anyway).
 pub(super) fn stored_spec(spec: &DecisionSpec) -> DecisionSpec {
     let mut spec = spec.clone();
     spec.default_outcome = spec.default_outcome.filter(|v| !v.is_null());
@@ -194,60 +121,6 @@ pub(super) fn expiry_detail(outcome: Option<&Value>) -> Value {
     match outcome {
         Some(outcome) => serde_json::json!({ "outcome": outcome, "outcome_source": "default" }),
         None => Value::Object(Map::new()),
-    }
-}
-
-/// The columns of an outbox message, once each backend has decoded its own types.
-pub(super) struct MessageColumns {
-    pub id: Uuid,
-    pub decision_id: Uuid,
-    pub route: Route,
-    pub purpose: Purpose,
-    pub payload: Value,
-    pub status: MessageStatus,
-    pub attempts: i64,
-    pub created_at: OffsetDateTime,
-    pub give_up_at: OffsetDateTime,
-    pub last_error: Option<String>,
-    /// The `person` column: a hyphenated id, or '' for none.
-    pub person: String,
-}
-
-impl TryFrom<MessageColumns> for OutboxMessage {
-    type Error = StoreError;
-
-    fn try_from(c: MessageColumns) -> Result<Self, StoreError> {
-        let attempts = u32::try_from(c.attempts)
-            .map_err(|_| StoreError::Other(format!("message {}: attempts {}", c.id, c.attempts)))?;
-        Ok(OutboxMessage {
-            id: c.id,
-            decision_id: c.decision_id,
-            route: c.route,
-            purpose: c.purpose,
-            payload: c.payload,
-            status: c.status,
-            attempts,
-            created_at: c.created_at,
-            give_up_at: c.give_up_at,
-            last_error: c.last_error,
-            person: person_of_column(&c.person)
-                .map_err(|e| StoreError::Other(format!("message {}: person: {e}", c.id)))?,
-        })
-    }
-}
-
-/// An outbox message's `person` column: the person's hyphenated id, or '' for none.
-pub(super) fn person_column(person: Option<Uuid>) -> String {
-    person
-        .map(|p| p.hyphenated().to_string())
-        .unwrap_or_default()
-}
-
-fn person_of_column(text: &str) -> Result<Option<Uuid>, uuid::Error> {
-    if text.is_empty() {
-        Ok(None)
-    } else {
-        Uuid::parse_str(text).map(Some)
     }
 }
 
@@ -381,6 +254,21 @@ fn pg_code_unavailable(code: &str) -> bool {
     code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300")
 }
 
+/// How a connection pool stands, for the metrics.
+pub(super) fn pool_state<DB: sqlx::Database>(
+    name: &'static str,
+    pool: &sqlx::Pool<DB>,
+) -> PoolState {
+    let size = pool.size();
+    let idle = u32::try_from(pool.num_idle()).unwrap_or(u32::MAX).min(size);
+    PoolState {
+        name,
+        idle,
+        in_use: size - idle,
+        max: pool.options().get_max_connections(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,117 +304,5 @@ mod tests {
         assert!(pg_code_unavailable("57P01"));
         assert!(!pg_code_unavailable("23505"));
         assert!(!pg_code_unavailable(""));
-    }
-}
-
-/// A notification state as the stores aggregate it into JSON next to its decision.
-#[derive(Debug, serde::Deserialize)]
-pub(super) struct NotificationJson {
-    channel: Channel,
-    status: MessageStatus,
-    detail: Option<String>,
-}
-
-impl From<NotificationJson> for crate::domain::NotificationState {
-    fn from(n: NotificationJson) -> Self {
-        crate::domain::NotificationState {
-            channel: n.channel,
-            status: n.status,
-            detail: n.detail,
-        }
-    }
-}
-
-/// An inbox's channel settings as both stores keep them: four nullable text columns.
-#[derive(Debug, sqlx::FromRow)]
-pub(super) struct ChannelsRow {
-    email: Option<String>,
-    ntfy_url: Option<String>,
-    ntfy_token: Option<String>,
-    webhook_secret: Option<String>,
-}
-
-impl From<ChannelsRow> for super::InboxChannels {
-    fn from(r: ChannelsRow) -> Self {
-        super::InboxChannels {
-            email: r.email,
-            ntfy_url: r.ntfy_url,
-            ntfy_token: r.ntfy_token,
-            webhook_secret: r.webhook_secret,
-            chats: Default::default(),
-        }
-    }
-}
-
-/// How a connection pool stands, for the metrics.
-pub(super) fn pool_state<DB: sqlx::Database>(
-    name: &'static str,
-    pool: &sqlx::Pool<DB>,
-) -> PoolState {
-    let size = pool.size();
-    let idle = u32::try_from(pool.num_idle()).unwrap_or(u32::MAX).min(size);
-    PoolState {
-        name,
-        idle,
-        in_use: size - idle,
-        max: pool.options().get_max_connections(),
-    }
-}
-
-/// The columns of a person, once each backend has decoded its own types.
-pub(super) struct PersonColumns {
-    pub id: Uuid,
-    pub inbox_id: Uuid,
-    pub name: String,
-    pub email: Option<String>,
-    pub ntfy_url: Option<String>,
-    pub ntfy_token: Option<String>,
-    pub slack_user: Option<String>,
-    pub matrix_user: Option<String>,
-    pub telegram_chat: Option<String>,
-    pub quiet_hours: Option<String>,
-    /// The person's zone, with or without quiet hours (the column is named for the quiet
-    /// hours, which were the first to have one).
-    pub quiet_tz: Option<String>,
-    pub lang: Option<String>,
-    pub created_at: OffsetDateTime,
-}
-
-impl PersonColumns {
-    /// The stored form of a person's quiet hours and zone: the window, and the zone.
-    pub fn quiet_of(p: &crate::domain::people::Person) -> (Option<String>, Option<String>) {
-        (p.quiet.as_ref().map(|q| q.window()), p.tz.clone())
-    }
-}
-
-impl TryFrom<PersonColumns> for crate::domain::people::Person {
-    type Error = StoreError;
-
-    fn try_from(c: PersonColumns) -> Result<Self, StoreError> {
-        let quiet = match &c.quiet_hours {
-            None => None,
-            Some(window) => Some(
-                crate::domain::quiet::QuietHours::parse(window, c.quiet_tz.as_deref())
-                    .map_err(|e| StoreError::Other(format!("person {}: {e}", c.name)))?,
-            ),
-        };
-        Ok(crate::domain::people::Person {
-            id: c.id,
-            inbox_id: c.inbox_id,
-            name: c.name,
-            email: c.email,
-            ntfy_url: c.ntfy_url,
-            ntfy_token: c.ntfy_token,
-            chats: crate::domain::people::ChatUsers {
-                slack: c.slack_user,
-                matrix: c.matrix_user,
-                telegram: c.telegram_chat,
-            },
-            tz: c.quiet_tz,
-            quiet,
-            // A language no longer spoken falls back to the browser's, never an error.
-            lang: c.lang.as_deref().and_then(crate::domain::lang::Lang::parse),
-            created_at: c.created_at,
-        })
     }
 }

@@ -1,7 +1,6 @@
 //! The calls a standing allowance let through (`domain::allowance::uses`): events of the
 //! decision that made it, found by their `allowance_id` (migration 0018).
 
-use serde_json::Value;
 use sqlx::types::Json;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -10,20 +9,7 @@ use super::PgStore;
 use crate::domain::EventKind;
 use crate::domain::allowance::uses::{AllowanceUse, UsedCall};
 use crate::storage::StoreError;
-use crate::storage::rows::{store_error, to_ms_precision};
-
-type UseRow = (i64, Uuid, Uuid, OffsetDateTime, Json<Value>);
-
-fn a_use((event, allowance, decision, at, detail): UseRow) -> Result<AllowanceUse, StoreError> {
-    Ok(AllowanceUse {
-        id: event,
-        allowance_id: allowance,
-        decision_id: decision,
-        at: to_ms_precision(at),
-        call: serde_json::from_value(detail.0)
-            .map_err(|e| StoreError::Other(format!("a stored allowance use: {e}")))?,
-    })
-}
+use crate::storage::rows::{UseRow, store_error, to_ms_precision};
 
 pub(super) async fn record_allowance_use(
     store: &PgStore,
@@ -49,7 +35,7 @@ pub(super) async fn record_allowance_use(
     .fetch_optional(&store.pool)
     .await
     .map_err(store_error)?;
-    a_use(row.ok_or(StoreError::NotFound)?)
+    AllowanceUse::try_from(row.ok_or(StoreError::NotFound)?)
 }
 
 pub(super) async fn allowance_uses(
@@ -71,7 +57,7 @@ pub(super) async fn allowance_uses(
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    rows.into_iter().map(a_use).collect()
+    rows.into_iter().map(AllowanceUse::try_from).collect()
 }
 
 pub(super) async fn allowance_use_counts(

@@ -5,61 +5,9 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::PgStore;
-use crate::domain::AnswerChannel;
 use crate::domain::allowance::{Allowance, Scope};
 use crate::storage::StoreError;
-use crate::storage::rows::{store_error, to_ms_precision};
-
-/// The columns `AllowanceRow` reads, in a macro so queries stay `&'static str`.
-macro_rules! columns {
-    () => {
-        "id, inbox_id, decision_id, person_id, person, channel, harness, project, tool_name, \
-         rule, session_id, created_at, until"
-    };
-}
-
-#[derive(sqlx::FromRow)]
-struct AllowanceRow {
-    id: Uuid,
-    inbox_id: Uuid,
-    decision_id: Uuid,
-    person_id: Option<Uuid>,
-    person: Option<String>,
-    channel: String,
-    harness: String,
-    project: Option<String>,
-    tool_name: String,
-    rule: Option<String>,
-    session_id: Option<String>,
-    created_at: OffsetDateTime,
-    until: OffsetDateTime,
-}
-
-impl TryFrom<AllowanceRow> for Allowance {
-    type Error = StoreError;
-
-    fn try_from(r: AllowanceRow) -> Result<Self, StoreError> {
-        Ok(Allowance {
-            id: r.id,
-            inbox_id: r.inbox_id,
-            decision_id: r.decision_id,
-            person_id: r.person_id,
-            person: r.person,
-            channel: AnswerChannel::parse(&r.channel).ok_or_else(|| {
-                StoreError::Other(format!("unknown answer channel {:?}", r.channel))
-            })?,
-            scope: Scope {
-                harness: r.harness,
-                project: r.project,
-                tool_name: r.tool_name,
-                rule: r.rule,
-            },
-            session_id: r.session_id,
-            created_at: to_ms_precision(r.created_at),
-            until: to_ms_precision(r.until),
-        })
-    }
-}
+use crate::storage::rows::{AllowanceRow, store_error, to_ms_precision};
 
 pub(super) async fn add_allowance(store: &PgStore, a: &Allowance) -> Result<Allowance, StoreError> {
     // One per decision: the first one made from it stands (the no-op update returns it).
@@ -69,7 +17,7 @@ pub(super) async fn add_allowance(store: &PgStore, a: &Allowance) -> Result<Allo
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
          ON CONFLICT (decision_id) DO UPDATE SET decision_id = allowances.decision_id \
          RETURNING ",
-        columns!()
+        allowance_columns!()
     ))
     .bind(a.id)
     .bind(a.inbox_id)
@@ -100,7 +48,7 @@ pub(super) async fn allowances(
         None => {
             sqlx::query_as::<_, AllowanceRow>(concat!(
                 "SELECT ",
-                columns!(),
+                allowance_columns!(),
                 " FROM allowances WHERE inbox_id = $1 AND until > $2 \
                  ORDER BY until, id"
             ))
@@ -113,7 +61,7 @@ pub(super) async fn allowances(
         Some(s) => {
             sqlx::query_as::<_, AllowanceRow>(concat!(
                 "SELECT ",
-                columns!(),
+                allowance_columns!(),
                 " FROM allowances WHERE inbox_id = $1 AND harness = $2 \
                  AND tool_name = $3 AND project IS NOT DISTINCT FROM $4 \
                  AND rule IS NOT DISTINCT FROM $5 AND until > $6 ORDER BY until DESC, id"

@@ -5,11 +5,10 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::PgStore;
-use super::rows::PushRow;
 use crate::domain::inbox::{InboxChannels, PushSubscription};
 use crate::domain::people::Person;
 use crate::storage::StoreError;
-use crate::storage::rows::{ChannelsRow, store_error, to_ms_precision};
+use crate::storage::rows::{ChannelsRow, PushRow, store_error, to_ms_precision};
 
 pub(super) async fn inbox_channels(
     store: &PgStore,
@@ -89,14 +88,7 @@ pub(super) async fn push_subscriptions(
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(rows
-        .into_iter()
-        .map(|r| PushSubscription {
-            endpoint: r.endpoint,
-            p256dh: r.p256dh,
-            auth: r.auth,
-        })
-        .collect())
+    Ok(rows.into_iter().map(PushSubscription::from).collect())
 }
 
 pub(super) async fn remove_push_subscription(

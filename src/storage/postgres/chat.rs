@@ -7,31 +7,7 @@ use super::PgStore;
 use crate::domain::chat::ChatPost;
 use crate::domain::outbox::Channel;
 use crate::storage::StoreError;
-use crate::storage::rows::{SEEN_KEPT, store_error};
-
-#[derive(sqlx::FromRow)]
-struct PostRow {
-    channel: String,
-    conversation: String,
-    message: String,
-    decision_id: Uuid,
-    person_id: Uuid,
-}
-
-impl TryFrom<PostRow> for ChatPost {
-    type Error = StoreError;
-
-    fn try_from(r: PostRow) -> Result<Self, StoreError> {
-        Ok(ChatPost {
-            decision: r.decision_id,
-            person: r.person_id,
-            channel: Channel::parse(&r.channel)
-                .ok_or_else(|| StoreError::Other(format!("unknown chat {:?}", r.channel)))?,
-            conversation: r.conversation,
-            message: r.message,
-        })
-    }
-}
+use crate::storage::rows::{PostRow, SEEN_KEPT, store_error};
 
 pub(super) async fn record_chat_post(
     store: &PgStore,

@@ -86,7 +86,7 @@ impl DecisionReads {
 /// The row as a decision, unless it belongs to another inbox than the one asked for.
 fn in_inbox(row: Option<DecisionRow>, inbox_id: Option<Uuid>) -> Answer {
     match row {
-        Some(r) if inbox_id.is_none_or(|inbox| inbox == r.inbox_id) => {
+        Some(r) if inbox_id.is_none_or(|inbox| inbox == r.inbox_id.0) => {
             Decision::try_from(r).map(Some)
         }
         _ => Ok(None),
@@ -105,7 +105,7 @@ async fn read_batch(pool: sqlx::PgPool, mut batch: Vec<Read>) -> Vec<Read> {
     match found {
         Ok(rows) => {
             let mut by_id: HashMap<Uuid, DecisionRow> =
-                rows.into_iter().map(|r| (r.id, r)).collect();
+                rows.into_iter().map(|r| (r.id.0, r)).collect();
             // Reads of one decision come together (many awaits of it, woken by its answer):
             // each but the last gets a copy, decoded from the same row.
             let mut wanted: HashMap<Uuid, usize> = HashMap::with_capacity(ids.len());

@@ -7,9 +7,8 @@ use uuid::Uuid;
 
 use super::PgStore;
 use super::outbox::{resolved_fan_out, sql_uuid_v7};
-use super::rows::{DecisionRow, NotifiedRow};
 use crate::domain::{Decision, Kind};
-use crate::storage::rows::{self, store_error, to_ms_precision};
+use crate::storage::rows::{self, DecisionRow, NotifiedRow, store_error, to_ms_precision};
 use crate::storage::{KeyedRead, ListFilter, Resolved, StoreError, Swept};
 
 pub(super) async fn projects(store: &PgStore, inbox_id: Uuid) -> Result<Vec<String>, StoreError> {

@@ -7,11 +7,10 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::PgStore;
-use super::rows::{EventRow, NotificationRow};
 use crate::domain::outbox::{Channel, MessageStatus};
 use crate::domain::{DecisionEvent, EventKind, NotificationState};
 use crate::storage::StoreError;
-use crate::storage::rows::{store_error, to_ms_precision};
+use crate::storage::rows::{EventRow, NotificationRow, store_error, to_ms_precision};
 
 pub(super) async fn record_event(
     store: &PgStore,
@@ -41,14 +40,7 @@ pub(super) async fn events(store: &PgStore, id: Uuid) -> Result<Vec<DecisionEven
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(rows
-        .into_iter()
-        .map(|r| DecisionEvent {
-            at: r.at,
-            kind: r.kind,
-            detail: r.detail.0,
-        })
-        .collect())
+    Ok(rows.into_iter().map(DecisionEvent::from).collect())
 }
 
 pub(super) async fn notifications(
@@ -63,14 +55,7 @@ pub(super) async fn notifications(
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(rows
-        .into_iter()
-        .map(|r| NotificationState {
-            channel: r.channel,
-            status: r.status,
-            detail: r.detail,
-        })
-        .collect())
+    Ok(rows.into_iter().map(NotificationState::from).collect())
 }
 
 pub(super) async fn events_of(

@@ -4,9 +4,8 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::PgStore;
-use super::rows::InboxRow;
 use crate::domain::inbox::{Inbox, InboxChannels};
-use crate::storage::rows::{store_error, to_ms_precision};
+use crate::storage::rows::{InboxRow, store_error, to_ms_precision};
 use crate::storage::{KeysToRevoke, StoreError};
 
 pub(super) async fn setting_or_init(

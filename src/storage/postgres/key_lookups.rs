@@ -11,9 +11,8 @@ use std::collections::HashMap;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::rows::InboxRow;
-use crate::domain::inbox::KeyGrant;
 use crate::storage::batching::{BatchingThread, InFlight};
+use crate::storage::rows::KeyedInboxRow;
 use crate::storage::rows::store_error;
 use crate::storage::{Inbox, StoreError};
 
@@ -46,25 +45,12 @@ const BY_HASHES: &str = concat!(
          WHERE k.key_hash = ANY($1) AND k.revoked_at IS NULL"
 );
 
+/// A keyed inbox with the hash it was looked up by, to hand each waiter its own.
 #[derive(sqlx::FromRow)]
 struct KeyedInbox {
     key_hash: String,
-    key_id: uuid::Uuid,
-    key_urgent: bool,
     #[sqlx(flatten)]
-    inbox: InboxRow,
-}
-
-impl From<KeyedInbox> for Inbox {
-    fn from(r: KeyedInbox) -> Self {
-        Inbox {
-            key: Some(KeyGrant {
-                id: r.key_id,
-                urgent: r.key_urgent,
-            }),
-            ..Inbox::from(r.inbox)
-        }
-    }
+    inbox: KeyedInboxRow,
 }
 
 impl KeyLookups {
@@ -89,7 +75,7 @@ impl KeyLookups {
                 .bind([key_hash].as_slice())
                 .fetch_optional(&self.pool)
                 .await
-                .map(|r| r.map(Inbox::from))
+                .map(|r| r.map(|k| Inbox::from(k.inbox)))
                 .map_err(store_error);
         }
         let (done, answer) = oneshot::channel();
@@ -116,7 +102,7 @@ async fn read_batch(pool: sqlx::PgPool, mut batch: Vec<Lookup>) -> Vec<Lookup> {
         Ok(rows) => {
             let by_hash: HashMap<String, Inbox> = rows
                 .into_iter()
-                .map(|r| (r.key_hash.clone(), Inbox::from(r)))
+                .map(|r| (r.key_hash, Inbox::from(r.inbox)))
                 .collect();
             for lookup in batch.drain(..) {
                 // A request that went away no longer needs its answer.

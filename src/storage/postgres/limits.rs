@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::PgStore;
 use crate::domain::outbox::OutboxMessage;
-use crate::storage::rows::{person_column, store_error, to_ms_precision};
+use crate::storage::rows::{KeyRow, person_column, store_error, to_ms_precision};
 use crate::storage::{Budget, BudgetRule, KeyListing, KeyRef, StoreError, UrgentUse};
 
 /// The span the urgent cap counts over.
@@ -28,14 +28,6 @@ struct BudgetRow {
     waiting: Option<Json<i64>>,
 }
 
-#[derive(sqlx::FromRow)]
-struct KeyRow {
-    id: Uuid,
-    created_at: OffsetDateTime,
-    revoked_at: Option<OffsetDateTime>,
-    urgent: bool,
-}
-
 pub(super) async fn api_keys(
     store: &PgStore,
     inbox_id: Uuid,
@@ -48,15 +40,7 @@ pub(super) async fn api_keys(
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(rows
-        .into_iter()
-        .map(|r| KeyListing {
-            id: r.id,
-            created_at: r.created_at,
-            revoked_at: r.revoked_at,
-            urgent: r.urgent,
-        })
-        .collect())
+    Ok(rows.into_iter().map(KeyListing::from).collect())
 }
 
 pub(super) async fn set_key_urgent(

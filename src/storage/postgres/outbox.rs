@@ -10,18 +10,9 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::PgStore;
-use super::rows::MessageRow;
 use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage};
 use crate::storage::StoreError;
-use crate::storage::rows::{self, store_error, to_ms_precision};
-
-/// The columns `MessageRow` reads.
-macro_rules! message_columns {
-    () => {
-        "id, decision_id, channel, purpose, payload, status, attempts, created_at, \
-         give_up_at, last_error, person"
-    };
-}
+use crate::storage::rows::{self, MessageRow, store_error, to_ms_precision};
 
 /// The rows `unnest` makes of `MessageArrays` bound at `$a`..`$g` (the arrays' columns in
 /// order), as `x(id, channel, purpose, payload, not_before, give_up_at, person)`.
@@ -183,7 +174,7 @@ pub(super) async fn claim_messages(
            UPDATE outbox SET claimed_until = $2, attempts = attempts + 1 \
            WHERE id IN (SELECT id FROM due) \
              AND status = 'pending' AND (claimed_until IS NULL OR claimed_until <= $1) \
-           RETURNING next_attempt_at, ",
+           RETURNING ",
         message_columns!(),
         ") SELECT ",
         message_columns!(),

@@ -10,30 +10,7 @@ use crate::domain::outbox::NewMessage;
 use crate::domain::people::Person;
 use crate::domain::webauthn::StoredPasskey;
 use crate::storage::StoreError;
-use crate::storage::rows::{self, store_error, to_ms_precision};
-
-#[derive(sqlx::FromRow)]
-struct PasskeyRow {
-    credential_id: String,
-    public_key: String,
-    sign_count: i64,
-    created_at: OffsetDateTime,
-    last_used_at: Option<OffsetDateTime>,
-    user_agent: Option<String>,
-}
-
-impl From<PasskeyRow> for StoredPasskey {
-    fn from(r: PasskeyRow) -> Self {
-        StoredPasskey {
-            credential_id: r.credential_id,
-            public_key: r.public_key,
-            sign_count: u32::try_from(r.sign_count).unwrap_or(u32::MAX),
-            added_at: to_ms_precision(r.created_at),
-            last_used_at: r.last_used_at.map(to_ms_precision),
-            user_agent: r.user_agent,
-        }
-    }
-}
+use crate::storage::rows::{self, PasskeyRow, store_error, to_ms_precision};
 
 pub(super) async fn passkeys(
     store: &PgStore,

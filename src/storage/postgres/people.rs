@@ -7,58 +7,10 @@ use super::PgStore;
 
 use crate::domain::people::Person;
 use crate::storage::StoreError;
-use crate::storage::rows::{PersonColumns, store_error, to_ms_precision};
-
-/// The columns `PersonRow` reads, from `people` aliased `p`.
-macro_rules! person_columns {
-    () => {
-        "p.id, p.inbox_id, p.name, p.email, p.ntfy_url, p.ntfy_token, p.slack_user, p.matrix_user, \
-         p.telegram_chat, p.quiet_hours, \
-         p.quiet_tz, p.lang, p.created_at"
-    };
-}
-
-#[derive(sqlx::FromRow)]
-struct PersonRow {
-    id: Uuid,
-    inbox_id: Uuid,
-    name: String,
-    email: Option<String>,
-    ntfy_url: Option<String>,
-    ntfy_token: Option<String>,
-    slack_user: Option<String>,
-    matrix_user: Option<String>,
-    telegram_chat: Option<String>,
-    quiet_hours: Option<String>,
-    quiet_tz: Option<String>,
-    lang: Option<String>,
-    created_at: OffsetDateTime,
-}
-
-impl TryFrom<PersonRow> for Person {
-    type Error = StoreError;
-
-    fn try_from(r: PersonRow) -> Result<Self, StoreError> {
-        Person::try_from(PersonColumns {
-            id: r.id,
-            inbox_id: r.inbox_id,
-            name: r.name,
-            email: r.email,
-            ntfy_url: r.ntfy_url,
-            ntfy_token: r.ntfy_token,
-            slack_user: r.slack_user,
-            matrix_user: r.matrix_user,
-            telegram_chat: r.telegram_chat,
-            quiet_hours: r.quiet_hours,
-            quiet_tz: r.quiet_tz,
-            lang: r.lang,
-            created_at: r.created_at,
-        })
-    }
-}
+use crate::storage::rows::{PersonRow, store_error, to_ms_precision};
 
 pub(super) async fn add_person(store: &PgStore, p: &Person) -> Result<(), StoreError> {
-    let (window, tz) = PersonColumns::quiet_of(p);
+    let (window, tz) = PersonRow::quiet_of(p);
     sqlx::query(
         "INSERT INTO people (id, inbox_id, name, email, ntfy_url, ntfy_token, slack_user, \
          matrix_user, telegram_chat, quiet_hours, quiet_tz, lang, created_at) \
@@ -121,7 +73,7 @@ pub(super) async fn people(store: &PgStore, inbox: Uuid) -> Result<Vec<Person>, 
 }
 
 pub(super) async fn update_person(store: &PgStore, p: &Person) -> Result<(), StoreError> {
-    let (window, tz) = PersonColumns::quiet_of(p);
+    let (window, tz) = PersonRow::quiet_of(p);
     let mut tx = store.pool.begin().await.map_err(store_error)?;
     let updated = sqlx::query(
         "UPDATE people SET email = $1, ntfy_url = $2, ntfy_token = $3, slack_user = $4, \

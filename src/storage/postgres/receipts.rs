@@ -3,44 +3,23 @@
 use uuid::Uuid;
 
 use super::PgStore;
-use crate::storage::rows::store_error;
+use crate::storage::rows::{ReceiptRow, store_error};
 use crate::storage::{StoreError, StoredReceipt};
-
-type Row = (Uuid, i64, Uuid, i64, String, String, String);
-
-/// The columns a receipt row reads and writes, in a macro so queries stay `&'static str`.
-macro_rules! columns {
-    () => {
-        "inbox_id, seq, decision_id, event_id, receipt, signature, sha256"
-    };
-}
-
-fn stored(r: Row) -> StoredReceipt {
-    StoredReceipt {
-        inbox_id: r.0,
-        seq: r.1,
-        decision_id: r.2,
-        event_id: r.3,
-        receipt: r.4,
-        signature: r.5,
-        sha256: r.6,
-    }
-}
 
 pub(super) async fn receipt_head(
     store: &PgStore,
     inbox: Uuid,
 ) -> Result<Option<StoredReceipt>, StoreError> {
-    let row: Option<Row> = sqlx::query_as(concat!(
+    let row: Option<ReceiptRow> = sqlx::query_as(concat!(
         "SELECT ",
-        columns!(),
+        receipt_columns!(),
         " FROM receipts WHERE inbox_id = $1 ORDER BY seq DESC LIMIT 1"
     ))
     .bind(inbox)
     .fetch_optional(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(row.map(stored))
+    Ok(row.map(StoredReceipt::from))
 }
 
 /// `ON CONFLICT DO NOTHING` covers both the place in the chain (the primary key) and the
@@ -48,7 +27,7 @@ pub(super) async fn receipt_head(
 pub(super) async fn append_receipt(store: &PgStore, r: &StoredReceipt) -> Result<bool, StoreError> {
     let done = sqlx::query(concat!(
         "INSERT INTO receipts (",
-        columns!(),
+        receipt_columns!(),
         ") VALUES ($1, $2, $3, $4, $5, $6, $7) \
          ON CONFLICT DO NOTHING"
     ))
@@ -70,9 +49,9 @@ pub(super) async fn receipt(
     inbox: Uuid,
     decision: Uuid,
 ) -> Result<Option<StoredReceipt>, StoreError> {
-    let row: Option<Row> = sqlx::query_as(concat!(
+    let row: Option<ReceiptRow> = sqlx::query_as(concat!(
         "SELECT ",
-        columns!(),
+        receipt_columns!(),
         " FROM receipts WHERE inbox_id = $1 AND decision_id = $2"
     ))
     .bind(inbox)
@@ -80,7 +59,7 @@ pub(super) async fn receipt(
     .fetch_optional(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(row.map(stored))
+    Ok(row.map(StoredReceipt::from))
 }
 
 pub(super) async fn receipts(
@@ -89,9 +68,9 @@ pub(super) async fn receipts(
     from_seq: i64,
     limit: u32,
 ) -> Result<Vec<StoredReceipt>, StoreError> {
-    let rows: Vec<Row> = sqlx::query_as(concat!(
+    let rows: Vec<ReceiptRow> = sqlx::query_as(concat!(
         "SELECT ",
-        columns!(),
+        receipt_columns!(),
         " FROM receipts WHERE inbox_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3"
     ))
     .bind(inbox)
@@ -100,5 +79,5 @@ pub(super) async fn receipts(
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(rows.into_iter().map(stored).collect())
+    Ok(rows.into_iter().map(StoredReceipt::from).collect())
 }

@@ -368,7 +368,7 @@ async fn write_round(
     .fetch_all(pool)
     .await
     .map_err(store_error)?;
-    let mut by_id: HashMap<Uuid, RoundRow> = rows.into_iter().map(|r| (r.row.id, r)).collect();
+    let mut by_id: HashMap<Uuid, RoundRow> = rows.into_iter().map(|r| (r.row.id.0, r)).collect();
     Ok(round
         .iter()
         .map(|c| match (by_id.remove(&c.decision()), c) {

@@ -1,11 +1,9 @@
 //! The calls a standing allowance let through (`domain::allowance::uses`): events of the
 //! decision that made it, found by their `allowance_id` (migration 0018).
 
-use serde_json::Value;
 use sqlx::types::Json;
 use time::OffsetDateTime;
 use uuid::Uuid;
-use uuid::fmt::Hyphenated;
 
 use super::SqliteStore;
 use super::events::id_array;
@@ -13,20 +11,7 @@ use super::rows::id;
 use crate::domain::EventKind;
 use crate::domain::allowance::uses::{AllowanceUse, UsedCall};
 use crate::storage::StoreError;
-use crate::storage::rows::{from_millis, millis, store_error};
-
-type UseRow = (i64, Hyphenated, Hyphenated, i64, Json<Value>);
-
-fn a_use((event, allowance, decision, at, detail): UseRow) -> Result<AllowanceUse, StoreError> {
-    Ok(AllowanceUse {
-        id: event,
-        allowance_id: allowance.into_uuid(),
-        decision_id: decision.into_uuid(),
-        at: from_millis(at),
-        call: serde_json::from_value(detail.0)
-            .map_err(|e| StoreError::Other(format!("a stored allowance use: {e}")))?,
-    })
-}
+use crate::storage::rows::{Id, UseRow, millis, store_error};
 
 pub(super) async fn record_allowance_use(
     store: &SqliteStore,
@@ -51,7 +36,7 @@ pub(super) async fn record_allowance_use(
     .fetch_optional(&store.writer)
     .await
     .map_err(store_error)?;
-    a_use(row.ok_or(StoreError::NotFound)?)
+    AllowanceUse::try_from(row.ok_or(StoreError::NotFound)?)
 }
 
 pub(super) async fn allowance_uses(
@@ -73,7 +58,7 @@ pub(super) async fn allowance_uses(
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    rows.into_iter().map(a_use).collect()
+    rows.into_iter().map(AllowanceUse::try_from).collect()
 }
 
 pub(super) async fn allowance_use_counts(
@@ -84,7 +69,7 @@ pub(super) async fn allowance_use_counts(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let rows: Vec<(Hyphenated, i64)> = sqlx::query_as(
+    let rows: Vec<(Id, i64)> = sqlx::query_as(
         "SELECT e.allowance_id, count(*) FROM decision_events e \
          JOIN decisions d ON d.id = e.decision_id \
          WHERE e.allowance_id IN (SELECT value FROM json_each(?)) AND d.inbox_id = ? \
@@ -97,6 +82,6 @@ pub(super) async fn allowance_use_counts(
     .map_err(store_error)?;
     Ok(rows
         .into_iter()
-        .map(|(a, n)| (a.into_uuid(), n.max(0) as u64))
+        .map(|(a, n)| (a.0, n.max(0) as u64))
         .collect())
 }

@@ -3,65 +3,12 @@
 
 use time::OffsetDateTime;
 use uuid::Uuid;
-use uuid::fmt::Hyphenated;
 
 use super::SqliteStore;
 use super::rows::id;
-use crate::domain::AnswerChannel;
 use crate::domain::allowance::{Allowance, Scope};
 use crate::storage::StoreError;
-use crate::storage::rows::{from_millis, millis, store_error};
-
-/// The columns `AllowanceRow` reads, in a macro so queries stay `&'static str`.
-macro_rules! columns {
-    () => {
-        "id, inbox_id, decision_id, person_id, person, channel, harness, project, tool_name, \
-         rule, session_id, created_at, until"
-    };
-}
-
-#[derive(sqlx::FromRow)]
-struct AllowanceRow {
-    id: Hyphenated,
-    inbox_id: Hyphenated,
-    decision_id: Hyphenated,
-    person_id: Option<Hyphenated>,
-    person: Option<String>,
-    channel: String,
-    harness: String,
-    project: Option<String>,
-    tool_name: String,
-    rule: Option<String>,
-    session_id: Option<String>,
-    created_at: i64,
-    until: i64,
-}
-
-impl TryFrom<AllowanceRow> for Allowance {
-    type Error = StoreError;
-
-    fn try_from(r: AllowanceRow) -> Result<Self, StoreError> {
-        Ok(Allowance {
-            id: r.id.into_uuid(),
-            inbox_id: r.inbox_id.into_uuid(),
-            decision_id: r.decision_id.into_uuid(),
-            person_id: r.person_id.map(Hyphenated::into_uuid),
-            person: r.person,
-            channel: AnswerChannel::parse(&r.channel).ok_or_else(|| {
-                StoreError::Other(format!("unknown answer channel {:?}", r.channel))
-            })?,
-            scope: Scope {
-                harness: r.harness,
-                project: r.project,
-                tool_name: r.tool_name,
-                rule: r.rule,
-            },
-            session_id: r.session_id,
-            created_at: from_millis(r.created_at),
-            until: from_millis(r.until),
-        })
-    }
-}
+use crate::storage::rows::{AllowanceRow, millis, store_error};
 
 pub(super) async fn add_allowance(
     store: &SqliteStore,
@@ -92,7 +39,7 @@ pub(super) async fn add_allowance(
     .map_err(store_error)?;
     let row = sqlx::query_as::<_, AllowanceRow>(concat!(
         "SELECT ",
-        columns!(),
+        allowance_columns!(),
         " FROM allowances WHERE decision_id = ?"
     ))
     .bind(id(a.decision_id))
@@ -113,7 +60,7 @@ pub(super) async fn allowances(
         None => {
             sqlx::query_as::<_, AllowanceRow>(concat!(
                 "SELECT ",
-                columns!(),
+                allowance_columns!(),
                 " FROM allowances WHERE inbox_id = ? AND until > ? \
                  ORDER BY until, id"
             ))
@@ -127,7 +74,7 @@ pub(super) async fn allowances(
         Some(s) => {
             sqlx::query_as::<_, AllowanceRow>(concat!(
                 "SELECT ",
-                columns!(),
+                allowance_columns!(),
                 " FROM allowances WHERE inbox_id = ? AND harness = ? \
                  AND tool_name = ? AND project IS ? AND rule IS ? AND until > ? \
                  ORDER BY until DESC, id"

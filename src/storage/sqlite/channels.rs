@@ -4,11 +4,11 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::SqliteStore;
-use super::rows::{PushRow, id};
+use super::rows::id;
 use crate::domain::inbox::{InboxChannels, PushSubscription};
 use crate::domain::people::Person;
 use crate::storage::StoreError;
-use crate::storage::rows::{ChannelsRow, millis, store_error};
+use crate::storage::rows::{ChannelsRow, PushRow, millis, store_error};
 
 pub(super) async fn inbox_channels(
     store: &SqliteStore,
@@ -86,14 +86,7 @@ pub(super) async fn push_subscriptions(
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(rows
-        .into_iter()
-        .map(|r| PushSubscription {
-            endpoint: r.endpoint,
-            p256dh: r.p256dh,
-            auth: r.auth,
-        })
-        .collect())
+    Ok(rows.into_iter().map(PushSubscription::from).collect())
 }
 
 pub(super) async fn remove_push_subscription(

@@ -2,38 +2,13 @@
 
 use time::OffsetDateTime;
 use uuid::Uuid;
-use uuid::fmt::Hyphenated;
 
 use super::SqliteStore;
 use super::rows::id;
 use crate::domain::chat::ChatPost;
 use crate::domain::outbox::Channel;
 use crate::storage::StoreError;
-use crate::storage::rows::{SEEN_KEPT, millis, store_error};
-
-#[derive(sqlx::FromRow)]
-struct PostRow {
-    channel: String,
-    conversation: String,
-    message: String,
-    decision_id: Hyphenated,
-    person_id: Hyphenated,
-}
-
-impl TryFrom<PostRow> for ChatPost {
-    type Error = StoreError;
-
-    fn try_from(r: PostRow) -> Result<Self, StoreError> {
-        Ok(ChatPost {
-            decision: r.decision_id.into_uuid(),
-            person: r.person_id.into_uuid(),
-            channel: Channel::parse(&r.channel)
-                .ok_or_else(|| StoreError::Other(format!("unknown chat {:?}", r.channel)))?,
-            conversation: r.conversation,
-            message: r.message,
-        })
-    }
-}
+use crate::storage::rows::{PostRow, SEEN_KEPT, millis, store_error};
 
 pub(super) async fn record_chat_post(
     store: &SqliteStore,

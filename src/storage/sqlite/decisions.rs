@@ -7,10 +7,10 @@ use uuid::Uuid;
 
 use super::events::insert_event;
 use super::outbox::insert_messages;
-use super::rows::{DecisionRow, ExpiredRow, NotifiedRow, id};
+use super::rows::id;
 use super::{SqliteStore, readers};
 use crate::domain::{Decision, EventKind};
-use crate::storage::rows::{self, from_millis, millis, store_error};
+use crate::storage::rows::{self, DecisionRow, ExpiredRow, NotifiedRow, millis, store_error};
 use crate::storage::{KeyedRead, ListFilter, Resolved, StoreError, Swept};
 
 pub(super) async fn decision(
@@ -228,22 +228,15 @@ pub(super) async fn expire_due(
     expired.sort_by_key(|r| (r.expires_at, r.id));
     let fan_out = [rows::resolved_fan_out(now)];
     for r in &expired {
-        let detail = rows::expiry_detail(r.outcome.as_ref().map(|j| &j.0));
-        insert_event(
-            &mut tx,
-            r.id.into_uuid(),
-            from_millis(r.expires_at),
-            EventKind::Expired,
-            &detail,
-        )
-        .await?;
-        insert_messages(&mut tx, r.id.into_uuid(), &fan_out, now).await?;
+        let detail = rows::expiry_detail(r.outcome.as_ref());
+        insert_event(&mut tx, r.id.0, r.expires_at.0, EventKind::Expired, &detail).await?;
+        insert_messages(&mut tx, r.id.0, &fan_out, now).await?;
     }
     tx.commit().await.map_err(store_error)?;
     Ok(expired
         .into_iter()
         .map(|r| Swept {
-            id: r.id.into_uuid(),
+            id: r.id.0,
             kind: r.kind,
         })
         .collect())

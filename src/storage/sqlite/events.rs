@@ -9,11 +9,11 @@ use uuid::Uuid;
 use uuid::fmt::Hyphenated;
 
 use super::SqliteStore;
-use super::rows::{EventRow, NotificationRow, id};
+use super::rows::id;
 use crate::domain::outbox::{Channel, MessageStatus};
 use crate::domain::{DecisionEvent, EventKind, NotificationState};
 use crate::storage::StoreError;
-use crate::storage::rows::{from_millis, millis, store_error};
+use crate::storage::rows::{EventRow, NotificationRow, from_millis, millis, store_error};
 
 pub(super) async fn insert_event(
     conn: &mut SqliteConnection,
@@ -55,14 +55,7 @@ pub(super) async fn events(
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(rows
-        .into_iter()
-        .map(|r| DecisionEvent {
-            at: from_millis(r.at),
-            kind: r.kind,
-            detail: r.detail.0,
-        })
-        .collect())
+    Ok(rows.into_iter().map(DecisionEvent::from).collect())
 }
 
 pub(super) async fn notifications(
@@ -77,14 +70,7 @@ pub(super) async fn notifications(
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(rows
-        .into_iter()
-        .map(|r| NotificationState {
-            channel: r.channel,
-            status: r.status,
-            detail: r.detail,
-        })
-        .collect())
+    Ok(rows.into_iter().map(NotificationState::from).collect())
 }
 
 /// The ids as the JSON array `json_each` reads: the list is one bound parameter, however long.

@@ -2,12 +2,11 @@
 
 use time::OffsetDateTime;
 use uuid::Uuid;
-use uuid::fmt::Hyphenated;
 
-use super::rows::{InboxRow, id};
+use super::rows::id;
 use super::{SqliteStore, readers};
-use crate::domain::inbox::{Inbox, InboxChannels, KeyGrant};
-use crate::storage::rows::{millis, store_error, to_ms_precision};
+use crate::domain::inbox::{Inbox, InboxChannels};
+use crate::storage::rows::{InboxRow, KeyedInboxRow, millis, store_error, to_ms_precision};
 use crate::storage::{KeysToRevoke, StoreError};
 
 pub(super) async fn setting_or_init(
@@ -146,15 +145,6 @@ pub(super) async fn create_api_key(
     Ok(key_id)
 }
 
-/// An inbox read through one of its keys, with the key.
-#[derive(sqlx::FromRow)]
-struct KeyedInboxRow {
-    #[sqlx(flatten)]
-    inbox: InboxRow,
-    key_id: Hyphenated,
-    key_urgent: bool,
-}
-
 pub(super) async fn inbox_for_key(
     store: &SqliteStore,
     key_hash: &str,
@@ -174,13 +164,7 @@ pub(super) async fn inbox_for_key(
         .fetch_optional(&store.pool)
         .await
         .map_err(store_error)?;
-    Ok(found.map(|r| Inbox {
-        key: Some(KeyGrant {
-            id: r.key_id.into_uuid(),
-            urgent: r.key_urgent,
-        }),
-        ..Inbox::from(r.inbox)
-    }))
+    Ok(found.map(Inbox::from))
 }
 
 pub(super) async fn revoke_api_keys(

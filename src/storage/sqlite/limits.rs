@@ -5,24 +5,15 @@
 
 use time::OffsetDateTime;
 use uuid::Uuid;
-use uuid::fmt::Hyphenated;
 
 use super::SqliteStore;
 use super::rows::id;
 use crate::domain::outbox::OutboxMessage;
-use crate::storage::rows::{from_millis, millis, person_column, store_error};
+use crate::storage::rows::{KeyRow, from_millis, millis, person_column, store_error};
 use crate::storage::{Budget, BudgetRule, KeyListing, KeyRef, StoreError, UrgentUse};
 
 /// The span the urgent cap counts over.
 const HOUR: time::Duration = time::Duration::hours(1);
-
-#[derive(sqlx::FromRow)]
-struct KeyRow {
-    id: Hyphenated,
-    created_at: i64,
-    revoked_at: Option<i64>,
-    urgent: bool,
-}
 
 pub(super) async fn api_keys(
     store: &SqliteStore,
@@ -36,15 +27,7 @@ pub(super) async fn api_keys(
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(rows
-        .into_iter()
-        .map(|r| KeyListing {
-            id: r.id.into_uuid(),
-            created_at: from_millis(r.created_at),
-            revoked_at: r.revoked_at.map(from_millis),
-            urgent: r.urgent,
-        })
-        .collect())
+    Ok(rows.into_iter().map(KeyListing::from).collect())
 }
 
 pub(super) async fn set_key_urgent(

@@ -10,11 +10,11 @@ use uuid::Uuid;
 
 use super::SqliteStore;
 use super::events::insert_event;
-use super::rows::{MessageRow, id};
+use super::rows::id;
 use crate::domain::EventKind;
 use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage};
 use crate::storage::StoreError;
-use crate::storage::rows::{self, millis, store_error};
+use crate::storage::rows::{self, MessageRow, millis, store_error};
 
 /// Adds outbox messages for a decision; one with the same channel, purpose and person
 /// already there stays as it is.

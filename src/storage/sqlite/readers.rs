@@ -25,7 +25,7 @@ use uuid::Uuid;
 
 use crate::domain::inbox::{Inbox, InboxChannels, KeyGrant};
 use crate::domain::{Decision, OutcomeSource, Status};
-use crate::storage::rows::{DecisionColumns, NotificationJson, from_millis};
+use crate::storage::rows::{At, DecisionRow, Id, NotificationRow, from_millis};
 use crate::storage::{KeyedRead, StoreError};
 
 /// Read-only connections to one database file: `keep` opened at start, more as needed; up
@@ -114,21 +114,21 @@ fn read_error(e: rusqlite::Error) -> StoreError {
 
 /// Decodes the decision at the start of `row` (`decision_columns!`).
 pub(super) fn decision(row: &Row<'_>) -> rusqlite::Result<Decision> {
-    let columns = DecisionColumns {
-        id: uuid(row, 0)?,
-        inbox_id: uuid(row, 1)?,
+    let columns = DecisionRow {
+        id: Id(uuid(row, 0)?),
+        inbox_id: Id(uuid(row, 1)?),
         spec: text(row, 2)?,
         status: word(row, 3, Status::parse)?,
         outcome: optional(row, 4, json)?,
         outcome_source: optional(row, 5, |row, i| word(row, i, OutcomeSource::parse))?,
         custom: row.get(6)?,
         remark: row.get(7)?,
-        created_at: from_millis(row.get(8)?),
-        expires_at: from_millis(row.get(9)?),
-        resolved_at: row.get::<_, Option<i64>>(10)?.map(from_millis),
+        created_at: At(from_millis(row.get(8)?)),
+        expires_at: At(from_millis(row.get(9)?)),
+        resolved_at: row.get::<_, Option<i64>>(10)?.map(|ms| At(from_millis(ms))),
         has_image: row.get(11)?,
         answered_via: row.get(12)?,
-        answered_device: optional(row, 13, uuid)?,
+        answered_device: optional(row, 13, uuid)?.map(Id),
         answers: text(row, 14)?,
         cancel_reason: row.get(15)?,
     };
@@ -150,7 +150,7 @@ pub(super) fn notified_decision_unless(
         return Ok(KeyedRead::Unchanged);
     }
     let decision = decision(row)?;
-    let notifications: Vec<NotificationJson> = json_as(row, 16)?;
+    let notifications: Vec<NotificationRow> = json_as(row, 16)?;
     let mut bytes = Vec::with_capacity(known.map_or(1024, <[u8]>::len));
     row_parts(row, NOTIFIED_COLUMNS, |part| {
         bytes.extend_from_slice(part);

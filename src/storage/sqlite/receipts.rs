@@ -1,49 +1,26 @@
 //! The inboxes' chains of receipts.
 
-use uuid::fmt::Hyphenated;
-
 use super::SqliteStore;
 use super::rows::id;
-use crate::storage::rows::store_error;
+use crate::storage::rows::{ReceiptRow, store_error};
 use crate::storage::{StoreError, StoredReceipt};
 use uuid::Uuid;
-
-type Row = (Hyphenated, i64, Hyphenated, i64, String, String, String);
-
-/// The columns a receipt row reads and writes, in a macro so queries stay `&'static str`.
-macro_rules! columns {
-    () => {
-        "inbox_id, seq, decision_id, event_id, receipt, signature, sha256"
-    };
-}
-
-fn stored(r: Row) -> StoredReceipt {
-    StoredReceipt {
-        inbox_id: r.0.into_uuid(),
-        seq: r.1,
-        decision_id: r.2.into_uuid(),
-        event_id: r.3,
-        receipt: r.4,
-        signature: r.5,
-        sha256: r.6,
-    }
-}
 
 /// Read on the writer: the chainer appends right after, and must see the latest head.
 pub(super) async fn receipt_head(
     store: &SqliteStore,
     inbox: Uuid,
 ) -> Result<Option<StoredReceipt>, StoreError> {
-    let row: Option<Row> = sqlx::query_as(concat!(
+    let row: Option<ReceiptRow> = sqlx::query_as(concat!(
         "SELECT ",
-        columns!(),
+        receipt_columns!(),
         " FROM receipts WHERE inbox_id = ? ORDER BY seq DESC LIMIT 1"
     ))
     .bind(id(inbox))
     .fetch_optional(&store.writer)
     .await
     .map_err(store_error)?;
-    Ok(row.map(stored))
+    Ok(row.map(StoredReceipt::from))
 }
 
 pub(super) async fn append_receipt(
@@ -52,7 +29,7 @@ pub(super) async fn append_receipt(
 ) -> Result<bool, StoreError> {
     let done = sqlx::query(concat!(
         "INSERT INTO receipts (",
-        columns!(),
+        receipt_columns!(),
         ") VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
     ))
     .bind(id(r.inbox_id))
@@ -73,9 +50,9 @@ pub(super) async fn receipt(
     inbox: Uuid,
     decision: Uuid,
 ) -> Result<Option<StoredReceipt>, StoreError> {
-    let row: Option<Row> = sqlx::query_as(concat!(
+    let row: Option<ReceiptRow> = sqlx::query_as(concat!(
         "SELECT ",
-        columns!(),
+        receipt_columns!(),
         " FROM receipts WHERE inbox_id = ? AND decision_id = ?"
     ))
     .bind(id(inbox))
@@ -83,7 +60,7 @@ pub(super) async fn receipt(
     .fetch_optional(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(row.map(stored))
+    Ok(row.map(StoredReceipt::from))
 }
 
 pub(super) async fn receipts(
@@ -92,9 +69,9 @@ pub(super) async fn receipts(
     from_seq: i64,
     limit: u32,
 ) -> Result<Vec<StoredReceipt>, StoreError> {
-    let rows: Vec<Row> = sqlx::query_as(concat!(
+    let rows: Vec<ReceiptRow> = sqlx::query_as(concat!(
         "SELECT ",
-        columns!(),
+        receipt_columns!(),
         " FROM receipts WHERE inbox_id = ? AND seq >= ? ORDER BY seq LIMIT ?"
     ))
     .bind(id(inbox))
@@ -103,5 +80,5 @@ pub(super) async fn receipts(
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(rows.into_iter().map(stored).collect())
+    Ok(rows.into_iter().map(StoredReceipt::from).collect())
 }

@@ -163,10 +163,10 @@ async fn write_round(
         .collect();
     let mut made: HashMap<Uuid, DecisionRow> = HashMap::new();
     for row in update_resolved(conn, &resolves).await? {
-        made.insert(row.id.into_uuid(), row);
+        made.insert(row.id.0, row);
     }
     for row in update_voted(conn, &votes).await? {
-        made.insert(row.id.into_uuid(), row);
+        made.insert(row.id.0, row);
     }
     let events: Vec<&Change> = round
         .iter()
@@ -358,6 +358,6 @@ async fn current(
         .await
         .map_err(store_error)?
         .into_iter()
-        .map(|row| (row.id.into_uuid(), row))
+        .map(|row| (row.id.0, row))
         .collect())
 }
