@@ -31,15 +31,16 @@ pub mod receipt;
 pub mod shell;
 pub mod spec;
 pub mod subscription;
+pub mod tally;
 pub mod time_zone;
 pub mod webauthn;
 mod words;
 
 pub use answered_by::{AnswerChannel, AnsweredBy, PersonChannel};
 pub use decision::{
-    AnswerAction, AnswerInput, CancelReason, Decision, DecisionEvent, NewDecision,
-    NotificationState, Resolution,
+    AnswerInput, CancelReason, Decision, DecisionEvent, NewDecision, NotificationState, Resolution,
 };
 pub use issues::{Issue, Issues};
 pub use kind::{EventKind, Kind, Notify, OutcomeSource, Status};
+pub use people::AnswerAction;
 pub use spec::DecisionSpec;

@@ -108,7 +108,7 @@ impl Outbox {
         let rows = self.svc.store().list_decisions(d.inbox_id, &filter).await?;
         Ok(rows
             .into_iter()
-            .filter(|s| s.id != d.id && crate::domain::approval::same_session(&s.spec, &d.spec))
+            .filter(|s| s.id != d.id && s.spec.same_session(&d.spec))
             .collect())
     }
 
