@@ -19,6 +19,7 @@ pub mod doctor;
 mod edit;
 mod elicitation;
 mod elsewhere;
+mod files;
 mod gemini;
 mod glob;
 pub mod install;
