@@ -10,6 +10,7 @@ pub mod openapi;
 pub mod pages;
 mod rate_limit;
 pub mod receipts;
+pub mod shapes;
 mod trace;
 pub mod usage;
 
@@ -120,7 +121,7 @@ pub(crate) async fn healthz() -> &'static str {
 #[utoipa::path(get, path = "/readyz", tag = "health",
     responses(
         (status = 200, description = "The database answers.", content_type = "text/plain", body = String, example = "ready\n"),
-        (status = 503, response = openapi::Unavailable),
+        (status = 503, response = shapes::Unavailable),
     ))]
 pub(crate) async fn readyz(State(svc): State<Service>) -> impl IntoResponse {
     if svc.ready().await {
