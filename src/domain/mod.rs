@@ -1,5 +1,7 @@
 //! The rules of a decision, with no IO: what a valid request is, what a valid answer is,
 //! and how a resolution reads in one sentence.
+//!
+//! Uses no other room: it is the bottom (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
 pub mod address;
 pub mod allowance;

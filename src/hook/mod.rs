@@ -6,6 +6,8 @@
 //! It never allows by accident: bad input, a bad policy file, no key, a server that cannot
 //! be reached and a person who does not answer in time all end in the configured fallback
 //! (deny, or hand back to the terminal), with one line on stderr saying why.
+//!
+//! Uses `client`, `render` and `domain` (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
 mod abandon;
 mod allowance;

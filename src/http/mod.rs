@@ -1,4 +1,7 @@
 //! HTTP: the agent API, the person's pages, health checks, and the router that joins them.
+//!
+//! Uses `web`, `service`, `render`, `metrics` and `domain`; never `mcp` or `notify`
+//! (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
 pub mod allowance_uses;
 pub mod allowances;

@@ -10,6 +10,9 @@
 //! Messages go to people: an ask to each person asked, on each of their channels. Fan-out
 //! messages (channel `*`) are expanded by the worker into one message per channel and
 //! person.
+//!
+//! Uses `service` (its `Outbox`), `render`, `storage`'s budget types and `domain`; never `http`
+//! or `mcp` (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
 pub mod chat;
 pub mod email;

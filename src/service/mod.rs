@@ -1,5 +1,8 @@
 //! The lifecycle rules (docs/API.md) on top of storage: create, read, wait, answer, cancel, expire.
 //! Handlers (HTTP, MCP, CLI) call one function here each and map its result.
+//!
+//! Uses `render`, `wake`, `storage`, `metrics` and `domain` (docs/ARCHITECTURE.md, checked by
+//! tests/layers.rs).
 
 mod allowance_uses;
 mod allowances;
