@@ -1,6 +1,9 @@
 //! Layers look down only (docs/ARCHITECTURE.md): read from the `crate::…` paths in `src/`,
 //! every top-level module uses only the modules below it, modules of one rank use none of
-//! each other, so no import circle spans two of them; and no source file is over 600 lines.
+//! each other, so no import circle spans two of them. Inside a room, read from every path
+//! into the crate (`crate::`, `super::`, `self::`, a child module's, followed through
+//! re-exports to the file that defines the name), no files use each other in a circle. And
+//! no source file is over 600 lines.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -339,21 +342,24 @@ fn landing(
     reads: &BTreeMap<String, Read>,
     modules: &BTreeMap<Vec<String>, String>,
 ) -> String {
-    let mut path = path.to_vec();
-    for _ in 0..8 {
-        let deepest = (0..=path.len())
+    // The deepest module file on a path, and the name after it.
+    let file_of = |path: &[String]| {
+        let n = (0..=path.len())
             .rev()
             .find(|n| modules.contains_key(&path[..*n]))
             .unwrap();
-        let file = &modules[&path[..deepest]];
-        let Some(name) = path.get(deepest) else {
-            return file.clone();
-        };
-        let read = &reads[file];
+        (modules[&path[..n]].clone(), path.get(n).cloned())
+    };
+    let mut path = path.to_vec();
+    // Eight re-exports in a row end the walk, should two ever name each other.
+    for _ in 0..8 {
+        let (file, name) = file_of(&path);
+        let Some(name) = name else { return file };
+        let read = &reads[&file];
         let next = read
             .exports
             .iter()
-            .find(|(export, _)| export == name)
+            .find(|(export, _)| *export == name)
             .map(|(_, to)| to.clone())
             .or_else(|| {
                 read.exports
@@ -361,7 +367,7 @@ fn landing(
                     .filter(|(export, _)| export == "*")
                     .find_map(|(_, from)| {
                         let from = modules.get(from)?;
-                        reads[from].items.contains(name).then(|| {
+                        reads[from].items.contains(&name).then(|| {
                             let mut to = module_of(from);
                             to.push(name.clone());
                             to
@@ -370,14 +376,10 @@ fn landing(
             });
         match next {
             Some(to) if to != path => path = to,
-            _ => return file.clone(),
+            _ => return file,
         }
     }
-    modules[&path[..(0..=path.len())
-        .rev()
-        .find(|n| modules.contains_key(&path[..*n]))
-        .unwrap()]]
-        .clone()
+    file_of(&path).0
 }
 
 /// The uses between files of one top-level room: (file → used file → the line of the first use).
@@ -498,6 +500,27 @@ fn the_reading_sees_the_arrows_it_checks() {
     assert!(uses["service"].contains_key("storage"));
     assert!(uses["http"].contains_key("service"));
     assert!(uses.keys().all(|m| rank(m).is_some()), "{:?}", uses.keys());
+    // Inside a room: a `super::` path, a re-export followed to its file, a `crate::` path.
+    let files = file_uses();
+    assert!(files["domain/decision.rs"].contains_key("domain/spec.rs"));
+    assert!(files["mcp/handler.rs"].contains_key("mcp/results.rs"));
+    assert!(files["hook/install.rs"].contains_key("hook/files.rs"));
+}
+
+#[test]
+fn a_circle_is_named_by_its_files_and_lines() {
+    let mut uses: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    for (from, to, line) in [
+        ("a.rs", "b.rs", 3),
+        ("b.rs", "a.rs", 5),
+        ("c.rs", "a.rs", 1),
+    ] {
+        uses.entry(from.into()).or_default().insert(to.into(), line);
+    }
+    assert_eq!(
+        circles(&uses),
+        ["2 files: src/a.rs:3 → src/b.rs:5 → src/a.rs\n    (a.rs, b.rs)"]
+    );
 }
 
 #[test]
