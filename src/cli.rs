@@ -1,4 +1,6 @@
 //! Running the commands of `config::Cli`: `serve` and the admin commands.
+//!
+//! Uses every room below it (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
 mod admin;
 mod database;

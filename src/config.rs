@@ -4,6 +4,8 @@
 //! Each command takes only the flags it uses: the server's (database, listen address, public
 //! URL, log) belong to `serve` and to `sayso` alone, the database's to the admin commands,
 //! and a server URL and an API key to the client commands.
+//!
+//! Uses `hook`, `client` and `domain` (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
 pub mod admin;
 mod chats;

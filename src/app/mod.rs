@@ -1,6 +1,6 @@
 //! Putting sayso together: the command line's settings turned into each layer's own, the
 //! router that joins the API, the pages and MCP, the outbox worker, and the server that runs
-//! them. The only module that sees every layer.
+//! them. It may use every room but `cli` (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
 mod accept;
 mod body;

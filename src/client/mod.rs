@@ -3,6 +3,8 @@
 //! key of one inbox (`verify` checks receipts offline). With `--wait` (and for `await`) the
 //! outcome is printed as JSON and becomes the exit code, so shell scripts can branch on a
 //! person's answer; see `docs/CLI.md`.
+//!
+//! Uses `render` and `domain` (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
 pub mod abandon;
 mod allowances;

@@ -2,20 +2,16 @@
 
 use serde_json::{Map, Value, json};
 
-use super::decision::{AnswerAction, AnswerInput, Resolution};
-use super::form_answer::check_form;
+use super::decision::{AnswerInput, Resolution};
+use super::form_answer::{MAX_TEXT_ANSWER_CHARS, check_form};
 use super::issues::{Issue, Issues};
 use super::kind::{Kind, OutcomeSource, Status};
+use super::options::{check_typed, not_an_option};
+use super::people::AnswerAction;
 use super::read::{self, quote_short};
 use super::spec::{ChoiceOption, DecisionSpec, KindSpec};
 
 pub const MAX_REMARK_CHARS: usize = 2000;
-/// The longest typed "Other" answer.
-pub const MAX_OTHER_CHARS: usize = 2000;
-/// What a page's "Other" radio or checkbox sends; it stands for the typed text, never for an
-/// answer of its own.
-pub const OTHER_MARKER: &str = "__other__";
-pub const MAX_TEXT_ANSWER_CHARS: usize = 10_000;
 /// The longest note on one question.
 pub const MAX_NOTE_CHARS: usize = 2000;
 
@@ -266,15 +262,6 @@ pub(crate) fn find_label<'a>(options: &'a [ChoiceOption], s: &str) -> Option<&'a
     }
 }
 
-pub(crate) fn not_an_option(options: &[ChoiceOption], s: &str) -> String {
-    let names: Vec<&str> = options.iter().map(|o| o.value.as_str()).collect();
-    format!(
-        "{} is not one of the options: {}",
-        quote_short(s.trim()),
-        names.join(", ")
-    )
-}
-
 fn check_label(
     options: &[ChoiceOption],
     value: &Value,
@@ -404,19 +391,6 @@ fn choose_answer(
         outcome.push(json!(o));
     }
     Some((Value::Array(outcome), other.is_some()))
-}
-
-/// Text typed as "Other": not empty, not too long, and not the "Other" marker itself (a page
-/// that sent the marker with an empty box).
-pub(super) fn check_typed(s: &str, path: &str, issues: &mut Issues) -> bool {
-    if s.trim() == OTHER_MARKER {
-        issues.push(
-            path,
-            "\"Other\" was picked with nothing typed: type your own answer, or pick an option",
-        );
-        return false;
-    }
-    read::check_len(s, path, issues, 1, MAX_OTHER_CHARS)
 }
 
 fn required_choice(allow_other: bool) -> &'static str {

@@ -88,7 +88,7 @@ fn answered(decision: &Decision, q: &str, outcome: &Value) -> String {
             None => format!("The user answered {q} with {}.", json(outcome)),
         },
         KindSpec::Choose { .. } if decision.spec.approval.is_some() && decision.custom => {
-            match super::approval::ran_instead(decision) {
+            match decision.ran_instead() {
                 Some(command) => format!(
                     "The user answered {q} with {}, with the command edited before allowing; what runs is their command {}.",
                     json(outcome),

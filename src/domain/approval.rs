@@ -10,7 +10,6 @@ use time::format_description::well_known::Rfc3339;
 
 use super::issues::Issues;
 use super::read::{self, quote_short};
-use super::spec::KindSpec;
 
 /// The answers of an approval, in the order the page shows them.
 pub const ALLOW: &str = "Allow";
@@ -79,20 +78,6 @@ impl StepUp {
         match self {
             StepUp::Passkey => "passkey",
         }
-    }
-}
-
-/// Whether `spec` is an approval whose Allow needs a step-up (a passkey): no notification
-/// may then answer Allow in one tap.
-pub fn needs_step_up(spec: &super::DecisionSpec) -> bool {
-    spec.approval.as_ref().is_some_and(|a| a.step_up.is_some())
-}
-
-/// Whether `spec` offers "Allow for this session".
-pub fn offers_session(spec: &super::DecisionSpec) -> bool {
-    match &spec.body {
-        KindSpec::Choose { options, .. } => options.iter().any(|o| o.label == ALLOW_SESSION),
-        _ => false,
     }
 }
 
@@ -207,58 +192,9 @@ pub fn parse_approval(
     })
 }
 
-/// The `choose` body an approval must have: its options exactly the approval answers
-/// (`Allow`, `Deny`, and `Allow for this session` when the asker offers it, which needs a
-/// session and no step-up), one pick, no "Other".
-pub fn check_body(approval: &ApprovalSpec, body: &mut KindSpec, issues: &mut Issues) {
-    let KindSpec::Choose {
-        options,
-        multi,
-        allow_other,
-        ..
-    } = body
-    else {
-        issues.push("approval", "needs kind choose");
-        return;
-    };
-    let labels: Vec<&str> = options.iter().map(|o| o.label.as_str()).collect();
-    let with_session = [ALLOW, DENY, ALLOW_SESSION];
-    let session_allowed = approval.session_id.is_some() && approval.step_up.is_none();
-    if labels != [ALLOW, DENY] && (labels != with_session || !session_allowed) {
-        let expected = if session_allowed {
-            format!("{ALLOW}, {DENY} (and {ALLOW_SESSION})")
-        } else if approval.step_up.is_some() {
-            format!("{ALLOW}, {DENY} (an Allow that needs a passkey is never for a whole session)")
-        } else {
-            format!("{ALLOW}, {DENY} ({ALLOW_SESSION} needs a session_id)")
-        };
-        issues.push(
-            "options",
-            format!(
-                "an approval's options must be {expected} (got {})",
-                labels.join(", ")
-            ),
-        );
-    }
-    if *multi {
-        issues.push("multi", "an approval takes one answer");
-    }
-    *allow_other = false;
-}
-
 /// How long the notification of a session's approval waits for more of the same session:
 /// an agent that asks several things at once rings the phone once.
 pub const GATHER: time::Duration = time::Duration::seconds(3);
-
-/// Whether two decisions are approvals of the same agent session.
-pub fn same_session(a: &super::DecisionSpec, b: &super::DecisionSpec) -> bool {
-    match (&a.approval, &b.approval) {
-        (Some(x), Some(y)) => {
-            x.session_id.is_some() && x.session_id == y.session_id && x.harness == y.harness
-        }
-        _ => false,
-    }
-}
 
 /// The most characters of an edited command.
 pub const MAX_COMMAND_CHARS: usize = 10_000;
@@ -287,19 +223,6 @@ pub fn edited_command(
         return None;
     }
     read::check_len(command, "command", issues, 1, MAX_COMMAND_CHARS).then(|| command.to_string())
-}
-
-/// The command that runs in place of the one an approval asked: the one the person edited
-/// before allowing, kept with their answer; `None` when they allowed it as asked (or did not
-/// allow it).
-pub fn ran_instead(d: &super::Decision) -> Option<&str> {
-    let allowed = d.spec.approval.is_some()
-        && d.status == super::Status::Answered
-        && allows(d.outcome.as_ref());
-    if !allowed {
-        return None;
-    }
-    d.answers.last().and_then(|a| a.edited_command.as_deref())
 }
 
 /// What a tool call does, as far as the person and a policy care.

@@ -53,7 +53,7 @@ pub(super) fn parse_completion(
         }
         Some(v) => read::string(v, &url_path, issues)
             .map(str::trim)
-            .and_then(|s| super::new_decision::parse_http_url(s, &url_path, issues)),
+            .and_then(|s| read::parse_http_url(s, &url_path, issues)),
     };
     let wrap_path = join(PATH, "wrap_in");
     let wrap_in = match read::get(obj, "wrap_in") {

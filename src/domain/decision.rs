@@ -7,8 +7,10 @@ use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
 use super::answered_by::{AnswerChannel, AnsweredBy};
+use super::approval;
 use super::kind::{EventKind, Kind, OutcomeSource, Status};
 use super::outbox::{Channel, MessageStatus};
+use super::people::{AnswerAction, AnswerRecord};
 use super::spec::{DecisionSpec, Image};
 use super::words::words;
 
@@ -45,8 +47,8 @@ pub struct Decision {
     /// Which way it was answered, declined or cancelled (and on which bound device); `None`
     /// while pending, once expired, and for answers recorded before sayso kept this.
     pub answered_by: Option<AnsweredBy>,
-    /// Every answer given so far, in order, at most one per person (`people::tally`).
-    pub answers: Vec<super::people::AnswerRecord>,
+    /// Every answer given so far, in order, at most one per person (`tally::tally`).
+    pub answers: Vec<AnswerRecord>,
     /// Why a cancelled decision was withdrawn, when the agent said it in the one way the
     /// server reads (`CancelReason`); `None` otherwise.
     pub cancel_reason: Option<CancelReason>,
@@ -74,6 +76,21 @@ impl Decision {
     pub fn is_open_at(&self, now: OffsetDateTime) -> bool {
         self.status == Status::Pending && now < self.expires_at
     }
+
+    /// The command that runs in place of the one an approval asked: the one the person
+    /// edited before allowing, kept with their answer; `None` when they allowed it as asked
+    /// (or did not allow it).
+    pub fn ran_instead(&self) -> Option<&str> {
+        let allowed = self.spec.approval.is_some()
+            && self.status == Status::Answered
+            && approval::allows(self.outcome.as_ref());
+        if !allowed {
+            return None;
+        }
+        self.answers
+            .last()
+            .and_then(|a| a.edited_command.as_deref())
+    }
 }
 
 /// What a person (or the agent, for a cancel) does to a pending decision. Built by
@@ -93,9 +110,9 @@ pub struct Resolution {
     pub by: Option<AnsweredBy>,
     /// The person's answer that resolves it, appended to the decision's `answers`; the
     /// service sets it (`None` for a cancel).
-    pub answer: Option<super::people::AnswerRecord>,
+    pub answer: Option<AnswerRecord>,
     /// Applied only while the decision has exactly this many answers: a rule of several
-    /// people was tallied against them (`people::tally`).
+    /// people was tallied against them (`tally::tally`).
     pub expect_answers: Option<usize>,
     /// A cancel's reason, when it is the one the server reads.
     pub cancel_reason: Option<CancelReason>,
@@ -149,17 +166,6 @@ pub struct AnswerInput {
     /// (`navigator.credentials.get` with the page's challenge), each part base64url.
     #[serde(default)]
     pub passkey: Option<super::webauthn::AssertionInput>,
-}
-
-/// The action of an answer request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum AnswerAction {
-    #[default]
-    Answer,
-    Decline,
-    Done,
-    Skip,
 }
 
 /// One step in a decision's life, kept for the audit trail.

@@ -5,10 +5,13 @@ use serde_json::{Map, Number, Value};
 use time::format_description::well_known::Rfc3339;
 use time::{Date, Month, OffsetDateTime};
 
-use super::answer::{MAX_TEXT_ANSWER_CHARS, check_typed, not_an_option};
 use super::issues::{Issues, index, join};
+use super::options::{check_typed, not_an_option};
 use super::read::{self, quote_short};
 use super::spec::{ChoiceOption, FieldInput, FormSource, FormSpec, StringFormat};
+
+/// The longest text answer, and a form text field's cap.
+pub const MAX_TEXT_ANSWER_CHARS: usize = 10_000;
 
 /// Checks a form answer: every field, every problem listed at `path.<field>`. The
 /// normalised outcome holds only the form's fields; unknown members are dropped.

@@ -1,5 +1,7 @@
 //! The rules of a decision, with no IO: what a valid request is, what a valid answer is,
 //! and how a resolution reads in one sentence.
+//!
+//! Uses no other room: it is the bottom (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
 pub mod address;
 pub mod allowance;
@@ -31,15 +33,16 @@ pub mod receipt;
 pub mod shell;
 pub mod spec;
 pub mod subscription;
+pub mod tally;
 pub mod time_zone;
 pub mod webauthn;
 mod words;
 
 pub use answered_by::{AnswerChannel, AnsweredBy, PersonChannel};
 pub use decision::{
-    AnswerAction, AnswerInput, CancelReason, Decision, DecisionEvent, NewDecision,
-    NotificationState, Resolution,
+    AnswerInput, CancelReason, Decision, DecisionEvent, NewDecision, NotificationState, Resolution,
 };
 pub use issues::{Issue, Issues};
 pub use kind::{EventKind, Kind, Notify, OutcomeSource, Status};
+pub use people::AnswerAction;
 pub use spec::DecisionSpec;

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use time::Duration;
 
 use super::answer::check_outcome;
-use super::approval::{check_body, parse_approval};
+use super::approval::{ALLOW, ALLOW_SESSION, ApprovalSpec, DENY, parse_approval};
 use super::completion::parse_completion;
 use super::decision::NewDecision;
 use super::form_schema::parse_form_schema;
@@ -32,7 +32,6 @@ pub const MAX_BUTTON_LABEL_CHARS: usize = 100;
 pub const MAX_CONTEXT_MD_BYTES: usize = 64 * 1024;
 pub const MAX_ATTACHMENTS: usize = 10;
 pub const MAX_ATTACHMENT_NAME_CHARS: usize = 200;
-pub const MAX_URL_CHARS: usize = 2000;
 pub const MAX_METADATA_BYTES: usize = 4096;
 pub const DEFAULT_TTL_MINUTES: i64 = 60;
 pub const MAX_TTL_MINUTES: i64 = 43_200;
@@ -116,7 +115,7 @@ pub fn parse_new_decision(body: &Value) -> Result<NewDecision, Vec<Issue>> {
         .and_then(|v| read::string(v, "callback_url", &mut issues))
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .and_then(|s| parse_http_url(s, "callback_url", &mut issues));
+        .and_then(|s| read::parse_http_url(s, "callback_url", &mut issues));
     let completion =
         read::get(obj, "completion").and_then(|v| parse_completion(v, &mut issues, &mut warnings));
     let metadata = read::get(obj, "metadata")
@@ -127,7 +126,7 @@ pub fn parse_new_decision(body: &Value) -> Result<NewDecision, Vec<Issue>> {
         read::get(obj, "approval").and_then(|v| parse_approval(v, &mut issues, &mut warnings));
     let mut body = body;
     if let (Some(a), Some(b)) = (&approval, body.as_mut()) {
-        check_body(a, b, &mut issues);
+        check_approval_body(a, b, &mut issues);
     }
     let routing = parse_routing(obj, kind, approval.is_some(), ttl, &mut issues);
     let (Some(question), Some(body), Some(ttl)) = (question, body, ttl) else {
@@ -336,7 +335,7 @@ fn parse_attachments(
         let url_path = join(&path, "url");
         let url = required_at(obj, "url", &url_path, issues)
             .and_then(|v| read::string(v, &url_path, issues))
-            .and_then(|s| parse_http_url(s.trim(), &url_path, issues));
+            .and_then(|s| read::parse_http_url(s.trim(), &url_path, issues));
         if let (Some(name), Some(url)) = (name, url) {
             attachments.push(Attachment { name, url });
         }
@@ -355,38 +354,6 @@ fn required_at<'a>(
         issues.push(path, "is required");
     }
     v
-}
-
-/// An absolute `http` or `https` URL; anything else (`javascript:`, `file:`, relative) is
-/// refused, as the person would be sent there.
-pub(super) fn parse_http_url(s: &str, path: &str, issues: &mut Issues) -> Option<String> {
-    if read::chars(s) > MAX_URL_CHARS {
-        issues.push(
-            path,
-            format!(
-                "must be at most {MAX_URL_CHARS} characters (got {})",
-                read::chars(s)
-            ),
-        );
-        return None;
-    }
-    match url::Url::parse(s) {
-        Ok(url) if matches!(url.scheme(), "http" | "https") => Some(url.to_string()),
-        Ok(url) => {
-            issues.push(
-                path,
-                format!(
-                    "must be an http or https URL (got a {}: URL)",
-                    quote_short(url.scheme())
-                ),
-            );
-            None
-        }
-        Err(e) => {
-            issues.push(path, format!("must be an absolute http or https URL ({e})"));
-            None
-        }
-    }
 }
 
 fn parse_ttl(obj: &Map<String, Value>, issues: &mut Issues) -> Option<Duration> {
@@ -549,6 +516,45 @@ impl Write for ByteCounter {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// The `choose` body an approval must have: its options exactly the approval answers
+/// (`Allow`, `Deny`, and `Allow for this session` when the asker offers it, which needs a
+/// session and no step-up), one pick, no "Other".
+fn check_approval_body(approval: &ApprovalSpec, body: &mut KindSpec, issues: &mut Issues) {
+    let KindSpec::Choose {
+        options,
+        multi,
+        allow_other,
+        ..
+    } = body
+    else {
+        issues.push("approval", "needs kind choose");
+        return;
+    };
+    let labels: Vec<&str> = options.iter().map(|o| o.label.as_str()).collect();
+    let with_session = [ALLOW, DENY, ALLOW_SESSION];
+    let session_allowed = approval.session_id.is_some() && approval.step_up.is_none();
+    if labels != [ALLOW, DENY] && (labels != with_session || !session_allowed) {
+        let expected = if session_allowed {
+            format!("{ALLOW}, {DENY} (and {ALLOW_SESSION})")
+        } else if approval.step_up.is_some() {
+            format!("{ALLOW}, {DENY} (an Allow that needs a passkey is never for a whole session)")
+        } else {
+            format!("{ALLOW}, {DENY} ({ALLOW_SESSION} needs a session_id)")
+        };
+        issues.push(
+            "options",
+            format!(
+                "an approval's options must be {expected} (got {})",
+                labels.join(", ")
+            ),
+        );
+    }
+    if *multi {
+        issues.push("multi", "an approval takes one answer");
+    }
+    *allow_other = false;
 }
 
 #[cfg(test)]

@@ -6,9 +6,14 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::issues::{Issues, index, join};
-use super::read;
+use super::read::{self, quote_short};
 use super::spec::ChoiceOption;
 
+/// The longest typed "Other" answer.
+pub const MAX_OTHER_CHARS: usize = 2000;
+/// What a page's "Other" radio or checkbox sends; it stands for the typed text, never for an
+/// answer of its own.
+pub const OTHER_MARKER: &str = "__other__";
 pub const MAX_LABEL_CHARS: usize = 200;
 pub const MAX_DESCRIPTION_CHARS: usize = 1000;
 /// Option previews are Markdown, limited in bytes.
@@ -137,6 +142,28 @@ pub fn parse_recommended(
         return None;
     }
     Some(i as usize)
+}
+
+pub(crate) fn not_an_option(options: &[ChoiceOption], s: &str) -> String {
+    let names: Vec<&str> = options.iter().map(|o| o.value.as_str()).collect();
+    format!(
+        "{} is not one of the options: {}",
+        quote_short(s.trim()),
+        names.join(", ")
+    )
+}
+
+/// Text typed as "Other": not empty, not too long, and not the "Other" marker itself (a page
+/// that sent the marker with an empty box).
+pub(crate) fn check_typed(s: &str, path: &str, issues: &mut Issues) -> bool {
+    if s.trim() == OTHER_MARKER {
+        issues.push(
+            path,
+            "\"Other\" was picked with nothing typed: type your own answer, or pick an option",
+        );
+        return false;
+    }
+    read::check_len(s, path, issues, 1, MAX_OTHER_CHARS)
 }
 
 #[cfg(test)]

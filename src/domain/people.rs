@@ -1,11 +1,7 @@
 //! People: the answerers of an inbox. Who a decision asks (`approvers`), how many of them
 //! must agree (`required`), when it moves on to others (`escalate_after_s`,
 //! `escalate_to`), and the answers it has gathered so far.
-//!
-//! The rule, in full: any No, Deny or Decline resolves the decision at once (a veto); a
-//! Yes or Allow counts once per person, and resolves the decision when `required` people
-//! have given one. With `required` 1 (the default) the first answer resolves it, as
-//! always.
+//! The rule over a decision is `tally.rs`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -13,7 +9,6 @@ use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
 use super::answered_by::AnswerChannel;
-use super::decision::{AnswerAction, Decision};
 use super::quiet::QuietHours;
 
 /// The longest a person's name may be.
@@ -220,22 +215,15 @@ impl Routing {
     }
 }
 
-/// Whether `person` is asked `d` at `now`: an approver, or reached by its escalation once its
-/// time came. Only they see it in their feed, and only they may answer it.
-pub fn is_asked(d: &Decision, person: &str, now: OffsetDateTime) -> bool {
-    match &d.spec.routing {
-        None => true,
-        Some(r) => {
-            r.is_approver(person)
-                || (r.is_escalation_target(person)
-                    && r.escalates_at(d.created_at).is_some_and(|at| now >= at))
-        }
-    }
-}
-
-/// How many must say Yes for `d` to resolve.
-pub fn required(d: &Decision) -> u32 {
-    d.spec.routing.as_ref().map_or(1, |r| r.required.max(1))
+/// The action of an answer request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AnswerAction {
+    #[default]
+    Answer,
+    Decline,
+    Done,
+    Skip,
 }
 
 /// One answer a person gave a decision.
@@ -274,7 +262,8 @@ impl AnswerRecord {
             }
     }
 
-    fn is_yes(&self) -> bool {
+    /// A Yes or an Allow: it counts towards the people `required`.
+    pub fn is_yes(&self) -> bool {
         self.action == AnswerAction::Answer
             && match &self.value {
                 Some(Value::Bool(yes)) => *yes,
@@ -284,59 +273,6 @@ impl AnswerRecord {
                 _ => false,
             }
     }
-}
-
-/// What one more answer does to a pending decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tally {
-    /// This person has answered already: nothing changes.
-    AlreadyCounted,
-    /// It counts, and the rule is not met yet.
-    Counted,
-    /// It resolves the decision: the rule is met, or it is a veto.
-    Resolves,
-}
-
-/// What `answer` does to `d`, given the answers it already has.
-pub fn tally(d: &Decision, answer: &AnswerRecord) -> Tally {
-    if answer.person_id.is_some() && d.answers.iter().any(|a| a.person_id == answer.person_id) {
-        return Tally::AlreadyCounted;
-    }
-    let required = required(d) as usize;
-    if required <= 1 || answer.is_veto() {
-        return Tally::Resolves;
-    }
-    let yes = d.answers.iter().filter(|a| a.is_yes()).count() + usize::from(answer.is_yes());
-    if yes >= required {
-        Tally::Resolves
-    } else {
-        Tally::Counted
-    }
-}
-
-/// How far a decision that needs several people has come, for the page and the feed:
-/// "1 of 2 allowed: ana". `None` for a decision one answer resolves.
-pub fn progress(d: &Decision) -> Option<String> {
-    let required = required(d);
-    if required <= 1 {
-        return None;
-    }
-    let yes: Vec<&str> = d
-        .answers
-        .iter()
-        .filter(|a| a.is_yes())
-        .filter_map(|a| a.person.as_deref())
-        .collect();
-    let verb = if d.spec.approval.is_some() {
-        "allowed"
-    } else {
-        "said yes"
-    };
-    Some(if yes.is_empty() {
-        format!("0 of {required} {verb}")
-    } else {
-        format!("{} of {required} {verb}: {}", yes.len(), yes.join(", "))
-    })
 }
 
 #[cfg(test)]

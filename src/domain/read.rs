@@ -253,6 +253,41 @@ pub(crate) fn push_capped(
     }
 }
 
+/// The longest URL a request may give (a callback, a completion).
+pub const MAX_URL_CHARS: usize = 2000;
+
+/// An absolute `http` or `https` URL; anything else (`javascript:`, `file:`, relative) is
+/// refused, as the person would be sent there.
+pub(crate) fn parse_http_url(s: &str, path: &str, issues: &mut Issues) -> Option<String> {
+    if chars(s) > MAX_URL_CHARS {
+        issues.push(
+            path,
+            format!(
+                "must be at most {MAX_URL_CHARS} characters (got {})",
+                chars(s)
+            ),
+        );
+        return None;
+    }
+    match url::Url::parse(s) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") => Some(url.to_string()),
+        Ok(url) => {
+            issues.push(
+                path,
+                format!(
+                    "must be an http or https URL (got a {}: URL)",
+                    quote_short(url.scheme())
+                ),
+            );
+            None
+        }
+        Err(e) => {
+            issues.push(path, format!("must be an absolute http or https URL ({e})"));
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

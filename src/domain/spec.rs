@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::approval;
 use super::kind::{Kind, Notify};
 
 /// What the agent asked, validated.
@@ -32,7 +33,7 @@ pub struct DecisionSpec {
     pub shape: Option<Shape>,
     /// Set when the decision is a coding agent's tool approval (`sayso hook`, `approve`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approval: Option<super::approval::ApprovalSpec>,
+    pub approval: Option<approval::ApprovalSpec>,
     /// Who is asked and how many must agree, when the request said (`people`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub routing: Option<super::people::Routing>,
@@ -63,6 +64,32 @@ impl Shape {
 impl DecisionSpec {
     pub fn kind(&self) -> Kind {
         self.body.kind()
+    }
+
+    /// Whether this is an approval whose Allow needs a step-up (a passkey): no notification
+    /// may then answer Allow in one tap.
+    pub fn needs_step_up(&self) -> bool {
+        self.approval.as_ref().is_some_and(|a| a.step_up.is_some())
+    }
+
+    /// Whether this offers "Allow for this session".
+    pub fn offers_session(&self) -> bool {
+        match &self.body {
+            KindSpec::Choose { options, .. } => {
+                options.iter().any(|o| o.label == approval::ALLOW_SESSION)
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether this and `other` are approvals of the same agent session.
+    pub fn same_session(&self, other: &DecisionSpec) -> bool {
+        match (&self.approval, &other.approval) {
+            (Some(x), Some(y)) => {
+                x.session_id.is_some() && x.session_id == y.session_id && x.harness == y.harness
+            }
+            _ => false,
+        }
     }
 }
 

@@ -11,9 +11,9 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use tokio::time::Instant;
 
-use super::ask::{CREATE_WINDOW, request_timeout};
 use super::call::ToolCall;
 use super::receipt::Checked;
+use super::{CREATE_WINDOW, request_timeout};
 use crate::client::http::Api;
 use crate::domain::AnswerChannel;
 use crate::domain::allowance::Scope;

@@ -16,6 +16,7 @@ use super::allowance::{Standing, record_use, session_allowed, standing_allowance
 use super::call::ToolCall;
 use super::policy::{People, Ruling};
 use super::reply::Verdict;
+use super::{CREATE_WINDOW, request_timeout};
 use crate::client::args::NotifyArg;
 use crate::client::http::{Api, Failure};
 use crate::client::wait::wait_for_decision;
@@ -23,9 +24,6 @@ use crate::domain::approval::{ALLOW, ALLOW_SESSION, DENY, MAX_RULE_CHARS};
 use crate::domain::receipt::PublicKey;
 use crate::render::approval;
 
-/// How long the create keeps retrying a server that cannot be reached (within the deadline):
-/// a restart, not an outage.
-pub(super) const CREATE_WINDOW: Duration = Duration::from_secs(10);
 /// How long the question stays open past the hook's wait should withdrawing it fail (the
 /// server unreachable right then): long enough for the withdrawal to arrive first, short
 /// enough that no answer can come long after nothing waits for it.
@@ -409,12 +407,6 @@ fn add_people(body: &mut Value, people: &People) {
     if let Some(n) = people.required {
         body["required"] = Value::from(n);
     }
-}
-
-/// A request may take until just past the deadline: the guard around it ends it first,
-/// with the plainer reason.
-pub(super) fn request_timeout(deadline: Instant) -> Duration {
-    deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(1)
 }
 
 fn first_line(e: &crate::client::http::Failure) -> String {

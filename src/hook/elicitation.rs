@@ -28,7 +28,7 @@ use uuid::Uuid;
 
 use super::call::text;
 use super::reply::Reply;
-use super::{Fallback, HookArgs};
+use super::{CREATE_WINDOW, Fallback, HookArgs};
 use crate::client::http::{Api, Failure};
 use crate::client::wait::wait_for_decision;
 use crate::domain::AnswerChannel;
@@ -55,8 +55,6 @@ const MAX_LINK_NAME_CHARS: usize = 200;
 /// How long the question outlives the hook's wait, should the hook be killed before it
 /// cancels it: its answer could no longer reach the server.
 const OPEN_AFTER_WAIT: Duration = Duration::from_secs(60);
-/// How long the create keeps retrying a server that cannot be reached (within the wait).
-const CREATE_WINDOW: Duration = Duration::from_secs(10);
 /// How long past the wait the closing steps (cancel, read back) may take.
 const CLOSE_GRACE: Duration = Duration::from_secs(10);
 

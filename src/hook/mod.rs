@@ -6,6 +6,8 @@
 //! It never allows by accident: bad input, a bad policy file, no key, a server that cannot
 //! be reached and a person who does not answer in time all end in the configured fallback
 //! (deny, or hand back to the terminal), with one line on stderr saying why.
+//!
+//! Uses `client`, `render` and `domain` (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
 mod abandon;
 mod allowance;
@@ -19,6 +21,7 @@ pub mod doctor;
 mod edit;
 mod elicitation;
 mod elsewhere;
+mod files;
 mod gemini;
 mod glob;
 pub mod install;
@@ -37,6 +40,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
+use tokio::time::Instant;
 
 use crate::client::args::{NotifyArg, ServerArgs};
 use crate::client::http::Api;
@@ -51,6 +55,9 @@ pub const DEFAULT_WAIT_S: u64 = 900;
 const MAX_STDIN_BYTES: u64 = 4 * 1024 * 1024;
 /// How long the harness has to hand over its stdin.
 const STDIN_WAIT: Duration = Duration::from_secs(10);
+/// How long the create keeps retrying a server that cannot be reached (within the deadline):
+/// a restart, not an outage.
+const CREATE_WINDOW: Duration = Duration::from_secs(10);
 
 /// `sayso hook …`.
 #[derive(Debug, Subcommand)]
@@ -119,6 +126,12 @@ pub struct HookArgs {
     pub receipt_key: Option<String>,
     #[command(flatten)]
     pub server: ServerArgs,
+}
+
+/// A request may take until just past the deadline: the guard around it ends it first,
+/// with the plainer reason.
+fn request_timeout(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(1)
 }
 
 /// Runs `sayso hook …` and ends the process with the harness's exit code.

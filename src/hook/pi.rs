@@ -7,7 +7,7 @@
 //! pi hands a blocked call's reason to the model as the tool's error, so no reason printed
 //! here carries the link the person answers at.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
@@ -17,9 +17,6 @@ use super::reply::{Reply, Verdict};
 
 /// The extension, as `sayso hook install pi` writes it (before its settings are filled in).
 pub const EXTENSION: &str = include_str!("../../integrations/pi/sayso.ts");
-/// The extension's file name, in `.pi/extensions/` or `~/.pi/agent/extensions/`.
-pub const EXTENSION_FILE: &str = "sayso.ts";
-
 const EVENT: &str = "tool_call";
 const COMMAND_LINE: &str = "const HOOK_COMMAND = ";
 const TIMEOUT_LINE: &str = "const HOOK_TIMEOUT_S = ";
@@ -40,27 +37,6 @@ pub fn extension(command: &str, timeout_s: u64) -> String {
         .collect::<Vec<_>>()
         .join("\n")
         + "\n"
-}
-
-/// Where pi loads the extension from: the project's `.pi/extensions/`, or (`user`) the agent
-/// directory's `extensions/` (`$PI_CODING_AGENT_DIR`, else `~/.pi/agent`; `root` is `HOME`).
-pub fn extension_path(root: &Path, user: bool) -> PathBuf {
-    let dir = if user {
-        agent_dir(root)
-    } else {
-        root.join(".pi")
-    };
-    dir.join("extensions").join(EXTENSION_FILE)
-}
-
-/// pi's agent directory, as pi finds it.
-pub fn agent_dir(home: &Path) -> PathBuf {
-    match std::env::var("PI_CODING_AGENT_DIR") {
-        Ok(d) if d == "~" => home.to_path_buf(),
-        Ok(d) if d.starts_with("~/") => home.join(&d[2..]),
-        Ok(d) if !d.is_empty() => PathBuf::from(d),
-        _ => home.join(".pi").join("agent"),
-    }
 }
 
 /// `sayso hook install pi`: writes the extension at `file` (replacing an older copy of
@@ -96,7 +72,7 @@ pub fn install(file: &Path, command: &str, timeout_s: u64, dry_run: bool) -> any
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    super::install::write_atomically(file, &text)?;
+    super::files::write_atomically(file, &text)?;
     println!(
         "wrote sayso's pi extension to {}: it runs `{command}` before every tool call and adds ask_user",
         file.display()

@@ -71,7 +71,7 @@ pub fn pin(server: &str, key: &PublicKey) -> anyhow::Result<Option<String>> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    super::install::write_atomically(
+    super::files::write_atomically(
         &path,
         &(serde_json::to_string_pretty(&Value::Object(pins))? + "\n"),
     )?;

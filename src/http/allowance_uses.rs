@@ -13,7 +13,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 #[allow(unused_imports)] // named only in the OpenAPI annotations
-use super::openapi::{
+use super::shapes::{
     BadRequest, NotFound, PayloadTooLarge, TooManyRequests, Unauthorized, Unavailable,
     ValidationFailed,
 };
@@ -188,18 +188,5 @@ mod tests {
         assert_eq!(page_query(Some("after=7&limit=200")).unwrap(), (7, 200));
         assert_eq!(page_query(Some("limit=201")).unwrap_err()[0].path, "limit");
         assert_eq!(page_query(Some("after=-1")).unwrap_err()[0].path, "after");
-    }
-
-    #[test]
-    fn the_document_names_the_uses_and_their_event() {
-        use utoipa::OpenApi;
-        let doc = serde_json::to_value(super::super::openapi::ApiDoc::openapi()).unwrap();
-        let uses = &doc["paths"]["/v1/allowances/{id}/uses"];
-        assert!(
-            uses["post"].is_object() && uses["get"].is_object(),
-            "{uses}"
-        );
-        let kinds = doc["components"]["schemas"]["EventKind"].to_string();
-        assert!(kinds.contains("\"allowance_used\""), "{kinds}");
     }
 }

@@ -13,7 +13,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 #[allow(unused_imports)] // named only in the OpenAPI annotations
-use super::openapi::{NotFound, TooManyRequests, Unauthorized, Unavailable, ValidationFailed};
+use super::shapes::{NotFound, TooManyRequests, Unauthorized, Unavailable, ValidationFailed};
 use crate::domain::Issues;
 use crate::domain::allowance::{Allowance, Scope};
 use crate::service::Service;

@@ -11,7 +11,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 #[allow(unused_imports)] // named only in the OpenAPI annotations
-use super::openapi::{
+use super::shapes::{
     AlreadyResolved, BadRequest, CreateDecision, EventList, NotFound, PayloadTooLarge,
     TooManyRequests, Unauthorized, Unavailable, ValidationFailed,
 };

@@ -1,4 +1,7 @@
 //! HTTP: the agent API, the person's pages, health checks, and the router that joins them.
+//!
+//! Uses `web`, `service`, `render`, `metrics` and `domain`; never `mcp` or `notify`
+//! (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
 pub mod allowance_uses;
 pub mod allowances;
@@ -10,6 +13,7 @@ pub mod openapi;
 pub mod pages;
 mod rate_limit;
 pub mod receipts;
+pub mod shapes;
 mod trace;
 pub mod usage;
 
@@ -120,7 +124,7 @@ pub(crate) async fn healthz() -> &'static str {
 #[utoipa::path(get, path = "/readyz", tag = "health",
     responses(
         (status = 200, description = "The database answers.", content_type = "text/plain", body = String, example = "ready\n"),
-        (status = 503, response = openapi::Unavailable),
+        (status = 503, response = shapes::Unavailable),
     ))]
 pub(crate) async fn readyz(State(svc): State<Service>) -> impl IntoResponse {
     if svc.ready().await {

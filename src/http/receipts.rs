@@ -9,7 +9,7 @@ use axum::routing::get;
 use serde::Serialize;
 
 #[allow(unused_imports)] // named only in the OpenAPI annotations
-use super::openapi::{
+use super::shapes::{
     NotFound, ReceiptNotReady, TooManyRequests, Unauthorized, Unavailable, ValidationFailed,
 };
 #[allow(unused_imports)] // named only in the OpenAPI annotations

@@ -14,7 +14,6 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-#[path = "approve.rs"]
 pub(super) mod approve;
 
 use super::profiles::{self, Profile, claude, gemini, omp, pi};

@@ -6,6 +6,9 @@
 //! The HTTP side is stateless (no MCP session is kept between requests), so any replica can
 //! serve any request. An axum middleware in front authenticates the API key and puts the
 //! inbox into the request's extensions; the tools read it from there.
+//!
+//! Uses `web`, `service`, `render` and `domain`; never `http` or `notify`
+//! (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
 pub mod bridge;
 mod handler;

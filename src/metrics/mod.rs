@@ -6,6 +6,8 @@
 //!
 //! Labels take their values from closed sets only (route templates, kinds, statuses,
 //! channels), never from paths or ids, so the number of series stays small.
+//!
+//! Uses `domain`'s words only (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
 use std::sync::Arc;
 use std::time::Duration;

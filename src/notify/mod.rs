@@ -10,6 +10,9 @@
 //! Messages go to people: an ask to each person asked, on each of their channels. Fan-out
 //! messages (channel `*`) are expanded by the worker into one message per channel and
 //! person.
+//!
+//! Uses `service` (its `Outbox`), `render`, `storage`'s budget types and `domain`; never `http`
+//! or `mcp` (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
 pub mod chat;
 pub mod email;
@@ -22,16 +25,17 @@ pub mod push;
 pub mod webhook;
 pub mod worker;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use rand::Rng;
 
 use crate::domain::Decision;
 use crate::domain::inbox::{Inbox, InboxChannels};
-use crate::domain::outbox::Channel;
-use crate::domain::outbox::OutboxMessage;
-use crate::service::{DecisionView, Outbox};
+use crate::domain::outbox::{Channel, MessageResult, MessageStatus, OutboxMessage};
+use crate::service::{DecisionView, Outbox, now};
 
 /// How one attempt to deliver a message ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,10 +170,7 @@ pub enum NotifyError {
 /// The outbox worker with every channel this server is configured for: email when an SMTP
 /// server is set, and always Web Push, ntfy and webhooks (each skips an inbox that has not
 /// set it up, saying why).
-pub fn build_worker(
-    settings: &NotifySettings,
-    public_url: &str,
-) -> Result<worker::Worker, NotifyError> {
+pub fn build_worker(settings: &NotifySettings, public_url: &str) -> Result<Worker, NotifyError> {
     let mut channels: Vec<Arc<dyn Courier>> = vec![
         Arc::new(push::WebPushChannel::new(
             push_subject(&settings.mail_from, public_url),
@@ -198,16 +199,16 @@ pub fn build_worker(
         let bot = chat::matrix::Matrix::shared(m);
         channels.push(Arc::new(chat::matrix::MatrixCourier::new(bot)));
     }
-    let pacing = worker::WorkerSettings {
+    let pacing = WorkerSettings {
         retry_base: settings.retry_base.max(Duration::from_millis(1)),
         lease: settings.lease.max(Duration::from_secs(1)),
         budget: (settings.notify_per_minute > 0).then(|| crate::storage::BudgetRule {
             per_window: settings.notify_per_minute,
             window: settings.budget_window.max(Duration::from_millis(100)),
         }),
-        ..worker::WorkerSettings::default()
+        ..WorkerSettings::default()
     };
-    Ok(worker::Worker::new(channels, pacing))
+    Ok(Worker::new(channels, pacing))
 }
 
 /// The VAPID `sub`: the mail address people can write to, else the public URL.
@@ -221,5 +222,85 @@ fn push_subject(mail_from: &str, public_url: &str) -> String {
         format!("mailto:{address}")
     } else {
         public_url.to_string()
+    }
+}
+
+/// How the worker paces itself.
+#[derive(Debug, Clone)]
+pub struct WorkerSettings {
+    /// The first retry waits this long; each later one twice as long, up to `retry_cap`.
+    pub retry_base: Duration,
+    pub retry_cap: Duration,
+    /// How often to look for due messages when nothing wakes the worker.
+    pub poll_interval: Duration,
+    /// How long a claim holds a message before another worker may take it.
+    pub lease: Duration,
+    /// Messages claimed per round.
+    pub batch: u32,
+    /// Deliveries in flight at once.
+    pub concurrency: usize,
+    /// Each person's notification budget per channel (people.rs); `None` for none.
+    pub budget: Option<crate::storage::BudgetRule>,
+}
+
+impl Default for WorkerSettings {
+    fn default() -> Self {
+        WorkerSettings {
+            retry_base: Duration::from_secs(5),
+            retry_cap: Duration::from_secs(3600),
+            poll_interval: Duration::from_secs(1),
+            lease: Duration::from_secs(120),
+            batch: 50,
+            concurrency: 8,
+            budget: None,
+        }
+    }
+}
+
+/// The couriers by channel, and how to pace them.
+pub struct Worker {
+    couriers: HashMap<Channel, Arc<dyn Courier>>,
+    settings: WorkerSettings,
+}
+
+impl Worker {
+    pub fn new(couriers: Vec<Arc<dyn Courier>>, settings: WorkerSettings) -> Self {
+        Worker {
+            couriers: couriers.into_iter().map(|c| (c.channel(), c)).collect(),
+            settings,
+        }
+    }
+
+    /// Try again later with exponential backoff and jitter, or give up once past the
+    /// message's deadline.
+    fn retry(&self, m: &OutboxMessage, error: String) -> MessageResult {
+        let exp = m.attempts.saturating_sub(1).min(20);
+        let base = self
+            .settings
+            .retry_base
+            .saturating_mul(1 << exp)
+            .min(self.settings.retry_cap);
+        let jitter = rand::rng().random_range(0.75..1.25);
+        let wait = base.mul_f64(jitter);
+        let retry_at = now() + wait;
+        if retry_at > m.give_up_at {
+            return done(
+                MessageStatus::Failed,
+                &format!("gave up after {} attempts: {error}", m.attempts),
+            );
+        }
+        MessageResult {
+            status: MessageStatus::Pending,
+            retry_at: Some(retry_at),
+            detail: Some(error),
+        }
+    }
+}
+
+fn done(status: MessageStatus, detail: &str) -> MessageResult {
+    MessageResult {
+        status,
+        retry_at: None,
+        detail: Some(detail.to_string()),
     }
 }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::worker::{Worker, done};
 use super::{Courier, Delivery};
+use super::{Worker, done};
 use crate::domain::outbox::{MessageResult, MessageStatus, OutboxMessage, Purpose};
 use crate::domain::people::Person;
 use crate::domain::webauthn::ID_PREFIX_CHARS;

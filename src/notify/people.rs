@@ -12,7 +12,7 @@
 use serde_json::json;
 use time::OffsetDateTime;
 
-use super::worker::{Worker, done};
+use super::{Worker, done};
 use crate::domain::inbox::{Inbox, InboxChannels};
 use crate::domain::outbox::{MessageResult, MessageStatus, NewMessage, OutboxMessage, Purpose};
 use crate::domain::people::Person;

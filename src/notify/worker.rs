@@ -7,17 +7,15 @@
 //! then goes out for all that wait; an `escalate` fan-out asks the escalation's targets
 //! (people.rs).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rand::Rng;
 use serde_json::json;
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
 use super::people::{Budgeted, ESCALATION, held, person_channels};
-use super::{Courier, Delivering, Delivery};
+use super::{Courier, Delivering, Delivery, Worker, done};
 use crate::domain::inbox::Inbox;
 use crate::domain::outbox::{
     Channel, MessageResult, MessageStatus, NewMessage, OutboxMessage, Purpose, Route,
@@ -37,38 +35,6 @@ const PERSON_CHANNELS: [Channel; 6] = [
     Channel::Telegram,
 ];
 
-/// How the worker paces itself.
-#[derive(Debug, Clone)]
-pub struct WorkerSettings {
-    /// The first retry waits this long; each later one twice as long, up to `retry_cap`.
-    pub retry_base: Duration,
-    pub retry_cap: Duration,
-    /// How often to look for due messages when nothing wakes the worker.
-    pub poll_interval: Duration,
-    /// How long a claim holds a message before another worker may take it.
-    pub lease: Duration,
-    /// Messages claimed per round.
-    pub batch: u32,
-    /// Deliveries in flight at once.
-    pub concurrency: usize,
-    /// Each person's notification budget per channel (people.rs); `None` for none.
-    pub budget: Option<crate::storage::BudgetRule>,
-}
-
-impl Default for WorkerSettings {
-    fn default() -> Self {
-        WorkerSettings {
-            retry_base: Duration::from_secs(5),
-            retry_cap: Duration::from_secs(3600),
-            poll_interval: Duration::from_secs(1),
-            lease: Duration::from_secs(120),
-            batch: 50,
-            concurrency: 8,
-            budget: None,
-        }
-    }
-}
-
 /// What gathering a session's approvals makes of one ask.
 enum Gathered {
     /// A later approval of the session carries the notification.
@@ -77,20 +43,7 @@ enum Gathered {
     With(usize),
 }
 
-/// The couriers by channel, and how to pace them.
-pub struct Worker {
-    couriers: HashMap<Channel, Arc<dyn Courier>>,
-    pub(super) settings: WorkerSettings,
-}
-
 impl Worker {
-    pub fn new(couriers: Vec<Arc<dyn Courier>>, settings: WorkerSettings) -> Self {
-        Worker {
-            couriers: couriers.into_iter().map(|c| (c.channel(), c)).collect(),
-            settings,
-        }
-    }
-
     /// Runs until the task is aborted (on shutdown). Deliveries go on side by side, up to
     /// `concurrency`, each in a slot of its own: a slow or hanging endpoint holds one slot
     /// until its timeout while the others keep claiming and sending, so one dead receiver
@@ -441,38 +394,5 @@ impl Worker {
         }
         let detail = format!("{} message(s) queued", follow_ups.len());
         (done(MessageStatus::Sent, &detail), follow_ups)
-    }
-
-    /// Try again later with exponential backoff and jitter, or give up once past the
-    /// message's deadline.
-    pub(super) fn retry(&self, m: &OutboxMessage, error: String) -> MessageResult {
-        let exp = m.attempts.saturating_sub(1).min(20);
-        let base = self
-            .settings
-            .retry_base
-            .saturating_mul(1 << exp)
-            .min(self.settings.retry_cap);
-        let jitter = rand::rng().random_range(0.75..1.25);
-        let wait = base.mul_f64(jitter);
-        let retry_at = now() + wait;
-        if retry_at > m.give_up_at {
-            return done(
-                MessageStatus::Failed,
-                &format!("gave up after {} attempts: {error}", m.attempts),
-            );
-        }
-        MessageResult {
-            status: MessageStatus::Pending,
-            retry_at: Some(retry_at),
-            detail: Some(error),
-        }
-    }
-}
-
-pub(super) fn done(status: MessageStatus, detail: &str) -> MessageResult {
-    MessageResult {
-        status,
-        retry_at: None,
-        detail: Some(detail.to_string()),
     }
 }

@@ -1,6 +1,8 @@
 //! What the person's pages and the notification mails both say: Markdown made safe, times in
 //! words, a decision's state as a heading. One place, so a page and a mail about the same
 //! decision never phrase it differently. Pure functions, no IO.
+//!
+//! Uses `domain` only (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
 pub mod allowance;
 pub mod approval;

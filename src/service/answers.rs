@@ -1,14 +1,15 @@
 //! The person's side of a decision: its answer link (`web_url`), and the person links
 //! (`/a/…`) that only a person's feed and notifications carry: a tool approval's, and those
 //! of a decision sent to people by name. An answer names its person when it is known, and
-//! counts by the decision's rule (`people::tally`).
+//! counts by the decision's rule (`tally::tally`).
 
 use uuid::Uuid;
 
 use super::{Service, ServiceError};
 use crate::domain::allowance::Grant;
 use crate::domain::answer::validate_answer;
-use crate::domain::people::{self, AnswerRecord, Person, Tally};
+use crate::domain::people::{AnswerRecord, Person};
+use crate::domain::tally::{self, Tally};
 use crate::domain::{
     AnswerChannel, AnswerInput, AnsweredBy, Decision, EventKind, Issue, PersonChannel, Status,
 };
@@ -46,7 +47,7 @@ impl Service {
             .filter(|p| p.inbox_id == d.inbox_id)
             .ok_or(ServiceError::NotFound)?;
         if d.status == Status::Pending
-            && !people::is_asked(&d, &person.name, super::now())
+            && !tally::is_asked(&d, &person.name, super::now())
             && !d.answers.iter().any(|a| a.person_id == Some(person.id))
         {
             return Err(ServiceError::NotFound);
@@ -227,7 +228,7 @@ impl Service {
                 }
             };
             if let Some(p) = person
-                && !people::is_asked(&d, &p.name, super::now())
+                && !tally::is_asked(&d, &p.name, super::now())
             {
                 return Err(ServiceError::NotFound);
             }
@@ -236,13 +237,13 @@ impl Service {
                 .map(str::to_string);
             // Where several must Allow, the others allow the command the agent asked: one
             // person's edit would run what they never saw.
-            if edited_command.is_some() && people::required(&d) > 1 {
+            if edited_command.is_some() && tally::required(&d) > 1 {
                 return Err(ServiceError::Validation(vec![Issue {
                     path: "command".into(),
                     message: format!(
                         "this approval needs {} people's Allow, so its command cannot be \
                          edited: allow it as asked, or deny it and say what to run instead",
-                        people::required(&d)
+                        tally::required(&d)
                     ),
                 }]));
             }
@@ -256,7 +257,7 @@ impl Service {
                 at: super::now(),
                 channel: by.channel,
             };
-            let tally = people::tally(&d, &answer);
+            let tally = tally::tally(&d, &answer);
             if matches!(tally, Tally::AlreadyCounted) {
                 return Ok(d);
             }
@@ -283,7 +284,7 @@ impl Service {
                 Tally::Resolves => {
                     resolution.answer = Some(answer);
                     resolution.expect_answers =
-                        (people::required(&d) > 1).then_some(d.answers.len());
+                        (tally::required(&d) > 1).then_some(d.answers.len());
                     match self.apply_tallied(d.id, resolution).await? {
                         Ok(won) => return Ok(won),
                         Err(now_d) if now_d.status == Status::Pending => {}

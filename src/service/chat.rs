@@ -16,7 +16,8 @@ use crate::domain::answered_by::{AnsweredBy, PersonChannel};
 use crate::domain::chat::{ChatPost, ChatReply};
 use crate::domain::lang::Lang;
 use crate::domain::outbox::Channel;
-use crate::domain::people::{self, Person};
+use crate::domain::people::Person;
+use crate::domain::tally;
 use crate::domain::{Decision, Status};
 use crate::storage::StoreError;
 
@@ -124,7 +125,7 @@ impl Service {
         Ok(everyone
             .into_iter()
             .find(|p| p.chats.on(channel) == Some(user))
-            .filter(|p| people::is_asked(d, &p.name, now())))
+            .filter(|p| tally::is_asked(d, &p.name, now())))
     }
 
     /// The zone to tell `user` of `channel` the times of `d` in: theirs when they are a

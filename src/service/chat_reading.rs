@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 
 use crate::domain::approval::{ALLOW, DENY};
-use crate::domain::decision::{AnswerAction, AnswerInput};
 use crate::domain::spec::{ChoiceOption, DecisionSpec, KindSpec};
+use crate::domain::{AnswerAction, AnswerInput};
 use crate::render::what_runs;
 
 /// The most characters of what a tool approval runs that a chat message shows; an Allow of

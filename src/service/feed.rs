@@ -7,7 +7,8 @@ use uuid::Uuid;
 use super::{Service, ServiceError, Viewer};
 use crate::domain::Decision;
 use crate::domain::Status;
-use crate::domain::people::{self, Person};
+use crate::domain::people::Person;
+use crate::domain::tally;
 use crate::storage::ListFilter;
 
 /// How many resolved decisions the feed's history shows.
@@ -120,7 +121,7 @@ struct PendingPage {
 
 impl Service {
     /// One page of the feed of a person already known (by their link or a bound device):
-    /// the inbox's pending decisions that ask them (`people::is_asked`), soonest expiry
+    /// the inbox's pending decisions that ask them (`tally::is_asked`), soonest expiry
     /// first, from just after `after` (the first page without it), and those they answered.
     pub async fn person_feed(
         &self,
@@ -131,7 +132,7 @@ impl Service {
         let inbox = &viewer.inbox;
         let now = super::now();
         let theirs = |d: &Decision| {
-            people::is_asked(d, &viewer.person.name, now)
+            tally::is_asked(d, &viewer.person.name, now)
                 || d.answers
                     .iter()
                     .any(|a| a.person_id == Some(viewer.person.id))
@@ -288,7 +289,7 @@ impl Service {
                 let here = FeedCursor::after(&d);
                 // One past expiry the sweep has not reached yet is expired here, not shown.
                 let d = self.settle(d).await?;
-                if d.status == Status::Pending && people::is_asked(&d, &viewer.person.name, now) {
+                if d.status == Status::Pending && tally::is_asked(&d, &viewer.person.name, now) {
                     if items.len() == want {
                         return Ok(PendingPage { items, next: at });
                     }

@@ -1,5 +1,8 @@
 //! The lifecycle rules (docs/API.md) on top of storage: create, read, wait, answer, cancel, expire.
 //! Handlers (HTTP, MCP, CLI) call one function here each and map its result.
+//!
+//! Uses `render`, `wake`, `storage`, `metrics` and `domain` (docs/ARCHITECTURE.md, checked by
+//! tests/layers.rs).
 
 mod allowance_uses;
 mod allowances;
@@ -51,7 +54,8 @@ pub use events::ResolutionFeed;
 pub use export::ExportQuery;
 pub use feed::{FEED_PAGE, Feed, FeedCursor, Waiting};
 pub use inboxes::{ChannelChanges, FirstRun};
-pub use outbox::{Outbox, message};
+pub use notifications::message;
+pub use outbox::Outbox;
 pub use people::PersonSettings;
 pub use receipts::{MAX_RECEIPTS_PAGE, RECEIPT_KEY_SETTING};
 pub use tokens::Tokens;

@@ -8,12 +8,22 @@
 use time::{Duration, OffsetDateTime};
 
 use super::Service;
-use super::outbox::message;
 use crate::domain::inbox::{Inbox, InboxChannels};
 use crate::domain::outbox::{Channel, MessageStatus, NewMessage, Purpose, Route};
 use crate::domain::people::{Person, Routing};
 use crate::domain::{Kind, NewDecision, NotificationState, Notify};
 
+/// A message on `route` for `purpose`, due at `at`, given up on an hour later.
+pub fn message(route: Route, purpose: Purpose, at: OffsetDateTime) -> NewMessage {
+    NewMessage {
+        route,
+        purpose,
+        payload: serde_json::json!({}),
+        not_before: at,
+        give_up_at: at + time::Duration::hours(1),
+        person: None,
+    }
+}
 /// A pending decision re-notifies once this share of its TTL has passed…
 const REMINDER_AT: f64 = 0.8;
 /// …when its TTL is at least this long.

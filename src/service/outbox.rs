@@ -3,14 +3,13 @@
 
 use std::time::Duration;
 
-use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::vapid::VapidKey;
 use super::{DecisionView, Service, ServiceError, now};
 use crate::domain::Decision;
 use crate::domain::inbox::{Inbox, PushSubscription};
-use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage, Purpose, Route};
+use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage};
 use crate::domain::people::Person;
 use crate::storage::{Budget, BudgetRule, StoreError};
 
@@ -108,7 +107,7 @@ impl Outbox {
         let rows = self.svc.store().list_decisions(d.inbox_id, &filter).await?;
         Ok(rows
             .into_iter()
-            .filter(|s| s.id != d.id && crate::domain::approval::same_session(&s.spec, &d.spec))
+            .filter(|s| s.id != d.id && s.spec.same_session(&d.spec))
             .collect())
     }
 
@@ -221,17 +220,5 @@ impl Outbox {
     /// The server's VAPID key pair, made and stored on first use.
     pub async fn vapid_key(&self) -> Result<&VapidKey, StoreError> {
         self.svc.vapid_key().await
-    }
-}
-
-/// A message on `route` for `purpose`, due at `at`, given up on an hour later.
-pub fn message(route: Route, purpose: Purpose, at: OffsetDateTime) -> NewMessage {
-    NewMessage {
-        route,
-        purpose,
-        payload: serde_json::json!({}),
-        not_before: at,
-        give_up_at: at + time::Duration::hours(1),
-        person: None,
     }
 }

@@ -20,7 +20,7 @@ use uuid::Uuid;
 
 use super::devices::Viewer;
 use super::{Service, ServiceError, Tokens, now};
-use crate::domain::approval::{allows, needs_step_up};
+use crate::domain::approval::allows;
 use crate::domain::people::Person;
 use crate::domain::webauthn::{
     Assertion, AssertionInput, Ceremony, ES256, Expected, StoredPasskey, WebauthnError,
@@ -254,7 +254,7 @@ impl Service {
         passkey: Option<&AssertionInput>,
         person: Option<&Person>,
     ) -> Result<(), ServiceError> {
-        if !needs_step_up(&d.spec) || !allows(resolution.outcome.as_ref()) {
+        if !d.spec.needs_step_up() || !allows(resolution.outcome.as_ref()) {
             return Ok(());
         }
         let (Some(input), Some(person)) = (passkey, person) else {

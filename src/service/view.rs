@@ -125,7 +125,7 @@ impl DecisionView {
             }),
             answers: d.answers.clone(),
             routing: d.spec.routing.clone(),
-            progress: crate::domain::people::progress(d),
+            progress: crate::domain::tally::progress(d),
         }
     }
 }

@@ -1,5 +1,8 @@
 //! The waiter registry: parked awaits keyed by decision id, woken when that decision resolves
 //! (locally, or on another replica through the store's signals).
+//!
+//! Uses `storage` (its signals) and nothing above it (docs/ARCHITECTURE.md, checked by
+//! tests/layers.rs).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};

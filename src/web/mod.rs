@@ -1,6 +1,7 @@
 //! The HTTP edge that the agent API, the person's pages and MCP share: the one error shape
 //! every JSON answer uses, the extractors that read API keys and bodies, and the body limits.
-//! It sits on the service and below `http` and `mcp`, so neither reaches into the other.
+//! It sits below `http` and `mcp`, so neither reaches into the other, and uses `service`,
+//! `render` and `domain` (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
 pub mod client_addr;
 pub mod error;

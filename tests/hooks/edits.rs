@@ -222,7 +222,7 @@ async fn an_edit_into_a_passkey_rule_runs_only_once_allowed_with_the_passkey() {
     let a = stored.spec.approval.as_ref().unwrap();
     assert_eq!(a.tool_input["command"], "git push --force origin main");
     assert!(!a.editable);
-    assert!(!sayso::domain::approval::offers_session(&stored.spec));
+    assert!(!stored.spec.offers_session());
     // A tap on Allow without the passkey counts for nothing, and the edit may not be
     // edited again.
     let (status, body) = srv

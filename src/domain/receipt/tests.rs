@@ -2,8 +2,8 @@ use serde_json::json;
 use time::macros::datetime;
 
 use super::*;
+use crate::domain::AnswerAction;
 use crate::domain::answered_by::AnswerChannel;
-use crate::domain::decision::AnswerAction;
 use crate::domain::new_decision::parse_new_decision;
 
 fn decision(question: &str) -> Decision {

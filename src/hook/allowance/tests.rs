@@ -3,9 +3,9 @@ use time::macros::datetime;
 use uuid::Uuid;
 
 use super::*;
+use crate::domain::AnswerAction;
 use crate::domain::allowance::{AllowFor, Grant};
 use crate::domain::answered_by::AnsweredBy;
-use crate::domain::decision::AnswerAction;
 use crate::domain::kind::{OutcomeSource, Status};
 use crate::domain::people::AnswerRecord;
 use crate::domain::receipt::{RECEIPT_VERSION, Receipt};

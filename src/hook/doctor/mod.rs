@@ -30,7 +30,7 @@ use serde_json::Value;
 
 use super::DEFAULT_WAIT_S;
 use super::call::Harness;
-use super::install::{self, MARGIN_S};
+use super::files::{self, MARGIN_S};
 use crate::client::args::ServerArgs;
 use crate::client::http::Api;
 
@@ -266,7 +266,7 @@ pub async fn check(args: &DoctorArgs) -> anyhow::Result<Report> {
         .command
         .clone()
         .unwrap_or_else(|| format!("sayso hook {}", args.harness.as_str()));
-    let plan = install::plan(args.harness, &root, args.user, &command, args.timeout_s)?;
+    let plan = files::plan(args.harness, &root, args.user, &command, args.timeout_s)?;
     let mut findings = Vec::new();
     // pi's "settings file" is the extension itself, which its own check reads.
     let settings = match args.harness {
@@ -352,10 +352,10 @@ fn read_settings(file: &Path, findings: &mut Vec<Finding>) -> Option<Value> {
 }
 
 /// The entry install writes is there, with a timeout longer than the hook's wait.
-fn entry_check(setup: &Setup, plan: &install::Plan) -> Finding {
+fn entry_check(setup: &Setup, plan: &files::Plan) -> Finding {
     let file = setup.settings_file.display();
     let settings = setup.settings.as_ref().expect("checked by the caller");
-    let Some(timeout) = install::find_entry(settings, plan, &setup.command) else {
+    let Some(timeout) = files::find_entry(settings, plan, &setup.command) else {
         return Finding::fail(
             format!("{file} has no hook running `{}`", setup.command),
             "run `sayso hook install` for this harness",

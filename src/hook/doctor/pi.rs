@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{Finding, Setup, program};
-use crate::hook::pi::{EXTENSION_FILE, agent_dir, extension, extension_path, settings_of};
+use crate::hook::files::{EXTENSION_FILE, agent_dir, extension_path};
+use crate::hook::pi::{extension, settings_of};
 
 /// The pi version the tests ran.
 pub const TESTED: &str = "0.73.1";

@@ -1,26 +1,15 @@
 //! What an approval's "Allow for a while" made, on that approval's page (`/a/{token}`):
 //! exactly which calls run without asking, where, from which agent, until when in the
 //! person's zone, the calls that ran on it, and a **Revoke** button that ends it at once
-//! (`POST /a/{token}/revoke`). The approval link the person allowed with is enough to
-//! revoke: revoking only narrows what passes without asking. After that, or once it ended,
-//! the page says so and keeps listing what ran.
+//! (`POST /a/{token}/revoke`, in approve.rs). After that, or once it ended, the page says so
+//! and keeps listing what ran.
 
-use axum::Router;
-use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
 use time::OffsetDateTime;
 
-use super::Token;
-use super::templates::error_page;
 use crate::domain::allowance::AllowFor;
 use crate::render::allowance::{UseLine, capitalised, covers, use_line, uses_words};
 use crate::render::{Zone, iso};
-use crate::service::{MadeAllowance, Service, ServiceError};
-
-pub fn routes() -> Router<Service> {
-    Router::new().route("/a/{token}/revoke", axum::routing::post(revoke))
-}
+use crate::service::MadeAllowance;
 
 /// The allowance an approval's Allow made, as its page shows it.
 #[derive(Clone)]
@@ -86,29 +75,5 @@ pub fn allowed_view(
         uses_words: capitalised(&uses_words(t, made.uses.len() as u64)),
         uses: made.uses.iter().map(|u| use_line(u, zone, now)).collect(),
         revoke: made.live.as_ref().map(|_| format!("{action}/revoke")),
-    }
-}
-
-/// The person's Revoke on the approval page: the allowance ends at once and the page says
-/// so. One already gone (revoked elsewhere, or ended) is as revoked: either way it is not
-/// there. A post from another site is refused before it gets here.
-async fn revoke(
-    State(svc): State<Service>,
-    Token(token): Token,
-    headers: axum::http::HeaderMap,
-) -> Response {
-    match svc.revoke_made_allowance(&token).await {
-        Ok(()) | Err(ServiceError::NotFound) => {
-            Redirect::to(&format!("/a/{token}")).into_response()
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "revoking an allowance from its page failed");
-            error_page(
-                super::reader::page_t(&headers, None),
-                StatusCode::SERVICE_UNAVAILABLE,
-                "err-try-again",
-                "err-not-revoked",
-            )
-        }
     }
 }

@@ -46,7 +46,7 @@ pub fn routes() -> Router<Service> {
          decision sent to people by name only shows the question: they are answered from the \
          people's feeds or notifications.", content_type = "text/html", body = String),
         (status = 404, description = "No decision behind this link.", content_type = "text/html", body = String),
-        (status = 429, response = crate::http::openapi::TooManyRequests),
+        (status = 429, response = crate::http::shapes::TooManyRequests),
         (status = 503, description = "The database cannot be reached.", content_type = "text/html", body = String),
     )
 )]
@@ -92,15 +92,15 @@ pub(crate) async fn show_answer_page(
     )),
     responses(
         (status = 200, description = "The resolution.", body = AnswerResult),
-        (status = 400, response = crate::http::openapi::BadRequest),
-        (status = 403, response = crate::http::openapi::AnswerElsewhere),
-        (status = 404, response = crate::http::openapi::NotFound),
-        (status = 409, response = crate::http::openapi::AlreadyResolved),
-        (status = 410, response = crate::http::openapi::Expired),
-        (status = 413, response = crate::http::openapi::PayloadTooLarge),
-        (status = 422, response = crate::http::openapi::ValidationFailed),
-        (status = 429, response = crate::http::openapi::TooManyRequests),
-        (status = 503, response = crate::http::openapi::Unavailable),
+        (status = 400, response = crate::http::shapes::BadRequest),
+        (status = 403, response = crate::http::shapes::AnswerElsewhere),
+        (status = 404, response = crate::http::shapes::NotFound),
+        (status = 409, response = crate::http::shapes::AlreadyResolved),
+        (status = 410, response = crate::http::shapes::Expired),
+        (status = 413, response = crate::http::shapes::PayloadTooLarge),
+        (status = 422, response = crate::http::shapes::ValidationFailed),
+        (status = 429, response = crate::http::shapes::TooManyRequests),
+        (status = 503, response = crate::http::shapes::Unavailable),
     )
 )]
 pub(crate) async fn submit_answer(

@@ -24,11 +24,9 @@ use super::templates::render;
 use super::view::{self, PageErrors, PeopleView, PersonLink};
 use super::what_runs::{FieldView, SHOWN_CHARS, What, what};
 use crate::domain::allowance::{AllowFor, scope_of};
-use crate::domain::approval::{
-    ALLOW, ALLOW_SESSION, Action, ApprovalSpec, DENY, action_of, offers_session, ran_instead,
-};
+use crate::domain::approval::{ALLOW, ALLOW_SESSION, Action, ApprovalSpec, DENY, action_of};
 use crate::domain::danger::dangers;
-use crate::domain::people;
+use crate::domain::tally;
 use crate::domain::{CancelReason, Decision, Status};
 use crate::render;
 use crate::render::edit_diff::{Piece, changes, word_diff};
@@ -216,7 +214,7 @@ pub fn approval_page(
     let confirm = [ALLOW, DENY, ALLOW_SESSION]
         .into_iter()
         .find(|label| query.confirm.as_deref() == Some(*label))
-        .filter(|label| *label != ALLOW_SESSION || offers_session(&d.spec));
+        .filter(|label| *label != ALLOW_SESSION || d.spec.offers_session());
     let pending = d.is_open_at(now);
     let action = link.map(|l| l.action.as_str());
     let t = &reader.t;
@@ -274,7 +272,7 @@ pub fn approval_page(
         cwd: a.cwd.as_deref().map(|c| visible(c, Lines::Marked)),
         session_id: a.session_id.as_deref().map(|s| visible(s, Lines::Marked)),
         open,
-        with_session: a.session_id.is_some() && offers_session(&d.spec),
+        with_session: a.session_id.is_some() && d.spec.offers_session(),
         session_label: session_label(t, a),
         session_note: session_note(t, a),
         timed: if open && scope_of(d).is_ok() {
@@ -303,7 +301,7 @@ pub fn approval_page(
             let diff = word_diff(asked.trim(), sent);
             (!sent.is_empty() && changes(&diff)).then_some(diff)
         }),
-        ran_edit: match (action_of(&a.tool_name, &input), ran_instead(d)) {
+        ran_edit: match (action_of(&a.tool_name, &input), d.ran_instead()) {
             (Action::Shell { command }, Some(ran)) => Some(word_diff(command.trim(), ran)),
             _ => None,
         },
@@ -336,7 +334,7 @@ pub fn approval_page(
 fn edit_command<'a>(d: &Decision, a: &ApprovalSpec, input: &'a Value) -> Option<&'a str> {
     match action_of(&a.tool_name, input) {
         Action::Shell { command }
-            if a.editable && !has_hidden(command) && people::required(d) <= 1 =>
+            if a.editable && !has_hidden(command) && tally::required(d) <= 1 =>
         {
             Some(command)
         }

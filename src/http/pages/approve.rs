@@ -17,6 +17,7 @@ use super::answer::{FEED_PATH, answer_result, parse_answer};
 use super::approval::PageQuery;
 use super::reader::{Reader, refusal_page};
 use super::submitted::Submitted;
+use super::templates::error_page;
 use super::view::{PageErrors, PersonLink};
 use super::{Token, device_cookie};
 use crate::domain::allowance::AllowFor;
@@ -28,7 +29,9 @@ use crate::web::error::ApiError;
 
 pub fn routes() -> Router<Service> {
     use axum::routing::get;
-    Router::new().route("/a/{token}", get(show_approval).post(submit_approval))
+    Router::new()
+        .route("/a/{token}", get(show_approval).post(submit_approval))
+        .route("/a/{token}/revoke", axum::routing::post(revoke))
 }
 
 /// The decision's page with its buttons; on an approval's, `?confirm=Allow` (or `Deny`, the
@@ -279,4 +282,29 @@ async fn error(
         page(status, &link, d, None, &errors, &query, reader)
     })
     .await
+}
+
+/// The person's Revoke on the approval page: the allowance ends at once and the page says
+/// so. The approval link the person allowed with is enough to revoke: revoking only narrows
+/// what passes without asking. One already gone (revoked elsewhere, or ended) is as revoked: either way it is not
+/// there. A post from another site is refused before it gets here.
+async fn revoke(
+    State(svc): State<Service>,
+    Token(token): Token,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    match svc.revoke_made_allowance(&token).await {
+        Ok(()) | Err(ServiceError::NotFound) => {
+            Redirect::to(&format!("/a/{token}")).into_response()
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "revoking an allowance from its page failed");
+            error_page(
+                super::reader::page_t(&headers, None),
+                StatusCode::SERVICE_UNAVAILABLE,
+                "err-try-again",
+                "err-not-revoked",
+            )
+        }
+    }
 }

@@ -24,8 +24,7 @@ use super::templates::{
 };
 use super::view::decided;
 use super::{Token, device_cookie};
-use crate::domain::approval::ran_instead;
-use crate::domain::people;
+use crate::domain::tally;
 use crate::domain::{Decision, Kind, PersonChannel, Status};
 use crate::render::T;
 use crate::render::approval::agent_name;
@@ -303,7 +302,8 @@ fn page(
     // An approval allowed with the person's edit is named by what runs: their command,
     // marked as theirs, with the agent's beside it.
     let ran = |d: &Decision| {
-        ran_instead(d).map(|c| clip(c, FEED_SUBJECT_CHARS, Lines::Marked).with_note())
+        d.ran_instead()
+            .map(|c| clip(c, FEED_SUBJECT_CHARS, Lines::Marked).with_note())
     };
     let item = |d: &Decision, when: OffsetDateTime| FeedItem {
         question: shown(d).map_or_else(|| d.spec.question.clone(), |s| s.title),
@@ -380,7 +380,7 @@ fn page(
         pending_count: pending.len(),
         pending: gather_sessions(t, &pending, more_pages, |d| FeedItem {
             when: render::time_left(t, d.expires_at, now),
-            progress: people::progress(d),
+            progress: tally::progress(d),
             ..item(d, d.expires_at)
         }),
         todos: todos

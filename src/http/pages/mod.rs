@@ -34,7 +34,6 @@ pub fn routes(svc: Service) -> Router<Service> {
     Router::new()
         .merge(answer::routes())
         .merge(approve::routes())
-        .merge(allowed::routes())
         .merge(feed::routes())
         .merge(session::routes())
         .merge(push::routes())

@@ -30,7 +30,7 @@ use super::templates::{error_page, render};
 use super::what_runs::{FieldView, SHOWN_CHARS, What, is_cut, what};
 use crate::domain::approval::{ALLOW, Action, ApprovalSpec, DENY, action_of};
 use crate::domain::danger::dangers;
-use crate::domain::people;
+use crate::domain::tally;
 use crate::domain::{AnswerInput, Decision, PersonChannel};
 use crate::render::T;
 use crate::render::approval::agent_name;
@@ -262,7 +262,7 @@ fn call_view(
             "clock",
             zone.clock(by, now),
         ),
-        progress: people::progress(d),
+        progress: tally::progress(d),
         allow_elsewhere: allow_elsewhere(d, a).map(|id| t.tr(id)),
         action,
         token: token.to_string(),
@@ -275,7 +275,7 @@ fn call_view(
 fn allow_elsewhere(d: &Decision, a: &ApprovalSpec) -> Option<&'static str> {
     if a.step_up.is_some() {
         Some("session-why-passkey")
-    } else if people::required(d) > 1 {
+    } else if tally::required(d) > 1 {
         Some("session-why-people")
     } else if is_cut(a) {
         Some("session-why-long")

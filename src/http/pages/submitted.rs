@@ -9,7 +9,7 @@ use crate::domain::webauthn::AssertionInput;
 use crate::domain::{AnswerAction, AnswerInput, DecisionSpec};
 
 /// The radio or checkbox value that stands for "Other (type your own)".
-pub use crate::domain::answer::OTHER_MARKER as OTHER;
+pub use crate::domain::options::OTHER_MARKER as OTHER;
 
 /// The name of the text box holding the typed "Other" of a form field.
 pub fn other_name(field: &str) -> String {

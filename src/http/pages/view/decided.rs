@@ -111,7 +111,7 @@ fn channel_words(t: &T, c: AnswerChannel) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::decision::AnswerAction;
+    use crate::domain::AnswerAction;
     use crate::domain::new_decision::parse_new_decision;
     use crate::domain::people::AnswerRecord;
     use serde_json::json;

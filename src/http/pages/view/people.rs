@@ -5,9 +5,10 @@
 use serde_json::Value;
 use time::OffsetDateTime;
 
+use crate::domain::AnswerAction;
 use crate::domain::approval;
-use crate::domain::decision::AnswerAction;
-use crate::domain::people::{self, AnswerRecord, Person};
+use crate::domain::people::{AnswerRecord, Person};
+use crate::domain::tally;
 use crate::domain::{Decision, Status};
 use crate::render::T;
 
@@ -55,7 +56,7 @@ pub fn people_view(
         .map(|a| your_answer(t, d, a));
     let resolved = matches!(d.status, Status::Answered | Status::Declined);
     PeopleView {
-        progress: (!resolved).then(|| people::progress(d)).flatten(),
+        progress: (!resolved).then(|| tally::progress(d)).flatten(),
         yours,
         answered_by: resolved.then(|| answered_by(t, d)).flatten(),
         elsewhere: match &d.spec.routing {

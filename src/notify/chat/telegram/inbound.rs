@@ -217,7 +217,7 @@ async fn message(svc: &Service, api: &BotApi, m: &Value) -> Result<(), ApiError>
         }
         ChatOutcome::Refused(why) => why,
     };
-    send(api, &chat, &super::render::escape(&said), this).await
+    send(api, &chat, &super::markdown::escape(&said), this).await
 }
 
 /// Telegram's user id of `from`, as text.
@@ -231,9 +231,9 @@ fn user_id(from: &Value) -> Option<String> {
 fn page_link(t: &T, link: &str) -> String {
     format!(
         "{} <a href=\"{}\">{}</a>",
-        super::render::escape(&t.tr("chat-answer-on-page")),
-        super::render::escape_attr(link),
-        super::render::escape(&t.tr("chat-open-it")),
+        super::markdown::escape(&t.tr("chat-answer-on-page")),
+        super::markdown::escape_attr(link),
+        super::markdown::escape(&t.tr("chat-open-it")),
     )
 }
 

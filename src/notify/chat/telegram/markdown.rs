@@ -5,8 +5,6 @@
 
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
-use super::render::escape;
-
 /// `md` as Telegram HTML.
 pub fn to_html(md: &str) -> String {
     let mut out = String::new();
@@ -115,6 +113,19 @@ pub fn to_html(md: &str) -> String {
 fn trim_end(s: &mut String) {
     let kept = s.trim_end().len();
     s.truncate(kept);
+}
+
+/// Text for Telegram's HTML: `&`, `<` and `>` as entities, so nothing the asker wrote is
+/// markup.
+pub fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// Text for an HTML attribute's double quotes.
+pub fn escape_attr(s: &str) -> String {
+    escape(s).replace('"', "&quot;")
 }
 
 #[cfg(test)]

@@ -92,9 +92,9 @@ impl Courier for TelegramCourier {
         };
         let text = format!(
             "<b>{}</b>\n{}\n<a href=\"{}\">Open sayso</a>",
-            render::escape(&n.title),
-            render::escape(&n.body),
-            render::escape_attr(&n.url)
+            markdown::escape(&n.title),
+            markdown::escape(&n.body),
+            markdown::escape_attr(&n.url)
         );
         match self.api.call("sendMessage", &message(chat, &text)).await {
             Ok(_) => Delivery::Sent(Some(format!("telegram notice in chat {chat}"))),
@@ -167,7 +167,7 @@ pub async fn send_test(
 ) -> Result<String, String> {
     let api = BotApi::new(settings);
     match api
-        .call("sendMessage", &message(chat, &render::escape(text)))
+        .call("sendMessage", &message(chat, &markdown::escape(text)))
         .await
     {
         Ok(sent) => Ok(format!(

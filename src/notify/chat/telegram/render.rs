@@ -8,6 +8,7 @@
 use serde_json::{Value, json};
 
 use super::super::{ALLOW_CODE, ButtonStyle, ChatAsk, Controls};
+use super::markdown::{escape, escape_attr};
 use crate::domain::chat::parse_button_value;
 use crate::render::visible::{Lines, clip};
 
@@ -139,19 +140,6 @@ pub fn markup(ask: &ChatAsk) -> Option<Value> {
         }
         Controls::Link => None,
     }
-}
-
-/// Text for Telegram's HTML: `&`, `<` and `>` as entities, so nothing the asker wrote is
-/// markup.
-pub fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
-/// Text for an HTML attribute's double quotes.
-pub fn escape_attr(s: &str) -> String {
-    escape(s).replace('"', "&quot;")
 }
 
 #[cfg(test)]
