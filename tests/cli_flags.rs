@@ -246,7 +246,7 @@ async fn an_unreachable_server_is_said_within_3_s_with_the_likely_mistake() {
 async fn a_persons_link_given_as_sayso_url_is_named_and_never_echoed() {
     let db = common::db::fresh_sqlite_url();
     let srv = TestServer::start(&db.url).await;
-    let feed = srv.svc.feed_url(&srv.default_inbox().await);
+    let feed = srv.feed_url().await;
     let handle = srv
         .create(serde_json::json!({"question": "Deploy?", "kind": "bool"}))
         .await;

@@ -38,7 +38,7 @@ struct FakeNtfy {
 
 impl FakeNtfy {
     async fn start() -> FakeNtfy {
-        let receiver = Receiver::start(Reply::Json(ntfy_reply)).await;
+        let receiver = Receiver::ntfy().await;
         FakeNtfy {
             base: receiver.base.clone(),
             receiver,
@@ -68,10 +68,6 @@ impl FakeNtfy {
 }
 
 /// What ntfy answers a publish with: the message it made.
-fn ntfy_reply(r: &Recorded) -> Value {
-    json!({"id": "msg1", "event": "message", "topic": r.json()["topic"]})
-}
-
 // ---- decisions to notify about ----
 
 struct Fixture {

@@ -91,6 +91,18 @@ impl PyMcp {
     }
 
     /// Starts a call; `result` reads what it returns.
+    /// The tools listed, checked to be the profile's ask tool `ask` and then what resuming
+    /// needs: `await_decision`, `get_decision`, `cancel_decision`.
+    pub async fn ask_tools(&mut self, ask: &str) -> Vec<Value> {
+        let tools = self.tools().await;
+        let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+        assert_eq!(
+            names,
+            [ask, "await_decision", "get_decision", "cancel_decision"]
+        );
+        tools
+    }
+
     pub async fn start(&mut self, tool: &str, args: Value) {
         self.request(json!({"tool": tool, "args": args})).await;
     }

@@ -11,7 +11,7 @@ use std::process::Stdio;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::server::{TestServer, s, send};
+use common::server::{TestServer, fresh_server, s, send};
 use reqwest::{Method, StatusCode};
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest};
 use rmcp::service::PeerRequestOptions;
@@ -23,12 +23,6 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 type Client = RunningService<RoleClient, ()>;
-
-async fn start() -> (common::db::SqliteTestDb, TestServer) {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
-    (db, srv)
-}
 
 /// rmcp's client on the server's `/mcp` with `key`.
 async fn connect_with(srv: &TestServer, key: &str) -> Result<Client, String> {
@@ -72,7 +66,7 @@ fn ok(r: &CallToolResult) -> &Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tools_are_listed_with_schemas_and_descriptions() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let client = connect(&srv).await;
     let tools = client.list_all_tools().await.unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
@@ -129,7 +123,7 @@ async fn the_tools_are_listed_with_schemas_and_descriptions() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_user_sends_the_question_to_the_people_it_names() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     srv.add_person("ana").await;
     srv.add_person("ben").await;
     assert!(srv.svc.set_key_urgent(&srv.key, true).await.unwrap());
@@ -172,7 +166,7 @@ async fn ask_user_sends_the_question_to_the_people_it_names() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_user_answered_on_the_page_comes_back_from_await_decision() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let client = connect(&srv).await;
     let asked = call(
         &client,
@@ -233,7 +227,7 @@ async fn ask_user_answered_on_the_page_comes_back_from_await_decision() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn await_decision_on_a_pending_decision_says_to_call_again() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let client = connect(&srv).await;
     let asked = call(
         &client,
@@ -261,7 +255,7 @@ async fn await_decision_on_a_pending_decision_says_to_call_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_arguments_come_back_as_a_tool_error_listing_each_path() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let client = connect(&srv).await;
     let r = call(
         &client,
@@ -315,7 +309,7 @@ async fn invalid_arguments_come_back_as_a_tool_error_listing_each_path() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_todo_needs_no_await_and_is_listed_until_done() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let client = connect(&srv).await;
     let r = call(
         &client,
@@ -349,7 +343,7 @@ async fn a_todo_needs_no_await_and_is_listed_until_done() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_decision_withdraws_once() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let client = connect(&srv).await;
     let r = call(
         &client,
@@ -377,7 +371,7 @@ async fn cancel_decision_withdraws_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_or_bad_key_is_refused_with_401() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     assert!(connect_with(&srv, "sk_not_a_key").await.is_err());
     let init = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -400,7 +394,7 @@ async fn a_missing_or_bad_key_is_refused_with_401() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_that_is_not_allowed_is_refused() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let init = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
@@ -421,7 +415,7 @@ async fn a_host_that_is_not_allowed_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_from_another_origin_is_refused() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let init = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
@@ -453,7 +447,7 @@ async fn a_page_from_another_origin_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stdio_bridge_serves_the_same_tools() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_sayso"));
     cmd.arg("mcp")
         .env("SAYSO_URL", &srv.base)
@@ -491,7 +485,7 @@ async fn the_python_sdk_lists_asks_awaits_and_gets_the_answer() {
     let Some(python) = python_with_mcp() else {
         return;
     };
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
     let mut child = tokio::process::Command::new(python)
         .arg(&script)
@@ -635,7 +629,7 @@ async fn pending_of(srv: &TestServer, question: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_call_withdraws_the_question_it_waited_on_and_nothing_else() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_sayso"));
     cmd.arg("mcp")
         .env("SAYSO_URL", &srv.base)

@@ -27,8 +27,7 @@ async fn a_wrong_link_looks_exactly_like_a_link_to_nothing() {
         .create(json!({"question": "Q", "kind": "bool", "context_image_b64": PNG}))
         .await;
     let real = token_of(s(&h, "web_url")).to_string();
-    let inbox = srv.default_inbox().await;
-    let feed = token_of(&srv.svc.feed_url(&inbox)).to_string();
+    let feed = token_of(&srv.feed_url().await).to_string();
     let tokens = Tokens::from_key_hex(&db.server_key_hex().await).unwrap();
     let foreign = Tokens::from_key_hex(&Tokens::generate_key_hex()).unwrap();
     let id = Uuid::parse_str(s(&h, "decision_id")).unwrap();
@@ -171,10 +170,7 @@ async fn a_wrong_api_key_looks_exactly_like_no_key() {
         ),
         (
             "a feed token",
-            Some(format!(
-                "Bearer {}",
-                token_of(&srv.svc.feed_url(&srv.default_inbox().await))
-            )),
+            Some(format!("Bearer {}", token_of(&srv.feed_url().await))),
         ),
         (
             "a 10 KB key",
@@ -227,7 +223,7 @@ async fn a_wrong_link_is_refused_before_the_database_is_asked() {
     let srv = TestServer::start(&db.url).await;
     let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;
     let web_url = s(&h, "web_url").to_string();
-    let feed_url = srv.svc.feed_url(&srv.default_inbox().await);
+    let feed_url = srv.feed_url().await;
 
     let mut locker = sqlx::PgConnection::connect(&db.url).await.unwrap();
     locker.execute("BEGIN").await.unwrap();
