@@ -7,7 +7,7 @@ mod common;
 
 use axum::http::{HeaderMap, Method};
 use common::db::{SqliteTestDb, fresh_sqlite_url};
-use common::receiver::{Receiver, Recorded, Reply};
+use common::receiver::Receiver;
 use common::server::{TestServer, s, send};
 use sayso::domain::Decision;
 use sayso::domain::answer_text::answer_text;
@@ -67,7 +67,6 @@ impl FakeNtfy {
     }
 }
 
-/// What ntfy answers a publish with: the message it made.
 // ---- decisions to notify about ----
 
 struct Fixture {

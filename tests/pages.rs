@@ -184,7 +184,7 @@ async fn the_image_is_served_with_its_sniffed_type() {
         .create(json!({"question": "Look", "kind": "bool",
             "context_image_b64": base64::engine::general_purpose::STANDARD.encode(&png)}))
         .await;
-    let page = srv.page_text(&s(&h, "web_url")).await;
+    let page = srv.page_text(s(&h, "web_url")).await;
     assert!(page.contains("/image\""), "{page}");
     let resp = srv
         .client

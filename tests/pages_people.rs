@@ -294,7 +294,7 @@ async fn the_feed_says_whose_it_is_and_how_far_each_decision_has_come() {
     assert!(html.contains("ben · inbox default"));
     assert!(html.contains("1 of 2 said yes: ana"), "{html}");
     // The inbox's own person is one of several now: named too.
-    let (_, html) = common::server::feed_page(&srv.svc.feed_url(&inbox)).await;
+    let (_, html) = common::server::feed_page(&srv.feed_url().await).await;
     assert!(html.contains("default · inbox default"), "{html}");
     srv.stop().await;
 }

@@ -9,7 +9,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::db::{PgTestDb, SqliteTestDb, fresh_pg_url, fresh_sqlite_url};
-use common::receiver::{Receiver, Recorded, Reply};
+use common::receiver::{Receiver, Recorded};
 use common::server::{TestServer, s, send};
 use reqwest::StatusCode;
 use sayso::domain::inbox::Inbox;

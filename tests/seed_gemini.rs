@@ -5,7 +5,7 @@
 mod common;
 
 use common::mcp_py::{PyMcp, pending_web_url, post_page};
-use common::server::{TestServer, fresh_server, s, send};
+use common::server::{fresh_server, s, send};
 use reqwest::Method;
 use serde_json::{Value, json};
 

@@ -182,7 +182,7 @@ async fn the_ask_timeout_chooses_the_recommended_option_and_says_so() {
     // The page and the audit trail say the timeout chose it.
     let (_, list) = common::server::send(srv.req(reqwest::Method::GET, "/v1/decisions")).await;
     let d = &list["items"][0];
-    let page = srv.page_text(&s(d, "web_url")).await;
+    let page = srv.page_text(s(d, "web_url")).await;
     assert!(page.contains("the timeout chose the recommended"), "{page}");
     let (_, events) = common::server::send(srv.req(
         reqwest::Method::GET,
@@ -252,7 +252,7 @@ async fn the_stdio_bridge_serves_the_profile_it_is_given() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn multi_select_comes_back_in_the_order_ticked_in_a_browser() {
-    let Some(b) = common::browser::Browser::fresh_server().await else {
+    let Some(b) = common::browser::Browser::start().await else {
         return;
     };
     let (_db, srv) = fresh_server().await;

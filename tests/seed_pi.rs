@@ -5,7 +5,7 @@
 mod common;
 
 use common::mcp_py::{PyMcp, pending_web_url, post_page};
-use common::server::{TestServer, fresh_server, s, send};
+use common::server::{fresh_server, s, send};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -37,7 +37,7 @@ async fn the_documents_example_gives_its_result_now_and_later() {
     let Some(mut py) = PyMcp::connect(&srv, "/mcp/pi").await else {
         return;
     };
-    let tools = py.ask_tools("ask_user").await;
+    py.ask_tools("ask_user").await;
     py.start("ask_user", example()).await;
     let web_url = pending_web_url(&srv).await;
     post_page(

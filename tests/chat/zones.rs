@@ -160,7 +160,7 @@ async fn a_persons_zone_is_the_one_every_surface_states_a_time_in() {
     let page = srv.client.get(&ana_url).send().await.unwrap();
     let html = page.text().await.unwrap();
     assert!(html.contains(&format!(">{push_ist}</time>")), "{html}");
-    let bare = srv.page_text(&web_url).await;
+    let bare = srv.page_text(web_url).await;
     let new_york = clock_of(push_at, "America/New_York");
     assert!(bare.contains(&format!(">{new_york}</time>")), "{bare}");
 

@@ -6,11 +6,10 @@ mod common;
 
 mod questions;
 
-use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use common::mcp_py::{mcp_script, talked};
 use common::server::{TestServer, fresh_server, s, send};
 use reqwest::{Method, StatusCode};
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest};
@@ -20,7 +19,6 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -482,21 +480,10 @@ async fn the_stdio_bridge_serves_the_same_tools() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_lists_asks_awaits_and_gets_the_answer() {
-    let Some(python) = python_with_mcp() else {
+    let (_db, srv) = fresh_server().await;
+    let Some((child, mut lines)) = mcp_script(&srv, "mcp_client.py") else {
         return;
     };
-    let (_db, srv) = fresh_server().await;
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
-    let mut child = tokio::process::Command::new(python)
-        .arg(&script)
-        .arg(srv.url("/mcp"))
-        .env("SAYSO_KEY", &srv.key)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("python starts");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut steps = Vec::new();
     let run = async {
         while let Some(line) = lines.next_line().await.unwrap() {
@@ -512,15 +499,7 @@ async fn the_python_sdk_lists_asks_awaits_and_gets_the_answer() {
             steps.push(step);
         }
     };
-    tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("the Python client finished in time");
-    let out = child.wait_with_output().await.unwrap();
-    assert!(
-        out.status.success(),
-        "mcp_client.py failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    talked(child, run, "mcp_client.py").await;
     let by_step = |name: &str| {
         steps
             .iter()
@@ -538,20 +517,6 @@ async fn the_python_sdk_lists_asks_awaits_and_gets_the_answer() {
         s(by_step("got"), "text"),
         r#"The user answered "Which region should the new cluster run in?" with "eu-west"."#
     );
-}
-
-/// The venv's Python with the `mcp` SDK (see `common::python`).
-fn python_with_mcp() -> Option<&'static PathBuf> {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    common::python::venv_python(
-        &PYTHON,
-        common::python::Venv {
-            dir: "mcp-venv",
-            modules: "mcp",
-            packages: &["mcp"],
-            purpose: "the Python MCP SDK",
-        },
-    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,7 +14,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::common::db::fresh_sqlite_url;
-use crate::common::receiver::{Receiver, Recorded, Reply};
+use crate::common::receiver::{Receiver, Recorded};
 use crate::common::server::{TestServer, s, send};
 use sayso::app::ServeLimits;
 use sayso::domain::outbox::Channel;

@@ -12,11 +12,10 @@ use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
 use crate::common::db::fresh_sqlite_url;
-use crate::common::receiver::{Receiver, Recorded, Reply};
+use crate::common::receiver::{Receiver, Reply};
 use crate::common::server::{TestServer, send};
 use crate::run::{Dir, claude_input, finish, hook_command, start};
 use sayso::domain::PersonChannel;
-use sayso::service::ChannelChanges;
 
 /// `sayso hook claude` for `command`, waiting at most `timeout_s` for the person.
 async fn start_hook(
@@ -305,7 +304,7 @@ async fn an_agents_key_neither_learns_nor_uses_the_answer_to_its_approval() {
     // The resolved decision, as the key reads it now, still shows no approval token.
     assert_reveals_none(&what_the_agent_reads(&srv, &dir, &id).await, &tokens);
     // The operator's export has none either (tokens are derived, never stored).
-    let out = Command::new(BIN)
+    let out = Command::new(crate::run::BIN)
         .args(["export", "--inbox", "default"])
         .env("SAYSO_DATABASE_URL", &db.url)
         .output()

@@ -27,7 +27,8 @@ async fn a_wrong_link_looks_exactly_like_a_link_to_nothing() {
         .create(json!({"question": "Q", "kind": "bool", "context_image_b64": PNG}))
         .await;
     let real = token_of(s(&h, "web_url")).to_string();
-    let feed = token_of(&srv.feed_url().await).to_string();
+    let inbox = srv.default_inbox().await;
+    let feed = token_of(&srv.svc.feed_url(&inbox)).to_string();
     let tokens = Tokens::from_key_hex(&db.server_key_hex().await).unwrap();
     let foreign = Tokens::from_key_hex(&Tokens::generate_key_hex()).unwrap();
     let id = Uuid::parse_str(s(&h, "decision_id")).unwrap();

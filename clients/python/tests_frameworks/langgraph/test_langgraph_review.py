@@ -8,31 +8,15 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import pytest
 from helpers import joined, later
-from langchain_core.messages import ToolMessage
 from langgraph.types import Command
-from lg_agent import build, runs_of, start_input
-from sayso_client_fixtures import Person, Server
+from lg_agent import build, config, runs_of, start_input, tool_results
+from sayso_client_fixtures import Person
 
 import sayso
 from sayso.langgraph import HARNESS, ToolGate, review_answers
 
 EDITABLE = frozenset({"run_shell_command"})
-
-
-def config(thread: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread}}
-
-
-def tool_results(result: dict[str, Any]) -> list[str]:
-    return [str(m.content) for m in result["messages"] if isinstance(m, ToolMessage)]
-
-
-@pytest.fixture()
-def client(server: Server) -> Any:
-    with sayso.Client(server.url, server.key) as c:
-        yield c
 
 
 def reviewed_agent(client: sayso.Client, tmp_path: Path, **gate: Any) -> Any:
