@@ -15,15 +15,7 @@ import scenario
 import scripted
 from google.genai import types
 from helpers import joined, later
-from scenario import (
-    ENDED,
-    LINKS,
-    agent_process,
-    asked_for,
-    killed_then_resumed,
-    loads_no_framework,
-    target,
-)
+from scenario import asked_for, target
 
 import sayso
 from sayso.adk import REQUEST_CONFIRMATION, SaysoConfirmations
@@ -97,15 +89,16 @@ def test_a_denial_sticks_when_the_call_is_made_again(server, person, tmp_path):
 
 def test_a_killed_agent_resumes_by_session_id_and_runs_the_tool_once(server, person, tmp_path):
     where, sid = target(), f"s-{uuid.uuid4()}"
-    agent = agent_process(HERE / "agent_process.py", server, sid, tmp_path, where, "call_deploy_1")
-    out, err = killed_then_resumed(person, where, agent)
+    script = HERE / "agent_process.py"
+    agent = scenario.agent_process(script, server, sid, tmp_path, where, "call_deploy_1")
+    out, err = scenario.killed_then_resumed(person, where, agent)
     assert f"deployed to {where}" in out
     assert scripted.runs(tmp_path / "runs") == 1
     assert len(asked_for(server, sid)) == 1, "the resumed session asked a second time"
     # What the agent holds and prints carries no link that answers, nor the decision's page.
     stored = b"".join(f.read_bytes() for f in tmp_path.glob("sessions.db*"))
     held = stored.decode("utf-8", "replace") + out + err
-    assert not [link for link in LINKS if link in held]
+    assert not [link for link in scenario.LINKS if link in held]
 
 
 def confirmed_by_the_agent(events: list[Any]) -> types.Content:
@@ -222,12 +215,12 @@ def test_no_answer_reaches_the_model_as_a_denial_with_its_reason(server, tmp_pat
         lambda **kw: asyncio.run(run_with_person(server, sid, tmp_path, where, **kw)),
     )  # fmt: skip
     assert scripted.runs(tmp_path / "runs") == 0
-    ended = {**ENDED, "timeout": "nobody answered before the agent stopped waiting"}
+    ended = {**scenario.ENDED, "timeout": "nobody answered before the agent stopped waiting"}
     assert ended[ending] in said
 
 
 def test_import_sayso_needs_no_framework():
-    loads_no_framework("google.adk")
+    scenario.loads_no_framework("google.adk")
 
 
 def test_a_denial_sticks_across_a_server_restart(own_server, tmp_path):

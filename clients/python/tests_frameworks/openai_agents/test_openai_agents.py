@@ -16,15 +16,7 @@ import scenario
 import scripted
 from agents import Runner, RunState
 from helpers import joined, later
-from scenario import (
-    ENDED,
-    LINKS,
-    agent_process,
-    asked_for,
-    killed_then_resumed,
-    loads_no_framework,
-    target,
-)
+from scenario import asked_for, target
 
 import sayso
 from sayso.openai_agents import SaysoApprovals
@@ -87,18 +79,18 @@ def test_a_denial_sticks_when_the_run_is_tried_again(server, person, tmp_path):
 
 def test_a_killed_agent_resumes_by_run_id_and_runs_the_tool_once(server, person, tmp_path):
     where, run_id = target(), f"run-{uuid.uuid4()}"
-    agent = agent_process(
+    agent = scenario.agent_process(
         HERE / "agent_process.py", server, run_id, tmp_path, where, "call_deploy_1"
     )
     # Answered while no agent runs at all.
-    out, err = killed_then_resumed(person, where, agent, (tmp_path / "state.json").exists)
+    out, err = scenario.killed_then_resumed(person, where, agent, (tmp_path / "state.json").exists)
     assert out.strip() == f"the tool said: deployed to {where}"
     assert scripted.runs(tmp_path / "runs") == 1
     asked = asked_for(server, run_id)
     assert len(asked) == 1, "the resumed run asked a second time"
     # What the agent holds and prints carries no link that answers, nor the decision's page.
     held = (tmp_path / "state.json").read_text() + out + err
-    assert not [link for link in LINKS if link in held]
+    assert not [link for link in scenario.LINKS if link in held]
 
 
 async def paused_state(client: sayso.AsyncClient, run_id: str, tmp_path: Path, where: str) -> Any:
@@ -217,12 +209,13 @@ def test_no_answer_reaches_the_model_as_a_denial_with_its_reason(server, tmp_pat
         lambda **kw: run(run_with_person(server, run_id, tmp_path, where, **kw)).final_output,
     )  # fmt: skip
     assert scripted.runs(tmp_path / "runs") == 0
-    ended = {**ENDED, "timeout": "not allowed: no answer within 1 s, the question withdrawn"}
+    timed_out = "not allowed: no answer within 1 s, the question withdrawn"
+    ended = {**scenario.ENDED, "timeout": timed_out}
     assert ended[ending] in said
 
 
 def test_import_sayso_needs_no_framework():
-    loads_no_framework("agents")
+    scenario.loads_no_framework("agents")
 
 
 def test_a_denial_sticks_across_a_server_restart(own_server, tmp_path):
