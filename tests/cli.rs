@@ -6,24 +6,17 @@ mod common;
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
+use common::cli::{BIN, output, sayso, stderr, stdout_json};
 use common::server::{TestServer, s};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
-const BIN: &str = env!("CARGO_BIN_EXE_sayso");
-
 /// `sayso ARGS` against `base` with `key` (no key when `None`), as a script would run it.
 fn client(base: &str, key: Option<&str>, args: &[&str]) -> Command {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args)
-        .env("SAYSO_URL", base)
-        .env_remove("SAYSO_KEY")
-        .env_remove("SAYSO_DATABASE_URL")
-        .env_remove("SAYSO_LISTEN")
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
+    let mut cmd = sayso(args);
+    cmd.env("SAYSO_URL", base);
     // A shell without job control starts its background commands with SIGINT ignored, and
     // the client would inherit that; what it does on SIGINT itself is what is tested here.
     // SAFETY: only an async-signal-safe call between fork and exec.
@@ -42,20 +35,7 @@ fn client(base: &str, key: Option<&str>, args: &[&str]) -> Command {
 }
 
 async fn run(srv: &TestServer, args: &[&str]) -> Output {
-    client(&srv.base, Some(&srv.key), args)
-        .output()
-        .await
-        .expect("sayso runs")
-}
-
-fn stdout_json(out: &Output) -> Value {
-    let text = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(text.trim())
-        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {out:?}"))
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
+    output(client(&srv.base, Some(&srv.key), args)).await
 }
 
 /// A client waiting for an answer (`ask --wait` or `await`), with the decision it waits on.

@@ -7,34 +7,17 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
+use common::cli::{BIN, output, stderr, stdout};
 use common::process::SaysoProcess;
 use common::server::TestServer;
-use tokio::process::Command;
-
-const BIN: &str = env!("CARGO_BIN_EXE_sayso");
 
 /// `sayso ARGS` in `dir`, with `env` and none of the `SAYSO_*` settings of the test run.
 async fn sayso_in(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .env_remove("SAYSO_DATABASE_URL")
-        .env_remove("SAYSO_PUBLIC_URL")
-        .env_remove("SAYSO_LISTEN")
+    let mut cmd = common::cli::sayso(args);
+    cmd.current_dir(dir)
         .env("SAYSO_LOG", "warn")
-        .envs(env.iter().copied())
-        .kill_on_drop(true)
-        .output()
-        .await
-        .expect("sayso runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
+        .envs(env.iter().copied());
+    output(cmd).await
 }
 
 /// A new empty directory, removed on drop.

@@ -5,27 +5,13 @@ mod common;
 
 use std::process::{Output, Stdio};
 
+use common::cli::{BIN, agent, output, stdout};
 use common::server::{TestServer, s};
 use serde_json::{Value, json};
 use tokio::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_sayso");
-
 async fn sayso(srv: &TestServer, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("allowances")
-        .args(args)
-        .env("SAYSO_URL", &srv.base)
-        .env("SAYSO_KEY", &srv.key)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output()
-        .await
-        .expect("sayso runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    output(agent(srv, &[&["allowances"], args].concat())).await
 }
 
 /// A tool approval the person allows for `allow_for` from their feed.

@@ -4,18 +4,16 @@
 
 mod common;
 
-use std::process::{Output, Stdio};
+use std::process::Output;
 
+use common::cli::{agent, output, stderr, stdout_json};
 use common::db::{SqliteTestDb, fresh_sqlite_url};
 use common::server::{TestServer, s, send};
 use reqwest::{Method, StatusCode};
 use sayso::domain::PersonChannel;
 use sayso::domain::people::Person;
 use serde_json::{Value, json};
-use tokio::process::Command;
 use uuid::Uuid;
-
-const BIN: &str = env!("CARGO_BIN_EXE_sayso");
 
 async fn server() -> (SqliteTestDb, TestServer) {
     let db = fresh_sqlite_url();
@@ -25,27 +23,7 @@ async fn server() -> (SqliteTestDb, TestServer) {
 
 /// `sayso ARGS` against the server with its key.
 async fn run(srv: &TestServer, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env("SAYSO_URL", &srv.base)
-        .env("SAYSO_KEY", &srv.key)
-        .env_remove("SAYSO_DATABASE_URL")
-        .env_remove("SAYSO_LISTEN")
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output()
-        .await
-        .expect("sayso runs")
-}
-
-fn stdout_json(out: &Output) -> Value {
-    let text = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(text.trim())
-        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {out:?}"))
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
+    output(agent(srv, args)).await
 }
 
 /// `person` answers decision `id` through their own feed link.

@@ -8,25 +8,18 @@ mod common;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::cli::{BIN, output, sayso, stderr, stdout};
 use common::server::{TestServer, s};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_sayso");
-
 const CLIENT_COMMANDS: [&str; 7] = ["ask", "get", "await", "cancel", "todo", "list", "mcp"];
 
 /// `sayso ARGS` against `base` with `key`, none of the test run's `SAYSO_*` settings.
 fn client(base: &str, key: Option<&str>, args: &[&str]) -> Command {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args)
-        .env("SAYSO_URL", base)
-        .env_remove("SAYSO_KEY")
-        .env_remove("SAYSO_DATABASE_URL")
-        .env_remove("SAYSO_LISTEN")
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
+    let mut cmd = sayso(args);
+    cmd.env("SAYSO_URL", base);
     if let Some(key) = key {
         cmd.env("SAYSO_KEY", key);
     }
@@ -34,15 +27,7 @@ fn client(base: &str, key: Option<&str>, args: &[&str]) -> Command {
 }
 
 async fn run(base: &str, key: Option<&str>, args: &[&str]) -> Output {
-    client(base, key, args).output().await.expect("sayso runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
+    output(client(base, key, args)).await
 }
 
 /// A port nothing listens on (bound, then let go).
@@ -246,7 +231,7 @@ async fn an_unreachable_server_is_said_within_3_s_with_the_likely_mistake() {
 async fn a_persons_link_given_as_sayso_url_is_named_and_never_echoed() {
     let db = common::db::fresh_sqlite_url();
     let srv = TestServer::start(&db.url).await;
-    let feed = srv.svc.feed_url(&srv.default_inbox().await);
+    let feed = srv.feed_url().await;
     let handle = srv
         .create(serde_json::json!({"question": "Deploy?", "kind": "bool"}))
         .await;

@@ -3,32 +3,17 @@
 
 mod common;
 
-use std::process::{Output, Stdio};
+use std::process::Output;
 
+use common::cli::{agent, output, stdout};
 use common::server::{TestServer, s};
 use serde_json::{Value, json};
 use time::format_description::well_known::Rfc3339;
-use tokio::process::Command;
-
-const BIN: &str = env!("CARGO_BIN_EXE_sayso");
 
 async fn list(srv: &TestServer, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("list")
-        .args(args)
-        .env("SAYSO_URL", &srv.base)
-        .env("SAYSO_KEY", &srv.key)
-        .env("COLUMNS", "100")
-        .env("TZ", "Asia/Kolkata")
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output()
-        .await
-        .expect("sayso runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    let mut cmd = agent(srv, &[&["list"], args].concat());
+    cmd.env("COLUMNS", "100").env("TZ", "Asia/Kolkata");
+    output(cmd).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

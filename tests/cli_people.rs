@@ -5,11 +5,9 @@ mod common;
 
 use std::process::Output;
 
+use common::cli::{output, stderr, stdout};
 use common::server::TestServer;
 use reqwest::StatusCode;
-use tokio::process::Command;
-
-const BIN: &str = env!("CARGO_BIN_EXE_sayso");
 
 async fn server() -> (common::db::SqliteTestDb, TestServer) {
     let db = common::db::fresh_sqlite_url();
@@ -19,26 +17,13 @@ async fn server() -> (common::db::SqliteTestDb, TestServer) {
 
 /// `sayso ARGS` on the server's database, with links naming the server.
 async fn sayso(srv: &TestServer, db: &common::db::SqliteTestDb, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env("SAYSO_DATABASE_URL", &db.url)
+    let mut cmd = common::cli::sayso(args);
+    cmd.env("SAYSO_DATABASE_URL", &db.url)
         .env("SAYSO_PUBLIC_URL", &srv.base)
         .env("SAYSO_LOG", "warn")
         // The machine's zone, which the times printed are in.
-        .env("TZ", "UTC")
-        .env_remove("SAYSO_LISTEN")
-        .kill_on_drop(true)
-        .output()
-        .await
-        .expect("sayso runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
+        .env("TZ", "UTC");
+    output(cmd).await
 }
 
 /// Runs `sayso ARGS`, expects success, returns its stdout.

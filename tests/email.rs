@@ -32,13 +32,7 @@ impl Fixture {
         let handle = srv.create(body).await;
         let web_url = s(&handle, "web_url").to_string();
         let id: Uuid = s(&handle, "decision_id").parse().unwrap();
-        let inbox = srv
-            .svc
-            .store()
-            .inbox_by_name("default")
-            .await
-            .unwrap()
-            .unwrap();
+        let inbox = srv.default_inbox().await;
         let decision = srv.svc.store().decision(None, id).await.unwrap().unwrap();
         assert_eq!(srv.svc.web_url(&decision), web_url);
         Fixture {

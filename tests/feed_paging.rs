@@ -77,7 +77,7 @@ async fn every_pending_item_is_reached_once_in_order(db_url: &str) {
     for n in 0..asked {
         create(&srv, n, json!({})).await;
     }
-    let feed = srv.svc.feed_url(&srv.default_inbox().await);
+    let feed = srv.feed_url().await;
     let (resp, cookie) = open_feed(&feed).await;
     let cookie = cookie.expect("the feed link binds the browser");
     let html = resp.text().await.unwrap();

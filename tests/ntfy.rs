@@ -7,7 +7,7 @@ mod common;
 
 use axum::http::{HeaderMap, Method};
 use common::db::{SqliteTestDb, fresh_sqlite_url};
-use common::receiver::{Receiver, Recorded, Reply};
+use common::receiver::Receiver;
 use common::server::{TestServer, s, send};
 use sayso::domain::Decision;
 use sayso::domain::answer_text::answer_text;
@@ -38,7 +38,7 @@ struct FakeNtfy {
 
 impl FakeNtfy {
     async fn start() -> FakeNtfy {
-        let receiver = Receiver::start(Reply::Json(ntfy_reply)).await;
+        let receiver = Receiver::ntfy().await;
         FakeNtfy {
             base: receiver.base.clone(),
             receiver,
@@ -65,11 +65,6 @@ impl FakeNtfy {
     fn last(&self) -> Published {
         self.published().pop().expect("something was published")
     }
-}
-
-/// What ntfy answers a publish with: the message it made.
-fn ntfy_reply(r: &Recorded) -> Value {
-    json!({"id": "msg1", "event": "message", "topic": r.json()["topic"]})
 }
 
 // ---- decisions to notify about ----

@@ -383,14 +383,8 @@ async fn the_docs_page_is_served_from_this_server_alone() {
         "{html}"
     );
     let init = srv
-        .client
-        .get(srv.url("/docs/swagger-initializer.js"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+        .page_text(&srv.url("/docs/swagger-initializer.js"))
+        .await;
     assert!(init.contains("\"/openapi.json\""), "{init}");
     assert!(init.contains("\"validatorUrl\": \"none\""), "{init}");
 

@@ -159,13 +159,7 @@ async fn a_callback_url_gets_one_signed_webhook_after_three_failures() {
         .map(|r| r.headers["webhook-id"].clone())
         .collect();
     assert_eq!(ids.len(), 1, "every attempt carries the same webhook-id");
-    let inbox = srv
-        .svc
-        .store()
-        .inbox_by_name("default")
-        .await
-        .unwrap()
-        .unwrap();
+    let inbox = srv.default_inbox().await;
     let secret = srv
         .svc
         .store()

@@ -138,14 +138,7 @@ async fn unknown_expired_and_cross_site_each_get_their_page() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_page_carries_the_security_headers() {
     let (srv, _db) = start().await;
-    let feed = srv.svc.feed_url(
-        &srv.svc
-            .store()
-            .inbox_by_name("default")
-            .await
-            .unwrap()
-            .unwrap(),
-    );
+    let feed = srv.feed_url().await;
     let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;
     for url in [
         s(&h, "web_url").to_string(),
@@ -191,15 +184,7 @@ async fn the_image_is_served_with_its_sniffed_type() {
         .create(json!({"question": "Look", "kind": "bool",
             "context_image_b64": base64::engine::general_purpose::STANDARD.encode(&png)}))
         .await;
-    let page = srv
-        .client
-        .get(s(&h, "web_url"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = srv.page_text(s(&h, "web_url")).await;
     assert!(page.contains("/image\""), "{page}");
     let resp = srv
         .client
@@ -227,13 +212,7 @@ async fn the_image_is_served_with_its_sniffed_type() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_feed_lists_open_work_and_a_todo_is_done_in_one_tap() {
     let (srv, _db) = start().await;
-    let inbox = srv
-        .svc
-        .store()
-        .inbox_by_name("default")
-        .await
-        .unwrap()
-        .unwrap();
+    let inbox = srv.default_inbox().await;
     let feed = srv.svc.feed_url(&inbox);
     let later = srv
         .create(
@@ -350,7 +329,7 @@ async fn answer_all(srv: &TestServer, cookie: &str, body: &str) -> reqwest::Resp
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sessions_calls_are_answered_on_one_screen_and_all_at_once_only_where_each_may_be() {
     let (srv, _db) = start().await;
-    let feed = srv.svc.feed_url(&srv.default_inbox().await);
+    let feed = srv.feed_url().await;
     let one = srv.create(session_call("s1", "cargo build", false)).await;
     let two = srv.create(session_call("s1", "cargo test", false)).await;
     let elsewhere = srv.create(session_call("s9", "ls", false)).await;

@@ -268,8 +268,7 @@ async fn a_choice_sent_to_one_person_is_answered_on_their_page() {
 async fn the_feed_says_whose_it_is_and_how_far_each_decision_has_come() {
     let (srv, _db) = start().await;
     // One person: the feed looks as it always did.
-    let inbox = srv.default_inbox().await;
-    let (_, html) = common::server::feed_page(&srv.svc.feed_url(&inbox)).await;
+    let (_, html) = common::server::feed_page(&srv.feed_url().await).await;
     assert!(html.contains("Inbox · default"), "{html}");
 
     let people = add_people(&srv, &["ana", "ben"]).await;
@@ -295,7 +294,7 @@ async fn the_feed_says_whose_it_is_and_how_far_each_decision_has_come() {
     assert!(html.contains("ben · inbox default"));
     assert!(html.contains("1 of 2 said yes: ana"), "{html}");
     // The inbox's own person is one of several now: named too.
-    let (_, html) = common::server::feed_page(&srv.svc.feed_url(&inbox)).await;
+    let (_, html) = common::server::feed_page(&srv.feed_url().await).await;
     assert!(html.contains("default · inbox default"), "{html}");
     srv.stop().await;
 }

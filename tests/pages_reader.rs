@@ -55,7 +55,7 @@ async fn form_post(url: &str, body: &str, cookie: Option<&str>) -> (StatusCode, 
 
 /// The feed link of the default inbox, and the cookie of a browser that opened it.
 async fn bound(srv: &TestServer) -> (String, String) {
-    let feed = srv.svc.feed_url(&srv.default_inbox().await);
+    let feed = srv.feed_url().await;
     let (resp, cookie) = open_feed(&feed).await;
     assert_eq!(resp.status(), StatusCode::OK);
     (feed, cookie.expect("the feed link binds the browser"))

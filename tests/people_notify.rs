@@ -9,7 +9,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::db::{PgTestDb, SqliteTestDb, fresh_pg_url, fresh_sqlite_url};
-use common::receiver::{Receiver, Recorded, Reply};
+use common::receiver::{Receiver, Recorded};
 use common::server::{TestServer, s, send};
 use reqwest::StatusCode;
 use sayso::domain::inbox::Inbox;
@@ -66,7 +66,7 @@ impl Fixture {
         ben_quiet: Option<QuietHours>,
     ) -> Fixture {
         let srv = TestServer::start_notifying(db.url(), None).await;
-        let ntfy = Receiver::start(Reply::Json(ntfy_reply)).await;
+        let ntfy = Receiver::ntfy().await;
         let inbox = srv.default_inbox().await;
         let ana = person(&inbox, "ana", &ntfy, ana_quiet);
         let ben = person(&inbox, "ben", &ntfy, ben_quiet);
@@ -179,10 +179,6 @@ fn quiet_now() -> QuietHours {
 }
 
 /// What ntfy answers a publish with: the message it made.
-fn ntfy_reply(r: &Recorded) -> Value {
-    json!({"id": "msg1", "event": "message", "topic": r.json()["topic"]})
-}
-
 /// Calls `check` until it gives something, for up to `within`.
 async fn poll<T>(what: &str, within: Duration, mut check: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + within;

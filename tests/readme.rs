@@ -28,6 +28,9 @@
 mod common;
 #[path = "readme/phone.rs"]
 mod phone;
+#[path = "chat/standin.rs"]
+#[allow(dead_code)]
+mod standin;
 #[path = "chat/telegram_standin.rs"]
 #[allow(dead_code)]
 mod telegram_standin;

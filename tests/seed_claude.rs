@@ -5,15 +5,9 @@
 mod common;
 
 use common::mcp_py::{PyMcp, pending_web_url, post_page};
-use common::server::{TestServer, s, send};
+use common::server::{TestServer, fresh_server, s, send};
 use reqwest::Method;
 use serde_json::{Value, json};
-
-async fn start() -> (common::db::SqliteTestDb, TestServer) {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
-    (db, srv)
-}
 
 fn questions() -> Value {
     json!([
@@ -46,21 +40,11 @@ async fn pending_count(srv: &TestServer) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_user_question_is_listed_under_claude_codes_name_with_its_schema() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let Some(mut py) = PyMcp::connect(&srv, "/mcp/claude").await else {
         return;
     };
-    let tools = py.tools().await;
-    let names: Vec<&str> = tools.iter().map(|t| s(t, "name")).collect();
-    assert_eq!(
-        names,
-        [
-            "AskUserQuestion",
-            "await_decision",
-            "get_decision",
-            "cancel_decision"
-        ]
-    );
+    let tools = py.ask_tools("AskUserQuestion").await;
     let q = &tools[0]["inputSchema"]["properties"]["questions"];
     assert_eq!(
         (q["minItems"].as_u64(), q["maxItems"].as_u64()),
@@ -74,7 +58,7 @@ async fn ask_user_question_is_listed_under_claude_codes_name_with_its_schema() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_with_a_preview_and_notes_read_as_format_answers_for_model() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     preview_and_notes(&srv).await;
 }
 
@@ -98,15 +82,7 @@ async fn preview_and_notes(srv: &TestServer) {
     )
     .await;
     let web_url = pending_web_url(srv).await;
-    let page = srv
-        .client
-        .get(&web_url)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = srv.page_text(&web_url).await;
     assert!(page.contains("class=\"chip\">Layout"), "the header chip");
     assert!(
         page.contains("<b>nav</b>"),
@@ -162,7 +138,7 @@ async fn preview_and_notes(srv: &TestServer) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_given_in_the_call_return_at_once_without_asking() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let Some(mut py) = PyMcp::connect(&srv, "/mcp").await else {
         return;
     };
@@ -187,7 +163,7 @@ async fn answers_given_in_the_call_return_at_once_without_asking() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_documents_refusals_and_its_decline() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let Some(mut py) = PyMcp::connect(&srv, "/mcp/claude").await else {
         return;
     };

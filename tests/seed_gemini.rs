@@ -5,15 +5,9 @@
 mod common;
 
 use common::mcp_py::{PyMcp, pending_web_url, post_page};
-use common::server::{TestServer, s, send};
+use common::server::{fresh_server, s, send};
 use reqwest::Method;
 use serde_json::{Value, json};
-
-async fn start() -> (common::db::SqliteTestDb, TestServer) {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
-    (db, srv)
-}
 
 fn questions() -> Value {
     json!([
@@ -45,21 +39,11 @@ fn questions() -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_user_is_listed_with_gemini_clis_schema() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let Some(mut py) = PyMcp::connect(&srv, "/mcp/gemini").await else {
         return;
     };
-    let tools = py.tools().await;
-    let names: Vec<&str> = tools.iter().map(|t| s(t, "name")).collect();
-    assert_eq!(
-        names,
-        [
-            "ask_the_user",
-            "await_decision",
-            "get_decision",
-            "cancel_decision"
-        ]
-    );
+    let tools = py.ask_tools("ask_the_user").await;
     let item = &tools[0]["inputSchema"]["properties"]["questions"]["items"];
     assert_eq!(item["required"], json!(["question", "header", "type"]));
     assert_eq!(item["properties"]["header"]["maxLength"], 16);
@@ -72,22 +56,14 @@ async fn ask_user_is_listed_with_gemini_clis_schema() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_answers_come_back_keyed_by_question_index() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let Some(mut py) = PyMcp::connect(&srv, "/mcp/gemini").await else {
         return;
     };
     py.start("ask_the_user", json!({"questions": questions()}))
         .await;
     let web_url = pending_web_url(&srv).await;
-    let page = srv
-        .client
-        .get(&web_url)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = srv.page_text(&web_url).await;
     assert!(
         page.contains("placeholder=\"Another method\""),
         "the Other box's placeholder"
@@ -130,7 +106,7 @@ async fn the_answers_come_back_keyed_by_question_index() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_documents_refusals_and_its_dismissal() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let Some(mut py) = PyMcp::connect(&srv, "/mcp/gemini").await else {
         return;
     };

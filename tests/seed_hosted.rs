@@ -95,15 +95,7 @@ async fn a_todo_returns_at_once_and_await_waits_600_seconds_by_default() {
         )
         .await;
     let web_url = s(&asked.structured, "web_url").to_string();
-    let page = srv
-        .client
-        .get(&web_url)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = srv.page_text(&web_url).await;
     assert!(
         page.contains("https://ci.example.com/42"),
         "attachments are shown"

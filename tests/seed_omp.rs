@@ -6,14 +6,8 @@ mod common;
 use std::time::Duration;
 
 use common::mcp_py::{PyMcp, pending_web_url, post_page};
-use common::server::{TestServer, s};
+use common::server::{TestServer, fresh_server, s};
 use serde_json::{Value, json};
-
-async fn start() -> (common::db::SqliteTestDb, TestServer) {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
-    (db, srv)
-}
 
 fn auth_question() -> Value {
     json!({
@@ -26,16 +20,11 @@ fn auth_question() -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_is_listed_with_the_documents_schema_and_what_resuming_needs() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
         return;
     };
-    let tools = py.tools().await;
-    let names: Vec<&str> = tools.iter().map(|t| s(t, "name")).collect();
-    assert_eq!(
-        names,
-        ["ask", "await_decision", "get_decision", "cancel_decision"]
-    );
+    let tools = py.ask_tools("ask").await;
     let schema = &tools[0]["inputSchema"];
     assert_eq!(schema["required"], json!(["questions"]));
     let item = &schema["properties"]["questions"]["items"];
@@ -48,22 +37,14 @@ async fn ask_is_listed_with_the_documents_schema_and_what_resuming_needs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_single_pick_reads_user_selected_now_and_later() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
         return;
     };
     py.start("ask", json!({"questions": [auth_question()]}))
         .await;
     let web_url = pending_web_url(&srv).await;
-    let page = srv
-        .client
-        .get(&web_url)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = srv.page_text(&web_url).await;
     assert!(
         page.contains("badge\">Recommended"),
         "the recommended badge"
@@ -99,7 +80,7 @@ async fn a_single_pick_reads_user_selected_now_and_later() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn custom_input_and_notes_read_as_the_tool_words_them() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
         return;
     };
@@ -127,7 +108,7 @@ async fn custom_input_and_notes_read_as_the_tool_words_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_questions_read_user_answers_one_line_per_id() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
         return;
     };
@@ -164,7 +145,7 @@ async fn several_questions_read_user_answers_one_line_per_id() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_decline_is_the_tools_cancel_error_and_empty_questions_its_text() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
         return;
     };
@@ -201,15 +182,7 @@ async fn the_ask_timeout_chooses_the_recommended_option_and_says_so() {
     // The page and the audit trail say the timeout chose it.
     let (_, list) = common::server::send(srv.req(reqwest::Method::GET, "/v1/decisions")).await;
     let d = &list["items"][0];
-    let page = srv
-        .client
-        .get(s(d, "web_url"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = srv.page_text(s(d, "web_url")).await;
     assert!(page.contains("the timeout chose the recommended"), "{page}");
     let (_, events) = common::server::send(srv.req(
         reqwest::Method::GET,
@@ -237,7 +210,7 @@ async fn the_ask_timeout_chooses_the_recommended_option_and_says_so() {
 async fn the_stdio_bridge_serves_the_profile_it_is_given() {
     use rmcp::ServiceExt;
     use rmcp::model::CallToolRequestParams;
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_sayso"));
     cmd.args(["mcp", "--profile", "omp"])
         .env("SAYSO_URL", &srv.base)
@@ -282,7 +255,7 @@ async fn multi_select_comes_back_in_the_order_ticked_in_a_browser() {
     let Some(b) = common::browser::Browser::start().await else {
         return;
     };
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
         return;
     };

@@ -5,15 +5,9 @@
 mod common;
 
 use common::mcp_py::{PyMcp, pending_web_url, post_page};
-use common::server::{TestServer, s, send};
+use common::server::{fresh_server, s, send};
 use reqwest::Method;
 use serde_json::{Value, json};
-
-async fn start() -> (common::db::SqliteTestDb, TestServer) {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
-    (db, srv)
-}
 
 const DATABASE: &str = "Which database should we use?";
 const NAME: &str = "What should we name this service?";
@@ -39,21 +33,11 @@ fn example() -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_documents_example_gives_its_result_now_and_later() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let Some(mut py) = PyMcp::connect(&srv, "/mcp/pi").await else {
         return;
     };
-    let tools = py.tools().await;
-    let names: Vec<&str> = tools.iter().map(|t| s(t, "name")).collect();
-    assert_eq!(
-        names,
-        [
-            "ask_user",
-            "await_decision",
-            "get_decision",
-            "cancel_decision"
-        ]
-    );
+    py.ask_tools("ask_user").await;
     py.start("ask_user", example()).await;
     let web_url = pending_web_url(&srv).await;
     post_page(
@@ -95,7 +79,7 @@ async fn the_documents_example_gives_its_result_now_and_later() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn other_is_a_custom_answer_and_a_cancel_answers_nothing() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let Some(mut py) = PyMcp::connect(&srv, "/mcp/pi").await else {
         return;
     };
@@ -131,7 +115,7 @@ async fn other_is_a_custom_answer_and_a_cancel_answers_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wait_that_ends_first_says_questions_pending_and_how_to_resume() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let Some(mut py) = PyMcp::connect(&srv, "/mcp/pi").await else {
         return;
     };
@@ -153,15 +137,7 @@ async fn a_wait_that_ends_first_says_questions_pending_and_how_to_resume() {
             .contains(&format!("Questions saved to: decision {id}"))
     );
     // Several questions are answered all together or not at all.
-    let page = srv
-        .client
-        .get(&web_url)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = srv.page_text(&web_url).await;
     assert_eq!(page.matches("<form id=\"answer\"").count(), 1);
     post_page(&srv, &web_url, &[(DATABASE, "SQLite")]).await;
     let (_, d) = send(srv.req(Method::GET, &format!("/v1/decisions/{id}"))).await;

@@ -1,6 +1,6 @@
 """What every suite of the client shares (tests/, tests_frameworks/*, tests_durable/*): the
 real server and the person who answers through its pages (tests/sayso_client_fixtures.py),
-and the suites' shared helpers on the path (tests_frameworks/parallel.py,
+and the suites' shared helpers on the path (tests_frameworks/scenario.py,
 tests_durable/docs_block.py)."""
 
 from __future__ import annotations
@@ -12,4 +12,4 @@ HERE = Path(__file__).resolve().parent
 for folder in ("tests", "tests_frameworks", "tests_durable"):
     sys.path.insert(0, str(HERE / folder))
 
-from sayso_client_fixtures import own_server, person, server  # noqa: E402, F401  (fixtures)
+from sayso_client_fixtures import client, own_server, person, server  # noqa: E402, F401  (fixtures)

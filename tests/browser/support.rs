@@ -25,14 +25,7 @@ pub async fn awaited(srv: &TestServer, handle: &Value) -> Value {
 
 /// The feed link of the `default` inbox.
 pub async fn feed_url(srv: &TestServer) -> String {
-    let inbox = srv
-        .svc
-        .store()
-        .inbox_by_name("default")
-        .await
-        .unwrap()
-        .expect("the default inbox");
-    srv.svc.feed_url(&inbox)
+    srv.feed_url().await
 }
 
 /// A Claude Code tool approval of `tool` with `input`, in session `session`, offering Allow

@@ -9,6 +9,7 @@ mod fields;
 mod matrix;
 mod slack;
 mod slack_standin;
+mod standin;
 mod telegram;
 mod telegram_fields;
 mod telegram_lang;

@@ -20,7 +20,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -34,6 +33,8 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
+
+use crate::standin::{self, Shared};
 
 pub const BOT_TOKEN: &str = "xoxb-1111-2222-standin";
 pub const APP_TOKEN: &str = "xapp-1-A111-2222-standin";
@@ -89,29 +90,28 @@ pub struct SlackStandIn {
     pub api_url: String,
     pub addr: SocketAddr,
     ws_addr: SocketAddr,
-    inner: Arc<Mutex<Inner>>,
+    inner: Shared<Inner>,
 }
 
 impl SlackStandIn {
     pub async fn start() -> SlackStandIn {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
+        let port = standin::loopback().await;
         let ws_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let ws_addr = ws_listener.local_addr().unwrap();
         let standin = SlackStandIn {
-            api_url: format!("http://{addr}/api/"),
-            addr,
-            ws_addr,
-            inner: Arc::new(Mutex::new(Inner {
+            api_url: format!("http://{}/api/", port.addr),
+            addr: port.addr,
+            ws_addr: ws_listener.local_addr().unwrap(),
+            inner: Shared::new(Inner {
                 next_ts: 1,
                 ..Inner::default()
-            })),
+            }),
         };
-        let app = Router::new()
-            .route("/api/{method}", post(api))
-            .route("/hooks/{hook}", post(hook))
-            .with_state(standin.clone());
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        port.serve(
+            Router::new()
+                .route("/api/{method}", post(api))
+                .route("/hooks/{hook}", post(hook))
+                .with_state(standin.clone()),
+        );
         tokio::spawn(websockets(ws_listener, standin.clone()));
         standin
     }
@@ -128,7 +128,7 @@ impl SlackStandIn {
 
     /// Every call so far.
     pub fn calls(&self) -> Vec<Call> {
-        self.inner.lock().unwrap().calls.clone()
+        self.inner.lock().calls.clone()
     }
 
     /// The calls to `method`.
@@ -149,16 +149,16 @@ impl SlackStandIn {
 
     /// Every message posted, as it is now.
     pub fn messages(&self) -> Vec<Posted> {
-        self.inner.lock().unwrap().messages.clone()
+        self.inner.lock().messages.clone()
     }
 
     pub fn responses(&self) -> Vec<(String, Value)> {
-        self.inner.lock().unwrap().responses.clone()
+        self.inner.lock().responses.clone()
     }
 
     /// The next `n` Web API calls are answered 503.
     pub fn fail_next(&self, n: usize) {
-        self.inner.lock().unwrap().outage = n;
+        self.inner.lock().outage = n;
     }
 
     /// A trigger_id for a press, valid for 3 s from now as Slack's are.
@@ -166,7 +166,6 @@ impl SlackStandIn {
         let id = format!("{}.{}.{}", 1000 + rand_u32() % 9000, rand_u32(), rand_u32());
         self.inner
             .lock()
-            .unwrap()
             .triggers
             .insert(id.clone(), Instant::now());
         id
@@ -183,22 +182,13 @@ impl SlackStandIn {
         what: &str,
         mut check: impl FnMut(&SlackStandIn) -> Option<T>,
     ) -> T {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some(found) = check(self) {
-                return found;
-            }
-            if Instant::now() > deadline {
-                panic!(
-                    "the Slack stand-in never saw {what}; calls: {:#?}",
-                    self.calls()
-                        .iter()
-                        .map(|c| format!("{} {:?} {}", c.method, c.answer, c.body))
-                        .collect::<Vec<_>>()
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let calls = || {
+            let calls: Vec<String> = (self.calls().iter())
+                .map(|c| format!("{} {:?} {}", c.method, c.answer, c.body))
+                .collect();
+            format!("calls {calls:#?}")
+        };
+        standin::wait_for(what, || check(self), calls).await
     }
 
     /// Waits for the message posted to `user`, the `n`th (from 0).
@@ -213,14 +203,14 @@ impl SlackStandIn {
 
     /// How many websocket connections were opened so far.
     pub fn socket_connections(&self) -> usize {
-        self.inner.lock().unwrap().socket_connections
+        self.inner.lock().socket_connections
     }
 
     /// Sends an envelope over the open websocket (waiting for one to be open).
     pub async fn send_envelope(&self, envelope: Value) {
         let tx = self
             .wait_for("a Socket Mode connection", |s| {
-                s.inner.lock().unwrap().socket.clone()
+                s.inner.lock().socket.clone()
             })
             .await;
         tx.send(SocketCommand::Send(envelope.to_string())).unwrap();
@@ -228,18 +218,18 @@ impl SlackStandIn {
 
     /// Drops the websocket without a word, as a network failure would.
     pub fn drop_socket(&self) {
-        if let Some(tx) = self.inner.lock().unwrap().socket.take() {
+        if let Some(tx) = self.inner.lock().socket.take() {
             let _ = tx.send(SocketCommand::Drop);
         }
     }
 
     /// The acknowledgements received, in order.
     pub fn acks(&self) -> Vec<Value> {
-        self.inner.lock().unwrap().acks.clone()
+        self.inner.lock().acks.clone()
     }
 
     fn record(&self, call: Call) {
-        self.inner.lock().unwrap().calls.push(call);
+        self.inner.lock().calls.push(call);
     }
 }
 
@@ -256,7 +246,7 @@ async fn api(
     body: Bytes,
 ) -> Response {
     {
-        let mut inner = standin.inner.lock().unwrap();
+        let mut inner = standin.inner.lock();
         if inner.outage > 0 {
             inner.outage -= 1;
             inner.calls.push(Call {
@@ -347,7 +337,7 @@ fn post_message(
     if !problems.is_empty() {
         return Err("invalid_blocks".into());
     }
-    let mut inner = standin.inner.lock().unwrap();
+    let mut inner = standin.inner.lock();
     let ts = format!("1712000000.{:06}", inner.next_ts);
     inner.next_ts += 1;
     inner.messages.push(Posted {
@@ -369,7 +359,7 @@ fn update(
     let channel = body["channel"].as_str().unwrap_or_default();
     let ts = body["ts"].as_str().unwrap_or_default();
     check_message(body, problems);
-    let mut inner = standin.inner.lock().unwrap();
+    let mut inner = standin.inner.lock();
     let Some(message) = inner.messages.iter_mut().find(|m| m.ts == ts) else {
         problems.push(format!(
             "chat.update on ts {ts:?}, which was never returned"
@@ -412,7 +402,7 @@ fn views_open(
     problems: &mut Vec<String>,
 ) -> Result<Value, String> {
     let trigger = body["trigger_id"].as_str().unwrap_or_default();
-    let issued = standin.inner.lock().unwrap().triggers.get(trigger).copied();
+    let issued = standin.inner.lock().triggers.get(trigger).copied();
     match issued {
         None => return Err("invalid_trigger_id".into()),
         Some(at) if at.elapsed() > Duration::from_secs(3) => {
@@ -450,7 +440,7 @@ async fn hook(
         answer: Ok(()),
         problems,
     });
-    standin.inner.lock().unwrap().responses.push((hook, body));
+    standin.inner.lock().responses.push((hook, body));
     (StatusCode::OK, "ok").into_response()
 }
 
@@ -707,7 +697,7 @@ async fn websockets(listener: TcpListener, standin: SlackStandIn) {
             };
             let (tx, mut rx) = mpsc::unbounded_channel();
             {
-                let mut inner = standin.inner.lock().unwrap();
+                let mut inner = standin.inner.lock();
                 inner.socket = Some(tx);
                 inner.socket_connections += 1;
             }
@@ -731,7 +721,7 @@ async fn websockets(listener: TcpListener, standin: SlackStandIn) {
                     frame = ws.next() => match frame {
                         Some(Ok(Message::Text(text))) => {
                             let ack: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-                            standin.inner.lock().unwrap().acks.push(ack);
+                            standin.inner.lock().acks.push(ack);
                         }
                         Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
                         Some(Ok(_)) => {}

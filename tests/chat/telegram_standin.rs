@@ -12,7 +12,7 @@
 //! a webhook. `down` makes every call fail with 502 until `up`.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
@@ -22,6 +22,8 @@ use axum::http::StatusCode;
 use axum::routing::post;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
+
+use crate::standin::{self, Shared};
 
 pub const TOKEN: &str = "123456:TEST-token";
 
@@ -56,7 +58,7 @@ struct Inner {
 
 #[derive(Clone)]
 pub struct BotApiStandIn {
-    inner: Arc<Mutex<Inner>>,
+    inner: Shared<Inner>,
     queued: Arc<Notify>,
     pub base: String,
     /// The bot's token, which every call's path must carry.
@@ -70,26 +72,26 @@ impl BotApiStandIn {
 
     /// A stand-in for the bot whose token is `token`.
     pub async fn start_with_token(token: &str) -> BotApiStandIn {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}/", listener.local_addr().unwrap());
+        let port = standin::loopback().await;
         let me = BotApiStandIn {
-            inner: Arc::new(Mutex::new(Inner {
+            inner: Shared::new(Inner {
                 next_update: 1000,
                 ..Inner::default()
-            })),
+            }),
             queued: Arc::new(Notify::new()),
-            base,
+            base: format!("http://{}/", port.addr),
             token: token.to_string(),
         };
-        let app = Router::new()
-            .route("/{bot}/{method}", post(call))
-            .with_state(me.clone());
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        port.serve(
+            Router::new()
+                .route("/{bot}/{method}", post(call))
+                .with_state(me.clone()),
+        );
         me
     }
 
     pub fn calls(&self, method: &str) -> Vec<Call> {
-        let inner = self.inner.lock().unwrap();
+        let inner = self.inner.lock();
         inner
             .calls
             .iter()
@@ -99,20 +101,20 @@ impl BotApiStandIn {
     }
 
     pub fn violations(&self) -> Vec<String> {
-        self.inner.lock().unwrap().violations.clone()
+        self.inner.lock().violations.clone()
     }
 
     pub fn down(&self) {
-        self.inner.lock().unwrap().down = true;
+        self.inner.lock().down = true;
     }
 
     pub fn up(&self) {
-        self.inner.lock().unwrap().down = false;
+        self.inner.lock().down = false;
     }
 
     /// The messages sent to `chat`, oldest first.
     pub fn sent_to(&self, chat: &str) -> Vec<Sent> {
-        let inner = self.inner.lock().unwrap();
+        let inner = self.inner.lock();
         inner
             .sent
             .iter()
@@ -123,37 +125,33 @@ impl BotApiStandIn {
 
     /// Waits until a message to `chat` satisfies `ok`, and returns it.
     pub async fn wait_for(&self, chat: &str, what: &str, ok: impl Fn(&Sent) -> bool) -> Sent {
-        for _ in 0..200 {
-            if let Some(s) = self.sent_to(chat).into_iter().rev().find(|s| ok(s)) {
-                return s;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!(
-            "no message to {chat} {what}; sent: {:#?}; violations: {:?}",
-            self.sent_to(chat),
-            self.violations()
-        );
+        standin::wait_for(
+            &format!("a message to {chat} {what}"),
+            || self.sent_to(chat).into_iter().rev().find(|s| ok(s)),
+            || {
+                format!(
+                    "{:#?}; violations: {:?}",
+                    self.sent_to(chat),
+                    self.violations()
+                )
+            },
+        )
+        .await
     }
 
     /// Waits until `method` was called `n` times; returns those calls.
     pub async fn wait_calls(&self, method: &str, n: usize) -> Vec<Call> {
-        for _ in 0..200 {
-            let calls = self.calls(method);
-            if calls.len() >= n {
-                return calls;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!(
-            "{method} was called {} times, not {n}",
-            self.calls(method).len()
-        );
+        standin::wait_for(
+            &format!("{n} calls of {method}"),
+            || Some(self.calls(method)).filter(|calls| calls.len() >= n),
+            || format!("{} calls", self.calls(method).len()),
+        )
+        .await
     }
 
     /// Queues an update (its `update_id` is set here) and returns it.
     pub fn queue(&self, mut update: Value) -> Value {
-        let mut inner = self.inner.lock().unwrap();
+        let mut inner = self.inner.lock();
         inner.next_update += 1;
         update["update_id"] = json!(inner.next_update);
         inner.updates.push(update.clone());
@@ -165,11 +163,7 @@ impl BotApiStandIn {
     /// A press of a message's button by `user`, as Telegram sends it.
     pub fn press_update(&self, user: i64, message: &Sent, data: &str) -> Value {
         let query = format!("q{}", rand_id());
-        self.inner
-            .lock()
-            .unwrap()
-            .issued_queries
-            .push(query.clone());
+        self.inner.lock().issued_queries.push(query.clone());
         json!({
             "callback_query": {
                 "id": query,
@@ -245,7 +239,7 @@ async fn call(
     Json(body): Json<Value>,
 ) -> (StatusCode, Json<Value>) {
     {
-        let mut inner = me.inner.lock().unwrap();
+        let mut inner = me.inner.lock();
         if inner.down {
             return (
                 StatusCode::BAD_GATEWAY,
@@ -270,7 +264,7 @@ async fn call(
         "getUpdates" => get_updates(&me, &body).await,
         "deleteWebhook" | "setWebhook" => ok(json!(true)),
         "sendMessage" => {
-            let mut inner = me.inner.lock().unwrap();
+            let mut inner = me.inner.lock();
             if let Err(why) = check_message(&body) {
                 return refused(&mut inner, &method, why);
             }
@@ -293,7 +287,7 @@ async fn call(
             )
         }
         "editMessageText" => {
-            let mut inner = me.inner.lock().unwrap();
+            let mut inner = me.inner.lock();
             if let Err(why) = check_message(&body) {
                 return refused(&mut inner, &method, why);
             }
@@ -327,7 +321,7 @@ async fn call(
             ok(json!({"message_id": id}))
         }
         "answerCallbackQuery" => {
-            let mut inner = me.inner.lock().unwrap();
+            let mut inner = me.inner.lock();
             let id = body["callback_query_id"]
                 .as_str()
                 .unwrap_or_default()
@@ -348,7 +342,7 @@ async fn call(
             ok(json!(true))
         }
         other => {
-            let mut inner = me.inner.lock().unwrap();
+            let mut inner = me.inner.lock();
             refused(
                 &mut inner,
                 other,
@@ -365,7 +359,7 @@ async fn get_updates(me: &BotApiStandIn, body: &Value) -> (StatusCode, Json<Valu
     loop {
         let waiting = me.queued.notified();
         let found: Vec<Value> = {
-            let inner = me.inner.lock().unwrap();
+            let inner = me.inner.lock();
             if inner.down {
                 return (
                     StatusCode::BAD_GATEWAY,

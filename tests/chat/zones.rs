@@ -14,7 +14,7 @@ use sayso::render::Zone;
 
 use crate::common::browser::Browser;
 use crate::common::db;
-use crate::common::receiver::{Receiver, Recorded, Reply};
+use crate::common::receiver::Receiver;
 use crate::common::server::{TestServer, s};
 use crate::common::smtp::SmtpSink;
 use crate::telegram_standin::{BotApiStandIn, TOKEN};
@@ -37,10 +37,6 @@ async fn sayso(args: &[&str], env: &[(&str, &str)]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn ntfy_reply(r: &Recorded) -> Value {
-    json!({"id": "msg1", "event": "message", "topic": r.json()["topic"]})
-}
-
 /// "20:34 IST": the wall-clock time and the zone's name of `at` in `zone`, which every
 /// surface states (a mail with the date before it, a page today without).
 fn clock_of(at: OffsetDateTime, zone: &str) -> String {
@@ -61,7 +57,7 @@ async fn a_persons_zone_is_the_one_every_surface_states_a_time_in() {
     let Some(smtp) = SmtpSink::start().await else {
         return;
     };
-    let ntfy = Receiver::start(Reply::Json(ntfy_reply)).await;
+    let ntfy = Receiver::ntfy().await;
     let telegram = BotApiStandIn::start().await;
     let db = db::fresh_sqlite_url();
     let chats = ChatSettings {
@@ -164,15 +160,7 @@ async fn a_persons_zone_is_the_one_every_surface_states_a_time_in() {
     let page = srv.client.get(&ana_url).send().await.unwrap();
     let html = page.text().await.unwrap();
     assert!(html.contains(&format!(">{push_ist}</time>")), "{html}");
-    let bare = srv
-        .client
-        .get(web_url)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let bare = srv.page_text(web_url).await;
     let new_york = clock_of(push_at, "America/New_York");
     assert!(bare.contains(&format!(">{new_york}</time>")), "{bare}");
 

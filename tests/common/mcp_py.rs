@@ -29,7 +29,7 @@ pub struct Called {
 }
 
 /// The venv's Python with the `mcp` SDK (see `common::python`).
-fn python_with_mcp() -> Option<&'static PathBuf> {
+pub fn python_with_mcp() -> Option<&'static PathBuf> {
     static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
     super::python::venv_python(
         &PYTHON,
@@ -40,6 +40,45 @@ fn python_with_mcp() -> Option<&'static PathBuf> {
             purpose: "the Python MCP SDK",
         },
     )
+}
+
+/// `tests/<script>`, a client on the Python MCP SDK, run against `srv`'s `/mcp` with its key:
+/// the process, and its stdout a line at a time. `None` (after a loud SKIPPED) where the SDK
+/// cannot be installed outside CI.
+pub fn mcp_script(
+    srv: &TestServer,
+    script: &str,
+) -> Option<(Child, Lines<BufReader<ChildStdout>>)> {
+    let python = python_with_mcp()?;
+    let mut child = tokio::process::Command::new(python)
+        .arg(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("tests")
+                .join(script),
+        )
+        .arg(srv.url("/mcp"))
+        .env("SAYSO_KEY", &srv.key)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python starts");
+    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    Some((child, lines))
+}
+
+/// Waits (at most 120 s) for `talk`, the test's side of an `mcp_script`'s conversation, then
+/// for `script` itself to end well.
+pub async fn talked(child: Child, talk: impl std::future::Future<Output = ()>, script: &str) {
+    tokio::time::timeout(Duration::from_secs(120), talk)
+        .await
+        .expect("the Python client finished in time");
+    let out = child.wait_with_output().await.unwrap();
+    assert!(
+        out.status.success(),
+        "{script} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 impl PyMcp {
@@ -91,6 +130,18 @@ impl PyMcp {
     }
 
     /// Starts a call; `result` reads what it returns.
+    /// The tools listed, checked to be the profile's ask tool `ask` and then what resuming
+    /// needs: `await_decision`, `get_decision`, `cancel_decision`.
+    pub async fn ask_tools(&mut self, ask: &str) -> Vec<Value> {
+        let tools = self.tools().await;
+        let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+        assert_eq!(
+            names,
+            [ask, "await_decision", "get_decision", "cancel_decision"]
+        );
+        tools
+    }
+
     pub async fn start(&mut self, tool: &str, args: Value) {
         self.request(json!({"tool": tool, "args": args})).await;
     }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod cli;
 pub mod cluster;
 pub mod db;
 pub mod faulty_proxy;

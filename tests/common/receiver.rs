@@ -57,7 +57,17 @@ pub struct Receiver {
     taken: usize,
 }
 
+/// ntfy's answer to a publish: the message it made.
+fn ntfy_message(r: &Recorded) -> Value {
+    serde_json::json!({"id": "msg1", "event": "message", "topic": r.json()["topic"]})
+}
+
 impl Receiver {
+    /// An ntfy server's stand-in, answering each publish as ntfy does.
+    pub async fn ntfy() -> Receiver {
+        Receiver::start(Reply::Json(ntfy_message)).await
+    }
+
     /// A receiver answering 200 with `reply`.
     pub async fn start(reply: Reply) -> Receiver {
         let log = Log {

@@ -26,6 +26,13 @@ pub struct TestServer {
     task: Option<JoinHandle<()>>,
 }
 
+/// A server on a fresh SQLite database, which lives as long as the first of the pair.
+pub async fn fresh_server() -> (crate::common::db::SqliteTestDb, TestServer) {
+    let db = crate::common::db::fresh_sqlite_url();
+    let srv = TestServer::start(&db.url).await;
+    (db, srv)
+}
+
 /// Installs the TLS provider reqwest needs (the build carries only ring).
 pub fn init_tls() {
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -368,6 +375,32 @@ impl TestServer {
             .expect("the first run makes the inbox default")
     }
 
+    /// An ntfy stand-in the inbox `default` notifies, at its topic `phone`.
+    pub async fn ntfy_phone(&self) -> crate::common::receiver::Receiver {
+        let ntfy = crate::common::receiver::Receiver::ntfy().await;
+        let changes = sayso::service::ChannelChanges {
+            email: None,
+            ntfy_url: Some(format!("{}/phone", ntfy.base)),
+            ntfy_token: None,
+        };
+        self.svc
+            .set_inbox_channels("default", &changes)
+            .await
+            .unwrap();
+        ntfy
+    }
+
+    /// The person whose inbox `default` is.
+    pub async fn owner(&self) -> sayso::domain::people::Person {
+        let inbox = self.default_inbox().await;
+        self.svc.store().person(inbox.id).await.unwrap().unwrap()
+    }
+
+    /// The feed link of the inbox `default`.
+    pub async fn feed_url(&self) -> String {
+        self.svc.feed_url(&self.default_inbox().await)
+    }
+
     /// Adds a person named `name`, with no channels and no quiet hours, to the inbox
     /// `default`.
     pub async fn add_person(&self, name: &str) -> sayso::domain::people::Person {
@@ -403,6 +436,12 @@ impl TestServer {
         self.client
             .request(method, self.url(path))
             .bearer_auth(&self.key)
+    }
+
+    /// The body of the page at `url`, fetched without a key.
+    pub async fn page_text(&self, url: &str) -> String {
+        let page = self.client.get(url).send().await.unwrap();
+        page.text().await.unwrap()
     }
 
     /// Creates a decision and returns its handle; panics unless the answer is 201.

@@ -3,19 +3,19 @@
 //! and `AskUserQuestion` at `/mcp/claude` through Claude Code's own MCP client.
 
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 use crate::common::mcp_py::post_page;
 use crate::common::server::{TestServer, send};
-use crate::rig::{Model, Ran, Sandbox, harness, run};
-use crate::run::{pending_decision, server};
+use crate::rig::{
+    Answered, LIMIT, Model, Sandbox, allow_then_deny, call, ended, fallbacks, harness, run,
+};
+use crate::run::{answer_next, pending_decision, server};
 use reqwest::Method;
 
 const MODEL: &str = "claude-sonnet-4-5";
-const LIMIT: Duration = Duration::from_secs(120);
 
 /// `claude -p` in the sandbox, its model the scripted endpoint, sayso at `base` with `key`.
 fn claude(sb: &Sandbox, model: &Model, bin: &Path, base: &str, key: &str) -> Command {
@@ -28,32 +28,22 @@ fn claude(sb: &Sandbox, model: &Model, bin: &Path, base: &str, key: &str) -> Com
     cmd
 }
 
-async fn ended(child: Child) -> Ran {
-    let out = tokio::time::timeout(LIMIT, child.wait_with_output())
-        .await
-        .expect("claude finishes")
-        .unwrap();
-    Ran {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
 /// The model's turns: run `touch <file>` with Bash, then stop.
 fn touch(file: &str) -> Value {
-    json!([
-        {"tool": {"name": "Bash", "input": {"command": format!("touch {file}"), "description": "make a file"}}},
-        {"text": "Done."}
-    ])
+    call(
+        "Bash",
+        json!({"command": format!("touch {file}"), "description": "make a file"}),
+    )
 }
 
-/// What the model read back from its last call of `tool`, without the reminders Claude Code
+/// What the model read back from its last call of `tool` (`read_back`), or from one result
+/// (`without_reminders`), without the reminders Claude Code
 /// itself appends to a result (`<system-reminder>` blocks), which are none of sayso's.
 fn read_back(model: &Model, tool: &str) -> (String, bool) {
-    let r = model
-        .tool_result(tool)
-        .unwrap_or_else(|| panic!("no {tool} result reached the model: {}", model.dump()));
+    without_reminders(&model.result(tool))
+}
+
+fn without_reminders(r: &Value) -> (String, bool) {
     let text = r["text"].as_str().unwrap().to_string();
     let (ours, rest) = text
         .split_once("\n\n<system-reminder>")
@@ -65,13 +55,42 @@ fn read_back(model: &Model, tool: &str) -> (String, bool) {
     (ours.to_string(), r["error"] == true)
 }
 
-/// A port nothing listens on.
-fn closed_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+/// Checks an allowed and a denied run of `touch` (`allow_then_deny`): both asked in Claude
+/// Code's words, Claude Code ending well, the model reading a success and then an error;
+/// returns what it read of the denial.
+fn checked([allowed, denied]: &[Answered; 2]) -> String {
+    for (run, file) in [(allowed, "allowed.txt"), (denied, "denied.txt")] {
+        assert_eq!(
+            run.asked["question"],
+            format!("Claude Code wants to run: touch {file}")
+        );
+        assert_eq!(run.ran.code, Some(0), "{}", run.ran.both());
+    }
+    assert_eq!(allowed.read["error"], false, "{}", allowed.read);
+    let (text, error) = without_reminders(&denied.read);
+    assert!(error, "a denial is the tool's error: {text}");
+    text
+}
+
+/// A sandbox with `sayso hook install claude` run in its project.
+async fn installed(srv: &TestServer) -> Sandbox {
+    let sb = Sandbox::new();
+    let out = sb.install("claude", srv).await;
+    assert!(
+        out.stdout
+            .contains("will run `sayso hook claude` and obey it"),
+        "{}",
+        out.both()
+    );
+    sb
+}
+
+/// The policy rule that asks for the person's passkey before a push.
+fn passkey_for_push(sb: &Sandbox) {
+    sb.write(
+        "project/.sayso/policy.json",
+        r#"{"rules": [{"tool": "Bash", "command": "git push*", "decision": "ask", "step_up": "passkey"}]}"#,
+    );
 }
 
 fn mcp_json(sb: &Sandbox, srv: &TestServer, path: &str) {
@@ -90,90 +109,29 @@ fn mcp_json(sb: &Sandbox, srv: &TestServer, path: &str) {
 async fn claude_hook_allows_denies_with_the_remark_and_every_fallback_blocks() {
     let Some(bin) = harness("claude") else { return };
     let (_db, srv) = server().await;
-    let sb = Sandbox::new();
-    let mut cmd = sb.command(Path::new(crate::rig::BIN));
-    cmd.args(["hook", "install", "claude"])
-        .env("SAYSO_URL", &srv.base)
-        .env("SAYSO_KEY", &srv.key);
-    let out = run(cmd, LIMIT).await;
-    assert_eq!(out.code, Some(0), "{}", out.both());
-    assert!(
-        out.stdout
-            .contains("will run `sayso hook claude` and obey it"),
-        "{}",
-        out.both()
-    );
-    let model = Model::start(touch("allowed.txt")).await;
+    let sb = installed(&srv).await;
+    let model = Model::start(json!([])).await;
+    let claude = |base: &str, key: &str| claude(&sb, &model, &bin, base, key);
 
-    // Allow: the tool runs.
-    let child = claude(&sb, &model, &bin, &srv.base, &srv.key)
-        .spawn()
-        .unwrap();
-    let d = pending_decision(&srv).await;
-    assert_eq!(d["question"], "Claude Code wants to run: touch allowed.txt");
-    let (status, body) = srv
-        .answer(d["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let ran = ended(child).await;
-    assert_eq!(ran.code, Some(0), "{}", ran.both());
-    assert!(
-        sb.project().join("allowed.txt").exists(),
-        "the allowed command ran: {}",
-        model.dump()
-    );
-    let (_, error) = read_back(&model, "Bash");
-    assert!(!error, "{}", model.dump());
-
-    // Deny with a remark: it does not run, and the model reads the remark.
-    model.script(touch("denied.txt"));
-    let child = claude(&sb, &model, &bin, &srv.base, &srv.key)
-        .spawn()
-        .unwrap();
-    let d = pending_decision(&srv).await;
-    assert_eq!(d["question"], "Claude Code wants to run: touch denied.txt");
-    let (status, body) = srv
-        .answer(
-            d["web_url"].as_str().unwrap(),
-            json!({"value": "Deny", "remark": "not on a Friday"}),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let ran = ended(child).await;
-    assert_eq!(ran.code, Some(0), "{}", ran.both());
-    assert!(!sb.project().join("denied.txt").exists());
-    let (text, error) = read_back(&model, "Bash");
-    assert!(error, "a denial is the tool's error: {text}");
+    // Allow: the tool runs. Deny with a remark: it does not run, and the model reads the
+    // remark.
+    let hooked = || claude(&srv.base, &srv.key);
+    let remark = "not on a Friday";
+    let runs = allow_then_deny((&srv, &sb, &model), "Bash", touch, hooked, remark).await;
     assert_eq!(
-        text,
+        checked(&runs),
         "PreToolUse:Bash hook error: The person denied this on sayso: not on a Friday"
     );
 
     // The fallbacks: no answer in time, the server down, a bad key. None runs the tool.
-    let down = format!("http://127.0.0.1:{}", closed_port());
-    let cases = [
-        (
-            "late.txt",
-            srv.base.as_str(),
-            srv.key.as_str(),
-            "no answer in 2 s",
-        ),
-        ("down.txt", down.as_str(), srv.key.as_str(), "sayso"),
-        ("badkey.txt", srv.base.as_str(), "sk_not_a_key", "sayso"),
-    ];
-    for (file, base, key, says) in cases {
-        model.script(touch(file));
-        let mut cmd = claude(&sb, &model, &bin, base, key);
-        cmd.env("SAYSO_HOOK_TIMEOUT_S", "2");
-        let ran = run(cmd, LIMIT).await;
+    for case in fallbacks(&srv) {
+        model.script(touch(case.file));
+        let ran = case
+            .blocks(&sb, &model, claude(&case.base, &case.key))
+            .await;
         assert_eq!(ran.code, Some(0), "{}", ran.both());
-        assert!(
-            !sb.project().join(file).exists(),
-            "{file}: the command ran: {}",
-            model.dump()
-        );
         let (text, error) = read_back(&model, "Bash");
-        assert!(error && text.contains(says), "{file}: {text}");
+        assert!(error && text.contains(case.says), "{}: {text}", case.file);
     }
 
     // `disableAllHooks` in the project's local settings wins over the hook: the doctor fails
@@ -182,11 +140,7 @@ async fn claude_hook_allows_denies_with_the_remark_and_every_fallback_blocks() {
         "project/.claude/settings.local.json",
         r#"{"disableAllHooks": true}"#,
     );
-    let mut cmd = sb.command(Path::new(crate::rig::BIN));
-    cmd.args(["hook", "doctor", "claude"])
-        .env("SAYSO_URL", &srv.base)
-        .env("SAYSO_KEY", &srv.key);
-    let doctor = run(cmd, LIMIT).await;
+    let doctor = sb.sayso(&["hook", "doctor", "claude"], &srv).await;
     assert_eq!(doctor.code, Some(1), "{}", doctor.both());
     assert!(
         doctor
@@ -196,7 +150,7 @@ async fn claude_hook_allows_denies_with_the_remark_and_every_fallback_blocks() {
         doctor.both()
     );
     model.script(touch("unhooked.txt"));
-    let mut cmd = claude(&sb, &model, &bin, &srv.base, &srv.key);
+    let mut cmd = claude(&srv.base, &srv.key);
     cmd.args(["--allowedTools", "Bash(touch:*)"]);
     let ran = run(cmd, LIMIT).await;
     assert_eq!(ran.code, Some(0), "{}", ran.both());
@@ -218,49 +172,16 @@ async fn claude_p_asks_sayso_through_the_permission_prompt_tool() {
     let (_db, srv) = server().await;
     let sb = Sandbox::new();
     mcp_json(&sb, &srv, "/mcp");
-    let model = Model::start(touch("approved.txt")).await;
-    let prompt = |sb: &Sandbox, model: &Model| {
-        let mut cmd = claude(sb, model, &bin, &srv.base, &srv.key);
+    let model = Model::start(json!([])).await;
+    let prompt = || {
+        let mut cmd = claude(&sb, &model, &bin, &srv.base, &srv.key);
         cmd.args(["--permission-prompt-tool", "mcp__sayso__approve"]);
         cmd
     };
-
-    let child = prompt(&sb, &model).spawn().unwrap();
-    let d = pending_decision(&srv).await;
+    let remark = "use the build directory";
+    let runs = allow_then_deny((&srv, &sb, &model), "Bash", touch, prompt, remark).await;
     assert_eq!(
-        d["question"],
-        "Claude Code wants to run: touch approved.txt"
-    );
-    let (status, body) = srv
-        .answer(d["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let ran = ended(child).await;
-    assert_eq!(ran.code, Some(0), "{}", ran.both());
-    assert!(
-        sb.project().join("approved.txt").exists(),
-        "the approved command ran: {}",
-        model.dump()
-    );
-
-    model.script(touch("refused.txt"));
-    let child = prompt(&sb, &model).spawn().unwrap();
-    let d = pending_decision(&srv).await;
-    assert_eq!(d["question"], "Claude Code wants to run: touch refused.txt");
-    let (status, body) = srv
-        .answer(
-            d["web_url"].as_str().unwrap(),
-            json!({"value": "Deny", "remark": "use the build directory"}),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let ran = ended(child).await;
-    assert_eq!(ran.code, Some(0), "{}", ran.both());
-    assert!(!sb.project().join("refused.txt").exists());
-    let (text, error) = read_back(&model, "Bash");
-    assert!(error, "{text}");
-    assert_eq!(
-        text,
+        checked(&runs),
         "The person denied this on sayso: use the build directory"
     );
 }
@@ -358,17 +279,8 @@ async fn claude_asks_at_mcp_claude_and_its_model_reads_seed_003s_text() {
 async fn claude_session_allowance_does_not_pass_a_passkey_rule() {
     let Some(bin) = harness("claude") else { return };
     let (_db, srv) = server().await;
-    let sb = Sandbox::new();
-    let mut cmd = sb.command(Path::new(crate::rig::BIN));
-    cmd.args(["hook", "install", "claude"])
-        .env("SAYSO_URL", &srv.base)
-        .env("SAYSO_KEY", &srv.key);
-    let out = run(cmd, LIMIT).await;
-    assert_eq!(out.code, Some(0), "{}", out.both());
-    sb.write(
-        "project/.sayso/policy.json",
-        r#"{"rules": [{"tool": "Bash", "command": "git push*", "decision": "ask", "step_up": "passkey"}]}"#,
-    );
+    let sb = installed(&srv).await;
+    passkey_for_push(&sb);
     let model = Model::start(json!([
         {"tool": {"name": "Bash", "input": {"command": "touch first.txt", "description": "make a file"}}},
         {"tool": {"name": "Bash", "input": {"command": "git push --force origin main", "description": "publish"}}},
@@ -380,18 +292,11 @@ async fn claude_session_allowance_does_not_pass_a_passkey_rule() {
         .unwrap();
 
     // The first call, where no rule matched: the person allows Bash for the session.
-    let first = pending_decision(&srv).await;
+    let first = answer_next(&srv, json!({"value": "Allow for this session"})).await;
     assert_eq!(
         first["question"],
         "Claude Code wants to run: touch first.txt"
     );
-    let (status, body) = srv
-        .answer(
-            first["web_url"].as_str().unwrap(),
-            json!({"value": "Allow for this session"}),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
 
     // The push is put to the person all the same, needing the passkey; they deny it.
     let push = pending_decision(&srv).await;
@@ -426,17 +331,8 @@ async fn claude_session_allowance_does_not_pass_a_passkey_rule() {
 async fn claude_after_cd_into_a_subfolder_still_meets_the_projects_passkey_rule() {
     let Some(bin) = harness("claude") else { return };
     let (_db, srv) = server().await;
-    let sb = Sandbox::new();
-    let mut cmd = sb.command(Path::new(crate::rig::BIN));
-    cmd.args(["hook", "install", "claude"])
-        .env("SAYSO_URL", &srv.base)
-        .env("SAYSO_KEY", &srv.key);
-    let out = run(cmd, LIMIT).await;
-    assert_eq!(out.code, Some(0), "{}", out.both());
-    sb.write(
-        "project/.sayso/policy.json",
-        r#"{"rules": [{"tool": "Bash", "command": "git push*", "decision": "ask", "step_up": "passkey"}]}"#,
-    );
+    let sb = installed(&srv).await;
+    passkey_for_push(&sb);
     sb.write("project/sub/README.md", "a subfolder\n");
     let model = Model::start(json!([
         {"tool": {"name": "Bash", "input": {"command": "cd sub", "description": "go to sub"}}},
@@ -448,12 +344,8 @@ async fn claude_after_cd_into_a_subfolder_still_meets_the_projects_passkey_rule(
         .spawn()
         .unwrap();
 
-    let cd = pending_decision(&srv).await;
+    let cd = answer_next(&srv, json!({"value": "Allow"})).await;
     assert_eq!(cd["question"], "Claude Code wants to run: cd sub", "{cd}");
-    let (status, body) = srv
-        .answer(cd["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
-        .await;
-    assert_eq!(status, 200, "{body}");
 
     let push = pending_decision(&srv).await;
     assert_eq!(
@@ -500,13 +392,7 @@ fn set_hook_timeout(file: &Path, seconds: u64) {
 async fn claude_killing_its_hook_mid_wait_withdraws_the_question() {
     let Some(bin) = harness("claude") else { return };
     let (_db, srv) = server().await;
-    let sb = Sandbox::new();
-    let mut cmd = sb.command(Path::new(crate::rig::BIN));
-    cmd.args(["hook", "install", "claude"])
-        .env("SAYSO_URL", &srv.base)
-        .env("SAYSO_KEY", &srv.key);
-    let out = run(cmd, LIMIT).await;
-    assert_eq!(out.code, Some(0), "{}", out.both());
+    let sb = installed(&srv).await;
     // Claude Code gives the hook 3 s, while the hook would wait 10 min: Claude Code kills
     // it mid-wait, as it does any hook past its timeout.
     set_hook_timeout(&sb.project().join(".claude/settings.json"), 3);

@@ -14,7 +14,7 @@ use tokio::process::Command;
 
 use crate::common::mcp_py::post_page;
 use crate::common::server::{TestServer, send};
-use crate::rig::{Model, Ran, Sandbox, harness, run};
+use crate::rig::{Model, Sandbox, call, ended_within, harness, run};
 use crate::run::{pending_decision, server};
 
 const MODEL: &str = "claude-sonnet-4-5";
@@ -44,12 +44,7 @@ fn python() -> Option<&'static PathBuf> {
 /// ungated (the question under test is the server's, not an approval), and the server in
 /// `.mcp.json`, logging what it receives to `elicit.log` in the sandbox.
 async fn project(sb: &Sandbox, srv: &TestServer, python: &Path) -> PathBuf {
-    let mut cmd = sb.command(Path::new(crate::rig::BIN));
-    cmd.args(["hook", "install", "claude"])
-        .env("SAYSO_URL", &srv.base)
-        .env("SAYSO_KEY", &srv.key);
-    let out = run(cmd, LIMIT).await;
-    assert_eq!(out.code, Some(0), "{}", out.both());
+    sb.install("claude", srv).await;
     let settings: Value = serde_json::from_str(
         &std::fs::read_to_string(sb.project().join(".claude/settings.json")).unwrap(),
     )
@@ -79,10 +74,7 @@ async fn project(sb: &Sandbox, srv: &TestServer, python: &Path) -> PathBuf {
 
 /// `claude -p` calling the server's `tool` once, its model the scripted endpoint.
 fn claude(sb: &Sandbox, model: &Model, bin: &Path, srv: &TestServer, tool: &str) -> Command {
-    model.script(json!([
-        {"tool": {"name": format!("mcp__signup__{tool}"), "input": {}}},
-        {"text": "Done."}
-    ]));
+    model.script(call(&format!("mcp__signup__{tool}"), json!({})));
     let mut cmd = sb.command(bin);
     cmd.args(["-p", "Do what the task says.", "--model", MODEL])
         .env("ANTHROPIC_BASE_URL", model.base())
@@ -95,18 +87,6 @@ fn claude(sb: &Sandbox, model: &Model, bin: &Path, srv: &TestServer, tool: &str)
         .env("SAYSO_URL", &srv.base)
         .env("SAYSO_KEY", &srv.key);
     cmd
-}
-
-async fn ended(child: tokio::process::Child) -> Ran {
-    let out = tokio::time::timeout(LIMIT, child.wait_with_output())
-        .await
-        .expect("claude finishes")
-        .unwrap();
-    Ran {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
 }
 
 /// What the MCP server received last, as its SDK read it.
@@ -169,7 +149,7 @@ async fn claude_elicitation_reaches_the_person_and_the_server_gets_their_answer(
     )
     .await;
     assert!(status < 400, "the page took the answer: {status}");
-    let ran = ended(child).await;
+    let ran = ended_within(child, LIMIT).await;
     assert_eq!(ran.code, Some(0), "{}", ran.both());
     assert_eq!(
         received(&log, &model),
@@ -191,7 +171,7 @@ async fn claude_elicitation_reaches_the_person_and_the_server_gets_their_answer(
     let person = srv.person_url(d["web_url"].as_str().unwrap()).await;
     let status = post_page(&srv, &person, &[("action", "decline")]).await;
     assert!(status < 400, "{status}");
-    let ran = ended(child).await;
+    let ran = ended_within(child, LIMIT).await;
     assert_eq!(ran.code, Some(0), "{}", ran.both());
     assert_eq!(
         received(&log, &model),
@@ -237,22 +217,14 @@ async fn claude_elicitation_reaches_the_person_and_the_server_gets_their_answer(
         "The MCP server \"signup\" asks you to open a web page on accounts.example.com"
     );
     let person = srv.person_url(d["web_url"].as_str().unwrap()).await;
-    let html = srv
-        .client
-        .get(&person)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = srv.page_text(&person).await;
     assert!(
         html.contains("https://accounts.example.com/connect?state=s1"),
         "{html}"
     );
     let status = post_page(&srv, &person, &[("value", "Accept")]).await;
     assert!(status < 400, "{status}");
-    let ran = ended(child).await;
+    let ran = ended_within(child, LIMIT).await;
     assert_eq!(ran.code, Some(0), "{}", ran.both());
     assert_eq!(
         received(&log, &model),

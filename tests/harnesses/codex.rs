@@ -3,16 +3,13 @@
 //! endpoint.
 
 use std::path::Path;
-use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::common::server::{TestServer, send};
-use crate::rig::{BIN, Model, Ran, Sandbox, harness, run};
+use crate::rig::{LIMIT, Model, Ran, Sandbox, call, fallbacks, harness, run};
 use crate::run::{pending_decision, server};
-
-const LIMIT: Duration = Duration::from_secs(120);
 
 /// `~/.codex/config.toml`: the scripted model as a Responses provider.
 fn configure(sb: &Sandbox, model: &Model) {
@@ -31,27 +28,6 @@ env_key = "SCRIPTED_API_KEY"
             model.base()
         ),
     );
-}
-
-/// `sayso hook install codex` (or `doctor`) in the sandbox, as the person runs it.
-fn sayso(sb: &Sandbox, args: &[&str], srv: &TestServer) -> std::process::Output {
-    std::process::Command::new(BIN)
-        .args(args)
-        .arg("--dir")
-        .arg(sb.project())
-        .env_clear()
-        .env("HOME", sb.home())
-        .env(
-            "PATH",
-            format!(
-                "{}:/usr/bin:/bin",
-                Path::new(BIN).parent().unwrap().display()
-            ),
-        )
-        .env("SAYSO_URL", &srv.base)
-        .env("SAYSO_KEY", &srv.key)
-        .output()
-        .unwrap()
 }
 
 /// The unattended command line that makes sayso the gate.
@@ -73,10 +49,10 @@ fn codex(sb: &Sandbox, bin: &Path, url: &str, key: &str) -> tokio::process::Comm
 }
 
 fn touch(model: &Model, file: &str) {
-    model.script(json!([
-        {"tool": {"name": "exec_command", "input": {"cmd": format!("touch {file}")}}},
-        {"text": "Done."}
-    ]));
+    model.script(call(
+        "exec_command",
+        json!({"cmd": format!("touch {file}")}),
+    ));
 }
 
 /// What the model read back from the command in its last run.
@@ -89,12 +65,7 @@ fn read_back(model: &Model) -> String {
 
 /// Runs Codex, answers its question on the page with `answer`, and returns the decision.
 async fn answered(sb: &Sandbox, bin: &Path, srv: &TestServer, answer: Value) -> (Ran, Value) {
-    let cmd = codex(sb, bin, &srv.base, &srv.key);
-    let running = tokio::spawn(run(cmd, LIMIT));
-    let d = pending_decision(srv).await;
-    let (status, body) = srv.answer(d["web_url"].as_str().unwrap(), answer).await;
-    assert_eq!(status, 200, "{body}");
-    let ran = running.await.unwrap();
+    let (ran, d) = crate::rig::answered(srv, codex(sb, bin, &srv.base, &srv.key), answer).await;
     let id = d["decision_id"].as_str().unwrap();
     let (status, d) = send(srv.req(Method::GET, &format!("/v1/decisions/{id}"))).await;
     assert_eq!(status, 200, "{d}");
@@ -108,9 +79,7 @@ async fn codex_hook_gates_codex_exec_once_installed() {
     let sb = Sandbox::new();
     let model = Model::start(json!([])).await;
     configure(&sb, &model);
-    let out = sayso(&sb, &["hook", "install", "codex"], &srv);
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{out:?}");
+    let said = sb.install("codex", &srv).await.stdout;
     assert!(said.contains("trusted the hook in"), "{said}");
     assert!(
         said.contains("Codex will run `sayso hook codex` and obey it."),
@@ -175,33 +144,20 @@ async fn codex_hook_gates_codex_exec_once_installed() {
         model.dump()
     );
 
-    // The server down, then a bad key: not run, at once, the reason read back.
-    for (what, url, key) in [
-        ("server down", "http://127.0.0.1:9", srv.key.as_str()),
-        ("bad key", srv.base.as_str(), "sk_not_a_key"),
-    ] {
-        let file = format!("{}.txt", what.replace(' ', "_"));
-        touch(&model, &file);
-        let ran = run(codex(&sb, &bin, url, key), LIMIT).await;
-        assert!(!project.join(&file).exists(), "{what}: {}", ran.both());
+    // No answer in time, the server down, a bad key: not run, the reason read back.
+    for case in fallbacks(&srv) {
+        touch(&model, case.file);
+        let ran = case
+            .blocks(&sb, &model, codex(&sb, &bin, &case.base, &case.key))
+            .await;
         assert!(
-            read_back(&model).contains("sayso"),
-            "{what}: {}",
+            read_back(&model).contains(case.says),
+            "{}: {}\n{}",
+            case.file,
+            ran.both(),
             model.dump()
         );
     }
-
-    // No answer in time: not run.
-    touch(&model, "late.txt");
-    let mut cmd = codex(&sb, &bin, &srv.base, &srv.key);
-    cmd.env("SAYSO_HOOK_TIMEOUT_S", "2");
-    let ran = run(cmd, LIMIT).await;
-    assert!(!project.join("late.txt").exists(), "{}", ran.both());
-    assert!(
-        read_back(&model).contains("no answer in 2 s"),
-        "{}",
-        model.dump()
-    );
 
     // The trust is what makes Codex run the hook: with its hash changed, doctor says so, and
     // Codex indeed runs the command without asking anyone.
@@ -212,9 +168,9 @@ async fn codex_hook_gates_codex_exec_once_installed() {
         text.replace("trusted_hash = \"sha256:", "trusted_hash = \"sha256:0"),
     )
     .unwrap();
-    let out = sayso(&sb, &["hook", "doctor", "codex"], &srv);
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{said}");
+    let out = sb.sayso(&["hook", "doctor", "codex"], &srv).await;
+    let said = &out.stdout;
+    assert_eq!(out.code, Some(1), "{said}");
     assert!(said.contains("Codex skips it without a word"), "{said}");
     touch(&model, "ungated.txt");
     let ran = run(codex(&sb, &bin, "http://127.0.0.1:9", &srv.key), LIMIT).await;
@@ -232,8 +188,10 @@ async fn codex_killing_its_hook_mid_wait_withdraws_the_question() {
     // Codex's hook timeout is the entry's `timeout` in hooks.json (seconds), which install
     // writes as the hook's wait plus 30 s: 31 s here. The hook itself is then told to wait
     // 10 min, so Codex kills it mid-wait (SIGKILL: Codex drops the hook's process).
-    let out = sayso(&sb, &["hook", "install", "codex", "--timeout-s", "1"], &srv);
-    assert!(out.status.success(), "{out:?}");
+    let out = sb
+        .sayso(&["hook", "install", "codex", "--timeout-s", "1"], &srv)
+        .await;
+    assert_eq!(out.code, Some(0), "{}", out.both());
     let hooks: Value = serde_json::from_str(
         &std::fs::read_to_string(sb.project().join(".codex/hooks.json")).unwrap(),
     )

@@ -3,15 +3,12 @@
 //! folder (`--trust-folder`, or `trustedFolders` in `~/.copilot/config.json`).
 
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
-use crate::rig::{Model, Ran, Sandbox, harness, run};
-use crate::run::{pending_decision, server};
-
-const LIMIT: Duration = Duration::from_secs(120);
+use crate::rig::{LIMIT, Model, Sandbox, allow_then_deny, call, fallbacks, harness, run};
+use crate::run::server;
 
 /// `copilot -p` in the sandbox, its model the scripted endpoint (Anthropic Messages), sayso at
 /// `base` with `key`. `trust` adds `--trust-folder`.
@@ -31,51 +28,17 @@ fn copilot(sb: &Sandbox, model: &Model, bin: &Path, base: &str, key: &str, trust
     cmd
 }
 
-async fn ended(child: Child) -> Ran {
-    let out = tokio::time::timeout(LIMIT, child.wait_with_output())
-        .await
-        .expect("copilot finishes")
-        .unwrap();
-    Ran {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
 /// The model's turns: run `touch <file>` with `bash`, then stop.
 fn touch(file: &str) -> Value {
-    json!([
-        {"tool": {"name": "bash", "input": {"command": format!("touch {file}"), "description": "make a file"}}},
-        {"text": "Done."}
-    ])
+    call(
+        "bash",
+        json!({"command": format!("touch {file}"), "description": "make a file"}),
+    )
 }
 
 /// What the model read back from its last `bash` call.
 fn read_back(model: &Model) -> String {
-    model
-        .tool_result("bash")
-        .unwrap_or_else(|| panic!("no bash result reached the model: {}", model.dump()))["text"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
-/// `sayso hook <verb> copilot` in the project, as a person runs it there.
-async fn sayso(sb: &Sandbox, verb: &str, base: &str, key: &str) -> Ran {
-    let mut cmd = sb.command(Path::new(crate::rig::BIN));
-    cmd.args(["hook", verb, "copilot"])
-        .env("SAYSO_URL", base)
-        .env("SAYSO_KEY", key);
-    run(cmd, LIMIT).await
-}
-
-fn closed_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    model.result("bash")["text"].as_str().unwrap().to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -85,8 +48,7 @@ async fn copilot_hook_loads_only_in_a_trusted_folder_then_allows_denies_and_fall
     };
     let (_db, srv) = server().await;
     let sb = Sandbox::new();
-    let installed = sayso(&sb, "install", &srv.base, &srv.key).await;
-    assert_eq!(installed.code, Some(0), "{}", installed.both());
+    let installed = sb.install("copilot", &srv).await;
     // Installed, but not trusted: install's closing check says what `-p` needs.
     assert!(
         installed.stdout.contains("--trust-folder"),
@@ -112,73 +74,34 @@ async fn copilot_hook_loads_only_in_a_trusted_folder_then_allows_denies_and_fall
         crate::common::server::send(srv.req(reqwest::Method::GET, "/v1/decisions")).await;
     assert_eq!(none["items"], json!([]), "nobody was asked");
 
-    // With --trust-folder: Allow runs the command.
-    model.script(touch("allowed.txt"));
-    let child = copilot(&sb, &model, &bin, &srv.base, &srv.key, true)
-        .spawn()
-        .unwrap();
-    let d = pending_decision(&srv).await;
-    assert_eq!(d["question"], "Copilot CLI wants to run: touch allowed.txt");
-    let (status, body) = srv
-        .answer(d["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let ran = ended(child).await;
-    assert_eq!(ran.code, Some(0), "{}", ran.both());
-    assert!(
-        sb.project().join("allowed.txt").exists(),
-        "the allowed command ran: {}",
-        model.dump()
-    );
-
-    // Deny with a remark: it does not run, and the model reads the remark.
-    model.script(touch("denied.txt"));
-    let child = copilot(&sb, &model, &bin, &srv.base, &srv.key, true)
-        .spawn()
-        .unwrap();
-    let d = pending_decision(&srv).await;
-    let (status, body) = srv
-        .answer(
-            d["web_url"].as_str().unwrap(),
-            json!({"value": "Deny", "remark": "not on a Friday"}),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let ran = ended(child).await;
-    assert_eq!(ran.code, Some(0), "{}", ran.both());
-    assert!(!sb.project().join("denied.txt").exists());
+    // With --trust-folder: Allow runs the command. Deny with a remark: it does not run, and
+    // the model reads the remark.
+    let trusted = || copilot(&sb, &model, &bin, &srv.base, &srv.key, true);
+    let remark = "not on a Friday";
+    let [allowed, denied] =
+        allow_then_deny((&srv, &sb, &model), "bash", touch, trusted, remark).await;
     assert_eq!(
-        read_back(&model),
+        allowed.asked["question"],
+        "Copilot CLI wants to run: touch allowed.txt"
+    );
+    assert_eq!(allowed.ran.code, Some(0), "{}", allowed.ran.both());
+    assert_eq!(denied.ran.code, Some(0), "{}", denied.ran.both());
+    assert_eq!(
+        denied.read["text"],
         "Denied by preToolUse hook: The person denied this on sayso: not on a Friday"
     );
 
     // The fallbacks: no answer in time, the server down, a bad key. None runs the command.
-    let down = format!("http://127.0.0.1:{}", closed_port());
-    let cases = [
-        (
-            "late.txt",
-            srv.base.as_str(),
-            srv.key.as_str(),
-            "no answer in 2 s",
-        ),
-        ("down.txt", down.as_str(), srv.key.as_str(), "sayso"),
-        ("badkey.txt", srv.base.as_str(), "sk_not_a_key", "sayso"),
-    ];
-    for (file, base, key, says) in cases {
-        model.script(touch(file));
-        let mut cmd = copilot(&sb, &model, &bin, base, key, true);
-        cmd.env("SAYSO_HOOK_TIMEOUT_S", "2");
-        let ran = run(cmd, LIMIT).await;
+    for case in fallbacks(&srv) {
+        model.script(touch(case.file));
+        let cmd = copilot(&sb, &model, &bin, &case.base, &case.key, true);
+        let ran = case.blocks(&sb, &model, cmd).await;
         assert_eq!(ran.code, Some(0), "{}", ran.both());
-        assert!(
-            !sb.project().join(file).exists(),
-            "{file}: the command ran: {}",
-            model.dump()
-        );
         let text = read_back(&model);
         assert!(
-            text.starts_with("Denied by preToolUse hook: ") && text.contains(says),
-            "{file}: {text}"
+            text.starts_with("Denied by preToolUse hook: ") && text.contains(case.says),
+            "{}: {text}",
+            case.file
         );
     }
 
@@ -191,7 +114,7 @@ async fn copilot_hook_loads_only_in_a_trusted_folder_then_allows_denies_and_fall
             json!({"trustedFolders": [sb.project()]})
         ),
     );
-    let doctor = sayso(&sb, "doctor", &srv.base, &srv.key).await;
+    let doctor = sb.sayso(&["hook", "doctor", "copilot"], &srv).await;
     assert_eq!(doctor.code, Some(0), "{}", doctor.both());
     assert!(
         doctor

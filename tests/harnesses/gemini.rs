@@ -3,19 +3,13 @@
 //! gemini-cli's own MCP client.
 
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::process::Command;
 
 use crate::common::mcp_py::{pending_web_url, post_page};
-use crate::rig::{BIN, Model, Ran, Sandbox, harness, run};
-use crate::run::{pending_decision, server};
-
-const LIMIT: Duration = Duration::from_secs(120);
-
-/// Variables handed to one run.
-type Env<'a> = Vec<(&'a str, &'a str)>;
+use crate::rig::{LIMIT, Model, Sandbox, answered, call, ended, fallbacks, harness, run};
+use crate::run::server;
 
 /// gemini-cli's own settings in the sandbox: the model key, and `extra` merged in.
 fn user_settings(sb: &Sandbox, extra: Value) {
@@ -53,10 +47,10 @@ fn gemini(
 
 /// The shell tool, touching `file`, then a closing text.
 fn touch(file: &str) -> Value {
-    json!([
-        {"tool": {"name": "run_shell_command", "input": {"command": format!("touch {file}")}}},
-        {"text": "Done."}
-    ])
+    call(
+        "run_shell_command",
+        json!({"command": format!("touch {file}")}),
+    )
 }
 
 /// What the model was handed back from `tool` in the requests after the first `from`.
@@ -71,45 +65,25 @@ fn result_since(model: &Model, from: usize, tool: &str) -> Option<Value> {
     })
 }
 
-/// `sayso hook doctor gemini` in the sandbox, as the person would run it there.
-async fn doctor(sb: &Sandbox, base: &str, key: &str) -> Ran {
-    let mut cmd = sb.command(Path::new(BIN));
-    cmd.args(["hook", "doctor", "gemini"])
-        .env("SAYSO_URL", base)
-        .env("SAYSO_KEY", key);
-    run(cmd, Duration::from_secs(30)).await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gemini_hook_allows_denies_with_the_remark_and_falls_back_to_deny() {
     let Some(bin) = harness("gemini") else { return };
     let (_db, srv) = server().await;
     let sb = Sandbox::new();
     user_settings(&sb, json!({}));
-    let install = || {
-        let out = std::process::Command::new(BIN)
-            .args(["hook", "install", "gemini", "--dir"])
-            .arg(sb.project())
-            .env("HOME", sb.home())
-            .env_remove("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        String::from_utf8(out.stdout).unwrap()
-    };
     // Install trusts the project, as gemini-cli's own trust dialog would.
-    let said = install();
-    assert!(said.contains("trusted "), "{said}");
+    let said = sb.install("gemini", &srv).await;
+    assert!(said.stdout.contains("trusted "), "{}", said.both());
     let model = Model::start(touch("allowed.txt")).await;
     let key = srv.key.as_str();
     let env = [("SAYSO_URL", srv.base.as_str()), ("SAYSO_KEY", key)];
-    let report = doctor(&sb, &srv.base, key).await;
+    let report = sb.sayso(&["hook", "doctor", "gemini"], &srv).await;
     assert_eq!(report.code, Some(0), "{}", report.both());
 
     // Untrusted, the doctor names the folder trust first; `--skip-trust` then starts without
     // the project's settings, so the command runs and nobody is asked.
     sb.write("home/.gemini/trustedFolders.json", "{}");
-    let report = doctor(&sb, &srv.base, key).await;
+    let report = sb.sayso(&["hook", "doctor", "gemini"], &srv).await;
     assert_eq!(report.code, Some(1), "{}", report.both());
     assert!(
         report.stdout.contains("The one thing to fix first: add \""),
@@ -137,27 +111,17 @@ async fn gemini_hook_allows_denies_with_the_remark_and_falls_back_to_deny() {
     assert!(ran.stderr.contains("trusted directory"), "{}", ran.both());
 
     // Installing again trusts the project again.
-    assert!(install().contains("trusted "));
-    let report = doctor(&sb, &srv.base, key).await;
+    assert!(sb.install("gemini", &srv).await.stdout.contains("trusted "));
+    let report = sb.sayso(&["hook", "doctor", "gemini"], &srv).await;
     assert_eq!(report.code, Some(0), "{}", report.both());
 
     // Allow: the command runs.
     model.script(touch("allowed.txt"));
     let from = model.requests().len();
-    let child = gemini(&sb, &bin, &model, &env, &["--yolo"])
-        .spawn()
-        .unwrap();
-    let d = pending_decision(&srv).await;
+    let yolo = || gemini(&sb, &bin, &model, &env, &["--yolo"]);
+    let (ran, d) = answered(&srv, yolo(), json!({"value": "Allow"})).await;
     assert_eq!(d["question"], "Gemini CLI wants to run: touch allowed.txt");
-    let (status, body) = srv
-        .answer(d["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let out = tokio::time::timeout(LIMIT, child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    assert_eq!(ran.code, Some(0), "{}", ran.both());
     assert!(
         sb.project().join("allowed.txt").exists(),
         "{}",
@@ -169,22 +133,9 @@ async fn gemini_hook_allows_denies_with_the_remark_and_falls_back_to_deny() {
     // Deny with a remark: the command does not run, and the model reads the remark.
     model.script(touch("denied.txt"));
     let from = model.requests().len();
-    let child = gemini(&sb, &bin, &model, &env, &["--yolo"])
-        .spawn()
-        .unwrap();
-    let d = pending_decision(&srv).await;
-    let (status, body) = srv
-        .answer(
-            d["web_url"].as_str().unwrap(),
-            json!({"value": "Deny", "remark": "not on Fridays"}),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let out = tokio::time::timeout(LIMIT, child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let deny = json!({"value": "Deny", "remark": "not on Fridays"});
+    let (ran, _) = answered(&srv, yolo(), deny).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.both());
     assert!(!sb.project().join("denied.txt").exists());
     let r = result_since(&model, from, "run_shell_command").expect("the refusal reached the model");
     assert_eq!(r["error"], true, "{r}");
@@ -193,50 +144,20 @@ async fn gemini_hook_allows_denies_with_the_remark_and_falls_back_to_deny() {
     assert!(text.contains("not on Fridays"), "{text}");
 
     // The fallbacks: nobody answers in time, the server is down, the key is refused.
-    let closed = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        format!("http://127.0.0.1:{}", l.local_addr().unwrap().port())
-    };
-    let fallbacks: [(&str, Env, &str); 3] = [
-        (
-            "late.txt",
-            vec![
-                ("SAYSO_URL", srv.base.as_str()),
-                ("SAYSO_KEY", key),
-                ("SAYSO_HOOK_TIMEOUT_S", "2"),
-            ],
-            "no answer",
-        ),
-        (
-            "down.txt",
-            vec![("SAYSO_URL", closed.as_str()), ("SAYSO_KEY", key)],
-            "cannot reach the sayso server",
-        ),
-        (
-            "badkey.txt",
-            vec![
-                ("SAYSO_URL", srv.base.as_str()),
-                ("SAYSO_KEY", "sk_not_a_key"),
-            ],
-            "API key",
-        ),
-    ];
-    for (file, env, says) in fallbacks {
-        model.script(touch(file));
+    for case in fallbacks(&srv) {
+        model.script(touch(case.file));
         let from = model.requests().len();
-        let ran = run(gemini(&sb, &bin, &model, &env, &["--yolo"]), LIMIT).await;
+        let env = [("SAYSO_URL", case.base.as_str()), ("SAYSO_KEY", &case.key)];
+        let cmd = gemini(&sb, &bin, &model, &env, &["--yolo"]);
+        let ran = case.blocks(&sb, &model, cmd).await;
+        let file = case.file;
         assert_eq!(ran.code, Some(0), "{file}: {}", ran.both());
-        assert!(
-            !sb.project().join(file).exists(),
-            "{file} was made: {}",
-            model.dump()
-        );
         let r = result_since(&model, from, "run_shell_command")
             .unwrap_or_else(|| panic!("{file}: no refusal reached the model: {}", model.dump()));
         assert_eq!(r["error"], true, "{file}: {r}");
         let text = r["text"].as_str().unwrap();
         assert!(
-            text.starts_with("Tool execution blocked: ") && text.contains(says),
+            text.starts_with("Tool execution blocked: ") && text.contains(case.says),
             "{file}: {text}"
         );
         // The open question's link answers it: the model never reads it.
@@ -301,11 +222,8 @@ async fn gemini_asks_through_its_own_mcp_client_under_dash_p() {
     )
     .await;
     assert!(status < 400, "the page took the answer: {status}");
-    let out = tokio::time::timeout(LIMIT, child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let ran = ended(child).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.both());
     let offered = model.tools_offered();
     assert!(offered.iter().any(|t| t == tool), "{offered:?}");
     assert!(

@@ -8,15 +8,14 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 use crate::common::mcp_py::post_page;
 use crate::common::server::TestServer;
-use crate::rig::{Model, Ran, Sandbox, harness, run};
+use crate::rig::{LIMIT, Model, Sandbox, ended, harness, run};
 use crate::run::{abandoned, pending_decision, server};
 
 const MODEL: &str = "scripted-model";
-const LIMIT: Duration = Duration::from_secs(120);
 /// What oh-my-pi names sayso's `ask` (`mcp__<server>_<tool>`, the server being `sayso`), as
 /// the model sees it: oh-my-pi's Anthropic transport puts `_` before every tool name on the
 /// wire and takes it off the model's calls.
@@ -65,18 +64,6 @@ fn omp(sb: &Sandbox, bin: &Path, key: &str) -> Command {
     ])
     .env("SAYSO_KEY", key);
     cmd
-}
-
-async fn ended(child: Child) -> Ran {
-    let out = tokio::time::timeout(LIMIT, child.wait_with_output())
-        .await
-        .expect("omp finishes")
-        .unwrap();
-    Ran {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
 }
 
 /// The model's turn calling `tool` with `input`. oh-my-pi asks every call for its intent

@@ -2,21 +2,21 @@
 //! each call through `sayso hook pi`; its `ask_user` asks through `/mcp/pi` (seed 004).
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::common::mcp_py::{pending_web_url, post_page};
 use crate::common::server::TestServer;
-use crate::rig::{BIN, Model, Ran, Sandbox, harness, run};
-use crate::run::{pending_decision, server};
+use crate::rig::{
+    LIMIT, Model, Ran, Sandbox, allow_then_deny, call, ended, fallbacks, harness, run,
+};
+use crate::run::server;
 
 const MODEL: &str = "scripted-model";
-const LIMIT: Duration = Duration::from_secs(120);
 
 /// The sandbox with pi's provider the scripted endpoint, and sayso's extension installed in
 /// the project.
-fn setup(model: &Model, srv: &TestServer) -> Sandbox {
+async fn setup(model: &Model, srv: &TestServer) -> Sandbox {
     let sb = Sandbox::new();
     sb.write(
         "home/.pi/agent/models.json",
@@ -26,19 +26,11 @@ fn setup(model: &Model, srv: &TestServer) -> Sandbox {
         }}})
         .to_string(),
     );
-    let out = std::process::Command::new(BIN)
-        .args(["hook", "install", "pi", "--dir"])
-        .arg(sb.project())
-        .env("HOME", sb.home())
-        .env("SAYSO_URL", &srv.base)
-        .env("SAYSO_KEY", &srv.key)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let out = sb.install("pi", srv).await;
     assert!(
         sb.project().join(".pi/extensions/sayso.ts").is_file(),
         "{}",
-        String::from_utf8_lossy(&out.stdout)
+        out.both()
     );
     sb
 }
@@ -70,7 +62,11 @@ fn pi(
 }
 
 fn bash(command: &str) -> Value {
-    json!([{"tool": {"name": "bash", "input": {"command": command}}}, {"text": "Done."}])
+    call("bash", json!({ "command": command }))
+}
+
+fn touch(file: &str) -> Value {
+    bash(&format!("touch {file}"))
 }
 
 /// What the model read back from `tool` in the last run, checked to carry no answer link.
@@ -90,58 +86,31 @@ fn read_back(model: &Model, tool: &str, ran: &Ran) -> Value {
     r
 }
 
-async fn finish(child: tokio::process::Child) -> Ran {
-    let out = tokio::time::timeout(LIMIT, child.wait_with_output())
-        .await
-        .expect("pi ends")
-        .unwrap();
-    Ran {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pi_gate_allows_denies_with_the_remark_and_falls_back_to_blocking() {
     let Some(bin) = harness("pi") else { return };
     let (_db, srv) = server().await;
-    let model = Model::start(bash("touch allowed.txt")).await;
-    let sb = setup(&model, &srv);
+    let model = Model::start(json!([])).await;
+    let sb = setup(&model, &srv).await;
     let file = |name: &str| -> PathBuf { sb.project().join(name) };
 
-    // Allow: the command runs.
-    let child = pi(&sb, &bin, &srv, &[], &[]).spawn().unwrap();
-    let d = pending_decision(&srv).await;
-    assert_eq!(d["question"], "pi wants to run: touch allowed.txt");
-    let (status, body) = srv
-        .answer(d["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let ran = finish(child).await;
-    assert_eq!(ran.code, Some(0), "{}", ran.both());
-    assert!(
-        file("allowed.txt").exists(),
-        "the allowed command ran: {}",
-        model.dump()
+    // Allow: the command runs. Deny with a remark: it does not run, and the model reads the
+    // remark.
+    let pi_run = || pi(&sb, &bin, &srv, &[], &[]);
+    let remark = "use make clean instead";
+    let [allowed, denied] =
+        allow_then_deny((&srv, &sb, &model), "bash", touch, pi_run, remark).await;
+    assert_eq!(
+        allowed.asked["question"],
+        "pi wants to run: touch allowed.txt"
     );
-    assert_eq!(read_back(&model, "bash", &ran)["error"], false);
-
-    // Deny with a remark: it does not run, and the model reads the remark.
-    model.script(bash("touch denied.txt"));
-    let child = pi(&sb, &bin, &srv, &[], &[]).spawn().unwrap();
-    let d = pending_decision(&srv).await;
-    assert_eq!(d["question"], "pi wants to run: touch denied.txt");
-    let (status, body) = srv
-        .answer(
-            d["web_url"].as_str().unwrap(),
-            json!({"value": "Deny", "remark": "use make clean instead"}),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let ran = finish(child).await;
-    assert!(!file("denied.txt").exists(), "the denied command ran");
-    let r = read_back(&model, "bash", &ran);
+    assert_eq!(allowed.ran.code, Some(0), "{}", allowed.ran.both());
+    assert_eq!(allowed.read["error"], false);
+    assert_eq!(
+        denied.asked["question"],
+        "pi wants to run: touch denied.txt"
+    );
+    let r = read_back(&model, "bash", &denied.ran);
     assert_eq!(r["error"], true, "{r}");
     assert_eq!(
         r["text"],
@@ -149,39 +118,19 @@ async fn pi_gate_allows_denies_with_the_remark_and_falls_back_to_blocking() {
     );
 
     // Each fallback blocks: no answer in time, server down, bad key.
-    let closed = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        format!("http://{}", l.local_addr().unwrap())
-    };
-    // (the file the command would make, the environment that breaks the hook, what the model reads)
-    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
-    let cases: [Case; 3] = [
-        (
-            "late.txt",
-            &[("SAYSO_HOOK_TIMEOUT_S", "2")],
-            "no answer in 2 s",
-        ),
-        (
-            "down.txt",
-            &[("SAYSO_URL", &closed), ("SAYSO_HOOK_TIMEOUT_S", "3")],
-            "sayso:",
-        ),
-        ("badkey.txt", &[("SAYSO_KEY", "sk_not_a_key")], "sayso:"),
-    ];
-    for (name, env, says) in cases {
-        model.script(bash(&format!("touch {name}")));
-        let ran = run(pi(&sb, &bin, &srv, &[], env), LIMIT).await;
-        assert!(
-            !file(name).exists(),
-            "{name}: the command ran: {}",
-            ran.both()
-        );
+    for case in fallbacks(&srv) {
+        model.script(touch(case.file));
+        let env = [("SAYSO_URL", case.base.as_str()), ("SAYSO_KEY", &case.key)];
+        let ran = case
+            .blocks(&sb, &model, pi(&sb, &bin, &srv, &[], &env))
+            .await;
         let r = read_back(&model, "bash", &ran);
-        assert_eq!(r["error"], true, "{name}: {r}");
+        assert_eq!(r["error"], true, "{}: {r}", case.file);
         let text = r["text"].as_str().unwrap();
         assert!(
-            text.contains(says) && text.ends_with("denied"),
-            "{name}: {text}"
+            text.contains("sayso: ") && text.contains(case.says) && text.ends_with("denied"),
+            "{}: {text}",
+            case.file
         );
     }
 
@@ -227,7 +176,7 @@ async fn pi_ask_user_hands_the_model_seed_004s_result() {
     let (_db, srv) = server().await;
     let ask = json!([{"tool": {"name": "ask_user", "input": example()}}, {"text": "Done."}]);
     let model = Model::start(ask).await;
-    let sb = setup(&model, &srv);
+    let sb = setup(&model, &srv).await;
 
     // Answered on the page: the model reads the document's result, exactly.
     let child = pi(&sb, &bin, &srv, &[], &[]).spawn().unwrap();
@@ -241,7 +190,7 @@ async fn pi_ask_user_hands_the_model_seed_004s_result() {
         ],
     )
     .await;
-    let ran = finish(child).await;
+    let ran = ended(child).await;
     assert_eq!(ran.code, Some(0), "{}", ran.both());
     assert!(model.tools_offered().contains(&"ask_user".to_string()));
     let expected = json!({
@@ -260,7 +209,7 @@ async fn pi_ask_user_hands_the_model_seed_004s_result() {
     let child = pi(&sb, &bin, &srv, &[], &[]).spawn().unwrap();
     let web_url = pending_web_url(&srv).await;
     post_page(&srv, &web_url, &[("action", "decline")]).await;
-    let ran = finish(child).await;
+    let ran = ended(child).await;
     let r = read_back(&model, "ask_user", &ran);
     assert_eq!(
         r["text"],

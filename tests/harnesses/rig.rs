@@ -7,11 +7,16 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+use crate::common::server::TestServer;
+use crate::run::answer_next;
 pub use crate::run::{BIN, Dir};
+
+/// How long one harness run may take.
+pub const LIMIT: Duration = Duration::from_secs(120);
 
 /// Where `install.sh` puts the harnesses: `$SAYSO_HARNESS_DIR`, else
 /// `~/.cache/sayso/harnesses`; each program is linked from its `bin/`.
@@ -128,6 +133,12 @@ impl Model {
         })
     }
 
+    /// What the model was handed back from its last call of `tool`; a test fails without one.
+    pub fn result(&self, tool: &str) -> Value {
+        self.tool_result(tool)
+            .unwrap_or_else(|| panic!("no {tool} result reached the model: {}", self.dump()))
+    }
+
     /// The tool names offered in the first conversation request.
     pub fn tools_offered(&self) -> Vec<String> {
         self.turns()
@@ -202,6 +213,129 @@ impl Sandbox {
             .kill_on_drop(true);
         cmd
     }
+
+    /// `sayso ARGS --dir PROJECT` in the project, as the person runs it there, against `srv`.
+    pub async fn sayso(&self, args: &[&str], srv: &TestServer) -> Ran {
+        let mut cmd = self.command(Path::new(BIN));
+        cmd.args(args)
+            .arg("--dir")
+            .arg(self.project())
+            .env("SAYSO_URL", &srv.base)
+            .env("SAYSO_KEY", &srv.key);
+        run(cmd, LIMIT).await
+    }
+
+    /// `sayso hook install HARNESS` in the project, checked to succeed; what it said.
+    pub async fn install(&self, harness: &str, srv: &TestServer) -> Ran {
+        let out = self.sayso(&["hook", "install", harness], srv).await;
+        assert_eq!(out.code, Some(0), "{}", out.both());
+        out
+    }
+}
+
+/// The model's turns: call `tool` with `input`, then stop.
+pub fn call(tool: &str, input: Value) -> Value {
+    json!([{"tool": {"name": tool, "input": input}}, {"text": "Done."}])
+}
+
+/// The base URL of a port nothing listens on.
+pub fn closed_base() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("http://{}", l.local_addr().unwrap())
+}
+
+/// One way a hook gets no answer: the file its command would make, the sayso URL and key it
+/// is given, and what the model then reads. Each runs with `SAYSO_HOOK_TIMEOUT_S=2`.
+pub struct Fallback {
+    pub file: &'static str,
+    pub base: String,
+    pub key: String,
+    pub says: &'static str,
+}
+
+impl Fallback {
+    /// Runs `cmd`, the harness given this fallback's URL and key, with the hook's wait at 2 s,
+    /// and checks the command did not run.
+    pub async fn blocks(&self, sb: &Sandbox, model: &Model, mut cmd: Command) -> Ran {
+        cmd.env("SAYSO_HOOK_TIMEOUT_S", "2");
+        let ran = run(cmd, LIMIT).await;
+        assert!(
+            !sb.project().join(self.file).exists(),
+            "{}: the command ran: {}\n{}",
+            self.file,
+            ran.both(),
+            model.dump()
+        );
+        ran
+    }
+}
+
+/// Nobody answers in time, the server is down, the key is refused.
+pub fn fallbacks(srv: &TestServer) -> [Fallback; 3] {
+    let case = |file, base: &str, key: &str, says| Fallback {
+        file,
+        base: base.to_string(),
+        key: key.to_string(),
+        says,
+    };
+    [
+        case("late.txt", &srv.base, &srv.key, "no answer in 2 s"),
+        case(
+            "down.txt",
+            &closed_base(),
+            &srv.key,
+            "cannot reach the sayso server",
+        ),
+        case("badkey.txt", &srv.base, "sk_not_a_key", "API key"),
+    ]
+}
+
+/// Starts `cmd`, answers the question it puts to the person with `answer` on the page and
+/// waits for the harness to end; returns the run and the decision as it was asked.
+pub async fn answered(srv: &TestServer, mut cmd: Command, answer: Value) -> (Ran, Value) {
+    let child = cmd.spawn().expect("the harness starts");
+    let d = answer_next(srv, answer).await;
+    (ended(child).await, d)
+}
+
+/// A run whose question the person answered.
+pub struct Answered {
+    pub ran: Ran,
+    /// The decision as it was asked.
+    pub asked: Value,
+    /// What the model was handed back from the gated tool after the run.
+    pub read: Value,
+}
+
+/// The person allows a command (`touch allowed.txt`), then denies the next (`touch
+/// denied.txt`) with `remark`: checks the first ran and the second did not. `touch` scripts
+/// the model's call of `tool`, `harness` starts a run.
+pub async fn allow_then_deny(
+    (srv, sb, model): (&TestServer, &Sandbox, &Model),
+    tool: &str,
+    touch: impl Fn(&str) -> Value,
+    harness: impl Fn() -> Command,
+    remark: &str,
+) -> [Answered; 2] {
+    let mut runs = Vec::new();
+    let deny = json!({"value": "Deny", "remark": remark});
+    for (file, answer, runs_it) in [
+        ("allowed.txt", json!({"value": "Allow"}), true),
+        ("denied.txt", deny, false),
+    ] {
+        model.script(touch(file));
+        let (ran, asked) = answered(srv, harness(), answer).await;
+        assert_eq!(
+            sb.project().join(file).exists(),
+            runs_it,
+            "{file}: {}\n{}",
+            ran.both(),
+            model.dump()
+        );
+        let read = model.result(tool);
+        runs.push(Answered { ran, asked, read });
+    }
+    runs.try_into().ok().unwrap()
 }
 
 /// How a harness run ended.
@@ -224,7 +358,15 @@ impl Ran {
 
 /// Runs `cmd` to its end, killed after `limit`.
 pub async fn run(mut cmd: Command, limit: Duration) -> Ran {
-    let child = cmd.spawn().expect("the harness starts");
+    ended_within(cmd.spawn().expect("the harness starts"), limit).await
+}
+
+/// Waits for a started harness to end, killed after [`LIMIT`].
+pub async fn ended(child: Child) -> Ran {
+    ended_within(child, LIMIT).await
+}
+
+pub async fn ended_within(child: Child, limit: Duration) -> Ran {
     let out = tokio::time::timeout(limit, child.wait_with_output())
         .await
         .unwrap_or_else(|_| panic!("the harness did not finish within {limit:?}"))

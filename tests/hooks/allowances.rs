@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::common::server::{TestServer, send};
-use crate::harnesses::claude_input;
+use crate::run::claude_input;
 use crate::run::{
     Dir, Ended, finish, hook_command, pending_decision, run, run_answered, server, start,
 };
@@ -275,7 +275,7 @@ async fn an_ended_allowance_lets_nothing_through() {
 async fn the_feed_shows_what_stands_until_when_and_revokes_it() {
     let (_db, srv) = server().await;
     let p = Project::new();
-    let feed = srv.svc.feed_url(&srv.default_inbox().await);
+    let feed = srv.feed_url().await;
     let (resp, cookie) = crate::common::server::open_feed(&feed).await;
     let cookie = cookie.expect("the feed link binds the browser");
     let html = resp.text().await.unwrap();
@@ -428,7 +428,7 @@ async fn on_a_phone_deny_stays_beside_allow_and_15_min_is_one_tap() {
 
     // A call runs on it; the feed groups it under its allowance.
     passes_standing(&srv, &p, &p.bash("phone-2", "npm run lint")).await;
-    b.goto(&srv.svc.feed_url(&srv.default_inbox().await)).await;
+    b.goto(&srv.feed_url().await).await;
     let summary = b.find("#allowances summary").await.text().await.unwrap();
     assert!(
         summary.starts_with("Bash allowed until ")
@@ -464,7 +464,7 @@ async fn on_a_phone_deny_stays_beside_allow_and_15_min_is_one_tap() {
     scroll_to("#allowed").await;
     b.screenshot("approval-allowance-revoked").await;
     must_be_asked(&srv, &p, &p.bash("phone-3", "npm run lint")).await;
-    b.goto(&srv.svc.feed_url(&srv.default_inbox().await)).await;
+    b.goto(&srv.feed_url().await).await;
     assert!(!b.has("#allowances").await, "revoked from its page");
     b.close().await;
 }

@@ -3,47 +3,19 @@
 //! no answer in time as a deny (the question withdrawn); a client that goes away mid-call has
 //! its question withdrawn too.
 
-use std::path::PathBuf;
-use std::process::Stdio;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
-use crate::common::python::{Venv, venv_python};
+use crate::common::mcp_py::{mcp_script, talked};
 use crate::run::{abandoned, pending_decision, server};
-
-fn python_with_mcp() -> Option<&'static PathBuf> {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    venv_python(
-        &PYTHON,
-        Venv {
-            dir: "mcp-venv",
-            modules: "mcp",
-            packages: &["mcp"],
-            purpose: "the Python MCP SDK",
-        },
-    )
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approve_answers_claude_codes_permission_json() {
-    let Some(python) = python_with_mcp() else {
+    let (_db, srv) = server().await;
+    let Some((child, mut lines)) = mcp_script(&srv, "hooks/approve_client.py") else {
         return;
     };
-    let (_db, srv) = server().await;
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/hooks/approve_client.py");
-    let mut child = tokio::process::Command::new(python)
-        .arg(&script)
-        .arg(srv.url("/mcp"))
-        .env("SAYSO_KEY", &srv.key)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("python starts");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let answers = [
         json!({"value": "Allow", "command": "rm -rf build/cache"}),
         json!({"value": "Deny", "remark": "no secrets in .env"}),
@@ -66,15 +38,7 @@ async fn approve_answers_claude_codes_permission_json() {
             .expect("the third call's line");
         texts.push(serde_json::from_str(&line).unwrap());
     };
-    tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("the Python client finished in time");
-    let out = child.wait_with_output().await.unwrap();
-    assert!(
-        out.status.success(),
-        "approve_client.py failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    talked(child, run, "approve_client.py").await;
     let text =
         |i: usize| -> Value { serde_json::from_str(texts[i]["text"].as_str().unwrap()).unwrap() };
     assert_eq!(
@@ -103,21 +67,10 @@ async fn approve_answers_claude_codes_permission_json() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_gone_mid_approve_has_its_question_withdrawn() {
-    let Some(python) = python_with_mcp() else {
+    let (_db, srv) = server().await;
+    let Some((mut child, mut lines)) = mcp_script(&srv, "hooks/abandon_client.py") else {
         return;
     };
-    let (_db, srv) = server().await;
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/hooks/abandon_client.py");
-    let mut child = tokio::process::Command::new(python)
-        .arg(&script)
-        .arg(srv.url("/mcp"))
-        .env("SAYSO_KEY", &srv.key)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("python starts");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
         .await
         .expect("the client starts its call")

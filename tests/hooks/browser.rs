@@ -5,8 +5,7 @@ use serde_json::json;
 
 use crate::checks::{assert_fit_for_a_phone, result_status};
 use crate::common::browser::Browser;
-use crate::harnesses::claude_input;
-use crate::run::{Dir, finish, hook_command, pending_decision, server, start};
+use crate::run::{claude_call, finish, pending_decision, server, start};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_phone_denies_with_a_reason_and_the_hook_hears_it() {
@@ -14,15 +13,8 @@ async fn a_phone_denies_with_a_reason_and_the_hook_hears_it() {
         return;
     };
     let (_db, srv) = server().await;
-    let dir = Dir::new();
     let command = "cd build && rm -rf \"out dir\" ./artifacts/payments-reconciliation-nightly-eu-west-1 > /dev/null";
-    let input = claude_input(
-        "PreToolUse",
-        &dir.path().display().to_string(),
-        "phone-1",
-        command,
-    );
-    let cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+    let (_dir, cmd, input) = claude_call(&srv, "PreToolUse", "phone-1", command);
     let (child, started) = start(cmd, &input).await;
     let d = pending_decision(&srv).await;
 

@@ -17,7 +17,7 @@ use crate::authenticator::{
     Authenticator, add_passkey, allow_with, bind_device, step_up_challenge,
 };
 use crate::common::server::{TestServer, feed_page, s, send};
-use crate::harnesses::claude_input;
+use crate::run::claude_input;
 use crate::run::{Dir, finish, hook_command, pending_decision, server, start};
 
 const POLICY: &str = r#"{"rules": [
@@ -81,8 +81,7 @@ async fn link_of(srv: &TestServer, d: &Value, person: &Person) -> String {
 }
 
 async fn own_person(srv: &TestServer) -> Person {
-    let inbox = srv.default_inbox().await;
-    srv.svc.store().person(inbox.id).await.unwrap().unwrap()
+    srv.owner().await
 }
 
 fn hook_said(out: &crate::run::Ended) -> (&str, &str) {
@@ -135,22 +134,14 @@ async fn an_edit_a_plain_rule_asks_about_runs_and_every_record_says_it_is_the_pe
         "{got}"
     );
     // The page shows the edit against what the agent asked.
-    let page = srv
-        .client
-        .get(srv.person_url(s(&d, "web_url")).await)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = srv.page_text(&srv.person_url(s(&d, "web_url")).await).await;
     assert!(
         page.contains("id=\"ran-edit\"")
             && page.contains("<del>build/</del><ins>build/cache</ins>"),
         "{page}"
     );
     // The feed's history names the command that ran, marked as the person's edit.
-    let (_, feed) = feed_page(&srv.svc.feed_url(&srv.default_inbox().await)).await;
+    let (_, feed) = feed_page(&srv.feed_url().await).await;
     assert!(
         feed.contains("<code class=\"item-detail\" dir=\"ltr\">rm -rf build/cache</code>")
             && feed.contains("Edited by the person before allowing; the agent asked <code dir=\"ltr\">rm -rf build/</code>"),
@@ -321,15 +312,7 @@ async fn an_approval_several_must_allow_takes_no_edit() {
         .await;
     assert!(h.get("decision_id").is_some(), "{h}");
     let link = link_of(&srv, &h, &owner).await;
-    let page = srv
-        .client
-        .get(&link)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = srv.page_text(&link).await;
     assert!(!page.contains("name=\"command\""), "{page}");
     let (st, body) = send(
         srv.client

@@ -11,16 +11,12 @@ use serde_json::{Value, json};
 
 use crate::common::db::fresh_sqlite_url;
 use crate::common::faulty_proxy::{Fault, FaultyProxy};
-use crate::common::receiver::{Receiver, Recorded, Reply};
 use crate::common::server::{TestServer, send};
-use crate::harnesses::claude_input;
-use crate::run::{Dir, abandoned, finish, hook_command, pending_decision, run, server, start};
+use crate::run::claude_input;
+use crate::run::{
+    Dir, abandoned, claude_call, finish, hook_command, pending_decision, run, server, start,
+};
 use sayso::domain::PersonChannel;
-use sayso::service::ChannelChanges;
-
-fn ntfy_reply(r: &Recorded) -> Value {
-    json!({"id": "m1", "event": "message", "topic": r.json()["topic"]})
-}
 
 /// The event `event` of the same call as `input` (a `PreToolUse` or `PermissionRequest`).
 fn settled_event(input: &str, event: &str) -> String {
@@ -82,25 +78,9 @@ async fn late_presses_run_nothing(srv: &TestServer, d: &Value) {
 async fn a_post_tool_use_withdraws_the_question_from_every_channel_and_a_late_allow_runs_nothing() {
     let db = fresh_sqlite_url();
     let srv = TestServer::start_notifying(&db.url, None).await;
-    let ntfy = Receiver::start(Reply::Json(ntfy_reply)).await;
-    let changes = ChannelChanges {
-        email: None,
-        ntfy_url: Some(format!("{}/phone", ntfy.base)),
-        ntfy_token: None,
-    };
-    srv.svc
-        .set_inbox_channels("default", &changes)
-        .await
-        .unwrap();
-    let dir = Dir::new();
+    let ntfy = srv.ntfy_phone().await;
     // Claude Code's PermissionRequest hook, racing its own dialog at the terminal.
-    let input = claude_input(
-        "PermissionRequest",
-        &dir.path().display().to_string(),
-        "s-e",
-        "make deploy",
-    );
-    let mut cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+    let (dir, mut cmd, input) = claude_call(&srv, "PermissionRequest", "s-e", "make deploy");
     cmd.env("SAYSO_HOOK_TIMEOUT_S", "600");
     let (child, started) = start(cmd, &input).await;
     let d = pending_decision(&srv).await;

@@ -10,8 +10,10 @@ use tokio::net::TcpListener;
 use tokio::process::Child;
 
 use crate::common::server::TestServer;
-use crate::harnesses::claude_input;
-use crate::run::{BIN, Dir, abandoned, finish, hook_command, pending_decision, run, server, start};
+use crate::run::claude_input;
+use crate::run::{
+    BIN, Dir, abandoned, claude_call, finish, hook_command, pending_decision, run, server, start,
+};
 
 fn one_line(stderr: &str) -> &str {
     let lines: Vec<&str> = stderr.lines().collect();
@@ -22,14 +24,7 @@ fn one_line(stderr: &str) -> &str {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_answer_in_time_denies_without_a_link_and_withdraws_the_question() {
     let (_db, srv) = server().await;
-    let dir = Dir::new();
-    let input = claude_input(
-        "PreToolUse",
-        &dir.path().display().to_string(),
-        "s",
-        "make deploy",
-    );
-    let mut cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+    let (_dir, mut cmd, input) = claude_call(&srv, "PreToolUse", "s", "make deploy");
     cmd.env("SAYSO_HOOK_TIMEOUT_S", "2");
     let (child, started) = start(cmd, &input).await;
     let d = pending_decision(&srv).await;

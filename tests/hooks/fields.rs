@@ -12,11 +12,10 @@ use serde_json::{Value, json};
 use crate::checks::assert_fit_for_a_phone;
 use crate::common::browser::Browser;
 use crate::common::db::fresh_sqlite_url;
-use crate::common::receiver::{Receiver, Reply};
+use crate::common::receiver::Receiver;
 use crate::common::server::{TestServer, open_feed};
 use crate::notify::push_notice_for;
 use crate::run::{Dir, finish, hook_command, pending_decision, server, start};
-use sayso::service::ChannelChanges;
 
 /// One attack: the tool, its input, the fields its readable rendering leaves out (path,
 /// value), the tool's name as the title must say it, and whether a notification that shows
@@ -167,22 +166,8 @@ async fn notifying() -> (TestServer, Receiver, String, impl Drop) {
     let db = fresh_sqlite_url();
     // Room for every ask of the test within the person's notification budget.
     let srv = TestServer::start_budgeted(&db.url, 100, Duration::from_secs(60)).await;
-    let ntfy = Receiver::start(Reply::Json(
-        |r| json!({"id": "m1", "event": "message", "topic": r.json()["topic"]}),
-    ))
-    .await;
-    srv.svc
-        .set_inbox_channels(
-            "default",
-            &ChannelChanges {
-                email: None,
-                ntfy_url: Some(format!("{}/phone", ntfy.base)),
-                ntfy_token: None,
-            },
-        )
-        .await
-        .unwrap();
-    let feed = srv.svc.feed_url(&srv.default_inbox().await);
+    let ntfy = srv.ntfy_phone().await;
+    let feed = srv.feed_url().await;
     let (_, cookie) = open_feed(&feed).await;
     (srv, ntfy, cookie.expect("the feed binds the device"), db)
 }

@@ -15,7 +15,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use crate::common::server::{TestServer, s, send};
-use crate::harnesses::claude_input;
+use crate::run::claude_input;
 use crate::run::{Dir, Ended, finish, hook_command, pending_decision, run, server, start};
 
 /// What the go-between forges.

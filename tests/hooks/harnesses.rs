@@ -4,23 +4,10 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::common::server::{TestServer, send};
-use crate::run::{Dir, finish, hook_command, pending_decision, run, run_answered, server, start};
-
-/// Claude Code's documented `PreToolUse` / `PermissionRequest` input.
-pub fn claude_input(event: &str, cwd: &str, session: &str, command: &str) -> String {
-    json!({
-        "session_id": session,
-        "transcript_path": "/home/me/.claude/projects/shop/00893aaf-19fa-41d2-8238-13269b9b3ca0.jsonl",
-        "cwd": cwd,
-        "permission_mode": "default",
-        "hook_event_name": event,
-        "tool_name": "Bash",
-        "tool_input": {"command": command, "description": "Remove the build output",
-                       "timeout": 120000, "run_in_background": false},
-        "tool_use_id": format!("toolu_{}", uuid::Uuid::new_v4().simple()),
-    })
-    .to_string()
-}
+use crate::run::{
+    Dir, claude_call, claude_input, finish, hook_command, pending_decision, run, run_answered,
+    server, start,
+};
 
 async fn decisions(srv: &TestServer) -> Vec<Value> {
     let (_, page) = send(srv.req(Method::GET, "/v1/decisions")).await;
@@ -30,14 +17,7 @@ async fn decisions(srv: &TestServer) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_pre_tool_use_denied_on_the_page_carries_the_remark() {
     let (_db, srv) = server().await;
-    let dir = Dir::new();
-    let input = claude_input(
-        "PreToolUse",
-        &dir.path().display().to_string(),
-        "abc123",
-        "rm -rf build/",
-    );
-    let cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+    let (dir, cmd, input) = claude_call(&srv, "PreToolUse", "abc123", "rm -rf build/");
     let (out, d) = run_answered(
         &srv,
         cmd,
@@ -63,14 +43,7 @@ async fn claude_pre_tool_use_denied_on_the_page_carries_the_remark() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_permission_request_allowed_on_the_page() {
     let (_db, srv) = server().await;
-    let dir = Dir::new();
-    let input = claude_input(
-        "PermissionRequest",
-        &dir.path().display().to_string(),
-        "s2",
-        "cargo publish",
-    );
-    let cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+    let (_dir, cmd, input) = claude_call(&srv, "PermissionRequest", "s2", "cargo publish");
     let (out, _) = run_answered(&srv, cmd, &input, json!({"value": "Allow"})).await;
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(

@@ -7,42 +7,19 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::common::db::fresh_sqlite_url;
-use crate::common::receiver::{Receiver, Recorded, Reply};
 use crate::common::server::TestServer;
 use crate::common::smtp::SmtpSink;
-use crate::harnesses::claude_input;
-use crate::run::{Dir, finish, hook_command, pending_decision, start};
+use crate::run::claude_input;
+use crate::run::{Dir, claude_call, finish, hook_command, pending_decision, start};
 use sayso::domain::PersonChannel;
 use sayso::service::ChannelChanges;
-
-fn ntfy_reply(r: &Recorded) -> Value {
-    json!({"id": "m1", "event": "message", "topic": r.json()["topic"]})
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ntfy_deny_button_answers_the_hook() {
     let db = fresh_sqlite_url();
     let srv = TestServer::start_notifying(&db.url, None).await;
-    let ntfy = Receiver::start(Reply::Json(ntfy_reply)).await;
-    srv.svc
-        .set_inbox_channels(
-            "default",
-            &ChannelChanges {
-                email: None,
-                ntfy_url: Some(format!("{}/phone", ntfy.base)),
-                ntfy_token: None,
-            },
-        )
-        .await
-        .unwrap();
-    let dir = Dir::new();
-    let input = claude_input(
-        "PreToolUse",
-        &dir.path().display().to_string(),
-        "s-n",
-        "git push --force",
-    );
-    let cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+    let ntfy = srv.ntfy_phone().await;
+    let (_dir, cmd, input) = claude_call(&srv, "PreToolUse", "s-n", "git push --force");
     let (child, started) = start(cmd, &input).await;
     let d = pending_decision(&srv).await;
     let web_url = d["web_url"].as_str().unwrap();
@@ -134,14 +111,7 @@ async fn the_approval_mail_links_lead_to_a_page_that_confirms() {
         )
         .await
         .unwrap();
-    let dir = Dir::new();
-    let input = claude_input(
-        "PreToolUse",
-        &dir.path().display().to_string(),
-        "s-m",
-        "make release",
-    );
-    let mut cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+    let (_dir, mut cmd, input) = claude_call(&srv, "PreToolUse", "s-m", "make release");
     cmd.env("SAYSO_HOOK_NOTIFY", "email");
     let (child, started) = start(cmd, &input).await;
     let d = pending_decision(&srv).await;
@@ -158,15 +128,7 @@ async fn the_approval_mail_links_lead_to_a_page_that_confirms() {
     assert!(mail.part("text/html").unwrap().contains("?confirm=Allow"));
 
     // The link shows the one button; opening it decides nothing.
-    let html = srv
-        .client
-        .get(&allow_link)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = srv.page_text(&allow_link).await;
     assert!(
         html.contains("Confirm from the notification: <strong>Allow</strong>?"),
         "{html}"
@@ -293,18 +255,7 @@ async fn the_web_push_of_an_approval_carries_its_two_buttons() {
 async fn a_burst_of_one_sessions_approvals_rings_once() {
     let db = fresh_sqlite_url();
     let srv = TestServer::start_notifying(&db.url, None).await;
-    let ntfy = Receiver::start(Reply::Json(ntfy_reply)).await;
-    srv.svc
-        .set_inbox_channels(
-            "default",
-            &ChannelChanges {
-                email: None,
-                ntfy_url: Some(format!("{}/phone", ntfy.base)),
-                ntfy_token: None,
-            },
-        )
-        .await
-        .unwrap();
+    let ntfy = srv.ntfy_phone().await;
     let dir = Dir::new();
     let cwd = dir.path().display().to_string();
     let mut running = Vec::new();

@@ -5,8 +5,10 @@ use reqwest::{Method, StatusCode, redirect};
 use serde_json::{Value, json};
 
 use crate::common::server::{TestServer, feed_page, send};
-use crate::harnesses::claude_input;
-use crate::run::{Dir, abandoned, finish, hook_command, pending_decision, server, start};
+use crate::run::claude_input;
+use crate::run::{
+    Dir, abandoned, claude_call, finish, hook_command, pending_decision, server, start,
+};
 
 fn approval_body(tool: &str, input: Value, answer_by: &str) -> Value {
     json!({
@@ -316,14 +318,7 @@ async fn only_an_editable_approval_takes_a_command_and_deny_ignores_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_press_after_the_hook_stopped_waiting_says_so_and_changes_nothing() {
     let (_db, srv) = server().await;
-    let dir = Dir::new();
-    let input = claude_input(
-        "PreToolUse",
-        &dir.path().display().to_string(),
-        "s",
-        "make deploy",
-    );
-    let mut cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+    let (_dir, mut cmd, input) = claude_call(&srv, "PreToolUse", "s", "make deploy");
     cmd.env("SAYSO_HOOK_TIMEOUT_S", "600");
     let (child, started) = start(cmd, &input).await;
     let d = pending_decision(&srv).await;
@@ -376,8 +371,7 @@ async fn a_press_after_the_hook_stopped_waiting_says_so_and_changes_nothing() {
     assert_eq!(after["outcome"], Value::Null, "{after}");
 
     // The feed lists it the same way.
-    let inbox = srv.default_inbox().await;
-    let (status, feed) = feed_page(&srv.svc.feed_url(&inbox)).await;
+    let (status, feed) = feed_page(&srv.feed_url().await).await;
     assert_eq!(status, 200);
     assert!(
         feed.contains("<span class=\"status\">Withdrawn by the agent</span>"),

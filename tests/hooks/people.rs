@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::common::server::{TestServer, send};
-use crate::harnesses::claude_input;
+use crate::run::claude_input;
 use crate::run::{Dir, finish, hook_command, pending_decision, run_answered, server, start};
 
 const POLICY: &str = r#"{"rules": [

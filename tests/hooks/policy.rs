@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::harnesses::claude_input;
+use crate::run::claude_input;
 use crate::run::{Dir, finish, hook_command, pending_decision, run, server, start};
 
 const POLICY: &str = r#"{"rules": [

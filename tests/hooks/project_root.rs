@@ -8,7 +8,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::common::server::{TestServer, send};
-use crate::harnesses::claude_input;
+use crate::run::claude_input;
 use crate::run::{
     Dir, Ended, finish, hook_command, pending_decision, run, run_answered, server, start,
 };

@@ -16,7 +16,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::Child;
 
 use crate::common::server::{TestServer, s};
-use crate::harnesses::claude_input;
+use crate::run::claude_input;
 use crate::run::{Dir, finish, hook_command, pending_decision, run, server, start};
 
 /// What the proxy does to the server's answers.

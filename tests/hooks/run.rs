@@ -5,22 +5,17 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use reqwest::Method;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 use uuid::Uuid;
 
-use crate::common::db::{SqliteTestDb, fresh_sqlite_url};
 use crate::common::server::{TestServer, send};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_sayso");
 
-/// A server on a fresh database.
-pub async fn server() -> (SqliteTestDb, TestServer) {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
-    (db, srv)
-}
+// A server on a fresh database.
+pub use crate::common::server::fresh_server as server;
 
 /// A directory of its own, removed on drop: the harness's project (and `HOME`).
 pub struct Dir(pub PathBuf);
@@ -75,6 +70,36 @@ pub fn hook_command(home: &Path, base: &str, key: Option<&str>, args: &[&str]) -
         cmd.env("SAYSO_KEY", key);
     }
     cmd
+}
+
+/// Claude Code's documented `PreToolUse` / `PermissionRequest` input.
+pub fn claude_input(event: &str, cwd: &str, session: &str, command: &str) -> String {
+    json!({
+        "session_id": session,
+        "transcript_path": "/home/me/.claude/projects/shop/00893aaf-19fa-41d2-8238-13269b9b3ca0.jsonl",
+        "cwd": cwd,
+        "permission_mode": "default",
+        "hook_event_name": event,
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "Remove the build output",
+                       "timeout": 120000, "run_in_background": false},
+        "tool_use_id": format!("toolu_{}", uuid::Uuid::new_v4().simple()),
+    })
+    .to_string()
+}
+
+/// Claude Code calling its hook for a Bash `command`: a project of its own (also `HOME`),
+/// `sayso hook claude` to run in it against `srv`, and the event's JSON for its stdin.
+pub fn claude_call(
+    srv: &TestServer,
+    event: &str,
+    session: &str,
+    command: &str,
+) -> (Dir, Command, String) {
+    let dir = Dir::new();
+    let input = claude_input(event, &dir.path().display().to_string(), session, command);
+    let cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+    (dir, cmd, input)
 }
 
 /// What a hook run ended with.
@@ -141,6 +166,15 @@ pub async fn pending_decision(srv: &TestServer) -> Value {
     }
 }
 
+/// Answers the next pending decision on the page with `answer` (JSON POST); returns the
+/// decision as it was asked.
+pub async fn answer_next(srv: &TestServer, answer: Value) -> Value {
+    let d = pending_decision(srv).await;
+    let (status, body) = srv.answer(d["web_url"].as_str().unwrap(), answer).await;
+    assert_eq!(status, 200, "{body}");
+    d
+}
+
 /// Runs the hook, and answers its question on the page with `answer` (JSON POST).
 pub async fn run_answered(
     srv: &TestServer,
@@ -149,9 +183,7 @@ pub async fn run_answered(
     answer: Value,
 ) -> (Ended, Value) {
     let (child, started) = start(cmd, input).await;
-    let d = pending_decision(srv).await;
-    let (status, body) = srv.answer(d["web_url"].as_str().unwrap(), answer).await;
-    assert_eq!(status, 200, "{body}");
+    let d = answer_next(srv, answer).await;
     (finish(child, started).await, d)
 }
 

@@ -11,12 +11,9 @@ use serde_json::{Value, json};
 use crate::checks::assert_fit_for_a_phone;
 use crate::common::browser::Browser;
 use crate::common::db::fresh_sqlite_url;
-use crate::common::receiver::{Receiver, Reply};
 use crate::common::server::{TestServer, feed_page};
-use crate::harnesses::claude_input;
 use crate::notify::push_notice_for;
-use crate::run::{Dir, finish, hook_command, pending_decision, server, start};
-use sayso::service::ChannelChanges;
+use crate::run::{Dir, claude_call, finish, hook_command, pending_decision, server, start};
 
 /// The page the person answers at (the approval's feed link), with its status.
 async fn person_page(srv: &TestServer, web_url: &str, query: &str) -> (StatusCode, String) {
@@ -61,29 +58,8 @@ fn padded_command() -> String {
 async fn a_padded_command_reaches_ntfy_visibly_cut_and_without_a_one_tap_allow() {
     let db = fresh_sqlite_url();
     let srv = TestServer::start_notifying(&db.url, None).await;
-    let ntfy = Receiver::start(Reply::Json(
-        |r| json!({"id": "m1", "event": "message", "topic": r.json()["topic"]}),
-    ))
-    .await;
-    srv.svc
-        .set_inbox_channels(
-            "default",
-            &ChannelChanges {
-                email: None,
-                ntfy_url: Some(format!("{}/phone", ntfy.base)),
-                ntfy_token: None,
-            },
-        )
-        .await
-        .unwrap();
-    let dir = Dir::new();
-    let input = claude_input(
-        "PreToolUse",
-        &dir.path().display().to_string(),
-        "s-pad",
-        &padded_command(),
-    );
-    let cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+    let ntfy = srv.ntfy_phone().await;
+    let (_dir, cmd, input) = claude_call(&srv, "PreToolUse", "s-pad", &padded_command());
     let (child, started) = start(cmd, &input).await;
     let d = pending_decision(&srv).await;
     let published = tokio::time::timeout(Duration::from_secs(20), async {
@@ -170,8 +146,7 @@ async fn a_right_to_left_override_is_shown_as_its_code_point() {
         assert!(html.contains("<pre class=\"command\" id=\"command-shown\" dir=\"ltr\">"));
     }
     // The feed names it the same way.
-    let inbox = srv.default_inbox().await;
-    let (status, feed) = feed_page(&srv.svc.feed_url(&inbox)).await;
+    let (status, feed) = feed_page(&srv.feed_url().await).await;
     assert_eq!(status, 200, "{feed}");
     assert!(
         !feed.contains('\u{202E}') && feed.contains("⟨U+202E⟩"),
@@ -247,17 +222,10 @@ async fn deny_is_on_screen_beside_allow_at_phone_sizes() {
         return;
     };
     let (_db, srv) = server().await;
-    let dir = Dir::new();
     let command = "cd services/payments-reconciliation && git fetch origin && git rebase \
                    origin/main && cargo test --workspace --all-features -- --test-threads=1 && \
                    git push --force origin release/2026-11-payments-reconciliation-nightly-eu-west-1";
-    let input = claude_input(
-        "PreToolUse",
-        &dir.path().display().to_string(),
-        "phone-2",
-        command,
-    );
-    let cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+    let (_dir, cmd, input) = claude_call(&srv, "PreToolUse", "phone-2", command);
     let (child, started) = start(cmd, &input).await;
     let d = pending_decision(&srv).await;
     b.goto(&srv.person_url(d["web_url"].as_str().unwrap()).await)

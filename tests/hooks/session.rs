@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::common::server::TestServer;
-use crate::harnesses::claude_input;
+use crate::run::claude_input;
 use crate::run::{Dir, finish, hook_command, pending_decision, run, run_answered, server, start};
 
 /// A step-up rule for pushes, an ask rule of its own for deploys; everything else falls to

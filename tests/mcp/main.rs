@@ -6,12 +6,11 @@ mod common;
 
 mod questions;
 
-use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::server::{TestServer, s, send};
+use common::mcp_py::{mcp_script, talked};
+use common::server::{TestServer, fresh_server, s, send};
 use reqwest::{Method, StatusCode};
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest};
 use rmcp::service::PeerRequestOptions;
@@ -20,15 +19,8 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 type Client = RunningService<RoleClient, ()>;
-
-async fn start() -> (common::db::SqliteTestDb, TestServer) {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
-    (db, srv)
-}
 
 /// rmcp's client on the server's `/mcp` with `key`.
 async fn connect_with(srv: &TestServer, key: &str) -> Result<Client, String> {
@@ -72,7 +64,7 @@ fn ok(r: &CallToolResult) -> &Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tools_are_listed_with_schemas_and_descriptions() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let client = connect(&srv).await;
     let tools = client.list_all_tools().await.unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
@@ -129,7 +121,7 @@ async fn the_tools_are_listed_with_schemas_and_descriptions() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_user_sends_the_question_to_the_people_it_names() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     srv.add_person("ana").await;
     srv.add_person("ben").await;
     assert!(srv.svc.set_key_urgent(&srv.key, true).await.unwrap());
@@ -172,7 +164,7 @@ async fn ask_user_sends_the_question_to_the_people_it_names() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_user_answered_on_the_page_comes_back_from_await_decision() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let client = connect(&srv).await;
     let asked = call(
         &client,
@@ -233,7 +225,7 @@ async fn ask_user_answered_on_the_page_comes_back_from_await_decision() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn await_decision_on_a_pending_decision_says_to_call_again() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let client = connect(&srv).await;
     let asked = call(
         &client,
@@ -261,7 +253,7 @@ async fn await_decision_on_a_pending_decision_says_to_call_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_arguments_come_back_as_a_tool_error_listing_each_path() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let client = connect(&srv).await;
     let r = call(
         &client,
@@ -315,7 +307,7 @@ async fn invalid_arguments_come_back_as_a_tool_error_listing_each_path() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_todo_needs_no_await_and_is_listed_until_done() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let client = connect(&srv).await;
     let r = call(
         &client,
@@ -349,7 +341,7 @@ async fn a_todo_needs_no_await_and_is_listed_until_done() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_decision_withdraws_once() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let client = connect(&srv).await;
     let r = call(
         &client,
@@ -377,7 +369,7 @@ async fn cancel_decision_withdraws_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_or_bad_key_is_refused_with_401() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     assert!(connect_with(&srv, "sk_not_a_key").await.is_err());
     let init = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -400,7 +392,7 @@ async fn a_missing_or_bad_key_is_refused_with_401() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_that_is_not_allowed_is_refused() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let init = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
@@ -421,7 +413,7 @@ async fn a_host_that_is_not_allowed_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_from_another_origin_is_refused() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let init = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
@@ -453,7 +445,7 @@ async fn a_page_from_another_origin_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stdio_bridge_serves_the_same_tools() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_sayso"));
     cmd.arg("mcp")
         .env("SAYSO_URL", &srv.base)
@@ -488,21 +480,10 @@ async fn the_stdio_bridge_serves_the_same_tools() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_lists_asks_awaits_and_gets_the_answer() {
-    let Some(python) = python_with_mcp() else {
+    let (_db, srv) = fresh_server().await;
+    let Some((child, mut lines)) = mcp_script(&srv, "mcp_client.py") else {
         return;
     };
-    let (_db, srv) = start().await;
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
-    let mut child = tokio::process::Command::new(python)
-        .arg(&script)
-        .arg(srv.url("/mcp"))
-        .env("SAYSO_KEY", &srv.key)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("python starts");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut steps = Vec::new();
     let run = async {
         while let Some(line) = lines.next_line().await.unwrap() {
@@ -518,15 +499,7 @@ async fn the_python_sdk_lists_asks_awaits_and_gets_the_answer() {
             steps.push(step);
         }
     };
-    tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("the Python client finished in time");
-    let out = child.wait_with_output().await.unwrap();
-    assert!(
-        out.status.success(),
-        "mcp_client.py failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    talked(child, run, "mcp_client.py").await;
     let by_step = |name: &str| {
         steps
             .iter()
@@ -544,20 +517,6 @@ async fn the_python_sdk_lists_asks_awaits_and_gets_the_answer() {
         s(by_step("got"), "text"),
         r#"The user answered "Which region should the new cluster run in?" with "eu-west"."#
     );
-}
-
-/// The venv's Python with the `mcp` SDK (see `common::python`).
-fn python_with_mcp() -> Option<&'static PathBuf> {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    common::python::venv_python(
-        &PYTHON,
-        common::python::Venv {
-            dir: "mcp-venv",
-            modules: "mcp",
-            packages: &["mcp"],
-            purpose: "the Python MCP SDK",
-        },
-    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -635,7 +594,7 @@ async fn pending_of(srv: &TestServer, question: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_call_withdraws_the_question_it_waited_on_and_nothing_else() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_sayso"));
     cmd.arg("mcp")
         .env("SAYSO_URL", &srv.base)

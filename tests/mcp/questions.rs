@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::common::server::{TestServer, s, send};
-use crate::{call, connect, ok, start, text};
+use crate::common::server::{TestServer, fresh_server, s, send};
+use crate::{call, connect, ok, text};
 
 fn claude_questions() -> Value {
     json!([
@@ -35,7 +35,7 @@ fn claude_questions() -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_user_question_answered_within_the_wait_returns_the_answers_in_one_call() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let client = connect(&srv).await;
     let answerer = {
         let probe = ProbeServer::of(&srv);
@@ -116,7 +116,7 @@ impl ProbeServer {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_user_question_still_pending_returns_the_handle_and_how_to_wait() {
-    let (_db, srv) = start().await;
+    let (_db, srv) = fresh_server().await;
     let client = connect(&srv).await;
     let r = call(
         &client,

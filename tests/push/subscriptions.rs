@@ -33,13 +33,7 @@ async fn a_subscription_from_the_feed_gets_every_new_decision() {
     // Subscribing again (the page does so on every visit) keeps one subscription.
     let (status, _) = subscribe(&srv, &token, &browser.subscription_json(&push.endpoint)).await;
     assert_eq!(status, StatusCode::CREATED);
-    let inbox = srv
-        .svc
-        .store()
-        .inbox_by_name("default")
-        .await
-        .unwrap()
-        .unwrap();
+    let inbox = srv.default_inbox().await;
     assert_eq!(
         srv.svc
             .store()
@@ -114,13 +108,7 @@ async fn a_subscription_the_push_service_calls_gone_is_forgotten() {
     assert!(matches!(out, Delivery::Sent(_)), "{out:?}");
     push.next().await;
     kept.next().await;
-    let inbox = srv
-        .svc
-        .store()
-        .inbox_by_name("default")
-        .await
-        .unwrap()
-        .unwrap();
+    let inbox = srv.default_inbox().await;
     assert_eq!(
         srv.svc
             .store()
@@ -173,13 +161,7 @@ async fn a_busy_push_service_is_tried_again() {
     let out = deliver(&srv, &channel, &d, "ask").await;
     assert!(matches!(out, Delivery::Retry(_)), "{out:?}");
     push.next().await;
-    let inbox = srv
-        .svc
-        .store()
-        .inbox_by_name("default")
-        .await
-        .unwrap()
-        .unwrap();
+    let inbox = srv.default_inbox().await;
     assert_eq!(
         srv.svc
             .store()

@@ -22,13 +22,7 @@ pub async fn start() -> (TestServer, common::db::SqliteTestDb) {
 }
 
 pub async fn feed_token(srv: &TestServer) -> String {
-    let inbox = srv
-        .svc
-        .store()
-        .inbox_by_name("default")
-        .await
-        .unwrap()
-        .unwrap();
+    let inbox = srv.default_inbox().await;
     srv.svc.tokens().feed_token(inbox.id)
 }
 

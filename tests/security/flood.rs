@@ -14,7 +14,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::common::db::fresh_sqlite_url;
-use crate::common::receiver::{Receiver, Recorded, Reply};
+use crate::common::receiver::{Receiver, Recorded};
 use crate::common::server::{TestServer, s, send};
 use sayso::app::ServeLimits;
 use sayso::domain::outbox::Channel;
@@ -255,10 +255,6 @@ async fn waiting_requests_of_many_keys_leave_connections_for_the_pages() {
 // ---- urgent questions and the notification budget ----
 
 /// What the stand-in ntfy server answers a publish with.
-fn ntfy_reply(r: &Recorded) -> Value {
-    json!({"id": "msg1", "event": "message", "topic": r.json()["topic"]})
-}
-
 /// Quiet hours around now, in UTC: from an hour ago to two hours ahead.
 fn quiet_now() -> String {
     let hour = OffsetDateTime::now_utc().hour();
@@ -329,7 +325,7 @@ fn warned_not_urgent(h: &Value) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn urgent_questions_from_a_key_not_allowed_them_wake_no_one_in_quiet_hours() {
     let db = fresh_sqlite_url();
-    let ntfy = Receiver::start(Reply::Json(ntfy_reply)).await;
+    let ntfy = Receiver::ntfy().await;
     let srv = TestServer::start_budgeted(&db.url, 3, Duration::from_secs(60)).await;
     person_on_ntfy(&srv, &ntfy, true).await;
     // The first key: the operator allowed it nothing.
@@ -362,7 +358,7 @@ async fn urgent_questions_from_a_key_not_allowed_them_wake_no_one_in_quiet_hours
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_allowed_urgent_rings_a_few_times_however_many_it_asks() {
     let db = fresh_sqlite_url();
-    let ntfy = Receiver::start(Reply::Json(ntfy_reply)).await;
+    let ntfy = Receiver::ntfy().await;
     let srv = TestServer::start_budgeted(&db.url, 3, Duration::from_secs(60)).await;
     person_on_ntfy(&srv, &ntfy, true).await;
     let (key, _) = srv.svc.create_api_key_with("default", true).await.unwrap();
@@ -385,7 +381,7 @@ async fn a_key_allowed_urgent_rings_a_few_times_however_many_it_asks() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_burst_goes_out_as_one_message_that_says_how_many_wait() {
     let db = fresh_sqlite_url();
-    let ntfy = Receiver::start(Reply::Json(ntfy_reply)).await;
+    let ntfy = Receiver::ntfy().await;
     // A short budget window, so its end comes within the test.
     let window = Duration::from_secs(3);
     let srv = TestServer::start_budgeted(&db.url, 3, window).await;

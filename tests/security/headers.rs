@@ -175,7 +175,7 @@ async fn every_page_in_every_state_carries_the_security_headers() {
         .create(json!({"question": "Q", "kind": "bool", "context_image_b64": PNG}))
         .await;
     let image = format!("{}/image", s(&with_image, "web_url"));
-    let feed = srv.svc.feed_url(&srv.default_inbox().await);
+    let feed = srv.feed_url().await;
     let todo = srv.create(json!({"question": "T", "kind": "todo"})).await;
     let todo_link = s(&todo, "web_url").to_string();
     cases.extend([

@@ -22,6 +22,10 @@ mod inner_addresses;
 mod isolation;
 mod passkeys;
 mod rate_limit;
+// The hook tests' way of running `sayso hook`; part of it is used here.
+#[allow(dead_code, unused_imports)]
+#[path = "../hooks/run.rs"]
+mod run;
 mod secrets;
 mod self_approval;
 mod support;

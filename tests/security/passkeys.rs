@@ -48,8 +48,7 @@ async fn link_of(srv: &TestServer, h: &Value, person: &Person) -> String {
 }
 
 async fn own_person(srv: &TestServer) -> Person {
-    let inbox = srv.default_inbox().await;
-    srv.svc.store().person(inbox.id).await.unwrap().unwrap()
+    srv.owner().await
 }
 
 fn feed_token(srv: &TestServer, p: &Person) -> String {

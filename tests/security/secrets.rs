@@ -153,7 +153,7 @@ async fn no_secret_is_stored(pg: bool) {
     let srv = TestServer::start_notifying(db.url(), None).await;
     let mut keys = vec![srv.key.clone()];
     keys.push(srv.svc.create_api_key("default").await.unwrap());
-    let mut feeds = vec![srv.svc.feed_url(&srv.default_inbox().await)];
+    let mut feeds = vec![srv.feed_url().await];
     for name in ["ops", "billing"] {
         let inbox = srv
             .svc

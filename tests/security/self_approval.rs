@@ -5,74 +5,17 @@
 //! carries no link. The person still answers in one tap from the feed (Chromium at 360 px)
 //! and from an ntfy button.
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
-use uuid::Uuid;
 
 use crate::common::db::fresh_sqlite_url;
-use crate::common::receiver::{Receiver, Recorded, Reply};
+use crate::common::receiver::{Receiver, Reply};
 use crate::common::server::{TestServer, send};
+use crate::run::{Dir, claude_input, finish, hook_command, start};
 use sayso::domain::PersonChannel;
-use sayso::service::ChannelChanges;
-
-const BIN: &str = env!("CARGO_BIN_EXE_sayso");
-
-/// A project directory of its own (also the hook's `HOME`), removed on drop.
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new() -> Dir {
-        let path = std::env::temp_dir().join(format!("sayso-self-{}", Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&path).unwrap();
-        Dir(path)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// `sayso ARGS` in the agent's environment: the server's address and the agent's key.
-fn agent_command(home: &Path, srv: &TestServer, args: &[&str]) -> Command {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args)
-        .current_dir(home)
-        .env("HOME", home)
-        .env("SAYSO_URL", &srv.base)
-        .env("SAYSO_KEY", &srv.key)
-        .env_remove("SAYSO_HOOK_POLICY")
-        .env_remove("SAYSO_HOOK_FALLBACK")
-        .env_remove("SAYSO_HOOK_TIMEOUT_S")
-        .env_remove("SAYSO_DATABASE_URL")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    cmd
-}
-
-/// Claude Code's PreToolUse input for a Bash command.
-fn claude_input(cwd: &Path, session: &str, command: &str) -> String {
-    json!({
-        "session_id": session, "cwd": cwd.display().to_string(),
-        "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
-        "tool_input": {"command": command, "description": "run it"},
-        "tool_use_id": format!("toolu_{}", Uuid::new_v4().simple()),
-    })
-    .to_string()
-}
 
 /// `sayso hook claude` for `command`, waiting at most `timeout_s` for the person.
 async fn start_hook(
@@ -81,32 +24,23 @@ async fn start_hook(
     session: &str,
     command: &str,
     timeout_s: u64,
-) -> Child {
-    let mut cmd = agent_command(dir.path(), srv, &["hook", "claude"]);
+) -> (Child, Instant) {
+    let mut cmd = agent_command(dir, srv, &["hook", "claude"]);
     cmd.env("SAYSO_HOOK_TIMEOUT_S", timeout_s.to_string());
-    let mut child = cmd.spawn().expect("sayso runs");
-    let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(claude_input(dir.path(), session, command).as_bytes())
-        .await
-        .unwrap();
-    drop(stdin);
-    child
+    let cwd = dir.path().display().to_string();
+    start(cmd, &claude_input("PreToolUse", &cwd, session, command)).await
 }
 
-/// The hook's exit: its stdout as JSON, and its stderr.
-async fn finish_hook(child: Child) -> (Value, String) {
-    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-        .await
-        .expect("the hook exits within 60 s")
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    (
-        serde_json::from_str(stdout.trim()).unwrap_or(Value::Null),
-        stderr,
-    )
+/// `sayso ARGS` in the agent's environment: the server's address and the agent's key.
+fn agent_command(dir: &Dir, srv: &TestServer, args: &[&str]) -> Command {
+    hook_command(dir.path(), &srv.base, Some(&srv.key), args)
+}
+
+/// The hook's exit, checked to be 0: its stdout as JSON, and its stderr.
+async fn finish_hook((child, started): (Child, Instant)) -> (Value, String) {
+    let out = finish(child, started).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    (out.stdout, out.stderr)
 }
 
 /// The pending decision whose question mentions `command`, as the agent's key lists it.
@@ -138,8 +72,7 @@ fn permission(out: &Value) -> &str {
 
 /// The person's feed page, opened with the feed link: its HTML and the device cookie it set.
 async fn open_feed(srv: &TestServer) -> (String, String) {
-    let inbox = srv.default_inbox().await;
-    let (feed, cookie) = crate::common::server::open_feed(&srv.svc.feed_url(&inbox)).await;
+    let (feed, cookie) = crate::common::server::open_feed(&srv.feed_url().await).await;
     assert_eq!(feed.status(), 200);
     let cookie = cookie.expect("the feed link binds the device");
     (feed.text().await.unwrap(), cookie)
@@ -175,10 +108,7 @@ async fn what_the_agent_reads(srv: &TestServer, dir: &Dir, id: &str) -> Vec<(Str
         seen.extend(mcp_reads(srv, endpoint, id).await);
     }
     for args in [vec!["get", id], vec!["await", id, "--timeout", "1"]] {
-        let out = agent_command(dir.path(), srv, &args)
-            .output()
-            .await
-            .unwrap();
+        let out = agent_command(dir, srv, &args).output().await.unwrap();
         seen.push((
             format!("sayso {}", args.join(" ")),
             format!(
@@ -260,7 +190,7 @@ async fn mcp_reads(srv: &TestServer, endpoint: &str, id: &str) -> Vec<(String, S
 
 /// Every approval token of a decision: what the API must never show.
 async fn approval_tokens(srv: &TestServer, id: &str) -> Vec<String> {
-    let id = Uuid::parse_str(id).unwrap();
+    let id = uuid::Uuid::parse_str(id).unwrap();
     let d = srv.svc.store().decision(None, id).await.unwrap().unwrap();
     let people = srv.svc.store().people(d.inbox_id).await.unwrap();
     assert!(!people.is_empty(), "the inbox has its own person");
@@ -374,7 +304,7 @@ async fn an_agents_key_neither_learns_nor_uses_the_answer_to_its_approval() {
     // The resolved decision, as the key reads it now, still shows no approval token.
     assert_reveals_none(&what_the_agent_reads(&srv, &dir, &id).await, &tokens);
     // The operator's export has none either (tokens are derived, never stored).
-    let out = Command::new(BIN)
+    let out = Command::new(crate::run::BIN)
         .args(["export", "--inbox", "default"])
         .env("SAYSO_DATABASE_URL", &db.url)
         .output()
@@ -509,26 +439,11 @@ async fn a_planted_session_allowance_lets_nothing_through() {
     assert_eq!(permission(&out), "allow", "{out}");
 }
 
-fn ntfy_reply(r: &Recorded) -> Value {
-    json!({"id": "m1", "event": "message", "topic": r.json()["topic"]})
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_person_allows_in_one_tap_from_an_ntfy_button() {
     let db = fresh_sqlite_url();
     let srv = TestServer::start_notifying(&db.url, None).await;
-    let ntfy = Receiver::start(Reply::Json(ntfy_reply)).await;
-    srv.svc
-        .set_inbox_channels(
-            "default",
-            &ChannelChanges {
-                email: None,
-                ntfy_url: Some(format!("{}/phone", ntfy.base)),
-                ntfy_token: None,
-            },
-        )
-        .await
-        .unwrap();
+    let ntfy = srv.ntfy_phone().await;
     let dir = Dir::new();
     let hook = start_hook(&dir, &srv, "s-ntfy", "make release", 60).await;
     let d = pending_for(&srv, "make release").await;
@@ -574,8 +489,7 @@ async fn the_person_allows_in_one_tap_from_the_feed_on_a_phone() {
     let d = pending_for(&srv, "make deploy").await;
 
     // The feed link binds the phone; afterwards /inbox is the feed, without the link.
-    let inbox = srv.default_inbox().await;
-    b.goto(&srv.svc.feed_url(&inbox)).await;
+    b.goto(&srv.feed_url().await).await;
     b.goto(&srv.url("/inbox")).await;
     assert!(b.has("section#pending a[href^=\"/a/\"]").await);
     crate::checks::assert_fit_for_a_phone(&b, "feed").await;

@@ -171,10 +171,7 @@ async fn a_wrong_api_key_looks_exactly_like_no_key() {
         ),
         (
             "a feed token",
-            Some(format!(
-                "Bearer {}",
-                token_of(&srv.svc.feed_url(&srv.default_inbox().await))
-            )),
+            Some(format!("Bearer {}", token_of(&srv.feed_url().await))),
         ),
         (
             "a 10 KB key",
@@ -227,7 +224,7 @@ async fn a_wrong_link_is_refused_before_the_database_is_asked() {
     let srv = TestServer::start(&db.url).await;
     let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;
     let web_url = s(&h, "web_url").to_string();
-    let feed_url = srv.svc.feed_url(&srv.default_inbox().await);
+    let feed_url = srv.feed_url().await;
 
     let mut locker = sqlx::PgConnection::connect(&db.url).await.unwrap();
     locker.execute("BEGIN").await.unwrap();

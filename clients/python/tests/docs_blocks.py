@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -123,3 +124,31 @@ def killed_then_resumed(
         asked = [d for d in client.list() if d.metadata.get("run_id") == "deploy-42"]
     assert [d.status for d in asked] == ["answered"], "the resumed run asked again"
     return out
+
+
+def run_and_resume_checks(
+    section: str, said: str, saved: str | None = None
+) -> tuple[Callable[..., None], Callable[..., None]]:
+    """Two tests of a framework's run-and-resume pair in docs/CLIENTS.md's ``section``: the
+    first block, run here, asks the person and runs the allowed tool (leaving ``saved`` if
+    given); the second carries on what the first left when its process died. Both print
+    ``said``."""
+
+    def blocks() -> tuple[str, str]:
+        run, resume = python_blocks("CLIENTS.md", section)
+        return run, resume
+
+    def runs_the_allowed_tool(
+        own_server: Server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        assert run_answered(own_server, monkeypatch, blocks()[0], "prod", "Allow") == said
+        if saved:
+            assert (tmp_path / saved).exists(), "the block saves the run's state"
+
+    def carries_on_after_a_death(
+        own_server: Server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    ) -> None:
+        assert killed_then_resumed(own_server, monkeypatch, tmp_path, blocks(), saved) == said
+
+    return runs_the_allowed_tool, carries_on_after_a_death

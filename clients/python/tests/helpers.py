@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import http.server
 import json
+import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 
@@ -25,6 +28,32 @@ def later(delay: float, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> th
     t.box = box  # type: ignore[attr-defined]
     t.start()
     return t
+
+
+Delivery = tuple[bytes, dict[str, str]]
+
+
+@contextlib.contextmanager
+def hook_receiver() -> Iterator[tuple[str, queue.Queue[Delivery]]]:
+    """A callback_url on loopback that keeps the body and headers of each POST it receives."""
+    got: queue.Queue[Delivery] = queue.Queue()
+
+    class Hook(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            got.put((body, dict(self.headers.items())))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}/hook", got
+    finally:
+        srv.shutdown()
 
 
 def joined(t: threading.Thread) -> Any:

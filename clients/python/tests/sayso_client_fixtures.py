@@ -24,6 +24,8 @@ from typing import Any
 import httpx
 import pytest
 
+import sayso
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -102,21 +104,23 @@ class Server:
                 self.kill()
 
 
-@pytest.fixture(scope="session")
-def server() -> Iterator[Server]:
+def a_server() -> Iterator[Server]:
     with tempfile.TemporaryDirectory(prefix="sayso-py-") as root:
         srv = Server(Path(root))
         yield srv
         srv.stop()
+
+
+server = pytest.fixture(scope="session", name="server")(a_server)
+# A server of the test's own, for tests that stop it.
+own_server = pytest.fixture(name="own_server")(a_server)
 
 
 @pytest.fixture()
-def own_server() -> Iterator[Server]:
-    """A server of the test's own, for tests that stop it."""
-    with tempfile.TemporaryDirectory(prefix="sayso-py-") as root:
-        srv = Server(Path(root))
-        yield srv
-        srv.stop()
+def client(server: Server) -> Iterator[sayso.Client]:
+    """The client of the shared server, with its key."""
+    with sayso.Client(server.url, server.key) as c:
+        yield c
 
 
 @pytest.fixture()

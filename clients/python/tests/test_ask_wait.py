@@ -7,15 +7,9 @@ import uuid
 
 import pytest
 from helpers import joined, later
-from sayso_client_fixtures import Person, Server, unique
+from sayso_client_fixtures import Person, unique
 
 import sayso
-
-
-@pytest.fixture()
-def client(server: Server) -> sayso.Client:
-    with sayso.Client(server.url, server.key) as c:
-        yield c
 
 
 def test_a_yes_reaches_the_waiting_agent(client: sayso.Client, person: Person) -> None:

@@ -5,40 +5,22 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import http.server
 import json
 import queue
-import threading
 import time
 from collections.abc import Iterator
 
 import pytest
+from helpers import Delivery, hook_receiver
 from sayso_client_fixtures import Person, Server, unique
 
 import sayso
 
-Delivery = tuple[bytes, dict[str, str]]
-
-
 @pytest.fixture()
 def receiver() -> Iterator[tuple[str, queue.Queue[Delivery]]]:
     """A callback_url that keeps what it receives."""
-    got: queue.Queue[Delivery] = queue.Queue()
-
-    class Hook(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
-            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            got.put((body, dict(self.headers.items())))
-            self.send_response(204)
-            self.end_headers()
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hook)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}/hook", got
-    srv.shutdown()
+    with hook_receiver() as received:
+        yield received
 
 
 def sign(secret: str, msg_id: str, stamp: int, body: bytes) -> str:

@@ -3,19 +3,12 @@
 // only shows the call; the person answers it from the feed.
 
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
-import { Sayso, SaysoError } from "sayso";
-import { Server } from "./support/server.mjs";
+import { SaysoError } from "sayso";
+import { sayso, server, useServer } from "./support/server.mjs";
 
-let server;
-let sayso;
-
-before(async () => {
-  server = await Server.start();
-  sayso = new Sayso({ url: server.base, key: server.key });
-});
-after(() => server?.close());
+useServer();
 
 test("no response reached with the key holds an approval's answer link", async () => {
   const approval = {

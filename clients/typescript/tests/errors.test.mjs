@@ -3,19 +3,12 @@
 
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
 import { Sayso, SaysoError } from "sayso";
-import { Server } from "./support/server.mjs";
+import { sayso, server, useServer } from "./support/server.mjs";
 
-let server;
-let sayso;
-
-before(async () => {
-  server = await Server.start();
-  sayso = new Sayso({ url: server.base, key: server.key });
-});
-after(() => server?.close());
+useServer();
 
 /** The SaysoError `promise` rejects with (fails the test when it resolves or throws another). */
 async function refusal(promise) {

@@ -2,19 +2,11 @@
 // its default outcome: the one wait that ends without the person.
 
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
-import { Sayso } from "sayso";
-import { Server } from "./support/server.mjs";
+import { sayso, useServer } from "./support/server.mjs";
 
-let server;
-let sayso;
-
-before(async () => {
-  server = await Server.start();
-  sayso = new Sayso({ url: server.base, key: server.key });
-});
-after(() => server?.close());
+useServer();
 
 test("a question that expires comes back expired, with its default outcome", async () => {
   const handle = await sayso.ask({ question: "Expire me?", ttl_seconds: 10, default_outcome: false });

@@ -4,19 +4,12 @@
 
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
 import { Sayso, SaysoError } from "sayso";
-import { Server, pause } from "./support/server.mjs";
+import { pause, sayso, server, useServer } from "./support/server.mjs";
 
-let server;
-let sayso;
-
-before(async () => {
-  server = await Server.start();
-  sayso = new Sayso({ url: server.base, key: server.key });
-});
-after(() => server?.close());
+useServer();
 
 for (const signal of ["SIGTERM", "SIGKILL"]) {
   test(`a wait survives a restart of the server (${signal}) and gets the answer`, async () => {

@@ -5,40 +5,16 @@
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
 import { generateText } from "ai";
-import { Sayso } from "sayso";
 import { saysoApprovals } from "sayso/ai";
 
 import { deployTool, load, runAgent, save, scriptedModel } from "./support/ai-agent.mjs";
-import { exactlyOnceSuite } from "./support/exactly-once.mjs";
-import { Server, packageDir, pause, runs, scratch } from "./support/setup.mjs";
+import { pause, runs } from "./support/setup.mjs";
+import { adapterSuite, decisionsOf, freshRun, personAnswers, sayso, useServer } from "./support/scenario.mjs";
 
-let server;
-let sayso;
-let tmp;
-before(async () => {
-  server = await Server.start();
-  sayso = new Sayso({ url: server.base, key: server.key });
-  tmp = await scratch();
-});
-after(async () => {
-  await server?.close();
-  await tmp?.remove();
-});
-
-/** A fresh run: its id, state file and count file. */
-function freshRun(name) {
-  return { runId: `${name}-${Date.now()}`, stateFile: tmp.file(`${name}.json`), countFile: tmp.file(`${name}.count`) };
-}
-
-/** The decisions this run asked, newest first. */
-async function decisionsOf(runId) {
-  const page = await sayso.list({ limit: 100 });
-  return page.items.filter((d) => d.metadata?.run_id === runId);
-}
+useServer();
 
 /** The run's one approval was withdrawn as abandoned: nothing stays on the person's phone. */
 async function assertWithdrawn(runId) {
@@ -47,30 +23,6 @@ async function assertWithdrawn(runId) {
   const trail = await sayso.auditTrail(d.decision_id);
   assert.equal(trail.find((e) => e.kind === "cancelled")?.detail.reason, "abandoned");
 }
-
-/** The person answers the approval of `runId` from the feed, once it is there. */
-async function personAnswers(runId, value, remark) {
-  for (let i = 0; i < 100 && (await decisionsOf(runId)).length === 0; i++) await pause(50);
-  return server.person().answer("v2.3", { action: "answer", value, ...(remark ? { remark } : {}) });
-}
-
-test("an allowed call runs once, and the approval shows the person what runs", async () => {
-  const run = freshRun("allow");
-  const [text] = await Promise.all([runAgent({ sayso, ...run }), personAnswers(run.runId, "Allow")]);
-  assert.equal(await runs(run.countFile), 1);
-  assert.match(text, /deployed v2\.3/);
-  const [d] = await decisionsOf(run.runId);
-  assert.equal(d.approval.harness, "ai-sdk");
-  assert.equal(d.approval.tool_name, "deploy");
-  const page = await (await fetch(d.web_url)).text();
-  assert.match(page, /deploy/);
-  assert.match(page, /v2\.3/);
-
-  // Running the finished conversation again asks nothing and runs nothing.
-  await runAgent({ sayso, ...run });
-  assert.equal(await runs(run.countFile), 1);
-  assert.equal((await decisionsOf(run.runId)).length, 1);
-});
 
 test("a denied call does not run and the model reads the person's reason", async () => {
   const run = freshRun("deny");
@@ -147,48 +99,13 @@ test("an Allow given for one call's arguments does not let other arguments throu
   assert.match(text, /put to the person with other arguments/);
 });
 
-test("a wait that times out reaches the model as a denial, and the approval is withdrawn", async () => {
-  const run = freshRun("timeout");
-  const text = await runAgent({ sayso, ...run, timeout: 500 });
-  assert.equal(await runs(run.countFile), 0);
-  assert.match(text, /execution-denied/);
-  assert.match(text, /no answer within/);
-  const [d] = await decisionsOf(run.runId);
-  assert.equal(d.status, "cancelled");
-});
-
-test("an approval that expires unanswered reaches the model as a denial", async () => {
-  const r = freshRun("expiry");
-  const out = await runAgent({ sayso, ...r, ttlSeconds: 10 });
-  assert.equal(await runs(r.countFile), 0);
-  assert.match(out, /the approval expired with no answer/);
-  const [d] = await decisionsOf(r.runId);
-  assert.equal(d.status, "expired");
-});
-
-test("a cancelled approval reaches the model as a denial, never as an answer", async () => {
-  const run = freshRun("cancel");
-  const agent = runAgent({ sayso, ...run });
-  let ds = [];
-  while (ds.length === 0) {
-    await pause(50);
-    ds = await decisionsOf(run.runId);
-  }
-  await sayso.cancel(ds[0].decision_id, { reason: "the release was pulled" });
-  const text = await agent;
-  assert.equal(await runs(run.countFile), 0);
-  assert.match(text, /execution-denied/);
-  assert.match(text, /cancelled/);
-});
-
-exactlyOnceSuite({
-  sayso: () => sayso,
-  server: () => server,
-  adapter: {
-    fresh: freshRun,
-    run: (r, versions) => runAgent({ sayso, ...r, versions }),
-    script: join(packageDir, "tests_frameworks", "support", "ai-agent.mjs"),
-    args: (r, versions) => [r.stateFile, r.countFile, r.runId, versions.join(",")],
-    saved: async (r) => assert.ok(existsSync(r.stateFile)),
-  },
+adapterSuite({
+  harness: "ai-sdk",
+  run: (r, settings) => runAgent({ sayso, ...r, ...settings }),
+  again: true,
+  says: { timeout: [/execution-denied/, /no answer within/], cancel: [/execution-denied/, /cancelled/] },
+  as: "denial",
+  script: "ai-agent.mjs",
+  args: (r, versions) => [r.stateFile, r.countFile, r.runId, versions.join(",")],
+  saved: async (r) => assert.ok(existsSync(r.stateFile)),
 });

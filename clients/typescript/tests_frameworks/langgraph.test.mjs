@@ -5,44 +5,20 @@
 // resumed with `new Command({ resume })`.
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
 import { AIMessage } from "@langchain/core/messages";
 import { Command, END, MemorySaver, START, StateGraph, interrupt } from "@langchain/langgraph";
-import { Sayso } from "sayso";
 import { saysoApprovals } from "sayso/langgraph";
 
-import { exactlyOnceSuite, personAnswers as answerAll, runsOf } from "./support/exactly-once.mjs";
+import { personAnswers as answerAll, runsOf } from "./support/exactly-once.mjs";
 import { makeGraph, runAgent } from "./support/langgraph-agent.mjs";
-import { Server, packageDir, pause, runs, scratch } from "./support/setup.mjs";
+import { pause, runs } from "./support/setup.mjs";
+import { adapterSuite, decisionsOf, freshRun as fresh, personAnswers, sayso, server, useServer } from "./support/scenario.mjs";
 
-let server;
-let sayso;
-let tmp;
-before(async () => {
-  server = await Server.start();
-  sayso = new Sayso({ url: server.base, key: server.key });
-  tmp = await scratch();
-});
-after(async () => {
-  await server?.close();
-  await tmp?.remove();
-});
+useServer();
 
-function freshRun(name) {
-  return { runId: `${name}-${Date.now()}`, db: tmp.file(`${name}.db`), countFile: tmp.file(`${name}.count`) };
-}
-
-async function decisionsOf(runId) {
-  const page = await sayso.list({ limit: 100 });
-  return page.items.filter((d) => d.metadata?.run_id === runId);
-}
-
-async function personAnswers(runId, value, remark) {
-  for (let i = 0; i < 100 && (await decisionsOf(runId)).length === 0; i++) await pause(50);
-  return server.person().answer("v2.3", { action: "answer", value, ...(remark ? { remark } : {}) });
-}
+const freshRun = (name) => fresh(name, { db: "db" });
 
 /** Runs the thread to its first pause, without answering it. */
 async function toInterrupt(r, versions) {
@@ -71,23 +47,6 @@ async function checkpointed(r, versions) {
   for (let i = 0; i < 100 && !(await interrupted()); i++) await pause(50);
   assert.ok(await interrupted(), "the checkpoint holds the paused tool call and its interrupt");
 }
-
-test("an allowed call runs once, and the approval shows the person what runs", async () => {
-  const r = freshRun("allow");
-  const [out] = await Promise.all([runAgent({ sayso, ...r }), personAnswers(r.runId, "Allow")]);
-  assert.equal(await runs(r.countFile), 1);
-  assert.match(out, /deployed v2\.3/);
-  const [d] = await decisionsOf(r.runId);
-  assert.equal(d.approval.harness, "langgraph");
-  assert.equal(d.approval.tool_name, "deploy");
-  const page = await (await fetch(d.web_url)).text();
-  assert.match(page, /deploy/);
-  assert.match(page, /v2\.3/);
-  // The finished thread, run again, asks nothing and runs nothing.
-  await runAgent({ sayso, ...r });
-  assert.equal(await runs(r.countFile), 1);
-  assert.equal((await decisionsOf(r.runId)).length, 1);
-});
 
 test("a denied call does not run, the model reads the reason, and a forged resume cannot approve it", async () => {
   const r = freshRun("deny");
@@ -148,48 +107,16 @@ test("an Allow given for one call's arguments does not let other arguments throu
   assert.match(String(result.messages.at(-1).content), /put to the person with other arguments/);
 });
 
-test("a wait that times out reaches the model as a denial, and the approval is withdrawn", async () => {
-  const r = freshRun("timeout");
-  const out = await runAgent({ sayso, ...r, timeout: 500 });
-  assert.equal(await runs(r.countFile), 0);
-  assert.match(out, /was not run: the approval was cancelled/);
-  const [d] = await decisionsOf(r.runId);
-  assert.equal(d.status, "cancelled");
-});
-
-test("an approval that expires unanswered reaches the model as a denial", async () => {
-  const r = freshRun("expiry");
-  const out = await runAgent({ sayso, ...r, ttlSeconds: 10 });
-  assert.equal(await runs(r.countFile), 0);
-  assert.match(out, /the approval expired with no answer/);
-  const [d] = await decisionsOf(r.runId);
-  assert.equal(d.status, "expired");
-});
-
-test("a cancelled approval reaches the model as a denial, never as an answer", async () => {
-  const r = freshRun("cancel");
-  const agent = runAgent({ sayso, ...r });
-  let ds = [];
-  while (ds.length === 0) {
-    await pause(50);
-    ds = await decisionsOf(r.runId);
-  }
-  await sayso.cancel(ds[0].decision_id, { reason: "the release was pulled" });
-  const out = await agent;
-  assert.equal(await runs(r.countFile), 0);
-  assert.match(out, /cancelled/);
-});
-
-exactlyOnceSuite({
-  sayso: () => sayso,
-  server: () => server,
-  adapter: {
-    fresh: freshRun,
-    run: (r, versions) => runAgent({ sayso, ...r, versions }),
-    script: join(packageDir, "tests_frameworks", "support", "langgraph-agent.mjs"),
-    args: (r, versions) => [r.db, r.countFile, r.runId, versions.join(",")],
-    saved: checkpointed,
-  },
+adapterSuite({
+  harness: "langgraph",
+  fresh: freshRun,
+  run: (r, settings) => runAgent({ sayso, ...r, ...settings }),
+  again: true,
+  says: { timeout: [/was not run: the approval was cancelled/], cancel: [/cancelled/] },
+  as: "denial",
+  script: "langgraph-agent.mjs",
+  args: (r, versions) => [r.db, r.countFile, r.runId, versions.join(",")],
+  saved: checkpointed,
 });
 
 test("approveAll in a node of one's own asks about every call at once and pauses once for them", async () => {

@@ -6,42 +6,15 @@
 
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
 import { RunState, run } from "@openai/agents";
-import { Sayso } from "sayso";
 
-import { exactlyOnceSuite } from "./support/exactly-once.mjs";
 import { makeAgent, runAgent } from "./support/openai-agents-agent.mjs";
-import { Server, packageDir, pause, runs, scratch } from "./support/setup.mjs";
+import { runs } from "./support/setup.mjs";
+import { adapterSuite, decisionsOf, freshRun, personAnswers, sayso, useServer } from "./support/scenario.mjs";
 
-let server;
-let sayso;
-let tmp;
-before(async () => {
-  server = await Server.start();
-  sayso = new Sayso({ url: server.base, key: server.key });
-  tmp = await scratch();
-});
-after(async () => {
-  await server?.close();
-  await tmp?.remove();
-});
-
-function freshRun(name) {
-  return { runId: `${name}-${Date.now()}`, stateFile: tmp.file(`${name}.json`), countFile: tmp.file(`${name}.count`) };
-}
-
-async function decisionsOf(runId) {
-  const page = await sayso.list({ limit: 100 });
-  return page.items.filter((d) => d.metadata?.run_id === runId);
-}
-
-async function personAnswers(runId, value, remark) {
-  for (let i = 0; i < 100 && (await decisionsOf(runId)).length === 0; i++) await pause(50);
-  return server.person().answer("v2.3", { action: "answer", value, ...(remark ? { remark } : {}) });
-}
+useServer();
 
 /** Resumes the serialized state in `stateFile` after approving every interruption in it, as an agent editing its own state would. */
 async function forgeApprovalAndRun(run_, { versions } = {}) {
@@ -53,19 +26,6 @@ async function forgeApprovalAndRun(run_, { versions } = {}) {
   const result = await run(agent, await RunState.fromString(agent, forged));
   return result.finalOutput;
 }
-
-test("an allowed call runs once, and the approval shows the person what runs", async () => {
-  const r = freshRun("allow");
-  const [out] = await Promise.all([runAgent({ sayso, ...r }), personAnswers(r.runId, "Allow")]);
-  assert.equal(await runs(r.countFile), 1);
-  assert.match(out, /deployed v2\.3/);
-  const [d] = await decisionsOf(r.runId);
-  assert.equal(d.approval.harness, "openai-agents");
-  assert.equal(d.approval.tool_name, "deploy");
-  const page = await (await fetch(d.web_url)).text();
-  assert.match(page, /deploy/);
-  assert.match(page, /v2\.3/);
-});
 
 test("a rejected call does not run, the model reads the reason, and a forged state cannot approve it", async () => {
   const r = freshRun("deny");
@@ -107,46 +67,12 @@ test("an Allow given for one call's arguments does not let other arguments throu
   assert.match(out, /put to the person with other arguments/);
 });
 
-test("a wait that times out reaches the model as a rejection, and the approval is withdrawn", async () => {
-  const r = freshRun("timeout");
-  const out = await runAgent({ sayso, ...r, timeout: 500 });
-  assert.equal(await runs(r.countFile), 0);
-  assert.match(out, /no answer within/);
-  const [d] = await decisionsOf(r.runId);
-  assert.equal(d.status, "cancelled");
-});
-
-test("an approval that expires unanswered reaches the model as a rejection", async () => {
-  const r = freshRun("expiry");
-  const out = await runAgent({ sayso, ...r, ttlSeconds: 10 });
-  assert.equal(await runs(r.countFile), 0);
-  assert.match(out, /the approval expired with no answer/);
-  const [d] = await decisionsOf(r.runId);
-  assert.equal(d.status, "expired");
-});
-
-test("a cancelled approval reaches the model as a rejection, never as an answer", async () => {
-  const r = freshRun("cancel");
-  const agent = runAgent({ sayso, ...r });
-  let ds = [];
-  while (ds.length === 0) {
-    await pause(50);
-    ds = await decisionsOf(r.runId);
-  }
-  await sayso.cancel(ds[0].decision_id, { reason: "the release was pulled" });
-  const out = await agent;
-  assert.equal(await runs(r.countFile), 0);
-  assert.match(out, /cancelled/);
-});
-
-exactlyOnceSuite({
-  sayso: () => sayso,
-  server: () => server,
-  adapter: {
-    fresh: freshRun,
-    run: (r, versions) => runAgent({ sayso, ...r, versions }),
-    script: join(packageDir, "tests_frameworks", "support", "openai-agents-agent.mjs"),
-    args: (r, versions) => [r.stateFile, r.countFile, r.runId, versions.join(",")],
-    saved: async (r) => assert.ok(existsSync(r.stateFile)),
-  },
+adapterSuite({
+  harness: "openai-agents",
+  run: (r, settings) => runAgent({ sayso, ...r, ...settings }),
+  says: { timeout: [/no answer within/], cancel: [/cancelled/] },
+  as: "rejection",
+  script: "openai-agents-agent.mjs",
+  args: (r, versions) => [r.stateFile, r.countFile, r.runId, versions.join(",")],
+  saved: async (r) => assert.ok(existsSync(r.stateFile)),
 });

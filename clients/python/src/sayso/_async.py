@@ -15,7 +15,7 @@ from ._models import AskHandle, AuditEvent, Decision, ResolvedEvent
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from ._body import AskFields
+    from ._body import AskFields, ListFilters
 
 T = TypeVar("T")
 
@@ -105,18 +105,9 @@ class AsyncClient(_ops.ClientBase[httpx.AsyncClient]):
         """Every step of the decision's life, oldest first (``GET …/events``)."""
         return await self._run(_ops.audit_trail(self._s, self._retry_for, decision))
 
-    async def list(
-        self,
-        *,
-        status: str | None = None,
-        kind: str | None = None,
-        project: str | None = None,
-        page_size: int = 50,
-    ) -> AsyncIterator[Decision]:
+    async def list(self, **filters: Unpack[ListFilters]) -> AsyncIterator[Decision]:
         """The inbox's decisions, newest first, fetched a page at a time as iterated."""
-        pages = _ops.Pages(
-            self._s, self._retry_for, status=status, kind=kind, project=project, limit=page_size
-        )
+        pages = _ops.Pages(self._s, self._retry_for, filters)
         while (page := pages.next_page()) is not None:
             for decision in await self._run(page):
                 yield decision

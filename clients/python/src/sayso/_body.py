@@ -15,6 +15,16 @@ from datetime import timedelta
 from typing import Any, Literal, TypedDict
 
 
+class ListFilters(TypedDict, total=False):
+    """What ``list`` takes: the decisions' status, kind and project (all of them when not
+    given), and how many a page of the listing holds (50 when not given)."""
+
+    status: str | None
+    kind: str | None
+    project: str | None
+    page_size: int
+
+
 class AskFields(TypedDict, total=False):
     """Every optional field of a create, by the name ``ask`` takes it."""
 

@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 import httpx
 
 from . import _core
-from ._body import create_request
+from ._body import ListFilters, create_request
 from ._errors import SaysoError, Timeout
 from ._models import AskHandle, AuditEvent, Decision, ResolvedEvent
 from ._sse import SseParser
@@ -187,7 +187,7 @@ class Pages:
     """``GET /v1/decisions`` a page at a time: ``next_page`` is the plan of the next one,
     ``None`` after the last."""
 
-    def __init__(self, s: _core.Settings, retry_for: float, **filters: Any) -> None:
+    def __init__(self, s: _core.Settings, retry_for: float, filters: ListFilters) -> None:
         self._s, self._retry_for, self._filters = s, retry_for, filters
         self._cursor: str | None = None
         self._done = False
@@ -196,7 +196,10 @@ class Pages:
         return None if self._done else self._page()
 
     def _page(self) -> Plan[list[Decision]]:
-        params = _core.list_params(**self._filters, cursor=self._cursor)
+        f = self._filters
+        params = _core.list_params(
+            f.get("status"), f.get("kind"), f.get("project"), f.get("page_size", 50), self._cursor
+        )
         send = Send("GET", "/v1/decisions", params=params)
         page = yield from call(self._s, self._retry_for, send)
         self._cursor = page.get("next")

@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-from extra_hidden import without
+from extra_hidden import import_checks
 
-
-def test_sayso_imports_without_dbos() -> None:
-    done = without("dbos", "import sayso; assert 'dbos' not in sys.modules")
-    assert done.returncode == 0, done.stderr
-
-
-def test_the_helper_without_dbos_names_the_extra() -> None:
-    done = without("dbos", "import sayso.dbos")
-    assert done.returncode != 0
-    assert "pip install 'sayso[dbos]'" in done.stderr
+test_sayso_imports_without_dbos, test_the_helper_without_dbos_names_the_extra = import_checks(
+    ("dbos",), "dbos", "dbos"
+)

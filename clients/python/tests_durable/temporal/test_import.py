@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from extra_hidden import without
+from extra_hidden import import_checks
 
-
-def test_sayso_imports_without_temporalio() -> None:
-    done = without("temporalio", "import sayso; assert 'temporalio' not in sys.modules")
-    assert done.returncode == 0, done.stderr
-
-
-def test_the_helper_without_temporalio_names_the_extra() -> None:
-    done = without("temporalio", "import sayso.temporal")
-    assert done.returncode != 0
-    assert "pip install 'sayso[temporal]'" in done.stderr
+(
+    test_sayso_imports_without_temporalio,
+    test_the_helper_without_temporalio_names_the_extra,
+) = import_checks(("temporalio",), "temporal", "temporal")

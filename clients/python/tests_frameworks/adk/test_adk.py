@@ -6,31 +6,21 @@ SQLite session store."""
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-import parallel
 import pytest
+import scenario
 import scripted
 from google.genai import types
 from helpers import joined, later
-from sayso_client_fixtures import Person
+from scenario import asked_for, target
 
 import sayso
 from sayso.adk import REQUEST_CONFIRMATION, SaysoConfirmations
 
 HERE = Path(__file__).resolve().parent
-
-
-def target() -> str:
-    """A deploy target no other test uses: the person finds the approval in the feed by it."""
-    return f"prod-{uuid.uuid4().hex[:8]}"
 
 
 def say(text: str) -> types.Content:
@@ -61,11 +51,6 @@ async def run_with_person(
             runner, user_id=scripted.USER, session_id=session_id, new_message=say("deploy it")
         )
         return scripted.last_text(events)
-
-
-def asked_for(server: Any, session_id: str) -> list[sayso.Decision]:
-    with sayso.Client(server.url, server.key) as client:
-        return [d for d in client.list() if d.metadata.get("run_id") == session_id]
 
 
 def test_an_allowed_call_runs_once_and_the_page_shows_it(server, person, tmp_path):
@@ -104,46 +89,16 @@ def test_a_denial_sticks_when_the_call_is_made_again(server, person, tmp_path):
 
 def test_a_killed_agent_resumes_by_session_id_and_runs_the_tool_once(server, person, tmp_path):
     where, sid = target(), f"s-{uuid.uuid4()}"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-
-    def agent(mode: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                str(HERE / "agent_process.py"),
-                mode,
-                server.url,
-                server.key,
-                sid,
-                str(tmp_path),
-                where,
-                "call_deploy_1",
-            ],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-
-    first = agent("start")
-    deadline = time.monotonic() + 30
-    while where not in person.feed():
-        assert first.poll() is None, first.communicate()
-        assert time.monotonic() < deadline, "the agent never asked"
-        time.sleep(0.1)
-    first.send_signal(signal.SIGKILL)
-    first.wait()
-    assert person.answer(where, value="Allow").status_code == 303
-    second = agent("resume")
-    out, err = second.communicate(timeout=60)
-    assert second.returncode == 0, err
+    script = HERE / "agent_process.py"
+    agent = scenario.agent_process(script, server, sid, tmp_path, where, "call_deploy_1")
+    out, err = scenario.killed_then_resumed(person, where, agent)
     assert f"deployed to {where}" in out
     assert scripted.runs(tmp_path / "runs") == 1
     assert len(asked_for(server, sid)) == 1, "the resumed session asked a second time"
     # What the agent holds and prints carries no link that answers, nor the decision's page.
     stored = b"".join(f.read_bytes() for f in tmp_path.glob("sessions.db*"))
     held = stored.decode("utf-8", "replace") + out + err
-    assert not [link for link in ("/a/", "/d/", "/inbox/") if link in held]
+    assert not [link for link in scenario.LINKS if link in held]
 
 
 def confirmed_by_the_agent(events: list[Any]) -> types.Content:
@@ -164,20 +119,53 @@ async def collect(runner: Any, sid: str, message: types.Content) -> list[Any]:
     ]
 
 
+async def confirmed_by_itself(
+    server: Any, sid: str, tmp_path: Path, where: str, fresh: bool = True
+) -> tuple[str, str]:
+    """The agent answering ADK's confirmation of a deploy to ``where`` itself, then the same
+    call through the adapter: what the model read each time."""
+    async with sayso.AsyncClient(server.url, server.key) as client:
+        confirmations = SaysoConfirmations(client, timeout=5)
+        runner = scripted.deploy_runner(tmp_path / "runs", where, "call_1", confirmations.tool)
+        if fresh:
+            await new_session(runner, sid)
+        paused = await collect(runner, sid, say("deploy it"))
+        forged = await collect(runner, sid, confirmed_by_the_agent(paused))
+        again = await confirmations.run(
+            runner, user_id=scripted.USER, session_id=sid, new_message=say("deploy it")
+        )
+        return scripted.last_text(forged), scripted.last_text(again)
+
+
+async def paused_run(
+    client: sayso.AsyncClient, sid: str, tmp_path: Path, where: str, *more: tuple[str, str]
+) -> tuple[SaysoConfirmations, Any, list[Any]]:
+    """A new session's run of a deploy to ``where`` (and the ``more`` calls), paused on ADK's
+    confirmation: the adapter, the runner and the events so far."""
+    confirmations = SaysoConfirmations(client)
+    runner = scripted.deploy_runner(tmp_path / "runs", where, "call_1", confirmations.tool, *more)
+    await new_session(runner, sid)
+    return confirmations, runner, await collect(runner, sid, say("deploy it"))
+
+
+async def asked_then_dropped(
+    confirmations: SaysoConfirmations, paused: list[Any], sid: str, person: Any, where: str
+) -> None:
+    """The adapter asking the person about ``where``, and the agent dying before they answer."""
+    waiting = asyncio.create_task(confirmations.answers(paused, sid))
+    while where not in await asyncio.to_thread(person.feed):
+        await asyncio.sleep(0.1)
+    waiting.cancel()
+
+
 def test_a_confirmation_the_agent_sends_itself_runs_nothing(server, person, tmp_path):
     where, sid = target(), f"s-{uuid.uuid4()}"
 
     async def go() -> tuple[str, str]:
         async with sayso.AsyncClient(server.url, server.key) as client:
-            confirmations = SaysoConfirmations(client)
-            runner = scripted.deploy_runner(tmp_path / "runs", where, "call_1", confirmations.tool)
-            await new_session(runner, sid)
-            paused = await collect(runner, sid, say("deploy it"))
+            confirmations, runner, paused = await paused_run(client, sid, tmp_path, where)
             # The adapter asks; the agent dies before the person answers.
-            waiting = asyncio.create_task(confirmations.answers(paused, sid))
-            while where not in await asyncio.to_thread(person.feed):
-                await asyncio.sleep(0.1)
-            waiting.cancel()
+            await asked_then_dropped(confirmations, paused, sid, person, where)
             # The agent answers ADK's confirmation itself with a yes: the tool asks sayso.
             forged = await collect(runner, sid, confirmed_by_the_agent(paused))
             answered = later(0.2, person.answer_when_asked, where, value="Deny", remark="forged")
@@ -197,19 +185,7 @@ def test_a_confirmation_the_agent_sends_itself_runs_nothing(server, person, tmp_
 def test_a_call_never_asked_about_is_denied_for_good(server, tmp_path):
     where, sid = target(), f"s-{uuid.uuid4()}"
 
-    async def go() -> tuple[str, str]:
-        async with sayso.AsyncClient(server.url, server.key) as client:
-            confirmations = SaysoConfirmations(client, timeout=5)
-            runner = scripted.deploy_runner(tmp_path / "runs", where, "call_1", confirmations.tool)
-            await new_session(runner, sid)
-            paused = await collect(runner, sid, say("deploy it"))
-            forged = await collect(runner, sid, confirmed_by_the_agent(paused))
-            again = await confirmations.run(
-                runner, user_id=scripted.USER, session_id=sid, new_message=say("deploy it")
-            )
-            return scripted.last_text(forged), scripted.last_text(again)
-
-    forged, again = asyncio.run(go())
+    forged, again = asyncio.run(confirmed_by_itself(server, sid, tmp_path, where))
     assert "no approval was asked for this call before it ran" in forged
     assert "the call ran without being asked about" in again
     assert scripted.runs(tmp_path / "runs") == 0
@@ -224,21 +200,8 @@ def test_an_allow_for_one_call_never_lets_other_arguments_through(server, person
     joined(answered)
     assert scripted.runs(tmp_path / "runs") == 1
 
-    async def go() -> tuple[str, str]:
-        async with sayso.AsyncClient(server.url, server.key) as client:
-            confirmations = SaysoConfirmations(client, timeout=5)
-            # The same call id in the same session, now for somewhere else.
-            runner = scripted.deploy_runner(
-                tmp_path / "runs", "everywhere", "call_1", confirmations.tool
-            )
-            paused = await collect(runner, sid, say("deploy it"))
-            forged = await collect(runner, sid, confirmed_by_the_agent(paused))
-            again = await confirmations.run(
-                runner, user_id=scripted.USER, session_id=sid, new_message=say("deploy it")
-            )
-            return scripted.last_text(forged), scripted.last_text(again)
-
-    forged, again = asyncio.run(go())
+    # The same call id in the same session, now for somewhere else.
+    forged, again = asyncio.run(confirmed_by_itself(server, sid, tmp_path, "everywhere", False))
     assert "asked for with other arguments" in forged
     assert "asked for with other arguments" in again
     assert scripted.runs(tmp_path / "runs") == 1
@@ -247,54 +210,24 @@ def test_an_allow_for_one_call_never_lets_other_arguments_through(server, person
 @pytest.mark.parametrize("ending", ["timeout", "cancel", "expiry"])
 def test_no_answer_reaches_the_model_as_a_denial_with_its_reason(server, tmp_path, ending):
     where, sid = target(), f"s-{uuid.uuid4()}"
-    kw: dict[str, Any] = {"timeout": 1.0} if ending == "timeout" else {}
-    if ending == "expiry":
-        kw["ttl"] = 10  # the shortest the server takes
-    canceller = None
-    if ending == "cancel":
-
-        def cancel() -> None:
-            with sayso.Client(server.url, server.key) as client:
-                for _ in range(100):
-                    found = [
-                        d for d in client.list(status="pending") if d.metadata.get("run_id") == sid
-                    ]
-                    if found:
-                        client.cancel(found[0], "the deploy window closed")
-                        return
-                    time.sleep(0.1)
-
-        canceller = later(0.1, cancel)
-    said = asyncio.run(run_with_person(server, sid, tmp_path, where, **kw))
-    if canceller:
-        joined(canceller)
+    said = scenario.unanswered(
+        server, sid, ending,
+        lambda **kw: asyncio.run(run_with_person(server, sid, tmp_path, where, **kw)),
+    )  # fmt: skip
     assert scripted.runs(tmp_path / "runs") == 0
-    expected = {
-        "timeout": "nobody answered before the agent stopped waiting",
-        "cancel": "the approval was cancelled: the deploy window closed",
-        "expiry": "the approval expired with no answer",
-    }[ending]
-    assert expected in said
+    ended = {**scenario.ENDED, "timeout": "nobody answered before the agent stopped waiting"}
+    assert ended[ending] in said
 
 
 def test_import_sayso_needs_no_framework():
-    loaded = subprocess.run(
-        [sys.executable, "-c", "import sys, sayso; print('google.adk' in sys.modules)"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert loaded.stdout.strip() == "False"
+    scenario.loads_no_framework("google.adk")
 
 
 def test_a_denial_sticks_across_a_server_restart(own_server, tmp_path):
     where, sid = target(), f"s-{uuid.uuid4()}"
-    person = Person(own_server.feed)
-    answered = later(0.2, person.answer_when_asked, where, value="Deny", remark="no")
-    asyncio.run(run_with_person(own_server, sid, tmp_path, where))
-    joined(answered)
-    own_server.kill()
-    own_server.start()
+    scenario.denied_then_restarted(
+        own_server, where, lambda: asyncio.run(run_with_person(own_server, sid, tmp_path, where))
+    )
     again = asyncio.run(run_with_person(own_server, sid, tmp_path, where, fresh=False, timeout=5))
     assert "denied by the person: no" in again
     assert scripted.runs(tmp_path / "runs") == 0
@@ -304,24 +237,9 @@ def test_a_denial_sticks_across_a_server_restart(own_server, tmp_path):
 def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
     server, person, tmp_path, n
 ):
-    sid, made = f"s-{uuid.uuid4()}", parallel.calls(n)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    pairs = [arg for c in made for arg in (c.command, c.call_id)]
-
-    def agent(mode: str) -> subprocess.Popen[str]:
-        script = [sys.executable, str(HERE / "agent_process.py"), mode, server.url, server.key]
-        return subprocess.Popen(
-            [*script, sid, str(tmp_path), *pairs],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-
-    out = parallel.answer_one_at_a_time(
-        server, person, sid, "google-adk", made, lambda: agent("start"), lambda: agent("resume")
+    scenario.each_allowed_runs_once_in_processes(
+        HERE / "agent_process.py", server, person, f"s-{uuid.uuid4()}", tmp_path, "google-adk", n
     )
-    parallel.assert_ran_exactly_the_allowed(server, sid, made, tmp_path / "runs")
-    for c in made:
-        expected = f"deployed to {c.command}" if c.answer == "Allow" else f"not {c.command}"
-        assert expected in out
 
 
 def test_a_run_given_up_withdraws_what_still_waits_and_a_resume_runs_none_of_it(
@@ -332,16 +250,9 @@ def test_a_run_given_up_withdraws_what_still_waits_and_a_resume_runs_none_of_it(
 
     async def go() -> tuple[list[str], str]:
         async with sayso.AsyncClient(server.url, server.key) as client:
-            confirmations = SaysoConfirmations(client)
-            runner = scripted.deploy_runner(
-                tmp_path / "runs", first, "call_1", confirmations.tool, (second, "call_2")
-            )
-            await new_session(runner, sid)
-            paused = await collect(runner, sid, say("deploy it"))
-            waiting = asyncio.create_task(confirmations.answers(paused, sid))
-            while second not in await asyncio.to_thread(person.feed):
-                await asyncio.sleep(0.1)
-            waiting.cancel()
+            more = (second, "call_2")
+            confirmations, runner, paused = await paused_run(client, sid, tmp_path, first, more)
+            await asked_then_dropped(confirmations, paused, sid, person, second)
             await asyncio.to_thread(person.answer, first, value="Allow")
             withdrawn = await confirmations.withdraw(sid)
             events = await confirmations.run(runner, user_id=scripted.USER, session_id=sid)

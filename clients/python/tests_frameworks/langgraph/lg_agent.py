@@ -93,6 +93,16 @@ def runs_of(runs: Path) -> list[str]:
     return runs.read_text().splitlines() if runs.exists() else []
 
 
+def config(thread: str) -> dict[str, Any]:
+    """The run configuration of the thread ``thread``."""
+    return {"configurable": {"thread_id": thread}}
+
+
+def tool_results(result: dict[str, Any]) -> list[str]:
+    """What the tool returned, each time, in a run's result."""
+    return [str(m.content) for m in result["messages"] if isinstance(m, ToolMessage)]
+
+
 if __name__ == "__main__":
     # python lg_agent.py start|resume DB RUNS THREAD [COMMAND CALL_ID]...: the agent process
     # the cold-resume tests kill, and the new one that resumes its run.

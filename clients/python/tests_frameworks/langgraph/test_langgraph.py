@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -14,15 +13,15 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import parallel
 import pytest
+import scenario
 from helpers import call_digest, joined, later
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
-from lg_agent import build, runs_of, start_input
+from lg_agent import build, config, runs_of, start_input, tool_results
 from sayso_client_fixtures import Person, Server
 from typing_extensions import TypedDict
 
@@ -39,20 +38,6 @@ from sayso.langgraph import (
 )
 
 HERE = Path(__file__).resolve().parent
-
-
-def config(thread: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread}}
-
-
-def tool_results(result: dict[str, Any]) -> list[str]:
-    return [str(m.content) for m in result["messages"] if isinstance(m, ToolMessage)]
-
-
-@pytest.fixture()
-def client(server: Server) -> Any:
-    with sayso.Client(server.url, server.key) as c:
-        yield c
 
 
 def test_an_allowed_call_runs_once_and_a_denied_one_not_at_all(
@@ -114,29 +99,14 @@ def test_a_killed_agent_resumes_in_a_new_process_and_runs_the_tool_once(
     server: Server, person: Person, tmp_path: Path
 ) -> None:
     db, runs, word = tmp_path / "graph.db", tmp_path / "runs.txt", uuid.uuid4().hex[:8]
-    env = {**os.environ, "SAYSO_URL": server.url, "SAYSO_KEY": server.key}
-    script = [sys.executable, str(HERE / "lg_agent.py")]
-    first = subprocess.Popen(
-        [*script, "start", str(db), str(runs), "t-cold", f"migrate {word}", "call-1"],
-        env=env, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert first.stdout is not None
-    line = first.stdout.readline()
-    assert line.startswith("PAUSED "), line
-    first.send_signal(signal.SIGKILL)
-    first.wait()
-
-    assert person.answer_when_asked(f"migrate {word}", value="Allow").status_code == 303
-    second = subprocess.run(
-        [*script, "resume", str(db), str(runs), "t-cold"],
-        env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert second.returncode == 0, second.stderr
-    assert f"FINAL tool said: ran migrate {word}" in second.stdout
+    script = str(HERE / "lg_agent.py")
+    start = [script, "start", str(db), str(runs), "t-cold", f"migrate {word}", "call-1"]
+    resume = [script, "resume", str(db), str(runs), "t-cold"]
+    paused, out = scenario.paused_killed_resumed(server, person, start, resume, f"migrate {word}")
+    assert f"FINAL tool said: ran migrate {word}" in out
     assert runs_of(runs) == [f"migrate {word}"]
-    with sayso.Client(server.url, server.key) as client:
-        ids = [d.decision_id for d in client.list() if d.metadata.get("run_id") == "t-cold"]
-    assert ids == [line.split()[1]], "the resumed run asked again"
+    ids = [d.decision_id for d in scenario.asked_for(server, "t-cold")]
+    assert ids == [paused], "the resumed run asked again"
 
 
 def test_a_resume_value_saying_approved_does_not_run_a_pending_call(
@@ -289,7 +259,7 @@ def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
     server: Server, person: Person, tmp_path: Path, n: int
 ) -> None:
     db, runs, thread = tmp_path / "graph.db", tmp_path / "runs.txt", f"t-par-{uuid.uuid4()}"
-    made = parallel.calls(n)
+    made = scenario.calls(n)
     env = {**os.environ, "SAYSO_URL": server.url, "SAYSO_KEY": server.key}
     script = [sys.executable, str(HERE / "lg_agent.py")]
     pairs = [arg for c in made for arg in (c.command, c.call_id)]
@@ -301,24 +271,18 @@ def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
 
-    def settled(call: parallel.Call) -> None:
+    def settled(call: scenario.Call) -> None:
         # Each call is a task of its own (create_agent sends one per call): the live process
         # runs an allowed one, or writes back the denial, as soon as it is answered.
         deadline = time.monotonic() + 30
         while not written_back(db, thread, call.call_id):
             assert time.monotonic() < deadline, f"{call} was not written back"
             time.sleep(0.1)
-        assert parallel.runs_of(runs).count(call.command) == (call.answer == "Allow")
+        assert scenario.runs_of(runs).count(call.command) == (call.answer == "Allow")
 
-    out = parallel.answer_one_at_a_time(
-        server, person, thread, HARNESS, made, lambda: agent("start"), lambda: agent("resume"),
-        settled,
-    )  # fmt: skip
-    parallel.assert_ran_exactly_the_allowed(server, thread, made, runs)
-    (final,) = [line for line in out.splitlines() if line.startswith("FINAL ")]
-    for c in made:
-        expected = f"ran {c.command}" if c.answer == "Allow" else f"not {c.command}"
-        assert expected in final
+    scenario.each_allowed_runs_once(
+        server, person, thread, HARNESS, made, agent, runs, "ran", settled, scenario.final_line
+    )
 
 
 def test_approve_all_pauses_a_node_once_for_its_calls_and_runs_each_allowed_one_once(

@@ -8,31 +8,15 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import pytest
 from helpers import joined, later
-from langchain_core.messages import ToolMessage
 from langgraph.types import Command
-from lg_agent import build, runs_of, start_input
-from sayso_client_fixtures import Person, Server
+from lg_agent import build, config, runs_of, start_input, tool_results
+from sayso_client_fixtures import Person
 
 import sayso
 from sayso.langgraph import HARNESS, ToolGate, review_answers
 
 EDITABLE = frozenset({"run_shell_command"})
-
-
-def config(thread: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread}}
-
-
-def tool_results(result: dict[str, Any]) -> list[str]:
-    return [str(m.content) for m in result["messages"] if isinstance(m, ToolMessage)]
-
-
-@pytest.fixture()
-def client(server: Server) -> Any:
-    with sayso.Client(server.url, server.key) as c:
-        yield c
 
 
 def reviewed_agent(client: sayso.Client, tmp_path: Path, **gate: Any) -> Any:
@@ -42,12 +26,21 @@ def reviewed_agent(client: sayso.Client, tmp_path: Path, **gate: Any) -> Any:
     )  # fmt: skip
 
 
+def paused_for_review(
+    client: sayso.Client, tmp_path: Path, thread: str, command: str
+) -> tuple[Any, dict[str, Any], ToolGate]:
+    """The reviewed agent's thread ``thread`` paused on its call of ``command`` (call id
+    ``call-1``), its configuration, and the gate that asks sayso about it."""
+    agent, cfg = reviewed_agent(client, tmp_path), config(thread)
+    agent.invoke(start_input(command, "call-1"), cfg)
+    return agent, cfg, ToolGate(client, HARNESS, editable=EDITABLE, notify="none", wait_timeout=30)
+
+
 def test_an_edit_on_the_page_comes_back_as_the_edited_arguments(
     client: sayso.Client, person: Person, tmp_path: Path
 ) -> None:
-    agent, cfg, word = reviewed_agent(client, tmp_path), config("r-edit"), uuid.uuid4().hex[:8]
-    agent.invoke(start_input(f"rm -rf {word}", "call-1"), cfg)
-    gate = ToolGate(client, HARNESS, editable=EDITABLE, notify="none", wait_timeout=30)
+    word = uuid.uuid4().hex[:8]
+    agent, cfg, gate = paused_for_review(client, tmp_path, "r-edit", f"rm -rf {word}")
     answering = later(0.0, review_answers, agent, cfg, gate)  # asks sayso, then waits
     answered = person.answer_when_asked(f"rm -rf {word}", value="Allow", command=f"rm -ri {word}")
     assert answered.status_code == 303
@@ -64,9 +57,8 @@ def test_an_edit_on_the_page_comes_back_as_the_edited_arguments(
 def test_a_denial_is_a_reject_with_the_reason(
     client: sayso.Client, person: Person, tmp_path: Path
 ) -> None:
-    agent, cfg, word = reviewed_agent(client, tmp_path), config("r-deny"), uuid.uuid4().hex[:8]
-    agent.invoke(start_input(f"drop {word}", "call-1"), cfg)
-    gate = ToolGate(client, HARNESS, editable=EDITABLE, notify="none", wait_timeout=30)
+    word = uuid.uuid4().hex[:8]
+    agent, cfg, gate = paused_for_review(client, tmp_path, "r-deny", f"drop {word}")
     gate.ask("run_shell_command", {"command": f"drop {word}"}, "r-deny", "call-1")
     assert person.answer_when_asked(f"drop {word}", value="Deny", remark="prod").status_code == 303
     answers = review_answers(agent, cfg, gate)

@@ -6,31 +6,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-import parallel
 import pytest
+import scenario
 import scripted
 from agents import Runner, RunState
 from helpers import joined, later
-from sayso_client_fixtures import Person
+from scenario import asked_for, target
 
 import sayso
 from sayso.openai_agents import SaysoApprovals
 
 HERE = Path(__file__).resolve().parent
-
-
-def target() -> str:
-    """A deploy target no other test uses: the person finds the approval in the feed by it."""
-    return f"prod-{uuid.uuid4().hex[:8]}"
 
 
 def agent_for(
@@ -58,8 +49,7 @@ def test_an_allowed_call_runs_once_and_the_page_shows_it(server, person, tmp_pat
     assert scripted.runs(tmp_path / "runs") == 1
     assert result.final_output == f"the tool said: deployed to {where}"
     # The approval block: what the person's page showed, and who asked.
-    with sayso.Client(server.url, server.key) as client:
-        d = next(d for d in client.list() if d.metadata.get("run_id") == "run-allow")
+    d = asked_for(server, "run-allow")[0]
     assert d.approval is not None
     assert (d.approval.harness, d.approval.tool_name) == ("openai-agents", "deploy")
     assert any(where in page for page in person.seen)
@@ -83,55 +73,24 @@ def test_a_denial_sticks_when_the_run_is_tried_again(server, person, tmp_path):
     again = run(run_with_person(server, run_id, tmp_path, where, timeout=5))
     assert "denied by the person: no" in again.final_output
     assert scripted.runs(tmp_path / "runs") == 0
-    with sayso.Client(server.url, server.key) as client:
-        asked = [d for d in client.list() if d.metadata.get("run_id") == run_id]
+    asked = asked_for(server, run_id)
     assert len(asked) == 1
 
 
 def test_a_killed_agent_resumes_by_run_id_and_runs_the_tool_once(server, person, tmp_path):
     where, run_id = target(), f"run-{uuid.uuid4()}"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-
-    def agent(mode: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                str(HERE / "agent_process.py"),
-                mode,
-                server.url,
-                server.key,
-                run_id,
-                str(tmp_path),
-                where,
-                "call_deploy_1",
-            ],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-
-    first = agent("start")
-    deadline = time.monotonic() + 30
-    while where not in person.feed() or not (tmp_path / "state.json").exists():
-        assert first.poll() is None, first.communicate()
-        assert time.monotonic() < deadline, "the agent never asked"
-        time.sleep(0.1)
-    first.send_signal(signal.SIGKILL)
-    first.wait()
+    agent = scenario.agent_process(
+        HERE / "agent_process.py", server, run_id, tmp_path, where, "call_deploy_1"
+    )
     # Answered while no agent runs at all.
-    assert person.answer(where, value="Allow").status_code == 303
-    second = agent("resume")
-    out, err = second.communicate(timeout=60)
-    assert second.returncode == 0, err
+    out, err = scenario.killed_then_resumed(person, where, agent, (tmp_path / "state.json").exists)
     assert out.strip() == f"the tool said: deployed to {where}"
     assert scripted.runs(tmp_path / "runs") == 1
-    with sayso.Client(server.url, server.key) as client:
-        asked = [d for d in client.list() if d.metadata.get("run_id") == run_id]
+    asked = asked_for(server, run_id)
     assert len(asked) == 1, "the resumed run asked a second time"
     # What the agent holds and prints carries no link that answers, nor the decision's page.
     held = (tmp_path / "state.json").read_text() + out + err
-    assert not [link for link in ("/a/", "/d/", "/inbox/") if link in held]
+    assert not [link for link in scenario.LINKS if link in held]
 
 
 async def paused_state(client: sayso.AsyncClient, run_id: str, tmp_path: Path, where: str) -> Any:
@@ -208,8 +167,7 @@ def test_a_call_never_asked_about_is_denied_for_good(server, tmp_path):
     assert "no approval was asked for this call before it ran" in straight.final_output
     assert "the call ran without being asked about" in resumed.final_output
     assert scripted.runs(tmp_path / "runs") == 0
-    with sayso.Client(server.url, server.key) as client:
-        (asked,) = [d for d in client.list() if d.metadata.get("run_id") == run_id]
+    (asked,) = asked_for(server, run_id)
     assert asked.status == "cancelled", "the check's own approval is withdrawn, not left waiting"
 
 
@@ -246,56 +204,25 @@ def test_an_allow_for_one_call_never_lets_other_arguments_through(server, person
 @pytest.mark.parametrize("ending", ["timeout", "cancel", "expiry"])
 def test_no_answer_reaches_the_model_as_a_denial_with_its_reason(server, tmp_path, ending):
     where, run_id = target(), f"run-{uuid.uuid4()}"
-    kw: dict[str, Any] = {"timeout": 1.0} if ending == "timeout" else {}
-    if ending == "expiry":
-        kw["ttl"] = 10  # the shortest the server takes
-    canceller = None
-    if ending == "cancel":
-
-        def cancel() -> None:
-            with sayso.Client(server.url, server.key) as client:
-                for _ in range(100):
-                    found = [
-                        d
-                        for d in client.list(status="pending")
-                        if d.metadata.get("run_id") == run_id
-                    ]
-                    if found:
-                        client.cancel(found[0], "the deploy window closed")
-                        return
-                    time.sleep(0.1)
-
-        canceller = later(0.1, cancel)
-    result = run(run_with_person(server, run_id, tmp_path, where, **kw))
-    if canceller:
-        joined(canceller)
+    said = scenario.unanswered(
+        server, run_id, ending,
+        lambda **kw: run(run_with_person(server, run_id, tmp_path, where, **kw)).final_output,
+    )  # fmt: skip
     assert scripted.runs(tmp_path / "runs") == 0
-    expected = {
-        "timeout": "not allowed: no answer within 1 s, the question withdrawn",
-        "cancel": "the approval was cancelled: the deploy window closed",
-        "expiry": "the approval expired with no answer",
-    }[ending]
-    assert expected in result.final_output
+    timed_out = "not allowed: no answer within 1 s, the question withdrawn"
+    ended = {**scenario.ENDED, "timeout": timed_out}
+    assert ended[ending] in said
 
 
 def test_import_sayso_needs_no_framework():
-    loaded = subprocess.run(
-        [sys.executable, "-c", "import sys, sayso; print('agents' in sys.modules)"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert loaded.stdout.strip() == "False"
+    scenario.loads_no_framework("agents")
 
 
 def test_a_denial_sticks_across_a_server_restart(own_server, tmp_path):
     where, run_id = target(), f"run-{uuid.uuid4()}"
-    person = Person(own_server.feed)
-    answered = later(0.2, person.answer_when_asked, where, value="Deny", remark="no")
-    run(run_with_person(own_server, run_id, tmp_path, where))
-    joined(answered)
-    own_server.kill()
-    own_server.start()
+    scenario.denied_then_restarted(
+        own_server, where, lambda: run(run_with_person(own_server, run_id, tmp_path, where))
+    )
     again = run(run_with_person(own_server, run_id, tmp_path, where, timeout=5))
     assert "denied by the person: no" in again.final_output
     assert scripted.runs(tmp_path / "runs") == 0
@@ -305,18 +232,7 @@ def test_a_denial_sticks_across_a_server_restart(own_server, tmp_path):
 def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
     server, person, tmp_path, n
 ):
-    run_id, made = f"run-{uuid.uuid4()}", parallel.calls(n)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    pairs = [arg for c in made for arg in (c.command, c.call_id)]
-
-    def agent(mode: str) -> subprocess.Popen[str]:
-        script = [sys.executable, str(HERE / "agent_process.py"), mode, server.url, server.key]
-        return subprocess.Popen(
-            [*script, run_id, str(tmp_path), *pairs],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-
-    def saved(call: parallel.Call) -> None:
+    def saved(call: scenario.Call) -> None:
         # The state a cold resume needs is saved before the run waits.
         deadline = time.monotonic() + 30
         while not (tmp_path / "state.json").exists():
@@ -324,14 +240,10 @@ def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
             time.sleep(0.1)
         time.sleep(0.3)
 
-    out = parallel.answer_one_at_a_time(
-        server, person, run_id, "openai-agents", made, lambda: agent("start"),
-        lambda: agent("resume"), saved,
+    scenario.each_allowed_runs_once_in_processes(
+        HERE / "agent_process.py", server, person, f"run-{uuid.uuid4()}", tmp_path,
+        "openai-agents", n, saved,
     )  # fmt: skip
-    parallel.assert_ran_exactly_the_allowed(server, run_id, made, tmp_path / "runs")
-    for c in made:
-        expected = f"deployed to {c.command}" if c.answer == "Allow" else f"not {c.command}"
-        assert expected in out
 
 
 def test_a_run_given_up_withdraws_what_still_waits_and_a_resume_runs_none_of_it(
@@ -353,12 +265,7 @@ def test_a_run_given_up_withdraws_what_still_waits_and_a_resume_runs_none_of_it(
             return withdrawn, await approvals.run(agent, state, run_config=config)
 
     withdrawn, result = run(go())
-    with sayso.Client(server.url, server.key) as client:
-        by_call = {
-            d.metadata["tool_call_id"]: d
-            for d in client.list()
-            if d.metadata.get("run_id") == run_id
-        }
+    by_call = {d.metadata["tool_call_id"]: d for d in asked_for(server, run_id)}
     assert withdrawn == [by_call["call_2"].decision_id]
     assert by_call["call_2"].status == "cancelled"
     assert by_call["call_1"].status == "answered", "an answer stays as it is"

@@ -4,15 +4,14 @@ DeferredToolResults) answered by the person in sayso, with a real Agent and Func
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
-import parallel
 import pytest
+import scenario
 from helpers import call_digest, joined, later
 from pai_agent import build, prompt, runs_of
 from pydantic_ai.messages import ModelResponse, ToolCallPart, ToolReturnPart
@@ -35,12 +34,6 @@ def tool_results(messages: list[Any]) -> list[str]:
         for p in getattr(m, "parts", [])
         if isinstance(p, ToolReturnPart)
     ]
-
-
-@pytest.fixture()
-def client(server: Server) -> Any:
-    with sayso.Client(server.url, server.key) as c:
-        yield c
 
 
 def test_an_allowed_call_runs_once_and_a_denied_one_not_at_all(
@@ -102,30 +95,13 @@ def test_a_killed_agent_resumes_in_a_new_process_and_runs_the_tool_once(
     server: Server, person: Person, tmp_path: Path
 ) -> None:
     state, runs, word = tmp_path / "state.json", tmp_path / "runs.txt", uuid.uuid4().hex[:8]
-    env = {**os.environ, "SAYSO_URL": server.url, "SAYSO_KEY": server.key}
-    script = [sys.executable, str(HERE / "pai_agent.py")]
-    first = subprocess.Popen(
-        [*script, "start", str(state), str(runs), f"migrate {word}", "call-1"],
-        env=env, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert first.stdout is not None
-    line = first.stdout.readline()
-    assert line.startswith("PAUSED "), line
-    first.send_signal(signal.SIGKILL)
-    first.wait()
-
-    assert person.answer_when_asked(f"migrate {word}", value="Allow").status_code == 303
-    second = subprocess.run(
-        [*script, "resume", str(state), str(runs)],
-        env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert second.returncode == 0, second.stderr
-    assert f"FINAL tool said: ran migrate {word}" in second.stdout
+    script = str(HERE / "pai_agent.py")
+    start = [script, "start", str(state), str(runs), f"migrate {word}", "call-1"]
+    resume = [script, "resume", str(state), str(runs)]
+    paused, out = scenario.paused_killed_resumed(server, person, start, resume, f"migrate {word}")
+    assert f"FINAL tool said: ran migrate {word}" in out
     assert runs_of(runs) == [f"migrate {word}"]
-    with sayso.Client(server.url, server.key) as client:
-        conversation = line.split()[1]
-        asked = [d for d in client.list() if d.metadata.get("run_id") == conversation]
-    assert len(asked) == 1, "the resumed run asked again"
+    assert len(scenario.asked_for(server, paused)) == 1, "the resumed run asked again"
 
 
 def test_results_saying_approved_do_not_run_a_pending_call(server: Server, tmp_path: Path) -> None:
@@ -246,7 +222,7 @@ def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
     server: Server, person: Person, tmp_path: Path, n: int
 ) -> None:
     state, runs = tmp_path / "state.json", tmp_path / "runs.txt"
-    made = parallel.calls(n)
+    made = scenario.calls(n)
     env = {**os.environ, "SAYSO_URL": server.url, "SAYSO_KEY": server.key}
     script = [sys.executable, str(HERE / "pai_agent.py")]
     pairs = [arg for c in made for arg in (c.command, c.call_id)]
@@ -266,16 +242,13 @@ def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
             conversation.append(line.split()[1])
         return proc
 
+    # The run id is known once the first process has paused.
     first = agent("start")
-    out = parallel.answer_one_at_a_time(
-        server, person, conversation[0], "pydantic-ai", made, lambda: first,
-        lambda: agent("resume"),
+    scenario.each_allowed_runs_once(
+        server, person, conversation[0], "pydantic-ai", made,
+        lambda mode: first if mode == "start" else agent(mode), runs, "ran",
+        said=scenario.final_line,
     )  # fmt: skip
-    parallel.assert_ran_exactly_the_allowed(server, conversation[0], made, runs)
-    (final,) = [line for line in out.splitlines() if line.startswith("FINAL ")]
-    for c in made:
-        expected = f"ran {c.command}" if c.answer == "Allow" else f"not {c.command}"
-        assert expected in final
 
 
 def test_a_run_given_up_withdraws_what_still_waits_and_a_resume_runs_none_of_it(

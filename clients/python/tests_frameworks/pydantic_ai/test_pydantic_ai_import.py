@@ -2,30 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from extra_hidden import import_checks
 
-# Runs with the framework's packages hidden, as in an environment without them.
-HIDDEN = """
-import sys
-class Hide:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("pydantic_ai",):
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-sys.meta_path.insert(0, Hide())
-"""
-
-
-def python(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", HIDDEN + code], capture_output=True, text=True)
-
-
-def test_sayso_imports_without_pydantic_ai() -> None:
-    done = python("import sayso; assert 'pydantic_ai' not in sys.modules; print(sayso.Client)")
-    assert done.returncode == 0, done.stderr
-
-
-def test_the_adapter_without_pydantic_ai_names_the_extra() -> None:
-    done = python("import sayso.pydantic_ai")
-    assert done.returncode != 0
-    assert "pip install 'sayso[pydantic-ai]'" in done.stderr
+(
+    test_sayso_imports_without_pydantic_ai,
+    test_the_adapter_without_pydantic_ai_names_the_extra,
+) = import_checks(("pydantic_ai",), "pydantic_ai", "pydantic-ai")

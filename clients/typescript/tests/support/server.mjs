@@ -7,7 +7,10 @@ import { mkdtemp, mkdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
+
+import { Sayso } from "sayso";
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The package's folder. */
@@ -16,6 +19,19 @@ export const packageDir = resolve(here, "..", "..");
 /** `SAYSO_BIN` (set by tests/client_typescript.rs), else the debug build of this checkout. */
 export function saysoBin() {
   return process.env.SAYSO_BIN ?? resolve(packageDir, "..", "..", "target", "debug", "sayso");
+}
+
+/** The server of a test file and its client (the default inbox's key), once `useServer` started them. */
+export let server;
+export let sayso;
+
+/** Starts the server and its client before the file's tests; stops the server after. */
+export function useServer() {
+  before(async () => {
+    server = await Server.start();
+    sayso = new Sayso({ url: server.base, key: server.key });
+  });
+  after(() => server?.close());
 }
 
 export class Server {

@@ -10,37 +10,20 @@ import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
-import { Sayso } from "sayso";
-
-import { Server, packageDir, runs, scratch } from "../../tests_frameworks/support/setup.mjs";
+import { decisionsOf as asked, freshRun as fresh, sayso, server, useServer } from "../../tests_frameworks/support/scenario.mjs";
+import { packageDir, runs } from "../../tests_frameworks/support/setup.mjs";
 import { releaseWorkflow } from "./support/release.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-let server;
-let sayso;
-let tmp;
-before(async () => {
-  server = await Server.start();
-  sayso = new Sayso({ url: server.base, key: server.key });
-  tmp = await scratch();
-});
-after(async () => {
-  await server?.close();
-  await tmp?.remove();
-});
+useServer();
 
-function freshRun(name) {
-  return { runId: `${name}-${Date.now()}`, db: tmp.file(`${name}.db`), countFile: tmp.file(`${name}.count`) };
-}
+const freshRun = (name) => fresh(name, { db: "db" });
 
 /** The approvals asked for the run `runId` of the release workflow. */
-async function decisionsOf(runId) {
-  const page = await sayso.list({ limit: 100 });
-  return page.items.filter((d) => d.metadata?.run_id === `release:${runId}`);
-}
+const decisionsOf = (runId) => asked(`release:${runId}`);
 
 /** A worker process (support/worker.mjs) for run `r`: its lines, and its end. */
 function startWorker(r, { ttlSeconds, version } = {}) {

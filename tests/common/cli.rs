@@ -1,0 +1,53 @@
+//! The `sayso` binary run as a person or a script runs it: a command of its own, with none of
+//! the test run's `SAYSO_*` settings but those a test gives, and what it printed.
+
+use std::process::{Output, Stdio};
+
+use serde_json::Value;
+use tokio::process::Command;
+
+use crate::common::server::TestServer;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_sayso");
+
+/// `sayso ARGS` with no settings of the test run's environment, no stdin, killed on drop.
+pub fn sayso(args: &[&str]) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).stdin(Stdio::null()).kill_on_drop(true);
+    for name in [
+        "SAYSO_URL",
+        "SAYSO_KEY",
+        "SAYSO_DATABASE_URL",
+        "SAYSO_LISTEN",
+        "SAYSO_PUBLIC_URL",
+    ] {
+        cmd.env_remove(name);
+    }
+    cmd
+}
+
+/// `sayso ARGS` as the agent of `srv`'s inbox `default` runs it: the server's URL and key.
+pub fn agent(srv: &TestServer, args: &[&str]) -> Command {
+    let mut cmd = sayso(args);
+    cmd.env("SAYSO_URL", &srv.base).env("SAYSO_KEY", &srv.key);
+    cmd
+}
+
+/// Runs `cmd` to its end.
+pub async fn output(mut cmd: Command) -> Output {
+    cmd.output().await.expect("sayso runs")
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Stdout as one JSON value.
+pub fn stdout_json(out: &Output) -> Value {
+    serde_json::from_str(stdout(out).trim())
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {out:?}"))
+}
