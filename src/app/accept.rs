@@ -208,19 +208,21 @@ async fn serve_connection(
     };
     let io = TokioIo::new(stream);
     // Each connection is pinned where it is made: bound to a name first, it was kept beside
-    // the future that owns it, and every open connection held both.
+    // the future that owns it, and every open connection held both. An HTTP/2 connection's
+    // state is boxed: kept inline, it sized every connection's task, and HTTP/1.1 ones (a
+    // connection an await) are the many.
     if speaks_h2 {
         admitted.conn().answered_now();
-        let connection = std::pin::pin!(
+        let mut connection = Box::pin(
             hyper::server::conn::http2::Builder::new(TokioExecutor::new())
                 .timer(TokioTimer::new())
                 .max_concurrent_streams(limits.h2_max_streams)
                 // A dead peer's streams are let go: a ping every 20 s, answered within 20 s.
                 .keep_alive_interval(Duration::from_secs(20))
                 .keep_alive_timeout(Duration::from_secs(20))
-                .serve_connection(io, hyper_svc)
+                .serve_connection(io, hyper_svc),
         );
-        until_closed(connection, &admitted).await;
+        until_closed(connection.as_mut(), &admitted).await;
     } else {
         let connection = std::pin::pin!(
             hyper::server::conn::http1::Builder::new()

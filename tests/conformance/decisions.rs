@@ -198,6 +198,67 @@ pub async fn concurrent_inserts_with_one_key_make_one_decision(store: &dyn Store
     assert_eq!(all.len(), 1);
 }
 
+/// Creates that arrive together are written together; one that fails (its inbox is gone)
+/// fails alone, and an idempotency key repeated among them still makes one decision.
+pub async fn a_failing_create_fails_alone_among_concurrent_ones(store: &dyn Store) {
+    let home = inbox(store, "home").await;
+    let new = new_decision(bool_spec("together"));
+    for round in 0..3 {
+        let key = format!("same-{round}");
+        let results = join_all((0..48).map(|i| {
+            let (inbox_id, idempotency) = match i % 8 {
+                3 => (Uuid::now_v7(), None),
+                5 | 6 => (
+                    home,
+                    Some(Idempotency {
+                        key: &key,
+                        request_hash: "h",
+                    }),
+                ),
+                _ => (home, None),
+            };
+            store.insert_decision(InsertDecision {
+                id: Uuid::now_v7(),
+                inbox_id,
+                new: &new,
+                created_at: T0,
+                expires_at: T0 + Duration::hours(1),
+                idempotency,
+                notifications: vec![],
+                outbox: vec![],
+            })
+        }))
+        .await;
+        let mut keyed = vec![];
+        for (i, result) in results.into_iter().enumerate() {
+            match (i % 8, result) {
+                (3, Err(StoreError::NotFound)) => {}
+                (5 | 6, Ok(Inserted::New(d))) => keyed.push((true, d.id)),
+                (5 | 6, Ok(Inserted::Existing { decision, .. })) => {
+                    keyed.push((false, decision.id))
+                }
+                (0..=2 | 4 | 7, Ok(Inserted::New(_))) => {}
+                (_, other) => panic!("round {round}, create {i}: {other:?}"),
+            }
+        }
+        let made: Vec<Uuid> = keyed.iter().filter(|(new, _)| *new).map(|k| k.1).collect();
+        assert_eq!(made.len(), 1, "round {round}: {keyed:?}");
+        assert!(keyed.iter().all(|(_, id)| *id == made[0]), "{keyed:?}");
+    }
+    let all = store
+        .list_decisions(
+            home,
+            &ListFilter {
+                limit: 500,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    // Each round: 30 plain creates and one keyed.
+    assert_eq!(all.len(), 3 * 31);
+}
+
 pub async fn decision_of_another_inbox_is_not_found(store: &dyn Store) {
     let home = inbox(store, "home").await;
     let work = inbox(store, "work").await;

@@ -70,6 +70,7 @@ macro_rules! conformance_tests {
                 decisions_of_every_kind_read_back_exactly,
                 idempotent_insert_returns_the_first_decision,
                 concurrent_inserts_with_one_key_make_one_decision,
+                a_failing_create_fails_alone_among_concurrent_ones,
                 decision_of_another_inbox_is_not_found,
                 list_is_newest_first_filtered_and_paged,
             ],

@@ -4,8 +4,9 @@
 //! and usage counts) and one commit, instead of a statement and a commit each; the writers'
 //! commits wait for their flushes side by side. Alone (no other create being written), a create
 //! is the one statement it always was, written at once on the caller's runtime with no
-//! hand-off; so is one with an image, in its group. A request is answered only after its group committed; a group
-//! that fails leaves nothing behind and every request in it gets the error.
+//! hand-off; so is one with an image, in its group. A request is answered only after its group
+//! committed. A group that fails leaves nothing behind, and its creates are written again one
+//! by one, so that only the one at fault gets an error.
 //!
 //! An inbox with a daily quota is not counted in a group: its creates come back not written
 //! and take the exact path, which counts under the quota's lock (usage.rs).
@@ -242,9 +243,11 @@ async fn write_group(
                         results[i] = Some(Ok(w));
                     }
                 }
+                // The statement wrote nothing; one by one, only the create at fault fails.
                 Err(e) => {
+                    tracing::debug!(error = %e, "a group failed; its creates go one by one");
                     for &i in &plain {
-                        results[i] = Some(Err(e.for_another()));
+                        results[i] = Some(insert_one(pool, &group[i].create, true).await);
                     }
                 }
             }

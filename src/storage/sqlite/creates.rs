@@ -6,8 +6,9 @@
 //! connection's thread, and each commit appends the touched pages to the WAL again, so under
 //! load a group of N costs one to a few statements and one commit instead of N of each. Alone,
 //! a create is written as before: one autocommitted statement when it has nothing but its
-//! row. A request is answered only after its group committed; a group that fails leaves
-//! nothing behind and every request in it gets the error.
+//! row. A request is answered only after its group committed. A group that fails leaves
+//! nothing behind, and its creates are written again one by one, so that only the one at
+//! fault gets an error.
 
 use sqlx::types::Json;
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
@@ -137,14 +138,35 @@ async fn write_group(
     writer: &SqlitePool,
     group: &[&Prepared],
 ) -> Vec<Result<RowInsert, StoreError>> {
-    let written = if group.iter().all(|c| c.is_row_only()) {
+    match write_together(writer, group).await {
+        Ok(results) => results.into_iter().map(Ok).collect(),
+        Err(e) if group.len() == 1 => vec![Err(e)],
+        // Nothing of the group was written; one by one, only the create at fault fails.
+        Err(e) => {
+            tracing::debug!(error = %e, "a group failed; its creates go one by one");
+            let mut results = Vec::with_capacity(group.len());
+            for create in group {
+                let alone = write_together(writer, std::slice::from_ref(create)).await;
+                results.push(alone.and_then(|one| {
+                    one.into_iter()
+                        .next()
+                        .ok_or_else(|| StoreError::Other("a create was not written".into()))
+                }));
+            }
+            results
+        }
+    }
+}
+
+/// Writes `group` in one statement or one transaction: all of it or, on an error, none.
+async fn write_together(
+    writer: &SqlitePool,
+    group: &[&Prepared],
+) -> Result<Vec<RowInsert>, StoreError> {
+    if group.iter().all(|c| c.is_row_only()) {
         write_rows(writer, group).await
     } else {
         write_in_one_transaction(writer, group).await
-    };
-    match written {
-        Ok(results) => results.into_iter().map(Ok).collect(),
-        Err(e) => group.iter().map(|_| Err(e.for_another())).collect(),
     }
 }
 
