@@ -16,7 +16,8 @@ use uuid::Uuid;
 
 use super::Token;
 use super::approval::PageQuery;
-use super::reader::{Reader, refusal_page};
+use super::reader::Reader;
+use super::refusal::refusal_page;
 use super::submitted::Submitted;
 use super::templates::{AnswerPage, error_page, error_page_for, render};
 use super::view::{self, PageErrors, PersonLink};

@@ -11,6 +11,7 @@ mod feed;
 mod passkeys;
 mod push;
 mod reader;
+mod refusal;
 mod security;
 mod session;
 mod submitted;

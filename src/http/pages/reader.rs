@@ -4,17 +4,13 @@
 //! bearer capability and never goes into a page. A decision link opened on a browser bound to
 //! nobody has no feed to go back to, and the page invents none.
 
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::Response;
+use axum::http::HeaderMap;
 use uuid::Uuid;
 
 use super::device_cookie;
-use super::templates::{error_page_for, error_page_text};
-use crate::domain::decision::Decision;
 use crate::domain::people::Person;
 use crate::render::{Lang, T, Zone};
-use crate::service::{Service, ServiceError};
-use crate::web::error::ApiError;
+use crate::service::Service;
 
 /// Who a page is shown to.
 #[derive(Debug, Clone, Default)]
@@ -73,43 +69,4 @@ pub fn page_t(headers: &HeaderMap, person: Option<Lang>) -> T {
             .find_map(Lang::from_accept_language)
     };
     T::new(person.or_else(browser).unwrap_or_default())
-}
-
-/// The page for the service's refusal `e` of a person link: 404 for an unknown link, the
-/// decision's own page (`settled`, with 409 or 410) once it is resolved or expired, 503 to try
-/// again, else the refusal in the service's words. The reader is the decision's when there is
-/// one, else the bound browser's.
-pub async fn refusal_page(
-    svc: &Service,
-    headers: &HeaderMap,
-    person: Option<&Person>,
-    e: ServiceError,
-    settled: impl FnOnce(StatusCode, &Decision, &Reader) -> Response,
-) -> Response {
-    let reader = match &e {
-        ServiceError::AlreadyResolved(d) | ServiceError::Expired(d) => {
-            Reader::of(svc, headers, person, d.inbox_id).await
-        }
-        _ => Reader::bound(svc, headers).await,
-    };
-    match e {
-        ServiceError::NotFound => error_page_for(
-            &reader,
-            StatusCode::NOT_FOUND,
-            "err-link-not-found",
-            "err-no-question",
-        ),
-        ServiceError::AlreadyResolved(d) => settled(StatusCode::CONFLICT, &d, &reader),
-        ServiceError::Expired(d) => settled(StatusCode::GONE, &d, &reader),
-        ServiceError::Unavailable => error_page_for(
-            &reader,
-            StatusCode::SERVICE_UNAVAILABLE,
-            "err-try-again",
-            "err-unavailable-nothing-lost",
-        ),
-        other => {
-            let e = ApiError::from(other);
-            error_page_text(&reader, e.status, &reader.t.tr("err-sorry"), &e.message)
-        }
-    }
 }
