@@ -17,6 +17,7 @@ use super::call::ToolCall;
 use super::policy::{People, Ruling};
 use super::reply::Verdict;
 use super::{CREATE_WINDOW, request_timeout};
+use crate::client::abandon::WITHDRAW_WITHIN;
 use crate::client::args::NotifyArg;
 use crate::client::http::{Api, Failure};
 use crate::client::wait::wait_for_decision;
@@ -88,9 +89,20 @@ pub async fn ask(
         deadline,
         put_question(api, call, deadline, notify, ruling, key, asking),
     );
+    tokio::pin!(asked);
     let asked = tokio::select! {
-        asked = asked => asked,
-        why = watch.stopped() => return Err(NoAnswer { reason: why }),
+        asked = &mut asked => asked,
+        why = watch.stopped() => {
+            // The create is most often a moment from coming back: waiting that moment lets
+            // the hook withdraw the question itself and say so. Past it, the guard does.
+            return Err(match tokio::time::timeout(WITHDRAW_WITHIN, asked).await {
+                Ok(Ok(Ok(Asked::Handle(mut handle)))) => {
+                    let guard = handle.guard.take();
+                    withdrawn(api, &handle.id, guard, why).await
+                }
+                _ => NoAnswer { reason: why },
+            });
+        }
     };
     let mut handle = match asked {
         Ok(Ok(Asked::Handle(handle))) => handle,
@@ -125,21 +137,23 @@ pub async fn ask(
             }
             Ok(verdict)
         }
-        Err(no) => {
-            // Once; the guard tries longer should this fail (and is told when it need not).
-            let withdrawn = withdraw_now(api, &handle.id).await;
-            let then = if withdrawn {
-                if let Some(g) = guard {
-                    g.settled();
-                }
-                WITHDRAWN
-            } else {
-                CLOSES_SOON
-            };
-            Err(NoAnswer {
-                reason: format!("{}; {then}", no.reason),
-            })
+        Err(no) => Err(withdrawn(api, &handle.id, guard, no.reason).await),
+    }
+}
+
+/// Withdraws question `id` that nothing waits for any more, and says so after `why`.
+async fn withdrawn(api: &Api, id: &str, guard: Option<Guard>, why: String) -> NoAnswer {
+    // Once; the guard tries longer should this fail (and is told when it need not).
+    let then = if withdraw_now(api, id).await {
+        if let Some(g) = guard {
+            g.settled();
         }
+        WITHDRAWN
+    } else {
+        CLOSES_SOON
+    };
+    NoAnswer {
+        reason: format!("{why}; {then}"),
     }
 }
 
