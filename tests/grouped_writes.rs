@@ -28,6 +28,41 @@ use sayso::storage::{Resolved, StoreError};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+/// Each case as two tests: one on a fresh SQLite file, one on a fresh PostgreSQL database
+/// (skipped, loudly, when none is running).
+macro_rules! on_both_stores {
+    ($($sqlite:ident, $postgres:ident => $case:ident;)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $sqlite() {
+            let db = common::db::fresh_sqlite_url();
+            $case(&db.url).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $postgres() {
+            let Some(db) = common::db::fresh_pg_url().await else {
+                return;
+            };
+            $case(&db.url).await;
+        }
+    )*};
+}
+
+on_both_stores! {
+    sqlite_a_burst_of_creates_is_each_written_once,
+    postgres_a_burst_of_creates_is_each_written_once => a_burst_of_creates_is_each_written_once;
+    sqlite_a_burst_never_overshoots_the_quota,
+    postgres_a_burst_never_overshoots_the_quota => a_burst_never_overshoots_the_quota;
+    sqlite_keys_read_together_each_get_their_own_inbox,
+    postgres_keys_read_together_each_get_their_own_inbox => keys_read_together_each_get_their_own_inbox;
+    sqlite_decisions_read_together_each_get_their_own,
+    postgres_decisions_read_together_each_get_their_own => decisions_read_together_each_get_their_own;
+    sqlite_a_burst_of_answers_has_one_winner_each,
+    postgres_a_burst_of_answers_has_one_winner_each => a_burst_of_answers_has_one_winner_each;
+    sqlite_resolutions_written_together_answer_as_alone,
+    postgres_resolutions_written_together_answer_as_alone => resolutions_written_together_answer_as_alone;
+}
+
 const PLAIN: usize = 240;
 const KEYS: usize = 20;
 const REPEATS: usize = 5;
@@ -110,12 +145,10 @@ async fn a_burst_of_creates_is_each_written_once(database_url: &str) {
             .await
             .unwrap()
             .expect("an acknowledged create is stored");
-        let created = store
-            .events(id)
+        let created = event_kinds(store, id)
             .await
-            .unwrap()
-            .iter()
-            .filter(|e| e.kind == EventKind::Created)
+            .into_iter()
+            .filter(|&k| k == EventKind::Created)
             .count();
         assert_eq!(created, 1, "decision {i}");
         if d.spec.question.starts_with("Plain") {
@@ -185,6 +218,19 @@ async fn a_burst_never_overshoots_the_quota(database_url: &str) {
     srv.stop().await;
 }
 
+/// Creates the question "Theirs?" in the inbox of the key `other`; what the service answered.
+async fn create_theirs(srv: &TestServer, other: &str) -> Value {
+    let (st, theirs) = common::server::send(
+        srv.client
+            .post(srv.url("/v1/decisions"))
+            .bearer_auth(other)
+            .json(&json!({"question": "Theirs?", "kind": "bool", "notify": "none"})),
+    )
+    .await;
+    assert_eq!(st, StatusCode::CREATED, "{theirs}");
+    theirs
+}
+
 /// Lists the decisions with `key`: the status and the questions seen.
 async fn list_with(srv: &TestServer, key: &str) -> (StatusCode, Vec<String>) {
     let (status, body) =
@@ -204,14 +250,7 @@ async fn keys_read_together_each_get_their_own_inbox(database_url: &str) {
     let unknown = format!("sk_{}", "A".repeat(43));
     srv.create(json!({"question": "Mine?", "kind": "bool", "notify": "none"}))
         .await;
-    let (st, _) = common::server::send(
-        srv.client
-            .post(srv.url("/v1/decisions"))
-            .bearer_auth(&other)
-            .json(&json!({"question": "Theirs?", "kind": "bool", "notify": "none"})),
-    )
-    .await;
-    assert_eq!(st, StatusCode::CREATED);
+    create_theirs(&srv, &other).await;
 
     let keys = [
         srv.key.as_str(),
@@ -263,15 +302,7 @@ async fn decisions_read_together_each_get_their_own(database_url: &str) {
         }
         mine.push(s(&h, "decision_id").to_string());
     }
-    let (st, theirs) = common::server::send(
-        srv.client
-            .post(srv.url("/v1/decisions"))
-            .bearer_auth(&other)
-            .json(&json!({"question": "Theirs?", "kind": "bool", "notify": "none"})),
-    )
-    .await;
-    assert_eq!(st, StatusCode::CREATED);
-    let theirs = s(&theirs, "decision_id").to_string();
+    let theirs = s(&create_theirs(&srv, &other).await, "decision_id").to_string();
     let unknown = Uuid::now_v7().to_string();
 
     // 22 targets, asked 400 times in all, so each is asked many times in one burst.
@@ -294,62 +325,6 @@ async fn decisions_read_together_each_get_their_own(database_url: &str) {
         }
     }
     srv.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_decisions_read_together_each_get_their_own() {
-    let db = common::db::fresh_sqlite_url();
-    decisions_read_together_each_get_their_own(&db.url).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_decisions_read_together_each_get_their_own() {
-    let Some(db) = common::db::fresh_pg_url().await else {
-        return;
-    };
-    decisions_read_together_each_get_their_own(&db.url).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_keys_read_together_each_get_their_own_inbox() {
-    let db = common::db::fresh_sqlite_url();
-    keys_read_together_each_get_their_own_inbox(&db.url).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_keys_read_together_each_get_their_own_inbox() {
-    let Some(db) = common::db::fresh_pg_url().await else {
-        return;
-    };
-    keys_read_together_each_get_their_own_inbox(&db.url).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_a_burst_of_creates_is_each_written_once() {
-    let db = common::db::fresh_sqlite_url();
-    a_burst_of_creates_is_each_written_once(&db.url).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_a_burst_of_creates_is_each_written_once() {
-    let Some(db) = common::db::fresh_pg_url().await else {
-        return;
-    };
-    a_burst_of_creates_is_each_written_once(&db.url).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_a_burst_never_overshoots_the_quota() {
-    let db = common::db::fresh_sqlite_url();
-    a_burst_never_overshoots_the_quota(&db.url).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_a_burst_never_overshoots_the_quota() {
-    let Some(db) = common::db::fresh_pg_url().await else {
-        return;
-    };
-    a_burst_never_overshoots_the_quota(&db.url).await;
 }
 
 const ANSWERED: usize = 120;
@@ -381,9 +356,10 @@ async fn follow_resolutions(
 /// each and a reader follows the inbox's resolutions by event id. On PostgreSQL the awaits
 /// and the reader are on another replica, which only NOTIFY wakes, and one answer of each
 /// decision goes through it.
-async fn a_burst_of_answers_has_one_winner_each(database_url: &str, awaits_on_replica: bool) {
+async fn a_burst_of_answers_has_one_winner_each(database_url: &str) {
     let srv = TestServer::start_rate_limited(database_url, RateLimit::OFF).await;
-    let replica = if awaits_on_replica {
+    // A SQLite file has one server; replicas share a PostgreSQL database.
+    let replica = if database_url.starts_with("postgres") {
         Some(TestServer::start_replica(database_url, &srv).await)
     } else {
         None
@@ -486,12 +462,9 @@ async fn a_burst_of_answers_has_one_winner_each(database_url: &str, awaits_on_re
         let d = store.decision(Some(inbox), id).await.unwrap().unwrap();
         assert_eq!(d.outcome, Some(json!(winners[i])), "decision {i}");
         assert_eq!(d.answers.len(), 1, "decision {i}: {:?}", d.answers);
-        let resolutions: Vec<EventKind> = store
-            .events(id)
+        let resolutions: Vec<EventKind> = event_kinds(store, id)
             .await
-            .unwrap()
             .into_iter()
-            .map(|e| e.kind)
             .filter(|k| {
                 matches!(
                     k,
@@ -699,6 +672,20 @@ async fn create_bools(srv: &TestServer, n: usize, what: &str) -> Vec<Uuid> {
     .collect()
 }
 
+/// The kinds of a decision's events, in the order they happened.
+async fn event_kinds(
+    store: &std::sync::Arc<dyn sayso::storage::Store>,
+    id: Uuid,
+) -> Vec<EventKind> {
+    store
+        .events(id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.kind)
+        .collect()
+}
+
 /// A person's answer, as a vote or a tallied resolution appends it.
 fn vote() -> AnswerRecord {
     AnswerRecord {
@@ -711,32 +698,4 @@ fn vote() -> AnswerRecord {
         at: sayso::service::now(),
         channel: AnswerChannel::Feed,
     }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_a_burst_of_answers_has_one_winner_each() {
-    let db = common::db::fresh_sqlite_url();
-    a_burst_of_answers_has_one_winner_each(&db.url, false).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_a_burst_of_answers_has_one_winner_each() {
-    let Some(db) = common::db::fresh_pg_url().await else {
-        return;
-    };
-    a_burst_of_answers_has_one_winner_each(&db.url, true).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_resolutions_written_together_answer_as_alone() {
-    let db = common::db::fresh_sqlite_url();
-    resolutions_written_together_answer_as_alone(&db.url).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_resolutions_written_together_answer_as_alone() {
-    let Some(db) = common::db::fresh_pg_url().await else {
-        return;
-    };
-    resolutions_written_together_answer_as_alone(&db.url).await;
 }

@@ -67,12 +67,18 @@ enum Call {
     Cancel,
 }
 
-struct Clients {
+/// What both workloads call: the replicas, the key the first one printed, and the
+/// responses no rule allows, gathered to fail the run at its end.
+struct Service {
     http: Client,
     key: String,
     bases: Vec<String>,
-    history: History,
     unexpected: Mutex<Vec<String>>,
+}
+
+struct Clients {
+    service: Service,
+    history: History,
 }
 
 /// A response, or `None` when the connection failed.
@@ -82,59 +88,56 @@ async fn exchange(req: reqwest::RequestBuilder) -> Option<(StatusCode, String)> 
     resp.text().await.ok().map(|body| (status, body))
 }
 
-impl Clients {
+impl Service {
+    fn new(servers: &[SaysoProcess], key: String) -> Self {
+        Service {
+            http: Client::builder()
+                .redirect(redirect::Policy::none())
+                .timeout(Duration::from_secs(60))
+                .build()
+                .unwrap(),
+            key,
+            bases: servers.iter().map(|s| s.base.clone()).collect(),
+            unexpected: Mutex::new(Vec::new()),
+        }
+    }
+
     fn unexpected(&self, what: String) {
         eprintln!("UNEXPECTED: {what}");
         self.unexpected.lock().unwrap().push(what);
     }
 
-    async fn resolve(&self, t: &Target, call: Call, replica: usize, value: String) {
-        let base = &self.bases[replica];
-        let page = format!("{base}/d/{}", t.token);
-        let (intent, req, form) = match call {
-            Call::ApiAnswer => (
-                Intent::Answer(json!(value)),
-                self.http.post(&page).json(&json!({"value": value})),
-                false,
-            ),
-            Call::PageAnswer => (
-                Intent::Answer(json!(value)),
-                self.http
-                    .post(&page)
-                    .header("Sec-Fetch-Site", "same-origin")
-                    .header("Content-Type", "application/x-www-form-urlencoded")
-                    .body(form_body(&[("action", "answer"), ("value", &value)])),
-                true,
-            ),
-            Call::ApiDecline => (
-                Intent::Decline,
-                self.http.post(&page).json(&json!({"action": "decline"})),
-                false,
-            ),
-            Call::PageDecline => (
-                Intent::Decline,
-                self.http
-                    .post(&page)
-                    .header("Sec-Fetch-Site", "same-origin")
-                    .header("Content-Type", "application/x-www-form-urlencoded")
-                    .body(form_body(&[("action", "decline")])),
-                true,
-            ),
-            Call::Cancel => (
-                Intent::Cancel,
-                self.http
-                    .post(format!("{base}/v1/decisions/{}/cancel", t.id))
-                    .bearer_auth(&self.key)
-                    .json(&json!({"reason": "history test"})),
-                false,
-            ),
-        };
+    /// A page's form post, as a browser sends it.
+    fn form_post(&self, url: &str, pairs: &[(&str, &str)]) -> reqwest::RequestBuilder {
+        self.http
+            .post(url)
+            .header("Sec-Fetch-Site", "same-origin")
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(form_body(pairs))
+    }
+
+    fn cancel(&self, base: &str, id: &str) -> reqwest::RequestBuilder {
+        self.http
+            .post(format!("{base}/v1/decisions/{id}/cancel"))
+            .bearer_auth(&self.key)
+            .json(&json!({"reason": "history test"}))
+    }
+
+    /// Sends a resolving call (`what` on `replica`) and sorts its response: a form post
+    /// wins with a redirect, a JSON call with the decision's new state.
+    async fn resolving(
+        &self,
+        req: reqwest::RequestBuilder,
+        form: bool,
+        what: &str,
+        replica: usize,
+    ) -> (At, At, Outcome) {
         let invoked = now();
         let result = exchange(req).await;
         let returned = now();
         let outcome = match result {
             None => {
-                self.unexpected(format!("{call:?} on replica {replica}: no response"));
+                self.unexpected(format!("{what} on replica {replica}: no response"));
                 Outcome::Unknown
             }
             Some((StatusCode::OK, body)) if !form => Outcome::Won(Some(State::of(
@@ -145,10 +148,120 @@ impl Clients {
             Some((StatusCode::GONE, _)) => Outcome::Gone,
             Some((status, body)) => {
                 let body: String = body.chars().take(300).collect();
-                self.unexpected(format!("{call:?} on replica {replica}: {status} {body}"));
+                self.unexpected(format!("{what} on replica {replica}: {status} {body}"));
                 Outcome::Other(status.as_u16(), body)
             }
         };
+        (invoked, returned, outcome)
+    }
+
+    /// A get (`await_s` None) or an await of decision `id` on one replica: when it was
+    /// invoked and returned, which it was, and the decision it showed (None when the
+    /// response was unexpected).
+    async fn read(
+        &self,
+        id: &str,
+        replica: usize,
+        await_s: Option<u64>,
+    ) -> (At, At, &'static str, Option<Value>) {
+        let replica = replica % self.bases.len();
+        let base = &self.bases[replica];
+        let (path, via) = match await_s {
+            Some(s) => (format!("/v1/decisions/{id}/await?timeout_s={s}"), "await"),
+            None => (format!("/v1/decisions/{id}"), "get"),
+        };
+        let invoked = now();
+        let result = exchange(
+            self.http
+                .get(format!("{base}{path}"))
+                .bearer_auth(&self.key),
+        )
+        .await;
+        let returned = now();
+        let seen = match result {
+            Some((StatusCode::OK, body)) => {
+                Some(serde_json::from_str(&body).unwrap_or(Value::Null))
+            }
+            Some((status, body)) => {
+                self.unexpected(format!("{via} on replica {replica}: {status} {body}"));
+                None
+            }
+            None => {
+                self.unexpected(format!("{via} on replica {replica}: no response"));
+                None
+            }
+        };
+        (invoked, returned, via, seen)
+    }
+
+    /// Creates decision number `i` from `body` through replica `i` (in turn); returns what
+    /// the service answered.
+    async fn create(&self, i: usize, body: &Value) -> Value {
+        let base = &self.bases[i % self.bases.len()];
+        let (status, text) = exchange(
+            self.http
+                .post(format!("{base}/v1/decisions"))
+                .bearer_auth(&self.key)
+                .json(body),
+        )
+        .await
+        .expect("create answered");
+        assert_eq!(status, StatusCode::CREATED, "{text}");
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// A GET of `path` on the first replica, which must succeed.
+    async fn get(&self, path: &str) -> Value {
+        let req = self
+            .http
+            .get(format!("{}{path}", self.bases[0]))
+            .bearer_auth(&self.key);
+        let (status, body) = exchange(req).await.expect("the service answered");
+        assert_eq!(status, StatusCode::OK, "{path}: {body}");
+        serde_json::from_str(&body).unwrap()
+    }
+
+    /// Fails the run if any response broke the rules.
+    fn assert_no_unexpected(&self) {
+        let unexpected = self.unexpected.lock().unwrap().clone();
+        assert!(
+            unexpected.is_empty(),
+            "unexpected responses: {unexpected:#?}"
+        );
+    }
+}
+
+impl Clients {
+    async fn resolve(&self, t: &Target, call: Call, replica: usize, value: String) {
+        let service = &self.service;
+        let base = &service.bases[replica];
+        let page = format!("{base}/d/{}", t.token);
+        let (intent, req, form) = match call {
+            Call::ApiAnswer => (
+                Intent::Answer(json!(value)),
+                service.http.post(&page).json(&json!({"value": value})),
+                false,
+            ),
+            Call::PageAnswer => (
+                Intent::Answer(json!(value)),
+                service.form_post(&page, &[("action", "answer"), ("value", &value)]),
+                true,
+            ),
+            Call::ApiDecline => (
+                Intent::Decline,
+                service.http.post(&page).json(&json!({"action": "decline"})),
+                false,
+            ),
+            Call::PageDecline => (
+                Intent::Decline,
+                service.form_post(&page, &[("action", "decline")]),
+                true,
+            ),
+            Call::Cancel => (Intent::Cancel, service.cancel(base, &t.id), false),
+        };
+        let (invoked, returned, outcome) = service
+            .resolving(req, form, &format!("{call:?}"), replica)
+            .await;
         self.history.write(Write {
             decision: t.id.clone(),
             intent,
@@ -169,35 +282,15 @@ impl Clients {
 
     /// A get (`await_s` None) or an await on one replica.
     async fn read(&self, t: &Target, replica: usize, await_s: Option<u64>) {
-        let replica = replica % self.bases.len();
-        let base = &self.bases[replica];
-        let (path, via) = match await_s {
-            Some(s) => (
-                format!("/v1/decisions/{}/await?timeout_s={s}", t.id),
-                "await",
-            ),
-            None => (format!("/v1/decisions/{}", t.id), "get"),
-        };
-        let invoked = now();
-        let result = exchange(
-            self.http
-                .get(format!("{base}{path}"))
-                .bearer_auth(&self.key),
-        )
-        .await;
-        let returned = now();
-        match result {
-            Some((StatusCode::OK, body)) => self.history.read(Read {
+        let (invoked, returned, via, seen) = self.service.read(&t.id, replica, await_s).await;
+        if let Some(seen) = seen {
+            self.history.read(Read {
                 decision: t.id.clone(),
                 invoked,
                 returned,
-                seen: State::of(&serde_json::from_str(&body).unwrap_or(Value::Null)),
+                seen: State::of(&seen),
                 via,
-            }),
-            Some((status, body)) => {
-                self.unexpected(format!("{via} on replica {replica}: {status} {body}"))
-            }
-            None => self.unexpected(format!("{via} on replica {replica}: no response")),
+            });
         }
     }
 }
@@ -247,14 +340,6 @@ async fn start_replicas(url: &str, replicas: usize) -> (Vec<SaysoProcess>, Strin
     (servers, key)
 }
 
-fn http_client() -> Client {
-    Client::builder()
-        .redirect(redirect::Policy::none())
-        .timeout(Duration::from_secs(60))
-        .build()
-        .unwrap()
-}
-
 /// `n` moments 1–3 s after `start`, in whole milliseconds as the service keeps its times.
 fn expiries(rng: &mut StdRng, start: At, n: usize) -> Vec<At> {
     (0..n)
@@ -264,6 +349,83 @@ fn expiries(rng: &mut StdRng, start: At, n: usize) -> Vec<At> {
                 .unwrap()
         })
         .collect()
+}
+
+/// Starts the clock of a run half a second from now and sets the decisions `ids` to expire
+/// 1–3 s after it; returns the start (to time calls from), its wall time, and the expiries.
+async fn start_clock(
+    url: &str,
+    rng: &mut StdRng,
+    ids: &[&str],
+) -> (tokio::time::Instant, At, Vec<At>) {
+    let start = tokio::time::Instant::now() + Duration::from_millis(500);
+    let start_wall = now() + Duration::from_millis(500);
+    let expiries = expiries(rng, start_wall, ids.len());
+    set_expires_at(url, ids, &expiries).await;
+    (start, start_wall, expiries)
+}
+
+/// When a reader looks, on which replica, and whether it awaits (for how many seconds) or
+/// gets: some time in the run's first four seconds.
+fn plan_read(rng: &mut StdRng, start: tokio::time::Instant, replicas: usize) -> ReadPlan {
+    ReadPlan {
+        at: start + Duration::from_millis(rng.random_range(0..4000)),
+        replica: rng.random_range(0..replicas),
+        await_s: rng.random_bool(0.5).then(|| rng.random_range(1..=3)),
+    }
+}
+
+struct ReadPlan {
+    at: tokio::time::Instant,
+    replica: usize,
+    await_s: Option<u64>,
+}
+
+/// The calls of a run, each waiting for its moment.
+#[derive(Default)]
+struct Schedule {
+    tasks: tokio::task::JoinSet<()>,
+}
+
+impl Schedule {
+    fn at(&mut self, at: tokio::time::Instant, call: impl Future<Output = ()> + Send + 'static) {
+        self.tasks.spawn(async move {
+            tokio::time::sleep_until(at).await;
+            call.await;
+        });
+    }
+
+    /// Waits for every call, failing on any that panicked.
+    async fn run(mut self) {
+        while let Some(r) = self.tasks.join_next().await {
+            r.unwrap();
+        }
+    }
+}
+
+/// The decision's `expires_at`, as the service shows it.
+fn expires_at(decision: &Value) -> At {
+    OffsetDateTime::parse(decision["expires_at"].as_str().unwrap(), &Rfc3339).unwrap()
+}
+
+/// The summary of a history that passed its check, or a panic listing what it broke.
+fn passed<S>(checked: Result<S, Vec<String>>, run: &str, seed: u64) -> S {
+    checked.unwrap_or_else(|errors| {
+        panic!(
+            "{run} (SAYSO_HISTORY_SEED={seed}): {} violations:\n{}",
+            errors.len(),
+            errors.join("\n")
+        )
+    })
+}
+
+/// The median and the largest of the calls' latencies, in milliseconds.
+fn latency_p50_max(calls: impl Iterator<Item = (At, At)>) -> (i128, i128) {
+    let mut latency: Vec<i128> = calls
+        .map(|(invoked, returned)| (returned - invoked).whole_milliseconds())
+        .collect();
+    latency.sort_unstable();
+    (latency[latency.len() / 2], latency[latency.len() - 1])
 }
 
 /// Runs the contended workload on `decisions` decisions across `replicas` servers of one
@@ -277,11 +439,8 @@ async fn contended_run(url: &str, backend: &str, replicas: usize, decisions: usi
     let mut rng = StdRng::seed_from_u64(seed);
     let (servers, key) = start_replicas(url, replicas).await;
     let clients = Arc::new(Clients {
-        http: http_client(),
-        key,
-        bases: servers.iter().map(|s| s.base.clone()).collect(),
+        service: Service::new(&servers, key),
         history: History::default(),
-        unexpected: Mutex::new(Vec::new()),
     });
 
     // The decisions, made through every replica in turn.
@@ -294,18 +453,7 @@ async fn contended_run(url: &str, backend: &str, replicas: usize, decisions: usi
             body["kind"] = json!("choose");
             body["options"] = json!(COLORS);
         }
-        let base = &clients.bases[i % replicas];
-        let (status, text) = exchange(
-            clients
-                .http
-                .post(format!("{base}/v1/decisions"))
-                .bearer_auth(&clients.key)
-                .json(&body),
-        )
-        .await
-        .expect("create answered");
-        assert_eq!(status, StatusCode::CREATED, "{text}");
-        let v: Value = serde_json::from_str(&text).unwrap();
+        let v = clients.service.create(i, &body).await;
         let id = v["decision_id"].as_str().unwrap().to_string();
         clients.history.created(&id);
         targets.push(Target {
@@ -321,13 +469,10 @@ async fn contended_run(url: &str, backend: &str, replicas: usize, decisions: usi
         });
     }
     // Everything below is timed from `start`; each decision expires 1–3 s after it.
-    let start = tokio::time::Instant::now() + Duration::from_millis(500);
-    let start_wall = now() + Duration::from_millis(500);
-    let expiries = expiries(&mut rng, start_wall, targets.len());
     let ids: Vec<&str> = targets.iter().map(|t| t.id.as_str()).collect();
-    set_expires_at(url, &ids, &expiries).await;
+    let (start, _, _) = start_clock(url, &mut rng, &ids).await;
 
-    let mut tasks = tokio::task::JoinSet::new();
+    let mut schedule = Schedule::default();
     let mut calls = 0;
     for (n, t) in targets.iter().enumerate() {
         // The contenders fire together, within 15 ms of a moment that may fall before or
@@ -356,25 +501,15 @@ async fn contended_run(url: &str, backend: &str, replicas: usize, decisions: usi
             let replica = rng.random_range(0..replicas);
             let (c, t) = (clients.clone(), t.clone());
             calls += 1;
-            tasks.spawn(async move {
-                tokio::time::sleep_until(at).await;
-                c.resolve(&t, call, replica, value).await;
-            });
+            schedule.at(at, async move { c.resolve(&t, call, replica, value).await });
         }
         for _ in 0..2 {
-            let at = start + Duration::from_millis(rng.random_range(0..4000));
-            let replica = rng.random_range(0..replicas);
-            let await_s = rng.random_bool(0.5).then(|| rng.random_range(1..=3));
+            let r = plan_read(&mut rng, start, replicas);
             let (c, t) = (clients.clone(), t.clone());
-            tasks.spawn(async move {
-                tokio::time::sleep_until(at).await;
-                c.read(&t, replica, await_s).await;
-            });
+            schedule.at(r.at, async move { c.read(&t, r.replica, r.await_s).await });
         }
     }
-    while let Some(r) = tasks.join_next().await {
-        r.unwrap();
-    }
+    schedule.run().await;
     let elapsed = start.elapsed();
 
     // What the service says now (every decision has expired or resolved by now), and the
@@ -382,21 +517,14 @@ async fn contended_run(url: &str, backend: &str, replicas: usize, decisions: usi
     let events = common::db::resolution_events(url).await;
     let mut facts = HashMap::new();
     for t in &targets {
-        let (status, body) = exchange(
-            clients
-                .http
-                .get(format!("{}/v1/decisions/{}", clients.bases[0], t.id))
-                .bearer_auth(&clients.key),
-        )
-        .await
-        .unwrap();
-        assert_eq!(status, StatusCode::OK, "{body}");
-        let body: Value = serde_json::from_str(&body).unwrap();
+        let body = clients
+            .service
+            .get(&format!("/v1/decisions/{}", t.id))
+            .await;
         facts.insert(
             t.id.clone(),
             Some(Facts {
-                expires_at: OffsetDateTime::parse(body["expires_at"].as_str().unwrap(), &Rfc3339)
-                    .unwrap(),
+                expires_at: expires_at(&body),
                 state: State::of(&body),
                 resolution_events: events.get(&t.id).map_or(0, |(_, n)| *n as u64),
             }),
@@ -406,36 +534,19 @@ async fn contended_run(url: &str, backend: &str, replicas: usize, decisions: usi
         s.kill().await;
     }
     let recorded = clients.history.snapshot();
-    let mut latency: Vec<i128> = recorded
-        .writes
-        .iter()
-        .map(|w| (w.returned - w.invoked).whole_milliseconds())
-        .collect();
-    latency.sort_unstable();
-    let summary = history::check(&recorded, &facts).unwrap_or_else(|errors| {
-        panic!(
-            "{backend} (SAYSO_HISTORY_SEED={seed}): {} violations:\n{}",
-            errors.len(),
-            errors.join("\n")
-        )
-    });
-    let unexpected = clients.unexpected.lock().unwrap().clone();
+    let (p50, max) = latency_p50_max(recorded.writes.iter().map(|w| (w.invoked, w.returned)));
+    let summary = passed(history::check(&recorded, &facts), backend, seed);
     let mut finals: HashMap<String, usize> = HashMap::new();
     for f in facts.values().flatten() {
         *finals.entry(f.state.status.clone()).or_default() += 1;
     }
     eprintln!(
         "{backend}, {replicas} replica(s): {decisions} decisions, {calls} resolving calls and \
-         {} reads in {elapsed:.1?}; resolving call latency p50 {} ms, max {} ms; \
+         {} reads in {elapsed:.1?}; resolving call latency p50 {p50} ms, max {max} ms; \
          final states {finals:?}; {summary:?}",
         recorded.reads.len(),
-        latency[latency.len() / 2],
-        latency[latency.len() - 1],
     );
-    assert!(
-        unexpected.is_empty(),
-        "unexpected responses: {unexpected:#?}"
-    );
+    clients.service.assert_no_unexpected();
     // The run had contention of every kind: races lost to a call and to expiry, and reads
     // that saw both states.
     assert!(summary.conflicts >= 10, "{summary:?}");
@@ -492,21 +603,14 @@ enum Cast {
 }
 
 struct Voters {
-    http: Client,
-    key: String,
-    bases: Vec<String>,
+    service: Service,
     history: VoteHistory,
-    unexpected: Mutex<Vec<String>>,
 }
 
 impl Voters {
-    fn unexpected(&self, what: String) {
-        eprintln!("UNEXPECTED: {what}");
-        self.unexpected.lock().unwrap().push(what);
-    }
-
     async fn cast(&self, p: &Poll, cast: Cast, replica: usize) {
-        let base = &self.bases[replica];
+        let service = &self.service;
+        let base = &service.bases[replica];
         let req = match &cast {
             Cast::Vote { person, vote, page } => {
                 let url = format!("{base}/a/{}", p.links[person]);
@@ -516,47 +620,22 @@ impl Voters {
                         Vote::No => &[("value", "no")],
                         Vote::Decline => &[("action", "decline")],
                     };
-                    self.http
-                        .post(&url)
-                        .header("Sec-Fetch-Site", "same-origin")
-                        .header("Content-Type", "application/x-www-form-urlencoded")
-                        .body(form_body(pairs))
+                    service.form_post(&url, pairs)
                 } else {
                     let body = match vote {
                         Vote::Yes => json!({"value": "yes"}),
                         Vote::No => json!({"value": "no"}),
                         Vote::Decline => json!({"action": "decline"}),
                     };
-                    self.http.post(&url).json(&body)
+                    service.http.post(&url).json(&body)
                 }
             }
-            Cast::Cancel => self
-                .http
-                .post(format!("{base}/v1/decisions/{}/cancel", p.id))
-                .bearer_auth(&self.key)
-                .json(&json!({"reason": "history test"})),
+            Cast::Cancel => service.cancel(base, &p.id),
         };
-        let invoked = now();
-        let result = exchange(req).await;
-        let returned = now();
         let form = matches!(cast, Cast::Vote { page: true, .. });
-        let outcome = match result {
-            None => {
-                self.unexpected(format!("{cast:?} on replica {replica}: no response"));
-                Outcome::Unknown
-            }
-            Some((StatusCode::OK, body)) if !form => Outcome::Won(Some(State::of(
-                &serde_json::from_str(&body).unwrap_or(Value::Null),
-            ))),
-            Some((StatusCode::SEE_OTHER, _)) if form => Outcome::Won(None),
-            Some((StatusCode::CONFLICT, _)) => Outcome::Conflict,
-            Some((StatusCode::GONE, _)) => Outcome::Gone,
-            Some((status, body)) => {
-                let body: String = body.chars().take(300).collect();
-                self.unexpected(format!("{cast:?} on replica {replica}: {status} {body}"));
-                Outcome::Other(status.as_u16(), body)
-            }
-        };
+        let (invoked, returned, outcome) = service
+            .resolving(req, form, &format!("{cast:?}"), replica)
+            .await;
         match cast {
             Cast::Vote { person, vote, page } => self.history.ballot(Ballot {
                 decision: p.id.clone(),
@@ -588,39 +667,16 @@ impl Voters {
 
     /// A get (`await_s` None) or an await on one replica, with the answers it shows.
     async fn look(&self, p: &Poll, replica: usize, await_s: Option<u64>) {
-        let replica = replica % self.bases.len();
-        let base = &self.bases[replica];
-        let (path, via) = match await_s {
-            Some(s) => (
-                format!("/v1/decisions/{}/await?timeout_s={s}", p.id),
-                "await",
-            ),
-            None => (format!("/v1/decisions/{}", p.id), "get"),
-        };
-        let invoked = now();
-        let result = exchange(
-            self.http
-                .get(format!("{base}{path}"))
-                .bearer_auth(&self.key),
-        )
-        .await;
-        let returned = now();
-        match result {
-            Some((StatusCode::OK, body)) => {
-                let body = serde_json::from_str(&body).unwrap_or(Value::Null);
-                self.history.look(Look {
-                    decision: p.id.clone(),
-                    invoked,
-                    returned,
-                    seen: State::of(&body),
-                    answers: Answer::list(&body),
-                    via,
-                });
-            }
-            Some((status, body)) => {
-                self.unexpected(format!("{via} on replica {replica}: {status} {body}"))
-            }
-            None => self.unexpected(format!("{via} on replica {replica}: no response")),
+        let (invoked, returned, via, seen) = self.service.read(&p.id, replica, await_s).await;
+        if let Some(seen) = seen {
+            self.history.look(Look {
+                decision: p.id.clone(),
+                invoked,
+                returned,
+                seen: State::of(&seen),
+                answers: Answer::list(&seen),
+                via,
+            });
         }
     }
 }
@@ -687,11 +743,8 @@ async fn contended_votes_run(url: &str, backend: &str, replicas: usize, decision
         feeds.push((person, add_person(url, person).await));
     }
     let voters = Arc::new(Voters {
-        http: http_client(),
-        key,
-        bases: servers.iter().map(|s| s.base.clone()).collect(),
+        service: Service::new(&servers, key),
         history: VoteHistory::default(),
-        unexpected: Mutex::new(Vec::new()),
     });
 
     // The decisions, made through every replica in turn.
@@ -705,18 +758,7 @@ async fn contended_votes_run(url: &str, backend: &str, replicas: usize, decision
         let body = json!({"question": question, "kind": "bool", "approvers": approvers,
                           "required": rng.random_range(2..=3), "notify": "none",
                           "ttl_seconds": 10});
-        let base = &voters.bases[i % replicas];
-        let (status, text) = exchange(
-            voters
-                .http
-                .post(format!("{base}/v1/decisions"))
-                .bearer_auth(&voters.key)
-                .json(&body),
-        )
-        .await
-        .expect("create answered");
-        assert_eq!(status, StatusCode::CREATED, "{text}");
-        let v: Value = serde_json::from_str(&text).unwrap();
+        let v = voters.service.create(i, &body).await;
         let id = v["decision_id"].as_str().unwrap().to_string();
         voters.history.created(&id);
         polls.push(Poll {
@@ -730,7 +772,7 @@ async fn contended_votes_run(url: &str, backend: &str, replicas: usize, decision
     for (person, token) in &feeds {
         // Every page of it: the feed lists its pending items a page at a time.
         let (status, pages) =
-            common::server::feed_pages(&format!("{}/inbox/{token}", voters.bases[0])).await;
+            common::server::feed_pages(&format!("{}/inbox/{token}", voters.service.bases[0])).await;
         assert_eq!(status, StatusCode::OK, "{person}'s feed: {pages:?}");
         let links: HashMap<String, String> = pages
             .iter()
@@ -753,13 +795,10 @@ async fn contended_votes_run(url: &str, backend: &str, replicas: usize, decision
     }
 
     // Everything below is timed from `start`; each decision expires 1–3 s after it.
-    let start = tokio::time::Instant::now() + Duration::from_millis(500);
-    let start_wall = now() + Duration::from_millis(500);
-    let expiries = expiries(&mut rng, start_wall, polls.len());
     let ids: Vec<&str> = polls.iter().map(|p| p.id.as_str()).collect();
-    set_expires_at(url, &ids, &expiries).await;
+    let (start, start_wall, expiries) = start_clock(url, &mut rng, &ids).await;
 
-    let mut tasks = tokio::task::JoinSet::new();
+    let mut schedule = Schedule::default();
     let (mut votes, mut cancels) = (0, 0);
     for (p, expiry) in polls.iter().zip(&expiries) {
         let pick = |rng: &mut StdRng| p.approvers[rng.random_range(0..p.approvers.len())].clone();
@@ -829,25 +868,15 @@ async fn contended_votes_run(url: &str, backend: &str, replicas: usize, decision
             let at = start + Duration::from_millis(at);
             let replica = rng.random_range(0..replicas);
             let (v, p) = (voters.clone(), p.clone());
-            tasks.spawn(async move {
-                tokio::time::sleep_until(at).await;
-                v.cast(&p, cast, replica).await;
-            });
+            schedule.at(at, async move { v.cast(&p, cast, replica).await });
         }
         for _ in 0..2 {
-            let at = start + Duration::from_millis(rng.random_range(0..4000));
-            let replica = rng.random_range(0..replicas);
-            let await_s = rng.random_bool(0.5).then(|| rng.random_range(1..=3));
+            let r = plan_read(&mut rng, start, replicas);
             let (v, p) = (voters.clone(), p.clone());
-            tasks.spawn(async move {
-                tokio::time::sleep_until(at).await;
-                v.look(&p, replica, await_s).await;
-            });
+            schedule.at(r.at, async move { v.look(&p, r.replica, r.await_s).await });
         }
     }
-    while let Some(r) = tasks.join_next().await {
-        r.unwrap();
-    }
+    schedule.run().await;
     let elapsed = start.elapsed();
 
     // What the service says now (every decision has expired or resolved by now): its
@@ -855,19 +884,11 @@ async fn contended_votes_run(url: &str, backend: &str, replicas: usize, decision
     let events = common::db::resolution_events(url).await;
     let mut facts = HashMap::new();
     for p in &polls {
-        let get = |path: String| {
-            let req = voters
-                .http
-                .get(format!("{}{path}", voters.bases[0]))
-                .bearer_auth(&voters.key);
-            async move {
-                let (status, body) = exchange(req).await.expect("the service answered");
-                assert_eq!(status, StatusCode::OK, "{path}: {body}");
-                serde_json::from_str::<Value>(&body).unwrap()
-            }
-        };
-        let body = get(format!("/v1/decisions/{}", p.id)).await;
-        let trail = get(format!("/v1/decisions/{}/events", p.id)).await;
+        let body = voters.service.get(&format!("/v1/decisions/{}", p.id)).await;
+        let trail = voters
+            .service
+            .get(&format!("/v1/decisions/{}/events", p.id))
+            .await;
         let names = |v: &Value| -> Vec<String> {
             v.as_array()
                 .into_iter()
@@ -878,8 +899,7 @@ async fn contended_votes_run(url: &str, backend: &str, replicas: usize, decision
         facts.insert(
             p.id.clone(),
             Some(VoteFacts {
-                expires_at: OffsetDateTime::parse(body["expires_at"].as_str().unwrap(), &Rfc3339)
-                    .unwrap(),
+                expires_at: expires_at(&body),
                 state: State::of(&body),
                 approvers: names(&body["routing"]["approvers"]),
                 required: body["routing"]["required"].as_u64().unwrap_or(0) as usize,
@@ -899,32 +919,16 @@ async fn contended_votes_run(url: &str, backend: &str, replicas: usize, decision
         s.kill().await;
     }
     let recorded = voters.history.snapshot();
-    let mut latency: Vec<i128> = recorded
-        .ballots
-        .iter()
-        .map(|b| (b.returned - b.invoked).whole_milliseconds())
-        .collect();
-    latency.sort_unstable();
-    let summary = history::check_votes(&recorded, &facts).unwrap_or_else(|errors| {
-        panic!(
-            "{backend} votes (SAYSO_HISTORY_SEED={seed}): {} violations:\n{}",
-            errors.len(),
-            errors.join("\n")
-        )
-    });
-    let unexpected = voters.unexpected.lock().unwrap().clone();
+    let (p50, max) = latency_p50_max(recorded.ballots.iter().map(|b| (b.invoked, b.returned)));
+    let run = format!("{backend} votes");
+    let summary = passed(history::check_votes(&recorded, &facts), &run, seed);
     eprintln!(
         "{backend} votes, {replicas} replica(s): {decisions} decisions, {votes} votes, \
-         {cancels} cancels and {} reads in {elapsed:.1?}; vote latency p50 {} ms, max {} ms; \
-         {summary:?}",
+         {cancels} cancels and {} reads in {elapsed:.1?}; vote latency p50 {p50} ms, \
+         max {max} ms; {summary:?}",
         recorded.looks.len(),
-        latency[latency.len() / 2],
-        latency[latency.len() - 1],
     );
-    assert!(
-        unexpected.is_empty(),
-        "unexpected responses: {unexpected:#?}"
-    );
+    voters.service.assert_no_unexpected();
     // The run had contention of every kind: votes counted and repeated, decisions resolved
     // by a quorum, by a veto, by a cancel and by expiry with votes counted, races lost to a
     // vote and to expiry, and reads that saw both states.

@@ -416,25 +416,19 @@ async fn slack_socket_mode_acks_reconnects_and_answers_modals() {
     standin
         .send_envelope(json!({"envelope_id": "e1", "type": "interactive", "accepts_response_payload": false, "payload": press}))
         .await;
-    standin
-        .wait_for("the ack of e1", |s| (s.acks().len() == 1).then_some(()))
-        .await;
+    standin.acked("the ack of e1", 1).await;
     assert_eq!(standin.acks()[0], json!({"envelope_id": "e1"}));
     // A modal's answer goes back with its ack.
     standin
         .send_envelope(json!({"envelope_id": "e2", "type": "interactive", "accepts_response_payload": true, "payload": {"type": "view_submission", "user": {"id": "U0ANA"}}}))
         .await;
-    standin
-        .wait_for("the ack of e2", |s| (s.acks().len() == 2).then_some(()))
-        .await;
+    standin.acked("the ack of e2", 2).await;
     assert_eq!(standin.acks()[1]["payload"]["response_action"], "errors");
     // Events that are not interactions are acknowledged and not handled.
     standin
         .send_envelope(json!({"envelope_id": "e3", "type": "events_api", "payload": {}}))
         .await;
-    standin
-        .wait_for("the ack of e3", |s| (s.acks().len() == 3).then_some(()))
-        .await;
+    standin.acked("the ack of e3", 3).await;
     standin
         .wait_for("both interactions handled", |_| {
             (seen.lock().unwrap().len() == 2).then_some(())
@@ -467,9 +461,7 @@ async fn slack_socket_mode_acks_reconnects_and_answers_modals() {
     standin
         .send_envelope(json!({"envelope_id": "e4", "type": "interactive", "payload": press}))
         .await;
-    standin
-        .wait_for("the ack of e4", |s| (s.acks().len() == 4).then_some(()))
-        .await;
+    standin.acked("the ack of e4", 4).await;
     // Each connection was asked for with the app-level token (the stand-in refuses others).
     let opens = standin.calls_to("apps.connections.open");
     assert_eq!(opens.len(), 3);
@@ -643,6 +635,32 @@ fn button<'a>(message: &'a Posted, label: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no button {label:?} in {:#?}", message.blocks))
 }
 
+/// Waits until the message `ts` shows `text`, and returns it as it is now.
+async fn showing(standin: &SlackStandIn, what: &str, ts: &str, text: &str) -> Posted {
+    standin
+        .wait_for(what, |s| {
+            s.messages()
+                .into_iter()
+                .find(|m| m.ts == ts && shown_text(m).contains(text))
+        })
+        .await
+}
+
+/// Waits until the messages `ts` all show `text` at once.
+async fn all_showing(standin: &SlackStandIn, what: &str, ts: &[&str], text: &str) {
+    standin
+        .wait_for(what, |s| {
+            let messages = s.messages();
+            let all = ts.iter().all(|&ts| {
+                messages
+                    .iter()
+                    .any(|m| m.ts == ts && shown_text(m).contains(text))
+            });
+            all.then_some(())
+        })
+        .await
+}
+
 /// The texts of a message's blocks, joined: what the person reads.
 fn shown_text(message: &Posted) -> String {
     fn walk(v: &Value, out: &mut String) {
@@ -761,11 +779,7 @@ async fn slack_allow_from_the_message_and_a_second_press_says_who() {
     // The message changes in place: same conversation and ts, no buttons left.
     let updated = slack
         .standin
-        .wait_for("the message settled", |s| {
-            s.messages()
-                .into_iter()
-                .find(|m| m.ts == message.ts && m.updates > 0)
-        })
+        .updated("the message settled", &message.ts)
         .await;
     assert!(
         shown_text(&updated).contains("Allowed by ana from Slack"),
@@ -776,10 +790,7 @@ async fn slack_allow_from_the_message_and_a_second_press_says_who() {
     // A second press (an old copy of the message) changes nothing and says who decided.
     let (status, _, _) = slack.press(&message, "Deny", "U0ANA").await;
     assert_eq!(status, 200);
-    let said = slack
-        .standin
-        .wait_for("the private note", |s| s.responses().into_iter().next())
-        .await;
+    let said = slack.standin.response("the private note", 0).await;
     assert_eq!(said.1["response_type"], "ephemeral");
     assert!(
         said.1["text"]
@@ -807,12 +818,7 @@ async fn slack_deny_asks_a_reason_in_a_modal() {
     let message = slack.standin.message_to("U0ANA", 0).await;
     let (status, _, _) = slack.press(&message, "Deny", "U0ANA").await;
     assert_eq!(status, 200);
-    let opened = slack
-        .standin
-        .wait_for("the Deny modal", |s| {
-            s.calls_to("views.open").into_iter().next()
-        })
-        .await;
+    let opened = slack.standin.view_opened("the Deny modal", 0).await;
     assert_eq!(opened.answer, Ok(()));
     assert_eq!(opened.body["view"]["callback_id"], "sayso.deny");
     // Pressing Deny alone records nothing yet.
@@ -865,12 +871,7 @@ async fn slack_choose_and_text_through_a_modal() {
         shown_text(&message)
     );
     slack.press(&message, "Other", "U0ANA").await;
-    slack
-        .standin
-        .wait_for("the own-answer modal", |s| {
-            s.calls_to("views.open").into_iter().next()
-        })
-        .await;
+    slack.standin.view_opened("the own-answer modal", 0).await;
     let (status, answer) = slack.submit("U0ANA", Some("Purple")).await;
     assert_eq!((status, answer.as_str()), (200, ""));
     assert_eq!(
@@ -883,12 +884,7 @@ async fn slack_choose_and_text_through_a_modal() {
         .await;
     let message = slack.standin.message_to("U0ANA", 2).await;
     slack.press(&message, "Answer", "U0ANA").await;
-    let opened = slack
-        .standin
-        .wait_for("the answer modal", |s| {
-            s.calls_to("views.open").into_iter().nth(1)
-        })
-        .await;
+    let opened = slack.standin.view_opened("the answer modal", 1).await;
     assert_eq!(opened.body["view"]["callback_id"], "sayso.text");
     // An empty answer is refused under the field; the modal stays open.
     let (status, answer) = slack.submit("U0ANA", Some("  ")).await;
@@ -908,11 +904,7 @@ async fn slack_choose_and_text_through_a_modal() {
     assert_eq!(d["outcome"], "Aurora <!here>");
     let updated = slack
         .standin
-        .wait_for("the text message settled", |s| {
-            s.messages()
-                .into_iter()
-                .find(|m| m.ts == message.ts && m.updates > 0)
-        })
+        .updated("the text message settled", &message.ts)
         .await;
     // The answer is shown escaped: no broadcast in the settled line.
     assert!(
@@ -937,17 +929,13 @@ async fn slack_quorum_of_two_across_slack_and_the_feed_and_a_veto() {
     let to_bo = slack.standin.message_to("U0BO", 0).await;
     slack.press(&to_ana, "Yes", "U0ANA").await;
     // Counted, not resolved: both messages show the tally, buttons kept; ana is told.
-    slack
-        .standin
-        .wait_for("both messages with the tally", |s| {
-            let m = s.messages();
-            let both = [&to_ana.ts, &to_bo.ts].iter().all(|ts| {
-                m.iter()
-                    .any(|x| &&x.ts == ts && shown_text(x).contains("1 of 2 said yes: ana"))
-            });
-            both.then_some(())
-        })
-        .await;
+    all_showing(
+        &slack.standin,
+        "both messages with the tally",
+        &[&to_ana.ts, &to_bo.ts],
+        "1 of 2 said yes: ana",
+    )
+    .await;
     let bo_now = slack
         .standin
         .messages()
@@ -955,10 +943,7 @@ async fn slack_quorum_of_two_across_slack_and_the_feed_and_a_veto() {
         .find(|m| m.ts == to_bo.ts)
         .unwrap();
     assert!(bo_now.blocks.iter().any(|b| b["type"] == "actions"));
-    let note = slack
-        .standin
-        .wait_for("ana's note", |s| s.responses().into_iter().next())
-        .await;
+    let note = slack.standin.response("ana's note", 0).await;
     assert!(
         note.1["text"].as_str().unwrap().contains("1 of 2"),
         "{}",
@@ -983,17 +968,13 @@ async fn slack_quorum_of_two_across_slack_and_the_feed_and_a_veto() {
     assert_eq!(status, 200, "{body}");
     let d = slack.wait_status(&id, "answered").await;
     assert_eq!(d["outcome"], true);
-    slack
-        .standin
-        .wait_for("both messages settled", |s| {
-            let m = s.messages();
-            let both = [&to_ana.ts, &to_bo.ts].iter().all(|ts| {
-                m.iter()
-                    .any(|x| &&x.ts == ts && shown_text(x).contains("by bo from the feed"))
-            });
-            both.then_some(())
-        })
-        .await;
+    all_showing(
+        &slack.standin,
+        "both messages settled",
+        &[&to_ana.ts, &to_bo.ts],
+        "by bo from the feed",
+    )
+    .await;
 
     // A veto: a No from one of two resolves at once.
     let veto = slack
@@ -1005,14 +986,13 @@ async fn slack_quorum_of_two_across_slack_and_the_feed_and_a_veto() {
     assert_eq!(d["outcome"], false);
     assert_eq!(d["answers"][0]["person"], "bo");
     let to_ana = slack.standin.message_to("U0ANA", 1).await;
-    slack
-        .standin
-        .wait_for("ana's message settled by bo's No", |s| {
-            s.messages()
-                .into_iter()
-                .find(|m| m.ts == to_ana.ts && shown_text(m).contains("by bo from Slack"))
-        })
-        .await;
+    showing(
+        &slack.standin,
+        "ana's message settled by bo's No",
+        &to_ana.ts,
+        "by bo from Slack",
+    )
+    .await;
     slack.assert_well_formed();
 }
 
@@ -1047,10 +1027,7 @@ async fn slack_forged_replayed_and_strangers_presses_change_nothing() {
     // Someone not asked, pressing (a real, signed press): told privately, nothing recorded.
     let (status, _, _) = slack.press(&message, "Allow", "U0CY").await;
     assert_eq!(status, 200);
-    let note = slack
-        .standin
-        .wait_for("cy's note", |s| s.responses().into_iter().next())
-        .await;
+    let note = slack.standin.response("cy's note", 0).await;
     assert_eq!(note.1["response_type"], "ephemeral");
     assert!(
         note.1["text"].as_str().unwrap().contains("not yours"),
@@ -1079,12 +1056,7 @@ async fn slack_forged_replayed_and_strangers_presses_change_nothing() {
     // ana's real press counts once; the same request again is refused as a replay.
     let (status, _, (body, ts, signature)) = slack.press(&message, "Deny", "U0ANA").await;
     assert_eq!(status, 200);
-    let modal = slack
-        .standin
-        .wait_for("the Deny modal", |s| {
-            s.calls_to("views.open").into_iter().next()
-        })
-        .await;
+    let modal = slack.standin.view_opened("the Deny modal", 0).await;
     assert_eq!(modal.answer, Ok(()));
     let (status, why) = slack.post_raw(&body, &ts, &signature).await;
     assert_eq!(status, 401);
@@ -1127,11 +1099,7 @@ async fn slack_expiry_updates_the_message() {
     slack.wait_status(&id, "expired").await;
     let updated = slack
         .standin
-        .wait_for("the message expired", |s| {
-            s.messages()
-                .into_iter()
-                .find(|m| m.ts == message.ts && m.updates > 0)
-        })
+        .updated("the message expired", &message.ts)
         .await;
     assert!(
         shown_text(&updated).contains("Expired"),
@@ -1213,10 +1181,7 @@ async fn slack_socket_mode_answers_once_per_envelope() {
     assert_eq!(d["answers"][0]["channel"], "slack");
     // Slack sends an envelope again when it missed the ack: acked, not taken twice.
     slack.standin.send_envelope(envelope).await;
-    slack
-        .standin
-        .wait_for("two acks", |s| (s.acks().len() == 2).then_some(()))
-        .await;
+    slack.standin.acked("two acks", 2).await;
     assert!(
         slack
             .standin
@@ -1253,12 +1218,7 @@ async fn slack_socket_mode_answers_once_per_envelope() {
         .standin
         .send_envelope(json!({"envelope_id": "e-open", "type": "interactive", "payload": press}))
         .await;
-    let opened = slack
-        .standin
-        .wait_for("the answer modal", |s| {
-            s.calls_to("views.open").into_iter().next()
-        })
-        .await;
+    let opened = slack.standin.view_opened("the answer modal", 0).await;
     let view = opened.body["view"].clone();
     for (id, said) in [("e-empty", ""), ("e-named", "Aurora")] {
         slack
@@ -1306,26 +1266,18 @@ async fn slack_escalation_asks_and_says_so_where_it_first_asked() {
         "{header}"
     );
     // ana's message says where it went, buttons kept.
-    let told = slack
-        .standin
-        .wait_for("ana told it escalated", |s| {
-            s.messages()
-                .into_iter()
-                .find(|m| m.ts == to_ana.ts && shown_text(m).contains("Escalated to bo"))
-        })
-        .await;
+    let told = showing(
+        &slack.standin,
+        "ana told it escalated",
+        &to_ana.ts,
+        "Escalated to bo",
+    )
+    .await;
     assert!(told.blocks.iter().any(|b| b["type"] == "actions"));
     slack.press(&to_bo, "Allow", "U0BO").await;
     slack.wait_status(&id, "answered").await;
     for ts in [&to_ana.ts, &to_bo.ts] {
-        slack
-            .standin
-            .wait_for("settled", |s| {
-                s.messages()
-                    .into_iter()
-                    .find(|m| &m.ts == ts && shown_text(m).contains("Allowed by bo from Slack"))
-            })
-            .await;
+        showing(&slack.standin, "settled", ts, "Allowed by bo from Slack").await;
     }
     slack.assert_well_formed();
 }
@@ -1433,10 +1385,7 @@ async fn slack_a_modal_that_cannot_open_falls_back() {
     );
     press["trigger_id"] = json!("1.2.expired");
     assert_eq!(slack.send(&press).await.0, 200);
-    let note = slack
-        .standin
-        .wait_for("the page's link", |s| s.responses().into_iter().next())
-        .await;
+    let note = slack.standin.response("the page's link", 0).await;
     let said = note.1["text"].as_str().unwrap();
     let page = button(&message, "Open the page")["url"].as_str().unwrap();
     assert!(
@@ -1462,14 +1411,13 @@ async fn slack_on_postgres_a_press_counts_once() {
     let (status, why) = slack.post_raw(&body, &ts, &signature).await;
     assert_eq!(status, 401);
     assert!(why.contains("replay"), "{why}");
-    slack
-        .standin
-        .wait_for("the message settled", |s| {
-            s.messages()
-                .into_iter()
-                .find(|m| m.ts == message.ts && shown_text(m).contains("Allowed by ana from Slack"))
-        })
-        .await;
+    showing(
+        &slack.standin,
+        "the message settled",
+        &message.ts,
+        "Allowed by ana from Slack",
+    )
+    .await;
     slack.assert_well_formed();
 }
 
@@ -1502,10 +1450,7 @@ async fn slack_an_allow_that_wants_a_passkey_is_given_on_the_page() {
     });
     let press = block_actions(&slack.standin, &message, &made_up, "U0ANA");
     assert_eq!(slack.send(&press).await.0, 200);
-    let note = slack
-        .standin
-        .wait_for("the page's link", |s| s.responses().into_iter().next())
-        .await;
+    let note = slack.standin.response("the page's link", 0).await;
     let said = note.1["text"].as_str().unwrap();
     assert!(
         said.contains("answered on the page") && said.contains("/a/"),
@@ -1513,12 +1458,7 @@ async fn slack_an_allow_that_wants_a_passkey_is_given_on_the_page() {
     );
     assert_eq!(slack.decision(&id).await["status"], "pending");
     slack.press(&message, "Deny", "U0ANA").await;
-    slack
-        .standin
-        .wait_for("the Deny modal", |s| {
-            s.calls_to("views.open").into_iter().next()
-        })
-        .await;
+    slack.standin.view_opened("the Deny modal", 0).await;
     let (status, _) = slack.submit("U0ANA", None).await;
     assert_eq!(status, 200);
     assert_eq!(slack.wait_status(&id, "answered").await["outcome"], "Deny");

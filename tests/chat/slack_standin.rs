@@ -199,6 +199,28 @@ impl SlackStandIn {
         .await
     }
 
+    /// Waits until the message `ts` has been updated, and returns it as it is now.
+    pub async fn updated(&self, what: &str, ts: &str) -> Posted {
+        self.wait_for(what, |s| {
+            s.messages()
+                .into_iter()
+                .find(|m| m.ts == ts && m.updates > 0)
+        })
+        .await
+    }
+
+    /// Waits for the `n`th (from 0) message sent to a response_url: `(url, body)`.
+    pub async fn response(&self, what: &str, n: usize) -> (String, Value) {
+        self.wait_for(what, |s| s.responses().into_iter().nth(n))
+            .await
+    }
+
+    /// Waits for the `n`th (from 0) `views.open` call: a modal opened.
+    pub async fn view_opened(&self, what: &str, n: usize) -> Call {
+        self.wait_for(what, |s| s.calls_to("views.open").into_iter().nth(n))
+            .await
+    }
+
     // ---- Socket Mode ----
 
     /// How many websocket connections were opened so far.
@@ -226,6 +248,12 @@ impl SlackStandIn {
     /// The acknowledgements received, in order.
     pub fn acks(&self) -> Vec<Value> {
         self.inner.lock().acks.clone()
+    }
+
+    /// Waits until `n` envelopes in all have been acknowledged.
+    pub async fn acked(&self, what: &str, n: usize) {
+        self.wait_for(what, |s| (s.acks().len() == n).then_some(()))
+            .await
     }
 
     fn record(&self, call: Call) {

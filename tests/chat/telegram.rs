@@ -11,7 +11,7 @@ use sayso::domain::outbox::{MessageStatus, Route};
 use sayso::notify::chat::{ChatSettings, TelegramSettings};
 use sayso::service::PersonSettings;
 
-use crate::common::db;
+use crate::common::db::{self, SqliteTestDb};
 use crate::common::server::TestServer;
 use crate::telegram_standin::{BotApiStandIn, Sent, TOKEN};
 
@@ -52,6 +52,19 @@ pub async fn start(url: &str, webhook_secret: Option<&str>) -> (TestServer, BotA
     (srv, api)
 }
 
+/// A server on a fresh SQLite file with Telegram by long polling, and ana and bo on it.
+pub async fn start_polling() -> (SqliteTestDb, TestServer, BotApiStandIn) {
+    let db = db::fresh_sqlite_url();
+    let (srv, api) = start(&db.url, None).await;
+    (db, srv, api)
+}
+
+/// Ends a test: the server kept to the Bot API throughout, and stops.
+pub async fn finish(srv: TestServer, api: BotApiStandIn) {
+    assert_eq!(api.violations(), Vec::<String>::new());
+    srv.stop().await;
+}
+
 pub fn approval(command: &str, approvers: &[&str], required: u32) -> Value {
     json!({
         "question": "Claude Code wants to run a Bash command",
@@ -77,6 +90,19 @@ async fn status_becomes(srv: &TestServer, id: &str, status: &str) -> Value {
     panic!("{id} did not become {status}: {}", srv.get(id).await);
 }
 
+/// Asks ana alone to approve `command`; the decision's id, and the message she was sent
+/// with its buttons (`what`, should it never come).
+async fn ask_ana(
+    srv: &TestServer,
+    api: &BotApiStandIn,
+    command: &str,
+    what: &str,
+) -> (String, Sent) {
+    let d = id(&srv.create(approval(command, &["ana"], 1)).await);
+    let ask = api.wait_for(&ANA.to_string(), what, has_buttons).await;
+    (d, ask)
+}
+
 fn has_buttons(s: &Sent) -> bool {
     s.markup
         .as_ref()
@@ -85,12 +111,8 @@ fn has_buttons(s: &Sent) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_is_allowed_with_a_button_and_the_message_says_so() {
-    let db = db::fresh_sqlite_url();
-    let (srv, api) = start(&db.url, None).await;
-    let d = id(&srv.create(approval("make release", &["ana"], 1)).await);
-    let ask = api
-        .wait_for(&ANA.to_string(), "with Allow and Deny", has_buttons)
-        .await;
+    let (_db, srv, api) = start_polling().await;
+    let (d, ask) = ask_ana(&srv, &api, "make release", "with Allow and Deny").await;
     // What runs is set apart exactly as asked; no one else was asked.
     assert!(ask.text.contains("<pre>make release</pre>"), "{}", ask.text);
     assert!(api.sent_to(&BO.to_string()).is_empty());
@@ -117,18 +139,15 @@ async fn an_approval_is_allowed_with_a_button_and_the_message_says_so() {
             .contains("Allowed by ana")
     );
     assert_eq!(srv.get(&d).await["outcome"], "Allow");
-    assert_eq!(api.violations(), Vec::<String>::new());
-    srv.stop().await;
+    finish(srv, api).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reply_denies_with_a_reason_and_a_choice_and_a_text_are_answered() {
-    let db = db::fresh_sqlite_url();
-    let (srv, api) = start(&db.url, None).await;
+    let (_db, srv, api) = start_polling().await;
     let ana = ANA.to_string();
     // Deny with a reason: a reply to the ask.
-    let d = id(&srv.create(approval("git push --force", &["ana"], 1)).await);
-    let ask = api.wait_for(&ana, "the approval", has_buttons).await;
+    let (d, ask) = ask_ana(&srv, &api, "git push --force", "the approval").await;
     api.queue(api.reply_update(ANA, &ana, Some(ask.message_id), "deny: not on a Friday"));
     let denied = status_becomes(&srv, &d, "answered").await;
     assert_eq!(
@@ -178,8 +197,7 @@ async fn a_reply_denies_with_a_reason_and_a_choice_and_a_text_are_answered() {
         "{}",
         settled.text
     );
-    assert_eq!(api.violations(), Vec::<String>::new());
-    srv.stop().await;
+    finish(srv, api).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -194,7 +212,7 @@ async fn a_rule_of_two_counts_telegram_and_the_feed_and_a_deny_vetoes() {
         .await;
     let d = id(&created);
     let ask = api.wait_for(&ana, "ana's ask", has_buttons).await;
-    api.queue(api.press_update(ANA, &ask, &BotApiStandIn::button(&ask, "Allow")));
+    api.press(ANA, &ask, "Allow");
     // ana's Allow counts; the message shows the tally and keeps its buttons.
     let tally = api
         .wait_for(&ana, "the tally", |s| {
@@ -241,24 +259,21 @@ async fn a_rule_of_two_counts_telegram_and_the_feed_and_a_deny_vetoes() {
             s.text.contains("rm -rf /srv") && has_buttons(s)
         })
         .await;
-    api.queue(api.press_update(BO, &ask, &BotApiStandIn::button(&ask, "Deny")));
+    api.press(BO, &ask, "Deny");
     assert_eq!(
         status_becomes(&srv, &v, "answered").await["outcome"],
         "Deny"
     );
     api.wait_for(&ana, "vetoed", |s| s.text.contains("Denied by bo"))
         .await;
-    assert_eq!(api.violations(), Vec::<String>::new());
-    srv.stop().await;
+    finish(srv, api).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn someone_not_asked_and_a_forged_button_change_nothing() {
-    let db = db::fresh_sqlite_url();
-    let (srv, api) = start(&db.url, None).await;
+    let (_db, srv, api) = start_polling().await;
     let ana = ANA.to_string();
-    let d = id(&srv.create(approval("make deploy", &["ana"], 1)).await);
-    let ask = api.wait_for(&ana, "the ask", has_buttons).await;
+    let (d, ask) = ask_ana(&srv, &api, "make deploy", "the ask").await;
     let allow = BotApiStandIn::button(&ask, "Allow");
     // bo (in the inbox, not asked) and a stranger press ana's button (a forwarded message).
     api.queue(api.press_update(BO, &ask, &allow));
@@ -300,8 +315,7 @@ async fn someone_not_asked_and_a_forged_button_change_nothing() {
         .await;
     assert!(hello.text.contains("--telegram 4242"), "{}", hello.text);
     assert_eq!(srv.get(&d).await["status"], "pending");
-    assert_eq!(api.violations(), Vec::<String>::new());
-    srv.stop().await;
+    finish(srv, api).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -317,10 +331,8 @@ async fn the_webhook_refuses_a_forged_request_and_takes_an_update_once() {
         api.calls("getUpdates").is_empty(),
         "no long polling beside a webhook"
     );
-    let ana = ANA.to_string();
-    let d = id(&srv.create(approval("make release", &["ana"], 1)).await);
-    let ask = api.wait_for(&ana, "the ask", has_buttons).await;
-    let press = api.queue(api.press_update(ANA, &ask, &BotApiStandIn::button(&ask, "Allow")));
+    let (d, ask) = ask_ana(&srv, &api, "make release", "the ask").await;
+    let press = api.press(ANA, &ask, "Allow");
     let hook = srv.url("/chat/telegram/webhook");
     // Without the secret, or with a wrong one: refused, nothing recorded.
     for token in [None, Some("guess")] {
@@ -353,14 +365,12 @@ async fn the_webhook_refuses_a_forged_request_and_takes_an_update_once() {
         1,
         "the replay was not taken"
     );
-    assert_eq!(api.violations(), Vec::<String>::new());
-    srv.stop().await;
+    finish(srv, api).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expiry_updates_the_message_and_an_outage_delays_it_only() {
-    let db = db::fresh_sqlite_url();
-    let (srv, api) = start(&db.url, None).await;
+    let (_db, srv, api) = start_polling().await;
     let ana = ANA.to_string();
     // Telegram is down when the question is asked: the ask is delivered once it is back.
     api.down();
@@ -387,14 +397,12 @@ async fn an_expiry_updates_the_message_and_an_outage_delays_it_only() {
             .count(),
         1
     );
-    assert_eq!(api.violations(), Vec::<String>::new());
-    srv.stop().await;
+    finish(srv, api).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_escalation_asks_on_telegram_and_says_so_where_it_first_asked() {
-    let db = db::fresh_sqlite_url();
-    let (srv, api) = start(&db.url, None).await;
+    let (_db, srv, api) = start_polling().await;
     let (ana, bo) = (ANA.to_string(), BO.to_string());
     // cy is in quiet hours for the next day (from a minute ago until two minutes before
     // now, in UTC): her escalation waits, as on every channel, whatever the time of day the
@@ -453,7 +461,7 @@ async fn an_escalation_asks_on_telegram_and_says_so_where_it_first_asked() {
         "{held:?}"
     );
     // bo answers from his escalation; ana's and bo's messages both settle.
-    api.queue(api.press_update(BO, &escalated, &BotApiStandIn::button(&escalated, "Allow")));
+    api.press(BO, &escalated, "Allow");
     status_becomes(&srv, &d, "answered").await;
     for chat in [&ana, &bo] {
         api.wait_for(chat, "settled", |s| {
@@ -461,14 +469,12 @@ async fn an_escalation_asks_on_telegram_and_says_so_where_it_first_asked() {
         })
         .await;
     }
-    assert_eq!(api.violations(), Vec::<String>::new());
-    srv.stop().await;
+    finish(srv, api).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rule_of_three_shows_each_count() {
-    let db = db::fresh_sqlite_url();
-    let (srv, api) = start(&db.url, None).await;
+    let (_db, srv, api) = start_polling().await;
     let inbox = srv.default_inbox().await.name;
     srv.add_person("cy").await;
     srv.svc
@@ -491,19 +497,17 @@ async fn a_rule_of_three_shows_each_count() {
     ] {
         let chat = user.to_string();
         let ask = api.wait_for(&chat, "the ask", has_buttons).await;
-        api.queue(api.press_update(user, &ask, &BotApiStandIn::button(&ask, "Allow")));
+        api.press(user, &ask, "Allow");
         api.wait_for("1003", tally, |s| s.text.contains(tally))
             .await;
     }
     assert_eq!(srv.get(&d).await["status"], "pending");
-    assert_eq!(api.violations(), Vec::<String>::new());
-    srv.stop().await;
+    finish(srv, api).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_allow_that_wants_a_passkey_is_given_on_the_page() {
-    let db = db::fresh_sqlite_url();
-    let (srv, api) = start(&db.url, None).await;
+    let (_db, srv, api) = start_polling().await;
     let ana = ANA.to_string();
     let mut body = approval("make release", &["ana"], 1);
     body["approval"]["step_up"] = json!("passkey");
@@ -537,23 +541,19 @@ async fn an_allow_that_wants_a_passkey_is_given_on_the_page() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(srv.get(&d).await["status"], "pending");
     // Deny answers from the chat.
-    api.queue(api.press_update(ANA, &ask, &BotApiStandIn::button(&ask, "Deny")));
+    api.press(ANA, &ask, "Deny");
     assert_eq!(
         status_becomes(&srv, &d, "answered").await["outcome"],
         "Deny"
     );
-    assert_eq!(api.violations(), Vec::<String>::new());
-    srv.stop().await;
+    finish(srv, api).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_takes_updates_after_the_last_one_taken() {
-    let db = db::fresh_sqlite_url();
-    let (srv, api) = start(&db.url, None).await;
-    let ana = ANA.to_string();
-    let d = id(&srv.create(approval("make release", &["ana"], 1)).await);
-    let ask = api.wait_for(&ana, "the ask", has_buttons).await;
-    let press = api.queue(api.press_update(ANA, &ask, &BotApiStandIn::button(&ask, "Deny")));
+    let (db, srv, api) = start_polling().await;
+    let (d, ask) = ask_ana(&srv, &api, "make release", "the ask").await;
+    let press = api.press(ANA, &ask, "Deny");
     status_becomes(&srv, &d, "answered").await;
     let key = srv.key.clone();
     srv.stop().await;

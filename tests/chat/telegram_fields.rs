@@ -2,15 +2,13 @@
 //! Allow only when all of it is shown (the stand-in of telegram_standin.rs), and the longest
 //! message an approval can make still within Telegram's 4096 characters.
 
-use crate::common::db;
 use crate::fields;
-use crate::telegram::{ANA, start};
+use crate::telegram::{ANA, finish, start_polling};
 use crate::telegram_standin::BotApiStandIn;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_field_of_the_input_is_in_the_message_and_allow_is_one_tap_only_when_all_fit() {
-    let db = db::fresh_sqlite_url();
-    let (srv, api) = start(&db.url, None).await;
+    let (_db, srv, api) = start_polling().await;
     let ana = ANA.to_string();
     // Every field on its line, under the URL: Allow in one tap.
     srv.create(fields::puppeteer()).await;
@@ -50,16 +48,14 @@ async fn every_field_of_the_input_is_in_the_message_and_allow_is_one_tap_only_wh
         "{buttons}"
     );
     assert!(ask.text.contains("Allow on the page"), "{}", ask.text);
-    assert_eq!(api.violations(), Vec::<String>::new());
-    srv.stop().await;
+    finish(srv, api).await;
 }
 
 /// The stand-in refuses a text over 4096 characters as Telegram does: the longest ask
 /// arrives, cut with notes and without a one-tap Allow, and so does its settled edit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_longest_approval_is_delivered_cut_with_a_note_and_without_one_tap_allow() {
-    let db = db::fresh_sqlite_url();
-    let (srv, api) = start(&db.url, None).await;
+    let (_db, srv, api) = start_polling().await;
     let ana = ANA.to_string();
     let id = srv.create(fields::worst()).await["decision_id"]
         .as_str()
@@ -85,6 +81,5 @@ async fn the_longest_approval_is_delivered_cut_with_a_note_and_without_one_tap_a
         .await;
     assert_eq!(settled.message_id, ask.message_id, "edited in place");
     assert_eq!(srv.get(&id).await["outcome"], "Deny");
-    assert_eq!(api.violations(), Vec::<String>::new());
-    srv.stop().await;
+    finish(srv, api).await;
 }

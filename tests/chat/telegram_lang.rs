@@ -4,14 +4,12 @@
 
 use sayso::service::PersonSettings;
 
-use crate::common::db;
-use crate::telegram::{ANA, approval, start};
+use crate::telegram::{ANA, approval, finish, start_polling};
 use crate::telegram_standin::BotApiStandIn;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_german_person_is_asked_in_german_and_the_settled_message_says_so_in_german() {
-    let db = db::fresh_sqlite_url();
-    let (srv, api) = start(&db.url, None).await;
+    let (_db, srv, api) = start_polling().await;
     let inbox = srv.default_inbox().await.name;
     srv.svc
         .set_person(
@@ -59,6 +57,5 @@ async fn a_german_person_is_asked_in_german_and_the_settled_message_says_so_in_g
     let answers = api.wait_calls("answerCallbackQuery", 2).await;
     let told = answers[1].body["text"].as_str().unwrap();
     assert!(told.contains("Erlaubt von ana"), "{told}");
-    assert_eq!(api.violations(), Vec::<String>::new());
-    srv.stop().await;
+    finish(srv, api).await;
 }

@@ -180,6 +180,11 @@ impl BotApiStandIn {
         })
     }
 
+    /// Queues a press by `user` of the button of `message` labelled `label`; returns it.
+    pub fn press(&self, user: i64, message: &Sent, label: &str) -> Value {
+        self.queue(self.press_update(user, message, &Self::button(message, label)))
+    }
+
     /// A reply by `user` in `chat` to the message `to`, as Telegram sends it.
     pub fn reply_update(&self, user: i64, chat: &str, to: Option<i64>, text: &str) -> Value {
         let mut message = json!({

@@ -457,6 +457,28 @@ impl TestServer {
         json
     }
 
+    /// The first pending decision whose question contains `question`, once there is one
+    /// (the key lists it); panics after 20 s.
+    pub async fn pending_asking(&self, question: &str) -> Value {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let (_, page) = send(self.req(Method::GET, "/v1/decisions?status=pending")).await;
+            if let Some(d) = page["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|d| d["question"].as_str().unwrap_or("").contains(question))
+            {
+                return d.clone();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no pending decision asking {question:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Answers as the person does, as JSON: a plain question through its `web_url`, a tool
     /// approval through its feed approval link (which no API response shows; derived here
     /// with the server's own tokens, as the feed page does).

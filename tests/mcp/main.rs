@@ -9,6 +9,7 @@ mod questions;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use common::db::SqliteTestDb;
 use common::mcp_py::{mcp_script, talked};
 use common::server::{TestServer, fresh_server, s, send};
 use reqwest::{Method, StatusCode};
@@ -32,6 +33,13 @@ async fn connect_with(srv: &TestServer, key: &str) -> Result<Client, String> {
 
 async fn connect(srv: &TestServer) -> Client {
     connect_with(srv, &srv.key).await.expect("connected")
+}
+
+/// A fresh server, and rmcp's client connected to it with its key.
+async fn connected() -> (SqliteTestDb, TestServer, Client) {
+    let (db, srv) = fresh_server().await;
+    let client = connect(&srv).await;
+    (db, srv, client)
 }
 
 async fn call(client: &Client, name: &str, args: Value) -> CallToolResult {
@@ -62,10 +70,76 @@ fn ok(r: &CallToolResult) -> &Value {
     structured(r)
 }
 
+/// Asserts `r` is a tool error whose text contains `says`.
+fn assert_tool_error(r: &CallToolResult, says: &str) {
+    assert_eq!(r.is_error, Some(true), "{}", text(r));
+    assert!(text(r).contains(says), "{}", text(r));
+}
+
+/// Asks with `ask_user`; the result, and the id of the decision it made.
+async fn ask_user(client: &Client, args: Value) -> (CallToolResult, String) {
+    let asked = call(client, "ask_user", args).await;
+    let id = s(ok(&asked), "decision_id").to_string();
+    (asked, id)
+}
+
+async fn await_decision(client: &Client, id: &str, timeout_s: u64) -> CallToolResult {
+    call(
+        client,
+        "await_decision",
+        json!({"decision_id": id, "timeout_s": timeout_s}),
+    )
+    .await
+}
+
+/// `sayso mcp`, the stdio bridge, as a child process talking to `srv`.
+async fn connect_stdio(srv: &TestServer) -> Client {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_sayso"));
+    cmd.arg("mcp")
+        .env("SAYSO_URL", &srv.base)
+        .env("SAYSO_KEY", &srv.key)
+        .env("SAYSO_LOG", "warn")
+        .stderr(Stdio::inherit());
+    let child = TokioChildProcess::new(cmd).expect("sayso mcp starts");
+    ().serve(child).await.expect("stdio handshake")
+}
+
+/// Answers the page at `web_url` with `body` after `delay`, while the test waits on it;
+/// the status the page gave.
+fn answer_later(
+    srv: &TestServer,
+    web_url: String,
+    delay: Duration,
+    body: Value,
+) -> tokio::task::JoinHandle<StatusCode> {
+    let client = srv.client.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(delay).await;
+        client
+            .post(&web_url)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .status()
+    })
+}
+
+/// A raw JSON-RPC `initialize` POST to `/mcp`, with no key; the caller adds what it tests.
+fn initialize(srv: &TestServer) -> reqwest::RequestBuilder {
+    srv.client
+        .post(srv.url("/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}
+        }))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tools_are_listed_with_schemas_and_descriptions() {
-    let (_db, srv) = fresh_server().await;
-    let client = connect(&srv).await;
+    let (_db, _srv, client) = connected().await;
     let tools = client.list_all_tools().await.unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     names.sort();
@@ -153,19 +227,13 @@ async fn ask_user_sends_the_question_to_the_people_it_names() {
         json!({"question": "Ship it?", "kind": "bool", "approvers": ["zed"]}),
     )
     .await;
-    assert_eq!(refused.is_error, Some(true));
-    assert!(
-        text(&refused).contains("approvers[0]"),
-        "{}",
-        text(&refused)
-    );
+    assert_tool_error(&refused, "approvers[0]");
     client.cancel().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_user_answered_on_the_page_comes_back_from_await_decision() {
-    let (_db, srv) = fresh_server().await;
-    let client = connect(&srv).await;
+    let (_db, srv, client) = connected().await;
     let asked = call(
         &client,
         "ask_user",
@@ -182,27 +250,14 @@ async fn ask_user_answered_on_the_page_comes_back_from_await_decision() {
     );
     assert!(!handle["warnings"].as_array().unwrap().is_empty());
 
-    let web_url = s(&handle, "web_url").to_string();
-    let answerer = {
-        let client = srv.client.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            client
-                .post(&web_url)
-                .json(&json!({"value": "yes", "remark": "after 6pm"}))
-                .send()
-                .await
-                .unwrap()
-                .status()
-        })
-    };
+    let answerer = answer_later(
+        &srv,
+        s(&handle, "web_url").to_string(),
+        Duration::from_millis(300),
+        json!({"value": "yes", "remark": "after 6pm"}),
+    );
     let started = Instant::now();
-    let awaited = call(
-        &client,
-        "await_decision",
-        json!({"decision_id": id, "timeout_s": 30}),
-    )
-    .await;
+    let awaited = await_decision(&client, &id, 30).await;
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(answerer.await.unwrap(), StatusCode::OK);
     let d = ok(&awaited);
@@ -225,21 +280,13 @@ async fn ask_user_answered_on_the_page_comes_back_from_await_decision() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn await_decision_on_a_pending_decision_says_to_call_again() {
-    let (_db, srv) = fresh_server().await;
-    let client = connect(&srv).await;
-    let asked = call(
+    let (_db, _srv, client) = connected().await;
+    let (_, id) = ask_user(
         &client,
-        "ask_user",
         json!({"question": "Name the release?", "kind": "text"}),
     )
     .await;
-    let id = s(ok(&asked), "decision_id").to_string();
-    let awaited = call(
-        &client,
-        "await_decision",
-        json!({"decision_id": id, "timeout_s": 1}),
-    )
-    .await;
+    let awaited = await_decision(&client, &id, 1).await;
     assert_eq!(ok(&awaited)["status"], "pending");
     assert!(
         text(&awaited).contains(&format!(
@@ -253,8 +300,7 @@ async fn await_decision_on_a_pending_decision_says_to_call_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_arguments_come_back_as_a_tool_error_listing_each_path() {
-    let (_db, srv) = fresh_server().await;
-    let client = connect(&srv).await;
+    let (_db, srv, client) = connected().await;
     let r = call(
         &client,
         "ask_user",
@@ -288,12 +334,11 @@ async fn invalid_arguments_come_back_as_a_tool_error_listing_each_path() {
     );
 
     let r = call(&client, "ask_user_question", json!({"questions": []})).await;
-    assert_eq!(r.is_error, Some(true));
+    assert_tool_error(&r, "Provide 1-4 questions");
     assert_eq!(text(&r), "Provide 1-4 questions");
 
     let r = call(&client, "get_decision", json!({"decision_id": "nope"})).await;
-    assert_eq!(r.is_error, Some(true));
-    assert!(text(&r).contains("- decision_id:"), "{}", text(&r));
+    assert_tool_error(&r, "- decision_id:");
     let r = call(
         &client,
         "get_decision",
@@ -307,15 +352,12 @@ async fn invalid_arguments_come_back_as_a_tool_error_listing_each_path() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_todo_needs_no_await_and_is_listed_until_done() {
-    let (_db, srv) = fresh_server().await;
-    let client = connect(&srv).await;
-    let r = call(
+    let (_db, srv, client) = connected().await;
+    let (r, id) = ask_user(
         &client,
-        "ask_user",
         json!({"question": "Rotate the staging keys", "kind": "todo", "project": "ops"}),
     )
     .await;
-    let id = s(ok(&r), "decision_id").to_string();
     assert!(text(&r).contains("Nothing needs awaiting"), "{}", text(&r));
     call(
         &client,
@@ -341,15 +383,12 @@ async fn a_todo_needs_no_await_and_is_listed_until_done() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_decision_withdraws_once() {
-    let (_db, srv) = fresh_server().await;
-    let client = connect(&srv).await;
-    let r = call(
+    let (_db, _srv, client) = connected().await;
+    let (_, id) = ask_user(
         &client,
-        "ask_user",
         json!({"question": "Still needed?", "kind": "bool"}),
     )
     .await;
-    let id = s(ok(&r), "decision_id").to_string();
     let cancelled = call(
         &client,
         "cancel_decision",
@@ -358,12 +397,7 @@ async fn cancel_decision_withdraws_once() {
     .await;
     assert_eq!(ok(&cancelled)["status"], "cancelled");
     let again = call(&client, "cancel_decision", json!({"decision_id": id})).await;
-    assert_eq!(again.is_error, Some(true));
-    assert!(
-        text(&again).contains("already cancelled"),
-        "{}",
-        text(&again)
-    );
+    assert_tool_error(&again, "already cancelled");
     client.cancel().await.unwrap();
 }
 
@@ -371,16 +405,8 @@ async fn cancel_decision_withdraws_once() {
 async fn a_missing_or_bad_key_is_refused_with_401() {
     let (_db, srv) = fresh_server().await;
     assert!(connect_with(&srv, "sk_not_a_key").await.is_err());
-    let init = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    });
     for auth in [None, Some("Bearer sk_wrong")] {
-        let mut req = srv
-            .client
-            .post(srv.url("/mcp"))
-            .header("accept", "application/json, text/event-stream")
-            .json(&init);
+        let mut req = initialize(&srv);
         if let Some(a) = auth {
             req = req.header("authorization", a);
         }
@@ -393,18 +419,7 @@ async fn a_missing_or_bad_key_is_refused_with_401() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_that_is_not_allowed_is_refused() {
     let (_db, srv) = fresh_server().await;
-    let init = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    });
-    let req = |host: &str| {
-        srv.client
-            .post(srv.url("/mcp"))
-            .bearer_auth(&srv.key)
-            .header("host", host)
-            .header("accept", "application/json, text/event-stream")
-            .json(&init)
-    };
+    let req = |host: &str| initialize(&srv).bearer_auth(&srv.key).header("host", host);
     let resp = req("evil.example.com").send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::FORBIDDEN);
     let resp = req("localhost").send().await.unwrap();
@@ -414,17 +429,7 @@ async fn a_host_that_is_not_allowed_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_from_another_origin_is_refused() {
     let (_db, srv) = fresh_server().await;
-    let init = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    });
-    let req = || {
-        srv.client
-            .post(srv.url("/mcp"))
-            .bearer_auth(&srv.key)
-            .header("accept", "application/json, text/event-stream")
-            .json(&init)
-    };
+    let req = || initialize(&srv).bearer_auth(&srv.key);
     for evil in ["https://evil.example", "null", "http://localhost:1"] {
         let resp = req().header("origin", evil).send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::FORBIDDEN, "{evil}");
@@ -446,14 +451,7 @@ async fn a_page_from_another_origin_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stdio_bridge_serves_the_same_tools() {
     let (_db, srv) = fresh_server().await;
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_sayso"));
-    cmd.arg("mcp")
-        .env("SAYSO_URL", &srv.base)
-        .env("SAYSO_KEY", &srv.key)
-        .env("SAYSO_LOG", "warn")
-        .stderr(Stdio::inherit());
-    let child = TokioChildProcess::new(cmd).expect("sayso mcp starts");
-    let client = ().serve(child).await.expect("stdio handshake");
+    let client = connect_stdio(&srv).await;
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(tools.len(), 7);
 
@@ -473,8 +471,7 @@ async fn the_stdio_bridge_serves_the_same_tools() {
     assert_eq!(ok(&got)["outcome"], "Pro");
     assert_eq!(text(&got), r#"The user answered "Which plan?" with "Pro"."#);
     let bad = call(&client, "get_decision", json!({"decision_id": 3})).await;
-    assert_eq!(bad.is_error, Some(true));
-    assert!(text(&bad).contains("- decision_id: must be a string"));
+    assert_tool_error(&bad, "- decision_id: must be a string");
     client.cancel().await.unwrap();
 }
 
@@ -524,36 +521,17 @@ async fn await_decision_longer_than_the_servers_maximum_keeps_waiting_in_rounds(
     let db = common::db::fresh_sqlite_url();
     let srv = TestServer::start_max_await(&db.url, std::time::Duration::from_secs(1)).await;
     let client = connect(&srv).await;
-    let asked = call(
-        &client,
-        "ask_user",
-        json!({"question": "Ship it?", "kind": "bool"}),
-    )
-    .await;
-    let web_url = s(ok(&asked), "web_url").to_string();
-    let id = s(ok(&asked), "decision_id").to_string();
+    let (asked, id) = ask_user(&client, json!({"question": "Ship it?", "kind": "bool"})).await;
     // Answered after the first one-second round has ended: only a wait that goes on past
     // the server's maximum sees it.
-    let answering = tokio::spawn({
-        let srv_answer = srv.client.clone();
-        async move {
-            tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
-            let resp = srv_answer
-                .post(&web_url)
-                .json(&json!({"value": "yes"}))
-                .send()
-                .await
-                .unwrap();
-            assert!(resp.status().is_success(), "{}", resp.status());
-        }
-    });
-    let awaited = call(
-        &client,
-        "await_decision",
-        json!({"decision_id": id, "timeout_s": 30}),
-    )
-    .await;
-    answering.await.unwrap();
+    let answering = answer_later(
+        &srv,
+        s(ok(&asked), "web_url").to_string(),
+        Duration::from_millis(2500),
+        json!({"value": "yes"}),
+    );
+    let awaited = await_decision(&client, &id, 30).await;
+    assert_eq!(answering.await.unwrap(), StatusCode::OK);
     assert_eq!(ok(&awaited)["status"], "answered", "{}", text(&awaited));
     assert_eq!(ok(&awaited)["outcome"], true);
     client.cancel().await.unwrap();
@@ -571,98 +549,62 @@ async fn settled_status(srv: &TestServer, id: &str) -> Value {
     }
 }
 
-/// The pending decision of `question`, once there is one.
-async fn pending_of(srv: &TestServer, question: &str) -> Value {
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let (_, page) = send(srv.req(Method::GET, "/v1/decisions?status=pending")).await;
-        if let Some(d) = page["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|d| d["question"] == question)
-        {
-            return d.clone();
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no decision {question:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+/// Calls tool `name` without waiting for its result; the handle that can cancel the call.
+async fn call_cancellable(
+    client: &Client,
+    name: &str,
+    args: Value,
+) -> rmcp::service::RequestHandle<RoleClient> {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
+        CallToolRequestParams::new(name.to_string()).with_arguments(args),
+    ));
+    client
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_call_withdraws_the_question_it_waited_on_and_nothing_else() {
     let (_db, srv) = fresh_server().await;
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_sayso"));
-    cmd.arg("mcp")
-        .env("SAYSO_URL", &srv.base)
-        .env("SAYSO_KEY", &srv.key)
-        .env("SAYSO_LOG", "warn")
-        .stderr(Stdio::inherit());
-    let child = TokioChildProcess::new(cmd).expect("sayso mcp starts");
-    let client = ().serve(child).await.expect("stdio handshake");
+    let client = connect_stdio(&srv).await;
 
     // A handle only: the model holds its decision_id, and awaits it later.
-    let asked = call(
+    let (_, kept) = ask_user(&client, json!({"question": "Kept?", "kind": "bool"})).await;
+
+    // A wait on someone else's decision: cancelling it leaves the decision alone.
+    let waiting = call_cancellable(
         &client,
-        "ask_user",
-        json!({"question": "Kept?", "kind": "bool"}),
+        "await_decision",
+        json!({"decision_id": kept, "timeout_s": 600}),
     )
     .await;
-    let kept = s(ok(&asked), "decision_id").to_string();
-
-    let cancellable = |name: &str, args: Value| {
-        let Value::Object(args) = args else {
-            unreachable!()
-        };
-        ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
-            CallToolRequestParams::new(name.to_string()).with_arguments(args),
-        ))
-    };
-    // A wait on someone else's decision: cancelling it leaves the decision alone.
-    let waiting = client
-        .peer()
-        .send_cancellable_request(
-            cancellable(
-                "await_decision",
-                json!({"decision_id": kept, "timeout_s": 600}),
-            ),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .unwrap();
     // The tools that ask and wait in the call: their client's `notifications/cancelled`
     // withdraws what they asked, since no one will ever read its decision_id.
-    let approving = client
-        .peer()
-        .send_cancellable_request(
-            cancellable(
-                "approve",
-                json!({"tool_name": "Bash", "input": {"command": "make cancelled"}, "wait_s": 600}),
-            ),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .unwrap();
-    let asking = client
-        .peer()
-        .send_cancellable_request(
-            cancellable(
-                "ask_user_question",
-                json!({"questions": [{"question": "Which colour?", "header": "Colour",
-                    "multiSelect": false, "options": [
-                        {"label": "Red", "description": "warm"},
-                        {"label": "Blue", "description": "cool"}]}],
-                    "wait_s": 600}),
-            ),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .unwrap();
-    let approval = pending_of(&srv, "Claude Code wants to run: make cancelled").await;
-    let question = pending_of(&srv, "Which colour?").await;
+    let approving = call_cancellable(
+        &client,
+        "approve",
+        json!({"tool_name": "Bash", "input": {"command": "make cancelled"}, "wait_s": 600}),
+    )
+    .await;
+    let asking = call_cancellable(
+        &client,
+        "ask_user_question",
+        json!({"questions": [{"question": "Which colour?", "header": "Colour",
+            "multiSelect": false, "options": [
+                {"label": "Red", "description": "warm"},
+                {"label": "Blue", "description": "cool"}]}],
+            "wait_s": 600}),
+    )
+    .await;
+    let approval = srv
+        .pending_asking("Claude Code wants to run: make cancelled")
+        .await;
+    let question = srv.pending_asking("Which colour?").await;
     waiting.cancel(Some("not now".into())).await.unwrap();
     approving
         .cancel(Some("the user pressed Esc".into()))

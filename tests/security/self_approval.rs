@@ -43,27 +43,6 @@ async fn finish_hook((child, started): (Child, Instant)) -> (Value, String) {
     (out.stdout, out.stderr)
 }
 
-/// The pending decision whose question mentions `command`, as the agent's key lists it.
-async fn pending_for(srv: &TestServer, command: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let (_, page) = send(srv.req(Method::GET, "/v1/decisions?status=pending")).await;
-        if let Some(d) = page["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|d| d["question"].as_str().unwrap_or("").contains(command))
-        {
-            return d.clone();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no pending decision for {command}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 fn permission(out: &Value) -> &str {
     out["hookSpecificOutput"]["permissionDecision"]
         .as_str()
@@ -217,7 +196,7 @@ async fn an_agents_key_neither_learns_nor_uses_the_answer_to_its_approval() {
     let srv = TestServer::start(&db.url).await;
     let dir = Dir::new();
     let hook = start_hook(&dir, &srv, "s-1", "rm -rf ~/", 60).await;
-    let d = pending_for(&srv, "rm -rf ~/").await;
+    let d = srv.pending_asking("rm -rf ~/").await;
     let id = d["decision_id"].as_str().unwrap().to_string();
     let web_url = d["web_url"].as_str().unwrap().to_string();
 
@@ -360,7 +339,7 @@ async fn a_planted_session_allowance_lets_nothing_through() {
 
     // The agent runs the hook itself for something harmless and tries to answer it.
     let hook = start_hook(&dir, &srv, session, "echo harmless", 3).await;
-    let d = pending_for(&srv, "echo harmless").await;
+    let d = srv.pending_asking("echo harmless").await;
     let (status, _) = send(
         srv.client
             .post(d["web_url"].as_str().unwrap())
@@ -418,7 +397,7 @@ async fn a_planted_session_allowance_lets_nothing_through() {
 
     // The session's next real call is put to the person, not let through.
     let hook = start_hook(&dir, &srv, session, "rm -rf ~/", 2).await;
-    let real = pending_for(&srv, "rm -rf ~/").await;
+    let real = srv.pending_asking("rm -rf ~/").await;
     assert_eq!(real["status"], "pending");
     let (out, _) = finish_hook(hook).await;
     assert_eq!(permission(&out), "deny", "{out}");
@@ -446,7 +425,7 @@ async fn the_person_allows_in_one_tap_from_an_ntfy_button() {
     let ntfy = srv.ntfy_phone().await;
     let dir = Dir::new();
     let hook = start_hook(&dir, &srv, "s-ntfy", "make release", 60).await;
-    let d = pending_for(&srv, "make release").await;
+    let d = srv.pending_asking("make release").await;
     let deadline = Instant::now() + Duration::from_secs(20);
     let published = loop {
         if let Some(r) = ntfy.requests().first() {
@@ -486,7 +465,7 @@ async fn the_person_allows_in_one_tap_from_the_feed_on_a_phone() {
     let srv = TestServer::start(&db.url).await;
     let dir = Dir::new();
     let hook = start_hook(&dir, &srv, "s-phone", "make deploy", 60).await;
-    let d = pending_for(&srv, "make deploy").await;
+    let d = srv.pending_asking("make deploy").await;
 
     // The feed link binds the phone; afterwards /inbox is the feed, without the link.
     b.goto(&srv.feed_url().await).await;
