@@ -74,8 +74,10 @@ impl Receivers {
 async fn record_ntfy(State((ntfy, _)): State<(Arrivals, Arrivals)>, body: Bytes) {
     let at = Instant::now();
     if let Ok(v) = serde_json::from_slice::<Value>(&body)
-        && let Some(q) = v["message"].as_str()
+        && let Some(message) = v["message"].as_str()
     {
+        // The question is the message's first line; when it expires follows.
+        let q = message.lines().next().unwrap_or_default();
         ntfy.lock().unwrap().entry(q.to_string()).or_insert(at);
     }
 }
