@@ -29,12 +29,10 @@ from dataclasses import asdict
 from datetime import timedelta
 from typing import Any
 
-try:
+from ._extra import framework_imports
+
+with framework_imports(__name__, "DBOS", "dbos"):
     from dbos import DBOS
-except ImportError as e:  # the engine is an extra, not a dependency of sayso
-    raise ImportError(
-        f"sayso.dbos needs DBOS ({e.name} is missing): pip install 'sayso[dbos]'"
-    ) from e
 
 from . import _durable
 from ._errors import SaysoError, Timeout

@@ -32,17 +32,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-try:
+from ._extra import framework_imports
+
+with framework_imports(__name__, "the Temporal SDK", "temporal"):
     from temporalio import activity, workflow
     from temporalio.client import Client as TemporalClient
     from temporalio.common import RetryPolicy
     from temporalio.exceptions import ApplicationError
     from temporalio.service import RPCError, RPCStatusCode
-except ImportError as e:  # the engine is an extra, not a dependency of sayso
-    raise ImportError(
-        f"sayso.temporal needs the Temporal SDK ({e.name} is missing): "
-        "pip install 'sayso[temporal]'"
-    ) from e
 
 from . import _durable
 from ._async import AsyncClient
