@@ -122,13 +122,15 @@ def _ask(
     workflow_id: str, step: str, tool_name: str, arguments: dict[str, Any], ttl_seconds: int
 ) -> dict[str, Any]:
     gate = _gate(ttl_seconds)
-    got = _durable.ask(gate, tool_name, arguments, workflow_id, workflow_id, step)
+    call = gate.call(tool_name, arguments)
+    got = _durable.ask(gate, call, workflow_id, workflow_id, step)
     return {"decision_id": got} if isinstance(got, str) else {"refused": asdict(got)}
 
 
 @DBOS.step(name="sayso_read", **_RETRIES)
 def _read(decision_id: str, tool_name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
-    got = _durable.settled(_gate(), decision_id, tool_name, arguments)
+    gate = _gate()
+    got = _durable.settled(gate, decision_id, gate.call(tool_name, arguments))
     return None if got is None else asdict(got)
 
 
@@ -136,7 +138,8 @@ def _read(decision_id: str, tool_name: str, arguments: dict[str, Any]) -> dict[s
 def _withdraw(
     decision_id: str, tool_name: str, arguments: dict[str, Any], reason: str
 ) -> dict[str, Any]:
-    return asdict(_durable.withdraw(_gate(), decision_id, tool_name, arguments, reason))
+    gate = _gate()
+    return asdict(_durable.withdraw(gate, decision_id, gate.call(tool_name, arguments), reason))
 
 
 @DBOS.step(name="sayso_wait")
