@@ -31,6 +31,22 @@ def python_blocks(doc: str, section: str) -> list[str]:
     return re.findall(r"```python\n(.*?)```", part, re.S)
 
 
+def section_checks(
+    doc: str, section: str, count: int
+) -> tuple[Callable[[], list[str]], Callable[[], None]]:
+    """The Python blocks of the ``## section`` of ``docs/doc`` that a file's tests run, and a
+    test that the section holds the ``count`` blocks they run (so a block added there gets a
+    test too)."""
+
+    def blocks() -> list[str]:
+        return python_blocks(doc, section)
+
+    def has_the_blocks_this_file_runs() -> None:
+        assert len(blocks()) == count
+
+    return blocks, has_the_blocks_this_file_runs
+
+
 def run_block(block: str, scope: dict[str, Any] | None = None) -> str:
     """What ``block`` prints, run here in ``scope`` (a fresh one if not given)."""
     out = io.StringIO()

@@ -6,19 +6,15 @@ import contextlib
 import io
 
 import pytest
-from docs_blocks import python_blocks, run_answered
+from docs_blocks import run_answered, section_checks
 from helpers import hook_receiver
 from sayso_client_fixtures import Person, Server, unique
 
 import sayso
 
-
-def docs_examples() -> list[str]:
-    return python_blocks("CLIENTS.md", "Python")
-
-
-def test_the_section_has_the_blocks_this_file_runs() -> None:
-    assert len(docs_examples()) == 2
+docs_examples, test_the_section_has_the_blocks_this_file_runs = section_checks(
+    "CLIENTS.md", "Python", 2
+)
 
 
 def test_the_docs_example_asks_waits_and_reads_the_answer(

@@ -9,12 +9,14 @@ import json
 import queue
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from helpers import Delivery, hook_receiver
 from sayso_client_fixtures import Person, Server, unique
 
 import sayso
+
 
 @pytest.fixture()
 def receiver() -> Iterator[tuple[str, queue.Queue[Delivery]]]:
@@ -29,15 +31,32 @@ def sign(secret: str, msg_id: str, stamp: int, body: bytes) -> str:
     return "v1," + base64.b64encode(mac).decode()
 
 
+def delivered(
+    server: Server,
+    person: Person,
+    got: queue.Queue[Delivery],
+    question: str,
+    fields: dict[str, Any],
+    **answer: Any,
+) -> tuple[sayso.AskHandle, bytes, dict[str, str]]:
+    """``question`` asked with ``fields`` (where the webhook goes) and given ``answer`` by the
+    person: the ask's handle, and the body and headers of the webhook that came."""
+    with sayso.Client(server.url, server.key) as client:
+        q = unique(question)
+        h = client.ask(q, notify="none", **fields)
+        person.answer(q, **answer)
+        body, headers = got.get(timeout=20)
+    return h, body, headers
+
+
 def test_a_completion_callback_is_signed_like_a_webhook_and_carries_the_settled_decision(
     server: Server, person: Person, receiver: tuple[str, queue.Queue[Delivery]]
 ) -> None:
     url, got = receiver
-    with sayso.Client(server.url, server.key) as client:
-        q = unique("Resume the workflow?")
-        h = client.ask(q, completion={"url": url}, notify="none")
-        person.answer(q, value="no", remark="not today")
-        body, headers = got.get(timeout=20)
+    completion = {"completion": {"url": url}}
+    h, body, headers = delivered(
+        server, person, got, "Resume the workflow?", completion, value="no", remark="not today"
+    )
     d = sayso.verify_webhook(body, headers, server.webhook_secret)
     assert (d.decision_id, d.status, d.outcome, d.remark) == (
         h.decision_id,
@@ -51,11 +70,9 @@ def test_a_webhook_from_the_server_verifies_and_carries_the_decision(
     server: Server, person: Person, receiver: tuple[str, queue.Queue[Delivery]]
 ) -> None:
     url, got = receiver
-    with sayso.Client(server.url, server.key) as client:
-        q = unique("Publish the post?")
-        h = client.ask(q, callback_url=url, notify="none")
-        person.answer(q, value="yes")
-        body, headers = got.get(timeout=20)
+    h, body, headers = delivered(
+        server, person, got, "Publish the post?", {"callback_url": url}, value="yes"
+    )
     d = sayso.verify_webhook(body, headers, server.webhook_secret)
     assert (d.decision_id, d.outcome) == (h.decision_id, True)
 

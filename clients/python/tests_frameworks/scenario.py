@@ -8,11 +8,14 @@ what the first saved. Every allowed tool runs exactly once and a denied one neve
 from the file the tool itself appends a line to on every run.
 
 Each suite supplies its framework's run and its processes (its own agent script); this module
-is the person, the clock and the checks.
+is the person, the clock and the checks. The suites whose agent deploys (ADK, the OpenAI
+Agents SDK) share their tests whole: ``DeploySuite``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import os
 import re
 import signal
@@ -27,6 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+import pytest
 from helpers import joined, later
 from sayso_client_fixtures import Person, Server
 
@@ -54,38 +58,51 @@ def asked_for(server: Server, run_id: str) -> list[sayso.Decision]:
         return [d for d in client.list() if d.metadata.get("run_id") == run_id]
 
 
-def agent_process(
-    script: Path, server: Server, run_id: str, tmp_path: Path, *args: str
-) -> Callable[[str], subprocess.Popen[str]]:
-    """Starts ``script`` (a suite's agent_process.py) in ``mode``: ``start`` or ``resume``."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+# An agent script's process started in a mode: ``start``, or ``resume``.
+Agent = Callable[[str], subprocess.Popen[str]]
+
+
+def agent_process(script: Path, server: Server, *args: str) -> Agent:
+    """Starts ``script`` (a suite's agent script) as a process of its own in ``mode``: ``start``,
+    or ``resume`` for a new process that carries the run on. It is run as ``script MODE
+    *args``, with the server in ``SAYSO_URL`` and ``SAYSO_KEY``."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SAYSO_URL": server.url, "SAYSO_KEY": server.key}
 
     def agent(mode: str) -> subprocess.Popen[str]:
-        line = [sys.executable, str(script), mode, server.url, server.key, run_id, str(tmp_path)]
         return subprocess.Popen(
-            [*line, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            [sys.executable, str(script), mode, *args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
 
     return agent
 
 
+def paused(proc: subprocess.Popen[str]) -> bool:
+    """Whether an agent script that prints ``PAUSED …`` once it has saved its paused run
+    (lg_agent.py, pai_agent.py) did; waits for its first line."""
+    assert proc.stdout is not None
+    return proc.stdout.readline().startswith("PAUSED ")
+
+
 def killed_then_resumed(
     person: Person,
     where: str,
-    agent: Callable[[str], subprocess.Popen[str]],
-    saved: Callable[[], bool] = lambda: True,
+    agent: Agent,
+    saved: Callable[[subprocess.Popen[str]], bool] = lambda proc: True,
 ) -> tuple[str, str]:
-    """The agent started, killed once the person sees ``where`` asked (and ``saved`` holds),
-    the person allowing while no agent runs at all, a new agent resuming cold: what it
-    printed, checked to have ended well."""
+    """The agent started, killed once the person sees ``where`` asked and ``saved`` holds of its
+    process (the run saved for a resume), the person allowing while no agent runs at all, a
+    new agent resuming cold: what it printed, checked to have ended well."""
     first = agent("start")
     deadline = time.monotonic() + 30
-    while where not in person.feed() or not saved():
+    while where not in person.feed() or not saved(first):
         assert first.poll() is None, first.communicate()
         assert time.monotonic() < deadline, "the agent never asked"
         time.sleep(0.1)
-    first.send_signal(signal.SIGKILL)
-    first.wait()
+    kill(first)
     assert person.answer(where, value="Allow").status_code == 303
     second = agent("resume")
     out, err = second.communicate(timeout=60)
@@ -93,25 +110,20 @@ def killed_then_resumed(
     return out, err
 
 
-def paused_killed_resumed(
-    server: Server, person: Person, start: list[str], resume: list[str], command: str
-) -> tuple[str, str]:
-    """An agent script run with ``start`` until it prints ``PAUSED <run id>`` and killed; the
-    person allowing ``command``; the script run again with ``resume`` to its end. Returns the
-    run id the first printed and what the second printed, checked to have ended well."""
-    env = {**os.environ, "SAYSO_URL": server.url, "SAYSO_KEY": server.key}
-    first = subprocess.Popen([sys.executable, *start], env=env, stdout=subprocess.PIPE, text=True)
-    assert first.stdout is not None
-    line = first.stdout.readline()
-    assert line.startswith("PAUSED "), line
-    first.send_signal(signal.SIGKILL)
-    first.wait()
-    assert person.answer_when_asked(command, value="Allow").status_code == 303
-    second = subprocess.run(
-        [sys.executable, *resume], env=env, capture_output=True, text=True, timeout=60
-    )
-    assert second.returncode == 0, second.stderr
-    return line.split()[1], second.stdout
+def resumed_cold(server: Server, person: Person, script: Path, saved: Path, *args: str) -> None:
+    """An agent script that pauses, saves its run in ``saved`` and prints ``PAUSED …``
+    (lg_agent.py, pai_agent.py: ``start|resume SAVED RUNS *args COMMAND CALL_ID``, RUNS being
+    ``runs.txt`` beside ``saved``) killed once paused on a command; the person allowing it; a
+    new process resuming the run from ``saved``: the tool ran once, and the person was asked
+    once."""
+    runs, command = saved.parent / "runs.txt", f"migrate {uuid.uuid4().hex[:8]}"
+    agent = agent_process(script, server, str(saved), str(runs), *args, command, "call-1")
+    out, _ = killed_then_resumed(person, command, agent, paused)
+    assert f"FINAL tool said: ran {command}" in out
+    assert runs_of(runs) == [command]
+    with sayso.Client(server.url, server.key) as client:
+        asked = [d for d in client.list() if command in d.question]
+    assert len(asked) == 1, "the resumed run asked again"
 
 
 def unanswered(server: Server, run_id: str, how: str, run: Callable[..., str]) -> str:
@@ -139,14 +151,13 @@ def unanswered(server: Server, run_id: str, how: str, run: Callable[..., str]) -
     return said
 
 
-def denied_then_restarted(server: Server, where: str, run: Callable[[], object]) -> None:
-    """``run`` asking about ``where``, the person denying it ("no"), the server restarting."""
-    person = Person(server.feed)
-    answered = later(0.2, person.answer_when_asked, where, value="Deny", remark="no")
-    run()
-    joined(answered)
-    server.kill()
-    server.start()
+def answered(person: Person, where: str, run: Callable[[], str], **answer: Any) -> str:
+    """What ``run`` returned, the person having given ``answer`` as soon as it asked about
+    ``where``."""
+    answering = later(0.2, person.answer_when_asked, where, **answer)
+    said = run()
+    assert joined(answering).status_code == 303
+    return said
 
 
 def loads_no_framework(top: str) -> None:
@@ -184,6 +195,11 @@ def calls(n: int, verb: str = "deploy") -> list[Call]:
         Call(f"{verb}-{i} {word}", f"call_{i}_{word}", answer)
         for i, answer in enumerate(PLANS[n], 1)
     ]
+
+
+def arguments(made: list[Call]) -> list[str]:
+    """The calls as an agent script's arguments: command, call id, command, call id, …"""
+    return [arg for c in made for arg in (c.command, c.call_id)]
 
 
 def runs_of(path: Path) -> list[str]:
@@ -297,7 +313,7 @@ def each_allowed_runs_once(
     run_id: str,
     harness: str,
     made: list[Call],
-    agent: Callable[[str], subprocess.Popen[str]],
+    agent: Agent,
     runs: Path,
     ran: str,
     settled: Callable[[Call], None] = lambda call: time.sleep(0.5),
@@ -315,20 +331,188 @@ def each_allowed_runs_once(
         assert expected in told
 
 
-def each_allowed_runs_once_in_processes(
-    script: Path,
-    server: Server,
-    person: Person,
-    run_id: str,
-    tmp_path: Path,
-    harness: str,
-    n: int,
-    settled: Callable[[Call], None] = lambda call: time.sleep(0.5),
-) -> None:
-    """The parallel-calls case of ``n`` calls through ``script``, an agent script run by
-    ``agent_process`` that deploys: what each run printed says where it deployed."""
-    made = calls(n)
-    pairs = [arg for c in made for arg in (c.command, c.call_id)]
-    agent = agent_process(script, server, run_id, tmp_path, *pairs)
-    runs, ran = tmp_path / "runs", "deployed to"
-    each_allowed_runs_once(server, person, run_id, harness, made, agent, runs, ran, settled)
+class DeploySuite:
+    """The tests of an adapter whose agent deploys (tests_frameworks/adk, openai_agents),
+    written once: a suite's ``Test…`` subclass says what differs and supplies its framework's
+    runs, and pytest runs these tests for it.
+
+    The agent's model deploys to ``where``, a target no other test uses, with the tool call
+    ``call_1`` (and to more targets, in the same step, where a test says); the tool appends
+    each target it deploys to to ``tmp_path / "runs"``. The suite's agent script is
+    ``agent_process.py`` beside its tests: ``start|resume RUN_ID WORKDIR TARGET CALL_ID…``,
+    printing what the model said last.
+    """
+
+    #: The approvals' harness.
+    harness: str
+    #: The framework's top module, which ``import sayso`` leaves unloaded.
+    framework: str
+    #: What the model reads when the adapter's wait for the person runs out.
+    timed_out: str
+
+    def kept(self, tmp_path: Path) -> str:
+        """What the agent keeps of its runs for a new process (a session store, a saved state),
+        as text: nothing until it has saved something."""
+        raise NotImplementedError
+
+    async def run(
+        self, server: Server, run_id: str, tmp_path: Path, where: str, **settings: Any
+    ) -> str:
+        """The agent deploying to ``where`` in the run ``run_id``, through the adapter made
+        with ``settings``: what the model said last."""
+        raise NotImplementedError
+
+    async def approved_by_itself(
+        self, server: Server, person: Person, run_id: str, tmp_path: Path, where: str
+    ) -> tuple[str, str]:
+        """The run asking about ``where`` and its process dying before the person answered;
+        the agent approving the call itself and running on; then the same run through the
+        adapter, the person denying it with "forged": what the model read each time."""
+        raise NotImplementedError
+
+    async def approved_unasked(
+        self, server: Server, run_id: str, tmp_path: Path, where: str
+    ) -> tuple[str, str]:
+        """The agent approving the call itself before the adapter asked anyone, then the same
+        run through the adapter: what the model read each time."""
+        raise NotImplementedError
+
+    async def given_up(
+        self, server: Server, person: Person, run_id: str, tmp_path: Path, first: str, second: str
+    ) -> tuple[list[str], str]:
+        """A run deploying to ``first`` (``call_1``) and ``second`` (``call_2``) asking about
+        both, its process dying; the person allowing ``first``; the adapter withdrawing the
+        run, then resuming it: the ids withdrawn, and what the model said last."""
+        raise NotImplementedError
+
+    def running(
+        self, server: Server, run_id: str, tmp_path: Path, where: str
+    ) -> Callable[..., str]:
+        """``run`` as a blocking call that takes the adapter's settings."""
+        return lambda **settings: asyncio.run(self.run(server, run_id, tmp_path, where, **settings))
+
+    def agent(self, server: Server, run_id: str, tmp_path: Path, *calls: str) -> Agent:
+        """The suite's agent script in a process of its own (``agent_process``)."""
+        script = Path(inspect.getfile(type(self))).with_name("agent_process.py")
+        return agent_process(script, server, run_id, str(tmp_path), *calls)
+
+    def test_an_allowed_call_runs_once_and_the_page_shows_it(self, server, person, tmp_path):
+        where, run_id = target(), f"run-{uuid.uuid4()}"
+        run = self.running(server, run_id, tmp_path, where)
+        assert f"deployed to {where}" in answered(person, where, run, value="Allow")
+        assert runs_of(tmp_path / "runs") == [where]
+        # The approval block: what the person's page showed, and who asked.
+        [d] = asked_for(server, run_id)
+        assert d.approval is not None
+        assert (d.approval.harness, d.approval.tool_name) == (self.harness, "deploy")
+        assert any(where in page for page in person.seen)
+
+    def test_a_denied_call_does_not_run_and_the_model_reads_the_reason(
+        self, server, person, tmp_path
+    ):
+        where, run_id = target(), f"run-{uuid.uuid4()}"
+        run = self.running(server, run_id, tmp_path, where)
+        said = answered(person, where, run, value="Deny", remark="not on a Friday")
+        assert "denied by the person: not on a Friday" in said
+        assert runs_of(tmp_path / "runs") == []
+
+    def test_a_denial_sticks_when_the_call_is_made_again(self, server, tmp_path):
+        self.denied_then_made_again(server, tmp_path)
+
+    def test_a_denial_sticks_across_a_server_restart(self, own_server, tmp_path):
+        self.denied_then_made_again(own_server, tmp_path, restart=True)
+
+    def denied_then_made_again(self, server: Server, tmp_path: Path, restart: bool = False) -> None:
+        """The person denying the call ("no"), the server restarting (with ``restart``), and
+        the same call made again in the same run: sayso already holds the answer, nobody is
+        asked twice, and the tool never runs."""
+        where, run_id = target(), f"run-{uuid.uuid4()}"
+        run = self.running(server, run_id, tmp_path, where)
+        answered(Person(server.feed), where, run, value="Deny", remark="no")
+        if restart:
+            server.kill()
+            server.start()
+        assert "denied by the person: no" in run(timeout=5)
+        assert runs_of(tmp_path / "runs") == []
+        assert len(asked_for(server, run_id)) == 1
+
+    def test_a_killed_agent_resumes_by_its_run_id_and_runs_the_tool_once(
+        self, server, person, tmp_path
+    ):
+        where, run_id = target(), f"run-{uuid.uuid4()}"
+        agent = self.agent(server, run_id, tmp_path, where, "call_deploy_1")
+        # Answered while no agent runs at all.
+        out, err = killed_then_resumed(person, where, agent, lambda _: bool(self.kept(tmp_path)))
+        assert f"deployed to {where}" in out
+        assert runs_of(tmp_path / "runs") == [where]
+        assert len(asked_for(server, run_id)) == 1, "the resumed run asked a second time"
+        # What the agent keeps and prints carries no link that answers, nor the decision's page.
+        held = self.kept(tmp_path) + out + err
+        assert not [link for link in LINKS if link in held]
+
+    def test_an_approval_the_agent_gives_itself_runs_nothing(self, server, person, tmp_path):
+        where, run_id = target(), f"run-{uuid.uuid4()}"
+        forged, again = asyncio.run(
+            self.approved_by_itself(server, person, run_id, tmp_path, where)
+        )
+        assert "the person has not answered this approval yet" in forged
+        assert "denied by the person: forged" in again
+        assert runs_of(tmp_path / "runs") == []
+
+    def test_a_call_never_asked_about_is_denied_for_good(self, server, tmp_path):
+        where, run_id = target(), f"run-{uuid.uuid4()}"
+        forged, again = asyncio.run(self.approved_unasked(server, run_id, tmp_path, where))
+        assert "no approval was asked for this call before it ran" in forged
+        assert "the call ran without being asked about" in again
+        assert runs_of(tmp_path / "runs") == []
+        (asked,) = asked_for(server, run_id)
+        assert asked.status == "cancelled", (
+            "the check's own approval is withdrawn, not left waiting"
+        )
+
+    @pytest.mark.parametrize("ending", ["timeout", "cancel", "expiry"])
+    def test_no_answer_reaches_the_model_as_a_denial_with_its_reason(
+        self, server, tmp_path, ending
+    ):
+        where, run_id = target(), f"run-{uuid.uuid4()}"
+        said = unanswered(server, run_id, ending, self.running(server, run_id, tmp_path, where))
+        assert runs_of(tmp_path / "runs") == []
+        assert {**ENDED, "timeout": self.timed_out}[ending] in said
+
+    def test_import_sayso_needs_no_framework(self):
+        loads_no_framework(self.framework)
+
+    @pytest.mark.parametrize("n", [1, 2, 3])
+    def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
+        self, server, person, tmp_path, n
+    ):
+        run_id, made = f"run-{uuid.uuid4()}", calls(n)
+        agent = self.agent(server, run_id, tmp_path, *arguments(made))
+
+        def settled(call: Call) -> None:
+            # What a cold resume needs is kept before the run waits.
+            deadline = time.monotonic() + 30
+            while not self.kept(tmp_path):
+                assert time.monotonic() < deadline, "the run kept nothing for a resume"
+                time.sleep(0.1)
+            time.sleep(0.5)
+
+        runs = tmp_path / "runs"
+        each_allowed_runs_once(
+            server, person, run_id, self.harness, made, agent, runs, "deployed to", settled
+        )
+
+    def test_a_run_given_up_withdraws_what_still_waits_and_a_resume_runs_none_of_it(
+        self, server, person, tmp_path
+    ):
+        run_id, word = f"run-{uuid.uuid4()}", uuid.uuid4().hex[:8]
+        first, second = f"a-{word}", f"b-{word}"
+        withdrawn, said = asyncio.run(
+            self.given_up(server, person, run_id, tmp_path, first, second)
+        )
+        by_call = {d.metadata["tool_call_id"]: d for d in asked_for(server, run_id)}
+        assert withdrawn == [by_call["call_2"].decision_id]
+        assert by_call["call_2"].status == "cancelled"
+        assert by_call["call_1"].status == "answered", "an answer stays as it is"
+        assert runs_of(tmp_path / "runs") == [first]
+        assert "the agent stopped waiting, and it withdrew the question" in said

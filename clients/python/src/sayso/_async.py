@@ -39,22 +39,19 @@ class AsyncClient(_ops.ClientBase[httpx.AsyncClient]):
 
     async def _run(self, plan: _ops.Plan[T]) -> T:
         """Sends what ``plan`` asks for and sleeps as it says, until it returns."""
+        run = _ops.Run(self._s, plan)
+        while run.step is not None:
+            run.took(await self._take(run.step))
+        return run.value
+
+    async def _take(self, step: _ops.Step) -> _ops.Outcome:
+        if isinstance(step, _ops.Sleep):
+            await asyncio.sleep(step.seconds)
+            return None
         try:
-            step = next(plan)
-            while True:
-                if isinstance(step, _ops.Sleep):
-                    await asyncio.sleep(step.seconds)
-                    step = plan.send(None)
-                    continue
-                try:
-                    resp = await self._http.request(**_ops.request_args(self._s, step))
-                except _ops.TRANSPORT_ERRORS as e:
-                    step = plan.throw(_ops.unsent(self._s, e))
-                    continue
-                step = plan.send(resp)
-        except StopIteration as done:
-            value: T = done.value
-            return value
+            return await self._http.request(**_ops.request_args(self._s, step))
+        except _ops.TRANSPORT_ERRORS as e:
+            return e
 
     # ---- the API (docs/CLIENTS.md) ----
 

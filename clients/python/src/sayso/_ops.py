@@ -98,6 +98,38 @@ def unsent(s: _core.Settings, e: Exception) -> _core.Retry:
     return retry
 
 
+#: What came of a step: the response, the transport's error for a request that could not be
+#: sent, or ``None`` after a sleep.
+Outcome = httpx.Response | Exception | None
+
+
+class Run(Generic[T]):
+    """A plan as a client runs it, the generator driven here once for both clients: ``step``
+    is what the plan asks for next, ``None`` once it has returned ``value``. The client does
+    the step and hands back what came of it (``took``)."""
+
+    def __init__(self, s: _core.Settings, plan: Plan[T]) -> None:
+        self._s = s
+        self._plan = plan
+        self.step: Step | None = None
+        self.value: T
+        self._resume(lambda: plan.send(None))
+
+    def took(self, outcome: Outcome) -> None:
+        if isinstance(outcome, Exception):
+            retry = unsent(self._s, outcome)
+            self._resume(lambda: self._plan.throw(retry))
+        else:
+            self._resume(lambda: self._plan.send(outcome))
+
+    def _resume(self, resume: Callable[[], Step]) -> None:
+        try:
+            self.step = resume()
+        except StopIteration as done:
+            self.step = None
+            self.value = done.value
+
+
 def retrying(attempt: Callable[[], Plan[T]], give_up_at: float) -> Plan[T]:
     """``attempt`` again after each ``Retry``, with growing pauses, until ``give_up_at``."""
     backoff = _core.Backoff(give_up_at)

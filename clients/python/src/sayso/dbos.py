@@ -29,12 +29,10 @@ from dataclasses import asdict
 from datetime import timedelta
 from typing import Any
 
-try:
+from ._extra import framework_imports
+
+with framework_imports(__name__, "DBOS", "dbos"):
     from dbos import DBOS
-except ImportError as e:  # the engine is an extra, not a dependency of sayso
-    raise ImportError(
-        f"sayso.dbos needs DBOS ({e.name} is missing): pip install 'sayso[dbos]'"
-    ) from e
 
 from . import _durable
 from ._errors import SaysoError, Timeout
@@ -124,13 +122,15 @@ def _ask(
     workflow_id: str, step: str, tool_name: str, arguments: dict[str, Any], ttl_seconds: int
 ) -> dict[str, Any]:
     gate = _gate(ttl_seconds)
-    got = _durable.ask(gate, tool_name, arguments, workflow_id, workflow_id, step)
+    call = gate.call(tool_name, arguments)
+    got = _durable.ask(gate, call, workflow_id, workflow_id, step)
     return {"decision_id": got} if isinstance(got, str) else {"refused": asdict(got)}
 
 
 @DBOS.step(name="sayso_read", **_RETRIES)
 def _read(decision_id: str, tool_name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
-    got = _durable.settled(_gate(), decision_id, tool_name, arguments)
+    gate = _gate()
+    got = _durable.settled(gate, decision_id, gate.call(tool_name, arguments))
     return None if got is None else asdict(got)
 
 
@@ -138,7 +138,8 @@ def _read(decision_id: str, tool_name: str, arguments: dict[str, Any]) -> dict[s
 def _withdraw(
     decision_id: str, tool_name: str, arguments: dict[str, Any], reason: str
 ) -> dict[str, Any]:
-    return asdict(_durable.withdraw(_gate(), decision_id, tool_name, arguments, reason))
+    gate = _gate()
+    return asdict(_durable.withdraw(gate, decision_id, gate.call(tool_name, arguments), reason))
 
 
 @DBOS.step(name="sayso_wait")

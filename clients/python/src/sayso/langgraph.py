@@ -23,16 +23,13 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-try:
+from ._extra import framework_imports
+
+with framework_imports(__name__, "LangGraph and LangChain", "langgraph"):
     from langchain.agents.middleware import AgentMiddleware
     from langchain_core.messages import ToolMessage
     from langgraph.config import get_config
     from langgraph.types import Command, interrupt
-except ImportError as e:  # the framework is an extra, not a dependency of sayso
-    raise ImportError(
-        f"sayso.langgraph needs LangGraph and LangChain ({e.name} is missing): "
-        "pip install 'sayso[langgraph]'"
-    ) from e
 
 from ._sync import Client
 from ._tool_gate import ToolGate, Verdict

@@ -19,7 +19,9 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-try:
+from ._extra import framework_imports
+
+with framework_imports(__name__, "Pydantic AI", "pydantic-ai"):
     from pydantic_ai.capabilities import AbstractCapability
     from pydantic_ai.messages import ModelMessage, ToolCallPart
     from pydantic_ai.tools import (
@@ -30,11 +32,6 @@ try:
         ToolDefinition,
         ToolDenied,
     )
-except ImportError as e:  # the framework is an extra, not a dependency of sayso
-    raise ImportError(
-        f"sayso.pydantic_ai needs Pydantic AI ({e.name} is missing): "
-        "pip install 'sayso[pydantic-ai]'"
-    ) from e
 
 from ._sync import Client
 from ._tool_gate import ToolGate, Verdict

@@ -32,17 +32,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-try:
+from ._extra import framework_imports
+
+with framework_imports(__name__, "the Temporal SDK", "temporal"):
     from temporalio import activity, workflow
     from temporalio.client import Client as TemporalClient
     from temporalio.common import RetryPolicy
     from temporalio.exceptions import ApplicationError
     from temporalio.service import RPCError, RPCStatusCode
-except ImportError as e:  # the engine is an extra, not a dependency of sayso
-    raise ImportError(
-        f"sayso.temporal needs the Temporal SDK ({e.name} is missing): "
-        "pip install 'sayso[temporal]'"
-    ) from e
 
 from . import _durable
 from ._async import AsyncClient
@@ -108,32 +105,27 @@ class SaysoActivities:
 
     @activity.defn(name="sayso_ask")
     async def ask(self, req: Ask) -> Asked:
+        gate = self._gate(req.ttl_seconds)
+        call = gate.call(req.tool_name, req.arguments)
         with _failing_for_good():
-            got = await _durable.ask_async(
-                self._gate(req.ttl_seconds),
-                req.tool_name,
-                req.arguments,
-                req.workflow_id,
-                req.run_key,
-                req.step,
-            )
+            got = await _durable.ask_async(gate, call, req.workflow_id, req.run_key, req.step)
         if isinstance(got, str):
             return Asked(decision_id=got)
         return Asked(refused=got)
 
     @activity.defn(name="sayso_read")
     async def read(self, look: Look) -> Verdict | None:
+        gate = self._gate()
+        call = gate.call(look.tool_name, look.arguments)
         with _failing_for_good():
-            return await _durable.settled_async(
-                self._gate(), look.decision_id, look.tool_name, look.arguments
-            )
+            return await _durable.settled_async(gate, look.decision_id, call)
 
     @activity.defn(name="sayso_withdraw")
     async def withdraw(self, look: Look) -> Verdict:
+        gate = self._gate()
+        call = gate.call(look.tool_name, look.arguments)
         with _failing_for_good():
-            return await _durable.withdraw_async(
-                self._gate(), look.decision_id, look.tool_name, look.arguments, look.reason
-            )
+            return await _durable.withdraw_async(gate, look.decision_id, call, look.reason)
 
 
 async def approval(

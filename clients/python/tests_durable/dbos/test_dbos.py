@@ -49,6 +49,17 @@ class App:
     def runs(self) -> int:
         return len(self.log.read_text().splitlines()) if self.log.exists() else 0
 
+    def started(self) -> tuple[subprocess.Popen[str], sayso.Decision]:
+        """The workflow started, once it has asked the person: its process, and the question."""
+        proc = self.run("start")
+        return proc, asked(self.srv, self.version)
+
+    def answered(self, person: Person, **answer: str) -> str:
+        """The workflow's result, the person having given ``answer`` once it asked."""
+        proc, _ = self.started()
+        assert person.answer(self.version, **answer).status_code == 303
+        return self.result(proc)
+
 
 def asked(srv: Server, text: str) -> sayso.Decision:
     """The question the workflow asked, once it has (within 30 s)."""
@@ -65,10 +76,7 @@ def asked(srv: Server, text: str) -> sayso.Decision:
 
 def test_an_allowed_deploy_runs_once(server: Server, person: Person, tmp_path: Path) -> None:
     app = App(server, tmp_path)
-    proc = app.run("start")
-    asked(server, app.version)
-    assert person.answer(app.version, value="Allow").status_code == 303
-    assert app.result(proc) == f"deployed {app.version}"
+    assert app.answered(person, value="Allow") == f"deployed {app.version}"
     assert app.runs() == 1
 
 
@@ -76,10 +84,8 @@ def test_a_denial_reaches_the_workflow_with_its_reason(
     server: Server, person: Person, tmp_path: Path
 ) -> None:
     app = App(server, tmp_path)
-    proc = app.run("start")
-    asked(server, app.version)
-    assert person.answer(app.version, value="Deny", remark="not on a Friday").status_code == 303
-    assert app.result(proc) == "not deployed: denied by the person: not on a Friday"
+    said = app.answered(person, value="Deny", remark="not on a Friday")
+    assert said == "not deployed: denied by the person: not on a Friday"
     assert app.runs() == 0
 
 
@@ -100,8 +106,7 @@ def test_a_message_from_anyone_else_decides_nothing(
     server: Server, person: Person, tmp_path: Path
 ) -> None:
     app = App(server, tmp_path)
-    proc = app.run("start")
-    decision = asked(server, app.version)
+    proc, decision = app.started()
     forger = DBOSClient(system_database_url=f"sqlite:///{app.db}")
     forger.send(app.workflow_id, decision.decision_id, f"sayso:{decision.decision_id}")
     time.sleep(2)
@@ -116,8 +121,7 @@ def test_the_answer_given_while_app_and_sayso_were_down_finishes_the_workflow(
     own_server: Server, tmp_path: Path
 ) -> None:
     app = App(own_server, tmp_path)
-    proc = app.run("start")
-    asked(own_server, app.version)
+    proc, _ = app.started()
     time.sleep(0.5)  # in DBOS.recv, and the child waiting on sayso
     proc.kill()  # mid-wait, as a crash does
     proc.wait()

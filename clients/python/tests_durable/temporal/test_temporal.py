@@ -14,7 +14,12 @@ from typing import Any
 
 from deploy_workflow import Deploy, DeployWorkflow, deploy, runs
 from sayso_client_fixtures import Person, Server, unique
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -43,17 +48,25 @@ async def with_worker(
                     waker.cancel()
 
 
+async def started(
+    address: str, srv: Server, queue: str, req: Deploy
+) -> tuple[WorkflowHandle[Any, str], sayso.Decision]:
+    """The workflow of ``req`` started on ``queue``, once it has asked the person: its handle,
+    and the question."""
+    temporal = await Client.connect(address)
+    handle = await temporal.start_workflow(
+        DeployWorkflow.run, req, id=f"deploy-{req.version}", task_queue=queue
+    )
+    async with sayso.AsyncClient(srv.url, srv.key) as client:
+        return handle, await asked(client, req.version)
+
+
 def run_answered(address: str, srv: Server, person: Person, log: Path, **answer: Any) -> str:
     """Starts the workflow, has the person answer on their phone, returns its result."""
     version = unique("v2.3")
 
     async def body(queue: str) -> str:
-        temporal = await Client.connect(address)
-        handle = await temporal.start_workflow(
-            DeployWorkflow.run, Deploy(version, str(log)), id=f"deploy-{version}", task_queue=queue
-        )
-        async with sayso.AsyncClient(srv.url, srv.key) as client:
-            await asked(client, version)
+        handle, _ = await started(address, srv, queue, Deploy(version, str(log)))
         resp = await asyncio.to_thread(person.answer, version, **answer)
         assert resp.status_code == 303, resp.text
         return await asyncio.wait_for(handle.result(), 60)
@@ -91,12 +104,8 @@ def test_a_forged_signal_decides_nothing(
     version = unique("v3.0")
 
     async def body(queue: str) -> str:
-        temporal = await Client.connect(temporal_address)
-        handle = await temporal.start_workflow(
-            DeployWorkflow.run, Deploy(version, str(log)), id=f"deploy-{version}", task_queue=queue
-        )
-        async with sayso.AsyncClient(server.url, server.key) as client:
-            decision = await asked(client, version)
+        req = Deploy(version, str(log))
+        handle, decision = await started(temporal_address, server, queue, req)
         # Anyone who can signal the workflow says "settled", for its question and for another.
         await handle.signal(SIGNAL, decision.decision_id)
         await handle.signal(SIGNAL, str(uuid.uuid4()))
@@ -164,16 +173,7 @@ def test_the_answer_given_while_worker_and_sayso_were_down_finishes_the_workflow
 
     worker = start_worker()
     try:
-
-        async def start() -> None:
-            temporal = await Client.connect(temporal_address)
-            await temporal.start_workflow(
-                DeployWorkflow.run, Deploy(version, str(log)), id=workflow_id, task_queue=queue
-            )
-            async with sayso.AsyncClient(own_server.url, own_server.key) as client:
-                await asked(client, version)
-
-        asyncio.run(start())
+        asyncio.run(started(temporal_address, own_server, queue, Deploy(version, str(log))))
         worker.kill()  # mid-wait, as a crash does
         worker.wait()
         own_server.kill()

@@ -2,8 +2,8 @@
 person, ``resume`` carries the same ADK session on by its id from the session store. Prints
 the run's last text.
 
-python agent_process.py start|resume URL KEY SESSION_ID WORKDIR TARGET CALL_ID [TARGET CALL_ID]...
-(the model deploys to every target in one step)."""
+python agent_process.py start|resume SESSION_ID WORKDIR TARGET CALL_ID [TARGET CALL_ID]...
+(the model deploys to every target in one step), with the server in SAYSO_URL and SAYSO_KEY."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ import sayso
 from sayso.adk import SaysoConfirmations
 
 
-async def main(mode: str, url: str, key: str, session_id: str, workdir: str, *calls: str) -> None:
+async def main(mode: str, session_id: str, workdir: str, *calls: str) -> None:
     pairs = list(zip(calls[::2], calls[1::2], strict=True))
-    async with sayso.AsyncClient(url, key) as client:
+    async with sayso.AsyncClient() as client:
         confirmations = SaysoConfirmations(client)
         runner = scripted.deploy_runner(
             Path(workdir) / "runs", *pairs[0], confirmations.tool, *pairs[1:]

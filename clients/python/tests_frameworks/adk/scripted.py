@@ -85,15 +85,6 @@ def deploy_runner(
     return Runner(app_name=APP, agent=agent, session_service=sessions)
 
 
-def ran(counter: Path) -> list[str]:
-    """The targets deployed to, one line per run of the tool."""
-    return counter.read_text().splitlines() if counter.exists() else []
-
-
-def runs(counter: Path) -> int:
-    return len(ran(counter))
-
-
 def last_text(events: list[Any]) -> str:
     """The model's last words in ``events``."""
     texts = [p.text for e in events if e.content for p in e.content.parts or [] if p.text]

@@ -89,10 +89,6 @@ def start_input(command: str, call_id: str, *more: tuple[str, str]) -> dict[str,
     return {"messages": [HumanMessage(content=text)]}
 
 
-def runs_of(runs: Path) -> list[str]:
-    return runs.read_text().splitlines() if runs.exists() else []
-
-
 def config(thread: str) -> dict[str, Any]:
     """The run configuration of the thread ``thread``."""
     return {"configurable": {"thread_id": thread}}
@@ -105,7 +101,8 @@ def tool_results(result: dict[str, Any]) -> list[str]:
 
 if __name__ == "__main__":
     # python lg_agent.py start|resume DB RUNS THREAD [COMMAND CALL_ID]...: the agent process
-    # the cold-resume tests kill, and the new one that resumes its run.
+    # the cold-resume tests kill, and the new one that resumes its run (the calls are the
+    # start's; a resume takes them from the checkpoint).
     from sayso.langgraph import pending_approvals, resume
 
     mode, db, runs, thread = sys.argv[1:5]

@@ -4,10 +4,7 @@ sayso, with a real `create_agent` agent, its fake chat model and a SQLite checkp
 from __future__ import annotations
 
 import asyncio
-import os
 import sqlite3
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -21,8 +18,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
-from lg_agent import build, config, runs_of, start_input, tool_results
+from lg_agent import build, config, start_input, tool_results
 from sayso_client_fixtures import Person, Server
+from scenario import runs_of
 from typing_extensions import TypedDict
 
 import sayso
@@ -98,15 +96,8 @@ def test_the_approval_shows_the_call_and_is_keyed_by_thread_and_call(
 def test_a_killed_agent_resumes_in_a_new_process_and_runs_the_tool_once(
     server: Server, person: Person, tmp_path: Path
 ) -> None:
-    db, runs, word = tmp_path / "graph.db", tmp_path / "runs.txt", uuid.uuid4().hex[:8]
-    script = str(HERE / "lg_agent.py")
-    start = [script, "start", str(db), str(runs), "t-cold", f"migrate {word}", "call-1"]
-    resume = [script, "resume", str(db), str(runs), "t-cold"]
-    paused, out = scenario.paused_killed_resumed(server, person, start, resume, f"migrate {word}")
-    assert f"FINAL tool said: ran migrate {word}" in out
-    assert runs_of(runs) == [f"migrate {word}"]
-    ids = [d.decision_id for d in scenario.asked_for(server, "t-cold")]
-    assert ids == [paused], "the resumed run asked again"
+    thread = f"t-cold-{uuid.uuid4()}"
+    scenario.resumed_cold(server, person, HERE / "lg_agent.py", tmp_path / "graph.db", thread)
 
 
 def test_a_resume_value_saying_approved_does_not_run_a_pending_call(
@@ -260,16 +251,8 @@ def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
 ) -> None:
     db, runs, thread = tmp_path / "graph.db", tmp_path / "runs.txt", f"t-par-{uuid.uuid4()}"
     made = scenario.calls(n)
-    env = {**os.environ, "SAYSO_URL": server.url, "SAYSO_KEY": server.key}
-    script = [sys.executable, str(HERE / "lg_agent.py")]
-    pairs = [arg for c in made for arg in (c.command, c.call_id)]
-
-    def agent(mode: str) -> subprocess.Popen[str]:
-        extra = pairs if mode == "start" else []
-        return subprocess.Popen(
-            [*script, mode, str(db), str(runs), thread, *extra],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+    script, calls = HERE / "lg_agent.py", scenario.arguments(made)
+    agent = scenario.agent_process(script, server, str(db), str(runs), thread, *calls)
 
     def settled(call: scenario.Call) -> None:
         # Each call is a task of its own (create_agent sends one per call): the live process
@@ -278,7 +261,7 @@ def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
         while not written_back(db, thread, call.call_id):
             assert time.monotonic() < deadline, f"{call} was not written back"
             time.sleep(0.1)
-        assert scenario.runs_of(runs).count(call.command) == (call.answer == "Allow")
+        assert runs_of(runs).count(call.command) == (call.answer == "Allow")
 
     scenario.each_allowed_runs_once(
         server, person, thread, HARNESS, made, agent, runs, "ran", settled, scenario.final_line

@@ -4,18 +4,14 @@ the scripted chat model they define themselves."""
 from __future__ import annotations
 
 import pytest
-from docs_blocks import python_blocks, run_answered, run_block, use_server
+from docs_blocks import run_answered, run_block, section_checks, use_server
 from helpers import joined, later
 from langchain_core.messages import ToolMessage
 from sayso_client_fixtures import Person, Server
 
-
-def docs_examples() -> list[str]:
-    return python_blocks("CLIENTS.md", "LangGraph (Python)")
-
-
-def test_the_section_has_the_blocks_this_file_runs() -> None:
-    assert len(docs_examples()) == 2
+docs_examples, test_the_section_has_the_blocks_this_file_runs = section_checks(
+    "CLIENTS.md", "LangGraph (Python)", 2
+)
 
 
 def test_the_agent_example_runs_the_tool_the_person_allowed(

@@ -10,8 +10,9 @@ from typing import Any
 
 from helpers import joined, later
 from langgraph.types import Command
-from lg_agent import build, config, runs_of, start_input, tool_results
+from lg_agent import build, config, start_input, tool_results
 from sayso_client_fixtures import Person
+from scenario import runs_of
 
 import sayso
 from sayso.langgraph import HARNESS, ToolGate, review_answers

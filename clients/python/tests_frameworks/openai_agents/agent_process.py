@@ -2,8 +2,8 @@
 person (saving the run state first), ``resume`` loads that state in a new process and carries
 the run on by its id. Prints the run's final output.
 
-python agent_process.py start|resume URL KEY RUN_ID WORKDIR TARGET CALL_ID [TARGET CALL_ID]...
-(the model deploys to every target in one step)."""
+python agent_process.py start|resume RUN_ID WORKDIR TARGET CALL_ID [TARGET CALL_ID]...
+(the model deploys to every target in one step), with the server in SAYSO_URL and SAYSO_KEY."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ import sayso
 from sayso.openai_agents import SaysoApprovals
 
 
-async def main(mode: str, url: str, key: str, run_id: str, workdir: str, *calls: str) -> None:
+async def main(mode: str, run_id: str, workdir: str, *calls: str) -> None:
     work = Path(workdir)
     pairs = list(zip(calls[::2], calls[1::2], strict=True))
-    async with sayso.AsyncClient(url, key) as client:
+    async with sayso.AsyncClient() as client:
         approvals = SaysoApprovals(client, run_id)
         agent, config = scripted.deploy_agent(work / "runs", *pairs[0], approvals.gate, *pairs[1:])
 

@@ -82,12 +82,3 @@ def deploy_agent(
     others = [({"target": t}, c) for t, c in more]
     model = ToolThenEcho("deploy", {"target": target}, call_id, *others)
     return agent, RunConfig(model_provider=ScriptedProvider(model), tracing_disabled=True)
-
-
-def ran(counter: Path) -> list[str]:
-    """The targets deployed to, one line per run of the tool."""
-    return counter.read_text().splitlines() if counter.exists() else []
-
-
-def runs(counter: Path) -> int:
-    return len(ran(counter))

@@ -82,13 +82,10 @@ def prompt(command: str, call_id: str, *more: tuple[str, str]) -> str:
     return json.dumps([(command, call_id), *more])
 
 
-def runs_of(runs: Path) -> list[str]:
-    return runs.read_text().splitlines() if runs.exists() else []
-
-
 if __name__ == "__main__":
     # python pai_agent.py start|resume STATE RUNS [COMMAND CALL_ID]...: the agent process the
-    # cold-resume tests kill, and the new one that resumes its run from the saved state.
+    # cold-resume tests kill, and the new one that resumes its run from the saved state (the
+    # calls are the start's; a resume takes them from there).
     mode, state, runs = sys.argv[1:4]
     saved = Path(state)
     with sayso.Client(os.environ["SAYSO_URL"], os.environ["SAYSO_KEY"]) as client:

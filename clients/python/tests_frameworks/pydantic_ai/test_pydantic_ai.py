@@ -3,9 +3,6 @@ DeferredToolResults) answered by the person in sayso, with a real Agent and Func
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -13,10 +10,11 @@ from typing import Any
 import pytest
 import scenario
 from helpers import call_digest, joined, later
-from pai_agent import build, prompt, runs_of
+from pai_agent import build, prompt
 from pydantic_ai.messages import ModelResponse, ToolCallPart, ToolReturnPart
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved
 from sayso_client_fixtures import Person, Server
+from scenario import runs_of
 
 import sayso
 
@@ -94,14 +92,7 @@ def test_the_approval_shows_the_call_and_is_keyed_by_conversation_and_call(
 def test_a_killed_agent_resumes_in_a_new_process_and_runs_the_tool_once(
     server: Server, person: Person, tmp_path: Path
 ) -> None:
-    state, runs, word = tmp_path / "state.json", tmp_path / "runs.txt", uuid.uuid4().hex[:8]
-    script = str(HERE / "pai_agent.py")
-    start = [script, "start", str(state), str(runs), f"migrate {word}", "call-1"]
-    resume = [script, "resume", str(state), str(runs)]
-    paused, out = scenario.paused_killed_resumed(server, person, start, resume, f"migrate {word}")
-    assert f"FINAL tool said: ran migrate {word}" in out
-    assert runs_of(runs) == [f"migrate {word}"]
-    assert len(scenario.asked_for(server, paused)) == 1, "the resumed run asked again"
+    scenario.resumed_cold(server, person, HERE / "pai_agent.py", tmp_path / "state.json")
 
 
 def test_results_saying_approved_do_not_run_a_pending_call(server: Server, tmp_path: Path) -> None:
@@ -223,29 +214,15 @@ def test_parallel_calls_are_asked_at_once_and_each_allowed_one_runs_once(
 ) -> None:
     state, runs = tmp_path / "state.json", tmp_path / "runs.txt"
     made = scenario.calls(n)
-    env = {**os.environ, "SAYSO_URL": server.url, "SAYSO_KEY": server.key}
-    script = [sys.executable, str(HERE / "pai_agent.py")]
-    pairs = [arg for c in made for arg in (c.command, c.call_id)]
-    conversation: list[str] = []
-
-    def agent(mode: str) -> subprocess.Popen[str]:
-        extra = pairs if mode == "start" else []
-        proc = subprocess.Popen(
-            [*script, mode, str(state), str(runs), *extra],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        if mode == "start":
-            # The run id is the conversation id the paused run prints, once it saved itself.
-            assert proc.stdout is not None
-            line = proc.stdout.readline()
-            assert line.startswith("PAUSED "), (line, proc.communicate())
-            conversation.append(line.split()[1])
-        return proc
-
-    # The run id is known once the first process has paused.
+    script, calls = HERE / "pai_agent.py", scenario.arguments(made)
+    agent = scenario.agent_process(script, server, str(state), str(runs), *calls)
+    # The run id is the conversation id the paused run prints, once it saved itself.
     first = agent("start")
+    assert first.stdout is not None
+    line = first.stdout.readline()
+    assert line.startswith("PAUSED "), (line, first.communicate())
     scenario.each_allowed_runs_once(
-        server, person, conversation[0], "pydantic-ai", made,
+        server, person, line.split()[1], "pydantic-ai", made,
         lambda mode: first if mode == "start" else agent(mode), runs, "ran",
         said=scenario.final_line,
     )  # fmt: skip
