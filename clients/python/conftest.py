@@ -1,7 +1,7 @@
 """What every suite of the client shares (tests/, tests_frameworks/*, tests_durable/*): the
 real server and the person who answers through its pages (tests/sayso_client_fixtures.py),
-and the suites' shared helpers on the path (tests_frameworks/scenario.py,
-tests_durable/docs_block.py)."""
+and the suites' shared helpers on the path (tests/docs_blocks.py,
+tests_frameworks/scenario.py)."""
 
 from __future__ import annotations
 
