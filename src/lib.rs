@@ -6,6 +6,7 @@ pub mod app;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod courier;
 pub mod domain;
 pub mod hook;
 pub mod http;

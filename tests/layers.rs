@@ -16,7 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["hook"],
     &["client"],
     &["http", "mcp", "notify"],
-    &["web"],
+    &["web", "courier"],
     &["service"],
     &["render", "wake"],
     &["storage"],

@@ -20,8 +20,7 @@ pub use settings::{ChatSettings, MatrixSettings, SlackSettings, TelegramSettings
 use crate::render::project::short_project;
 use serde_json::Value;
 
-use super::Delivering;
-use super::people::ESCALATION;
+use crate::courier::{Delivering, ESCALATION};
 use crate::domain::answered_by::AnswerChannel;
 use crate::domain::approval::DENY;
 use crate::domain::chat::{button_value, option_code};
