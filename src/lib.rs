@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 pub mod app;
+pub mod chat;
 pub mod cli;
 pub mod client;
 pub mod config;

@@ -16,6 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["hook"],
     &["client"],
     &["http", "mcp", "notify"],
+    &["chat"],
     &["web", "courier"],
     &["service"],
     &["render", "wake"],

@@ -14,10 +14,9 @@
 //! Its own channels (email, Web Push, ntfy, webhooks) and the chats (`chat`) each deliver
 //! through the `courier::Courier` contract.
 //!
-//! Uses `courier`, `service` (its `Outbox`), `render`, `storage`'s budget types and
+//! Uses `chat`, `courier`, `service` (its `Outbox`), `render`, `storage`'s budget types and
 //! `domain`; never `http` or `mcp` (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
-pub mod chat;
 pub mod email;
 pub mod notice;
 pub mod ntfy;
@@ -33,6 +32,7 @@ use std::time::Duration;
 
 use rand::Rng;
 
+use crate::chat;
 use crate::courier::Courier;
 use crate::domain::outbox::{Channel, MessageResult, MessageStatus, OutboxMessage};
 use crate::service::now;

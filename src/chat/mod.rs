@@ -7,6 +7,14 @@
 //! (render/what_runs.rs), never the asker's words. A button carries the decision's id and a
 //! code (`domain::chat::button_value`), no capability: the platform's verified user decides
 //! whose answer it is.
+//!
+//! A chat goes both ways: out, each platform's courier (`courier::Courier`) is one of the
+//! outbox worker's channels (`notify` registers them); in, its listeners (`start_listeners`)
+//! and inbound URLs (`routes`, joined by `app`) hand a verified press or reply to
+//! `Service::chat_answer`.
+//!
+//! Uses `courier`, `service`, `render` and `domain`; never `notify`, `http` or `app`, which
+//! stand on it (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
 pub mod matrix;
 mod routes;
