@@ -101,7 +101,6 @@ mod tests {
     use uuid::Uuid;
 
     use super::*;
-    use crate::courier::{Courier, Delivery, Notice};
     use crate::domain::outbox::Route;
 
     #[test]
