@@ -3,9 +3,11 @@
 #![forbid(unsafe_code)]
 
 pub mod app;
+pub mod chat;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod courier;
 pub mod domain;
 pub mod hook;
 pub mod http;

@@ -5,11 +5,11 @@ mod common;
 
 use common::server::{TestServer, s};
 use common::smtp::{ReceivedMail, SmtpSink, free_port};
+use sayso::courier::{Courier, Delivering, Delivery};
 use sayso::domain::Decision;
 use sayso::domain::inbox::{Inbox, InboxChannels};
 use sayso::domain::outbox::{Channel, MessageStatus, OutboxMessage, Purpose, Route};
 use sayso::notify::email::EmailChannel;
-use sayso::notify::{Courier, Delivering, Delivery};
 use serde_json::{Value, json};
 use uuid::Uuid;
 

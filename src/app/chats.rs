@@ -3,8 +3,8 @@
 
 use url::Url;
 
+use crate::chat::{ChatSettings, MatrixSettings, SlackSettings, TelegramSettings};
 use crate::config::ChatArgs;
-use crate::notify::chat::{ChatSettings, MatrixSettings, SlackSettings, TelegramSettings};
 
 /// The settings `args` give, each chat checked whole: a chat half set up is refused with
 /// a message naming what it lacks.

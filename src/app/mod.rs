@@ -18,10 +18,10 @@ pub use accept::{listen, serve, serve_router, shutdown_signal};
 pub use chats::chat_settings;
 pub use limits::ServeLimits;
 
+use crate::chat::{self, ChatSettings};
 use crate::config::{GlobalArgs, ServeArgs};
 use crate::http::{self, HttpSettings, RateLimit};
 use crate::mcp::{self, McpSettings};
-use crate::notify::chat::ChatSettings;
 use crate::notify::{self, NotifyError, NotifySettings};
 use crate::service::{Service, ServiceSettings};
 use crate::web::client_addr::TrustedProxies;
@@ -33,7 +33,7 @@ pub struct AppSettings {
     pub http: HttpSettings,
     pub mcp: McpSettings,
     pub limits: ServeLimits,
-    /// The chats whose inbound URLs are routed (notify/chat/routes.rs).
+    /// The chats whose inbound URLs are routed (chat/routes.rs).
     pub chats: ChatSettings,
 }
 
@@ -153,7 +153,7 @@ impl ServerSettings {
 pub fn router(svc: &Service, settings: &AppSettings) -> Router {
     let routes = http::routes(svc)
         .merge(mcp::routes(svc, &settings.mcp))
-        .merge(notify::chat::routes(&settings.chats));
+        .merge(chat::routes(&settings.chats));
     // The seats of waiting requests, which every request can reach (web/waiting.rs).
     let waiting = Waiting::new(settings.limits.waiting());
     http::finish(routes, svc.clone(), &settings.http, waiting)
@@ -164,7 +164,7 @@ pub fn router(svc: &Service, settings: &AppSettings) -> Router {
 pub fn start_worker(svc: &Service, settings: &NotifySettings) -> Result<(), NotifyError> {
     let worker = Arc::new(notify::build_worker(settings, &svc.settings().public_url)?);
     svc.spawn_until_shutdown(worker.run(svc.outbox()));
-    notify::chat::start_listeners(svc, &settings.chats);
+    chat::start_listeners(svc, &settings.chats);
     Ok(())
 }
 

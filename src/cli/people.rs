@@ -126,7 +126,7 @@ pub(super) async fn run_person(group: PersonGroup) -> anyhow::Result<()> {
                 .named_person(&inbox, &name)
                 .await
                 .map_err(fail(&inbox))?;
-            let said = crate::notify::chat::send_test(&settings, channel, &person, &svc)
+            let said = crate::chat::send_test(&settings, channel, &person, &svc)
                 .await
                 .map_err(anyhow::Error::msg)?;
             println!("{said}");

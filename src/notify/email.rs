@@ -16,8 +16,7 @@ use lettre::transport::smtp;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use time::OffsetDateTime;
 
-use super::notice::Notice;
-use super::{Courier, Delivering, Delivery};
+use crate::courier::{Courier, Delivering, Delivery, Notice};
 use crate::domain::Decision;
 use crate::domain::answer_text::answer_text;
 use crate::domain::approval::{ALLOW, DENY};
@@ -331,9 +330,9 @@ fn compose_gathered(
                 html,
             })
         }
-        Purpose::Escalate => return Composed::Nothing(super::ESCALATE_SKIPPED.into()),
-        Purpose::PasskeyAdded => return Composed::Nothing(super::NOTICE_SKIPPED.into()),
-        Purpose::Progress => return Composed::Nothing(super::PROGRESS_SKIPPED.into()),
+        Purpose::Escalate => return Composed::Nothing(crate::courier::ESCALATE_SKIPPED.into()),
+        Purpose::PasskeyAdded => return Composed::Nothing(crate::courier::NOTICE_SKIPPED.into()),
+        Purpose::Progress => return Composed::Nothing(crate::courier::PROGRESS_SKIPPED.into()),
         Purpose::Resolved => {
             let mail = ResolvedMail {
                 question: what_runs::headline(t, &decision.spec, HEADLINE_CHARS),

@@ -7,26 +7,13 @@ use std::sync::Arc;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::{Courier, Delivery};
 use super::{Worker, done};
+use crate::courier::{Courier, Delivery, Notice};
 use crate::domain::outbox::{MessageResult, MessageStatus, OutboxMessage, Purpose};
 use crate::domain::people::Person;
 use crate::domain::webauthn::ID_PREFIX_CHARS;
 use crate::render::Zone;
 use crate::service::Outbox;
-
-/// A notice as a channel sends it.
-pub struct Notice<'a> {
-    pub message: &'a OutboxMessage,
-    /// Whom it goes to: their own email address, ntfy topic and devices.
-    pub person: &'a Person,
-    pub title: String,
-    pub body: String,
-    /// Where a tap leads: the person's feed on a bound device.
-    pub url: String,
-    /// What a channel may read and write besides the notice (push subscriptions, keys).
-    pub outbox: &'a Outbox,
-}
 
 /// Delivers the notice `m` through `courier` (none when its channel is not configured) and
 /// says how it went.

@@ -26,10 +26,11 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use url::Url;
 
-use super::http_client::{client_builder, delivery_for_error, delivery_for_status};
-use super::notice::Notice;
 use super::people::feed_link;
-use super::{Courier, Delivering, Delivery, ESCALATE_SKIPPED, NOTICE_SKIPPED, PROGRESS_SKIPPED};
+use crate::courier::http_client::{client_builder, delivery_for_error, delivery_for_status};
+use crate::courier::{
+    Courier, Delivering, Delivery, ESCALATE_SKIPPED, NOTICE_SKIPPED, Notice, PROGRESS_SKIPPED,
+};
 use crate::domain::answer_text::answer_text;
 use crate::domain::approval::{ALLOW, DENY};
 use crate::domain::outbox::{Channel, Purpose};

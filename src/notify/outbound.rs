@@ -8,7 +8,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use url::{Host, Url};
 
-use super::http_client::TIMEOUT;
+use crate::courier::http_client::TIMEOUT;
 use crate::domain::address::is_global;
 
 /// Why a call is not made: worth trying later, or not at all.
@@ -134,8 +134,8 @@ pub async fn capped_text(mut resp: reqwest::Response, limit: usize) -> String {
 mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    use super::super::http_client::client_builder;
     use super::*;
+    use crate::courier::http_client::client_builder;
 
     #[tokio::test]
     async fn pinned_client_connects_to_the_checked_address_without_a_lookup() {

@@ -13,6 +13,7 @@ use serde_json::json;
 use time::OffsetDateTime;
 
 use super::{Worker, done};
+use crate::courier::ESCALATION;
 use crate::domain::inbox::{Inbox, InboxChannels};
 use crate::domain::outbox::{MessageResult, MessageStatus, NewMessage, OutboxMessage, Purpose};
 use crate::domain::people::Person;
@@ -21,10 +22,8 @@ use crate::render::iso;
 use crate::service::{Outbox, now};
 use crate::storage::Budget;
 
-/// The payload mark of an escalation's asks…
-pub(super) const ESCALATION: &str = "escalation";
-/// …and of those that go through quiet hours, because every approver was in theirs when
-/// the decision escalated.
+/// The payload mark of an escalation's asks that go through quiet hours, because every
+/// approver was in theirs when the decision escalated.
 const THROUGH_QUIET: &str = "through_quiet";
 
 impl Worker {

@@ -14,10 +14,9 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use web_push_native::{Auth, WebPushBuilder, p256};
 
-use super::http_client::USER_AGENT;
-use super::notice::Notice;
 use super::outbound::{Outbound, Refusal, capped_text};
-use super::{Courier, Delivering, Delivery};
+use crate::courier::http_client::USER_AGENT;
+use crate::courier::{Courier, Delivering, Delivery, Notice};
 use crate::domain::approval::{ALLOW, DENY};
 use crate::domain::inbox::PushSubscription;
 use crate::domain::outbox::{Channel, Purpose};
@@ -148,9 +147,9 @@ impl PushNotice {
                 urgency: Urgency::Normal,
                 topic,
             }),
-            Purpose::Escalate => Err(super::ESCALATE_SKIPPED.into()),
-            Purpose::PasskeyAdded => Err(super::NOTICE_SKIPPED.into()),
-            Purpose::Progress => Err(super::PROGRESS_SKIPPED.into()),
+            Purpose::Escalate => Err(crate::courier::ESCALATE_SKIPPED.into()),
+            Purpose::PasskeyAdded => Err(crate::courier::NOTICE_SKIPPED.into()),
+            Purpose::Progress => Err(crate::courier::PROGRESS_SKIPPED.into()),
         }
     }
 

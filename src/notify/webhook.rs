@@ -21,9 +21,9 @@ use sha2::Sha256;
 use time::OffsetDateTime;
 use url::Url;
 
-use super::http_client::{client_builder, delivery_for_error, delivery_for_status};
 use super::outbound::{Outbound, Refusal};
-use super::{Courier, Delivering, Delivery};
+use crate::courier::http_client::{client_builder, delivery_for_error, delivery_for_status};
+use crate::courier::{Courier, Delivering, Delivery};
 use crate::domain::completion::Completion;
 use crate::domain::outbox::{Channel, Purpose};
 

@@ -14,8 +14,9 @@ use serde_json::json;
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
-use super::people::{Budgeted, ESCALATION, held, person_channels};
-use super::{Courier, Delivering, Delivery, Worker, done};
+use super::people::{Budgeted, held, person_channels};
+use super::{Worker, done};
+use crate::courier::{Courier, Delivering, Delivery, ESCALATION};
 use crate::domain::inbox::Inbox;
 use crate::domain::outbox::{
     Channel, MessageResult, MessageStatus, NewMessage, OutboxMessage, Purpose, Route,

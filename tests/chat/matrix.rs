@@ -16,10 +16,10 @@ use self::person::Person;
 use crate::common::db::{SqliteTestDb, fresh_sqlite_url};
 use crate::common::process::SaysoProcess;
 use crate::common::server::{TestServer, s};
+use sayso::chat::{ChatSettings, MatrixSettings};
 use sayso::domain::PersonChannel;
 use sayso::domain::outbox::{MessageStatus, Route};
 use sayso::domain::people::ChatUsers;
-use sayso::notify::chat::{ChatSettings, MatrixSettings};
 
 const BOT: &str = "@saysobot:sayso.test";
 /// How long anything the bot should do at once may take on a busy machine.

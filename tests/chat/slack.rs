@@ -12,12 +12,12 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use sayso::chat::slack::api::CallError;
+use sayso::chat::slack::blocks::{self as slack_blocks, SlackMessage};
+use sayso::chat::slack::signature as slack_signature;
+use sayso::chat::slack::socket::{self as slack_socket, Envelope, Handler};
+use sayso::chat::{ButtonStyle, ChatAsk, ChatButton, Controls};
 use sayso::domain::chat::button_value;
-use sayso::notify::chat::slack::api::CallError;
-use sayso::notify::chat::slack::blocks::{self as slack_blocks, SlackMessage};
-use sayso::notify::chat::slack::signature as slack_signature;
-use sayso::notify::chat::slack::socket::{self as slack_socket, Envelope, Handler};
-use sayso::notify::chat::{ButtonStyle, ChatAsk, ChatButton, Controls};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -502,8 +502,8 @@ impl Slack {
     ) -> Option<Slack> {
         let python = slack_sdk()?;
         let standin = SlackStandIn::start().await;
-        let chats = sayso::notify::chat::ChatSettings {
-            slack: Some(sayso::notify::chat::SlackSettings {
+        let chats = sayso::chat::ChatSettings {
+            slack: Some(sayso::chat::SlackSettings {
                 bot_token: BOT_TOKEN.into(),
                 signing_secret: Some(SIGNING_SECRET.into()),
                 app_token: socket_mode.then(|| APP_TOKEN.into()),

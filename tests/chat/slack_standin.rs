@@ -117,8 +117,8 @@ impl SlackStandIn {
     }
 
     /// sayso's client for this stand-in, with `token`.
-    pub fn api(&self, token: &str) -> sayso::notify::chat::slack::api::SlackApi {
-        sayso::notify::chat::slack::api::SlackApi::new(&self.api_url.parse().unwrap(), token)
+    pub fn api(&self, token: &str) -> sayso::chat::slack::api::SlackApi {
+        sayso::chat::slack::api::SlackApi::new(&self.api_url.parse().unwrap(), token)
     }
 
     /// A person's direct message conversation with the bot, as Slack names it.

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use sayso::chat::{ChatSettings, TelegramSettings};
 use sayso::domain::PersonChannel;
 use sayso::domain::outbox::{MessageStatus, Route};
-use sayso::notify::chat::{ChatSettings, TelegramSettings};
 use sayso::service::PersonSettings;
 
 use crate::common::db::{self, SqliteTestDb};

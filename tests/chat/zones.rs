@@ -8,8 +8,8 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use tokio::process::Command;
 
+use sayso::chat::{ChatSettings, TelegramSettings};
 use sayso::domain::PersonChannel;
-use sayso::notify::chat::{ChatSettings, TelegramSettings};
 use sayso::render::Zone;
 
 use crate::common::browser::Browser;

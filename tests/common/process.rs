@@ -41,7 +41,7 @@ impl SaysoProcess {
             .env(name, dir)
             .env("SAYSO_LISTEN", "127.0.0.1:0")
             .env("SAYSO_LOG_FORMAT", "json")
-            .env("SAYSO_LOG", "info,sayso::notify=warn")
+            .env("SAYSO_LOG", "info,sayso::notify=warn,sayso::chat=warn")
             .env("SAYSO_RATE_LIMIT_PER_S", "0")
             .env_remove("SAYSO_PUBLIC_URL")
             .env_remove("SAYSO_SMTP_URL")

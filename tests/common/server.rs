@@ -59,7 +59,7 @@ struct Setup {
     /// Each person's notification budget per channel, and the span it counts over.
     budget: (u32, Duration),
     /// Slack, Matrix and Telegram, those set up.
-    chats: sayso::notify::chat::ChatSettings,
+    chats: sayso::chat::ChatSettings,
 }
 
 impl Default for Setup {
@@ -206,7 +206,7 @@ impl TestServer {
     /// up: their couriers, listeners and inbound URLs.
     pub async fn start_chatting(
         database_url: &str,
-        chats: sayso::notify::chat::ChatSettings,
+        chats: sayso::chat::ChatSettings,
     ) -> TestServer {
         let setup = Setup {
             notify: Some(None),
@@ -222,7 +222,7 @@ impl TestServer {
     pub async fn start_on_every_channel(
         database_url: &str,
         smtp_url: &str,
-        chats: sayso::notify::chat::ChatSettings,
+        chats: sayso::chat::ChatSettings,
     ) -> TestServer {
         let setup = Setup {
             notify: Some(Some(smtp_url.to_string())),
@@ -238,7 +238,7 @@ impl TestServer {
     pub async fn restart_chatting(
         database_url: &str,
         key: &str,
-        chats: sayso::notify::chat::ChatSettings,
+        chats: sayso::chat::ChatSettings,
     ) -> TestServer {
         let setup = Setup {
             notify: Some(None),

@@ -107,7 +107,10 @@ impl Sayso {
             .env("SAYSO_TRUSTED_PROXIES", PROXY_ADDR)
             .env("SAYSO_LOG_FORMAT", "json")
             // The request lines (with the client address) are tower_http's, at debug.
-            .env("SAYSO_LOG", "info,tower_http=debug,sayso::notify=warn")
+            .env(
+                "SAYSO_LOG",
+                "info,tower_http=debug,sayso::notify=warn,sayso::chat=warn",
+            )
             .env_remove("SAYSO_SMTP_URL")
             .envs(env.iter().copied())
             .stdout(Stdio::piped())

@@ -169,9 +169,9 @@ pub async fn push_notice_for(
     srv: &TestServer,
     body: Value,
 ) -> (sayso::notify::push::PushNotice, String) {
+    use sayso::courier::Delivering;
     use sayso::domain::inbox::InboxChannels;
     use sayso::domain::outbox::{MessageStatus, OutboxMessage, Purpose, Route};
-    use sayso::notify::Delivering;
     use sayso::notify::push::PushNotice;
     use time::OffsetDateTime;
     use uuid::Uuid;

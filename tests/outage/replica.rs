@@ -52,7 +52,10 @@ pub fn command(database_url: &str, state: &StateDir, env: &[(&str, &str)]) -> Co
         .env("SAYSO_DATABASE_URL", database_url)
         .env("SAYSO_LISTEN", "127.0.0.1:0")
         .env("SAYSO_LOG_FORMAT", "json")
-        .env("SAYSO_LOG", "info,sayso::notify=warn,tower_http=warn")
+        .env(
+            "SAYSO_LOG",
+            "info,sayso::notify=warn,sayso::chat=warn,tower_http=warn",
+        )
         .env_remove("SAYSO_PUBLIC_URL")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

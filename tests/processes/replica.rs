@@ -34,7 +34,7 @@ pub async fn start_replica_with(database_url: &str, env: &[(&str, &str)]) -> Rep
         .env("SAYSO_DATABASE_URL", database_url)
         .env("SAYSO_LISTEN", "127.0.0.1:0")
         .env("SAYSO_LOG_FORMAT", "json")
-        .env("SAYSO_LOG", "info,sayso::notify=warn")
+        .env("SAYSO_LOG", "info,sayso::notify=warn,sayso::chat=warn")
         .env_remove("SAYSO_PUBLIC_URL")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

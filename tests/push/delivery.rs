@@ -2,9 +2,9 @@
 //! the push service's answer means.
 
 use reqwest::StatusCode;
+use sayso::courier::{Courier, Delivering, Delivery};
 use sayso::domain::inbox::InboxChannels;
 use sayso::notify::push::{PushNotice, PushOutcome, WebPushChannel};
-use sayso::notify::{Courier, Delivering, Delivery};
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 

@@ -2,7 +2,7 @@
 //! services are tried again, inner addresses are refused unless allowed.
 
 use reqwest::StatusCode;
-use sayso::notify::Delivery;
+use sayso::courier::Delivery;
 use sayso::notify::push::{PushOutcome, WebPushChannel};
 use serde_json::{Value, json};
 

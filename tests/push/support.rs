@@ -1,11 +1,11 @@
 //! The sayso side: a server, its feed link, and handing the push channel one message.
 
 use reqwest::StatusCode;
+use sayso::courier::{Courier, Delivering, Delivery};
 use sayso::domain::Decision;
 use sayso::domain::inbox::InboxChannels;
 use sayso::domain::outbox::{MessageStatus, OutboxMessage, Purpose, Route};
 use sayso::notify::push::{PushNotice, WebPushChannel};
-use sayso::notify::{Courier, Delivering, Delivery};
 use sayso::storage::Store;
 use serde_json::{Value, json};
 use time::OffsetDateTime;

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::{Slack, shown_text};
 use crate::fields;
 use crate::slack_standin::Posted;
-use sayso::notify::chat::slack::blocks::{MAX_BLOCKS, MAX_SECTION_TEXT};
+use sayso::chat::slack::blocks::{MAX_BLOCKS, MAX_SECTION_TEXT};
 
 /// The labels of a message's buttons, in order.
 fn labels(message: &Posted) -> Vec<String> {

@@ -12,9 +12,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::api::{ApiError, BotApi, POLL_SECONDS};
+use crate::chat::{presser_zone, reply_t, settled};
 use crate::domain::chat::{ChatReply, parse_button_value};
 use crate::domain::outbox::Channel;
-use crate::notify::chat::{presser_zone, reply_t, settled};
 use crate::render::T;
 use crate::service::{ChatOutcome, Service};
 
@@ -140,13 +140,7 @@ async fn press(svc: &Service, api: &BotApi, q: &Value) -> Result<(), ApiError> {
     let zone = presser_zone(svc, Channel::Telegram, &user, &outcome).await;
     match outcome {
         ChatOutcome::Recorded(d) => {
-            reply_to_press(
-                api,
-                query,
-                &crate::notify::chat::recorded(&t, &d, &zone),
-                false,
-            )
-            .await
+            reply_to_press(api, query, &crate::chat::recorded(&t, &d, &zone), false).await
         }
         ChatOutcome::NotYours => reply_to_press(api, query, &t.tr("chat-not-yours"), true).await,
         ChatOutcome::Settled(d) => reply_to_press(api, query, &settled(&t, &d, &zone), true).await,
@@ -209,7 +203,7 @@ async fn message(svc: &Service, api: &BotApi, m: &Value) -> Result<(), ApiError>
         .await;
     let zone = presser_zone(svc, Channel::Telegram, &user, &outcome).await;
     let said = match outcome {
-        ChatOutcome::Recorded(d) => crate::notify::chat::recorded(&t, &d, &zone),
+        ChatOutcome::Recorded(d) => crate::chat::recorded(&t, &d, &zone),
         ChatOutcome::NotYours => t.tr("chat-not-yours"),
         ChatOutcome::Settled(d) => settled(&t, &d, &zone),
         ChatOutcome::OpenPage(link) => {

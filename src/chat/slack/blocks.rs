@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::mrkdwn::{clip_plain, cut_at, escape, markdown_to_mrkdwn, split};
+use crate::chat::{ButtonStyle, ChatAsk, ChatButton, Controls};
 use crate::domain::chat::{button_value, parse_button_value};
-use crate::notify::chat::{ButtonStyle, ChatAsk, ChatButton, Controls};
 use crate::render::visible::{Lines, clip};
 
 /// Block Kit's limits (api.slack.com/reference/block-kit).

@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::super::TelegramSettings;
-use crate::notify::Delivery;
-use crate::notify::http_client::{client_builder, describe};
+use crate::courier::Delivery;
+use crate::courier::http_client::{client_builder, describe};
 
 /// How a Bot API call went wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]

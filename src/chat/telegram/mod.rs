@@ -21,10 +21,9 @@ use serde_json::{Value, json};
 
 use self::api::ApiError;
 use super::{TelegramSettings, ask, settled, standing};
+use crate::courier::{Courier, Delivering, Delivery, ESCALATE_SKIPPED, NOTICE_SKIPPED, Notice};
 use crate::domain::chat::ChatPost;
 use crate::domain::outbox::{Channel, Purpose};
-use crate::notify::notice::Notice;
-use crate::notify::{Courier, Delivering, Delivery, ESCALATE_SKIPPED, NOTICE_SKIPPED};
 
 /// Delivers asks to people's Telegram chats and edits them as their decisions move on.
 pub struct TelegramCourier {

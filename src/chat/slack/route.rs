@@ -15,10 +15,10 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 
-use crate::notify::chat::SlackSettings;
-use crate::notify::chat::slack::api::SlackApi;
-use crate::notify::chat::slack::signature::{self, SIGNATURE_HEADER, TIMESTAMP_HEADER};
-use crate::notify::chat::slack::{inbound, interaction};
+use crate::chat::SlackSettings;
+use crate::chat::slack::api::SlackApi;
+use crate::chat::slack::signature::{self, SIGNATURE_HEADER, TIMESTAMP_HEADER};
+use crate::chat::slack::{inbound, interaction};
 use crate::service::Service;
 
 /// The interactivity route, on `router`, when Slack is on.

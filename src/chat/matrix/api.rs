@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 use tokio::sync::Mutex;
 use url::Url;
 
-use crate::notify::Delivery;
-use crate::notify::http_client::{client_builder, describe};
+use crate::courier::Delivery;
+use crate::courier::http_client::{client_builder, describe};
 
 /// The device the bot logs in as; the same one every time (see the module's comment).
 pub const DEVICE_ID: &str = "SAYSO";

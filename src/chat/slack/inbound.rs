@@ -16,12 +16,12 @@ use super::blocks::{self, DENY_CODE, REASON_INPUT, TEXT_INPUT};
 use super::interaction::{self, Interaction, ModalKind, Press};
 use super::mrkdwn::escape;
 use super::socket::Envelope;
+use crate::chat::{presser_zone, recorded, reply_t, settled};
 use crate::domain::Decision;
 use crate::domain::chat::ChatReply;
 use crate::domain::outbox::Channel;
 use crate::domain::people::Person;
 use crate::domain::spec::KindSpec;
-use crate::notify::chat::{presser_zone, recorded, reply_t, settled};
 use crate::render::visible::{Lines, clip};
 use crate::render::what_runs;
 use crate::render::{T, Zone};
@@ -255,7 +255,7 @@ fn shown(d: &Decision) -> (String, Option<String>) {
 fn said_to_presser(t: &T, outcome: ChatOutcome, zone: &Zone) -> Option<String> {
     match outcome {
         ChatOutcome::Recorded(d) => {
-            crate::notify::chat::progress(t, &d).map(|_| escape(&recorded(t, &d, zone)))
+            crate::chat::progress(t, &d).map(|_| escape(&recorded(t, &d, zone)))
         }
         ChatOutcome::NotYours => Some(escape(&t.tr("chat-not-yours"))),
         ChatOutcome::Settled(d) => Some(escape(&settled(t, &d, zone))),

@@ -7,6 +7,14 @@
 //! (render/what_runs.rs), never the asker's words. A button carries the decision's id and a
 //! code (`domain::chat::button_value`), no capability: the platform's verified user decides
 //! whose answer it is.
+//!
+//! A chat goes both ways: out, each platform's courier (`courier::Courier`) is one of the
+//! outbox worker's channels (`notify` registers them); in, its listeners (`start_listeners`)
+//! and inbound URLs (`routes`, joined by `app`) hand a verified press or reply to
+//! `Service::chat_answer`.
+//!
+//! Uses `courier`, `service`, `render` and `domain`; never `notify`, `http` or `app`, which
+//! stand on it (docs/ARCHITECTURE.md, checked by tests/layers.rs).
 
 pub mod matrix;
 mod routes;
@@ -20,8 +28,7 @@ pub use settings::{ChatSettings, MatrixSettings, SlackSettings, TelegramSettings
 use crate::render::project::short_project;
 use serde_json::Value;
 
-use super::Delivering;
-use super::people::ESCALATION;
+use crate::courier::{Delivering, ESCALATION};
 use crate::domain::answered_by::AnswerChannel;
 use crate::domain::approval::DENY;
 use crate::domain::chat::{button_value, option_code};

@@ -27,10 +27,9 @@ use async_trait::async_trait;
 
 use self::api::{CallError, SlackApi};
 use super::{SlackSettings, ask, settled, standing};
+use crate::courier::{Courier, Delivering, Delivery, ESCALATE_SKIPPED, NOTICE_SKIPPED, Notice};
 use crate::domain::chat::ChatPost;
 use crate::domain::outbox::{Channel, Purpose};
-use crate::notify::notice::Notice;
-use crate::notify::{Courier, Delivering, Delivery, ESCALATE_SKIPPED, NOTICE_SKIPPED};
 use crate::service::Service;
 
 /// Slack's errors for a message that can no longer be changed: deleted, too old, or in a

@@ -1,5 +1,5 @@
-//! What the HTTP channels (webhook, ntfy) share: one way to build a client, and one reading of
-//! the answer a receiver gives.
+//! What the HTTP channels (webhooks, ntfy, Web Push, the chats) share: one way to build a client,
+//! and one reading of the answer a receiver gives.
 
 use std::error::Error;
 use std::sync::Once;

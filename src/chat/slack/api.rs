@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 use url::Url;
 
 use super::blocks::SlackMessage;
-use crate::notify::Delivery;
-use crate::notify::http_client::{client_builder, describe};
+use crate::courier::Delivery;
+use crate::courier::http_client::{client_builder, describe};
 
 /// Where Slack's Web API is; `SAYSO_SLACK_API_URL` points elsewhere (a stand-in in tests).
 pub const DEFAULT_API_URL: &str = "https://slack.com/api/";

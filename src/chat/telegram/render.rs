@@ -1,7 +1,7 @@
 //! An ask as a Telegram message: HTML (Telegram's `parse_mode: HTML`), with everything the
 //! asker wrote escaped, what runs in a `<pre>` block, and the controls as an inline keyboard
 //! (or a forced reply for a text). Telegram allows 4096 characters a message, counted once
-//! the HTML is read; the parts are cut before that (notify/chat), and what all of them
+//! the HTML is read; the parts are cut before that (chat/mod.rs), and what all of them
 //! together still have too many of is cut from the asker's context, then from what runs,
 //! each with a note, so that Telegram never refuses an ask for its length.
 
@@ -21,7 +21,7 @@ const NOTE_ROOM: usize = 40;
 /// `ask` cut to fit Telegram's length with `footer` (a settled or progress line) under it:
 /// what all its parts together have too many characters of is cut from the asker's context,
 /// then from what runs, each with a note. A message whose command is cut no longer shows all
-/// that runs, so its Allow is given on the page (as notify/chat does for any such message).
+/// that runs, so its Allow is given on the page (as chat/mod.rs does for any such message).
 pub fn fit(mut ask: ChatAsk, footer: Option<&str>) -> ChatAsk {
     loop {
         let over = shown_len(&text(&ask, footer)).saturating_sub(MAX_TEXT);
@@ -145,7 +145,7 @@ pub fn markup(ask: &ChatAsk) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::notify::chat::ChatButton;
+    use crate::chat::ChatButton;
 
     fn ask(controls: Controls) -> ChatAsk {
         ChatAsk {

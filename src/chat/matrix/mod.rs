@@ -27,10 +27,9 @@ use uuid::Uuid;
 
 use self::api::ApiError;
 use super::{MatrixSettings, ask, progress, settled};
+use crate::courier::{Courier, Delivering, Delivery, ESCALATE_SKIPPED, NOTICE_SKIPPED, Notice};
 use crate::domain::chat::ChatPost;
 use crate::domain::outbox::{Channel, Purpose};
-use crate::notify::notice::Notice;
-use crate::notify::{Courier, Delivering, Delivery, ESCALATE_SKIPPED, NOTICE_SKIPPED};
 use crate::service::Outbox;
 
 /// The bot: its homeserver connection, shared by the courier and the sync listener.

@@ -216,8 +216,8 @@ pub fn escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chat::ButtonStyle;
     use crate::domain::chat::button_value;
-    use crate::notify::chat::ButtonStyle;
 
     fn button(label: &str, code: &str, recommended: bool) -> ChatButton {
         ChatButton {

@@ -15,9 +15,9 @@ use serde_json::{Value, json};
 
 use super::render::{self, normalize_key};
 use super::{Matrix, SINCE, State, keys_key, owner_key, room_key, txn};
+use crate::chat::{presser_zone, recorded, reply_t, settled};
 use crate::domain::chat::ChatReply;
 use crate::domain::outbox::Channel;
-use crate::notify::chat::{presser_zone, recorded, reply_t, settled};
 use crate::render::{T, Zone};
 use crate::service::{ChatOutcome, Service};
 

@@ -15,8 +15,8 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use serde_json::Value;
 
-use crate::notify::chat::ChatSettings;
-use crate::notify::chat::telegram::{BotApi, handle_update};
+use crate::chat::ChatSettings;
+use crate::chat::telegram::{BotApi, handle_update};
 use crate::service::Service;
 
 /// The routes of the chats that take requests.
