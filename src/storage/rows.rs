@@ -23,7 +23,7 @@ use crate::metrics::PoolState;
 pub(super) use allowance::{AllowanceRow, PostRow, ReceiptRow, UseRow};
 pub(super) use columns::{At, Id};
 pub(super) use decision::{
-    DecisionRow, EventRow, ExistingRow, ExpiredRow, NotificationRow, NotifiedRow,
+    DecisionRow, EventRow, ExistingRow, ExpiredRow, NotificationRow, NotifiedRow, OfDecision,
 };
 pub(super) use inbox::{ChannelsRow, InboxRow, KeyedInboxRow};
 pub(super) use outbox::{MessageRow, person_column};
