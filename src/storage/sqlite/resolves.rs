@@ -147,20 +147,8 @@ async fn write_round(
     conn: &mut SqliteConnection,
     round: &[&Change],
 ) -> Result<Vec<Applied<DecisionRow>>, StoreError> {
-    let resolves: Vec<&Resolve> = round
-        .iter()
-        .filter_map(|c| match c {
-            Change::Resolve(r) => Some(r),
-            Change::Vote(_) => None,
-        })
-        .collect();
-    let votes: Vec<&Vote> = round
-        .iter()
-        .filter_map(|c| match c {
-            Change::Vote(v) => Some(v),
-            Change::Resolve(_) => None,
-        })
-        .collect();
+    let resolves: Vec<&Resolve> = round.iter().filter_map(|c| c.as_resolve()).collect();
+    let votes: Vec<&Vote> = round.iter().filter_map(|c| c.as_vote()).collect();
     let mut made: HashMap<Uuid, DecisionRow> = HashMap::new();
     for row in update_resolved(conn, &resolves).await? {
         made.insert(row.id.0, row);
