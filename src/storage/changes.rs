@@ -52,6 +52,22 @@ pub(super) struct Vote {
 }
 
 impl Change {
+    /// The resolution this change is, if it is one.
+    pub(super) fn as_resolve(&self) -> Option<&Resolve> {
+        match self {
+            Change::Resolve(r) => Some(r),
+            Change::Vote(_) => None,
+        }
+    }
+
+    /// The vote this change is, if it is one.
+    pub(super) fn as_vote(&self) -> Option<&Vote> {
+        match self {
+            Change::Vote(v) => Some(v),
+            Change::Resolve(_) => None,
+        }
+    }
+
     pub(super) fn resolve(
         decision: Uuid,
         r: &Resolution,

@@ -23,11 +23,11 @@ use crate::metrics::PoolState;
 pub(super) use allowance::{AllowanceRow, PostRow, ReceiptRow, UseRow};
 pub(super) use columns::{At, Id};
 pub(super) use decision::{
-    DecisionRow, EventRow, ExistingRow, ExpiredRow, NotificationRow, NotifiedRow,
+    DecisionRow, EventRow, ExistingRow, ExpiredRow, NotificationRow, NotifiedRow, OfDecision,
 };
 pub(super) use inbox::{ChannelsRow, InboxRow, KeyedInboxRow};
 pub(super) use outbox::{MessageRow, person_column};
-pub(super) use people::{KeyRow, PasskeyRow, PersonRow, PushRow};
+pub(super) use people::{KeyRow, PasskeyRow, PersonRow, PushRow, person_name_taken};
 
 /// The decision a create writes: pending, its times at the stores' millisecond precision.
 pub(super) fn pending_decision(row: &super::InsertDecision<'_>) -> Decision {
@@ -226,6 +226,23 @@ pub(super) fn store_error(e: sqlx::Error) -> StoreError {
             other => StoreError::Other(format!("migrations: {other}")),
         },
         other => StoreError::Other(other.to_string()),
+    }
+}
+
+/// `store_error`, with a broken unique constraint told as `conflict` says (the one a caller
+/// can break here, in the caller's words rather than the database's).
+pub(super) fn store_error_or(e: sqlx::Error, conflict: impl FnOnce() -> String) -> StoreError {
+    match store_error(e) {
+        StoreError::Conflict(_) => StoreError::Conflict(conflict()),
+        other => other,
+    }
+}
+
+/// A write by id that changed no row: the row it names is not there.
+pub(super) fn changed_any(rows_affected: u64) -> Result<(), StoreError> {
+    match rows_affected {
+        0 => Err(StoreError::NotFound),
+        _ => Ok(()),
     }
 }
 

@@ -8,7 +8,7 @@ use super::PgStore;
 use crate::domain::inbox::{InboxChannels, PushSubscription};
 use crate::domain::people::Person;
 use crate::storage::StoreError;
-use crate::storage::rows::{ChannelsRow, PushRow, store_error, to_ms_precision};
+use crate::storage::rows::{ChannelsRow, PushRow, changed_any, store_error, to_ms_precision};
 
 pub(super) async fn inbox_channels(
     store: &PgStore,
@@ -30,7 +30,7 @@ pub(super) async fn set_inbox_channels(
     inbox_id: Uuid,
     channels: &InboxChannels,
 ) -> Result<(), StoreError> {
-    let updated = sqlx::query(
+    sqlx::query(
         "UPDATE inboxes SET email = $2, ntfy_url = $3, ntfy_token = $4, webhook_secret = $5 \
          WHERE id = $1",
     )
@@ -41,12 +41,8 @@ pub(super) async fn set_inbox_channels(
     .bind(&channels.webhook_secret)
     .execute(&store.pool)
     .await
-    .map_err(store_error)?
-    .rows_affected();
-    if updated == 0 {
-        return Err(StoreError::NotFound);
-    }
-    Ok(())
+    .map_err(store_error)
+    .and_then(|r| changed_any(r.rows_affected()))
 }
 
 pub(super) async fn add_push_subscription(

@@ -56,13 +56,7 @@ pub(super) async fn list_decisions(
     }
     q.push(" ORDER BY id DESC LIMIT ")
         .push_bind(i64::from(filter.limit));
-    q.build_query_as::<DecisionRow>()
-        .fetch_all(&store.pool)
-        .await
-        .map_err(store_error)?
-        .into_iter()
-        .map(Decision::try_from)
-        .collect()
+    read_decisions(q, store).await
 }
 
 pub(super) async fn pending_page(
@@ -91,6 +85,14 @@ pub(super) async fn pending_page(
     }
     q.push(" ORDER BY expires_at, id LIMIT ")
         .push_bind(i64::from(limit));
+    read_decisions(q, store).await
+}
+
+/// The decisions a list query reads (one built over `decision_columns!`), in its order.
+async fn read_decisions(
+    mut q: QueryBuilder<Postgres>,
+    store: &PgStore,
+) -> Result<Vec<Decision>, StoreError> {
     q.build_query_as::<DecisionRow>()
         .fetch_all(&store.pool)
         .await

@@ -7,10 +7,9 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::PgStore;
-use crate::domain::outbox::{Channel, MessageStatus};
 use crate::domain::{DecisionEvent, EventKind, NotificationState};
 use crate::storage::StoreError;
-use crate::storage::rows::{EventRow, NotificationRow, store_error, to_ms_precision};
+use crate::storage::rows::{EventRow, NotificationRow, OfDecision, store_error, to_ms_precision};
 
 pub(super) async fn record_event(
     store: &PgStore,
@@ -62,7 +61,7 @@ pub(super) async fn events_of(
     store: &PgStore,
     ids: &[Uuid],
 ) -> Result<Vec<(Uuid, DecisionEvent)>, StoreError> {
-    let rows: Vec<(Uuid, OffsetDateTime, EventKind, Json<Value>)> = sqlx::query_as(
+    let rows = sqlx::query_as::<_, OfDecision<EventRow>>(
         "SELECT decision_id, at, kind, detail FROM decision_events \
          WHERE decision_id = ANY($1) ORDER BY decision_id, at, id",
     )
@@ -70,26 +69,14 @@ pub(super) async fn events_of(
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(rows
-        .into_iter()
-        .map(|(decision, at, kind, detail)| {
-            (
-                decision,
-                DecisionEvent {
-                    at,
-                    kind,
-                    detail: detail.0,
-                },
-            )
-        })
-        .collect())
+    Ok(rows.into_iter().map(OfDecision::into_pair).collect())
 }
 
 pub(super) async fn notifications_of(
     store: &PgStore,
     ids: &[Uuid],
 ) -> Result<Vec<(Uuid, NotificationState)>, StoreError> {
-    let rows: Vec<(Uuid, Channel, MessageStatus, Option<String>)> = sqlx::query_as(
+    let rows = sqlx::query_as::<_, OfDecision<NotificationRow>>(
         "SELECT decision_id, channel, status, detail FROM notifications \
          WHERE decision_id = ANY($1) ORDER BY decision_id, channel",
     )
@@ -97,19 +84,7 @@ pub(super) async fn notifications_of(
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(rows
-        .into_iter()
-        .map(|(decision, channel, status, detail)| {
-            (
-                decision,
-                NotificationState {
-                    channel,
-                    status,
-                    detail,
-                },
-            )
-        })
-        .collect())
+    Ok(rows.into_iter().map(OfDecision::into_pair).collect())
 }
 
 /// Resolution events get their ids under a per-inbox lock held to commit (see

@@ -5,7 +5,7 @@ use uuid::Uuid;
 
 use super::PgStore;
 use crate::domain::inbox::{Inbox, InboxChannels};
-use crate::storage::rows::{InboxRow, store_error, to_ms_precision};
+use crate::storage::rows::{InboxRow, store_error, store_error_or, to_ms_precision};
 use crate::storage::{KeysToRevoke, StoreError};
 
 pub(super) async fn setting_or_init(
@@ -74,12 +74,7 @@ pub(super) async fn create_inbox(
         .bind(inbox.created_at)
         .execute(&store.pool)
         .await
-        .map_err(|e| match store_error(e) {
-            StoreError::Conflict(_) => {
-                StoreError::Conflict(format!("an inbox named {name:?} already exists"))
-            }
-            other => other,
-        })?;
+        .map_err(|e| store_error_or(e, || format!("an inbox named {name:?} already exists")))?;
     Ok(inbox)
 }
 

@@ -5,6 +5,8 @@
 use std::time::Duration;
 
 use serde_json::Value;
+use sqlx::postgres::{PgArguments, Postgres};
+use sqlx::query::Query;
 use sqlx::types::Json;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -104,6 +106,21 @@ pub(super) struct MessageArrays<'a> {
 }
 
 impl<'a> MessageArrays<'a> {
+    /// Binds the arrays as the query's next seven parameters, in `unnest_messages!`'s order.
+    pub fn bind<'q>(
+        self,
+        query: Query<'q, Postgres, PgArguments>,
+    ) -> Query<'q, Postgres, PgArguments> {
+        query
+            .bind(self.ids)
+            .bind(self.channels)
+            .bind(self.purposes)
+            .bind(self.payloads)
+            .bind(self.not_before)
+            .bind(self.give_up_at)
+            .bind(self.persons)
+    }
+
     pub fn new(messages: &'a [NewMessage]) -> Self {
         MessageArrays {
             ids: messages.iter().map(|_| Uuid::now_v7()).collect(),
@@ -133,7 +150,7 @@ pub(super) async fn enqueue(
     now: OffsetDateTime,
 ) -> Result<(), StoreError> {
     let m = MessageArrays::new(messages);
-    sqlx::query(concat!(
+    let query = sqlx::query(concat!(
         insert_outbox_to!(),
         "SELECT x.id, $1, x.channel, x.purpose, x.payload, $2, x.not_before, x.give_up_at, \
          x.person FROM ",
@@ -141,17 +158,11 @@ pub(super) async fn enqueue(
         crate::storage::outbox_on_conflict!()
     ))
     .bind(decision_id)
-    .bind(to_ms_precision(now))
-    .bind(m.ids)
-    .bind(m.channels)
-    .bind(m.purposes)
-    .bind(m.payloads)
-    .bind(m.not_before)
-    .bind(m.give_up_at)
-    .bind(m.persons)
-    .execute(&store.pool)
-    .await
-    .map_err(store_error)?;
+    .bind(to_ms_precision(now));
+    m.bind(query)
+        .execute(&store.pool)
+        .await
+        .map_err(store_error)?;
     Ok(())
 }
 
@@ -205,7 +216,7 @@ pub(super) async fn finish_message(
     // Everything hangs on `upd`: a message no longer pending (a late duplicate finish) is
     // left alone, and nothing else is written. A notice about no decision (NULL
     // decision_id) has no notification state or audit trail.
-    sqlx::query(concat!(
+    let query = sqlx::query(concat!(
         "WITH upd AS ( \
            UPDATE outbox SET status = $2, next_attempt_at = COALESCE($3, next_attempt_at), \
              claimed_until = NULL, sent_at = COALESCE($4, sent_at), last_error = $5 \
@@ -234,17 +245,11 @@ pub(super) async fn finish_message(
     .bind(&result.detail)
     .bind(message.route)
     .bind(now)
-    .bind(Json(&detail))
-    .bind(f.ids)
-    .bind(f.channels)
-    .bind(f.purposes)
-    .bind(f.payloads)
-    .bind(f.not_before)
-    .bind(f.give_up_at)
-    .bind(f.persons)
-    .execute(&store.pool)
-    .await
-    .map_err(store_error)?;
+    .bind(Json(&detail));
+    f.bind(query)
+        .execute(&store.pool)
+        .await
+        .map_err(store_error)?;
     Ok(())
 }
 

@@ -125,23 +125,17 @@ pub(super) async fn enqueue_notices(
     .await
     .map_err(store_error)?;
     let m = MessageArrays::new(messages);
-    sqlx::query(concat!(
+    let query = sqlx::query(concat!(
         "INSERT INTO outbox (id, decision_id, channel, purpose, payload, created_at, \
          next_attempt_at, give_up_at, person) \
          SELECT x.id, NULL, x.channel, x.purpose, x.payload, $1, x.not_before, x.give_up_at, \
          x.person FROM ",
         unnest_messages!("$2", "$3", "$4", "$5", "$6", "$7", "$8"),
     ))
-    .bind(now)
-    .bind(m.ids)
-    .bind(m.channels)
-    .bind(m.purposes)
-    .bind(m.payloads)
-    .bind(m.not_before)
-    .bind(m.give_up_at)
-    .bind(m.persons)
-    .execute(&store.pool)
-    .await
-    .map_err(store_error)?;
+    .bind(now);
+    m.bind(query)
+        .execute(&store.pool)
+        .await
+        .map_err(store_error)?;
     Ok(())
 }

@@ -1,5 +1,7 @@
 //! People: the answerers of an inbox, and the devices bound to them.
 
+use sqlx::postgres::{PgArguments, Postgres};
+use sqlx::query::Query;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -7,40 +9,25 @@ use super::PgStore;
 
 use crate::domain::people::Person;
 use crate::storage::StoreError;
-use crate::storage::rows::{PersonRow, store_error, to_ms_precision};
+use crate::storage::rows::{
+    PersonRow, changed_any, person_name_taken, store_error, store_error_or, to_ms_precision,
+};
 
 pub(super) async fn add_person(store: &PgStore, p: &Person) -> Result<(), StoreError> {
-    let (window, tz) = PersonRow::quiet_of(p);
-    sqlx::query(
+    let insert = sqlx::query(
         "INSERT INTO people (id, inbox_id, name, email, ntfy_url, ntfy_token, slack_user, \
          matrix_user, telegram_chat, quiet_hours, quiet_tz, lang, created_at) \
          SELECT $1, id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM inboxes WHERE id = $13",
     )
     .bind(p.id)
-    .bind(&p.name)
-    .bind(&p.email)
-    .bind(&p.ntfy_url)
-    .bind(&p.ntfy_token)
-    .bind(&p.chats.slack)
-    .bind(&p.chats.matrix)
-    .bind(&p.chats.telegram)
-    .bind(window)
-    .bind(tz)
-    .bind(p.lang.map(|l| l.as_str()))
-    .bind(to_ms_precision(p.created_at))
-    .bind(p.inbox_id)
-    .execute(&store.pool)
-    .await
-    .map_err(|e| match store_error(e) {
-        StoreError::Conflict(_) => {
-            StoreError::Conflict(format!("the inbox already has a person named {:?}", p.name))
-        }
-        other => other,
-    })
-    .and_then(|r| match r.rows_affected() {
-        0 => Err(StoreError::NotFound),
-        _ => Ok(()),
-    })
+    .bind(&p.name);
+    bind_settings(insert, p)
+        .bind(to_ms_precision(p.created_at))
+        .bind(p.inbox_id)
+        .execute(&store.pool)
+        .await
+        .map_err(|e| store_error_or(e, || person_name_taken(&p.name)))
+        .and_then(|r| changed_any(r.rows_affected()))
 }
 
 pub(super) async fn person(store: &PgStore, person: Uuid) -> Result<Option<Person>, StoreError> {
@@ -73,29 +60,17 @@ pub(super) async fn people(store: &PgStore, inbox: Uuid) -> Result<Vec<Person>, 
 }
 
 pub(super) async fn update_person(store: &PgStore, p: &Person) -> Result<(), StoreError> {
-    let (window, tz) = PersonRow::quiet_of(p);
     let mut tx = store.pool.begin().await.map_err(store_error)?;
-    let updated = sqlx::query(
+    let update = sqlx::query(
         "UPDATE people SET email = $1, ntfy_url = $2, ntfy_token = $3, slack_user = $4, \
          matrix_user = $5, telegram_chat = $6, quiet_hours = $7, quiet_tz = $8, lang = $9 WHERE id = $10",
-    )
-    .bind(&p.email)
-    .bind(&p.ntfy_url)
-    .bind(&p.ntfy_token)
-    .bind(&p.chats.slack)
-    .bind(&p.chats.matrix)
-    .bind(&p.chats.telegram)
-    .bind(window)
-    .bind(tz)
-    .bind(p.lang.map(|l| l.as_str()))
-    .bind(p.id)
-    .execute(&mut *tx)
-    .await
-    .map_err(store_error)?
-    .rows_affected();
-    if updated == 0 {
-        return Err(StoreError::NotFound);
-    }
+    );
+    bind_settings(update, p)
+        .bind(p.id)
+        .execute(&mut *tx)
+        .await
+        .map_err(store_error)
+        .and_then(|r| changed_any(r.rows_affected()))?;
     // The inbox's own person's channels are the inbox's (a no-op for anyone else).
     sqlx::query("UPDATE inboxes SET email = $1, ntfy_url = $2, ntfy_token = $3 WHERE id = $4")
         .bind(&p.email)
@@ -119,12 +94,7 @@ pub(super) async fn rename_person(
         .execute(&store.pool)
         .await
         .map(|r| r.rows_affected() > 0)
-        .map_err(|e| match store_error(e) {
-            StoreError::Conflict(_) => {
-                StoreError::Conflict(format!("the inbox already has a person named {name:?}"))
-            }
-            other => other,
-        })
+        .map_err(|e| store_error_or(e, || person_name_taken(name)))
 }
 
 pub(super) async fn remove_person(store: &PgStore, person: Uuid) -> Result<bool, StoreError> {
@@ -171,4 +141,23 @@ pub(super) async fn device_person(
     .map_err(store_error)?
     .map(Person::try_from)
     .transpose()
+}
+
+/// Binds what a person's settings write (all but who they are), in the order both writes
+/// list the columns: channels, quiet hours, language.
+fn bind_settings<'q>(
+    query: Query<'q, Postgres, PgArguments>,
+    p: &'q Person,
+) -> Query<'q, Postgres, PgArguments> {
+    let (window, tz) = PersonRow::quiet_of(p);
+    query
+        .bind(&p.email)
+        .bind(&p.ntfy_url)
+        .bind(&p.ntfy_token)
+        .bind(&p.chats.slack)
+        .bind(&p.chats.matrix)
+        .bind(&p.chats.telegram)
+        .bind(window)
+        .bind(tz)
+        .bind(p.lang.map(|l| l.as_str()))
 }

@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use super::PgStore;
 use crate::domain::inbox::{Usage, UsageCount};
-use crate::storage::rows::store_error;
+use crate::storage::rows::{changed_any, store_error};
 use crate::storage::{CREATE_ACTIONS, StoreError};
 
 /// Counts a create on `day` for an inbox with a quota, unless the quota has no room for it;
@@ -82,15 +82,11 @@ pub(super) async fn set_daily_quota(
     inbox: Uuid,
     quota: Option<i64>,
 ) -> Result<(), StoreError> {
-    let updated = sqlx::query("UPDATE inboxes SET daily_quota = $1 WHERE id = $2")
+    sqlx::query("UPDATE inboxes SET daily_quota = $1 WHERE id = $2")
         .bind(quota)
         .bind(inbox)
         .execute(&store.pool)
         .await
-        .map_err(store_error)?
-        .rows_affected();
-    if updated == 0 {
-        return Err(StoreError::NotFound);
-    }
-    Ok(())
+        .map_err(store_error)
+        .and_then(|r| changed_any(r.rows_affected()))
 }

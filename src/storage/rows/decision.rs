@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 use sqlx::types::Json;
+use uuid::Uuid;
 
 use super::columns::{At, Id};
 use crate::domain::outbox::{Channel, MessageStatus};
@@ -157,5 +158,20 @@ impl From<NotificationRow> for NotificationState {
             status: n.status,
             detail: n.detail,
         }
+    }
+}
+
+/// A row of a read over several decisions at once, with the decision it belongs to.
+#[derive(sqlx::FromRow)]
+pub(in crate::storage) struct OfDecision<Row> {
+    decision_id: Id,
+    #[sqlx(flatten)]
+    row: Row,
+}
+
+impl<Row> OfDecision<Row> {
+    /// The decision's id, and the row as the domain's type.
+    pub fn into_pair<T: From<Row>>(self) -> (Uuid, T) {
+        (self.decision_id.0, self.row.into())
     }
 }

@@ -127,3 +127,8 @@ impl From<KeyRow> for KeyListing {
         }
     }
 }
+
+/// What a write that would give two of an inbox's people one name fails with.
+pub(in crate::storage) fn person_name_taken(name: &str) -> String {
+    format!("the inbox already has a person named {name:?}")
+}

@@ -8,7 +8,7 @@ use super::rows::id;
 use crate::domain::inbox::{InboxChannels, PushSubscription};
 use crate::domain::people::Person;
 use crate::storage::StoreError;
-use crate::storage::rows::{ChannelsRow, PushRow, millis, store_error};
+use crate::storage::rows::{ChannelsRow, PushRow, changed_any, millis, store_error};
 
 pub(super) async fn inbox_channels(
     store: &SqliteStore,
@@ -30,7 +30,7 @@ pub(super) async fn set_inbox_channels(
     inbox_id: Uuid,
     channels: &InboxChannels,
 ) -> Result<(), StoreError> {
-    let updated = sqlx::query(
+    sqlx::query(
         "UPDATE inboxes SET email = ?, ntfy_url = ?, ntfy_token = ?, webhook_secret = ? \
          WHERE id = ?",
     )
@@ -41,12 +41,8 @@ pub(super) async fn set_inbox_channels(
     .bind(id(inbox_id))
     .execute(&store.writer)
     .await
-    .map_err(store_error)?
-    .rows_affected();
-    if updated == 0 {
-        return Err(StoreError::NotFound);
-    }
-    Ok(())
+    .map_err(store_error)
+    .and_then(|r| changed_any(r.rows_affected()))
 }
 
 pub(super) async fn add_push_subscription(

@@ -10,10 +10,9 @@ use uuid::fmt::Hyphenated;
 
 use super::SqliteStore;
 use super::rows::id;
-use crate::domain::outbox::{Channel, MessageStatus};
 use crate::domain::{DecisionEvent, EventKind, NotificationState};
 use crate::storage::StoreError;
-use crate::storage::rows::{EventRow, NotificationRow, from_millis, millis, store_error};
+use crate::storage::rows::{EventRow, NotificationRow, OfDecision, millis, store_error};
 
 pub(super) async fn insert_event(
     conn: &mut SqliteConnection,
@@ -83,7 +82,7 @@ pub(super) async fn events_of(
     ids: &[Uuid],
 ) -> Result<Vec<(Uuid, DecisionEvent)>, StoreError> {
     // Each id is looked up in decision_events_decision; the order is the index's own.
-    let rows: Vec<(Hyphenated, i64, EventKind, Json<Value>)> = sqlx::query_as(
+    let rows = sqlx::query_as::<_, OfDecision<EventRow>>(
         "SELECT decision_id, at, kind, detail FROM decision_events \
          WHERE decision_id IN (SELECT value FROM json_each(?)) ORDER BY decision_id, at, id",
     )
@@ -91,26 +90,14 @@ pub(super) async fn events_of(
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(rows
-        .into_iter()
-        .map(|(decision, at, kind, detail)| {
-            (
-                decision.into_uuid(),
-                DecisionEvent {
-                    at: from_millis(at),
-                    kind,
-                    detail: detail.0,
-                },
-            )
-        })
-        .collect())
+    Ok(rows.into_iter().map(OfDecision::into_pair).collect())
 }
 
 pub(super) async fn notifications_of(
     store: &SqliteStore,
     ids: &[Uuid],
 ) -> Result<Vec<(Uuid, NotificationState)>, StoreError> {
-    let rows: Vec<(Hyphenated, Channel, MessageStatus, Option<String>)> = sqlx::query_as(
+    let rows = sqlx::query_as::<_, OfDecision<NotificationRow>>(
         "SELECT decision_id, channel, status, detail FROM notifications \
          WHERE decision_id IN (SELECT value FROM json_each(?)) ORDER BY decision_id, channel",
     )
@@ -118,19 +105,7 @@ pub(super) async fn notifications_of(
     .fetch_all(&store.pool)
     .await
     .map_err(store_error)?;
-    Ok(rows
-        .into_iter()
-        .map(|(decision, channel, status, detail)| {
-            (
-                decision.into_uuid(),
-                NotificationState {
-                    channel,
-                    status,
-                    detail,
-                },
-            )
-        })
-        .collect())
+    Ok(rows.into_iter().map(OfDecision::into_pair).collect())
 }
 
 /// One writer at a time commits, in `BEGIN IMMEDIATE` order, so event ids are visible in the

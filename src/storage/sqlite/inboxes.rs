@@ -6,7 +6,9 @@ use uuid::Uuid;
 use super::rows::id;
 use super::{SqliteStore, readers};
 use crate::domain::inbox::{Inbox, InboxChannels};
-use crate::storage::rows::{InboxRow, KeyedInboxRow, millis, store_error, to_ms_precision};
+use crate::storage::rows::{
+    InboxRow, KeyedInboxRow, millis, store_error, store_error_or, to_ms_precision,
+};
 use crate::storage::{KeysToRevoke, StoreError};
 
 pub(super) async fn setting_or_init(
@@ -75,12 +77,7 @@ pub(super) async fn create_inbox(
         .bind(millis(inbox.created_at))
         .execute(&store.writer)
         .await
-        .map_err(|e| match store_error(e) {
-            StoreError::Conflict(_) => {
-                StoreError::Conflict(format!("an inbox named {name:?} already exists"))
-            }
-            other => other,
-        })?;
+        .map_err(|e| store_error_or(e, || format!("an inbox named {name:?} already exists")))?;
     Ok(inbox)
 }
 

@@ -24,6 +24,25 @@ pub(super) async fn insert_messages(
     messages: &[NewMessage],
     now: OffsetDateTime,
 ) -> Result<(), StoreError> {
+    insert_rows(conn, Some(decision), messages, now).await
+}
+
+/// Adds notices: outbox messages about no decision. They never meet the conflict clause:
+/// `outbox_once` holds NULL decision ids as distinct.
+pub(super) async fn insert_notices(
+    conn: &mut SqliteConnection,
+    messages: &[NewMessage],
+    now: OffsetDateTime,
+) -> Result<(), StoreError> {
+    insert_rows(conn, None, messages, now).await
+}
+
+async fn insert_rows(
+    conn: &mut SqliteConnection,
+    decision: Option<Uuid>,
+    messages: &[NewMessage],
+    now: OffsetDateTime,
+) -> Result<(), StoreError> {
     for m in messages {
         sqlx::query(concat!(
             "INSERT INTO outbox (id, decision_id, channel, purpose, payload, created_at, \
@@ -31,7 +50,7 @@ pub(super) async fn insert_messages(
             crate::storage::outbox_on_conflict!()
         ))
         .bind(id(Uuid::now_v7()))
-        .bind(id(decision))
+        .bind(decision.map(id))
         .bind(m.route)
         .bind(m.purpose)
         .bind(Json(&m.payload))

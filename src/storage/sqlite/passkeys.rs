@@ -1,11 +1,11 @@
 //! A person's passkeys, the record of passkey challenges already answered, and the notices
 //! to a person that are about no decision (a passkey added to them).
 
-use sqlx::types::Json;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::SqliteStore;
+use super::outbox::insert_notices;
 use super::rows::id;
 use crate::domain::outbox::NewMessage;
 use crate::domain::people::Person;
@@ -125,22 +125,6 @@ pub(super) async fn enqueue_notices(
     .execute(&mut *tx)
     .await
     .map_err(store_error)?;
-    for m in messages {
-        sqlx::query(
-            "INSERT INTO outbox (id, decision_id, channel, purpose, payload, created_at, \
-             next_attempt_at, give_up_at, person) VALUES (?, NULL, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(id(Uuid::now_v7()))
-        .bind(m.route)
-        .bind(m.purpose)
-        .bind(Json(&m.payload))
-        .bind(millis(now))
-        .bind(millis(m.not_before))
-        .bind(millis(m.give_up_at))
-        .bind(rows::person_column(m.person))
-        .execute(&mut *tx)
-        .await
-        .map_err(store_error)?;
-    }
+    insert_notices(&mut tx, messages, now).await?;
     tx.commit().await.map_err(store_error)
 }

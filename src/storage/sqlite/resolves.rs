@@ -147,20 +147,8 @@ async fn write_round(
     conn: &mut SqliteConnection,
     round: &[&Change],
 ) -> Result<Vec<Applied<DecisionRow>>, StoreError> {
-    let resolves: Vec<&Resolve> = round
-        .iter()
-        .filter_map(|c| match c {
-            Change::Resolve(r) => Some(r),
-            Change::Vote(_) => None,
-        })
-        .collect();
-    let votes: Vec<&Vote> = round
-        .iter()
-        .filter_map(|c| match c {
-            Change::Vote(v) => Some(v),
-            Change::Resolve(_) => None,
-        })
-        .collect();
+    let resolves: Vec<&Resolve> = round.iter().filter_map(|c| c.as_resolve()).collect();
+    let votes: Vec<&Vote> = round.iter().filter_map(|c| c.as_vote()).collect();
     let mut made: HashMap<Uuid, DecisionRow> = HashMap::new();
     for row in update_resolved(conn, &resolves).await? {
         made.insert(row.id.0, row);
@@ -222,7 +210,7 @@ async fn update_resolved(
             .push_bind(r.expect_answers)
             .push_bind(r.cancel_reason);
     });
-    update.push(concat!(
+    update.push(
         ") UPDATE decisions SET status = v.new_status, outcome = v.new_outcome, \
          outcome_source = v.new_source, custom = v.new_custom, remark = v.new_remark, \
          resolved_at = v.at, answered_via = v.via, answered_device = v.device, \
@@ -231,15 +219,9 @@ async fn update_resolved(
                    ELSE json_insert(decisions.answers, '$[#]', json(v.answer)) END \
          FROM v WHERE decisions.id = v.decision AND decisions.status = 'pending' \
          AND decisions.expires_at > v.at \
-         AND (v.expect IS NULL OR json_array_length(decisions.answers) = v.expect) \
-         RETURNING ",
-        decision_columns!()
-    ));
-    update
-        .build_query_as::<DecisionRow>()
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(store_error)
+         AND (v.expect IS NULL OR json_array_length(decisions.answers) = v.expect)",
+    );
+    updated_rows(update, conn).await
 }
 
 /// The votes that count, in one statement; the rows they changed.
@@ -257,13 +239,20 @@ async fn update_voted(
             .push_bind(millis(v.now))
             .push_bind(v.expect_answers);
     });
-    update.push(concat!(
+    update.push(
         ") UPDATE decisions SET answers = json_insert(decisions.answers, '$[#]', json(v.answer)) \
          FROM v WHERE decisions.id = v.decision AND decisions.status = 'pending' \
-         AND decisions.expires_at > v.at AND json_array_length(decisions.answers) = v.expect \
-         RETURNING ",
-        decision_columns!()
-    ));
+         AND decisions.expires_at > v.at AND json_array_length(decisions.answers) = v.expect",
+    );
+    updated_rows(update, conn).await
+}
+
+/// Runs a built update of decisions; the rows it changed, as they are now.
+async fn updated_rows(
+    mut update: QueryBuilder<Sqlite>,
+    conn: &mut SqliteConnection,
+) -> Result<Vec<DecisionRow>, StoreError> {
+    update.push(concat!(" RETURNING ", decision_columns!()));
     update
         .build_query_as::<DecisionRow>()
         .fetch_all(&mut *conn)

@@ -7,7 +7,7 @@ use super::SqliteStore;
 use super::rows::id;
 use crate::domain::inbox::{Usage, UsageCount};
 use crate::storage::StoreError;
-use crate::storage::rows::store_error;
+use crate::storage::rows::{changed_any, store_error};
 
 /// A UTC day as stored: `YYYY-MM-DD`, which sorts as the days do.
 pub(super) fn day_text(day: Date) -> String {
@@ -62,15 +62,11 @@ pub(super) async fn set_daily_quota(
     inbox: Uuid,
     quota: Option<i64>,
 ) -> Result<(), StoreError> {
-    let updated = sqlx::query("UPDATE inboxes SET daily_quota = ? WHERE id = ?")
+    sqlx::query("UPDATE inboxes SET daily_quota = ? WHERE id = ?")
         .bind(quota)
         .bind(id(inbox))
         .execute(&store.writer)
         .await
-        .map_err(store_error)?
-        .rows_affected();
-    if updated == 0 {
-        return Err(StoreError::NotFound);
-    }
-    Ok(())
+        .map_err(store_error)
+        .and_then(|r| changed_any(r.rows_affected()))
 }
