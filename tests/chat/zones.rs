@@ -39,13 +39,10 @@ async fn sayso(args: &[&str], env: &[(&str, &str)]) -> String {
 
 /// "20:34 IST": the wall-clock time and the zone's name of `at` in `zone`, which every
 /// surface states (a mail with the date before it, a page today without).
+/// `at` as the surfaces state it in `zone`: the time, with the date before it when `at`
+/// falls on another local day than now (a question asked late in the evening there).
 fn clock_of(at: OffsetDateTime, zone: &str) -> String {
-    let shown = Zone::named(zone).date_time(at);
-    shown
-        .split_once(' ')
-        .expect("a date and a time")
-        .1
-        .to_string()
+    Zone::named(zone).clock(at, OffsetDateTime::now_utc())
 }
 
 fn expires_at(handle: &Value) -> OffsetDateTime {
