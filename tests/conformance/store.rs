@@ -9,7 +9,7 @@ use sqlx::{Connection, Row};
 use uuid::Uuid;
 
 use sayso::domain::Resolution;
-use sayso::storage::{PgStore, Signal, SqliteStore, Store, StoreError};
+use sayso::storage::{Decisions, PgStore, Resolutions, Signal, SqliteStore, Store, StoreError};
 
 use crate::common;
 use crate::support::{T0, answer, inbox, insert, lost, swept_ids, won};

@@ -1,89 +1,86 @@
 //! The chats' messages (`domain::chat`) and the inbound requests already taken.
 
+use async_trait::async_trait;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::PgStore;
 use crate::domain::chat::ChatPost;
 use crate::domain::outbox::Channel;
-use crate::storage::StoreError;
 use crate::storage::rows::{PostRow, SEEN_KEPT, store_error};
+use crate::storage::{Chat, StoreError};
 
-pub(super) async fn record_chat_post(
-    store: &PgStore,
-    post: &ChatPost,
-    now: OffsetDateTime,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO chat_posts (channel, conversation, message, decision_id, person_id, \
-         created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
-    )
-    .bind(post.channel.as_str())
-    .bind(&post.conversation)
-    .bind(&post.message)
-    .bind(post.decision)
-    .bind(post.person)
-    .bind(now)
-    .execute(&store.pool)
-    .await
-    .map_err(store_error)?;
-    Ok(())
-}
-
-pub(super) async fn chat_posts(
-    store: &PgStore,
-    decision: Uuid,
-) -> Result<Vec<ChatPost>, StoreError> {
-    sqlx::query_as::<_, PostRow>(
-        "SELECT channel, conversation, message, decision_id, person_id FROM chat_posts \
-         WHERE decision_id = $1 ORDER BY created_at",
-    )
-    .bind(decision)
-    .fetch_all(&store.pool)
-    .await
-    .map_err(store_error)?
-    .into_iter()
-    .map(ChatPost::try_from)
-    .collect()
-}
-
-pub(super) async fn chat_post(
-    store: &PgStore,
-    channel: Channel,
-    conversation: &str,
-    message: &str,
-) -> Result<Option<ChatPost>, StoreError> {
-    sqlx::query_as::<_, PostRow>(
-        "SELECT channel, conversation, message, decision_id, person_id FROM chat_posts \
-         WHERE channel = $1 AND conversation = $2 AND message = $3",
-    )
-    .bind(channel.as_str())
-    .bind(conversation)
-    .bind(message)
-    .fetch_optional(&store.pool)
-    .await
-    .map_err(store_error)?
-    .map(ChatPost::try_from)
-    .transpose()
-}
-
-pub(super) async fn first_seen(
-    store: &PgStore,
-    key: &str,
-    now: OffsetDateTime,
-) -> Result<bool, StoreError> {
-    sqlx::query("DELETE FROM chat_seen WHERE at < $1")
-        .bind(now - SEEN_KEPT)
-        .execute(&store.pool)
+#[async_trait]
+impl Chat for PgStore {
+    async fn record_chat_post(
+        &self,
+        post: &ChatPost,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO chat_posts (channel, conversation, message, decision_id, person_id, \
+             created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+        )
+        .bind(post.channel.as_str())
+        .bind(&post.conversation)
+        .bind(&post.message)
+        .bind(post.decision)
+        .bind(post.person)
+        .bind(now)
+        .execute(&self.pool)
         .await
         .map_err(store_error)?;
-    let added =
-        sqlx::query("INSERT INTO chat_seen (key, at) VALUES ($1, $2) ON CONFLICT DO NOTHING")
-            .bind(key)
-            .bind(now)
-            .execute(&store.pool)
+        Ok(())
+    }
+
+    async fn chat_posts(&self, decision: Uuid) -> Result<Vec<ChatPost>, StoreError> {
+        sqlx::query_as::<_, PostRow>(
+            "SELECT channel, conversation, message, decision_id, person_id FROM chat_posts \
+             WHERE decision_id = $1 ORDER BY created_at",
+        )
+        .bind(decision)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(store_error)?
+        .into_iter()
+        .map(ChatPost::try_from)
+        .collect()
+    }
+
+    async fn chat_post(
+        &self,
+        channel: Channel,
+        conversation: &str,
+        message: &str,
+    ) -> Result<Option<ChatPost>, StoreError> {
+        sqlx::query_as::<_, PostRow>(
+            "SELECT channel, conversation, message, decision_id, person_id FROM chat_posts \
+             WHERE channel = $1 AND conversation = $2 AND message = $3",
+        )
+        .bind(channel.as_str())
+        .bind(conversation)
+        .bind(message)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(store_error)?
+        .map(ChatPost::try_from)
+        .transpose()
+    }
+
+    async fn first_seen(&self, key: &str, now: OffsetDateTime) -> Result<bool, StoreError> {
+        sqlx::query("DELETE FROM chat_seen WHERE at < $1")
+            .bind(now - SEEN_KEPT)
+            .execute(&self.pool)
             .await
-            .map_err(store_error)?
-            .rows_affected();
-    Ok(added == 1)
+            .map_err(store_error)?;
+        let added =
+            sqlx::query("INSERT INTO chat_seen (key, at) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+                .bind(key)
+                .bind(now)
+                .execute(&self.pool)
+                .await
+                .map_err(store_error)?
+                .rows_affected();
+        Ok(added == 1)
+    }
 }

@@ -13,6 +13,7 @@
 
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use serde_json::Value;
 use sqlx::types::Json;
 use time::{Date, OffsetDateTime};
@@ -27,7 +28,7 @@ use crate::domain::spec::Image;
 use crate::domain::{Decision, NotificationState};
 use crate::storage::batching::{BatchingThread, InFlight};
 use crate::storage::rows::{self, store_error};
-use crate::storage::{CREATE_ACTIONS, InsertDecision, Inserted, StoreError};
+use crate::storage::{CREATE_ACTIONS, InsertDecision, Inserted, NewDecisions, StoreError};
 
 /// The most creates one group writes.
 const MAX_GROUP: usize = 128;
@@ -144,48 +145,48 @@ impl Creates {
     }
 }
 
-pub(super) async fn insert_decision(
-    store: &PgStore,
-    row: InsertDecision<'_>,
-) -> Result<Inserted, StoreError> {
-    let decision = rows::pending_decision(&row);
-    let create = Prepared {
-        spec_json: rows::spec_json(&decision.spec)?,
-        day: decision.created_at.to_offset(time::UtcOffset::UTC).date(),
-        shard: (decision.id.as_u128() & 7) as i32,
-        decision,
-        idempotency: row
-            .idempotency
-            .map(|i| (i.key.to_string(), i.request_hash.to_string())),
-        image: row.new.image.clone(),
-        notifications: row.notifications,
-        outbox: row.outbox,
-    };
-    let (create, first) = store.creates.write(create).await?;
-    let first = first?;
-    let key = create.idempotency.as_ref().map(|(key, _)| key.as_str());
-    if first.inserted {
-        return Ok(Inserted::New(create.decision));
-    }
-    if first.has_quota {
-        let mut tx = store.pool.begin().await.map_err(store_error)?;
-        if !usage::charge_with_quota(&mut tx, create.decision.inbox_id, create.day).await? {
-            drop(tx);
-            return match existing(store, create.decision.inbox_id, key).await? {
-                Some(existing) => Ok(existing),
-                None => Ok(Inserted::QuotaExceeded),
-            };
-        }
-        let again = insert_one(&mut *tx, &create, false).await?;
-        if again.inserted {
-            tx.commit().await.map_err(store_error)?;
+#[async_trait]
+impl NewDecisions for PgStore {
+    async fn insert_decision(&self, row: InsertDecision<'_>) -> Result<Inserted, StoreError> {
+        let decision = rows::pending_decision(&row);
+        let create = Prepared {
+            spec_json: rows::spec_json(&decision.spec)?,
+            day: decision.created_at.to_offset(time::UtcOffset::UTC).date(),
+            shard: (decision.id.as_u128() & 7) as i32,
+            decision,
+            idempotency: row
+                .idempotency
+                .map(|i| (i.key.to_string(), i.request_hash.to_string())),
+            image: row.new.image.clone(),
+            notifications: row.notifications,
+            outbox: row.outbox,
+        };
+        let (create, first) = self.creates.write(create).await?;
+        let first = first?;
+        let key = create.idempotency.as_ref().map(|(key, _)| key.as_str());
+        if first.inserted {
             return Ok(Inserted::New(create.decision));
         }
-        // A replay: dropping the transaction takes the charge back.
+        if first.has_quota {
+            let mut tx = self.pool.begin().await.map_err(store_error)?;
+            if !usage::charge_with_quota(&mut tx, create.decision.inbox_id, create.day).await? {
+                drop(tx);
+                return match existing(self, create.decision.inbox_id, key).await? {
+                    Some(existing) => Ok(existing),
+                    None => Ok(Inserted::QuotaExceeded),
+                };
+            }
+            let again = insert_one(&mut *tx, &create, false).await?;
+            if again.inserted {
+                tx.commit().await.map_err(store_error)?;
+                return Ok(Inserted::New(create.decision));
+            }
+            // A replay: dropping the transaction takes the charge back.
+        }
+        existing(self, create.decision.inbox_id, key)
+            .await?
+            .ok_or_else(|| StoreError::Other("idempotency conflict without a row".into()))
     }
-    existing(store, create.decision.inbox_id, key)
-        .await?
-        .ok_or_else(|| StoreError::Other("idempotency conflict without a row".into()))
 }
 
 /// The decision made earlier under `key` in `inbox`, if any.

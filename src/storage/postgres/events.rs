@@ -1,6 +1,7 @@
 //! The audit trail: events, notification states, and an inbox's resolutions in event-id
 //! order.
 
+use async_trait::async_trait;
 use serde_json::Value;
 use sqlx::types::Json;
 use time::OffsetDateTime;
@@ -8,104 +9,101 @@ use uuid::Uuid;
 
 use super::PgStore;
 use crate::domain::{DecisionEvent, EventKind, NotificationState};
-use crate::storage::StoreError;
 use crate::storage::rows::{EventRow, NotificationRow, OfDecision, store_error, to_ms_precision};
+use crate::storage::{Events, StoreError};
 
-pub(super) async fn record_event(
-    store: &PgStore,
-    id: Uuid,
-    kind: EventKind,
-    detail: &Value,
-    now: OffsetDateTime,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO decision_events (decision_id, at, kind, detail) VALUES ($1, $2, $3, $4)",
-    )
-    .bind(id)
-    .bind(to_ms_precision(now))
-    .bind(kind)
-    .bind(Json(detail))
-    .execute(&store.pool)
-    .await
-    .map_err(store_error)?;
-    Ok(())
-}
+#[async_trait]
+impl Events for PgStore {
+    async fn record_event(
+        &self,
+        id: Uuid,
+        kind: EventKind,
+        detail: &Value,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO decision_events (decision_id, at, kind, detail) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(id)
+        .bind(to_ms_precision(now))
+        .bind(kind)
+        .bind(Json(detail))
+        .execute(&self.pool)
+        .await
+        .map_err(store_error)?;
+        Ok(())
+    }
 
-pub(super) async fn events(store: &PgStore, id: Uuid) -> Result<Vec<DecisionEvent>, StoreError> {
-    let rows = sqlx::query_as::<_, EventRow>(
-        "SELECT at, kind, detail FROM decision_events WHERE decision_id = $1 ORDER BY at, id",
-    )
-    .bind(id)
-    .fetch_all(&store.pool)
-    .await
-    .map_err(store_error)?;
-    Ok(rows.into_iter().map(DecisionEvent::from).collect())
-}
+    async fn events(&self, id: Uuid) -> Result<Vec<DecisionEvent>, StoreError> {
+        let rows = sqlx::query_as::<_, EventRow>(
+            "SELECT at, kind, detail FROM decision_events WHERE decision_id = $1 ORDER BY at, id",
+        )
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(store_error)?;
+        Ok(rows.into_iter().map(DecisionEvent::from).collect())
+    }
 
-pub(super) async fn notifications(
-    store: &PgStore,
-    id: Uuid,
-) -> Result<Vec<NotificationState>, StoreError> {
-    let rows = sqlx::query_as::<_, NotificationRow>(
-        "SELECT channel, status, detail FROM notifications WHERE decision_id = $1 \
-         ORDER BY channel",
-    )
-    .bind(id)
-    .fetch_all(&store.pool)
-    .await
-    .map_err(store_error)?;
-    Ok(rows.into_iter().map(NotificationState::from).collect())
-}
+    async fn notifications(&self, id: Uuid) -> Result<Vec<NotificationState>, StoreError> {
+        let rows = sqlx::query_as::<_, NotificationRow>(
+            "SELECT channel, status, detail FROM notifications WHERE decision_id = $1 \
+             ORDER BY channel",
+        )
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(store_error)?;
+        Ok(rows.into_iter().map(NotificationState::from).collect())
+    }
 
-pub(super) async fn events_of(
-    store: &PgStore,
-    ids: &[Uuid],
-) -> Result<Vec<(Uuid, DecisionEvent)>, StoreError> {
-    let rows = sqlx::query_as::<_, OfDecision<EventRow>>(
-        "SELECT decision_id, at, kind, detail FROM decision_events \
-         WHERE decision_id = ANY($1) ORDER BY decision_id, at, id",
-    )
-    .bind(ids)
-    .fetch_all(&store.pool)
-    .await
-    .map_err(store_error)?;
-    Ok(rows.into_iter().map(OfDecision::into_pair).collect())
-}
+    async fn events_of(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, DecisionEvent)>, StoreError> {
+        let rows = sqlx::query_as::<_, OfDecision<EventRow>>(
+            "SELECT decision_id, at, kind, detail FROM decision_events \
+             WHERE decision_id = ANY($1) ORDER BY decision_id, at, id",
+        )
+        .bind(ids)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(store_error)?;
+        Ok(rows.into_iter().map(OfDecision::into_pair).collect())
+    }
 
-pub(super) async fn notifications_of(
-    store: &PgStore,
-    ids: &[Uuid],
-) -> Result<Vec<(Uuid, NotificationState)>, StoreError> {
-    let rows = sqlx::query_as::<_, OfDecision<NotificationRow>>(
-        "SELECT decision_id, channel, status, detail FROM notifications \
-         WHERE decision_id = ANY($1) ORDER BY decision_id, channel",
-    )
-    .bind(ids)
-    .fetch_all(&store.pool)
-    .await
-    .map_err(store_error)?;
-    Ok(rows.into_iter().map(OfDecision::into_pair).collect())
-}
+    async fn notifications_of(
+        &self,
+        ids: &[Uuid],
+    ) -> Result<Vec<(Uuid, NotificationState)>, StoreError> {
+        let rows = sqlx::query_as::<_, OfDecision<NotificationRow>>(
+            "SELECT decision_id, channel, status, detail FROM notifications \
+             WHERE decision_id = ANY($1) ORDER BY decision_id, channel",
+        )
+        .bind(ids)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(store_error)?;
+        Ok(rows.into_iter().map(OfDecision::into_pair).collect())
+    }
 
-/// Resolution events get their ids under a per-inbox lock held to commit (see
-/// `resolution_locks!`), so within an inbox ids become visible in increasing order.
-pub(super) async fn resolutions_since(
-    store: &PgStore,
-    inbox: Uuid,
-    after: i64,
-    limit: u32,
-) -> Result<Vec<(i64, Uuid)>, StoreError> {
-    sqlx::query_as(
-        "SELECT e.id, e.decision_id FROM decision_events e \
-         JOIN decisions d ON d.id = e.decision_id \
-         WHERE e.id > $1 AND e.kind IN ('answered', 'declined', 'cancelled', 'expired') \
-           AND d.inbox_id = $2 \
-         ORDER BY e.id LIMIT $3",
-    )
-    .bind(after)
-    .bind(inbox)
-    .bind(i64::from(limit))
-    .fetch_all(&store.pool)
-    .await
-    .map_err(store_error)
+    /// Resolution events get their ids under a per-inbox lock held to commit (see
+    /// `resolution_locks!`), so within an inbox ids become visible in increasing order.
+    async fn resolutions_since(
+        &self,
+        inbox: Uuid,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<(i64, Uuid)>, StoreError> {
+        sqlx::query_as(
+            "SELECT e.id, e.decision_id FROM decision_events e \
+             JOIN decisions d ON d.id = e.decision_id \
+             WHERE e.id > $1 AND e.kind IN ('answered', 'declined', 'cancelled', 'expired') \
+               AND d.inbox_id = $2 \
+             ORDER BY e.id LIMIT $3",
+        )
+        .bind(after)
+        .bind(inbox)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(store_error)
+    }
 }

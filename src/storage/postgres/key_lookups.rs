@@ -11,10 +11,11 @@ use std::collections::HashMap;
 
 use tokio::sync::{mpsc, oneshot};
 
+use crate::domain::inbox::Inbox;
+use crate::storage::StoreError;
 use crate::storage::batching::{BatchingThread, InFlight};
 use crate::storage::rows::KeyedInboxRow;
 use crate::storage::rows::store_error;
-use crate::storage::{Inbox, StoreError};
 
 /// The most lookups one statement reads.
 const MAX_BATCH: usize = 256;

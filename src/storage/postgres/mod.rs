@@ -63,26 +63,11 @@ mod retention;
 mod rows;
 mod usage;
 
-use serde_json::Value;
+use async_trait::async_trait;
 use sqlx::postgres::PgPool;
-use time::OffsetDateTime;
-use uuid::Uuid;
 
 use super::rows::store_error;
-use super::{
-    Budget, BudgetRule, Inbox, InboxChannels, InsertDecision, Inserted, KeyListing, KeyRef,
-    KeyedRead, KeysToRevoke, ListFilter, MessageResult, NewMessage, OutboxMessage,
-    PushSubscription, Resolved, SignalSink, Store, StoreError, StoredReceipt, Swept, UrgentUse,
-    Usage,
-};
-use crate::domain::allowance::uses::{AllowanceUse, UsedCall};
-use crate::domain::allowance::{Allowance, Scope};
-use crate::domain::chat::ChatPost;
-use crate::domain::outbox::Channel;
-use crate::domain::people::{AnswerRecord, Person};
-use crate::domain::webauthn::StoredPasskey;
-use crate::domain::{Decision, DecisionEvent, EventKind, NotificationState, Resolution};
-use crate::metrics::Snapshot;
+use super::{SignalSink, Store, StoreError};
 
 /// A store on a PostgreSQL database.
 pub struct PgStore {
@@ -97,29 +82,17 @@ pub struct PgStore {
     resolves: resolves::Resolves,
 }
 
-crate::storage::forward::impl_store!(PgStore {
-    async fn inbox_for_key(&self, key_hash: &str) -> Result<Option<Inbox>, StoreError> {
-        self.key_lookups.inbox_for_key(key_hash).await
-    }
-
-    async fn decision(
-        &self,
-        inbox_id: Option<Uuid>,
-        id: Uuid,
-    ) -> Result<Option<Decision>, StoreError> {
-        self.decision_reads.decision(inbox_id, id).await
-    }
-
-    async fn decision_for_key(
-        &self,
-        key_hash: &str,
-        id: Uuid,
-        _known: Option<&[u8]>,
-    ) -> Result<Option<KeyedRead>, StoreError> {
-        decisions::decision_for_key(self, key_hash, id).await
+#[async_trait]
+impl Store for PgStore {
+    async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1")
+            .execute(&self.pool)
+            .await
+            .map_err(store_error)?;
+        Ok(())
     }
 
     fn listen(&self, sink: SignalSink) -> Option<tokio::task::JoinHandle<()>> {
         Some(tokio::spawn(listen::run(self.pool.clone(), sink)))
     }
-});
+}

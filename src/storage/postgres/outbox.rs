@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use async_trait::async_trait;
 use serde_json::Value;
 use sqlx::postgres::{PgArguments, Postgres};
 use sqlx::query::Query;
@@ -13,8 +14,8 @@ use uuid::Uuid;
 
 use super::PgStore;
 use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage};
-use crate::storage::StoreError;
 use crate::storage::rows::{self, MessageRow, store_error, to_ms_precision};
+use crate::storage::{Messages, StoreError};
 
 /// The rows `unnest` makes of `MessageArrays` bound at `$a`..`$g` (the arrays' columns in
 /// order), as `x(id, channel, purpose, payload, not_before, give_up_at, person)`.
@@ -143,130 +144,130 @@ impl<'a> MessageArrays<'a> {
     }
 }
 
-pub(super) async fn enqueue(
-    store: &PgStore,
-    decision_id: Uuid,
-    messages: &[NewMessage],
-    now: OffsetDateTime,
-) -> Result<(), StoreError> {
-    let m = MessageArrays::new(messages);
-    let query = sqlx::query(concat!(
-        insert_outbox_to!(),
-        "SELECT x.id, $1, x.channel, x.purpose, x.payload, $2, x.not_before, x.give_up_at, \
-         x.person FROM ",
-        unnest_messages!("$3", "$4", "$5", "$6", "$7", "$8", "$9"),
-        crate::storage::outbox_on_conflict!()
-    ))
-    .bind(decision_id)
-    .bind(to_ms_precision(now));
-    m.bind(query)
-        .execute(&store.pool)
+#[async_trait]
+impl Messages for PgStore {
+    async fn enqueue(
+        &self,
+        decision_id: Uuid,
+        messages: &[NewMessage],
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        let m = MessageArrays::new(messages);
+        let query = sqlx::query(concat!(
+            insert_outbox_to!(),
+            "SELECT x.id, $1, x.channel, x.purpose, x.payload, $2, x.not_before, x.give_up_at, \
+             x.person FROM ",
+            unnest_messages!("$3", "$4", "$5", "$6", "$7", "$8", "$9"),
+            crate::storage::outbox_on_conflict!()
+        ))
+        .bind(decision_id)
+        .bind(to_ms_precision(now));
+        m.bind(query)
+            .execute(&self.pool)
+            .await
+            .map_err(store_error)?;
+        Ok(())
+    }
+
+    async fn claim_messages(
+        &self,
+        now: OffsetDateTime,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<OutboxMessage>, StoreError> {
+        // Replicas claiming at once skip each other's locked rows; a row claimed and committed
+        // meanwhile is re-checked against the condition and left out. The due rows are picked
+        // once (a materialized CTE): an `IN (… LIMIT …)` subquery may be run again by the plan
+        // and hand out more than `limit`.
+        sqlx::query_as::<_, MessageRow>(concat!(
+            "WITH due AS MATERIALIZED ( \
+               SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at <= $1 \
+                 AND (claimed_until IS NULL OR claimed_until <= $1) \
+               ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED), \
+             claimed AS ( \
+               UPDATE outbox SET claimed_until = $2, attempts = attempts + 1 \
+               WHERE id IN (SELECT id FROM due) \
+                 AND status = 'pending' AND (claimed_until IS NULL OR claimed_until <= $1) \
+               RETURNING ",
+            message_columns!(),
+            ") SELECT ",
+            message_columns!(),
+            " FROM claimed ORDER BY next_attempt_at, id"
+        ))
+        .bind(to_ms_precision(now))
+        .bind(to_ms_precision(rows::lease_end(now, lease)))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
         .await
-        .map_err(store_error)?;
-    Ok(())
-}
+        .map_err(store_error)?
+        .into_iter()
+        .map(OutboxMessage::try_from)
+        .collect()
+    }
 
-pub(super) async fn claim_messages(
-    store: &PgStore,
-    now: OffsetDateTime,
-    lease: Duration,
-    limit: u32,
-) -> Result<Vec<OutboxMessage>, StoreError> {
-    // Replicas claiming at once skip each other's locked rows; a row claimed and committed
-    // meanwhile is re-checked against the condition and left out. The due rows are picked
-    // once (a materialized CTE): an `IN (… LIMIT …)` subquery may be run again by the plan
-    // and hand out more than `limit`.
-    sqlx::query_as::<_, MessageRow>(concat!(
-        "WITH due AS MATERIALIZED ( \
-           SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at <= $1 \
-             AND (claimed_until IS NULL OR claimed_until <= $1) \
-           ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED), \
-         claimed AS ( \
-           UPDATE outbox SET claimed_until = $2, attempts = attempts + 1 \
-           WHERE id IN (SELECT id FROM due) \
-             AND status = 'pending' AND (claimed_until IS NULL OR claimed_until <= $1) \
-           RETURNING ",
-        message_columns!(),
-        ") SELECT ",
-        message_columns!(),
-        " FROM claimed ORDER BY next_attempt_at, id"
-    ))
-    .bind(to_ms_precision(now))
-    .bind(to_ms_precision(rows::lease_end(now, lease)))
-    .bind(i64::from(limit))
-    .fetch_all(&store.pool)
-    .await
-    .map_err(store_error)?
-    .into_iter()
-    .map(OutboxMessage::try_from)
-    .collect()
-}
+    async fn finish_message(
+        &self,
+        message: &OutboxMessage,
+        result: &MessageResult,
+        follow_ups: &[NewMessage],
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        let now = to_ms_precision(now);
+        let (next_attempt_at, sent_at) = rows::finish_times(result, now);
+        let detail = rows::notified_detail(message, result);
+        let f = MessageArrays::new(follow_ups);
+        // Everything hangs on `upd`: a message no longer pending (a late duplicate finish) is
+        // left alone, and nothing else is written. A notice about no decision (NULL
+        // decision_id) has no notification state or audit trail.
+        let query = sqlx::query(concat!(
+            "WITH upd AS ( \
+               UPDATE outbox SET status = $2, next_attempt_at = COALESCE($3, next_attempt_at), \
+                 claimed_until = NULL, sent_at = COALESCE($4, sent_at), last_error = $5 \
+               WHERE id = $1 AND status = 'pending' RETURNING decision_id), \
+             n AS ( \
+               INSERT INTO notifications (decision_id, channel, status, detail, updated_at) \
+               SELECT decision_id, $6, $2, $5, $7 FROM upd \
+               WHERE $6 <> '*' AND decision_id IS NOT NULL \
+               ON CONFLICT (decision_id, channel) DO UPDATE SET status = excluded.status, \
+                 detail = excluded.detail, updated_at = excluded.updated_at), \
+             ev AS ( \
+               INSERT INTO decision_events (decision_id, at, kind, detail) \
+               SELECT decision_id, $7, 'notified', $8 FROM upd WHERE decision_id IS NOT NULL), \
+             f AS (",
+            insert_outbox_to!(),
+            "SELECT x.id, upd.decision_id, x.channel, x.purpose, x.payload, $7, x.not_before, \
+               x.give_up_at, x.person FROM upd, ",
+            unnest_messages!("$9", "$10", "$11", "$12", "$13", "$14", "$15"),
+            crate::storage::outbox_on_conflict!(),
+            ") SELECT COUNT(*) FROM upd"
+        ))
+        .bind(message.id)
+        .bind(result.status.as_str())
+        .bind(next_attempt_at.map(to_ms_precision))
+        .bind(sent_at)
+        .bind(&result.detail)
+        .bind(message.route)
+        .bind(now)
+        .bind(Json(&detail));
+        f.bind(query)
+            .execute(&self.pool)
+            .await
+            .map_err(store_error)?;
+        Ok(())
+    }
 
-pub(super) async fn finish_message(
-    store: &PgStore,
-    message: &OutboxMessage,
-    result: &MessageResult,
-    follow_ups: &[NewMessage],
-    now: OffsetDateTime,
-) -> Result<(), StoreError> {
-    let now = to_ms_precision(now);
-    let (next_attempt_at, sent_at) = rows::finish_times(result, now);
-    let detail = rows::notified_detail(message, result);
-    let f = MessageArrays::new(follow_ups);
-    // Everything hangs on `upd`: a message no longer pending (a late duplicate finish) is
-    // left alone, and nothing else is written. A notice about no decision (NULL
-    // decision_id) has no notification state or audit trail.
-    let query = sqlx::query(concat!(
-        "WITH upd AS ( \
-           UPDATE outbox SET status = $2, next_attempt_at = COALESCE($3, next_attempt_at), \
-             claimed_until = NULL, sent_at = COALESCE($4, sent_at), last_error = $5 \
-           WHERE id = $1 AND status = 'pending' RETURNING decision_id), \
-         n AS ( \
-           INSERT INTO notifications (decision_id, channel, status, detail, updated_at) \
-           SELECT decision_id, $6, $2, $5, $7 FROM upd \
-           WHERE $6 <> '*' AND decision_id IS NOT NULL \
-           ON CONFLICT (decision_id, channel) DO UPDATE SET status = excluded.status, \
-             detail = excluded.detail, updated_at = excluded.updated_at), \
-         ev AS ( \
-           INSERT INTO decision_events (decision_id, at, kind, detail) \
-           SELECT decision_id, $7, 'notified', $8 FROM upd WHERE decision_id IS NOT NULL), \
-         f AS (",
-        insert_outbox_to!(),
-        "SELECT x.id, upd.decision_id, x.channel, x.purpose, x.payload, $7, x.not_before, \
-           x.give_up_at, x.person FROM upd, ",
-        unnest_messages!("$9", "$10", "$11", "$12", "$13", "$14", "$15"),
-        crate::storage::outbox_on_conflict!(),
-        ") SELECT COUNT(*) FROM upd"
-    ))
-    .bind(message.id)
-    .bind(result.status.as_str())
-    .bind(next_attempt_at.map(to_ms_precision))
-    .bind(sent_at)
-    .bind(&result.detail)
-    .bind(message.route)
-    .bind(now)
-    .bind(Json(&detail));
-    f.bind(query)
-        .execute(&store.pool)
+    async fn messages(&self, decision_id: Uuid) -> Result<Vec<OutboxMessage>, StoreError> {
+        sqlx::query_as::<_, MessageRow>(concat!(
+            "SELECT ",
+            message_columns!(),
+            " FROM outbox WHERE decision_id = $1 ORDER BY created_at, id"
+        ))
+        .bind(decision_id)
+        .fetch_all(&self.pool)
         .await
-        .map_err(store_error)?;
-    Ok(())
-}
-
-pub(super) async fn messages(
-    store: &PgStore,
-    decision_id: Uuid,
-) -> Result<Vec<OutboxMessage>, StoreError> {
-    sqlx::query_as::<_, MessageRow>(concat!(
-        "SELECT ",
-        message_columns!(),
-        " FROM outbox WHERE decision_id = $1 ORDER BY created_at, id"
-    ))
-    .bind(decision_id)
-    .fetch_all(&store.pool)
-    .await
-    .map_err(store_error)?
-    .into_iter()
-    .map(OutboxMessage::try_from)
-    .collect()
+        .map_err(store_error)?
+        .into_iter()
+        .map(OutboxMessage::try_from)
+        .collect()
+    }
 }

@@ -1,6 +1,7 @@
 //! A person's passkeys, the record of passkey challenges already answered, and the notices
 //! to a person that are about no decision (a passkey added to them).
 
+use async_trait::async_trait;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -9,133 +10,130 @@ use super::outbox::{MessageArrays, unnest_messages};
 use crate::domain::outbox::NewMessage;
 use crate::domain::people::Person;
 use crate::domain::webauthn::StoredPasskey;
-use crate::storage::StoreError;
 use crate::storage::rows::{self, PasskeyRow, store_error, to_ms_precision};
+use crate::storage::{Passkeys, StoreError};
 
-pub(super) async fn passkeys(
-    store: &PgStore,
-    person_id: Uuid,
-) -> Result<Vec<StoredPasskey>, StoreError> {
-    let rows = sqlx::query_as::<_, PasskeyRow>(
-        "SELECT credential_id, public_key, sign_count, created_at, last_used_at, user_agent \
-         FROM passkeys WHERE person_id = $1 ORDER BY created_at, credential_id",
-    )
-    .bind(person_id)
-    .fetch_all(&store.pool)
-    .await
-    .map_err(store_error)?;
-    Ok(rows.into_iter().map(Into::into).collect())
-}
-
-pub(super) async fn add_passkey(
-    store: &PgStore,
-    person: &Person,
-    p: &StoredPasskey,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO passkeys (credential_id, inbox_id, person_id, public_key, sign_count, \
-         created_at, last_used_at, user_agent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-    )
-    .bind(&p.credential_id)
-    .bind(person.inbox_id)
-    .bind(person.id)
-    .bind(&p.public_key)
-    .bind(i64::from(p.sign_count))
-    .bind(to_ms_precision(p.added_at))
-    .bind(p.last_used_at.map(to_ms_precision))
-    .bind(&p.user_agent)
-    .execute(&store.pool)
-    .await
-    .map_err(store_error)?;
-    Ok(())
-}
-
-pub(super) async fn remove_passkey(
-    store: &PgStore,
-    person_id: Uuid,
-    credential_id: &str,
-) -> Result<bool, StoreError> {
-    let removed = sqlx::query("DELETE FROM passkeys WHERE person_id = $1 AND credential_id = $2")
+#[async_trait]
+impl Passkeys for PgStore {
+    async fn passkeys(&self, person_id: Uuid) -> Result<Vec<StoredPasskey>, StoreError> {
+        let rows = sqlx::query_as::<_, PasskeyRow>(
+            "SELECT credential_id, public_key, sign_count, created_at, last_used_at, user_agent \
+             FROM passkeys WHERE person_id = $1 ORDER BY created_at, credential_id",
+        )
         .bind(person_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(store_error)?;
+        Ok(rows.into_iter().map(Into::into).collect())
+    }
+
+    async fn add_passkey(&self, person: &Person, p: &StoredPasskey) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO passkeys (credential_id, inbox_id, person_id, public_key, sign_count, \
+             created_at, last_used_at, user_agent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(&p.credential_id)
+        .bind(person.inbox_id)
+        .bind(person.id)
+        .bind(&p.public_key)
+        .bind(i64::from(p.sign_count))
+        .bind(to_ms_precision(p.added_at))
+        .bind(p.last_used_at.map(to_ms_precision))
+        .bind(&p.user_agent)
+        .execute(&self.pool)
+        .await
+        .map_err(store_error)?;
+        Ok(())
+    }
+
+    async fn remove_passkey(
+        &self,
+        person_id: Uuid,
+        credential_id: &str,
+    ) -> Result<bool, StoreError> {
+        let removed =
+            sqlx::query("DELETE FROM passkeys WHERE person_id = $1 AND credential_id = $2")
+                .bind(person_id)
+                .bind(credential_id)
+                .execute(&self.pool)
+                .await
+                .map_err(store_error)?
+                .rows_affected();
+        Ok(removed == 1)
+    }
+
+    async fn use_passkey(
+        &self,
+        credential_id: &str,
+        from: u32,
+        to: u32,
+        now: OffsetDateTime,
+    ) -> Result<bool, StoreError> {
+        let updated = sqlx::query(
+            "UPDATE passkeys SET sign_count = $1, last_used_at = $2 \
+             WHERE credential_id = $3 AND sign_count = $4",
+        )
+        .bind(i64::from(to))
+        .bind(to_ms_precision(now))
         .bind(credential_id)
-        .execute(&store.pool)
+        .bind(i64::from(from))
+        .execute(&self.pool)
         .await
         .map_err(store_error)?
         .rows_affected();
-    Ok(removed == 1)
-}
+        Ok(updated == 1)
+    }
 
-pub(super) async fn use_passkey(
-    store: &PgStore,
-    credential_id: &str,
-    from: u32,
-    to: u32,
-    now: OffsetDateTime,
-) -> Result<bool, StoreError> {
-    let updated = sqlx::query(
-        "UPDATE passkeys SET sign_count = $1, last_used_at = $2 \
-         WHERE credential_id = $3 AND sign_count = $4",
-    )
-    .bind(i64::from(to))
-    .bind(to_ms_precision(now))
-    .bind(credential_id)
-    .bind(i64::from(from))
-    .execute(&store.pool)
-    .await
-    .map_err(store_error)?
-    .rows_affected();
-    Ok(updated == 1)
-}
+    async fn spend_challenge(
+        &self,
+        challenge_hash: &str,
+        expires_at: OffsetDateTime,
+        now: OffsetDateTime,
+    ) -> Result<bool, StoreError> {
+        sqlx::query("DELETE FROM spent_challenges WHERE expires_at < $1")
+            .bind(to_ms_precision(now))
+            .execute(&self.pool)
+            .await
+            .map_err(store_error)?;
+        let inserted = sqlx::query(
+            "INSERT INTO spent_challenges (challenge_hash, expires_at) VALUES ($1, $2) \
+             ON CONFLICT (challenge_hash) DO NOTHING",
+        )
+        .bind(challenge_hash)
+        .bind(to_ms_precision(expires_at))
+        .execute(&self.pool)
+        .await
+        .map_err(store_error)?
+        .rows_affected();
+        Ok(inserted == 1)
+    }
 
-pub(super) async fn spend_challenge(
-    store: &PgStore,
-    challenge_hash: &str,
-    expires_at: OffsetDateTime,
-    now: OffsetDateTime,
-) -> Result<bool, StoreError> {
-    sqlx::query("DELETE FROM spent_challenges WHERE expires_at < $1")
-        .bind(to_ms_precision(now))
-        .execute(&store.pool)
+    async fn enqueue_notices(
+        &self,
+        messages: &[NewMessage],
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        let now = to_ms_precision(now);
+        sqlx::query(
+            "DELETE FROM outbox WHERE decision_id IS NULL AND status <> 'pending' AND created_at < $1",
+        )
+        .bind(now - rows::NOTICE_KEPT)
+        .execute(&self.pool)
         .await
         .map_err(store_error)?;
-    let inserted = sqlx::query(
-        "INSERT INTO spent_challenges (challenge_hash, expires_at) VALUES ($1, $2) \
-         ON CONFLICT (challenge_hash) DO NOTHING",
-    )
-    .bind(challenge_hash)
-    .bind(to_ms_precision(expires_at))
-    .execute(&store.pool)
-    .await
-    .map_err(store_error)?
-    .rows_affected();
-    Ok(inserted == 1)
-}
-
-pub(super) async fn enqueue_notices(
-    store: &PgStore,
-    messages: &[NewMessage],
-    now: OffsetDateTime,
-) -> Result<(), StoreError> {
-    let now = to_ms_precision(now);
-    sqlx::query(
-        "DELETE FROM outbox WHERE decision_id IS NULL AND status <> 'pending' AND created_at < $1",
-    )
-    .bind(now - rows::NOTICE_KEPT)
-    .execute(&store.pool)
-    .await
-    .map_err(store_error)?;
-    let m = MessageArrays::new(messages);
-    let query = sqlx::query(concat!(
-        "INSERT INTO outbox (id, decision_id, channel, purpose, payload, created_at, \
-         next_attempt_at, give_up_at, person) \
-         SELECT x.id, NULL, x.channel, x.purpose, x.payload, $1, x.not_before, x.give_up_at, \
-         x.person FROM ",
-        unnest_messages!("$2", "$3", "$4", "$5", "$6", "$7", "$8"),
-    ))
-    .bind(now);
-    m.bind(query)
-        .execute(&store.pool)
-        .await
-        .map_err(store_error)?;
-    Ok(())
+        let m = MessageArrays::new(messages);
+        let query = sqlx::query(concat!(
+            "INSERT INTO outbox (id, decision_id, channel, purpose, payload, created_at, \
+             next_attempt_at, give_up_at, person) \
+             SELECT x.id, NULL, x.channel, x.purpose, x.payload, $1, x.not_before, x.give_up_at, \
+             x.person FROM ",
+            unnest_messages!("$2", "$3", "$4", "$5", "$6", "$7", "$8"),
+        ))
+        .bind(now);
+        m.bind(query)
+            .execute(&self.pool)
+            .await
+            .map_err(store_error)?;
+        Ok(())
+    }
 }

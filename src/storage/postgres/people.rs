@@ -1,5 +1,6 @@
 //! People: the answerers of an inbox, and the devices bound to them.
 
+use async_trait::async_trait;
 use sqlx::postgres::{PgArguments, Postgres};
 use sqlx::query::Query;
 use time::OffsetDateTime;
@@ -8,139 +9,135 @@ use uuid::Uuid;
 use super::PgStore;
 
 use crate::domain::people::Person;
-use crate::storage::StoreError;
 use crate::storage::rows::{
     PersonRow, changed_any, person_name_taken, store_error, store_error_or, to_ms_precision,
 };
+use crate::storage::{People, StoreError};
 
-pub(super) async fn add_person(store: &PgStore, p: &Person) -> Result<(), StoreError> {
-    let insert = sqlx::query(
-        "INSERT INTO people (id, inbox_id, name, email, ntfy_url, ntfy_token, slack_user, \
-         matrix_user, telegram_chat, quiet_hours, quiet_tz, lang, created_at) \
-         SELECT $1, id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM inboxes WHERE id = $13",
-    )
-    .bind(p.id)
-    .bind(&p.name);
-    bind_settings(insert, p)
-        .bind(to_ms_precision(p.created_at))
-        .bind(p.inbox_id)
-        .execute(&store.pool)
-        .await
-        .map_err(|e| store_error_or(e, || person_name_taken(&p.name)))
-        .and_then(|r| changed_any(r.rows_affected()))
-}
-
-pub(super) async fn person(store: &PgStore, person: Uuid) -> Result<Option<Person>, StoreError> {
-    sqlx::query_as::<_, PersonRow>(concat!(
-        "SELECT ",
-        person_columns!(),
-        " FROM people p WHERE p.id = $1"
-    ))
-    .bind(person)
-    .fetch_optional(&store.pool)
-    .await
-    .map_err(store_error)?
-    .map(Person::try_from)
-    .transpose()
-}
-
-pub(super) async fn people(store: &PgStore, inbox: Uuid) -> Result<Vec<Person>, StoreError> {
-    sqlx::query_as::<_, PersonRow>(concat!(
-        "SELECT ",
-        person_columns!(),
-        " FROM people p WHERE p.inbox_id = $1 ORDER BY p.created_at, p.id"
-    ))
-    .bind(inbox)
-    .fetch_all(&store.pool)
-    .await
-    .map_err(store_error)?
-    .into_iter()
-    .map(Person::try_from)
-    .collect()
-}
-
-pub(super) async fn update_person(store: &PgStore, p: &Person) -> Result<(), StoreError> {
-    let mut tx = store.pool.begin().await.map_err(store_error)?;
-    let update = sqlx::query(
-        "UPDATE people SET email = $1, ntfy_url = $2, ntfy_token = $3, slack_user = $4, \
-         matrix_user = $5, telegram_chat = $6, quiet_hours = $7, quiet_tz = $8, lang = $9 WHERE id = $10",
-    );
-    bind_settings(update, p)
+#[async_trait]
+impl People for PgStore {
+    async fn add_person(&self, p: &Person) -> Result<(), StoreError> {
+        let insert = sqlx::query(
+            "INSERT INTO people (id, inbox_id, name, email, ntfy_url, ntfy_token, slack_user, \
+             matrix_user, telegram_chat, quiet_hours, quiet_tz, lang, created_at) \
+             SELECT $1, id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM inboxes WHERE id = $13",
+        )
         .bind(p.id)
-        .execute(&mut *tx)
+        .bind(&p.name);
+        bind_settings(insert, p)
+            .bind(to_ms_precision(p.created_at))
+            .bind(p.inbox_id)
+            .execute(&self.pool)
+            .await
+            .map_err(|e| store_error_or(e, || person_name_taken(&p.name)))
+            .and_then(|r| changed_any(r.rows_affected()))
+    }
+
+    async fn person(&self, person: Uuid) -> Result<Option<Person>, StoreError> {
+        sqlx::query_as::<_, PersonRow>(concat!(
+            "SELECT ",
+            person_columns!(),
+            " FROM people p WHERE p.id = $1"
+        ))
+        .bind(person)
+        .fetch_optional(&self.pool)
         .await
-        .map_err(store_error)
-        .and_then(|r| changed_any(r.rows_affected()))?;
-    // The inbox's own person's channels are the inbox's (a no-op for anyone else).
-    sqlx::query("UPDATE inboxes SET email = $1, ntfy_url = $2, ntfy_token = $3 WHERE id = $4")
-        .bind(&p.email)
-        .bind(&p.ntfy_url)
-        .bind(&p.ntfy_token)
-        .bind(p.id)
-        .execute(&mut *tx)
+        .map_err(store_error)?
+        .map(Person::try_from)
+        .transpose()
+    }
+
+    async fn people(&self, inbox: Uuid) -> Result<Vec<Person>, StoreError> {
+        sqlx::query_as::<_, PersonRow>(concat!(
+            "SELECT ",
+            person_columns!(),
+            " FROM people p WHERE p.inbox_id = $1 ORDER BY p.created_at, p.id"
+        ))
+        .bind(inbox)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(store_error)?
+        .into_iter()
+        .map(Person::try_from)
+        .collect()
+    }
+
+    async fn update_person(&self, p: &Person) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await.map_err(store_error)?;
+        let update = sqlx::query(
+            "UPDATE people SET email = $1, ntfy_url = $2, ntfy_token = $3, slack_user = $4, \
+             matrix_user = $5, telegram_chat = $6, quiet_hours = $7, quiet_tz = $8, lang = $9 WHERE id = $10",
+        );
+        bind_settings(update, p)
+            .bind(p.id)
+            .execute(&mut *tx)
+            .await
+            .map_err(store_error)
+            .and_then(|r| changed_any(r.rows_affected()))?;
+        // The inbox's own person's channels are the inbox's (a no-op for anyone else).
+        sqlx::query("UPDATE inboxes SET email = $1, ntfy_url = $2, ntfy_token = $3 WHERE id = $4")
+            .bind(&p.email)
+            .bind(&p.ntfy_url)
+            .bind(&p.ntfy_token)
+            .bind(p.id)
+            .execute(&mut *tx)
+            .await
+            .map_err(store_error)?;
+        tx.commit().await.map_err(store_error)
+    }
+
+    async fn rename_person(&self, person: Uuid, name: &str) -> Result<bool, StoreError> {
+        sqlx::query("UPDATE people SET name = $1 WHERE id = $2")
+            .bind(name)
+            .bind(person)
+            .execute(&self.pool)
+            .await
+            .map(|r| r.rows_affected() > 0)
+            .map_err(|e| store_error_or(e, || person_name_taken(name)))
+    }
+
+    async fn remove_person(&self, person: Uuid) -> Result<bool, StoreError> {
+        sqlx::query("DELETE FROM people WHERE id = $1")
+            .bind(person)
+            .execute(&self.pool)
+            .await
+            .map(|r| r.rows_affected() > 0)
+            .map_err(store_error)
+    }
+
+    async fn add_device(
+        &self,
+        device: Uuid,
+        person: &Person,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO devices (id, inbox_id, person_id, created_at) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(device)
+        .bind(person.inbox_id)
+        .bind(person.id)
+        .bind(to_ms_precision(now))
+        .execute(&self.pool)
         .await
         .map_err(store_error)?;
-    tx.commit().await.map_err(store_error)
-}
+        Ok(())
+    }
 
-pub(super) async fn rename_person(
-    store: &PgStore,
-    person: Uuid,
-    name: &str,
-) -> Result<bool, StoreError> {
-    sqlx::query("UPDATE people SET name = $1 WHERE id = $2")
-        .bind(name)
-        .bind(person)
-        .execute(&store.pool)
+    async fn device_person(&self, device: Uuid) -> Result<Option<Person>, StoreError> {
+        sqlx::query_as::<_, PersonRow>(concat!(
+            "SELECT ",
+            person_columns!(),
+            " FROM devices d JOIN people p ON p.id = COALESCE(d.person_id, d.inbox_id) \
+             WHERE d.id = $1"
+        ))
+        .bind(device)
+        .fetch_optional(&self.pool)
         .await
-        .map(|r| r.rows_affected() > 0)
-        .map_err(|e| store_error_or(e, || person_name_taken(name)))
-}
-
-pub(super) async fn remove_person(store: &PgStore, person: Uuid) -> Result<bool, StoreError> {
-    sqlx::query("DELETE FROM people WHERE id = $1")
-        .bind(person)
-        .execute(&store.pool)
-        .await
-        .map(|r| r.rows_affected() > 0)
-        .map_err(store_error)
-}
-
-pub(super) async fn add_device(
-    store: &PgStore,
-    device: Uuid,
-    person: &Person,
-    now: OffsetDateTime,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO devices (id, inbox_id, person_id, created_at) VALUES ($1, $2, $3, $4)",
-    )
-    .bind(device)
-    .bind(person.inbox_id)
-    .bind(person.id)
-    .bind(to_ms_precision(now))
-    .execute(&store.pool)
-    .await
-    .map_err(store_error)?;
-    Ok(())
-}
-
-pub(super) async fn device_person(
-    store: &PgStore,
-    device: Uuid,
-) -> Result<Option<Person>, StoreError> {
-    sqlx::query_as::<_, PersonRow>(concat!(
-        "SELECT ",
-        person_columns!(),
-        " FROM devices d JOIN people p ON p.id = COALESCE(d.person_id, d.inbox_id) \
-         WHERE d.id = $1"
-    ))
-    .bind(device)
-    .fetch_optional(&store.pool)
-    .await
-    .map_err(store_error)?
-    .map(Person::try_from)
-    .transpose()
+        .map_err(store_error)?
+        .map(Person::try_from)
+        .transpose()
+    }
 }
 
 /// Binds what a person's settings write (all but who they are), in the order both writes

@@ -23,6 +23,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use serde_json::Value;
 use sqlx::types::Json;
 use time::OffsetDateTime;
@@ -37,7 +38,7 @@ use crate::domain::{Decision, Resolution};
 use crate::storage::batching::{BatchingThread, InFlight};
 use crate::storage::changes::{Applied, Change, Resolve, Vote, rounds};
 use crate::storage::rows::{self, store_error};
-use crate::storage::{Resolved, StoreError};
+use crate::storage::{Resolutions, Resolved, StoreError};
 
 /// The most changes one group writes.
 const MAX_GROUP: usize = 128;
@@ -117,27 +118,30 @@ impl Resolves {
     }
 }
 
-/// `Store::resolve`.
-pub(super) async fn resolve(
-    store: &PgStore,
-    id: Uuid,
-    resolution: &Resolution,
-    now: OffsetDateTime,
-) -> Result<Resolved, StoreError> {
-    let change = Change::resolve(id, resolution, now)?;
-    store.resolves.write(change).await?.into_resolved()
-}
+#[async_trait]
+impl Resolutions for PgStore {
+    /// `Store::resolve`.
+    async fn resolve(
+        &self,
+        id: Uuid,
+        resolution: &Resolution,
+        now: OffsetDateTime,
+    ) -> Result<Resolved, StoreError> {
+        let change = Change::resolve(id, resolution, now)?;
+        self.resolves.write(change).await?.into_resolved()
+    }
 
-/// `Store::add_answer`.
-pub(super) async fn add_answer(
-    store: &PgStore,
-    id: Uuid,
-    expect_answers: usize,
-    answer: &AnswerRecord,
-    now: OffsetDateTime,
-) -> Result<Option<Decision>, StoreError> {
-    let change = Change::vote(id, expect_answers, answer, now)?;
-    store.resolves.write(change).await?.into_vote()
+    /// `Store::add_answer`.
+    async fn add_answer(
+        &self,
+        id: Uuid,
+        expect_answers: usize,
+        answer: &AnswerRecord,
+        now: OffsetDateTime,
+    ) -> Result<Option<Decision>, StoreError> {
+        let change = Change::vote(id, expect_answers, answer, now)?;
+        self.resolves.write(change).await?.into_vote()
+    }
 }
 
 /// Writes one group round by round, answering for each change in order: a round of one as

@@ -3,37 +3,41 @@
 
 use std::path::Path;
 
+use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use super::PgStore;
-use crate::storage::StoreError;
 use crate::storage::rows::{store_error, to_ms_precision};
+use crate::storage::{Retention, StoreError};
 
-pub(super) async fn delete_resolved_before(
-    store: &PgStore,
-    cutoff: OffsetDateTime,
-    limit: u32,
-) -> Result<u64, StoreError> {
-    // Events, notifications, outbox messages and images go with their decision (ON DELETE
-    // CASCADE). SKIP LOCKED: a row another replica is deleting right now is left to it.
-    let deleted = sqlx::query(
-        "DELETE FROM decisions WHERE id IN (SELECT id FROM decisions \
-         WHERE resolved_at IS NOT NULL AND resolved_at < $1 ORDER BY resolved_at LIMIT $2 \
-         FOR UPDATE SKIP LOCKED)",
-    )
-    .bind(to_ms_precision(cutoff))
-    .bind(i64::from(limit))
-    .execute(&store.pool)
-    .await
-    .map_err(store_error)?
-    .rows_affected();
-    Ok(deleted)
-}
+#[async_trait]
+impl Retention for PgStore {
+    async fn delete_resolved_before(
+        &self,
+        cutoff: OffsetDateTime,
+        limit: u32,
+    ) -> Result<u64, StoreError> {
+        // Events, notifications, outbox messages and images go with their decision (ON DELETE
+        // CASCADE). SKIP LOCKED: a row another replica is deleting right now is left to it.
+        let deleted = sqlx::query(
+            "DELETE FROM decisions WHERE id IN (SELECT id FROM decisions \
+             WHERE resolved_at IS NOT NULL AND resolved_at < $1 ORDER BY resolved_at LIMIT $2 \
+             FOR UPDATE SKIP LOCKED)",
+        )
+        .bind(to_ms_precision(cutoff))
+        .bind(i64::from(limit))
+        .execute(&self.pool)
+        .await
+        .map_err(store_error)?
+        .rows_affected();
+        Ok(deleted)
+    }
 
-pub(super) async fn backup_to(_store: &PgStore, _path: &Path) -> Result<(), StoreError> {
-    Err(StoreError::Other(
-        "sayso backup copies SQLite databases; for PostgreSQL use pg_dump, e.g. \
-         pg_dump --format=custom --file=sayso.dump \"$SAYSO_DATABASE_URL\" (docs/OPERATIONS.md)"
-            .into(),
-    ))
+    async fn backup_to(&self, _path: &Path) -> Result<(), StoreError> {
+        Err(StoreError::Other(
+            "sayso backup copies SQLite databases; for PostgreSQL use pg_dump, e.g. \
+             pg_dump --format=custom --file=sayso.dump \"$SAYSO_DATABASE_URL\" (docs/OPERATIONS.md)"
+                .into(),
+        ))
+    }
 }

@@ -1,5 +1,6 @@
 //! Usage counters and the daily quota.
 
+use async_trait::async_trait;
 use sqlx::PgConnection;
 use time::Date;
 use uuid::Uuid;
@@ -7,7 +8,7 @@ use uuid::Uuid;
 use super::PgStore;
 use crate::domain::inbox::{Usage, UsageCount};
 use crate::storage::rows::{changed_any, store_error};
-use crate::storage::{CREATE_ACTIONS, StoreError};
+use crate::storage::{CREATE_ACTIONS, Quotas, StoreError};
 
 /// Counts a create on `day` for an inbox with a quota, unless the quota has no room for it;
 /// returns whether it was counted. The inbox's row for the day (shard 0) is locked until the
@@ -43,50 +44,49 @@ pub(super) async fn charge_with_quota(
     Ok(counted.is_some())
 }
 
-pub(super) async fn usage(store: &PgStore, inbox: Uuid, today: Date) -> Result<Usage, StoreError> {
-    let month_start = today.replace_day(1).unwrap_or(today);
-    let (day_actions, day_creates, month_actions, month_creates, quota): (
-        i64,
-        i64,
-        i64,
-        i64,
-        Option<i64>,
-    ) = sqlx::query_as(
-        "SELECT COALESCE(SUM(actions) FILTER (WHERE day = $2), 0)::bigint, \
-                COALESCE(SUM(creates) FILTER (WHERE day = $2), 0)::bigint, \
-                COALESCE(SUM(actions), 0)::bigint, COALESCE(SUM(creates), 0)::bigint, \
-                (SELECT daily_quota FROM inboxes WHERE id = $1) \
-         FROM usage_daily WHERE inbox_id = $1 AND day >= $3 AND day <= $2",
-    )
-    .bind(inbox)
-    .bind(today)
-    .bind(month_start)
-    .fetch_one(&store.pool)
-    .await
-    .map_err(store_error)?;
-    Ok(Usage {
-        today: UsageCount {
-            actions: day_actions,
-            creates: day_creates,
-        },
-        month: UsageCount {
-            actions: month_actions,
-            creates: month_creates,
-        },
-        daily_quota: quota,
-    })
-}
-
-pub(super) async fn set_daily_quota(
-    store: &PgStore,
-    inbox: Uuid,
-    quota: Option<i64>,
-) -> Result<(), StoreError> {
-    sqlx::query("UPDATE inboxes SET daily_quota = $1 WHERE id = $2")
-        .bind(quota)
+#[async_trait]
+impl Quotas for PgStore {
+    async fn usage(&self, inbox: Uuid, today: Date) -> Result<Usage, StoreError> {
+        let month_start = today.replace_day(1).unwrap_or(today);
+        let (day_actions, day_creates, month_actions, month_creates, quota): (
+            i64,
+            i64,
+            i64,
+            i64,
+            Option<i64>,
+        ) = sqlx::query_as(
+            "SELECT COALESCE(SUM(actions) FILTER (WHERE day = $2), 0)::bigint, \
+                    COALESCE(SUM(creates) FILTER (WHERE day = $2), 0)::bigint, \
+                    COALESCE(SUM(actions), 0)::bigint, COALESCE(SUM(creates), 0)::bigint, \
+                    (SELECT daily_quota FROM inboxes WHERE id = $1) \
+             FROM usage_daily WHERE inbox_id = $1 AND day >= $3 AND day <= $2",
+        )
         .bind(inbox)
-        .execute(&store.pool)
+        .bind(today)
+        .bind(month_start)
+        .fetch_one(&self.pool)
         .await
-        .map_err(store_error)
-        .and_then(|r| changed_any(r.rows_affected()))
+        .map_err(store_error)?;
+        Ok(Usage {
+            today: UsageCount {
+                actions: day_actions,
+                creates: day_creates,
+            },
+            month: UsageCount {
+                actions: month_actions,
+                creates: month_creates,
+            },
+            daily_quota: quota,
+        })
+    }
+
+    async fn set_daily_quota(&self, inbox: Uuid, quota: Option<i64>) -> Result<(), StoreError> {
+        sqlx::query("UPDATE inboxes SET daily_quota = $1 WHERE id = $2")
+            .bind(quota)
+            .bind(inbox)
+            .execute(&self.pool)
+            .await
+            .map_err(store_error)
+            .and_then(|r| changed_any(r.rows_affected()))
+    }
 }

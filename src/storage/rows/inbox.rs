@@ -1,8 +1,7 @@
 //! An inbox's rows as both stores read them (`inbox_columns!` in each store).
 
 use super::columns::{At, Id};
-use crate::domain::inbox::{Inbox, KeyGrant};
-use crate::storage::InboxChannels;
+use crate::domain::inbox::{Inbox, InboxChannels, KeyGrant};
 
 #[derive(sqlx::FromRow)]
 pub(in crate::storage) struct InboxRow {

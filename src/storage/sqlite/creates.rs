@@ -10,6 +10,7 @@
 //! nothing behind, and its creates are written again one by one, so that only the one at
 //! fault gets an error.
 
+use async_trait::async_trait;
 use sqlx::types::Json;
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
@@ -24,7 +25,7 @@ use crate::domain::spec::Image;
 use crate::domain::{Decision, NotificationState};
 use crate::storage::batching::BatchingThread;
 use crate::storage::rows::{self, millis, store_error};
-use crate::storage::{InsertDecision, Inserted, StoreError};
+use crate::storage::{InsertDecision, Inserted, NewDecisions, StoreError};
 
 /// The most creates one group writes: 14 parameters a row keeps one statement well under
 /// SQLite's limit of bound parameters.
@@ -101,35 +102,34 @@ impl Creates {
     }
 }
 
-pub(super) async fn insert_decision(
-    store: &SqliteStore,
-    row: InsertDecision<'_>,
-) -> Result<Inserted, StoreError> {
-    let decision = rows::pending_decision(&row);
-    let create = Prepared {
-        spec_json: rows::spec_text(&decision.spec)?,
-        decision,
-        idempotency: row
-            .idempotency
-            .map(|i| (i.key.to_string(), i.request_hash.to_string())),
-        image: row.new.image.clone(),
-        notifications: row.notifications,
-        outbox: row.outbox,
-    };
-    let (done, written) = oneshot::channel();
-    store
-        .creates
-        .queue
-        .send(Queued { create, done })
-        .map_err(|_| StoreError::Unavailable("the store is closing".into()))?;
-    let (create, inserted, group) = written
-        .await
-        .map_err(|_| StoreError::Other("the create writer stopped".into()))?;
-    tracing::debug!(group, "create written");
-    let key = create.idempotency.as_ref().map(|(key, _)| key.as_str());
-    match inserted? {
-        RowInsert::New => Ok(Inserted::New(create.decision)),
-        not_new => not_inserted(store, create.decision.inbox_id, key, not_new).await,
+#[async_trait]
+impl NewDecisions for SqliteStore {
+    async fn insert_decision(&self, row: InsertDecision<'_>) -> Result<Inserted, StoreError> {
+        let decision = rows::pending_decision(&row);
+        let create = Prepared {
+            spec_json: rows::spec_text(&decision.spec)?,
+            decision,
+            idempotency: row
+                .idempotency
+                .map(|i| (i.key.to_string(), i.request_hash.to_string())),
+            image: row.new.image.clone(),
+            notifications: row.notifications,
+            outbox: row.outbox,
+        };
+        let (done, written) = oneshot::channel();
+        self.creates
+            .queue
+            .send(Queued { create, done })
+            .map_err(|_| StoreError::Unavailable("the store is closing".into()))?;
+        let (create, inserted, group) = written
+            .await
+            .map_err(|_| StoreError::Other("the create writer stopped".into()))?;
+        tracing::debug!(group, "create written");
+        let key = create.idempotency.as_ref().map(|(key, _)| key.as_str());
+        match inserted? {
+            RowInsert::New => Ok(Inserted::New(create.decision)),
+            not_new => not_inserted(self, create.decision.inbox_id, key, not_new).await,
+        }
     }
 }
 

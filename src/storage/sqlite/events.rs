@@ -1,6 +1,7 @@
 //! The audit trail: events, notification states, and an inbox's resolutions in event-id
 //! order.
 
+use async_trait::async_trait;
 use serde_json::Value;
 use sqlx::SqliteConnection;
 use sqlx::types::Json;
@@ -11,8 +12,8 @@ use uuid::fmt::Hyphenated;
 use super::SqliteStore;
 use super::rows::id;
 use crate::domain::{DecisionEvent, EventKind, NotificationState};
-use crate::storage::StoreError;
 use crate::storage::rows::{EventRow, NotificationRow, OfDecision, millis, store_error};
+use crate::storage::{Events, StoreError};
 
 pub(super) async fn insert_event(
     conn: &mut SqliteConnection,
@@ -32,108 +33,102 @@ pub(super) async fn insert_event(
     Ok(())
 }
 
-pub(super) async fn record_event(
-    store: &SqliteStore,
-    decision: Uuid,
-    kind: EventKind,
-    detail: &Value,
-    now: OffsetDateTime,
-) -> Result<(), StoreError> {
-    let mut conn = store.writer.acquire().await.map_err(store_error)?;
-    insert_event(&mut conn, decision, now, kind, detail).await
-}
+#[async_trait]
+impl Events for SqliteStore {
+    async fn record_event(
+        &self,
+        decision: Uuid,
+        kind: EventKind,
+        detail: &Value,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        let mut conn = self.writer.acquire().await.map_err(store_error)?;
+        insert_event(&mut conn, decision, now, kind, detail).await
+    }
 
-pub(super) async fn events(
-    store: &SqliteStore,
-    decision: Uuid,
-) -> Result<Vec<DecisionEvent>, StoreError> {
-    let rows = sqlx::query_as::<_, EventRow>(
-        "SELECT at, kind, detail FROM decision_events WHERE decision_id = ? ORDER BY at, id",
-    )
-    .bind(id(decision))
-    .fetch_all(&store.pool)
-    .await
-    .map_err(store_error)?;
-    Ok(rows.into_iter().map(DecisionEvent::from).collect())
-}
+    async fn events(&self, decision: Uuid) -> Result<Vec<DecisionEvent>, StoreError> {
+        let rows = sqlx::query_as::<_, EventRow>(
+            "SELECT at, kind, detail FROM decision_events WHERE decision_id = ? ORDER BY at, id",
+        )
+        .bind(id(decision))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(store_error)?;
+        Ok(rows.into_iter().map(DecisionEvent::from).collect())
+    }
 
-pub(super) async fn notifications(
-    store: &SqliteStore,
-    decision: Uuid,
-) -> Result<Vec<NotificationState>, StoreError> {
-    let rows = sqlx::query_as::<_, NotificationRow>(
-        "SELECT channel, status, detail FROM notifications WHERE decision_id = ? \
-         ORDER BY channel",
-    )
-    .bind(id(decision))
-    .fetch_all(&store.pool)
-    .await
-    .map_err(store_error)?;
-    Ok(rows.into_iter().map(NotificationState::from).collect())
+    async fn notifications(&self, decision: Uuid) -> Result<Vec<NotificationState>, StoreError> {
+        let rows = sqlx::query_as::<_, NotificationRow>(
+            "SELECT channel, status, detail FROM notifications WHERE decision_id = ? \
+             ORDER BY channel",
+        )
+        .bind(id(decision))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(store_error)?;
+        Ok(rows.into_iter().map(NotificationState::from).collect())
+    }
+
+    async fn events_of(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, DecisionEvent)>, StoreError> {
+        // Each id is looked up in decision_events_decision; the order is the index's own.
+        let rows = sqlx::query_as::<_, OfDecision<EventRow>>(
+            "SELECT decision_id, at, kind, detail FROM decision_events \
+             WHERE decision_id IN (SELECT value FROM json_each(?)) ORDER BY decision_id, at, id",
+        )
+        .bind(id_array(ids))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(store_error)?;
+        Ok(rows.into_iter().map(OfDecision::into_pair).collect())
+    }
+
+    async fn notifications_of(
+        &self,
+        ids: &[Uuid],
+    ) -> Result<Vec<(Uuid, NotificationState)>, StoreError> {
+        let rows = sqlx::query_as::<_, OfDecision<NotificationRow>>(
+            "SELECT decision_id, channel, status, detail FROM notifications \
+             WHERE decision_id IN (SELECT value FROM json_each(?)) ORDER BY decision_id, channel",
+        )
+        .bind(id_array(ids))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(store_error)?;
+        Ok(rows.into_iter().map(OfDecision::into_pair).collect())
+    }
+
+    /// One writer at a time commits, in `BEGIN IMMEDIATE` order, so event ids are visible in the
+    /// order they were given out. The kinds are written as the partial index
+    /// `decision_events_resolutions` writes them (migration 0009), or SQLite would not use it.
+    async fn resolutions_since(
+        &self,
+        inbox: Uuid,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<(i64, Uuid)>, StoreError> {
+        let rows: Vec<(i64, Hyphenated)> = sqlx::query_as(
+            "SELECT e.id, e.decision_id FROM decision_events e \
+             JOIN decisions d ON d.id = e.decision_id \
+             WHERE e.id > ? \
+               AND (e.kind = 'answered' OR e.kind = 'declined' OR e.kind = 'cancelled' \
+                    OR e.kind = 'expired') \
+               AND d.inbox_id = ? \
+             ORDER BY e.id LIMIT ?",
+        )
+        .bind(after)
+        .bind(id(inbox))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(store_error)?;
+        Ok(rows
+            .into_iter()
+            .map(|(event, decision)| (event, decision.into_uuid()))
+            .collect())
+    }
 }
 
 /// The ids as the JSON array `json_each` reads: the list is one bound parameter, however long.
 pub(super) fn id_array(ids: &[Uuid]) -> String {
     Value::from(ids.iter().map(|u| u.to_string()).collect::<Vec<_>>()).to_string()
-}
-
-pub(super) async fn events_of(
-    store: &SqliteStore,
-    ids: &[Uuid],
-) -> Result<Vec<(Uuid, DecisionEvent)>, StoreError> {
-    // Each id is looked up in decision_events_decision; the order is the index's own.
-    let rows = sqlx::query_as::<_, OfDecision<EventRow>>(
-        "SELECT decision_id, at, kind, detail FROM decision_events \
-         WHERE decision_id IN (SELECT value FROM json_each(?)) ORDER BY decision_id, at, id",
-    )
-    .bind(id_array(ids))
-    .fetch_all(&store.pool)
-    .await
-    .map_err(store_error)?;
-    Ok(rows.into_iter().map(OfDecision::into_pair).collect())
-}
-
-pub(super) async fn notifications_of(
-    store: &SqliteStore,
-    ids: &[Uuid],
-) -> Result<Vec<(Uuid, NotificationState)>, StoreError> {
-    let rows = sqlx::query_as::<_, OfDecision<NotificationRow>>(
-        "SELECT decision_id, channel, status, detail FROM notifications \
-         WHERE decision_id IN (SELECT value FROM json_each(?)) ORDER BY decision_id, channel",
-    )
-    .bind(id_array(ids))
-    .fetch_all(&store.pool)
-    .await
-    .map_err(store_error)?;
-    Ok(rows.into_iter().map(OfDecision::into_pair).collect())
-}
-
-/// One writer at a time commits, in `BEGIN IMMEDIATE` order, so event ids are visible in the
-/// order they were given out. The kinds are written as the partial index
-/// `decision_events_resolutions` writes them (migration 0009), or SQLite would not use it.
-pub(super) async fn resolutions_since(
-    store: &SqliteStore,
-    inbox: Uuid,
-    after: i64,
-    limit: u32,
-) -> Result<Vec<(i64, Uuid)>, StoreError> {
-    let rows: Vec<(i64, Hyphenated)> = sqlx::query_as(
-        "SELECT e.id, e.decision_id FROM decision_events e \
-         JOIN decisions d ON d.id = e.decision_id \
-         WHERE e.id > ? \
-           AND (e.kind = 'answered' OR e.kind = 'declined' OR e.kind = 'cancelled' \
-                OR e.kind = 'expired') \
-           AND d.inbox_id = ? \
-         ORDER BY e.id LIMIT ?",
-    )
-    .bind(after)
-    .bind(id(inbox))
-    .bind(i64::from(limit))
-    .fetch_all(&store.pool)
-    .await
-    .map_err(store_error)?;
-    Ok(rows
-        .into_iter()
-        .map(|(event, decision)| (event, decision.into_uuid()))
-        .collect())
 }

@@ -16,7 +16,6 @@ mod events;
 mod gauges;
 mod inboxes;
 mod limits;
-mod listen;
 mod outbox;
 mod passkeys;
 mod people;
@@ -27,26 +26,11 @@ mod retention;
 mod rows;
 mod usage;
 
-use serde_json::Value;
+use async_trait::async_trait;
 use sqlx::sqlite::SqlitePool;
-use time::OffsetDateTime;
-use uuid::Uuid;
 
 use super::rows::store_error;
-use super::{
-    Budget, BudgetRule, Inbox, InboxChannels, InsertDecision, Inserted, KeyListing, KeyRef,
-    KeyedRead, KeysToRevoke, ListFilter, MessageResult, NewMessage, OutboxMessage,
-    PushSubscription, Resolved, SignalSink, Store, StoreError, StoredReceipt, Swept, UrgentUse,
-    Usage,
-};
-use crate::domain::allowance::uses::{AllowanceUse, UsedCall};
-use crate::domain::allowance::{Allowance, Scope};
-use crate::domain::chat::ChatPost;
-use crate::domain::outbox::Channel;
-use crate::domain::people::{AnswerRecord, Person};
-use crate::domain::webauthn::StoredPasskey;
-use crate::domain::{Decision, DecisionEvent, EventKind, NotificationState, Resolution};
-use crate::metrics::Snapshot;
+use super::{SignalSink, Store, StoreError};
 
 /// A store on one SQLite file.
 ///
@@ -68,32 +52,22 @@ pub struct SqliteStore {
     resolves: resolves::Resolves,
 }
 
-crate::storage::forward::impl_store!(SqliteStore {
-    async fn inbox_for_key(&self, key_hash: &str) -> Result<Option<Inbox>, StoreError> {
-        inboxes::inbox_for_key(self, key_hash).await
+#[async_trait]
+impl Store for SqliteStore {
+    async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1")
+            .execute(&self.pool)
+            .await
+            .map_err(store_error)?;
+        Ok(())
     }
 
-    async fn decision(
-        &self,
-        inbox_id: Option<Uuid>,
-        decision: Uuid,
-    ) -> Result<Option<Decision>, StoreError> {
-        decisions::decision(self, inbox_id, decision).await
-    }
-
-    async fn decision_for_key(
-        &self,
-        key_hash: &str,
-        decision: Uuid,
-        known: Option<&[u8]>,
-    ) -> Result<Option<KeyedRead>, StoreError> {
-        decisions::decision_for_key(self, key_hash, decision, known).await
-    }
-
+    /// Signals from other processes: none. A SQLite database is used by one process, whose
+    /// own resolutions wake its waiters directly, so there is nothing to listen for.
     fn listen(&self, _sink: SignalSink) -> Option<tokio::task::JoinHandle<()>> {
-        listen::listen(_sink)
+        None
     }
-});
+}
 
 /// Creates the database file readable and writable by its owner only, before SQLite opens it:
 /// it holds the key that signs answer links and the inboxes' webhook secrets. SQLite gives its

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use async_trait::async_trait;
 use sqlx::SqliteConnection;
 use sqlx::types::Json;
 use time::OffsetDateTime;
@@ -13,8 +14,8 @@ use super::events::insert_event;
 use super::rows::id;
 use crate::domain::EventKind;
 use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage};
-use crate::storage::StoreError;
 use crate::storage::rows::{self, MessageRow, millis, store_error};
+use crate::storage::{Messages, StoreError};
 
 /// Adds outbox messages for a decision; one with the same channel, purpose and person
 /// already there stays as it is.
@@ -65,119 +66,119 @@ async fn insert_rows(
     Ok(())
 }
 
-pub(super) async fn enqueue(
-    store: &SqliteStore,
-    decision_id: Uuid,
-    messages: &[NewMessage],
-    now: OffsetDateTime,
-) -> Result<(), StoreError> {
-    let mut tx = store.begin_immediate().await?;
-    insert_messages(&mut tx, decision_id, messages, now).await?;
-    tx.commit().await.map_err(store_error)
-}
-
-pub(super) async fn claim_messages(
-    store: &SqliteStore,
-    now: OffsetDateTime,
-    lease: Duration,
-    limit: u32,
-) -> Result<Vec<OutboxMessage>, StoreError> {
-    let mut tx = store.begin_immediate().await?;
-    let mut claimed = sqlx::query_as::<_, MessageRow>(concat!(
-        "UPDATE outbox SET claimed_until = ?, attempts = attempts + 1 \
-         WHERE id IN (SELECT id FROM outbox WHERE status = 'pending' \
-                        AND next_attempt_at <= ? \
-                        AND (claimed_until IS NULL OR claimed_until <= ?) \
-                      ORDER BY next_attempt_at LIMIT ?) \
-         RETURNING ",
-        message_columns!()
-    ))
-    .bind(millis(rows::lease_end(now, lease)))
-    .bind(millis(now))
-    .bind(millis(now))
-    .bind(i64::from(limit))
-    .fetch_all(&mut *tx)
-    .await
-    .map_err(store_error)?;
-    tx.commit().await.map_err(store_error)?;
-    claimed.sort_by_key(|r| (r.next_attempt_at, r.id));
-    claimed.into_iter().map(OutboxMessage::try_from).collect()
-}
-
-pub(super) async fn finish_message(
-    store: &SqliteStore,
-    message: &OutboxMessage,
-    result: &MessageResult,
-    follow_ups: &[NewMessage],
-    now: OffsetDateTime,
-) -> Result<(), StoreError> {
-    let (next_attempt_at, sent_at) = rows::finish_times(result, now);
-    let mut tx = store.begin_immediate().await?;
-    // Only a message its claim left pending: a late duplicate leaves a final state alone.
-    let updated = sqlx::query(
-        "UPDATE outbox SET status = ?, next_attempt_at = COALESCE(?, next_attempt_at), \
-         claimed_until = NULL, sent_at = COALESCE(?, sent_at), last_error = ? \
-         WHERE id = ? AND status = 'pending'",
-    )
-    .bind(result.status.as_str())
-    .bind(next_attempt_at.map(millis))
-    .bind(sent_at.map(millis))
-    .bind(&result.detail)
-    .bind(id(message.id))
-    .execute(&mut *tx)
-    .await
-    .map_err(store_error)?
-    .rows_affected();
-    if updated == 0 {
-        return Ok(());
+#[async_trait]
+impl Messages for SqliteStore {
+    async fn enqueue(
+        &self,
+        decision_id: Uuid,
+        messages: &[NewMessage],
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.begin_immediate().await?;
+        insert_messages(&mut tx, decision_id, messages, now).await?;
+        tx.commit().await.map_err(store_error)
     }
-    // A notice about no decision has no notification state, audit trail or follow-ups.
-    if message.decision_id.is_nil() {
-        return tx.commit().await.map_err(store_error);
-    }
-    if let Some(channel) = message.route.channel() {
-        sqlx::query(
-            "INSERT INTO notifications (decision_id, channel, status, detail, updated_at) \
-             VALUES (?, ?, ?, ?, ?) \
-             ON CONFLICT (decision_id, channel) DO UPDATE SET status = excluded.status, \
-             detail = excluded.detail, updated_at = excluded.updated_at",
-        )
-        .bind(id(message.decision_id))
-        .bind(channel)
-        .bind(result.status.as_str())
-        .bind(&result.detail)
+
+    async fn claim_messages(
+        &self,
+        now: OffsetDateTime,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<OutboxMessage>, StoreError> {
+        let mut tx = self.begin_immediate().await?;
+        let mut claimed = sqlx::query_as::<_, MessageRow>(concat!(
+            "UPDATE outbox SET claimed_until = ?, attempts = attempts + 1 \
+             WHERE id IN (SELECT id FROM outbox WHERE status = 'pending' \
+                            AND next_attempt_at <= ? \
+                            AND (claimed_until IS NULL OR claimed_until <= ?) \
+                          ORDER BY next_attempt_at LIMIT ?) \
+             RETURNING ",
+            message_columns!()
+        ))
+        .bind(millis(rows::lease_end(now, lease)))
         .bind(millis(now))
-        .execute(&mut *tx)
+        .bind(millis(now))
+        .bind(i64::from(limit))
+        .fetch_all(&mut *tx)
         .await
         .map_err(store_error)?;
+        tx.commit().await.map_err(store_error)?;
+        claimed.sort_by_key(|r| (r.next_attempt_at, r.id));
+        claimed.into_iter().map(OutboxMessage::try_from).collect()
     }
-    let detail = rows::notified_detail(message, result);
-    insert_event(
-        &mut tx,
-        message.decision_id,
-        now,
-        EventKind::Notified,
-        &detail,
-    )
-    .await?;
-    insert_messages(&mut tx, message.decision_id, follow_ups, now).await?;
-    tx.commit().await.map_err(store_error)
-}
 
-pub(super) async fn messages(
-    store: &SqliteStore,
-    decision_id: Uuid,
-) -> Result<Vec<OutboxMessage>, StoreError> {
-    sqlx::query_as::<_, MessageRow>(concat!(
-        "SELECT ",
-        message_columns!(),
-        " FROM outbox WHERE decision_id = ? ORDER BY created_at, id"
-    ))
-    .bind(id(decision_id))
-    .fetch_all(&store.pool)
-    .await
-    .map_err(store_error)?
-    .into_iter()
-    .map(OutboxMessage::try_from)
-    .collect()
+    async fn finish_message(
+        &self,
+        message: &OutboxMessage,
+        result: &MessageResult,
+        follow_ups: &[NewMessage],
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        let (next_attempt_at, sent_at) = rows::finish_times(result, now);
+        let mut tx = self.begin_immediate().await?;
+        // Only a message its claim left pending: a late duplicate leaves a final state alone.
+        let updated = sqlx::query(
+            "UPDATE outbox SET status = ?, next_attempt_at = COALESCE(?, next_attempt_at), \
+             claimed_until = NULL, sent_at = COALESCE(?, sent_at), last_error = ? \
+             WHERE id = ? AND status = 'pending'",
+        )
+        .bind(result.status.as_str())
+        .bind(next_attempt_at.map(millis))
+        .bind(sent_at.map(millis))
+        .bind(&result.detail)
+        .bind(id(message.id))
+        .execute(&mut *tx)
+        .await
+        .map_err(store_error)?
+        .rows_affected();
+        if updated == 0 {
+            return Ok(());
+        }
+        // A notice about no decision has no notification state, audit trail or follow-ups.
+        if message.decision_id.is_nil() {
+            return tx.commit().await.map_err(store_error);
+        }
+        if let Some(channel) = message.route.channel() {
+            sqlx::query(
+                "INSERT INTO notifications (decision_id, channel, status, detail, updated_at) \
+                 VALUES (?, ?, ?, ?, ?) \
+                 ON CONFLICT (decision_id, channel) DO UPDATE SET status = excluded.status, \
+                 detail = excluded.detail, updated_at = excluded.updated_at",
+            )
+            .bind(id(message.decision_id))
+            .bind(channel)
+            .bind(result.status.as_str())
+            .bind(&result.detail)
+            .bind(millis(now))
+            .execute(&mut *tx)
+            .await
+            .map_err(store_error)?;
+        }
+        let detail = rows::notified_detail(message, result);
+        insert_event(
+            &mut tx,
+            message.decision_id,
+            now,
+            EventKind::Notified,
+            &detail,
+        )
+        .await?;
+        insert_messages(&mut tx, message.decision_id, follow_ups, now).await?;
+        tx.commit().await.map_err(store_error)
+    }
+
+    async fn messages(&self, decision_id: Uuid) -> Result<Vec<OutboxMessage>, StoreError> {
+        sqlx::query_as::<_, MessageRow>(concat!(
+            "SELECT ",
+            message_columns!(),
+            " FROM outbox WHERE decision_id = ? ORDER BY created_at, id"
+        ))
+        .bind(id(decision_id))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(store_error)?
+        .into_iter()
+        .map(OutboxMessage::try_from)
+        .collect()
+    }
 }

@@ -1,5 +1,6 @@
 //! People: the answerers of an inbox, and the devices bound to them.
 
+use async_trait::async_trait;
 use sqlx::query::Query;
 use sqlx::sqlite::{Sqlite, SqliteArguments};
 use time::OffsetDateTime;
@@ -8,140 +9,135 @@ use uuid::Uuid;
 use super::SqliteStore;
 use super::rows::id;
 use crate::domain::people::Person;
-use crate::storage::StoreError;
 use crate::storage::rows::{
     PersonRow, changed_any, millis, person_name_taken, store_error, store_error_or, to_ms_precision,
 };
+use crate::storage::{People, StoreError};
 
-pub(super) async fn add_person(store: &SqliteStore, p: &Person) -> Result<(), StoreError> {
-    let insert = sqlx::query(
-        "INSERT INTO people (id, inbox_id, name, email, ntfy_url, ntfy_token, slack_user, \
-         matrix_user, telegram_chat, quiet_hours, quiet_tz, lang, created_at) \
-         SELECT ?, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM inboxes WHERE id = ?",
-    )
-    .bind(id(p.id))
-    .bind(&p.name);
-    bind_settings(insert, p)
-        .bind(millis(to_ms_precision(p.created_at)))
-        .bind(id(p.inbox_id))
-        .execute(&store.writer)
-        .await
-        .map_err(|e| store_error_or(e, || person_name_taken(&p.name)))
-        .and_then(|r| changed_any(r.rows_affected()))
-}
-
-pub(super) async fn person(
-    store: &SqliteStore,
-    person: Uuid,
-) -> Result<Option<Person>, StoreError> {
-    sqlx::query_as::<_, PersonRow>(concat!(
-        "SELECT ",
-        person_columns!(),
-        " FROM people p WHERE p.id = ?"
-    ))
-    .bind(id(person))
-    .fetch_optional(&store.pool)
-    .await
-    .map_err(store_error)?
-    .map(Person::try_from)
-    .transpose()
-}
-
-pub(super) async fn people(store: &SqliteStore, inbox: Uuid) -> Result<Vec<Person>, StoreError> {
-    sqlx::query_as::<_, PersonRow>(concat!(
-        "SELECT ",
-        person_columns!(),
-        " FROM people p WHERE p.inbox_id = ? ORDER BY p.created_at, p.id"
-    ))
-    .bind(id(inbox))
-    .fetch_all(&store.pool)
-    .await
-    .map_err(store_error)?
-    .into_iter()
-    .map(Person::try_from)
-    .collect()
-}
-
-pub(super) async fn update_person(store: &SqliteStore, p: &Person) -> Result<(), StoreError> {
-    let mut tx = store.begin_immediate().await?;
-    let update = sqlx::query(
-        "UPDATE people SET email = ?, ntfy_url = ?, ntfy_token = ?, slack_user = ?, \
-         matrix_user = ?, telegram_chat = ?, quiet_hours = ?, quiet_tz = ?, lang = ? WHERE id = ?",
-    );
-    bind_settings(update, p)
+#[async_trait]
+impl People for SqliteStore {
+    async fn add_person(&self, p: &Person) -> Result<(), StoreError> {
+        let insert = sqlx::query(
+            "INSERT INTO people (id, inbox_id, name, email, ntfy_url, ntfy_token, slack_user, \
+             matrix_user, telegram_chat, quiet_hours, quiet_tz, lang, created_at) \
+             SELECT ?, id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM inboxes WHERE id = ?",
+        )
         .bind(id(p.id))
-        .execute(&mut *tx)
-        .await
-        .map_err(store_error)
-        .and_then(|r| changed_any(r.rows_affected()))?;
-    // The inbox's own person's channels are the inbox's (a no-op for anyone else).
-    sqlx::query("UPDATE inboxes SET email = ?, ntfy_url = ?, ntfy_token = ? WHERE id = ?")
-        .bind(&p.email)
-        .bind(&p.ntfy_url)
-        .bind(&p.ntfy_token)
-        .bind(id(p.id))
-        .execute(&mut *tx)
-        .await
-        .map_err(store_error)?;
-    tx.commit().await.map_err(store_error)
-}
+        .bind(&p.name);
+        bind_settings(insert, p)
+            .bind(millis(to_ms_precision(p.created_at)))
+            .bind(id(p.inbox_id))
+            .execute(&self.writer)
+            .await
+            .map_err(|e| store_error_or(e, || person_name_taken(&p.name)))
+            .and_then(|r| changed_any(r.rows_affected()))
+    }
 
-pub(super) async fn rename_person(
-    store: &SqliteStore,
-    person: Uuid,
-    name: &str,
-) -> Result<bool, StoreError> {
-    sqlx::query("UPDATE people SET name = ? WHERE id = ?")
-        .bind(name)
+    async fn person(&self, person: Uuid) -> Result<Option<Person>, StoreError> {
+        sqlx::query_as::<_, PersonRow>(concat!(
+            "SELECT ",
+            person_columns!(),
+            " FROM people p WHERE p.id = ?"
+        ))
         .bind(id(person))
-        .execute(&store.writer)
+        .fetch_optional(&self.pool)
         .await
-        .map(|r| r.rows_affected() > 0)
-        .map_err(|e| store_error_or(e, || person_name_taken(name)))
-}
+        .map_err(store_error)?
+        .map(Person::try_from)
+        .transpose()
+    }
 
-pub(super) async fn remove_person(store: &SqliteStore, person: Uuid) -> Result<bool, StoreError> {
-    sqlx::query("DELETE FROM people WHERE id = ?")
-        .bind(id(person))
-        .execute(&store.writer)
+    async fn people(&self, inbox: Uuid) -> Result<Vec<Person>, StoreError> {
+        sqlx::query_as::<_, PersonRow>(concat!(
+            "SELECT ",
+            person_columns!(),
+            " FROM people p WHERE p.inbox_id = ? ORDER BY p.created_at, p.id"
+        ))
+        .bind(id(inbox))
+        .fetch_all(&self.pool)
         .await
-        .map(|r| r.rows_affected() > 0)
-        .map_err(store_error)
-}
+        .map_err(store_error)?
+        .into_iter()
+        .map(Person::try_from)
+        .collect()
+    }
 
-pub(super) async fn add_device(
-    store: &SqliteStore,
-    device: Uuid,
-    person: &Person,
-    now: OffsetDateTime,
-) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO devices (id, inbox_id, person_id, created_at) VALUES (?, ?, ?, ?)")
+    async fn update_person(&self, p: &Person) -> Result<(), StoreError> {
+        let mut tx = self.begin_immediate().await?;
+        let update = sqlx::query(
+            "UPDATE people SET email = ?, ntfy_url = ?, ntfy_token = ?, slack_user = ?, \
+             matrix_user = ?, telegram_chat = ?, quiet_hours = ?, quiet_tz = ?, lang = ? WHERE id = ?",
+        );
+        bind_settings(update, p)
+            .bind(id(p.id))
+            .execute(&mut *tx)
+            .await
+            .map_err(store_error)
+            .and_then(|r| changed_any(r.rows_affected()))?;
+        // The inbox's own person's channels are the inbox's (a no-op for anyone else).
+        sqlx::query("UPDATE inboxes SET email = ?, ntfy_url = ?, ntfy_token = ? WHERE id = ?")
+            .bind(&p.email)
+            .bind(&p.ntfy_url)
+            .bind(&p.ntfy_token)
+            .bind(id(p.id))
+            .execute(&mut *tx)
+            .await
+            .map_err(store_error)?;
+        tx.commit().await.map_err(store_error)
+    }
+
+    async fn rename_person(&self, person: Uuid, name: &str) -> Result<bool, StoreError> {
+        sqlx::query("UPDATE people SET name = ? WHERE id = ?")
+            .bind(name)
+            .bind(id(person))
+            .execute(&self.writer)
+            .await
+            .map(|r| r.rows_affected() > 0)
+            .map_err(|e| store_error_or(e, || person_name_taken(name)))
+    }
+
+    async fn remove_person(&self, person: Uuid) -> Result<bool, StoreError> {
+        sqlx::query("DELETE FROM people WHERE id = ?")
+            .bind(id(person))
+            .execute(&self.writer)
+            .await
+            .map(|r| r.rows_affected() > 0)
+            .map_err(store_error)
+    }
+
+    async fn add_device(
+        &self,
+        device: Uuid,
+        person: &Person,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO devices (id, inbox_id, person_id, created_at) VALUES (?, ?, ?, ?)",
+        )
         .bind(id(device))
         .bind(id(person.inbox_id))
         .bind(id(person.id))
         .bind(millis(to_ms_precision(now)))
-        .execute(&store.writer)
+        .execute(&self.writer)
         .await
         .map_err(store_error)?;
-    Ok(())
-}
+        Ok(())
+    }
 
-pub(super) async fn device_person(
-    store: &SqliteStore,
-    device: Uuid,
-) -> Result<Option<Person>, StoreError> {
-    sqlx::query_as::<_, PersonRow>(concat!(
-        "SELECT ",
-        person_columns!(),
-        " FROM devices d JOIN people p ON p.id = COALESCE(d.person_id, d.inbox_id) \
-         WHERE d.id = ?"
-    ))
-    .bind(id(device))
-    .fetch_optional(&store.pool)
-    .await
-    .map_err(store_error)?
-    .map(Person::try_from)
-    .transpose()
+    async fn device_person(&self, device: Uuid) -> Result<Option<Person>, StoreError> {
+        sqlx::query_as::<_, PersonRow>(concat!(
+            "SELECT ",
+            person_columns!(),
+            " FROM devices d JOIN people p ON p.id = COALESCE(d.person_id, d.inbox_id) \
+             WHERE d.id = ?"
+        ))
+        .bind(id(device))
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(store_error)?
+        .map(Person::try_from)
+        .transpose()
+    }
 }
 
 /// Binds what a person's settings write (all but who they are), in the order both writes

@@ -20,6 +20,7 @@
 
 use std::collections::HashMap;
 
+use async_trait::async_trait;
 use sqlx::types::Json;
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
 use time::OffsetDateTime;
@@ -34,7 +35,7 @@ use crate::domain::{Decision, EventKind};
 use crate::storage::batching::BatchingThread;
 use crate::storage::changes::{Applied, Change, Resolve, Vote, rounds};
 use crate::storage::rows::{self, millis, store_error};
-use crate::storage::{Resolved, StoreError};
+use crate::storage::{Resolutions, Resolved, StoreError};
 
 /// The most changes one group writes: 11 parameters a resolution keeps its UPDATE well under
 /// SQLite's limit of bound parameters.
@@ -88,27 +89,30 @@ impl Resolves {
     }
 }
 
-/// `Store::resolve`.
-pub(super) async fn resolve(
-    store: &SqliteStore,
-    decision: Uuid,
-    resolution: &Resolution,
-    now: OffsetDateTime,
-) -> Result<Resolved, StoreError> {
-    let change = Change::resolve(decision, resolution, now)?;
-    store.resolves.write(change).await?.into_resolved()
-}
+#[async_trait]
+impl Resolutions for SqliteStore {
+    /// `Store::resolve`.
+    async fn resolve(
+        &self,
+        decision: Uuid,
+        resolution: &Resolution,
+        now: OffsetDateTime,
+    ) -> Result<Resolved, StoreError> {
+        let change = Change::resolve(decision, resolution, now)?;
+        self.resolves.write(change).await?.into_resolved()
+    }
 
-/// `Store::add_answer`.
-pub(super) async fn add_answer(
-    store: &SqliteStore,
-    decision: Uuid,
-    expect_answers: usize,
-    answer: &AnswerRecord,
-    now: OffsetDateTime,
-) -> Result<Option<Decision>, StoreError> {
-    let change = Change::vote(decision, expect_answers, answer, now)?;
-    store.resolves.write(change).await?.into_vote()
+    /// `Store::add_answer`.
+    async fn add_answer(
+        &self,
+        decision: Uuid,
+        expect_answers: usize,
+        answer: &AnswerRecord,
+        now: OffsetDateTime,
+    ) -> Result<Option<Decision>, StoreError> {
+        let change = Change::vote(decision, expect_answers, answer, now)?;
+        self.resolves.write(change).await?.into_vote()
+    }
 }
 
 /// Writes one group in one transaction, answering for each change in order.

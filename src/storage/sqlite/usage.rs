@@ -1,13 +1,14 @@
 //! Usage counters and the daily quota.
 
+use async_trait::async_trait;
 use time::Date;
 use uuid::Uuid;
 
 use super::SqliteStore;
 use super::rows::id;
 use crate::domain::inbox::{Usage, UsageCount};
-use crate::storage::StoreError;
 use crate::storage::rows::{changed_any, store_error};
+use crate::storage::{Quotas, StoreError};
 
 /// A UTC day as stored: `YYYY-MM-DD`, which sorts as the days do.
 pub(super) fn day_text(day: Date) -> String {
@@ -19,54 +20,49 @@ pub(super) fn day_text(day: Date) -> String {
     )
 }
 
-pub(super) async fn usage(
-    store: &SqliteStore,
-    inbox: Uuid,
-    today: Date,
-) -> Result<Usage, StoreError> {
-    let month_start = today.replace_day(1).unwrap_or(today);
-    let (day_actions, day_creates, month_actions, month_creates, quota): (
-        i64,
-        i64,
-        i64,
-        i64,
-        Option<i64>,
-    ) = sqlx::query_as(
-        "SELECT COALESCE(SUM(CASE WHEN day = ?2 THEN actions END), 0), \
-                COALESCE(SUM(CASE WHEN day = ?2 THEN creates END), 0), \
-                COALESCE(SUM(actions), 0), COALESCE(SUM(creates), 0), \
-                (SELECT daily_quota FROM inboxes WHERE id = ?1) \
-         FROM usage_daily WHERE inbox_id = ?1 AND day >= ?3 AND day <= ?2",
-    )
-    .bind(id(inbox))
-    .bind(day_text(today))
-    .bind(day_text(month_start))
-    .fetch_one(&store.pool)
-    .await
-    .map_err(store_error)?;
-    Ok(Usage {
-        today: UsageCount {
-            actions: day_actions,
-            creates: day_creates,
-        },
-        month: UsageCount {
-            actions: month_actions,
-            creates: month_creates,
-        },
-        daily_quota: quota,
-    })
-}
-
-pub(super) async fn set_daily_quota(
-    store: &SqliteStore,
-    inbox: Uuid,
-    quota: Option<i64>,
-) -> Result<(), StoreError> {
-    sqlx::query("UPDATE inboxes SET daily_quota = ? WHERE id = ?")
-        .bind(quota)
+#[async_trait]
+impl Quotas for SqliteStore {
+    async fn usage(&self, inbox: Uuid, today: Date) -> Result<Usage, StoreError> {
+        let month_start = today.replace_day(1).unwrap_or(today);
+        let (day_actions, day_creates, month_actions, month_creates, quota): (
+            i64,
+            i64,
+            i64,
+            i64,
+            Option<i64>,
+        ) = sqlx::query_as(
+            "SELECT COALESCE(SUM(CASE WHEN day = ?2 THEN actions END), 0), \
+                    COALESCE(SUM(CASE WHEN day = ?2 THEN creates END), 0), \
+                    COALESCE(SUM(actions), 0), COALESCE(SUM(creates), 0), \
+                    (SELECT daily_quota FROM inboxes WHERE id = ?1) \
+             FROM usage_daily WHERE inbox_id = ?1 AND day >= ?3 AND day <= ?2",
+        )
         .bind(id(inbox))
-        .execute(&store.writer)
+        .bind(day_text(today))
+        .bind(day_text(month_start))
+        .fetch_one(&self.pool)
         .await
-        .map_err(store_error)
-        .and_then(|r| changed_any(r.rows_affected()))
+        .map_err(store_error)?;
+        Ok(Usage {
+            today: UsageCount {
+                actions: day_actions,
+                creates: day_creates,
+            },
+            month: UsageCount {
+                actions: month_actions,
+                creates: month_creates,
+            },
+            daily_quota: quota,
+        })
+    }
+
+    async fn set_daily_quota(&self, inbox: Uuid, quota: Option<i64>) -> Result<(), StoreError> {
+        sqlx::query("UPDATE inboxes SET daily_quota = ? WHERE id = ?")
+            .bind(quota)
+            .bind(id(inbox))
+            .execute(&self.writer)
+            .await
+            .map_err(store_error)
+            .and_then(|r| changed_any(r.rows_affected()))
+    }
 }
