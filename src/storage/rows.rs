@@ -271,6 +271,20 @@ fn pg_code_unavailable(code: &str) -> bool {
     code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300")
 }
 
+/// Succeeds when the database behind `pool` answers a trivial query: `Store::ping`, the
+/// same on both stores.
+pub(super) async fn ping_pool<DB: sqlx::Database>(pool: &sqlx::Pool<DB>) -> Result<(), StoreError>
+where
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+    DB::Arguments: sqlx::IntoArguments<DB>,
+{
+    sqlx::query::<DB>("SELECT 1")
+        .execute(pool)
+        .await
+        .map_err(store_error)?;
+    Ok(())
+}
+
 /// How a connection pool stands, for the metrics.
 pub(super) fn pool_state<DB: sqlx::Database>(
     name: &'static str,

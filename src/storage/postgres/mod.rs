@@ -66,7 +66,7 @@ mod usage;
 use async_trait::async_trait;
 use sqlx::postgres::PgPool;
 
-use super::rows::store_error;
+use super::rows::ping_pool;
 use super::{SignalSink, Store, StoreError};
 
 /// A store on a PostgreSQL database.
@@ -85,11 +85,7 @@ pub struct PgStore {
 #[async_trait]
 impl Store for PgStore {
     async fn ping(&self) -> Result<(), StoreError> {
-        sqlx::query("SELECT 1")
-            .execute(&self.pool)
-            .await
-            .map_err(store_error)?;
-        Ok(())
+        ping_pool(&self.pool).await
     }
 
     fn listen(&self, sink: SignalSink) -> Option<tokio::task::JoinHandle<()>> {

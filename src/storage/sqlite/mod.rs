@@ -29,7 +29,7 @@ mod usage;
 use async_trait::async_trait;
 use sqlx::sqlite::SqlitePool;
 
-use super::rows::store_error;
+use super::rows::ping_pool;
 use super::{SignalSink, Store, StoreError};
 
 /// A store on one SQLite file.
@@ -55,11 +55,7 @@ pub struct SqliteStore {
 #[async_trait]
 impl Store for SqliteStore {
     async fn ping(&self) -> Result<(), StoreError> {
-        sqlx::query("SELECT 1")
-            .execute(&self.pool)
-            .await
-            .map_err(store_error)?;
-        Ok(())
+        ping_pool(&self.pool).await
     }
 
     /// Signals from other processes: none. A SQLite database is used by one process, whose
