@@ -557,5 +557,34 @@ fn check_approval_body(approval: &ApprovalSpec, body: &mut KindSpec, issues: &mu
     *allow_other = false;
 }
 
+/// The decisions the tests build on: one of no inbox, made from the create request `body`,
+/// pending from `created_at` to `expires_at`.
+#[cfg(test)]
+impl super::decision::Decision {
+    pub fn asked(
+        body: &Value,
+        created_at: time::OffsetDateTime,
+        expires_at: time::OffsetDateTime,
+    ) -> Self {
+        Self {
+            id: uuid::Uuid::nil(),
+            inbox_id: uuid::Uuid::nil(),
+            spec: parse_new_decision(body).unwrap().spec,
+            status: super::kind::Status::Pending,
+            outcome: None,
+            outcome_source: None,
+            custom: false,
+            remark: None,
+            created_at,
+            expires_at,
+            resolved_at: None,
+            has_image: false,
+            answered_by: None,
+            answers: Vec::new(),
+            cancel_reason: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;
