@@ -37,6 +37,14 @@ pub const DEFAULT_TTL_MINUTES: i64 = 60;
 pub const MAX_TTL_MINUTES: i64 = 43_200;
 pub const MIN_TTL_SECONDS: i64 = 10;
 pub const MAX_TTL_SECONDS: i64 = 2_592_000;
+/// The fields that say who is asked and how many must agree (`people::Routing`).
+pub const ROUTING_FIELDS: [&str; 5] = [
+    "approvers",
+    "required",
+    "escalate_after_s",
+    "escalate_to",
+    "urgent",
+];
 
 /// Every top-level field, with the kinds it belongs to (`None`: every kind).
 const FIELDS: &[(&str, Option<&[Kind]>)] = &[
@@ -386,14 +394,7 @@ fn parse_routing(
     ttl: Option<Duration>,
     issues: &mut Issues,
 ) -> Option<Routing> {
-    const FIELDS: [&str; 5] = [
-        "approvers",
-        "required",
-        "escalate_after_s",
-        "escalate_to",
-        "urgent",
-    ];
-    if FIELDS.iter().all(|f| read::get(obj, f).is_none()) {
+    if ROUTING_FIELDS.iter().all(|f| read::get(obj, f).is_none()) {
         return None;
     }
     let names = |field: &str, issues: &mut Issues| -> Vec<String> {
