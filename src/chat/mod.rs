@@ -320,9 +320,24 @@ fn button(d: &Decision, label: &str, code: &str, style: ButtonStyle) -> ChatButt
     }
 }
 
+/// Counts `user`'s answer to `decision` through `channel`, with what the reply to it needs:
+/// their language (read before the answer counts) and the zone its times are told in.
+pub async fn answer(
+    svc: &crate::service::Service,
+    channel: crate::domain::outbox::Channel,
+    user: &str,
+    decision: uuid::Uuid,
+    reply: &crate::domain::chat::ChatReply,
+) -> (T, crate::service::ChatOutcome, Zone) {
+    let t = reply_t(svc, decision, channel, user).await;
+    let outcome = svc.chat_answer(channel, user, decision, reply).await;
+    let zone = presser_zone(svc, channel, user, &outcome).await;
+    (t, outcome, zone)
+}
+
 /// The zone to tell `user` of `channel` about the decision of `outcome` in: theirs, else
 /// the inbox's own person's.
-pub async fn presser_zone(
+async fn presser_zone(
     svc: &crate::service::Service,
     channel: crate::domain::outbox::Channel,
     user: &str,
@@ -339,7 +354,7 @@ pub async fn presser_zone(
 
 /// The language a reply to a press or an answer from `user` on `channel` is written in
 /// (`Service::chat_lang`), English when nobody chose one.
-pub async fn reply_t(
+async fn reply_t(
     svc: &crate::service::Service,
     decision: uuid::Uuid,
     channel: crate::domain::outbox::Channel,

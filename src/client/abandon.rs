@@ -27,12 +27,8 @@ pub async fn withdraw(api: &Api, id: &str, within: Duration) -> Result<(), Failu
     let sent = api
         .send(
             || {
-                api.request(
-                    Method::POST,
-                    url.clone(),
-                    give_up.saturating_duration_since(Instant::now()),
-                )
-                .json(&body)
+                api.request_until(Method::POST, url.clone(), give_up)
+                    .json(&body)
             },
             give_up,
         )

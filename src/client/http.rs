@@ -206,6 +206,16 @@ impl Api {
             .timeout(timeout)
     }
 
+    /// A request with the key, given no longer than what is left until `give_up` (each
+    /// retry its own remainder).
+    pub fn request_until(&self, method: Method, url: Url, give_up: Instant) -> RequestBuilder {
+        self.request(
+            method,
+            url,
+            give_up.saturating_duration_since(Instant::now()),
+        )
+    }
+
     /// Sends the request `make` builds, again after each passing failure, until it gets an
     /// answer or `give_up_at` comes; returns the JSON body of a 2xx answer.
     pub async fn send(

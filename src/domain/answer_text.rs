@@ -198,18 +198,12 @@ fn describe_default(body: &KindSpec, default: &Value) -> String {
 mod tests {
     use serde_json::json;
     use time::macros::datetime;
-    use uuid::Uuid;
 
     use super::*;
     use crate::domain::kind::OutcomeSource;
-    use crate::domain::new_decision::parse_new_decision;
 
     fn decision(body: Value, status: Status, outcome: Option<Value>) -> Decision {
-        let spec = parse_new_decision(&body).unwrap().spec;
         Decision {
-            id: Uuid::nil(),
-            inbox_id: Uuid::nil(),
-            spec,
             status,
             outcome_source: match status {
                 Status::Answered => Some(OutcomeSource::Human),
@@ -217,15 +211,11 @@ mod tests {
                 _ => None,
             },
             outcome,
-            custom: false,
-            remark: None,
-            created_at: datetime!(2025-03-01 10:00 UTC),
-            expires_at: datetime!(2025-03-01 11:00:00.5 +01:00),
-            resolved_at: None,
-            has_image: false,
-            answered_by: None,
-            answers: Vec::new(),
-            cancel_reason: None,
+            ..Decision::asked(
+                &body,
+                datetime!(2025-03-01 10:00 UTC),
+                datetime!(2025-03-01 11:00:00.5 +01:00),
+            )
         }
     }
 

@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 use super::answered_by::{AnswerChannel, AnsweredBy};
 use super::approval;
+use super::issues::Issues;
 use super::kind::{EventKind, Kind, OutcomeSource, Status};
 use super::outbox::{Channel, MessageStatus};
 use super::people::{AnswerAction, AnswerRecord};
@@ -66,6 +67,26 @@ pub enum CancelReason {
 words!(CancelReason {
     Abandoned => "abandoned",
 });
+
+/// A cancel's `reason` as the agent gave it, trimmed; absent, null or blank is none. One
+/// that is not a string of at most 2000 characters (it is kept in the audit trail) is an
+/// issue.
+pub fn cancel_reason(v: Option<&Value>, issues: &mut Issues) -> Option<String> {
+    match v {
+        None | Some(Value::Null) => None,
+        Some(Value::String(r)) if r.chars().count() <= 2000 => {
+            Some(r.trim().to_string()).filter(|r| !r.is_empty())
+        }
+        Some(Value::String(_)) => {
+            issues.push("reason", "must be at most 2000 characters");
+            None
+        }
+        Some(_) => {
+            issues.push("reason", "must be a string");
+            None
+        }
+    }
+}
 
 impl Decision {
     pub fn kind(&self) -> Kind {

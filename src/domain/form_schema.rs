@@ -17,6 +17,27 @@ pub const MAX_ENUM_VALUES: usize = 100;
 
 const ITEMS: &str = "{\"type\": \"string\", \"enum\": [...]} or {\"anyOf\": [{\"const\": ..., \"title\": ...}]} (a form takes arrays of choices only)";
 const TYPES: &str = "string, number, integer, boolean, array (of enum strings)";
+/// The keywords any form property may have, whatever its type.
+pub const PROPERTY_KEYWORDS: &[&str] = &["type", "title", "description", "default"];
+
+/// The keywords a property of type `ty` may have besides `PROPERTY_KEYWORDS`; `None` for a
+/// type a form does not take.
+pub fn type_keywords(ty: &str) -> Option<&'static [&'static str]> {
+    Some(match ty {
+        "string" => &[
+            "minLength",
+            "maxLength",
+            "format",
+            "enum",
+            "enumNames",
+            "oneOf",
+        ],
+        "number" | "integer" => &["minimum", "maximum"],
+        "boolean" => &[],
+        "array" => &["items", "minItems", "maxItems", "uniqueItems"],
+        _ => return None,
+    })
+}
 
 /// Parses `schema` into a form; problems go to `issues` under `path`, ignored annotation
 /// keywords to `warnings`.
@@ -143,32 +164,16 @@ fn parse_property(
         MAX_DESCRIPTION_CHARS,
     );
     let type_path = join(path, "type");
-    let (input, known): (Option<FieldInput>, &[&str]) = match obj.get("type") {
+    let input = match obj.get("type") {
         None | Some(Value::Null) => {
             issues.push(&type_path, format!("is required: one of {TYPES}"));
-            (None, &[])
+            None
         }
         Some(t) => match t.as_str() {
-            Some("string") => (
-                parse_string(obj, path, issues, warnings),
-                &[
-                    "minLength",
-                    "maxLength",
-                    "format",
-                    "enum",
-                    "enumNames",
-                    "oneOf",
-                ],
-            ),
-            Some(t @ ("number" | "integer")) => (
-                parse_number(obj, t == "integer", path, issues),
-                &["minimum", "maximum"],
-            ),
-            Some("boolean") => (Some(FieldInput::Boolean), &[]),
-            Some("array") => (
-                parse_array(obj, path, issues, warnings),
-                &["items", "minItems", "maxItems", "uniqueItems"],
-            ),
+            Some("string") => parse_string(obj, path, issues, warnings),
+            Some(t @ ("number" | "integer")) => parse_number(obj, t == "integer", path, issues),
+            Some("boolean") => Some(FieldInput::Boolean),
+            Some("array") => parse_array(obj, path, issues, warnings),
             Some(other) => {
                 issues.push(
                     &type_path,
@@ -177,7 +182,7 @@ fn parse_property(
                         quote_short(other)
                     ),
                 );
-                (None, &[])
+                None
             }
             None => {
                 issues.push(
@@ -187,15 +192,19 @@ fn parse_property(
                         read::type_name(t)
                     ),
                 );
-                (None, &[])
+                None
             }
         },
     };
     if input.is_some() {
-        let ignored = obj.keys().filter(|k| {
-            !["type", "title", "description", "default"].contains(&k.as_str())
-                && !known.contains(&k.as_str())
-        });
+        let known = obj
+            .get("type")
+            .and_then(Value::as_str)
+            .and_then(type_keywords)
+            .unwrap_or_default();
+        let ignored = obj
+            .keys()
+            .filter(|k| !PROPERTY_KEYWORDS.contains(&k.as_str()) && !known.contains(&k.as_str()));
         read::push_capped(
             ignored.map(|key| {
                 format!(

@@ -37,6 +37,14 @@ pub const DEFAULT_TTL_MINUTES: i64 = 60;
 pub const MAX_TTL_MINUTES: i64 = 43_200;
 pub const MIN_TTL_SECONDS: i64 = 10;
 pub const MAX_TTL_SECONDS: i64 = 2_592_000;
+/// The fields that say who is asked and how many must agree (`people::Routing`).
+pub const ROUTING_FIELDS: [&str; 5] = [
+    "approvers",
+    "required",
+    "escalate_after_s",
+    "escalate_to",
+    "urgent",
+];
 
 /// Every top-level field, with the kinds it belongs to (`None`: every kind).
 const FIELDS: &[(&str, Option<&[Kind]>)] = &[
@@ -386,14 +394,7 @@ fn parse_routing(
     ttl: Option<Duration>,
     issues: &mut Issues,
 ) -> Option<Routing> {
-    const FIELDS: [&str; 5] = [
-        "approvers",
-        "required",
-        "escalate_after_s",
-        "escalate_to",
-        "urgent",
-    ];
-    if FIELDS.iter().all(|f| read::get(obj, f).is_none()) {
+    if ROUTING_FIELDS.iter().all(|f| read::get(obj, f).is_none()) {
         return None;
     }
     let names = |field: &str, issues: &mut Issues| -> Vec<String> {
@@ -555,6 +556,35 @@ fn check_approval_body(approval: &ApprovalSpec, body: &mut KindSpec, issues: &mu
         issues.push("multi", "an approval takes one answer");
     }
     *allow_other = false;
+}
+
+/// The decisions the tests build on: one of no inbox, made from the create request `body`,
+/// pending from `created_at` to `expires_at`.
+#[cfg(test)]
+impl super::decision::Decision {
+    pub fn asked(
+        body: &Value,
+        created_at: time::OffsetDateTime,
+        expires_at: time::OffsetDateTime,
+    ) -> Self {
+        Self {
+            id: uuid::Uuid::nil(),
+            inbox_id: uuid::Uuid::nil(),
+            spec: parse_new_decision(body).unwrap().spec,
+            status: super::kind::Status::Pending,
+            outcome: None,
+            outcome_source: None,
+            custom: false,
+            remark: None,
+            created_at,
+            expires_at,
+            resolved_at: None,
+            has_image: false,
+            answered_by: None,
+            answers: Vec::new(),
+            cancel_reason: None,
+        }
+    }
 }
 
 #[cfg(test)]

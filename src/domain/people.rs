@@ -41,6 +41,24 @@ pub struct Person {
 }
 
 impl Person {
+    /// A person who is only a name so far: no way to reach them, no zone, quiet hours or
+    /// language of their own.
+    pub fn named(id: Uuid, inbox_id: Uuid, name: &str, created_at: OffsetDateTime) -> Person {
+        Person {
+            id,
+            inbox_id,
+            name: name.to_string(),
+            email: None,
+            ntfy_url: None,
+            ntfy_token: None,
+            chats: Default::default(),
+            tz: None,
+            quiet: None,
+            lang: None,
+            created_at,
+        }
+    }
+
     /// Whether this is the person the inbox was made with (whose feed link is the inbox's).
     pub fn is_inbox_own(&self) -> bool {
         self.id == self.inbox_id
@@ -249,6 +267,23 @@ pub struct AnswerRecord {
     pub channel: AnswerChannel,
 }
 
+/// The answer the tests build on: ana's `value` on the feed at `at`, without a remark.
+#[cfg(test)]
+impl AnswerRecord {
+    pub fn by_ana(value: Value, at: OffsetDateTime) -> AnswerRecord {
+        AnswerRecord {
+            person: Some("ana".into()),
+            person_id: None,
+            action: AnswerAction::Answer,
+            value: Some(value),
+            remark: None,
+            edited_command: None,
+            at,
+            channel: AnswerChannel::Feed,
+        }
+    }
+}
+
 impl AnswerRecord {
     /// A No, a Deny or a Decline: it resolves the decision at once, whatever the rule.
     /// (Several people agree only on a `bool` or a tool approval, whose answers are
@@ -311,16 +346,7 @@ mod tests {
 
     #[test]
     fn allow_counts_and_deny_vetoes_as_yes_and_no_do() {
-        let answer = |value: Value| AnswerRecord {
-            person: Some("ana".into()),
-            person_id: None,
-            action: AnswerAction::Answer,
-            value: Some(value),
-            remark: None,
-            edited_command: None,
-            at: OffsetDateTime::UNIX_EPOCH,
-            channel: AnswerChannel::Feed,
-        };
+        let answer = |value: Value| AnswerRecord::by_ana(value, OffsetDateTime::UNIX_EPOCH);
         for yes in [
             Value::Bool(true),
             Value::from("Allow"),

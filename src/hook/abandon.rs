@@ -246,13 +246,9 @@ async fn create_again(
     let sent = api
         .send(
             || {
-                api.request(
-                    Method::POST,
-                    url.clone(),
-                    give_up.saturating_duration_since(Instant::now()),
-                )
-                .header("Idempotency-Key", key)
-                .json(body)
+                api.request_until(Method::POST, url.clone(), give_up)
+                    .header("Idempotency-Key", key)
+                    .json(body)
             },
             give_up,
         )

@@ -56,22 +56,11 @@ pub enum Asking {
     Edit,
 }
 
-/// Asks the person and waits up to `wait`; `Ok` is the person's verdict. Whenever it stops
-/// waiting without one (its deadline, the harness giving up on it, an error), the question
-/// is withdrawn as abandoned: nothing would act on an answer given later. With a pinned
-/// receipt key, an Allow counts only with its receipt (receipt.rs).
-pub async fn ask_person(
-    api: &Api,
-    call: &ToolCall,
-    wait: Duration,
-    notify: Option<NotifyArg>,
-    ruling: &Ruling,
-    key: Option<&PublicKey>,
-) -> Result<Verdict, NoAnswer> {
-    ask(api, call, wait, notify, ruling, key, Asking::Call).await
-}
-
-/// `ask_person` for what `asking` says.
+/// Asks the person and waits up to `wait`, for what `asking` says; `Ok` is the person's
+/// verdict. Whenever it stops waiting without one (its deadline, the harness giving up on
+/// it, an error), the question is withdrawn as abandoned: nothing would act on an answer
+/// given later. With a pinned receipt key, an Allow counts only with its receipt
+/// (receipt.rs).
 pub async fn ask(
     api: &Api,
     call: &ToolCall,

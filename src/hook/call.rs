@@ -92,6 +92,39 @@ impl ToolCall {
     }
 }
 
+/// The hook's event (`hook_event_name`), which must be one of `expected`.
+pub fn event(v: &Value, expected: &[&str]) -> Result<String, String> {
+    let event = text(v, "hook_event_name").ok_or("hook_event_name is missing")?;
+    if !expected.contains(&event.as_str()) {
+        return Err(format!(
+            "hook_event_name {event:?} is not {}",
+            expected.join(" or ")
+        ));
+    }
+    Ok(event)
+}
+
+/// A call as the harnesses that name its fields alike send it: `tool_name`, `cwd`,
+/// `session_id`, and the input under `input_key`; the call's own id, which each names
+/// its way, is left to the harness.
+pub fn named_call(
+    harness: Harness,
+    event: String,
+    v: &Value,
+    input_key: &str,
+) -> Result<ToolCall, String> {
+    Ok(ToolCall {
+        harness,
+        event,
+        tool_name: text(v, "tool_name").ok_or("tool_name is missing")?,
+        tool_input: input_object(v, input_key)?,
+        cwd: text(v, "cwd"),
+        project: None,
+        session_id: text(v, "session_id"),
+        tool_use_id: None,
+    })
+}
+
 /// A string field of a JSON object, when present and a string.
 pub fn text(v: &Value, key: &str) -> Option<String> {
     v[key].as_str().map(str::to_string)

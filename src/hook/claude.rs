@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::call::{Harness, ToolCall, input_object, text};
+use super::call::{Harness, ToolCall, event, named_call, text};
 use super::reply::{Reply, Verdict};
 
 const PRE_TOOL_USE: &str = "PreToolUse";
@@ -15,21 +15,10 @@ const PERMISSION_REQUEST: &str = "PermissionRequest";
 
 /// Reads the hook's stdin JSON.
 pub fn parse(harness: Harness, v: &Value) -> Result<ToolCall, String> {
-    let event = text(v, "hook_event_name").ok_or("hook_event_name is missing")?;
-    if event != PRE_TOOL_USE && event != PERMISSION_REQUEST {
-        return Err(format!(
-            "hook_event_name {event:?} is not {PRE_TOOL_USE} or {PERMISSION_REQUEST}"
-        ));
-    }
+    let event = event(v, &[PRE_TOOL_USE, PERMISSION_REQUEST])?;
     Ok(ToolCall {
-        harness,
-        event,
-        tool_name: text(v, "tool_name").ok_or("tool_name is missing")?,
-        tool_input: input_object(v, "tool_input")?,
-        cwd: text(v, "cwd"),
-        project: None,
-        session_id: text(v, "session_id"),
         tool_use_id: text(v, "tool_use_id"),
+        ..named_call(harness, event, v, "tool_input")?
     })
 }
 
@@ -127,13 +116,7 @@ mod tests {
     fn permission_request_answers_with_a_behavior_or_nothing() {
         let call = parse(Harness::Claude, &input("PermissionRequest")).unwrap();
         let edited = json!({"command": "rm -rf build/cache"});
-        let r = reply(
-            &call,
-            &Verdict::Allow {
-                reason: "ok".into(),
-                updated_input: Some(edited.clone()),
-            },
-        );
+        let r = reply(&call, &Verdict::allow_edited("ok", edited.clone()));
         assert_eq!(
             r.stdout.unwrap(),
             json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
@@ -148,13 +131,7 @@ mod tests {
         assert_eq!(reply(&call, &Verdict::ask("x")), Reply::nothing());
         assert_eq!(reply(&call, &Verdict::allow("ok")), Reply::nothing());
         let edited = json!({"command": "rm -rf build/cache"});
-        let r = reply(
-            &call,
-            &Verdict::Allow {
-                reason: "ok".into(),
-                updated_input: Some(edited.clone()),
-            },
-        );
+        let r = reply(&call, &Verdict::allow_edited("ok", edited.clone()));
         let out = r.stdout.unwrap();
         assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "allow");
         assert_eq!(out["hookSpecificOutput"]["updatedInput"], edited);
@@ -165,10 +142,7 @@ mod tests {
         let call = parse(Harness::Codex, &input("PermissionRequest")).unwrap();
         let r = reply(
             &call,
-            &Verdict::Allow {
-                reason: "ok".into(),
-                updated_input: Some(json!({"command": "ls"})),
-            },
+            &Verdict::allow_edited("ok", json!({"command": "ls"})),
         );
         let out = r.stdout.unwrap();
         assert_eq!(out["hookSpecificOutput"]["decision"]["behavior"], "deny");

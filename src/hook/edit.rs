@@ -87,13 +87,13 @@ pub async fn hold_to_policy(
         Judged::AskAgain(ruling) => {
             let again = ask::ask(api, &edited, left, notify, &ruling, key, Asking::Edit).await?;
             Ok(match again {
-                Verdict::Allow { reason, .. } => Verdict::Allow {
-                    reason: format!(
+                Verdict::Allow { reason, .. } => Verdict::allow_edited(
+                    format!(
                         "{reason} (the person's edited command, allowed again as {} asks)",
                         ruling.rule.as_deref().unwrap_or("the policy")
                     ),
-                    updated_input: Some(input.clone()),
-                },
+                    input.clone(),
+                ),
                 other => other,
             })
         }

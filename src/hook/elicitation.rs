@@ -33,7 +33,7 @@ use crate::client::http::{Api, Failure};
 use crate::client::wait::wait_for_decision;
 use crate::domain::AnswerChannel;
 use crate::domain::Issues;
-use crate::domain::form_schema::parse_form_schema;
+use crate::domain::form_schema::{PROPERTY_KEYWORDS, parse_form_schema, type_keywords};
 use crate::domain::receipt::PublicKey;
 use crate::render::approval::fenced;
 use crate::render::visible::{Lines, visible};
@@ -69,8 +69,6 @@ const ROOT_KEYWORDS: &[&str] = &[
     "$schema",
     "additionalProperties",
 ];
-/// Keywords any property may have.
-const PROPERTY_KEYWORDS: &[&str] = &["type", "title", "description", "default"];
 
 /// Whether the harness's input is an elicitation.
 pub fn is_elicitation(input: &Value) -> bool {
@@ -481,19 +479,12 @@ fn check_property(property: &Value, path: &str) -> Result<(), String> {
     let Value::Object(p) = property else {
         return Ok(());
     };
-    let own: &[&str] = match p.get("type").and_then(Value::as_str) {
-        Some("string") => &[
-            "minLength",
-            "maxLength",
-            "format",
-            "enum",
-            "enumNames",
-            "oneOf",
-        ],
-        Some("number" | "integer") => &["minimum", "maximum"],
-        Some("boolean") => &[],
-        Some("array") => &["items", "minItems", "maxItems", "uniqueItems"],
-        _ => return Ok(()),
+    let Some(own) = p
+        .get("type")
+        .and_then(Value::as_str)
+        .and_then(type_keywords)
+    else {
+        return Ok(());
     };
     let allowed: Vec<&str> = PROPERTY_KEYWORDS.iter().chain(own).copied().collect();
     only(p, &allowed, path)?;

@@ -112,13 +112,7 @@ async fn open_questions(
         }
         let page = api
             .send(
-                || {
-                    api.request(
-                        Method::GET,
-                        url.clone(),
-                        give_up.saturating_duration_since(Instant::now()),
-                    )
-                },
+                || api.request_until(Method::GET, url.clone(), give_up),
                 give_up,
             )
             .await

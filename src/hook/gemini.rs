@@ -2,27 +2,14 @@
 
 use serde_json::{Value, json};
 
-use super::call::{Harness, ToolCall, input_object, text};
-use super::reply::{Reply, Verdict};
+use super::call::{Harness, ToolCall, event, named_call};
+use super::reply::{Reply, Verdict, without_links};
 
 const BEFORE_TOOL: &str = "BeforeTool";
 
 /// Reads the hook's stdin JSON.
 pub fn parse(v: &Value) -> Result<ToolCall, String> {
-    let event = text(v, "hook_event_name").ok_or("hook_event_name is missing")?;
-    if event != BEFORE_TOOL {
-        return Err(format!("hook_event_name {event:?} is not {BEFORE_TOOL}"));
-    }
-    Ok(ToolCall {
-        harness: Harness::Gemini,
-        event,
-        tool_name: text(v, "tool_name").ok_or("tool_name is missing")?,
-        tool_input: input_object(v, "tool_input")?,
-        cwd: text(v, "cwd"),
-        project: None,
-        session_id: text(v, "session_id"),
-        tool_use_id: None,
-    })
+    named_call(Harness::Gemini, event(v, &[BEFORE_TOOL])?, v, "tool_input")
 }
 
 /// `{"decision": …}`; an empty object lets gemini-cli go on its normal way (under `--yolo`,
@@ -35,25 +22,6 @@ pub fn reply(verdict: &Verdict) -> Reply {
         Verdict::Deny { reason } => json!({"decision": "deny", "reason": without_links(reason)}),
         Verdict::Ask { .. } => json!({}),
     })
-}
-
-/// `reason` with every web address put as "sayso".
-fn without_links(reason: &str) -> String {
-    reason
-        .split(' ')
-        .map(
-            |word| match word.find("http://").or_else(|| word.find("https://")) {
-                None => word.to_string(),
-                Some(at) => {
-                    let end = word[at..]
-                        .find([')', ';', ',', '"'])
-                        .map_or(word.len(), |e| at + e);
-                    format!("{}sayso{}", &word[..at], &word[end..])
-                }
-            },
-        )
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Input that cannot be read: exit 2 blocks the tool, stderr is the reason.

@@ -214,7 +214,15 @@ async fn decide(harness: Harness, args: &HookArgs) -> Reply {
             };
             let wait = Duration::from_secs(args.timeout_s);
             let started = tokio::time::Instant::now();
-            let asked = ask::ask_person(&api, &call, wait, args.notify, &ruling, key.as_ref());
+            let asked = ask::ask(
+                &api,
+                &call,
+                wait,
+                args.notify,
+                &ruling,
+                key.as_ref(),
+                ask::Asking::Call,
+            );
             let answered = match asked.await {
                 Ok(v) => v,
                 Err(no) => return fallback(&call, args.fallback, &no.reason),

@@ -12,8 +12,8 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
-use super::call::{Harness, ToolCall, input_object, text};
-use super::reply::{Reply, Verdict};
+use super::call::{Harness, ToolCall, event, named_call, text};
+use super::reply::{Reply, Verdict, without_links};
 
 /// The extension, as `sayso hook install pi` writes it (before its settings are filled in).
 pub const EXTENSION: &str = include_str!("../../integrations/pi/sayso.ts");
@@ -95,19 +95,9 @@ pub fn settings_of(installed: &str) -> Option<(String, Option<u64>)> {
 
 /// Reads the extension's stdin JSON.
 pub fn parse(v: &Value) -> Result<ToolCall, String> {
-    let event = text(v, "hook_event_name").ok_or("hook_event_name is missing")?;
-    if event != EVENT {
-        return Err(format!("hook_event_name {event:?} is not {EVENT}"));
-    }
     Ok(ToolCall {
-        harness: Harness::Pi,
-        event,
-        tool_name: text(v, "tool_name").ok_or("tool_name is missing")?,
-        tool_input: input_object(v, "input")?,
-        cwd: text(v, "cwd"),
-        project: None,
-        session_id: text(v, "session_id"),
         tool_use_id: text(v, "tool_call_id"),
+        ..named_call(Harness::Pi, event(v, &[EVENT])?, v, "input")?
     })
 }
 
@@ -135,27 +125,6 @@ pub fn unreadable(reason: &str) -> Reply {
     reply(&Verdict::deny(reason))
 }
 
-/// `reason` with every web address put as "sayso": the fallbacks name the open question's
-/// page, whose link answers it, and the model must not hold that link.
-fn without_links(reason: &str) -> String {
-    reason
-        .split(' ')
-        .map(|word| {
-            let start = word.find("http://").or_else(|| word.find("https://"));
-            match start {
-                None => word.to_string(),
-                Some(at) => {
-                    let end = word[at..]
-                        .find([')', ';', ',', '"'])
-                        .map_or(word.len(), |e| at + e);
-                    format!("{}sayso{}", &word[..at], &word[end..])
-                }
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,10 +141,7 @@ mod tests {
             reply(&Verdict::deny("The person denied this on sayso: no")).stdout,
             Some(json!({"decision": "deny", "reason": "The person denied this on sayso: no"}))
         );
-        let edited = Verdict::Allow {
-            reason: "ok".into(),
-            updated_input: Some(json!({"command": "ls"})),
-        };
+        let edited = Verdict::allow_edited("ok", json!({"command": "ls"}));
         assert_eq!(reply(&edited).stdout.unwrap()["input"]["command"], "ls");
         assert!(parse(&json!({"hook_event_name": "x", "tool_name": "bash"})).is_err());
     }

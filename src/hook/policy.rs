@@ -143,6 +143,23 @@ impl Ruling {
         self.step_up.is_none() && self.people == People::default() && self.unsure.is_none()
     }
 
+    /// A ruling no rule made: `decision` by default, for `why`.
+    fn unruled(decision: Rule, why: String) -> Ruling {
+        Ruling {
+            decision,
+            step_up: None,
+            people: People::default(),
+            rule: None,
+            why,
+            unsure: None,
+        }
+    }
+
+    /// No rule matched a call that is not only a read: the person is asked.
+    fn person_decides() -> Ruling {
+        Ruling::unruled(Rule::Ask, "no rule matched: a person decides".into())
+    }
+
     /// How strict the ruling is: a compound command takes the strictest of its parts.
     fn strictness(&self) -> u8 {
         match self.decision {
@@ -297,27 +314,16 @@ impl Policy {
     fn default_ruling(&self, call: &ToolCall) -> Ruling {
         if read_only_tools(call.harness).contains(&call.tool_name.as_str()) {
             let decision = self.read_only.unwrap_or(Rule::Allow);
-            return Ruling {
+            return Ruling::unruled(
                 decision,
-                step_up: None,
-                people: People::default(),
-                rule: None,
-                why: format!(
+                format!(
                     "{} only reads (read_only: {})",
                     call.tool_name,
                     word(decision)
                 ),
-                unsure: None,
-            };
+            );
         }
-        Ruling {
-            decision: Rule::Ask,
-            step_up: None,
-            people: People::default(),
-            rule: None,
-            why: "no rule matched: a person decides".into(),
-            unsure: None,
-        }
+        Ruling::person_decides()
     }
 }
 
@@ -343,14 +349,7 @@ fn strictest(rulings: Vec<Ruling>) -> Ruling {
             _ => Some(r),
         })
         .cloned()
-        .unwrap_or_else(|| Ruling {
-            decision: Rule::Ask,
-            step_up: None,
-            people: People::default(),
-            rule: None,
-            why: "no rule matched: a person decides".into(),
-            unsure: None,
-        });
+        .unwrap_or_else(Ruling::person_decides);
     if mixed && best.unsure.is_none() {
         best.unsure = Some("its commands are gated by different rules".into());
     }

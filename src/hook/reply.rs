@@ -24,6 +24,14 @@ impl Verdict {
         }
     }
 
+    /// Run `input` in place of the call's own: the command as the person edited it.
+    pub fn allow_edited(reason: impl Into<String>, input: Value) -> Verdict {
+        Verdict::Allow {
+            reason: reason.into(),
+            updated_input: Some(input),
+        }
+    }
+
     pub fn deny(reason: impl Into<String>) -> Verdict {
         Verdict::Deny {
             reason: reason.into(),
@@ -87,4 +95,26 @@ impl Reply {
             exit: 2,
         }
     }
+}
+
+/// `reason` with every web address put as "sayso": a harness that hands the reason to the
+/// model (gemini-cli as the tool's result, pi always) must not give it the open question's
+/// page, whose link answers the question, and a model with a shell could answer itself.
+pub fn without_links(reason: &str) -> String {
+    reason
+        .split(' ')
+        .map(|word| {
+            let start = word.find("http://").or_else(|| word.find("https://"));
+            match start {
+                None => word.to_string(),
+                Some(at) => {
+                    let end = word[at..]
+                        .find([')', ';', ',', '"'])
+                        .map_or(word.len(), |e| at + e);
+                    format!("{}sayso{}", &word[..at], &word[end..])
+                }
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -281,24 +281,13 @@ pub(crate) struct CancelRequest {
 fn cancel_reason(v: &Value) -> Result<Option<String>, Vec<crate::domain::Issue>> {
     let mut issues = Issues::new();
     let reason = match v {
-        Value::Object(m) => match m.get("reason") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) if s.chars().count() <= 2000 => Some(s.trim().to_string()),
-            Some(Value::String(_)) => {
-                issues.push("reason", "must be at most 2000 characters");
-                None
-            }
-            Some(_) => {
-                issues.push("reason", "must be a string");
-                None
-            }
-        },
+        Value::Object(m) => crate::domain::decision::cancel_reason(m.get("reason"), &mut issues),
         _ => {
             issues.push("", "the request body must be a JSON object");
             None
         }
     };
-    issues.finish(reason.filter(|r| !r.is_empty()))
+    issues.finish(reason)
 }
 
 /// The inbox's decisions, newest first, a page at a time.

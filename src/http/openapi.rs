@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use axum::Router;
 use axum::extract::Request;
-use axum::http::{HeaderValue, header};
+use axum::http::header;
 use axum::middleware::{Next, from_fn};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -114,19 +114,7 @@ pub const DOCS_CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src '
 
 async fn docs_headers(req: Request, next: Next) -> Response {
     let mut resp = next.run(req).await;
-    let h = resp.headers_mut();
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(DOCS_CONTENT_SECURITY_POLICY),
-    );
-    h.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
+    crate::web::headers::document(resp.headers_mut(), DOCS_CONTENT_SECURITY_POLICY);
     resp
 }
 

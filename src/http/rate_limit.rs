@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
-use axum::http::header::AUTHORIZATION;
 use axum::http::{Request, StatusCode};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
@@ -26,6 +25,7 @@ use tower_governor::key_extractor::KeyExtractor;
 use crate::metrics::{Limit, Metrics};
 use crate::web::client_addr::ClientAddr;
 use crate::web::error::ApiError;
+use crate::web::extract::bearer;
 
 type NoOp = governor::middleware::NoOpMiddleware<governor::clock::QuantaInstant>;
 
@@ -57,16 +57,7 @@ impl KeyExtractor for ClientKey {
 
 fn client_of<T>(req: &Request<T>) -> Client {
     if req.uri().path().starts_with("/v1/") {
-        let token = req
-            .headers()
-            .get(AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                v.strip_prefix("Bearer ")
-                    .or_else(|| v.strip_prefix("bearer "))
-            })
-            .map(str::trim)
-            .filter(|t| !t.is_empty());
+        let token = bearer(req.headers()).filter(|t| !t.is_empty());
         if let Some(token) = token {
             let digest = Sha256::digest(token.as_bytes());
             let mut key = [0u8; 16];
@@ -291,6 +282,8 @@ fn forget_idle_clients(
 
 #[cfg(test)]
 mod tests {
+    use axum::http::header::AUTHORIZATION;
+
     use super::*;
 
     fn request(path: &str, auth: Option<&str>, peer: Option<&str>) -> Request<()> {

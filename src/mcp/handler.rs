@@ -18,8 +18,8 @@ pub(super) mod approve;
 
 use super::profiles::{self, Profile, claude, gemini, omp, pi};
 use super::results::{
-    Failure, checked_body, decision_id, decision_result, only_decision_id, push_warnings, result,
-    rfc3339, routed_to, seconds, to_json, tool_error,
+    Failure, checked_body, checked_id, decision_id, decision_result, only_decision_id,
+    push_warnings, result, rfc3339, routed_to, seconds, to_json, tool_error,
 };
 use super::tools::{self, Arguments};
 use crate::domain::inbox::Inbox;
@@ -157,8 +157,7 @@ impl SaysoMcp {
         let mut issues = Issues::new();
         let id = decision_id(args, &mut issues);
         let timeout = seconds(args, "timeout_s", &mut issues);
-        let id = issues.finish(id).map_err(Failure::Invalid)?;
-        let id = id.ok_or_else(|| Failure::invalid("decision_id", "is required"))?;
+        let id = checked_id(issues, id)?;
         let wait = Duration::from_secs(timeout.unwrap_or(DEFAULT_AWAIT_S));
         let d = self.await_in_rounds(inbox, id, wait).await?;
         self.decision_result(inbox, &d).await
@@ -238,22 +237,8 @@ impl SaysoMcp {
     ) -> Result<CallToolResult, Failure> {
         let mut issues = Issues::new();
         let id = decision_id(args, &mut issues);
-        let reason = match args.get("reason") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(r)) if r.chars().count() <= 2000 => {
-                Some(r.trim().to_string()).filter(|r| !r.is_empty())
-            }
-            Some(Value::String(_)) => {
-                issues.push("reason", "must be at most 2000 characters");
-                None
-            }
-            Some(_) => {
-                issues.push("reason", "must be a string");
-                None
-            }
-        };
-        let id = issues.finish(id).map_err(Failure::Invalid)?;
-        let id = id.ok_or_else(|| Failure::invalid("decision_id", "is required"))?;
+        let reason = crate::domain::decision::cancel_reason(args.get("reason"), &mut issues);
+        let id = checked_id(issues, id)?;
         // The agent withdrew it: sayso's own sentence, not the asking tool's cancel error.
         let d = self.svc.cancel_decision(inbox, id, reason).await?;
         let view = self.svc.view(&d).await?;

@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
 use super::tools::Arguments;
+use crate::domain::new_decision::ROUTING_FIELDS;
 use crate::domain::{Issue, Issues, Kind, Status};
 use crate::render::resolved_message;
 use crate::service::{DecisionView, ServiceError};
@@ -138,14 +139,7 @@ pub(super) fn push_warnings(text: &mut String, warnings: &[String]) {
 /// asks, in words ("ana and ben", "the inbox's people"), and how many must agree when more
 /// than one ("; 2 of them must agree"); `None` for a plain ask.
 pub(super) fn routed_to(body: &Value) -> Option<(String, String)> {
-    const FIELDS: [&str; 5] = [
-        "approvers",
-        "required",
-        "escalate_after_s",
-        "escalate_to",
-        "urgent",
-    ];
-    if FIELDS
+    if ROUTING_FIELDS
         .iter()
         .all(|f| body.get(f).is_none_or(Value::is_null))
     {
@@ -181,6 +175,11 @@ pub(super) fn checked_body(body: Value) -> Result<Value, Failure> {
 pub(super) fn only_decision_id(args: &Arguments) -> Result<Uuid, Failure> {
     let mut issues = Issues::new();
     let id = decision_id(args, &mut issues);
+    checked_id(issues, id)
+}
+
+/// The decision id read, once nothing else in the arguments had an issue.
+pub(super) fn checked_id(issues: Issues, id: Option<Uuid>) -> Result<Uuid, Failure> {
     let id = issues.finish(id).map_err(Failure::Invalid)?;
     id.ok_or_else(|| Failure::invalid("decision_id", "is required"))
 }

@@ -22,6 +22,7 @@ use crate::domain::answer_text::answer_text;
 use crate::domain::approval::{ALLOW, DENY};
 use crate::domain::outbox::{Channel, Purpose};
 use crate::domain::spec::{ChoiceOption, FieldInput, KindSpec};
+use crate::render::html::escape;
 use crate::render::{T, Zone, heading, render_markdown, time_left, what_runs};
 
 /// How long one SMTP conversation may take before the attempt is retried later.
@@ -70,6 +71,25 @@ impl EmailChannel {
             .map_err(|e| format!("the From address {mail_from:?} is not valid: {e}"))?;
         Ok(EmailChannel { transport, from })
     }
+
+    /// Sends `mail` to `address`, given as it was written.
+    async fn send(&self, mail: Mail, to: Mailbox, address: &str) -> Delivery {
+        let message = match mail.into_message(self.from.clone(), to) {
+            Ok(m) => m,
+            Err(e) => return Delivery::Failed(format!("the mail could not be built: {e}")),
+        };
+        match self.transport.send(message).await {
+            Ok(_) => Delivery::Sent(Some(format!("to {address}"))),
+            Err(e) => classify(&e),
+        }
+    }
+}
+
+/// The address as a mailbox, or the failure of a delivery to it.
+fn mailbox(address: &str) -> Result<Mailbox, Delivery> {
+    address
+        .parse::<Mailbox>()
+        .map_err(|e| Delivery::Failed(format!("the address {address:?} is not valid: {e}")))
 }
 
 #[async_trait]
@@ -82,11 +102,9 @@ impl Courier for EmailChannel {
         let Some(address) = recipient(d) else {
             return Delivery::Skipped(format!("inbox {} has no email address", d.inbox.name));
         };
-        let to = match address.parse::<Mailbox>() {
+        let to = match mailbox(address) {
             Ok(to) => to,
-            Err(e) => {
-                return Delivery::Failed(format!("the address {address:?} is not valid: {e}"));
-            }
+            Err(failed) => return failed,
         };
         let now = OffsetDateTime::now_utc();
         let mail = match compose_gathered(
@@ -102,14 +120,7 @@ impl Courier for EmailChannel {
             Composed::Nothing(why) => return Delivery::Skipped(why),
             Composed::Broken(why) => return Delivery::Failed(why),
         };
-        let message = match mail.into_message(self.from.clone(), to) {
-            Ok(m) => m,
-            Err(e) => return Delivery::Failed(format!("the mail could not be built: {e}")),
-        };
-        match self.transport.send(message).await {
-            Ok(_) => Delivery::Sent(Some(format!("to {address}"))),
-            Err(e) => classify(&e),
-        }
+        self.send(mail, to, address).await
     }
 
     /// A notice to the person's own address, a mail of its own (no decision's thread).
@@ -123,17 +134,16 @@ impl Courier for EmailChannel {
         else {
             return Delivery::Skipped(format!("{} has no email address", n.person.name));
         };
-        let to = match address.parse::<Mailbox>() {
+        let to = match mailbox(address) {
             Ok(to) => to,
-            Err(e) => {
-                return Delivery::Failed(format!("the address {address:?} is not valid: {e}"));
-            }
+            Err(failed) => return failed,
         };
         let text = format!("{}\n\n{}\n", n.body, n.url);
+        // Escaped: the notice's body carries a User-Agent, which anyone sets.
         let html = format!(
             "<p>{}</p>\n<p><a href=\"{url}\">{url}</a></p>\n",
-            escape_html(&n.body),
-            url = escape_html(&n.url)
+            escape(&n.body),
+            url = escape(&n.url)
         );
         let mail = Mail {
             subject: format!("[sayso] {}", n.title),
@@ -146,31 +156,8 @@ impl Courier for EmailChannel {
             text,
             html,
         };
-        let message = match mail.into_message(self.from.clone(), to) {
-            Ok(m) => m,
-            Err(e) => return Delivery::Failed(format!("the mail could not be built: {e}")),
-        };
-        match self.transport.send(message).await {
-            Ok(_) => Delivery::Sent(Some(format!("to {address}"))),
-            Err(e) => classify(&e),
-        }
+        self.send(mail, to, address).await
     }
-}
-
-/// Text made safe for HTML (the notice's body carries a User-Agent, which anyone sets).
-fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The inbox's notification address.

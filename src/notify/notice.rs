@@ -106,19 +106,7 @@ mod tests {
     #[test]
     fn the_notice_says_where_when_and_how_to_remove_it() {
         let id = Uuid::now_v7();
-        let person = Person {
-            id,
-            inbox_id: id,
-            name: "ana".into(),
-            email: None,
-            ntfy_url: None,
-            ntfy_token: None,
-            chats: Default::default(),
-            tz: None,
-            quiet: None,
-            lang: None,
-            created_at: datetime!(2026-11-21 10:00 UTC),
-        };
+        let person = Person::named(id, id, "ana", datetime!(2026-11-21 10:00 UTC));
         let m = OutboxMessage {
             id: Uuid::now_v7(),
             decision_id: Uuid::nil(),

@@ -137,18 +137,29 @@ mod tests {
     use super::*;
     use crate::courier::http_client::client_builder;
 
-    #[tokio::test]
-    async fn pinned_client_connects_to_the_checked_address_without_a_lookup() {
+    /// A server on a port of its own that takes one request and answers it with `head`,
+    /// then `body_chunks` chunks of 64 KiB, for as long as the client reads.
+    async fn answer_once(head: &'static [u8], body_chunks: usize) -> std::net::SocketAddr {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {
             let (mut conn, _) = listener.accept().await.unwrap();
             let mut buf = [0u8; 1024];
             let _ = conn.read(&mut buf).await;
-            let _ = conn
-                .write_all(b"HTTP/1.1 204 No Content\r\nconnection: close\r\n\r\n")
-                .await;
+            let _ = conn.write_all(head).await;
+            let junk = vec![b'x'; 64 * 1024];
+            for _ in 0..body_chunks {
+                if conn.write_all(&junk).await.is_err() {
+                    break;
+                }
+            }
         });
+        addr
+    }
+
+    #[tokio::test]
+    async fn pinned_client_connects_to_the_checked_address_without_a_lookup() {
+        let addr = answer_once(b"HTTP/1.1 204 No Content\r\nconnection: close\r\n\r\n", 0).await;
         // `.invalid` never resolves (RFC 6761): only the pinned address can be reached.
         let client = pinned_client(client_builder(), "pinned.invalid", &[addr]).unwrap();
         let resp = client
@@ -185,22 +196,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_large_answer_is_read_only_up_to_the_cap() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            let (mut conn, _) = listener.accept().await.unwrap();
-            let mut buf = [0u8; 1024];
-            let _ = conn.read(&mut buf).await;
-            let _ = conn
-                .write_all(b"HTTP/1.1 500 Oops\r\ncontent-length: 10000000\r\n\r\n")
-                .await;
-            let junk = vec![b'x'; 64 * 1024];
-            for _ in 0..150 {
-                if conn.write_all(&junk).await.is_err() {
-                    break;
-                }
-            }
-        });
+        let addr = answer_once(
+            b"HTTP/1.1 500 Oops\r\ncontent-length: 10000000\r\n\r\n",
+            150,
+        )
+        .await;
         let resp = client_builder()
             .build()
             .unwrap()

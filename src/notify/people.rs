@@ -245,7 +245,6 @@ mod tests {
     use uuid::Uuid;
 
     use super::*;
-    use crate::domain::new_decision::parse_new_decision;
     use crate::domain::outbox::Route;
     use crate::domain::quiet::QuietHours;
 
@@ -253,38 +252,13 @@ mod tests {
     const NIGHT: OffsetDateTime = datetime!(2026-11-21 23:00 UTC);
 
     fn decision(body: Value) -> Decision {
-        Decision {
-            id: Uuid::nil(),
-            inbox_id: Uuid::nil(),
-            spec: parse_new_decision(&body).unwrap().spec,
-            status: Status::Pending,
-            outcome: None,
-            outcome_source: None,
-            custom: false,
-            remark: None,
-            created_at: NIGHT,
-            expires_at: NIGHT + time::Duration::days(1),
-            resolved_at: None,
-            has_image: false,
-            answered_by: None,
-            answers: Vec::new(),
-            cancel_reason: None,
-        }
+        Decision::asked(&body, NIGHT, NIGHT + time::Duration::days(1))
     }
 
     fn ana() -> Person {
         Person {
-            id: Uuid::now_v7(),
-            inbox_id: Uuid::nil(),
-            name: "ana".into(),
-            email: None,
-            ntfy_url: None,
-            ntfy_token: None,
-            chats: Default::default(),
-            tz: None,
             quiet: Some(QuietHours::parse("22:00-07:00", Some("UTC")).unwrap()),
-            lang: None,
-            created_at: NIGHT,
+            ..Person::named(Uuid::now_v7(), Uuid::nil(), "ana", NIGHT)
         }
     }
 

@@ -101,33 +101,14 @@ impl T {
     /// in the `data-words` attribute of `#words` (escaped as any attribute is; no inline
     /// script, so the Content-Security-Policy and the pages' own checks hold).
     pub fn script_words(&self) -> String {
-        let words: serde_json::Map<String, serde_json::Value> = [
-            ("push-asking", self.tr("js-push-asking")),
-            ("push-not-allowed", self.tr("js-push-not-allowed")),
-            ("push-subscribing", self.tr("js-push-subscribing")),
-            ("push-will-be-notified", self.tr("js-push-will-be-notified")),
-            ("push-failed", self.tr("js-push-failed")),
-            ("push-blocked", self.tr("js-push-blocked")),
-            ("push-on", self.tr("js-push-on")),
-            ("passkey-not-used", self.tr("js-passkey-not-used")),
-            ("passkey-screen-lock", self.tr("js-passkey-screen-lock")),
-            ("passkey-added", self.tr("js-passkey-added")),
-            ("passkey-getting-ready", self.tr("js-passkey-getting-ready")),
-            (
-                "passkey-first-existing",
-                self.tr("js-passkey-first-existing"),
-            ),
-            ("passkey-make-new", self.tr("js-passkey-make-new")),
-            ("passkey-agreed", self.tr("js-passkey-agreed")),
-            ("passkey-none-added", self.tr("js-passkey-none-added")),
-            ("passkey-unsupported", self.tr("js-passkey-unsupported")),
-            ("passkey-use-to-allow", self.tr("js-passkey-use-to-allow")),
-            ("passkey-sending", self.tr("js-passkey-sending")),
-            ("passkey-not-allowed", self.tr("js-passkey-not-allowed")),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), serde_json::Value::String(v)))
-        .collect();
+        let words: serde_json::Map<String, serde_json::Value> = SCRIPT_WORDS
+            .iter()
+            .map(|id| {
+                // The id without its area: `js-push-on` is `push-on`.
+                let key = id.split_once('-').map_or(*id, |(_, key)| key);
+                (key.to_string(), serde_json::Value::String(self.tr(id)))
+            })
+            .collect();
         serde_json::Value::Object(words).to_string()
     }
 
@@ -144,6 +125,29 @@ impl T {
         }
     }
 }
+
+/// The messages the pages' scripts say, each under its id without the area `js`.
+const SCRIPT_WORDS: &[&str] = &[
+    "js-push-asking",
+    "js-push-not-allowed",
+    "js-push-subscribing",
+    "js-push-will-be-notified",
+    "js-push-failed",
+    "js-push-blocked",
+    "js-push-on",
+    "js-passkey-not-used",
+    "js-passkey-screen-lock",
+    "js-passkey-added",
+    "js-passkey-getting-ready",
+    "js-passkey-first-existing",
+    "js-passkey-make-new",
+    "js-passkey-agreed",
+    "js-passkey-none-added",
+    "js-passkey-unsupported",
+    "js-passkey-use-to-allow",
+    "js-passkey-sending",
+    "js-passkey-not-allowed",
+];
 
 /// A value a message is given: text or a number (which selects a plural form).
 pub trait Arg {

@@ -7,6 +7,7 @@
 pub mod allowance;
 pub mod approval;
 pub mod edit_diff;
+pub mod html;
 pub mod i18n;
 pub mod input_fields;
 mod markdown;

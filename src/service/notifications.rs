@@ -224,17 +224,9 @@ mod tests {
 
     fn person(name: &str, email: bool, ntfy: bool) -> Person {
         Person {
-            id: Uuid::now_v7(),
-            inbox_id: Uuid::nil(),
-            name: name.into(),
             email: email.then(|| format!("{name}@example.com")),
             ntfy_url: ntfy.then(|| format!("https://ntfy.example/{name}")),
-            ntfy_token: None,
-            chats: Default::default(),
-            tz: None,
-            quiet: None,
-            lang: None,
-            created_at: AT,
+            ..Person::named(Uuid::now_v7(), Uuid::nil(), name, AT)
         }
     }
 

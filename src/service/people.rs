@@ -45,19 +45,7 @@ impl Service {
     ) -> Result<(Person, String), ServiceError> {
         people::check_name(name).map_err(|m| ServiceError::invalid("name", m))?;
         let inbox = self.inbox_named(inbox_name).await?;
-        let mut person = Person {
-            id: Uuid::now_v7(),
-            inbox_id: inbox.id,
-            name: name.to_string(),
-            email: None,
-            ntfy_url: None,
-            ntfy_token: None,
-            chats: Default::default(),
-            tz: None,
-            quiet: None,
-            lang: None,
-            created_at: now(),
-        };
+        let mut person = Person::named(Uuid::now_v7(), inbox.id, name, now());
         apply(&mut person, settings)?;
         self.check_chat_users_free(&person).await?;
         match self.store().add_person(&person).await {
@@ -321,17 +309,8 @@ mod tests {
     fn someone() -> Person {
         let id = Uuid::now_v7();
         Person {
-            id,
-            inbox_id: id,
-            name: "ana".into(),
             email: Some("ana@example.com".into()),
-            ntfy_url: None,
-            ntfy_token: None,
-            chats: Default::default(),
-            tz: None,
-            quiet: None,
-            lang: None,
-            created_at: now(),
+            ..Person::named(id, id, "ana", now())
         }
     }
 

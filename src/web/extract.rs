@@ -3,9 +3,9 @@
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
-use axum::http::StatusCode;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode};
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -104,18 +104,20 @@ impl<S: Send + Sync> FromRequestParts<S> for ApiKey {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
-        let key = parts
-            .headers
-            .get(AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                v.strip_prefix("Bearer ")
-                    .or_else(|| v.strip_prefix("bearer "))
-            })
-            .map(str::trim)
-            .unwrap_or("");
-        Ok(ApiKey(key.to_owned()))
+        Ok(ApiKey(bearer(&parts.headers).unwrap_or("").to_owned()))
     }
+}
+
+/// The token of the request's `Authorization: Bearer …`, trimmed (maybe empty).
+pub fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim)
 }
 
 /// One path segment as text. A segment that does not decode as UTF-8 names nothing here, so

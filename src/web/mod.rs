@@ -6,6 +6,7 @@
 pub mod client_addr;
 pub mod error;
 pub mod extract;
+pub mod headers;
 pub mod json;
 pub mod waiting;
 

@@ -148,7 +148,14 @@ impl Api {
             Credentials::Password { user, password } => self.login(user, password).await?,
             Credentials::Token { user, token } => {
                 let who = self
-                    .call(Method::GET, &["account", "whoami"], None, Some(token), None)
+                    .call(
+                        Method::GET,
+                        &["account", "whoami"],
+                        None,
+                        Some(token),
+                        None,
+                        None,
+                    )
                     .await?;
                 let user_id = string_field(&who, "user_id")?;
                 if let Some(user) = user
@@ -177,7 +184,7 @@ impl Api {
             "initial_device_display_name": "sayso",
         });
         let out = self
-            .call(Method::POST, &["login"], None, None, Some(&body))
+            .call(Method::POST, &["login"], None, None, Some(&body), None)
             .await?;
         Ok(Session {
             token: string_field(&out, "access_token")?,
@@ -198,7 +205,7 @@ impl Api {
         for attempt in 0..2 {
             let session = self.session().await?;
             let result = self
-                .call_with(
+                .call(
                     method.clone(),
                     path,
                     query,
@@ -222,17 +229,6 @@ impl Api {
     }
 
     async fn call(
-        &self,
-        method: Method,
-        path: &[&str],
-        query: Option<&[(&str, &str)]>,
-        token: Option<&str>,
-        body: Option<&Value>,
-    ) -> Result<Value, ApiError> {
-        self.call_with(method, path, query, token, body, None).await
-    }
-
-    async fn call_with(
         &self,
         method: Method,
         path: &[&str],

@@ -196,22 +196,9 @@ fn lines(s: &str) -> String {
     escape(s).replace('\n', "<br>")
 }
 
-/// Text for HTML, in an element or an attribute: `&`, `<`, `>`, `"` and `'` as entities, so
-/// nothing the asker wrote is a tag, an attribute or a link.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// Text for HTML, in an element or an attribute, so nothing the asker wrote is a tag, an
+/// attribute or a link.
+pub use crate::render::html::escape;
 
 #[cfg(test)]
 mod tests {

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::render::{self, normalize_key};
 use super::{Matrix, SINCE, State, keys_key, owner_key, room_key, txn};
-use crate::chat::{presser_zone, recorded, reply_t, settled};
+use crate::chat::{answer, recorded, settled};
 use crate::domain::chat::ChatReply;
 use crate::domain::outbox::Channel;
 use crate::render::{T, Zone};
@@ -248,16 +248,14 @@ async fn reaction(svc: &Service, room: &str, sender: &str, owner: Option<&str>, 
             reply_to,
         ));
     };
-    let t = reply_t(svc, post.decision, Channel::Matrix, sender).await;
-    let outcome = svc
-        .chat_answer(
-            Channel::Matrix,
-            sender,
-            post.decision,
-            &ChatReply::Button(code),
-        )
-        .await;
-    let zone = presser_zone(svc, Channel::Matrix, sender, &outcome).await;
+    let (t, outcome, zone) = answer(
+        svc,
+        Channel::Matrix,
+        sender,
+        post.decision,
+        &ChatReply::Button(code),
+    )
+    .await;
     Some(said(&t, outcome, reply_to, &zone))
 }
 
@@ -299,16 +297,14 @@ async fn message(
         );
         return Some((NOT_YOURS.into(), None, reply_to));
     }
-    let t = reply_t(svc, post.decision, Channel::Matrix, sender).await;
-    let outcome = svc
-        .chat_answer(
-            Channel::Matrix,
-            sender,
-            post.decision,
-            &ChatReply::Text(text),
-        )
-        .await;
-    let zone = presser_zone(svc, Channel::Matrix, sender, &outcome).await;
+    let (t, outcome, zone) = answer(
+        svc,
+        Channel::Matrix,
+        sender,
+        post.decision,
+        &ChatReply::Text(text),
+    )
+    .await;
     Some(said(&t, outcome, reply_to, &zone))
 }
 

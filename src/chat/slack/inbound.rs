@@ -16,7 +16,7 @@ use super::blocks::{self, DENY_CODE, REASON_INPUT, TEXT_INPUT};
 use super::interaction::{self, Interaction, ModalKind, Press};
 use super::mrkdwn::escape;
 use super::socket::Envelope;
-use crate::chat::{presser_zone, recorded, reply_t, settled};
+use crate::chat::{answer, recorded, settled};
 use crate::domain::Decision;
 use crate::domain::chat::ChatReply;
 use crate::domain::outbox::Channel;
@@ -91,16 +91,14 @@ pub async fn handle(svc: &Service, api: &SlackApi, payload: &Value) -> Option<Va
                     ),
                 }
             }
-            let t = reply_t(svc, decision, Channel::Slack, &press.user).await;
-            let outcome = svc
-                .chat_answer(
-                    Channel::Slack,
-                    &press.user,
-                    decision,
-                    &ChatReply::Button(code),
-                )
-                .await;
-            let zone = presser_zone(svc, Channel::Slack, &press.user, &outcome).await;
+            let (t, outcome, zone) = answer(
+                svc,
+                Channel::Slack,
+                &press.user,
+                decision,
+                &ChatReply::Button(code),
+            )
+            .await;
             if let Some(said) = said_to_presser(&t, outcome, &zone) {
                 tell(api, &press, &said);
             }
@@ -113,16 +111,14 @@ pub async fn handle(svc: &Service, api: &SlackApi, payload: &Value) -> Option<Va
             }
             let Some(d) = pending(svc, decision).await else {
                 // Settled already, or gone: say so the way a press would be answered.
-                let t = reply_t(svc, decision, Channel::Slack, &press.user).await;
-                let outcome = svc
-                    .chat_answer(
-                        Channel::Slack,
-                        &press.user,
-                        decision,
-                        &ChatReply::Text(String::new()),
-                    )
-                    .await;
-                let zone = presser_zone(svc, Channel::Slack, &press.user, &outcome).await;
+                let (t, outcome, zone) = answer(
+                    svc,
+                    Channel::Slack,
+                    &press.user,
+                    decision,
+                    &ChatReply::Text(String::new()),
+                )
+                .await;
                 if let Some(said) = said_to_presser(&t, outcome, &zone) {
                     tell(api, &press, &said);
                 }
@@ -183,11 +179,7 @@ pub async fn handle(svc: &Service, api: &SlackApi, payload: &Value) -> Option<Va
                     REASON_INPUT,
                 ),
             };
-            let t = reply_t(svc, decision, Channel::Slack, &user).await;
-            let outcome = svc
-                .chat_answer(Channel::Slack, &user, decision, &reply)
-                .await;
-            let zone = presser_zone(svc, Channel::Slack, &user, &outcome).await;
+            let (t, outcome, zone) = answer(svc, Channel::Slack, &user, decision, &reply).await;
             // Counted: the modal closes and the message changes. Anything else is shown
             // under the modal's field, so the person sees why and may try again.
             let said = match outcome {

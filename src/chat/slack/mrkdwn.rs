@@ -11,18 +11,7 @@
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
 /// `&`, `<` and `>` as Slack's entities, so that the text shows as written.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::render::html::escape_text as escape;
 
 /// A Markdown source (a decision's context) as Slack mrkdwn: bold, italics, strike, code,
 /// code blocks, lists, quotes and headings kept in Slack's forms; links as "text (address)";

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::api::{ApiError, BotApi, POLL_SECONDS};
-use crate::chat::{presser_zone, reply_t, settled};
+use crate::chat::{answer, settled};
 use crate::domain::chat::{ChatReply, parse_button_value};
 use crate::domain::outbox::Channel;
 use crate::render::T;
@@ -133,11 +133,14 @@ async fn press(svc: &Service, api: &BotApi, q: &Value) -> Result<(), ApiError> {
         tracing::warn!(%decision, "a Telegram press naming another decision than its message's");
         return reply_to_press(api, query, "This button is not one of sayso's.", true).await;
     }
-    let t = reply_t(svc, decision, Channel::Telegram, &user).await;
-    let outcome = svc
-        .chat_answer(Channel::Telegram, &user, decision, &ChatReply::Button(code))
-        .await;
-    let zone = presser_zone(svc, Channel::Telegram, &user, &outcome).await;
+    let (t, outcome, zone) = answer(
+        svc,
+        Channel::Telegram,
+        &user,
+        decision,
+        &ChatReply::Button(code),
+    )
+    .await;
     match outcome {
         ChatOutcome::Recorded(d) => {
             reply_to_press(api, query, &crate::chat::recorded(&t, &d, &zone), false).await
@@ -192,16 +195,14 @@ async fn message(svc: &Service, api: &BotApi, m: &Value) -> Result<(), ApiError>
         )
         .await;
     };
-    let t = reply_t(svc, post.decision, Channel::Telegram, &user).await;
-    let outcome = svc
-        .chat_answer(
-            Channel::Telegram,
-            &user,
-            post.decision,
-            &ChatReply::Text(text.to_string()),
-        )
-        .await;
-    let zone = presser_zone(svc, Channel::Telegram, &user, &outcome).await;
+    let (t, outcome, zone) = answer(
+        svc,
+        Channel::Telegram,
+        &user,
+        post.decision,
+        &ChatReply::Text(text.to_string()),
+    )
+    .await;
     let said = match outcome {
         ChatOutcome::Recorded(d) => crate::chat::recorded(&t, &d, &zone),
         ChatOutcome::NotYours => t.tr("chat-not-yours"),

@@ -117,11 +117,7 @@ fn trim_end(s: &mut String) {
 
 /// Text for Telegram's HTML: `&`, `<` and `>` as entities, so nothing the asker wrote is
 /// markup.
-pub fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
+pub use crate::render::html::escape_text as escape;
 
 /// Text for an HTML attribute's double quotes.
 pub fn escape_attr(s: &str) -> String {

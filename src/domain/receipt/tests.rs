@@ -2,7 +2,6 @@ use serde_json::json;
 use time::macros::datetime;
 
 use super::*;
-use crate::domain::AnswerAction;
 use crate::domain::answered_by::AnswerChannel;
 use crate::domain::new_decision::parse_new_decision;
 
@@ -32,14 +31,8 @@ fn decision(question: &str) -> Decision {
         cancel_reason: None,
         answered_by: Some(AnsweredBy::new(AnswerChannel::Feed, None)),
         answers: vec![AnswerRecord {
-            person: Some("ana".into()),
-            person_id: None,
-            action: AnswerAction::Answer,
-            value: Some(json!("Allow")),
             remark: Some("ok".into()),
-            at: datetime!(2026-11-27 10:01:00.250 UTC),
-            channel: AnswerChannel::Feed,
-            edited_command: None,
+            ..AnswerRecord::by_ana(json!("Allow"), datetime!(2026-11-27 10:01:00.250 UTC))
         }],
     }
 }

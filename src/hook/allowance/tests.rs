@@ -3,7 +3,6 @@ use time::macros::datetime;
 use uuid::Uuid;
 
 use super::*;
-use crate::domain::AnswerAction;
 use crate::domain::allowance::{AllowFor, Grant};
 use crate::domain::answered_by::AnsweredBy;
 use crate::domain::kind::{OutcomeSource, Status};
@@ -38,16 +37,7 @@ fn receipt(grant: Option<Grant>) -> Receipt {
         remark: None,
         edited_command: None,
         answered_by: Some(AnsweredBy::new(AnswerChannel::Feed, None)),
-        answers: vec![AnswerRecord {
-            person: Some("ana".into()),
-            person_id: None,
-            action: AnswerAction::Answer,
-            value: Some(json!("Allow")),
-            remark: None,
-            edited_command: None,
-            at: AT,
-            channel: AnswerChannel::Feed,
-        }],
+        answers: vec![AnswerRecord::by_ana(json!("Allow"), AT)],
         allowance: grant,
         created_at: AT,
         resolved_at: AT,

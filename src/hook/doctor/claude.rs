@@ -113,41 +113,23 @@ fn runs_command(settings: &Value, command: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::Level;
+    use super::super::scratch::Scratch;
     use super::*;
     use crate::hook::call::Harness;
 
-    struct Tmp(PathBuf);
-    impl Drop for Tmp {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
+    fn tmp() -> Scratch {
+        Scratch::new("claude", &["project/.claude", "home/.claude"])
     }
 
-    fn tmp() -> Tmp {
-        let d = std::env::temp_dir().join(format!("sayso-doctor-claude-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(d.join("project/.claude")).unwrap();
-        std::fs::create_dir_all(d.join("home/.claude")).unwrap();
-        Tmp(d)
+    fn setup(t: &Scratch) -> Setup {
+        t.setup(Harness::Claude, "project", "project/.claude/settings.json")
     }
 
-    fn setup(t: &Tmp) -> Setup {
-        Setup {
-            harness: Harness::Claude,
-            project: t.0.join("project"),
-            home: Some(t.0.join("home")),
-            user: false,
-            settings_file: t.0.join("project/.claude/settings.json"),
-            settings: None,
-            command: "sayso hook claude".into(),
-            wait_s: 900,
-        }
-    }
-
-    fn write(t: &Tmp, rel: &str, text: &str) {
+    fn write(t: &Scratch, rel: &str, text: &str) {
         std::fs::write(t.0.join(rel), text).unwrap();
     }
 
-    fn run(t: &Tmp) -> Vec<Finding> {
+    fn run(t: &Scratch) -> Vec<Finding> {
         check_with(
             &setup(t),
             &t.0.join("managed-settings.json"),

@@ -85,37 +85,23 @@ fn parse_commented(text: &str) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::super::Level;
+    use super::super::scratch::Scratch;
     use super::*;
     use crate::hook::call::Harness;
 
-    struct Tmp(PathBuf);
-    impl Drop for Tmp {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
+    fn tmp() -> Scratch {
+        Scratch::new("copilot", &["work/project", "home/.copilot"])
     }
 
-    fn tmp() -> Tmp {
-        let d = std::env::temp_dir().join(format!("sayso-doctor-copilot-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(d.join("work/project")).unwrap();
-        std::fs::create_dir_all(d.join("home/.copilot")).unwrap();
-        Tmp(d)
+    fn setup(t: &Scratch) -> Setup {
+        t.setup(
+            Harness::Copilot,
+            "work/project",
+            "work/project/.github/hooks/sayso.json",
+        )
     }
 
-    fn setup(t: &Tmp) -> Setup {
-        Setup {
-            harness: Harness::Copilot,
-            project: t.0.join("work/project"),
-            home: Some(t.0.join("home")),
-            user: false,
-            settings_file: t.0.join("work/project/.github/hooks/sayso.json"),
-            settings: None,
-            command: "sayso hook copilot".into(),
-            wait_s: 900,
-        }
-    }
-
-    fn config(t: &Tmp, folders: &[PathBuf]) {
+    fn config(t: &Scratch, folders: &[PathBuf]) {
         let folders: Vec<String> = folders.iter().map(|f| f.display().to_string()).collect();
         // As Copilot writes it.
         let text = format!(

@@ -326,56 +326,43 @@ fn same_file(a: &Path, b: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::Level;
+    use super::super::scratch::Scratch;
     use super::*;
     use crate::hook::call::Harness;
     use serde_json::json;
 
     struct Fixture {
-        root: PathBuf,
+        root: Scratch,
     }
 
     impl Fixture {
         fn new() -> Fixture {
-            let root = std::env::temp_dir().join(format!(
-                "sayso-doctor-gemini-{}",
-                uuid::Uuid::new_v4().simple()
-            ));
-            std::fs::create_dir_all(root.join("home/.gemini")).unwrap();
-            std::fs::create_dir_all(root.join("project/.gemini")).unwrap();
-            Fixture { root }
+            Fixture {
+                root: Scratch::new("gemini", &["home/.gemini", "project/.gemini"]),
+            }
         }
 
         fn write(&self, rel: &str, v: &Value) {
-            std::fs::write(self.root.join(rel), v.to_string()).unwrap();
+            std::fs::write(self.root.0.join(rel), v.to_string()).unwrap();
         }
 
         fn project(&self) -> PathBuf {
-            self.root.join("project")
+            self.root.0.join("project")
         }
 
         fn setup(&self, settings: Value) -> Setup {
             self.write("project/.gemini/settings.json", &settings);
             Setup {
-                harness: Harness::Gemini,
-                project: self.project(),
-                home: Some(self.root.join("home")),
-                user: false,
-                settings_file: self.project().join(".gemini/settings.json"),
                 settings: Some(settings),
-                command: "sayso hook gemini".into(),
-                wait_s: 900,
+                ..self
+                    .root
+                    .setup(Harness::Gemini, "project", "project/.gemini/settings.json")
             }
         }
 
         fn trust(&self) {
             let rules = json!({ self.project().display().to_string(): "TRUST_FOLDER" });
             self.write("home/.gemini/trustedFolders.json", &rules);
-        }
-    }
-
-    impl Drop for Fixture {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.root);
         }
     }
 
@@ -433,7 +420,7 @@ mod tests {
         let found = check_with(&setup, &no_env);
         assert_eq!(worst(&found).0, Level::Ok, "{found:?}");
         let env = |k: &str| (k == "GEMINI_CLI_TRUST_WORKSPACE").then(|| "true".to_string());
-        std::fs::remove_file(fx.root.join("home/.gemini/trustedFolders.json")).unwrap();
+        std::fs::remove_file(fx.root.0.join("home/.gemini/trustedFolders.json")).unwrap();
         assert_eq!(worst(&check_with(&setup, &env)).0, Level::Ok);
     }
 

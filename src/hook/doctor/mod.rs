@@ -15,6 +15,8 @@ mod journal;
 mod listener;
 mod pi;
 mod program;
+#[cfg(test)]
+mod scratch;
 mod settled;
 mod writable;
 

@@ -143,33 +143,29 @@ async fn submit_form(
         return service_error_page(svc, headers, token, ServiceError::AnswerElsewhere).await;
     }
     let reader = Reader::of(svc, headers, None, d.inbox_id).await;
-    let Some(action) = sent.action() else {
-        let issues = [Issue {
-            path: "action".into(),
-            message: "choose one of the page's buttons".into(),
-        }];
-        return answer_page(
+    // The form again, with what was sent and what is wrong with it.
+    let refused = |issues: &[Issue]| {
+        answer_page(
             StatusCode::UNPROCESSABLE_ENTITY,
             token,
             &d,
             Some(&sent),
-            &PageErrors::from_issues(&issues),
+            &PageErrors::from_issues(issues),
             &reader,
-        );
+        )
+    };
+    let Some(action) = sent.action() else {
+        return refused(&[Issue {
+            path: "action".into(),
+            message: "choose one of the page's buttons".into(),
+        }]);
     };
     let input = sent.to_input(&d.spec, action);
     match svc.submit_answer(token, &input, device).await {
         // The feed's own address, never its link: this page's link may be an agent's.
         Ok(_) if sent.returns_to_feed() => Redirect::to(FEED_PATH).into_response(),
         Ok(_) => Redirect::to(&format!("/d/{token}")).into_response(),
-        Err(ServiceError::Validation(issues)) => answer_page(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            token,
-            &d,
-            Some(&sent),
-            &PageErrors::from_issues(&issues),
-            &reader,
-        ),
+        Err(ServiceError::Validation(issues)) => refused(&issues),
         Err(e) => service_error_page(svc, headers, token, e).await,
     }
 }

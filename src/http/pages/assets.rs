@@ -70,9 +70,6 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
         header::CACHE_CONTROL,
         HeaderValue::from_static("public, max-age=86400"),
     );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
+    crate::web::headers::no_sniff(h);
     resp
 }

@@ -20,7 +20,7 @@ use super::reader::{Reader, page_t};
 use super::session::session_url;
 use super::templates::{
     FeedAllowance, FeedItem, FeedPage, FeedPaging, FeedTodo, PendingEntry, ProjectLink,
-    SessionLink, error_page, error_page_for, render,
+    SessionLink, error_page, error_page_for, failure_page, render,
 };
 use super::view::decided;
 use super::{Token, device_cookie};
@@ -251,21 +251,7 @@ fn feed_error(t: T, e: ServiceError) -> Response {
             "err-link-not-found",
             "err-no-inbox",
         ),
-        ServiceError::Unavailable => error_page(
-            t,
-            StatusCode::SERVICE_UNAVAILABLE,
-            "err-try-again",
-            "err-unavailable",
-        ),
-        e => {
-            tracing::error!(error = %e, "the feed failed");
-            error_page(
-                t,
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "err-sorry",
-                "err-logged",
-            )
-        }
+        e => failure_page(t, e, "err-unavailable", "the feed"),
     }
 }
 

@@ -26,7 +26,7 @@ use super::approval::Cut;
 use super::device_cookie;
 use super::reader::page_t;
 use super::submitted::Submitted;
-use super::templates::{error_page, render};
+use super::templates::{error_page, failure_page, render};
 use super::what_runs::{FieldView, SHOWN_CHARS, What, is_cut, what};
 use crate::domain::approval::{ALLOW, Action, ApprovalSpec, DENY, action_of};
 use crate::domain::danger::dangers;
@@ -409,20 +409,6 @@ fn viewer_error(t: T, e: ServiceError) -> Response {
             "err-not-linked",
             "err-not-linked-session",
         ),
-        ServiceError::Unavailable => error_page(
-            t,
-            StatusCode::SERVICE_UNAVAILABLE,
-            "err-try-again",
-            "err-unavailable-nothing-answered",
-        ),
-        e => {
-            tracing::error!(error = %e, "the session page failed");
-            error_page(
-                t,
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "err-sorry",
-                "err-logged",
-            )
-        }
+        e => failure_page(t, e, "err-unavailable-nothing-answered", "the session page"),
     }
 }

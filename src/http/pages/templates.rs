@@ -9,6 +9,7 @@ use super::view::{Body, Control, PeopleView, ResultView};
 use crate::domain::spec::Attachment;
 pub use crate::render::T;
 pub use crate::render::project::ProjectName;
+use crate::service::ServiceError;
 
 /// The answer page of one decision.
 #[derive(Template)]
@@ -215,6 +216,28 @@ pub fn error_page(t: T, status: StatusCode, heading: &str, message: &str) -> Res
         heading,
         message,
     )
+}
+
+/// The page for a failure the page itself has no words for: 503 to try again, with
+/// `unavailable` saying what that means for the reader, else 500, logged as `what` failing.
+pub fn failure_page(t: T, e: ServiceError, unavailable: &str, what: &str) -> Response {
+    match e {
+        ServiceError::Unavailable => error_page(
+            t,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "err-try-again",
+            unavailable,
+        ),
+        e => {
+            tracing::error!(error = %e, "{what} failed");
+            error_page(
+                t,
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "err-sorry",
+                "err-logged",
+            )
+        }
+    }
 }
 
 /// An error page with its status, linking back to the feed when the reader's browser is

@@ -1,10 +1,8 @@
 use serde_json::{Value, json};
 use time::macros::datetime;
-use uuid::Uuid;
 
 use super::*;
 use crate::domain::Status;
-use crate::domain::new_decision::parse_new_decision;
 
 const NOW: OffsetDateTime = datetime!(2026-11-21 12:00 UTC);
 const WEB_URL: &str = "https://sayso.example.com/d/tok_abc";
@@ -30,23 +28,7 @@ fn compose(
 }
 
 fn decision(body: Value) -> Decision {
-    Decision {
-        id: Uuid::nil(),
-        inbox_id: Uuid::nil(),
-        spec: parse_new_decision(&body).unwrap().spec,
-        status: Status::Pending,
-        outcome: None,
-        outcome_source: None,
-        custom: false,
-        remark: None,
-        created_at: NOW,
-        expires_at: datetime!(2026-11-21 14:05 UTC),
-        resolved_at: None,
-        has_image: false,
-        answered_by: None,
-        answers: Vec::new(),
-        cancel_reason: None,
-    }
+    Decision::asked(&body, NOW, datetime!(2026-11-21 14:05 UTC))
 }
 
 fn mail(purpose: Purpose, d: &Decision) -> Mail {

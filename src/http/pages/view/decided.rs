@@ -112,30 +112,17 @@ fn channel_words(t: &T, c: AnswerChannel) -> String {
 mod tests {
     use super::*;
     use crate::domain::AnswerAction;
-    use crate::domain::new_decision::parse_new_decision;
     use crate::domain::people::AnswerRecord;
     use serde_json::json;
     use time::OffsetDateTime;
-    use uuid::Uuid;
 
     fn resolved(body: Value, status: Status, outcome: Option<Value>) -> Decision {
         let now = OffsetDateTime::now_utc();
         Decision {
-            id: Uuid::nil(),
-            inbox_id: Uuid::nil(),
-            spec: parse_new_decision(&body).unwrap().spec,
             status,
             outcome,
-            outcome_source: None,
-            custom: false,
-            remark: None,
-            created_at: now,
-            expires_at: now,
             resolved_at: Some(now),
-            has_image: false,
-            answered_by: None,
-            answers: Vec::new(),
-            cancel_reason: None,
+            ..Decision::asked(&body, now, now)
         }
     }
 

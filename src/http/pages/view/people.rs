@@ -152,45 +152,16 @@ pub fn join_names<'a>(t: &T, names: impl Iterator<Item = &'a str>) -> String {
 mod tests {
     use super::*;
     use crate::domain::AnswerChannel;
-    use crate::domain::new_decision::parse_new_decision;
     use serde_json::json;
     use uuid::Uuid;
 
     fn routed(body: Value) -> Decision {
         let now = OffsetDateTime::now_utc();
-        Decision {
-            id: Uuid::nil(),
-            inbox_id: Uuid::nil(),
-            spec: parse_new_decision(&body).unwrap().spec,
-            status: Status::Pending,
-            outcome: None,
-            outcome_source: None,
-            custom: false,
-            remark: None,
-            created_at: now,
-            expires_at: now + time::Duration::hours(1),
-            resolved_at: None,
-            has_image: false,
-            answered_by: None,
-            answers: Vec::new(),
-            cancel_reason: None,
-        }
+        Decision::asked(&body, now, now + time::Duration::hours(1))
     }
 
     fn person(name: &str) -> Person {
-        Person {
-            id: Uuid::new_v4(),
-            inbox_id: Uuid::nil(),
-            name: name.into(),
-            email: None,
-            ntfy_url: None,
-            ntfy_token: None,
-            chats: Default::default(),
-            tz: None,
-            quiet: None,
-            lang: None,
-            created_at: OffsetDateTime::now_utc(),
-        }
+        Person::named(Uuid::new_v4(), Uuid::nil(), name, OffsetDateTime::now_utc())
     }
 
     fn answer(p: Option<&Person>, action: AnswerAction, value: Option<Value>) -> AnswerRecord {
