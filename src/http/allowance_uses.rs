@@ -13,10 +13,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 #[allow(unused_imports)] // named only in the OpenAPI annotations
-use super::shapes::{
-    BadRequest, NotFound, PayloadTooLarge, TooManyRequests, Unauthorized, Unavailable,
-    ValidationFailed,
-};
+use super::shapes::{BodyRefusals, KeyedRefusals, NotFound, ValidationFailed};
 use crate::domain::allowance::uses::{AllowanceUse, UsedCall, parse_use};
 use crate::domain::{Issue, Issues};
 use crate::service::{MAX_USES_PAGE, Service};
@@ -87,13 +84,9 @@ pub struct UseList {
     request_body(content = UsedCall, description = "The call, as the hook read it."),
     responses(
         (status = 201, description = "Recorded: the call may run.", body = UseRecorded),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
         (status = 404, response = NotFound),
-        (status = 413, response = PayloadTooLarge),
-        (status = 422, response = ValidationFailed),
-        (status = 429, response = TooManyRequests),
-        (status = 503, response = Unavailable),
+        BodyRefusals,
+        KeyedRefusals,
     )
 )]
 pub(crate) async fn record_use(
@@ -126,11 +119,9 @@ pub(crate) async fn record_use(
     ),
     responses(
         (status = 200, description = "The uses.", body = UseList),
-        (status = 401, response = Unauthorized),
         (status = 404, response = NotFound),
         (status = 422, response = ValidationFailed),
-        (status = 429, response = TooManyRequests),
-        (status = 503, response = Unavailable),
+        KeyedRefusals,
     )
 )]
 pub(crate) async fn list_uses(

@@ -13,7 +13,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 #[allow(unused_imports)] // named only in the OpenAPI annotations
-use super::shapes::{NotFound, TooManyRequests, Unauthorized, Unavailable, ValidationFailed};
+use super::shapes::{KeyedRefusals, NotFound, ValidationFailed};
 use crate::domain::Issues;
 use crate::domain::allowance::{Allowance, Scope};
 use crate::service::Service;
@@ -101,10 +101,8 @@ pub struct Revoked {
     ),
     responses(
         (status = 200, description = "The allowances that count now.", body = AllowanceList),
-        (status = 401, response = Unauthorized),
         (status = 422, response = ValidationFailed),
-        (status = 429, response = TooManyRequests),
-        (status = 503, response = Unavailable),
+        KeyedRefusals,
     )
 )]
 pub(crate) async fn list_allowances(
@@ -130,10 +128,8 @@ pub(crate) async fn list_allowances(
     params(("id" = String, Path, description = "The allowance's id.")),
     responses(
         (status = 200, description = "Revoked.", body = Revoked),
-        (status = 401, response = Unauthorized),
         (status = 404, response = NotFound),
-        (status = 429, response = TooManyRequests),
-        (status = 503, response = Unavailable),
+        KeyedRefusals,
     )
 )]
 pub(crate) async fn revoke_allowance(
@@ -152,9 +148,7 @@ pub(crate) async fn revoke_allowance(
     delete, path = "/v1/allowances", tag = "allowances", security(("bearer" = [])),
     responses(
         (status = 200, description = "How many were revoked (0 when there were none).", body = Revoked),
-        (status = 401, response = Unauthorized),
-        (status = 429, response = TooManyRequests),
-        (status = 503, response = Unavailable),
+        KeyedRefusals,
     )
 )]
 pub(crate) async fn revoke_all_allowances(

@@ -12,8 +12,8 @@ use uuid::Uuid;
 
 #[allow(unused_imports)] // named only in the OpenAPI annotations
 use super::shapes::{
-    AlreadyResolved, BadRequest, CreateDecision, EventList, NotFound, PayloadTooLarge,
-    TooManyRequests, Unauthorized, Unavailable, ValidationFailed,
+    AlreadyResolved, BodyRefusals, CreateDecision, EventList, KeyedRefusals, NotFound,
+    ValidationFailed,
 };
 use crate::domain::{Issues, Kind, Status};
 #[allow(unused_imports)] // named only in the OpenAPI annotations
@@ -76,12 +76,8 @@ pub fn routes() -> Router<Service> {
         (status = 200, description = "The same `Idempotency-Key` and body as an earlier create: \
          its handle, and no new decision.", body = AskHandle,
          headers(("Location" = String, description = "`/v1/decisions/{id}`"))),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 413, response = PayloadTooLarge),
-        (status = 422, response = ValidationFailed),
-        (status = 429, response = TooManyRequests),
-        (status = 503, response = Unavailable),
+        BodyRefusals,
+        KeyedRefusals,
     )
 )]
 pub(crate) async fn create_decision(
@@ -120,10 +116,8 @@ pub(crate) async fn create_decision(
             example = "01968a2e-7c1a-7b3e-9f42-5d0c6e8a1b2c")),
     responses(
         (status = 200, description = "The decision.", body = DecisionView),
-        (status = 401, response = Unauthorized),
         (status = 404, response = NotFound),
-        (status = 429, response = TooManyRequests),
-        (status = 503, response = Unavailable),
+        KeyedRefusals,
     )
 )]
 pub(crate) async fn get_decision(
@@ -151,10 +145,8 @@ pub(crate) async fn get_decision(
     responses(
         (status = 200, description = "`created`, `viewed`, `answered`, `declined`, `cancelled`, \
          `expired`, …, each with its time and details.", body = EventList),
-        (status = 401, response = Unauthorized),
         (status = 404, response = NotFound),
-        (status = 429, response = TooManyRequests),
-        (status = 503, response = Unavailable),
+        KeyedRefusals,
     )
 )]
 pub(crate) async fn decision_events(
@@ -185,11 +177,9 @@ pub(crate) async fn decision_events(
     ),
     responses(
         (status = 200, description = "The decision, resolved or still `pending`.", body = DecisionView),
-        (status = 401, response = Unauthorized),
         (status = 404, response = NotFound),
         (status = 422, response = ValidationFailed),
-        (status = 429, response = TooManyRequests),
-        (status = 503, response = Unavailable),
+        KeyedRefusals,
     )
 )]
 pub(crate) async fn await_decision(
@@ -242,14 +232,10 @@ pub(crate) async fn await_decision(
                  example = json!({"reason": "fixed it myself"})),
     responses(
         (status = 200, description = "The decision, `cancelled`.", body = DecisionView),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
         (status = 404, response = NotFound),
         (status = 409, response = AlreadyResolved),
-        (status = 413, response = PayloadTooLarge),
-        (status = 422, response = ValidationFailed),
-        (status = 429, response = TooManyRequests),
-        (status = 503, response = Unavailable),
+        BodyRefusals,
+        KeyedRefusals,
     )
 )]
 pub(crate) async fn cancel_decision(
@@ -304,10 +290,8 @@ fn cancel_reason(v: &Value) -> Result<Option<String>, Vec<crate::domain::Issue>>
     ),
     responses(
         (status = 200, description = "One page; `next` is null on the last.", body = ListPage),
-        (status = 401, response = Unauthorized),
         (status = 422, response = ValidationFailed),
-        (status = 429, response = TooManyRequests),
-        (status = 503, response = Unavailable),
+        KeyedRefusals,
     )
 )]
 pub(crate) async fn list_decisions(

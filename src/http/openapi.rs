@@ -19,8 +19,9 @@ use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use super::shapes::{
-    AlreadyResolved, AnswerElsewhere, BadRequest, CreateDecision, EventList, Expired, NotFound,
-    PayloadTooLarge, ReceiptNotReady, TooManyRequests, Unauthorized, Unavailable, ValidationFailed,
+    AlreadyResolved, AnswerElsewhere, BadRequest, CreateDecision, EventList, Expired,
+    KeyedRefusals, NotFound, PayloadTooLarge, ReceiptNotReady, TooManyRequests, Unauthorized,
+    Unavailable, ValidationFailed,
 };
 use crate::service::Service;
 
@@ -256,9 +257,7 @@ sayso does not know are accepted and reported in `warnings`.";
     responses(
         (status = 200, description = "An endless event stream.", content_type = "text/event-stream", body = String,
          example = "id: 42\nevent: decision.resolved\ndata: {\"decision_id\": \"01968a2e-7c1a-7b3e-9f42-5d0c6e8a1b2c\", \"status\": \"answered\", …}\n\n"),
-        (status = 401, response = Unauthorized),
-        (status = 429, response = TooManyRequests),
-        (status = 503, response = Unavailable),
+        KeyedRefusals,
     )
 )]
 #[allow(dead_code)]
@@ -270,9 +269,7 @@ fn decision_stream() {}
     security(("bearer" = [])),
     responses(
         (status = 200, description = "Actions used (a create costs 2) and the daily quota.", body = crate::service::UsageView),
-        (status = 401, response = Unauthorized),
-        (status = 429, response = TooManyRequests),
-        (status = 503, response = Unavailable),
+        KeyedRefusals,
     )
 )]
 #[allow(dead_code)]

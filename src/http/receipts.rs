@@ -10,7 +10,7 @@ use serde::Serialize;
 
 #[allow(unused_imports)] // named only in the OpenAPI annotations
 use super::shapes::{
-    NotFound, ReceiptNotReady, TooManyRequests, Unauthorized, Unavailable, ValidationFailed,
+    KeyedRefusals, NotFound, ReceiptNotReady, TooManyRequests, Unavailable, ValidationFailed,
 };
 #[allow(unused_imports)] // named only in the OpenAPI annotations
 use crate::domain::receipt::SignedReceipt;
@@ -58,11 +58,9 @@ pub(crate) struct ReceiptList {
     responses(
         (status = 200, description = "The receipt. `asked` is left out once the decision \
          itself is past retention.", body = SignedReceipt),
-        (status = 401, response = Unauthorized),
         (status = 404, response = NotFound),
         (status = 409, response = ReceiptNotReady),
-        (status = 429, response = TooManyRequests),
-        (status = 503, response = Unavailable),
+        KeyedRefusals,
     )
 )]
 pub(crate) async fn decision_receipt(
@@ -86,10 +84,8 @@ pub(crate) async fn decision_receipt(
     ),
     responses(
         (status = 200, description = "The receipts.", body = ReceiptList),
-        (status = 401, response = Unauthorized),
         (status = 422, response = ValidationFailed),
-        (status = 429, response = TooManyRequests),
-        (status = 503, response = Unavailable),
+        KeyedRefusals,
     )
 )]
 pub(crate) async fn list_receipts(

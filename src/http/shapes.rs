@@ -1,13 +1,14 @@
 //! The shapes the agent API's OpenAPI annotations name that no handler's own type gives:
 //! the request bodies read by hand, the responses built by hand, and the error responses,
-//! each the one error shape (`web::ApiError`) with its own example.
+//! each the one error shape (`web::ApiError`) with its own example, and the sets of them that
+//! endpoints share.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 use utoipa::openapi::content::ContentBuilder;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::{Object, Ref, RefOr, ResponseBuilder, Type, response};
-use utoipa::{ToResponse, ToSchema};
+use utoipa::{IntoResponses, ToResponse, ToSchema};
 
 use crate::domain::{DecisionEvent, Kind, Notify};
 
@@ -281,4 +282,30 @@ fn error_response(
         );
     }
     builder.build().into()
+}
+
+// ---- The refusals endpoints share, each set named once ----
+
+// An annotation lists the sets that apply besides its own statuses, as
+// `responses((status = 200, …), (status = 404, response = NotFound), KeyedRefusals)`. Each
+// status of a set references its response component, as `(status = …, response = …)` does,
+// so the document is the same either way. The sets are only types, never built.
+macro_rules! refusal_sets {
+    ($($(#[doc = $doc:literal])* $set:ident { $($status:tt: $response:ident),* };)*) => {$(
+        $(#[doc = $doc])*
+        #[derive(IntoResponses)]
+        #[allow(dead_code)]
+        pub enum $set {
+            $(#[response(status = $status)] $response(#[ref_response] $response),)*
+        }
+    )*};
+}
+
+refusal_sets! {
+    /// What any request with the API key may be refused: an unknown key, too many requests,
+    /// or no database.
+    KeyedRefusals { 401: Unauthorized, 429: TooManyRequests, 503: Unavailable };
+    /// What any request with a JSON body may be refused: not JSON, too large, or the wrong
+    /// shape.
+    BodyRefusals { 400: BadRequest, 413: PayloadTooLarge, 422: ValidationFailed };
 }

@@ -93,15 +93,13 @@ pub(crate) async fn show_answer_page(
     )),
     responses(
         (status = 200, description = "The resolution.", body = AnswerResult),
-        (status = 400, response = crate::http::shapes::BadRequest),
         (status = 403, response = crate::http::shapes::AnswerElsewhere),
         (status = 404, response = crate::http::shapes::NotFound),
         (status = 409, response = crate::http::shapes::AlreadyResolved),
         (status = 410, response = crate::http::shapes::Expired),
-        (status = 413, response = crate::http::shapes::PayloadTooLarge),
-        (status = 422, response = crate::http::shapes::ValidationFailed),
         (status = 429, response = crate::http::shapes::TooManyRequests),
         (status = 503, response = crate::http::shapes::Unavailable),
+        crate::http::shapes::BodyRefusals,
     )
 )]
 pub(crate) async fn submit_answer(
