@@ -7,7 +7,8 @@ use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use common::cli::{BIN, output, sayso, stderr, stdout_json};
-use common::server::{TestServer, s};
+use common::process::{drain, listening_address, serve_command, stderr_lines};
+use common::server::{TestServer, fresh_server, s};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -101,18 +102,11 @@ impl Waiting {
     }
 }
 
-async fn server() -> (common::db::SqliteTestDb, TestServer) {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
-    (db, srv)
-}
-
 /// Asks with `--wait`, answers through the link with `answer`, returns the client's result.
 async fn ask_and_answer(srv: &TestServer, args: &[&str], answer: Value) -> (i32, Value) {
     let w = start_waiting(&srv.base, &srv.key, args).await;
     let id = w.id.clone();
-    let (status, body) = srv.answer(&w.link, answer).await;
-    assert_eq!(status, 200, "{body}");
+    srv.answer_ok(&w.link, answer).await;
     let (code, out, err) = w.finish().await;
     assert_eq!(out["decision_id"], id.as_str(), "{err}");
     (code, out)
@@ -120,7 +114,7 @@ async fn ask_and_answer(srv: &TestServer, args: &[&str], answer: Value) -> (i32,
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn yes_exits_0_and_prints_the_outcome_as_json() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let (code, out) = ask_and_answer(
         &srv,
         &["ask", "Deploy?", "--kind", "bool", "--wait"],
@@ -141,7 +135,7 @@ async fn yes_exits_0_and_prints_the_outcome_as_json() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_exits_1() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let (code, out) = ask_and_answer(
         &srv,
         &["ask", "Deploy?", "--kind", "bool", "--wait"],
@@ -153,7 +147,7 @@ async fn no_exits_1() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answered_choice_exits_0_with_the_label() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let args = [
         "ask", "Which?", "--kind", "choose", "--option", "Red", "--option", "Blue", "--wait",
     ];
@@ -170,7 +164,7 @@ async fn an_answered_choice_exits_0_with_the_label() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_declined_question_exits_1() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let (code, out) = ask_and_answer(
         &srv,
         &["ask", "Name it", "--kind", "text", "--wait"],
@@ -185,7 +179,7 @@ async fn a_declined_question_exits_1() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_skipped_todo_exits_1_and_a_done_one_0() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let args = ["ask", "Rotate the keys", "--kind", "todo", "--wait"];
     let (code, out) = ask_and_answer(&srv, &args, json!({"action": "skip"})).await;
     assert_eq!((code, &out["outcome"]), (1, &json!("skipped")), "{out}");
@@ -195,7 +189,7 @@ async fn a_skipped_todo_exits_1_and_a_done_one_0() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_question_exits_2_even_with_a_default() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let plain = run(
         &srv,
         &["ask", "Quick?", "--kind", "bool", "--ttl", "10s", "--wait"],
@@ -236,7 +230,7 @@ async fn an_expired_question_exits_2_even_with_a_default() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_question_exits_2_and_cancel_prints_it() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let w = start_waiting(
         &srv.base,
         &srv.key,
@@ -258,7 +252,7 @@ async fn a_cancelled_question_exits_2_and_cancel_prints_it() {
 async fn an_interrupted_wait_withdraws_its_question_unless_told_to_keep_it() {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let signal = |child: &Child, sig: Signal| {
         kill(Pid::from_raw(child.id().unwrap() as i32), sig).unwrap();
     };
@@ -311,7 +305,7 @@ async fn an_interrupted_wait_withdraws_its_question_unless_told_to_keep_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_exits_3_naming_the_flags() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let out = run(
         &srv,
         &[
@@ -354,7 +348,7 @@ async fn bad_input_exits_3_naming_the_flags() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_key_or_a_bad_key_exits_3() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let out = client(
         &srv.base,
         None,
@@ -376,7 +370,7 @@ async fn no_key_or_a_bad_key_exits_3() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_without_wait_prints_the_link_on_its_own_line_or_the_handle_as_json() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let out = run(&srv, &["ask", "Deploy?", "--kind", "bool", "--ttl", "30m"]).await;
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = String::from_utf8(out.stdout).unwrap();
@@ -410,7 +404,7 @@ async fn ask_without_wait_prints_the_link_on_its_own_line_or_the_handle_as_json(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn todo_leaves_a_reminder_and_await_reads_its_end() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let out = run(
         &srv,
         &[
@@ -444,7 +438,7 @@ async fn todo_leaves_a_reminder_and_await_reads_its_end() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_idempotency_key_returns_the_first_decision() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let args = [
         "ask",
         "Deploy?",
@@ -466,33 +460,14 @@ async fn the_same_idempotency_key_returns_the_first_decision() {
 /// A `sayso serve` process on a fixed address and a SQLite file.
 async fn start_server_process(database_url: &str, listen: &str) -> (Child, Option<String>) {
     let state = common::first_run::StateDir::new();
-    let (name, dir) = state.env();
-    let mut child = Command::new(BIN)
+    let mut child = serve_command(BIN, &state, database_url, Some(listen))
         .arg("serve")
-        .env(name, dir)
-        .env("SAYSO_DATABASE_URL", database_url)
-        .env("SAYSO_LISTEN", listen)
-        .env("SAYSO_LOG_FORMAT", "json")
-        .env_remove("SAYSO_PUBLIC_URL")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
         .expect("sayso serve starts");
-    let mut err = BufReader::new(child.stderr.take().unwrap()).lines();
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = err.next_line().await.unwrap() {
-            if line.contains("sayso is listening") {
-                return;
-            }
-        }
-        panic!("sayso serve exited before listening");
-    })
-    .await
-    .expect("sayso serve listens within 30 s");
-    tokio::spawn(async move { while let Ok(Some(_)) = err.next_line().await {} });
-    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
-    tokio::spawn(async move { while let Ok(Some(_)) = out.next_line().await {} });
+    let mut err = stderr_lines(&mut child);
+    listening_address(&mut err, Duration::from_secs(30), |_, _| {}).await;
+    drain(err);
+    drain(BufReader::new(child.stdout.take().unwrap()).lines());
     // The first run writes its key before the server listens.
     let key = state.secrets().map(|s| s.key);
     (child, key)
@@ -609,7 +584,7 @@ async fn flaky_proxy(upstream: String, unavailable: usize) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_503_or_a_lost_answer_from_a_proxy_is_retried_and_asks_only_once() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let proxy = flaky_proxy(srv.base.clone(), 3).await;
     let w = start_waiting(
         &proxy,
@@ -651,14 +626,13 @@ async fn verify(base: &str, file: &str, text: Option<&str>, flags: &[&str]) -> O
 /// are each named.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn receipts_are_exported_and_verified_offline() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let mut ids = Vec::new();
     for (i, yes) in [true, false, true].into_iter().enumerate() {
         let h = srv
             .create(json!({"question": format!("receipt {i}"), "kind": "bool"}))
             .await;
-        let (status, _) = srv.answer(s(&h, "web_url"), json!({"value": yes})).await;
-        assert_eq!(status, 200);
+        srv.answer_ok(s(&h, "web_url"), json!({"value": yes})).await;
         ids.push(s(&h, "decision_id").to_string());
     }
     let out = run(&srv, &["receipts", "--public-key"]).await;

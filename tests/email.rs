@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::server::{TestServer, s};
+use common::server::{TestServer, fresh_server, s};
 use common::smtp::{ReceivedMail, SmtpSink, free_port};
 use sayso::courier::{Courier, Delivering, Delivery};
 use sayso::domain::Decision;
@@ -27,8 +27,7 @@ struct Fixture {
 
 impl Fixture {
     async fn new(body: Value) -> Fixture {
-        let db = common::db::fresh_sqlite_url();
-        let srv = TestServer::start(&db.url).await;
+        let (db, srv) = fresh_server().await;
         let handle = srv.create(body).await;
         let web_url = s(&handle, "web_url").to_string();
         let id: Uuid = s(&handle, "decision_id").parse().unwrap();

@@ -6,9 +6,9 @@
 mod common;
 
 use axum::http::{HeaderMap, Method};
-use common::db::{SqliteTestDb, fresh_sqlite_url};
+use common::db::SqliteTestDb;
 use common::receiver::Receiver;
-use common::server::{TestServer, s, send};
+use common::server::{TestServer, fresh_server, s, send};
 use sayso::courier::{Courier, Delivering, Delivery};
 use sayso::domain::Decision;
 use sayso::domain::answer_text::answer_text;
@@ -77,8 +77,7 @@ struct Fixture {
 
 impl Fixture {
     async fn start() -> Fixture {
-        let db = fresh_sqlite_url();
-        let srv = TestServer::start(&db.url).await;
+        let (db, srv) = fresh_server().await;
         let inbox = srv.default_inbox().await;
         Fixture {
             srv,

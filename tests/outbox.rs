@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use axum::http::HeaderMap;
 use base64::Engine;
 use common::receiver::{Receiver, Reply};
-use common::server::{TestServer, s};
+use common::server::{TestServer, fresh_server, s};
 use common::smtp::SmtpSink;
 use hmac::{Hmac, Mac};
 use sayso::domain::outbox::{Purpose, Route};
@@ -214,8 +214,7 @@ async fn channels_that_are_not_set_up_are_skipped_with_the_reason() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reminder_is_scheduled_once_for_long_decisions_but_not_for_todos() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let reminders = |id: String| {
         let store = srv.svc.store().clone();
         async move {

@@ -4,7 +4,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::server::{TestServer, s, send};
+use common::server::{TestServer, fresh_server, s, send};
 use reqwest::{Method, StatusCode};
 use sayso::app::ServeLimits;
 use serde_json::json;
@@ -13,8 +13,7 @@ use tokio::net::TcpStream;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn graceful_shutdown_answers_parked_awaits() {
-    let db = common::db::fresh_sqlite_url();
-    let mut srv = TestServer::start(&db.url).await;
+    let (_db, mut srv) = fresh_server().await;
     let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;
     let req = srv.req(
         Method::GET,
@@ -61,8 +60,7 @@ async fn a_client_that_sends_half_a_header_is_disconnected() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bodies_over_the_limit_get_413_in_the_error_shape() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let huge = format!(
         r#"{{"question":"Q","kind":"bool","context_md":"{}"}}"#,
         "m".repeat(9 * 1024 * 1024)
@@ -85,8 +83,7 @@ async fn bodies_over_the_limit_get_413_in_the_error_shape() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_readiness_and_unknown_routes() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let (status, _) = send(srv.client.get(srv.url("/healthz"))).await;
     assert_eq!(status, StatusCode::OK);
     let (status, _) = send(srv.client.get(srv.url("/readyz"))).await;
@@ -102,8 +99,7 @@ async fn health_readiness_and_unknown_routes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_answer_page_shows_without_deciding() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let h = srv
         .create(json!({"question": "Deploy <b>now</b>?", "kind": "bool"}))
         .await;

@@ -11,9 +11,9 @@ use std::sync::OnceLock;
 use axum::http::{HeaderMap, Method};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use common::db::{SqliteTestDb, fresh_sqlite_url};
+use common::db::SqliteTestDb;
 use common::receiver::{Receiver, Recorded, Reply};
-use common::server::{TestServer, s};
+use common::server::{TestServer, fresh_server, s};
 use hmac::{Hmac, Mac};
 use sayso::courier::{Courier, Delivering, Delivery};
 use sayso::domain::Decision;
@@ -136,8 +136,7 @@ struct Fixture {
 
 impl Fixture {
     async fn start() -> Fixture {
-        let db = fresh_sqlite_url();
-        let srv = TestServer::start(&db.url).await;
+        let (db, srv) = fresh_server().await;
         let inbox = srv.default_inbox().await;
         Fixture {
             srv,

@@ -1287,8 +1287,7 @@ async fn slack_escalation_asks_and_says_so_where_it_first_asked() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slack_person_test_message_from_the_command_line() {
     let standin = SlackStandIn::start().await;
-    let db = common::db::fresh_sqlite_url();
-    let srv = common::server::TestServer::start(&db.url).await;
+    let (db, srv) = common::server::fresh_server().await;
     let sayso = |env: Vec<(&'static str, String)>, args: &'static [&'static str]| {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_sayso"));
         cmd.args(args)

@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod db;
 pub mod faulty_proxy;
 pub mod first_run;
+pub mod forms;
 pub mod mcp_py;
 pub mod npm;
 pub mod process;

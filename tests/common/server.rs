@@ -487,6 +487,13 @@ impl TestServer {
         send(self.client.post(url).json(&body)).await
     }
 
+    /// `answer`, which must be taken (200): the answer's body.
+    pub async fn answer_ok(&self, web_url: &str, body: Value) -> Value {
+        let (status, json) = self.answer(web_url, body).await;
+        assert_eq!(status, StatusCode::OK, "answer refused: {json}");
+        json
+    }
+
     /// Where the person answers the decision behind `web_url` from `channel`: a tool
     /// approval's approval link, any other decision's `web_url` itself.
     pub async fn person_url_via(&self, web_url: &str, channel: PersonChannel) -> String {

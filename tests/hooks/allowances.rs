@@ -9,6 +9,7 @@ use sayso::domain::PersonChannel;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use crate::common::forms::{form, no_redirects};
 use crate::common::server::{TestServer, send};
 use crate::run::claude_input;
 use crate::run::{
@@ -100,10 +101,8 @@ async fn decision_count(srv: &TestServer) -> usize {
 async fn must_be_asked(srv: &TestServer, p: &Project, input: &str) -> Value {
     let (child, started) = start(p.hook(srv), input).await;
     let d = pending_decision(srv).await;
-    let (status, body) = srv
-        .answer(d["web_url"].as_str().unwrap(), json!({"value": "Deny"}))
+    srv.answer_ok(d["web_url"].as_str().unwrap(), json!({"value": "Deny"}))
         .await;
-    assert_eq!(status, 200, "{body}");
     let out = finish(child, started).await;
     assert_eq!(decision_of(&out), "deny", "{input}: {out:?}");
     d
@@ -224,10 +223,8 @@ async fn the_agents_key_cannot_plant_an_allowance() {
     .await;
     assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
     // The person denies; nothing stands.
-    let (status, _) = srv
-        .answer(d["web_url"].as_str().unwrap(), json!({"value": "Deny"}))
+    srv.answer_ok(d["web_url"].as_str().unwrap(), json!({"value": "Deny"}))
         .await;
-    assert_eq!(status, 200);
     assert_eq!(decision_of(&finish(child, started).await), "deny");
     must_be_asked(&srv, &p, &p.bash("sess-1", "ls")).await;
 }
@@ -284,11 +281,7 @@ async fn the_feed_shows_what_stands_until_when_and_revokes_it() {
     p.allow_for(&srv, "ls -la", "60m").await;
     let (_, page) = send(srv.req(Method::GET, "/v1/allowances")).await;
     let id = page["items"][0]["id"].as_str().unwrap().to_string();
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let html = client
+    let html = no_redirects()
         .get(srv.url("/inbox"))
         .header("cookie", &cookie)
         .send()
@@ -311,11 +304,7 @@ async fn the_feed_shows_what_stands_until_when_and_revokes_it() {
 
     // Without the device's cookie, or from another site, nothing is revoked.
     let post = |cookie: Option<&str>, site: &str| {
-        let mut req = client
-            .post(srv.url(&revoke))
-            .header("content-type", "application/x-www-form-urlencoded")
-            .header("sec-fetch-site", site)
-            .body("");
+        let mut req = form(srv.url(&revoke), "").header("sec-fetch-site", site);
         if let Some(c) = cookie {
             req = req.header("cookie", c);
         }

@@ -7,6 +7,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::common::db::fresh_sqlite_url;
+use crate::common::forms::page_form;
 use crate::common::server::TestServer;
 use crate::common::smtp::SmtpSink;
 use crate::run::claude_input;
@@ -143,18 +144,7 @@ async fn the_approval_mail_links_lead_to_a_page_that_confirms() {
         "pending"
     );
 
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let resp = client
-        .post(&mail_url)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("sec-fetch-site", "same-origin")
-        .body("value=Allow")
-        .send()
-        .await
-        .unwrap();
+    let resp = page_form(&mail_url, "value=Allow").send().await.unwrap();
     assert_eq!(resp.status(), 303);
     let out = finish(child, started).await;
     assert_eq!(

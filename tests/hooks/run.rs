@@ -170,8 +170,7 @@ pub async fn pending_decision(srv: &TestServer) -> Value {
 /// decision as it was asked.
 pub async fn answer_next(srv: &TestServer, answer: Value) -> Value {
     let d = pending_decision(srv).await;
-    let (status, body) = srv.answer(d["web_url"].as_str().unwrap(), answer).await;
-    assert_eq!(status, 200, "{body}");
+    srv.answer_ok(d["web_url"].as_str().unwrap(), answer).await;
     d
 }
 

@@ -5,12 +5,13 @@
 
 use std::time::Duration;
 
-use reqwest::{StatusCode, redirect};
+use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::checks::assert_fit_for_a_phone;
 use crate::common::browser::Browser;
 use crate::common::db::fresh_sqlite_url;
+use crate::common::forms::page_form;
 use crate::common::server::{TestServer, feed_page};
 use crate::notify::push_notice_for;
 use crate::run::{Dir, claude_call, finish, hook_command, pending_decision, server, start};
@@ -24,15 +25,7 @@ async fn person_page(srv: &TestServer, web_url: &str, query: &str) -> (StatusCod
 
 /// A browser's form post from the page itself.
 async fn post_form(srv: &TestServer, web_url: &str, form: &str) -> (StatusCode, String) {
-    let client = reqwest::Client::builder()
-        .redirect(redirect::Policy::none())
-        .build()
-        .unwrap();
-    let resp = client
-        .post(srv.person_url(web_url).await)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("sec-fetch-site", "same-origin")
-        .body(form.to_string())
+    let resp = page_form(srv.person_url(web_url).await, form.to_string())
         .send()
         .await
         .unwrap();

@@ -373,8 +373,7 @@ async fn a_todo_needs_no_await_and_is_listed_until_done() {
     assert!(text(&listed).contains("Rotate the staging keys"));
 
     let web_url = s(&srv.get(&id).await, "web_url").to_string();
-    let (status, _) = srv.answer(&web_url, json!({"action": "done"})).await;
-    assert_eq!(status, StatusCode::OK);
+    srv.answer_ok(&web_url, json!({"action": "done"})).await;
     let listed = call(&client, "list_todos", json!({"project": "ops"})).await;
     assert!(ok(&listed)["items"].as_array().unwrap().is_empty());
     assert_eq!(text(&listed), "There are no open to-dos.");
@@ -463,10 +462,8 @@ async fn the_stdio_bridge_serves_the_same_tools() {
     .await;
     let handle = ok(&asked).clone();
     let id = s(&handle, "decision_id").to_string();
-    let (status, _) = srv
-        .answer(s(&handle, "web_url"), json!({"value": "Pro"}))
+    srv.answer_ok(s(&handle, "web_url"), json!({"value": "Pro"}))
         .await;
-    assert_eq!(status, StatusCode::OK);
     let got = call(&client, "get_decision", json!({"decision_id": id})).await;
     assert_eq!(ok(&got)["outcome"], "Pro");
     assert_eq!(text(&got), r#"The user answered "Which plan?" with "Pro"."#);
@@ -488,10 +485,8 @@ async fn the_python_sdk_lists_asks_awaits_and_gets_the_answer() {
                 .unwrap_or_else(|_| panic!("not JSON from the script: {line}"));
             if step["step"] == "asked" {
                 // The person answers through the page while the script awaits.
-                let (status, _) = srv
-                    .answer(s(&step, "web_url"), json!({"value": "eu-west"}))
+                srv.answer_ok(s(&step, "web_url"), json!({"value": "eu-west"}))
                     .await;
-                assert_eq!(status, StatusCode::OK);
             }
             steps.push(step);
         }

@@ -1,7 +1,6 @@
 //! What the push channel sends: an encrypted, VAPID-signed push, the closing one, and what
 //! the push service's answer means.
 
-use reqwest::StatusCode;
 use sayso::courier::{Courier, Delivering, Delivery};
 use sayso::domain::inbox::InboxChannels;
 use sayso::notify::push::{PushNotice, PushOutcome, WebPushChannel};
@@ -73,13 +72,11 @@ async fn a_resolved_decision_closes_the_notification_with_the_same_tag() {
     let mut push = PushService::start().await;
     let browser = Browser::new();
     let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;
-    let (status, _) = srv
-        .answer(
-            s(&h, "web_url"),
-            json!({"action": "answer", "value": "yes"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK);
+    srv.answer_ok(
+        s(&h, "web_url"),
+        json!({"action": "answer", "value": "yes"}),
+    )
+    .await;
     let d = decision(&srv, s(&h, "decision_id")).await;
     let channel = WebPushChannel::new(SUBJECT.into(), true);
 

@@ -64,10 +64,8 @@ async fn a_subscription_from_the_feed_gets_every_new_decision() {
     );
     assert_eq!(payload["url"], s(&h, "web_url"));
 
-    let (status, _) = srv
-        .answer(s(&h, "web_url"), json!({"action": "answer", "value": "no"}))
+    srv.answer_ok(s(&h, "web_url"), json!({"action": "answer", "value": "no"}))
         .await;
-    assert_eq!(status, StatusCode::OK);
     let d = decision(&srv, s(&h, "decision_id")).await;
     let out = deliver(&srv, &channel, &d, "resolved").await;
     assert!(matches!(out, Delivery::Sent(_)), "{out:?}");

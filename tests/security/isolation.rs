@@ -181,8 +181,8 @@ async fn another_inboxs_key_finds_nothing(db: &Db) {
         .send()
         .await
         .unwrap();
-    let (status, _) = srv.answer(s(&h, "web_url"), json!({"value": "yes"})).await;
-    assert_eq!(status, StatusCode::OK);
+    srv.answer_ok(s(&h, "web_url"), json!({"value": "yes"}))
+        .await;
     let mut seen_by_owner = String::new();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while !seen_by_owner.contains(&id) {

@@ -12,7 +12,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use crate::common;
-use crate::common::server::{TestServer, s, send};
+use crate::common::server::{TestServer, fresh_server, s, send};
 use crate::support::{BIN, Db, PNG, Piped, hex, token_of};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -205,8 +205,7 @@ async fn no_secret_is_stored(pg: bool) {
         (&links[1], json!({"action": "decline"})),
         (&links[4], json!({"action": "done"})),
     ] {
-        let (status, body) = srv.answer(link, answer).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
+        srv.answer_ok(link, answer).await;
     }
     let (status, body) = send(
         srv.client
@@ -296,8 +295,7 @@ async fn no_secret_is_stored(pg: bool) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sqlite_database_and_its_wal_are_readable_by_their_owner_only() {
     use std::os::unix::fs::PermissionsExt;
-    let db = common::db::fresh_sqlite_url();
-    let srv = common::server::TestServer::start(&db.url).await;
+    let (db, srv) = fresh_server().await;
     srv.create(serde_json::json!({"question": "Private?", "kind": "bool", "notify": "none"}))
         .await;
     for suffix in ["", "-wal", "-shm"] {

@@ -13,7 +13,7 @@ use tokio::process::{Child, Command};
 
 use crate::common::db::fresh_sqlite_url;
 use crate::common::receiver::{Receiver, Reply};
-use crate::common::server::{TestServer, send};
+use crate::common::server::{TestServer, fresh_server, send};
 use crate::run::{Dir, claude_input, finish, hook_command, start};
 use sayso::domain::PersonChannel;
 
@@ -192,8 +192,7 @@ fn assert_reveals_none(seen: &[(String, String)], tokens: &[String]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agents_key_neither_learns_nor_uses_the_answer_to_its_approval() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (db, srv) = fresh_server().await;
     let dir = Dir::new();
     let hook = start_hook(&dir, &srv, "s-1", "rm -rf ~/", 60).await;
     let d = srv.pending_asking("rm -rf ~/").await;
@@ -316,10 +315,8 @@ async fn a_webhook_of_an_approval_carries_no_answer_capability() {
     let id = h["decision_id"].as_str().unwrap();
     let tokens = approval_tokens(&srv, id).await;
     assert_reveals_none(&[("create".into(), h.to_string())], &tokens);
-    let (status, _) = srv
-        .answer(h["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
+    srv.answer_ok(h["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
         .await;
-    assert_eq!(status, 200);
     let deadline = Instant::now() + Duration::from_secs(20);
     while hooked.requests().is_empty() {
         assert!(Instant::now() < deadline, "no webhook");
@@ -332,8 +329,7 @@ async fn a_webhook_of_an_approval_carries_no_answer_capability() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_planted_session_allowance_lets_nothing_through() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let dir = Dir::new();
     let session = "s-planted";
 
@@ -406,13 +402,11 @@ async fn a_planted_session_allowance_lets_nothing_through() {
     approval["approval"]["session_id"] = json!("s-person");
     approval["metadata"]["hook"]["session_id"] = json!("s-person");
     let allowed = srv.create(approval).await;
-    let (status, body) = srv
-        .answer(
-            allowed["web_url"].as_str().unwrap(),
-            json!({"value": "Allow for this session"}),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
+    srv.answer_ok(
+        allowed["web_url"].as_str().unwrap(),
+        json!({"value": "Allow for this session"}),
+    )
+    .await;
     let hook = start_hook(&dir, &srv, "s-person", "ls", 5).await;
     let (out, _) = finish_hook(hook).await;
     assert_eq!(permission(&out), "allow", "{out}");
@@ -461,8 +455,7 @@ async fn the_person_allows_in_one_tap_from_the_feed_on_a_phone() {
     let Some(b) = crate::common::browser::Browser::start().await else {
         return;
     };
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let dir = Dir::new();
     let hook = start_hook(&dir, &srv, "s-phone", "make deploy", 60).await;
     let d = srv.pending_asking("make deploy").await;
