@@ -6,7 +6,7 @@ mod common;
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
-use common::cli::{BIN, output, sayso, stderr, stdout_json};
+use common::cli::{BIN, output, output_with_input, stderr, stdout_json};
 use common::process::{drain, listening_address, serve_command, stderr_lines};
 use common::server::{TestServer, fresh_server, s};
 use serde_json::{Value, json};
@@ -16,8 +16,7 @@ use tokio::task::JoinHandle;
 
 /// `sayso ARGS` against `base` with `key` (no key when `None`), as a script would run it.
 fn client(base: &str, key: Option<&str>, args: &[&str]) -> Command {
-    let mut cmd = sayso(args);
-    cmd.env("SAYSO_URL", base);
+    let mut cmd = common::cli::client(base, key, args);
     // A shell without job control starts its background commands with SIGINT ignored, and
     // the client would inherit that; what it does on SIGINT itself is what is tested here.
     // SAFETY: only an async-signal-safe call between fork and exec.
@@ -28,9 +27,6 @@ fn client(base: &str, key: Option<&str>, args: &[&str]) -> Command {
                 .map(drop)
                 .map_err(std::io::Error::from)
         });
-    }
-    if let Some(key) = key {
-        cmd.env("SAYSO_KEY", key);
     }
     cmd
 }
@@ -477,11 +473,7 @@ async fn start_server_process(database_url: &str, listen: &str) -> (Child, Optio
 async fn wait_survives_a_server_restart_in_the_middle() {
     common::server::init_tls();
     let db = common::db::fresh_sqlite_url();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::port::free_port();
     let listen = format!("127.0.0.1:{port}");
     let base = format!("http://{listen}");
     let (mut first, key) = start_server_process(&db.url, &listen).await;
@@ -604,21 +596,9 @@ async fn a_503_or_a_lost_answer_from_a_proxy_is_retried_and_asks_only_once() {
 async fn verify(base: &str, file: &str, text: Option<&str>, flags: &[&str]) -> Output {
     let mut args = vec!["verify", file];
     args.extend_from_slice(flags);
-    let mut child = client(base, None, &args)
-        .env_remove("SAYSO_RECEIPT_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sayso runs");
-    let mut stdin = child.stdin.take().unwrap();
-    if let Some(text) = text {
-        tokio::io::AsyncWriteExt::write_all(&mut stdin, text.as_bytes())
-            .await
-            .unwrap();
-    }
-    drop(stdin);
-    child.wait_with_output().await.unwrap()
+    let mut cmd = client(base, None, &args);
+    cmd.env_remove("SAYSO_RECEIPT_KEY");
+    output_with_input(cmd, text.unwrap_or_default()).await
 }
 
 /// `sayso receipts` exports the inbox's chain and `sayso verify` checks it offline: a good

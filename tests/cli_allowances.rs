@@ -3,12 +3,11 @@
 
 mod common;
 
-use std::process::{Output, Stdio};
+use std::process::Output;
 
-use common::cli::{BIN, agent, output, stdout};
+use common::cli::{agent, output, output_with_input, stdout};
 use common::server::{TestServer, fresh_server, s};
 use serde_json::{Value, json};
-use tokio::process::Command;
 
 async fn sayso(srv: &TestServer, args: &[&str]) -> Output {
     output(agent(srv, &[&["allowances"], args].concat())).await
@@ -96,23 +95,9 @@ async fn allowances_are_listed_and_revoked() {
 
 /// Runs `sayso` itself (not `allowances`) with `args`, `stdin` on its input.
 async fn sayso_cmd(srv: &TestServer, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .env("SAYSO_URL", &srv.base)
-        .env("SAYSO_KEY", &srv.key)
-        .env_remove("SAYSO_RECEIPT_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("sayso runs");
-    let mut input = child.stdin.take().unwrap();
-    tokio::io::AsyncWriteExt::write_all(&mut input, stdin.as_bytes())
-        .await
-        .unwrap();
-    drop(input);
-    child.wait_with_output().await.unwrap()
+    let mut cmd = agent(srv, args);
+    cmd.env_remove("SAYSO_RECEIPT_KEY");
+    output_with_input(cmd, stdin).await
 }
 
 /// The receipt of an Allow for a while signs the allowance it made, exactly as listed, and

@@ -8,35 +8,16 @@ mod common;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::cli::{BIN, output, sayso, stderr, stdout};
+use common::cli::{BIN, client, output, stderr, stdout};
+use common::port::free_port;
 use common::process::{listening_address, serve_command, stderr_lines};
 use common::server::{fresh_server, s};
 use serde_json::Value;
-use tokio::process::Command;
 
 const CLIENT_COMMANDS: [&str; 7] = ["ask", "get", "await", "cancel", "todo", "list", "mcp"];
 
-/// `sayso ARGS` against `base` with `key`, none of the test run's `SAYSO_*` settings.
-fn client(base: &str, key: Option<&str>, args: &[&str]) -> Command {
-    let mut cmd = sayso(args);
-    cmd.env("SAYSO_URL", base);
-    if let Some(key) = key {
-        cmd.env("SAYSO_KEY", key);
-    }
-    cmd
-}
-
 async fn run(base: &str, key: Option<&str>, args: &[&str]) -> Output {
     output(client(base, key, args)).await
-}
-
-/// A port nothing listens on (bound, then let go).
-fn closed_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[tokio::test]
@@ -187,7 +168,7 @@ async fn mistakes_are_named_by_the_flag_typed_and_nothing_is_sent() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_server_is_said_within_3_s_with_the_likely_mistake() {
     let (_db, srv) = fresh_server().await;
-    let closed = format!("http://127.0.0.1:{}", closed_port());
+    let closed = format!("http://127.0.0.1:{}", free_port());
     let https = srv.base.replace("http://", "https://");
     let cases: [(&str, &[&str], &str); 6] = [
         (

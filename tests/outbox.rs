@@ -12,7 +12,6 @@ use common::server::{TestServer, fresh_server, s};
 use common::smtp::SmtpSink;
 use hmac::{Hmac, Mac};
 use sayso::domain::outbox::{Purpose, Route};
-use sayso::service::ChannelChanges;
 use serde_json::{Value, json};
 use sha2::Sha256;
 use uuid::Uuid;
@@ -48,16 +47,7 @@ async fn an_email_decision_is_mailed_and_its_thread_gets_the_resolution() {
     };
     let db = common::db::fresh_sqlite_url();
     let srv = TestServer::start_notifying(&db.url, Some(&sink.url())).await;
-    srv.svc
-        .set_inbox_channels(
-            "default",
-            &ChannelChanges {
-                email: Some("person@example.com".into()),
-                ..ChannelChanges::default()
-            },
-        )
-        .await
-        .unwrap();
+    srv.mail_to("person@example.com").await;
     let h = srv
         .create(
             json!({"question": "Rotate the API keys tonight?", "kind": "bool", "notify": "email"}),
@@ -253,16 +243,7 @@ async fn a_due_reminder_re_sends_on_the_channels_that_reached_the_person() {
     };
     let db = common::db::fresh_sqlite_url();
     let srv = TestServer::start_notifying(&db.url, Some(&sink.url())).await;
-    srv.svc
-        .set_inbox_channels(
-            "default",
-            &ChannelChanges {
-                email: Some("person@example.com".into()),
-                ..ChannelChanges::default()
-            },
-        )
-        .await
-        .unwrap();
+    srv.mail_to("person@example.com").await;
     // Five minutes: too short for a scheduled reminder, so the one below is the only one.
     let h = srv
         .create(json!({"question": "Approve the budget?", "kind": "bool", "notify": "email", "ttl_minutes": 5}))

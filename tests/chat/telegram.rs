@@ -34,20 +34,16 @@ fn settings(api: &BotApiStandIn, webhook_secret: Option<&str>) -> ChatSettings {
 pub async fn start(url: &str, webhook_secret: Option<&str>) -> (TestServer, BotApiStandIn) {
     let api = BotApiStandIn::start().await;
     let srv = TestServer::start_chatting(url, settings(&api, webhook_secret)).await;
-    let inbox = srv.default_inbox().await.name;
     for (name, user) in [("ana", ANA), ("bo", BO)] {
         srv.add_person(name).await;
-        srv.svc
-            .set_person(
-                &inbox,
-                name,
-                &PersonSettings {
-                    telegram: Some(user.to_string()),
-                    ..PersonSettings::default()
-                },
-            )
-            .await
-            .unwrap();
+        srv.set_person(
+            name,
+            &PersonSettings {
+                telegram: Some(user.to_string()),
+                ..PersonSettings::default()
+            },
+        )
+        .await;
     }
     (srv, api)
 }
@@ -414,20 +410,16 @@ async fn an_escalation_asks_on_telegram_and_says_so_where_it_first_asked() {
         at(now - time::Duration::minutes(1)),
         at(now - time::Duration::minutes(2))
     );
-    let inbox = srv.default_inbox().await.name;
     srv.add_person("cy").await;
-    srv.svc
-        .set_person(
-            &inbox,
-            "cy",
-            &PersonSettings {
-                telegram: Some("1003".into()),
-                quiet: Some(quiet),
-                ..PersonSettings::default()
-            },
-        )
-        .await
-        .unwrap();
+    srv.set_person(
+        "cy",
+        &PersonSettings {
+            telegram: Some("1003".into()),
+            quiet: Some(quiet),
+            ..PersonSettings::default()
+        },
+    )
+    .await;
     let mut body = approval("make migrate", &["ana"], 1);
     body["escalate_after_s"] = json!(1);
     body["escalate_to"] = json!(["bo", "cy"]);
@@ -475,19 +467,15 @@ async fn an_escalation_asks_on_telegram_and_says_so_where_it_first_asked() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rule_of_three_shows_each_count() {
     let (_db, srv, api) = start_polling().await;
-    let inbox = srv.default_inbox().await.name;
     srv.add_person("cy").await;
-    srv.svc
-        .set_person(
-            &inbox,
-            "cy",
-            &PersonSettings {
-                telegram: Some("1003".into()),
-                ..PersonSettings::default()
-            },
-        )
-        .await
-        .unwrap();
+    srv.set_person(
+        "cy",
+        &PersonSettings {
+            telegram: Some("1003".into()),
+            ..PersonSettings::default()
+        },
+    )
+    .await;
     let d = id(&srv
         .create(approval("kubectl drain node-7", &["ana", "bo", "cy"], 3))
         .await);

@@ -10,6 +10,8 @@ pub mod first_run;
 pub mod forms;
 pub mod mcp_py;
 pub mod npm;
+pub mod outbox;
+pub mod port;
 pub mod process;
 pub mod python;
 pub mod receiver;

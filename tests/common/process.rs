@@ -70,6 +70,16 @@ pub fn drain<R: AsyncBufRead + Unpin + Send + 'static>(mut lines: Lines<R>) {
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
 }
 
+/// Starts `cmd` as a program the test talks with: its stdin and stdout piped (its stderr
+/// as `cmd` says), killed on drop. Panics, naming `what`, when it does not start.
+pub fn spawn_talking(cmd: &mut Command, what: &str) -> Child {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what} does not start: {e}"))
+}
+
 /// A running `sayso serve`.
 pub struct SaysoProcess {
     pub child: Child,

@@ -10,7 +10,7 @@ use sayso::config::default_public_url;
 use sayso::domain::PersonChannel;
 use sayso::http::{HttpSettings, RateLimit};
 use sayso::notify::NotifySettings;
-use sayso::service::{Service, ServiceSettings};
+use sayso::service::{ChannelChanges, PersonSettings, Service, ServiceSettings};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -378,16 +378,37 @@ impl TestServer {
     /// An ntfy stand-in the inbox `default` notifies, at its topic `phone`.
     pub async fn ntfy_phone(&self) -> crate::common::receiver::Receiver {
         let ntfy = crate::common::receiver::Receiver::ntfy().await;
-        let changes = sayso::service::ChannelChanges {
-            email: None,
+        self.set_channels(&ChannelChanges {
             ntfy_url: Some(format!("{}/phone", ntfy.base)),
-            ntfy_token: None,
-        };
+            ..ChannelChanges::default()
+        })
+        .await;
+        ntfy
+    }
+
+    /// Mails the notifications of the inbox `default` to `address`.
+    pub async fn mail_to(&self, address: &str) {
+        self.set_channels(&ChannelChanges {
+            email: Some(address.into()),
+            ..ChannelChanges::default()
+        })
+        .await;
+    }
+
+    /// Sets the channels of the inbox `default` as `changes` says.
+    pub async fn set_channels(&self, changes: &ChannelChanges) {
         self.svc
-            .set_inbox_channels("default", &changes)
+            .set_inbox_channels("default", changes)
             .await
             .unwrap();
-        ntfy
+    }
+
+    /// Sets the person `name` of the inbox `default` as `settings` says.
+    pub async fn set_person(&self, name: &str, settings: &PersonSettings) {
+        self.svc
+            .set_person("default", name, settings)
+            .await
+            .unwrap();
     }
 
     /// The person whose inbox `default` is.

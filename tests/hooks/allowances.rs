@@ -11,10 +11,7 @@ use uuid::Uuid;
 
 use crate::common::forms::{form, no_redirects};
 use crate::common::server::{TestServer, send};
-use crate::run::claude_input;
-use crate::run::{
-    Dir, Ended, finish, hook_command, pending_decision, run, run_answered, server, start,
-};
+use crate::run::{Ended, Project, finish, pending_decision, run, run_answered, server, start};
 
 /// A step-up rule for pushes, an ask rule of its own for deploys, two people for releases;
 /// everything else falls to the default (ask).
@@ -25,34 +22,8 @@ const POLICY: &str = r#"{"rules": [
      "approvers": ["ana", "ben"], "required": 2}
 ]}"#;
 
-struct Project {
-    dir: Dir,
-    cwd: String,
-}
-
+/// What these tests ask of a project besides its Bash calls.
 impl Project {
-    fn new() -> Project {
-        let dir = Dir::new();
-        dir.write(".sayso/policy.json", POLICY);
-        let cwd = dir.path().display().to_string();
-        Project { dir, cwd }
-    }
-
-    fn hook(&self, srv: &TestServer) -> tokio::process::Command {
-        let mut cmd = hook_command(
-            self.dir.path(),
-            &srv.base,
-            Some(&srv.key),
-            &["hook", "claude"],
-        );
-        cmd.env("SAYSO_HOOK_TIMEOUT_S", "60");
-        cmd
-    }
-
-    fn bash(&self, session: &str, command: &str) -> String {
-        claude_input("PreToolUse", &self.cwd, session, command)
-    }
-
     fn write(&self, session: &str) -> String {
         let mut v: Value = serde_json::from_str(&self.bash(session, "")).unwrap();
         v["tool_name"] = json!("Write");
@@ -124,7 +95,7 @@ async fn passes_standing(srv: &TestServer, p: &Project, input: &str) -> Ended {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_15_minute_allowance_lets_the_next_call_of_its_kind_through() {
     let (_db, srv) = server().await;
-    let p = Project::new();
+    let p = Project::with_policy(POLICY);
     p.allow_for(&srv, "ls -la", "15m").await;
 
     // Another command of the same tool, in another session of the same project.
@@ -164,7 +135,7 @@ async fn an_allowance_covers_no_other_tool_rule_passkey_or_people() {
     let (_db, srv) = server().await;
     let ana = srv.add_person("ana").await;
     srv.add_person("ben").await;
-    let p = Project::new();
+    let p = Project::with_policy(POLICY);
     p.allow_for(&srv, "ls -la", "60m").await;
 
     // Another tool.
@@ -205,7 +176,7 @@ async fn an_allowance_covers_no_other_tool_rule_passkey_or_people() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agents_key_cannot_plant_an_allowance() {
     let (_db, srv) = server().await;
-    let p = Project::new();
+    let p = Project::with_policy(POLICY);
     // The agent answers its own approval through the link every API response shows.
     let (child, started) = start(p.hook(&srv), &p.bash("sess-1", "ls")).await;
     let d = pending_decision(&srv).await;
@@ -232,7 +203,7 @@ async fn the_agents_key_cannot_plant_an_allowance() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revoked_allowance_lets_nothing_through() {
     let (_db, srv) = server().await;
-    let p = Project::new();
+    let p = Project::with_policy(POLICY);
     p.allow_for(&srv, "ls -la", "15m").await;
     passes_standing(&srv, &p, &p.bash("sess-1", "pwd")).await;
     let (status, body) = send(srv.req(Method::DELETE, "/v1/allowances")).await;
@@ -244,7 +215,7 @@ async fn a_revoked_allowance_lets_nothing_through() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ended_allowance_lets_nothing_through() {
     let (_db, srv) = server().await;
-    let p = Project::new();
+    let p = Project::with_policy(POLICY);
     let d = p.allow_for(&srv, "ls -la", "15m").await;
     // Made short: the allowance the person gave, ending two seconds from now (the store
     // keeps the first one made from a decision, so it is replaced by revoking it first).
@@ -271,7 +242,7 @@ async fn an_ended_allowance_lets_nothing_through() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_feed_shows_what_stands_until_when_and_revokes_it() {
     let (_db, srv) = server().await;
-    let p = Project::new();
+    let p = Project::with_policy(POLICY);
     let feed = srv.feed_url().await;
     let (resp, cookie) = crate::common::server::open_feed(&feed).await;
     let cookie = cookie.expect("the feed link binds the browser");
@@ -345,7 +316,7 @@ async fn on_a_phone_deny_stays_beside_allow_and_15_min_is_one_tap() {
         return;
     };
     let (_db, srv) = server().await;
-    let p = Project::new();
+    let p = Project::with_policy(POLICY);
     let (child, started) = start(
         p.hook(&srv),
         &p.bash("phone-1", "npm test -- --watch=false"),

@@ -13,7 +13,6 @@ use crate::common::smtp::SmtpSink;
 use crate::run::claude_input;
 use crate::run::{Dir, claude_call, finish, hook_command, pending_decision, start};
 use sayso::domain::PersonChannel;
-use sayso::service::ChannelChanges;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ntfy_deny_button_answers_the_hook() {
@@ -101,17 +100,7 @@ async fn the_approval_mail_links_lead_to_a_page_that_confirms() {
     };
     let db = fresh_sqlite_url();
     let srv = TestServer::start_notifying(&db.url, Some(&smtp.url())).await;
-    srv.svc
-        .set_inbox_channels(
-            "default",
-            &ChannelChanges {
-                email: Some("me@example.com".into()),
-                ntfy_url: None,
-                ntfy_token: None,
-            },
-        )
-        .await
-        .unwrap();
+    srv.mail_to("me@example.com").await;
     let (_dir, mut cmd, input) = claude_call(&srv, "PreToolUse", "s-m", "make release");
     cmd.env("SAYSO_HOOK_NOTIFY", "email");
     let (child, started) = start(cmd, &input).await;
@@ -161,7 +150,7 @@ pub async fn push_notice_for(
 ) -> (sayso::notify::push::PushNotice, String) {
     use sayso::courier::Delivering;
     use sayso::domain::inbox::InboxChannels;
-    use sayso::domain::outbox::{MessageStatus, OutboxMessage, Purpose, Route};
+    use sayso::domain::outbox::{Purpose, Route};
     use sayso::notify::push::PushNotice;
     use time::OffsetDateTime;
     use uuid::Uuid;
@@ -178,19 +167,7 @@ pub async fn push_notice_for(
         .unwrap()
         .unwrap();
     let now = OffsetDateTime::now_utc();
-    let msg = OutboxMessage {
-        id: Uuid::now_v7(),
-        decision_id: d.id,
-        route: Route::Push,
-        purpose: Purpose::Ask,
-        payload: json!({}),
-        status: MessageStatus::Pending,
-        attempts: 1,
-        created_at: now,
-        give_up_at: d.expires_at,
-        last_error: None,
-        person: None,
-    };
+    let msg = crate::common::outbox::first_try(d.id, Route::Push, Purpose::Ask, now, d.expires_at);
     // What the worker hands the push channel: the approval's push link.
     let person = srv.svc.store().person(d.inbox_id).await.unwrap().unwrap();
     let web_url = srv.svc.person_url(&d, PersonChannel::Push, person.id);

@@ -72,6 +72,38 @@ pub fn hook_command(home: &Path, base: &str, key: Option<&str>, args: &[&str]) -
     cmd
 }
 
+/// A project folder with its `.sayso/policy.json`, and Claude Code's hook run in it.
+pub struct Project {
+    pub dir: Dir,
+    pub cwd: String,
+}
+
+impl Project {
+    pub fn with_policy(policy: &str) -> Project {
+        let dir = Dir::new();
+        dir.write(".sayso/policy.json", policy);
+        let cwd = dir.path().display().to_string();
+        Project { dir, cwd }
+    }
+
+    /// `sayso hook claude` here against `srv`, waiting up to a minute for the person.
+    pub fn hook(&self, srv: &TestServer) -> Command {
+        let mut cmd = hook_command(
+            self.dir.path(),
+            &srv.base,
+            Some(&srv.key),
+            &["hook", "claude"],
+        );
+        cmd.env("SAYSO_HOOK_TIMEOUT_S", "60");
+        cmd
+    }
+
+    /// Claude Code's input for the Bash `command` of `session`, here.
+    pub fn bash(&self, session: &str, command: &str) -> String {
+        claude_input("PreToolUse", &self.cwd, session, command)
+    }
+}
+
 /// Claude Code's documented `PreToolUse` / `PermissionRequest` input.
 pub fn claude_input(event: &str, cwd: &str, session: &str, command: &str) -> String {
     json!({

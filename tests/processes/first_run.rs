@@ -9,7 +9,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use crate::common;
-use crate::common::process::{listening_address, serve_command, stderr_lines};
+use crate::common::process::{listening_address, serve_command, spawn_talking, stderr_lines};
 use crate::replica::{BIN, sayso, start_replica_with};
 
 /// The half blocks a QR code is drawn with.
@@ -115,21 +115,19 @@ async fn on_a_terminal_the_first_run_asks_the_name_and_shows_the_link_as_a_qr_co
     let state = common::first_run::StateDir::new();
     let (name, dir) = state.env();
     // `script` runs sayso on a pseudo-terminal of its own: stdin and stdout are a terminal.
-    let mut child = Command::new("script")
-        .args(["-qfec", BIN, "/dev/null"])
-        .env(name, dir)
-        .env("SAYSO_DATABASE_URL", &db.url)
-        .env("SAYSO_LISTEN", "127.0.0.1:0")
-        .env("SAYSO_PUBLIC_URL", "http://192.0.2.10:8080")
-        .env("SAYSO_LOG", "warn")
-        .env("USER", "ana")
-        .env_remove("CI")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("script starts");
+    let mut child = spawn_talking(
+        Command::new("script")
+            .args(["-qfec", BIN, "/dev/null"])
+            .env(name, dir)
+            .env("SAYSO_DATABASE_URL", &db.url)
+            .env("SAYSO_LISTEN", "127.0.0.1:0")
+            .env("SAYSO_PUBLIC_URL", "http://192.0.2.10:8080")
+            .env("SAYSO_LOG", "warn")
+            .env("USER", "ana")
+            .env_remove("CI")
+            .stderr(Stdio::null()),
+        "script",
+    );
     let mut stdin = child.stdin.take().unwrap();
     let mut out = child.stdout.take().unwrap();
     let mut screen = String::new();

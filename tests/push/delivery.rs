@@ -8,13 +8,14 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 
 use crate::browser::Browser;
+use crate::common::server::fresh_server;
 use crate::common::server::s;
 use crate::push_service::{PushService, check_vapid, header};
-use crate::support::{SUBJECT, decision, message, notice, start};
+use crate::support::{SUBJECT, decision, message, notice};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_decrypts_for_the_browser_and_carries_a_valid_vapid_token() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let mut push = PushService::start().await;
     let browser = Browser::new();
     let h = srv
@@ -68,7 +69,7 @@ async fn a_push_decrypts_for_the_browser_and_carries_a_valid_vapid_token() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resolved_decision_closes_the_notification_with_the_same_tag() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let mut push = PushService::start().await;
     let browser = Browser::new();
     let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;
@@ -124,7 +125,7 @@ async fn a_resolved_decision_closes_the_notification_with_the_same_tag() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_push_services_answer_decides_gone_retry_or_refused() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let mut push = PushService::start().await;
     let browser = Browser::new();
     let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;

@@ -457,19 +457,17 @@ async fn the_first_run_prints_its_secrets_on_a_terminal() {
     let state = common::first_run::StateDir::new();
     let db_url = format!("sqlite://{}", state.path().join("sayso.db").display());
     // `script` runs the server with a pseudo-terminal as its stdout.
-    let mut child = tokio::process::Command::new("script")
-        .args(["-q", "-e", "-c"])
-        .arg(format!("{BIN} serve"))
-        .arg("/dev/null")
-        .env("SAYSO_DATABASE_URL", &db_url)
-        .env("SAYSO_LISTEN", "127.0.0.1:0")
-        .env_remove("SAYSO_STATE_DIR")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("script(1) runs (util-linux)");
+    let mut child = crate::common::process::spawn_talking(
+        tokio::process::Command::new("script")
+            .args(["-q", "-e", "-c"])
+            .arg(format!("{BIN} serve"))
+            .arg("/dev/null")
+            .env("SAYSO_DATABASE_URL", &db_url)
+            .env("SAYSO_LISTEN", "127.0.0.1:0")
+            .env_remove("SAYSO_STATE_DIR")
+            .stderr(std::process::Stdio::null()),
+        "script(1) (util-linux)",
+    );
     let mut out = child.stdout.take().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut seen = Vec::new();
