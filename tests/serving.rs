@@ -4,7 +4,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::server::{TestServer, fresh_server, s, send};
+use common::server::{fresh_server, fresh_server_with, s, send};
 use reqwest::{Method, StatusCode};
 use sayso::app::ServeLimits;
 use serde_json::json;
@@ -35,13 +35,12 @@ async fn graceful_shutdown_answers_parked_awaits() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_sends_half_a_header_is_disconnected() {
-    let db = common::db::fresh_sqlite_url();
     let limits = ServeLimits {
         header_read_timeout: Duration::from_secs(1),
         ..ServeLimits::default()
     };
-    let srv = TestServer::start_with(&db.url, limits).await;
-    let addr = srv.base.trim_start_matches("http://").to_string();
+    let (_db, srv) = fresh_server_with(limits).await;
+    let addr = srv.addr();
     let mut slow = TcpStream::connect(&addr).await.unwrap();
     slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
         .await
@@ -122,13 +121,12 @@ async fn the_answer_page_shows_without_deciding() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_past_the_limit_is_told_which_limit() {
-    let db = common::db::fresh_sqlite_url();
     let limits = ServeLimits {
         max_connections: 2,
         ..ServeLimits::default()
     };
-    let srv = TestServer::start_with(&db.url, limits).await;
-    let addr = srv.base.trim_start_matches("http://").to_string();
+    let (_db, srv) = fresh_server_with(limits).await;
+    let addr = srv.addr();
     // Two connections with a request open hold both places (idle ones would make way): each
     // has sent half of a create's body.
     let half = format!(

@@ -8,6 +8,7 @@ pub mod db;
 pub mod faulty_proxy;
 pub mod first_run;
 pub mod forms;
+pub mod mcp;
 pub mod mcp_py;
 pub mod npm;
 pub mod outbox;

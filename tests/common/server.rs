@@ -33,6 +33,24 @@ pub async fn fresh_server() -> (crate::common::db::SqliteTestDb, TestServer) {
     (db, srv)
 }
 
+/// A server on a fresh SQLite database that serves with `limits`, which lives as long as
+/// the first of the pair.
+pub async fn fresh_server_with(
+    limits: ServeLimits,
+) -> (crate::common::db::SqliteTestDb, TestServer) {
+    let db = crate::common::db::fresh_sqlite_url();
+    let srv = TestServer::start_with(&db.url, limits).await;
+    (db, srv)
+}
+
+/// `TestServer::start_notifying` without email on a fresh SQLite database, which lives as
+/// long as the first of the pair.
+pub async fn fresh_notifying_server() -> (crate::common::db::SqliteTestDb, TestServer) {
+    let db = crate::common::db::fresh_sqlite_url();
+    let srv = TestServer::start_notifying(&db.url, None).await;
+    (db, srv)
+}
+
 /// Installs the TLS provider reqwest needs (the build carries only ring).
 pub fn init_tls() {
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -77,6 +95,19 @@ impl Default for Setup {
             every_interface: None,
             budget: (3, Duration::from_secs(60)),
             chats: Default::default(),
+        }
+    }
+}
+
+impl Setup {
+    /// `start_chatting`'s: notifying without email, with no rate limit and no budget.
+    fn chatting(chats: sayso::chat::ChatSettings) -> Setup {
+        Setup {
+            notify: Some(None),
+            rate_limit: RateLimit::OFF,
+            budget: (0, Duration::from_secs(60)),
+            chats,
+            ..Setup::default()
         }
     }
 }
@@ -208,14 +239,7 @@ impl TestServer {
         database_url: &str,
         chats: sayso::chat::ChatSettings,
     ) -> TestServer {
-        let setup = Setup {
-            notify: Some(None),
-            rate_limit: RateLimit::OFF,
-            budget: (0, Duration::from_secs(60)),
-            chats,
-            ..Setup::default()
-        };
-        Self::start_full(database_url, setup).await
+        Self::start_full(database_url, Setup::chatting(chats)).await
     }
 
     /// `start_chatting` that sends mail through `smtp_url` too: every channel a person has.
@@ -226,10 +250,7 @@ impl TestServer {
     ) -> TestServer {
         let setup = Setup {
             notify: Some(Some(smtp_url.to_string())),
-            rate_limit: RateLimit::OFF,
-            budget: (0, Duration::from_secs(60)),
-            chats,
-            ..Setup::default()
+            ..Setup::chatting(chats)
         };
         Self::start_full(database_url, setup).await
     }
@@ -241,12 +262,8 @@ impl TestServer {
         chats: sayso::chat::ChatSettings,
     ) -> TestServer {
         let setup = Setup {
-            notify: Some(None),
-            rate_limit: RateLimit::OFF,
-            budget: (0, Duration::from_secs(60)),
             key: Some(key.to_string()),
-            chats,
-            ..Setup::default()
+            ..Setup::chatting(chats)
         };
         Self::start_full(database_url, setup).await
     }
@@ -446,6 +463,11 @@ impl TestServer {
     pub async fn other_inbox_key(&self, name: &str) -> String {
         self.svc.create_inbox(name, None).await.unwrap();
         self.svc.create_api_key(name).await.unwrap()
+    }
+
+    /// `HOST:PORT`, for the tests that speak to the server over a bare TCP stream.
+    pub fn addr(&self) -> String {
+        self.base.trim_start_matches("http://").to_string()
     }
 
     pub fn url(&self, path: &str) -> String {

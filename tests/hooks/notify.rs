@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::common::db::fresh_sqlite_url;
 use crate::common::forms::page_form;
-use crate::common::server::TestServer;
+use crate::common::server::{TestServer, fresh_notifying_server};
 use crate::common::smtp::SmtpSink;
 use crate::run::claude_input;
 use crate::run::{Dir, claude_call, finish, hook_command, pending_decision, start};
@@ -16,24 +16,14 @@ use sayso::domain::PersonChannel;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ntfy_deny_button_answers_the_hook() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start_notifying(&db.url, None).await;
+    let (_db, srv) = fresh_notifying_server().await;
     let ntfy = srv.ntfy_phone().await;
     let (_dir, cmd, input) = claude_call(&srv, "PreToolUse", "s-n", "git push --force");
     let (child, started) = start(cmd, &input).await;
     let d = pending_decision(&srv).await;
     let web_url = d["web_url"].as_str().unwrap();
 
-    let published = tokio::time::timeout(Duration::from_secs(20), async {
-        loop {
-            if let Some(r) = ntfy.requests().first() {
-                return r.json();
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .expect("ntfy was told");
+    let published = ntfy.first_json(Duration::from_secs(20)).await;
     assert_eq!(
         crate::common::question_and_expiry(&published["message"]).0,
         "Claude Code wants to run a Bash command:\ngit push --force\n\
@@ -220,8 +210,7 @@ async fn the_web_push_of_an_approval_carries_its_two_buttons() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_of_one_sessions_approvals_rings_once() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start_notifying(&db.url, None).await;
+    let (_db, srv) = fresh_notifying_server().await;
     let ntfy = srv.ntfy_phone().await;
     let dir = Dir::new();
     let cwd = dir.path().display().to_string();

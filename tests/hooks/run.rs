@@ -72,6 +72,19 @@ pub fn hook_command(home: &Path, base: &str, key: Option<&str>, args: &[&str]) -
     cmd
 }
 
+/// `sayso hook claude --explain` run in `dir` with the policy file `policy`: what the hook
+/// would do, with no server to ask.
+pub fn explain_command(dir: &Dir, policy: &Path) -> Command {
+    let mut cmd = hook_command(
+        dir.path(),
+        "http://127.0.0.1:9",
+        None,
+        &["hook", "claude", "--explain"],
+    );
+    cmd.env("SAYSO_HOOK_POLICY", policy);
+    cmd
+}
+
 /// A project folder with its `.sayso/policy.json`, and Claude Code's hook run in it.
 pub struct Project {
     pub dir: Dir,

@@ -10,26 +10,15 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::db::SqliteTestDb;
+use common::mcp::{Client, call, connect_with};
 use common::mcp_py::{mcp_script, talked};
 use common::server::{TestServer, fresh_server, s, send};
 use reqwest::{Method, StatusCode};
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest};
 use rmcp::service::PeerRequestOptions;
-use rmcp::service::RunningService;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-
-type Client = RunningService<RoleClient, ()>;
-
-/// rmcp's client on the server's `/mcp` with `key`.
-async fn connect_with(srv: &TestServer, key: &str) -> Result<Client, String> {
-    let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(srv.url("/mcp")).auth_header(key),
-    );
-    ().serve(transport).await.map_err(|e| e.to_string())
-}
 
 async fn connect(srv: &TestServer) -> Client {
     connect_with(srv, &srv.key).await.expect("connected")
@@ -40,16 +29,6 @@ async fn connected() -> (SqliteTestDb, TestServer, Client) {
     let (db, srv) = fresh_server().await;
     let client = connect(&srv).await;
     (db, srv, client)
-}
-
-async fn call(client: &Client, name: &str, args: Value) -> CallToolResult {
-    let Value::Object(args) = args else {
-        panic!("arguments must be an object")
-    };
-    client
-        .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(args))
-        .await
-        .unwrap_or_else(|e| panic!("{name} failed: {e}"))
 }
 
 /// The text content of a result, joined.

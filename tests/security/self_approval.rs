@@ -11,9 +11,8 @@ use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
-use crate::common::db::fresh_sqlite_url;
 use crate::common::receiver::{Receiver, Reply};
-use crate::common::server::{TestServer, fresh_server, send};
+use crate::common::server::{TestServer, fresh_notifying_server, fresh_server, send};
 use crate::run::{Dir, claude_input, finish, hook_command, start};
 use sayso::domain::PersonChannel;
 
@@ -300,8 +299,7 @@ async fn an_agents_key_neither_learns_nor_uses_the_answer_to_its_approval() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_webhook_of_an_approval_carries_no_answer_capability() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start_notifying(&db.url, None).await;
+    let (_db, srv) = fresh_notifying_server().await;
     let hooked = Receiver::start(Reply::Text).await;
     let h = srv
         .create(json!({
@@ -414,20 +412,12 @@ async fn a_planted_session_allowance_lets_nothing_through() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_person_allows_in_one_tap_from_an_ntfy_button() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start_notifying(&db.url, None).await;
+    let (_db, srv) = fresh_notifying_server().await;
     let ntfy = srv.ntfy_phone().await;
     let dir = Dir::new();
     let hook = start_hook(&dir, &srv, "s-ntfy", "make release", 60).await;
     let d = srv.pending_asking("make release").await;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let published = loop {
-        if let Some(r) = ntfy.requests().first() {
-            break r.json();
-        }
-        assert!(Instant::now() < deadline, "ntfy was not told");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let published = ntfy.first_json(Duration::from_secs(20)).await;
     let allow = &published["actions"][0];
     assert_eq!(allow["label"], "Allow");
     let url = allow["url"].as_str().unwrap();
