@@ -6,8 +6,9 @@ mod common;
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
-use common::cli::{BIN, output, sayso, stderr, stdout_json};
-use common::server::{TestServer, s};
+use common::cli::{BIN, output, output_with_input, stderr, stdout_json};
+use common::process::{drain, listening_address, serve_command, stderr_lines};
+use common::server::{TestServer, fresh_server, s};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -15,8 +16,7 @@ use tokio::task::JoinHandle;
 
 /// `sayso ARGS` against `base` with `key` (no key when `None`), as a script would run it.
 fn client(base: &str, key: Option<&str>, args: &[&str]) -> Command {
-    let mut cmd = sayso(args);
-    cmd.env("SAYSO_URL", base);
+    let mut cmd = common::cli::client(base, key, args);
     // A shell without job control starts its background commands with SIGINT ignored, and
     // the client would inherit that; what it does on SIGINT itself is what is tested here.
     // SAFETY: only an async-signal-safe call between fork and exec.
@@ -27,9 +27,6 @@ fn client(base: &str, key: Option<&str>, args: &[&str]) -> Command {
                 .map(drop)
                 .map_err(std::io::Error::from)
         });
-    }
-    if let Some(key) = key {
-        cmd.env("SAYSO_KEY", key);
     }
     cmd
 }
@@ -101,18 +98,11 @@ impl Waiting {
     }
 }
 
-async fn server() -> (common::db::SqliteTestDb, TestServer) {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
-    (db, srv)
-}
-
 /// Asks with `--wait`, answers through the link with `answer`, returns the client's result.
 async fn ask_and_answer(srv: &TestServer, args: &[&str], answer: Value) -> (i32, Value) {
     let w = start_waiting(&srv.base, &srv.key, args).await;
     let id = w.id.clone();
-    let (status, body) = srv.answer(&w.link, answer).await;
-    assert_eq!(status, 200, "{body}");
+    srv.answer_ok(&w.link, answer).await;
     let (code, out, err) = w.finish().await;
     assert_eq!(out["decision_id"], id.as_str(), "{err}");
     (code, out)
@@ -120,7 +110,7 @@ async fn ask_and_answer(srv: &TestServer, args: &[&str], answer: Value) -> (i32,
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn yes_exits_0_and_prints_the_outcome_as_json() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let (code, out) = ask_and_answer(
         &srv,
         &["ask", "Deploy?", "--kind", "bool", "--wait"],
@@ -141,7 +131,7 @@ async fn yes_exits_0_and_prints_the_outcome_as_json() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_exits_1() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let (code, out) = ask_and_answer(
         &srv,
         &["ask", "Deploy?", "--kind", "bool", "--wait"],
@@ -153,7 +143,7 @@ async fn no_exits_1() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answered_choice_exits_0_with_the_label() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let args = [
         "ask", "Which?", "--kind", "choose", "--option", "Red", "--option", "Blue", "--wait",
     ];
@@ -170,7 +160,7 @@ async fn an_answered_choice_exits_0_with_the_label() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_declined_question_exits_1() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let (code, out) = ask_and_answer(
         &srv,
         &["ask", "Name it", "--kind", "text", "--wait"],
@@ -185,7 +175,7 @@ async fn a_declined_question_exits_1() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_skipped_todo_exits_1_and_a_done_one_0() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let args = ["ask", "Rotate the keys", "--kind", "todo", "--wait"];
     let (code, out) = ask_and_answer(&srv, &args, json!({"action": "skip"})).await;
     assert_eq!((code, &out["outcome"]), (1, &json!("skipped")), "{out}");
@@ -195,7 +185,7 @@ async fn a_skipped_todo_exits_1_and_a_done_one_0() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_question_exits_2_even_with_a_default() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let plain = run(
         &srv,
         &["ask", "Quick?", "--kind", "bool", "--ttl", "10s", "--wait"],
@@ -236,7 +226,7 @@ async fn an_expired_question_exits_2_even_with_a_default() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_question_exits_2_and_cancel_prints_it() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let w = start_waiting(
         &srv.base,
         &srv.key,
@@ -258,7 +248,7 @@ async fn a_cancelled_question_exits_2_and_cancel_prints_it() {
 async fn an_interrupted_wait_withdraws_its_question_unless_told_to_keep_it() {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let signal = |child: &Child, sig: Signal| {
         kill(Pid::from_raw(child.id().unwrap() as i32), sig).unwrap();
     };
@@ -311,7 +301,7 @@ async fn an_interrupted_wait_withdraws_its_question_unless_told_to_keep_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_exits_3_naming_the_flags() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let out = run(
         &srv,
         &[
@@ -354,7 +344,7 @@ async fn bad_input_exits_3_naming_the_flags() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_key_or_a_bad_key_exits_3() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let out = client(
         &srv.base,
         None,
@@ -376,7 +366,7 @@ async fn no_key_or_a_bad_key_exits_3() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_without_wait_prints_the_link_on_its_own_line_or_the_handle_as_json() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let out = run(&srv, &["ask", "Deploy?", "--kind", "bool", "--ttl", "30m"]).await;
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = String::from_utf8(out.stdout).unwrap();
@@ -410,7 +400,7 @@ async fn ask_without_wait_prints_the_link_on_its_own_line_or_the_handle_as_json(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn todo_leaves_a_reminder_and_await_reads_its_end() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let out = run(
         &srv,
         &[
@@ -444,7 +434,7 @@ async fn todo_leaves_a_reminder_and_await_reads_its_end() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_idempotency_key_returns_the_first_decision() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let args = [
         "ask",
         "Deploy?",
@@ -466,33 +456,14 @@ async fn the_same_idempotency_key_returns_the_first_decision() {
 /// A `sayso serve` process on a fixed address and a SQLite file.
 async fn start_server_process(database_url: &str, listen: &str) -> (Child, Option<String>) {
     let state = common::first_run::StateDir::new();
-    let (name, dir) = state.env();
-    let mut child = Command::new(BIN)
+    let mut child = serve_command(BIN, &state, database_url, Some(listen))
         .arg("serve")
-        .env(name, dir)
-        .env("SAYSO_DATABASE_URL", database_url)
-        .env("SAYSO_LISTEN", listen)
-        .env("SAYSO_LOG_FORMAT", "json")
-        .env_remove("SAYSO_PUBLIC_URL")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
         .expect("sayso serve starts");
-    let mut err = BufReader::new(child.stderr.take().unwrap()).lines();
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = err.next_line().await.unwrap() {
-            if line.contains("sayso is listening") {
-                return;
-            }
-        }
-        panic!("sayso serve exited before listening");
-    })
-    .await
-    .expect("sayso serve listens within 30 s");
-    tokio::spawn(async move { while let Ok(Some(_)) = err.next_line().await {} });
-    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
-    tokio::spawn(async move { while let Ok(Some(_)) = out.next_line().await {} });
+    let mut err = stderr_lines(&mut child);
+    listening_address(&mut err, Duration::from_secs(30), |_, _| {}).await;
+    drain(err);
+    drain(BufReader::new(child.stdout.take().unwrap()).lines());
     // The first run writes its key before the server listens.
     let key = state.secrets().map(|s| s.key);
     (child, key)
@@ -502,11 +473,7 @@ async fn start_server_process(database_url: &str, listen: &str) -> (Child, Optio
 async fn wait_survives_a_server_restart_in_the_middle() {
     common::server::init_tls();
     let db = common::db::fresh_sqlite_url();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::port::free_port();
     let listen = format!("127.0.0.1:{port}");
     let base = format!("http://{listen}");
     let (mut first, key) = start_server_process(&db.url, &listen).await;
@@ -609,7 +576,7 @@ async fn flaky_proxy(upstream: String, unavailable: usize) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_503_or_a_lost_answer_from_a_proxy_is_retried_and_asks_only_once() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let proxy = flaky_proxy(srv.base.clone(), 3).await;
     let w = start_waiting(
         &proxy,
@@ -629,21 +596,9 @@ async fn a_503_or_a_lost_answer_from_a_proxy_is_retried_and_asks_only_once() {
 async fn verify(base: &str, file: &str, text: Option<&str>, flags: &[&str]) -> Output {
     let mut args = vec!["verify", file];
     args.extend_from_slice(flags);
-    let mut child = client(base, None, &args)
-        .env_remove("SAYSO_RECEIPT_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sayso runs");
-    let mut stdin = child.stdin.take().unwrap();
-    if let Some(text) = text {
-        tokio::io::AsyncWriteExt::write_all(&mut stdin, text.as_bytes())
-            .await
-            .unwrap();
-    }
-    drop(stdin);
-    child.wait_with_output().await.unwrap()
+    let mut cmd = client(base, None, &args);
+    cmd.env_remove("SAYSO_RECEIPT_KEY");
+    output_with_input(cmd, text.unwrap_or_default()).await
 }
 
 /// `sayso receipts` exports the inbox's chain and `sayso verify` checks it offline: a good
@@ -651,14 +606,13 @@ async fn verify(base: &str, file: &str, text: Option<&str>, flags: &[&str]) -> O
 /// are each named.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn receipts_are_exported_and_verified_offline() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let mut ids = Vec::new();
     for (i, yes) in [true, false, true].into_iter().enumerate() {
         let h = srv
             .create(json!({"question": format!("receipt {i}"), "kind": "bool"}))
             .await;
-        let (status, _) = srv.answer(s(&h, "web_url"), json!({"value": yes})).await;
-        assert_eq!(status, 200);
+        srv.answer_ok(s(&h, "web_url"), json!({"value": yes})).await;
         ids.push(s(&h, "decision_id").to_string());
     }
     let out = run(&srv, &["receipts", "--public-key"]).await;

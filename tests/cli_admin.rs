@@ -9,7 +9,7 @@ use std::process::Output;
 
 use common::cli::{BIN, output, stderr, stdout};
 use common::process::SaysoProcess;
-use common::server::TestServer;
+use common::server::fresh_server;
 
 /// `sayso ARGS` in `dir`, with `env` and none of the `SAYSO_*` settings of the test run.
 async fn sayso_in(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
@@ -173,8 +173,7 @@ async fn links_are_those_of_the_public_url_serve_recorded() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_recorded_public_url_a_link_is_refused_with_the_reason() {
     // A database whose server never recorded its URL (the in-process test server does not).
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (db, srv) = fresh_server().await;
     let dir = TempDir::new();
     let env = [("SAYSO_DATABASE_URL", db.url.as_str())];
     let out = sayso_in(&dir.0, &env, &["person", "add", "ana"]).await;

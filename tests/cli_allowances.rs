@@ -3,12 +3,11 @@
 
 mod common;
 
-use std::process::{Output, Stdio};
+use std::process::Output;
 
-use common::cli::{BIN, agent, output, stdout};
-use common::server::{TestServer, s};
+use common::cli::{agent, output, output_with_input, stdout};
+use common::server::{TestServer, fresh_server, s};
 use serde_json::{Value, json};
-use tokio::process::Command;
 
 async fn sayso(srv: &TestServer, args: &[&str]) -> Output {
     output(agent(srv, &[&["allowances"], args].concat())).await
@@ -24,20 +23,17 @@ async fn allowed(srv: &TestServer, tool: &str, allow_for: &str) -> Value {
                          "tool_input": {"command": "ls"}, "honours_allowances": true},
         }))
         .await;
-    let (status, body) = srv
-        .answer(
-            s(&h, "web_url"),
-            json!({"value": "Allow", "allow_for": allow_for}),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
+    srv.answer_ok(
+        s(&h, "web_url"),
+        json!({"value": "Allow", "allow_for": allow_for}),
+    )
+    .await;
     h
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allowances_are_listed_and_revoked() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let none = sayso(&srv, &[]).await;
     assert!(none.status.success(), "{none:?}");
     assert_eq!(stdout(&none), "");
@@ -99,38 +95,21 @@ async fn allowances_are_listed_and_revoked() {
 
 /// Runs `sayso` itself (not `allowances`) with `args`, `stdin` on its input.
 async fn sayso_cmd(srv: &TestServer, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .env("SAYSO_URL", &srv.base)
-        .env("SAYSO_KEY", &srv.key)
-        .env_remove("SAYSO_RECEIPT_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("sayso runs");
-    let mut input = child.stdin.take().unwrap();
-    tokio::io::AsyncWriteExt::write_all(&mut input, stdin.as_bytes())
-        .await
-        .unwrap();
-    drop(input);
-    child.wait_with_output().await.unwrap()
+    let mut cmd = agent(srv, args);
+    cmd.env_remove("SAYSO_RECEIPT_KEY");
+    output_with_input(cmd, stdin).await
 }
 
 /// The receipt of an Allow for a while signs the allowance it made, exactly as listed, and
 /// `sayso verify` checks it; changing its end, length or scope is named at its seq.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_allowance_is_signed_in_its_receipt_and_verified() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let plain = srv
         .create(json!({"question": "plain", "kind": "bool"}))
         .await;
-    let (status, _) = srv
-        .answer(s(&plain, "web_url"), json!({"value": true}))
+    srv.answer_ok(s(&plain, "web_url"), json!({"value": true}))
         .await;
-    assert_eq!(status, 200);
     let h = allowed(&srv, "Bash", "15m").await;
     let listed: Value =
         serde_json::from_str(stdout(&sayso(&srv, &["--json"]).await).trim()).unwrap();
@@ -187,8 +166,7 @@ async fn an_allowance_is_signed_in_its_receipt_and_verified() {
 /// table or JSON lines; `sayso allowances` counts them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_calls_an_allowance_let_through_are_listed_by_it() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     allowed(&srv, "Bash", "15m").await;
     let listed: Value =
         serde_json::from_str(stdout(&sayso(&srv, &["--json"]).await).trim()).unwrap();

@@ -7,19 +7,12 @@ mod common;
 use std::process::Output;
 
 use common::cli::{agent, output, stderr, stdout_json};
-use common::db::{SqliteTestDb, fresh_sqlite_url};
-use common::server::{TestServer, s, send};
+use common::server::{TestServer, fresh_server, s, send};
 use reqwest::{Method, StatusCode};
 use sayso::domain::PersonChannel;
 use sayso::domain::people::Person;
 use serde_json::{Value, json};
 use uuid::Uuid;
-
-async fn server() -> (SqliteTestDb, TestServer) {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
-    (db, srv)
-}
 
 /// `sayso ARGS` against the server with its key.
 async fn run(srv: &TestServer, args: &[&str]) -> Output {
@@ -41,7 +34,7 @@ async fn answer_as(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ask_for_one_approver_is_answered_by_them_alone() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     let ana = srv.add_person("ana").await;
     let ben = srv.add_person("ben").await;
     let out = run(
@@ -93,7 +86,7 @@ async fn an_ask_for_one_approver_is_answered_by_them_alone() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_people_flag_reaches_the_decision() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     for name in ["ana", "ben", "cy"] {
         srv.add_person(name).await;
     }
@@ -143,7 +136,7 @@ async fn every_people_flag_reaches_the_decision() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_count_or_a_name_that_cannot_work_is_refused_with_a_clear_error() {
-    let (_db, srv) = server().await;
+    let (_db, srv) = fresh_server().await;
     srv.add_person("ana").await;
     let refused = [
         (

@@ -8,35 +8,16 @@ mod common;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::cli::{BIN, output, sayso, stderr, stdout};
-use common::server::{TestServer, s};
+use common::cli::{BIN, client, output, stderr, stdout};
+use common::port::free_port;
+use common::process::{listening_address, serve_command, stderr_lines};
+use common::server::{fresh_server, s};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Command;
 
 const CLIENT_COMMANDS: [&str; 7] = ["ask", "get", "await", "cancel", "todo", "list", "mcp"];
 
-/// `sayso ARGS` against `base` with `key`, none of the test run's `SAYSO_*` settings.
-fn client(base: &str, key: Option<&str>, args: &[&str]) -> Command {
-    let mut cmd = sayso(args);
-    cmd.env("SAYSO_URL", base);
-    if let Some(key) = key {
-        cmd.env("SAYSO_KEY", key);
-    }
-    cmd
-}
-
 async fn run(base: &str, key: Option<&str>, args: &[&str]) -> Output {
     output(client(base, key, args)).await
-}
-
-/// A port nothing listens on (bound, then let go).
-fn closed_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[tokio::test]
@@ -103,8 +84,7 @@ async fn a_missing_key_names_the_flag_and_the_variable() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kind_defaults_to_yes_or_no_and_options_carry_descriptions() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let out = run(&srv.base, Some(&srv.key), &["ask", "Deploy?", "--json"]).await;
     assert!(out.status.success(), "{out:?}");
     let handle: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
@@ -142,8 +122,7 @@ async fn kind_defaults_to_yes_or_no_and_options_carry_descriptions() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mistakes_are_named_by_the_flag_typed_and_nothing_is_sent() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let ask = |args: &'static [&'static str]| run(&srv.base, Some(&srv.key), args);
     let out = ask(&["ask", "Which?", "--kind", "choose"]).await;
     assert_eq!(out.status.code(), Some(64), "{out:?}");
@@ -188,9 +167,8 @@ async fn mistakes_are_named_by_the_flag_typed_and_nothing_is_sent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_server_is_said_within_3_s_with_the_likely_mistake() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
-    let closed = format!("http://127.0.0.1:{}", closed_port());
+    let (_db, srv) = fresh_server().await;
+    let closed = format!("http://127.0.0.1:{}", free_port());
     let https = srv.base.replace("http://", "https://");
     let cases: [(&str, &[&str], &str); 6] = [
         (
@@ -229,8 +207,7 @@ async fn an_unreachable_server_is_said_within_3_s_with_the_likely_mistake() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_persons_link_given_as_sayso_url_is_named_and_never_echoed() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let feed = srv.feed_url().await;
     let handle = srv
         .create(serde_json::json!({"question": "Deploy?", "kind": "bool"}))
@@ -294,8 +271,7 @@ async fn a_mistyped_command_line_exits_64_and_a_hooks_keeps_its_harnesss_code() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_that_cannot_be_read_is_3_and_one_that_is_not_json_is_64() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let dir = std::env::temp_dir().join(format!("sayso-cli-flags-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let not_json = dir.join("form.json");
@@ -321,32 +297,17 @@ async fn a_file_that_cannot_be_read_is_3_and_one_that_is_not_json_is_64() {
 async fn serves(args: &[&str]) -> String {
     let db = common::db::fresh_sqlite_url();
     let state = common::first_run::StateDir::new();
-    let (name, dir) = state.env();
-    let mut child = Command::new(BIN)
+    let mut child = serve_command(BIN, &state, &db.url, None)
         .args(args)
-        .env("SAYSO_DATABASE_URL", &db.url)
-        .env(name, dir)
-        .env("SAYSO_LOG_FORMAT", "json")
-        .env_remove("SAYSO_LISTEN")
-        .env_remove("SAYSO_PUBLIC_URL")
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
         .expect("sayso starts");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let address = tokio::time::timeout(Duration::from_secs(60), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Ok(v) = serde_json::from_str::<Value>(&line)
-                && v["fields"]["message"] == "sayso is listening"
-            {
-                return v["fields"]["address"].as_str().unwrap().to_string();
-            }
-        }
-        panic!("sayso {args:?} exited before listening");
-    })
-    .await
-    .expect("it listens within 60 s");
+    let address = listening_address(
+        &mut stderr_lines(&mut child),
+        Duration::from_secs(60),
+        |_, _| {},
+    )
+    .await;
     let _ = child.kill().await;
     address
 }

@@ -6,7 +6,7 @@ mod common;
 use std::process::Output;
 
 use common::cli::{agent, output, stdout};
-use common::server::{TestServer, s};
+use common::server::{TestServer, fresh_server, s};
 use serde_json::{Value, json};
 use time::format_description::well_known::Rfc3339;
 
@@ -18,8 +18,7 @@ async fn list(srv: &TestServer, args: &[&str]) -> Output {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_shows_a_table_and_json_lines_filtered_by_status() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let empty = list(&srv, &["--status", "pending"]).await;
     assert!(empty.status.success(), "{empty:?}");
     assert_eq!(stdout(&empty), "");
@@ -93,8 +92,7 @@ async fn list_shows_a_table_and_json_lines_filtered_by_status() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_pages_through_everything() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     // More than one page of the API's largest (200).
     let mut made = Vec::new();
     for i in 0..230 {

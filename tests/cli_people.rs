@@ -6,14 +6,8 @@ mod common;
 use std::process::Output;
 
 use common::cli::{output, stderr, stdout};
-use common::server::TestServer;
+use common::server::{TestServer, fresh_server};
 use reqwest::StatusCode;
-
-async fn server() -> (common::db::SqliteTestDb, TestServer) {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
-    (db, srv)
-}
 
 /// `sayso ARGS` on the server's database, with links naming the server.
 async fn sayso(srv: &TestServer, db: &common::db::SqliteTestDb, args: &[&str]) -> Output {
@@ -48,7 +42,7 @@ async fn open(_srv: &TestServer, link: &str) -> (StatusCode, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn added_people_have_links_of_their_own_that_open_their_feed() {
-    let (db, srv) = server().await;
+    let (db, srv) = fresh_server().await;
     let ana = ok(
         &srv,
         &db,
@@ -166,7 +160,7 @@ async fn added_people_have_links_of_their_own_that_open_their_feed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn set_changes_what_is_given_and_refuses_an_hour_that_is_not_one() {
-    let (db, srv) = server().await;
+    let (db, srv) = fresh_server().await;
     ok(
         &srv,
         &db,
@@ -273,7 +267,7 @@ async fn set_changes_what_is_given_and_refuses_an_hour_that_is_not_one() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn add_refuses_a_taken_name_an_unknown_inbox_and_an_unknown_zone() {
-    let (db, srv) = server().await;
+    let (db, srv) = fresh_server().await;
     ok(&srv, &db, &["person", "add", "ana"]).await;
     let err = refused(&srv, &db, &["person", "add", "ana"]).await;
     assert!(
@@ -329,7 +323,7 @@ async fn add_refuses_a_taken_name_an_unknown_inbox_and_an_unknown_zone() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_removed_persons_link_stops_opening_and_the_last_person_stays() {
-    let (db, srv) = server().await;
+    let (db, srv) = fresh_server().await;
     let bob = ok(&srv, &db, &["person", "add", "bob"]).await;
     let bob = bob.trim();
     assert_eq!(open(&srv, bob).await.0, StatusCode::OK);
@@ -359,7 +353,7 @@ async fn a_removed_persons_link_stops_opening_and_the_last_person_stays() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_persons_passkeys_are_listed_and_one_is_removed_by_the_start_of_its_id() {
-    let (db, srv) = server().await;
+    let (db, srv) = fresh_server().await;
     let ana = srv.add_person("ana").await;
     for (id, browser) in [
         ("AAAAbbbbCCCCdddd1", Some("Firefox on Linux")),

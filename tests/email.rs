@@ -3,12 +3,14 @@
 
 mod common;
 
-use common::server::{TestServer, s};
-use common::smtp::{ReceivedMail, SmtpSink, free_port};
+use common::outbox::first_try;
+use common::port::free_port;
+use common::server::{TestServer, fresh_server, s};
+use common::smtp::{ReceivedMail, SmtpSink};
 use sayso::courier::{Courier, Delivering, Delivery};
 use sayso::domain::Decision;
 use sayso::domain::inbox::{Inbox, InboxChannels};
-use sayso::domain::outbox::{Channel, MessageStatus, OutboxMessage, Purpose, Route};
+use sayso::domain::outbox::{Channel, Purpose, Route};
 use sayso::notify::email::EmailChannel;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -27,8 +29,7 @@ struct Fixture {
 
 impl Fixture {
     async fn new(body: Value) -> Fixture {
-        let db = common::db::fresh_sqlite_url();
-        let srv = TestServer::start(&db.url).await;
+        let (db, srv) = fresh_server().await;
         let handle = srv.create(body).await;
         let web_url = s(&handle, "web_url").to_string();
         let id: Uuid = s(&handle, "decision_id").parse().unwrap();
@@ -74,19 +75,13 @@ impl Fixture {
         inbox: &Inbox,
         channels: &InboxChannels,
     ) -> Delivery {
-        let message = OutboxMessage {
-            id: Uuid::now_v7(),
-            decision_id: self.decision.id,
-            route: Route::Email,
-            purpose: Purpose::parse(purpose).expect("a purpose"),
-            payload: json!({}),
-            status: MessageStatus::Pending,
-            attempts: 1,
-            created_at: self.decision.created_at,
-            give_up_at: self.decision.expires_at,
-            last_error: None,
-            person: None,
-        };
+        let message = first_try(
+            self.decision.id,
+            Route::Email,
+            Purpose::parse(purpose).expect("a purpose"),
+            self.decision.created_at,
+            self.decision.expires_at,
+        );
         let view = self.srv.svc.view(&self.decision).await.unwrap();
         let person = self.srv.svc.store().person(inbox.id).await.unwrap();
         let d = Delivering {
@@ -440,17 +435,14 @@ async fn a_person_who_chose_german_gets_the_ask_in_german_and_the_agents_words_a
         "options": ["Plan A", "Plan B"]}))
     .await;
     f.srv
-        .svc
         .set_person(
-            "default",
             "default",
             &sayso::service::PersonSettings {
                 lang: Some("de".into()),
                 ..Default::default()
             },
         )
-        .await
-        .unwrap();
+        .await;
     let ch = EmailChannel::new(&sink.url(), FROM).unwrap();
     assert!(matches!(
         f.deliver(&ch, "ask", Some(TO)).await,

@@ -12,12 +12,7 @@ mod allowances;
 mod authenticator;
 /// What the authenticator borrows from the security tests' support.
 mod support {
-    pub fn no_redirects() -> reqwest::Client {
-        reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap()
-    }
+    pub use crate::common::forms::no_redirects;
 }
 
 #[path = "hooks/approve.rs"]

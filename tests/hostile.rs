@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::server::{TestServer, s};
+use common::server::{TestServer, fresh_server, s};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -188,8 +188,7 @@ async fn throw_corpus_at_create(database_url: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_malformed_answer_or_query_gets_a_500() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let kinds = [
         json!({"question": "Q", "kind": "bool"}),
         json!({"question": "Q", "kind": "choose", "multi": true, "options": ["a", "b"]}),

@@ -7,7 +7,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use common::db::fresh_sqlite_url;
-use common::server::{TestServer, send};
+use common::server::{TestServer, fresh_server, send};
 use sayso::http::RateLimit;
 
 fn body(question: &str) -> Value {
@@ -37,8 +37,7 @@ fn retry_after(resp: &reqwest::Response) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_create_past_the_daily_quota_gets_429_and_others_are_unaffected() {
-    let db = fresh_sqlite_url();
-    let server = TestServer::start(&db.url).await;
+    let (_db, server) = fresh_server().await;
     let key = server.key.clone();
     let other = server.other_inbox_key("other").await;
     server

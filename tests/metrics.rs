@@ -6,8 +6,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -37,22 +36,8 @@ fn parser() -> Option<&'static PathBuf> {
 /// One scrape, parsed: sample name with its labels (sorted, `name{a="x",b="y"}`) → value.
 type Scrape = BTreeMap<String, f64>;
 
-fn parse(python: &PathBuf, text: &str) -> Scrape {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/prometheus_parse.py");
-    let mut child = Command::new(python)
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+fn parse(python: &Path, text: &str) -> Scrape {
+    let out = common::python::run_script(python, "tests/prometheus_parse.py", &[], text.as_bytes());
     assert!(
         out.status.success(),
         "the Prometheus parser refused the scrape: {}\n{text}",
@@ -375,11 +360,7 @@ async fn metrics_need_the_token_and_do_not_exist_without_one() {
 async fn metrics_listen_serves_them_on_their_own_address_only() {
     let Some(python) = parser() else { return };
     let db = common::db::fresh_sqlite_url();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::port::free_port();
     let address = format!("127.0.0.1:{port}");
     let srv = SaysoProcess::start_with_env(
         BIN,

@@ -6,14 +6,14 @@
 mod common;
 
 use axum::http::{HeaderMap, Method};
-use common::db::{SqliteTestDb, fresh_sqlite_url};
+use common::outbox::{Fixture, first_try};
 use common::receiver::Receiver;
-use common::server::{TestServer, s, send};
-use sayso::courier::{Courier, Delivering, Delivery};
+use common::server::{s, send};
+use sayso::courier::{Courier, Delivery};
 use sayso::domain::Decision;
 use sayso::domain::answer_text::answer_text;
-use sayso::domain::inbox::{Inbox, InboxChannels};
-use sayso::domain::outbox::{Channel, MessageStatus, OutboxMessage, Purpose, Route};
+use sayso::domain::inbox::InboxChannels;
+use sayso::domain::outbox::{Channel, Purpose, Route};
 use sayso::notify::ntfy::NtfyChannel;
 use serde_json::{Value, json};
 use time::OffsetDateTime;
@@ -69,24 +69,8 @@ impl FakeNtfy {
 
 // ---- decisions to notify about ----
 
-struct Fixture {
-    srv: TestServer,
-    inbox: Inbox,
-    _db: SqliteTestDb,
-}
-
+/// What the ntfy tests ask of the fixture.
 impl Fixture {
-    async fn start() -> Fixture {
-        let db = fresh_sqlite_url();
-        let srv = TestServer::start(&db.url).await;
-        let inbox = srv.default_inbox().await;
-        Fixture {
-            srv,
-            inbox,
-            _db: db,
-        }
-    }
-
     /// Creates a decision and returns it as stored, with its answer link.
     async fn create(&self, body: Value) -> (Decision, String) {
         let handle = self.srv.create(body).await;
@@ -94,40 +78,18 @@ impl Fixture {
         (self.decision(id).await, s(&handle, "web_url").to_owned())
     }
 
-    async fn decision(&self, id: Uuid) -> Decision {
-        self.srv.svc.get_decision(&self.inbox, id).await.unwrap()
-    }
-
-    async fn deliver(&self, purpose: &str, d: &Decision, channels: &InboxChannels) -> Delivery {
+    /// Publishes the message for `purpose` about `d` to the inbox's ntfy `channels`.
+    async fn publish(&self, purpose: &str, d: &Decision, channels: &InboxChannels) -> Delivery {
         let now = OffsetDateTime::now_utc();
-        let message = OutboxMessage {
-            id: Uuid::now_v7(),
-            decision_id: d.id,
-            route: Route::Ntfy,
-            purpose: Purpose::parse(purpose).expect("a purpose"),
-            payload: json!({}),
-            status: MessageStatus::Pending,
-            attempts: 1,
-            created_at: now,
-            give_up_at: now + time::Duration::hours(1),
-            last_error: None,
-            person: None,
-        };
+        let message = first_try(
+            d.id,
+            Route::Ntfy,
+            Purpose::parse(purpose).expect("a purpose"),
+            now,
+            now + time::Duration::hours(1),
+        );
         let view = self.srv.svc.view(d).await.unwrap();
-        let web_url = self.srv.svc.web_url(d);
-        NtfyChannel::new()
-            .deliver(&Delivering {
-                message: &message,
-                decision: d,
-                view: &view,
-                inbox: &self.inbox,
-                person: None,
-                channels,
-                zone: &sayso::render::Zone::utc(),
-                web_url: &web_url,
-                public_url: &self.srv.base,
-                outbox: &self.srv.svc.outbox(),
-            })
+        self.deliver(&NtfyChannel::new(), &message, d, &view, channels)
             .await
     }
 }
@@ -172,7 +134,7 @@ async fn bool_question_is_published_with_buttons_that_answer_it() {
         }))
         .await;
 
-    let result = f.deliver("ask", &d, &channels).await;
+    let result = f.publish("ask", &d, &channels).await;
     assert!(matches!(result, Delivery::Sent(_)), "{result:?}");
     let p = ntfy.last();
     assert_eq!(p.method, Method::POST);
@@ -218,7 +180,7 @@ async fn bool_question_is_published_with_buttons_that_answer_it() {
 
     // The resolution replaces the same notification, quietly and without buttons.
     let d = f.decision(d.id).await;
-    let result = f.deliver("resolved", &d, &channels).await;
+    let result = f.publish("resolved", &d, &channels).await;
     assert!(matches!(result, Delivery::Sent(_)), "{result:?}");
     let p = ntfy.last();
     assert_eq!(p.path, "/");
@@ -241,7 +203,7 @@ async fn the_no_button_answers_false() {
     let (d, _) = f
         .create(json!({"question": "Delete the branch?", "kind": "bool"}))
         .await;
-    let result = f.deliver("ask", &d, &topic(&ntfy, "/t", None)).await;
+    let result = f.publish("ask", &d, &topic(&ntfy, "/t", None)).await;
     assert!(matches!(result, Delivery::Sent(_)), "{result:?}");
     let p = ntfy.last();
     assert_eq!(header(&p, "authorization"), None);
@@ -263,7 +225,7 @@ async fn reminder_is_urgent_and_other_kinds_get_no_buttons() {
     let (d, web_url) = f
         .create(json!({"question": "Which region?", "kind": "choose", "options": ["eu", "us"]}))
         .await;
-    let result = f.deliver("reminder", &d, &topic(&ntfy, "/t", None)).await;
+    let result = f.publish("reminder", &d, &topic(&ntfy, "/t", None)).await;
     assert!(matches!(result, Delivery::Sent(_)), "{result:?}");
     let p = ntfy.last();
     assert_eq!(p.body["title"], "sayso");
@@ -291,7 +253,7 @@ async fn expired_decision_replaces_the_notification_with_expired() {
     f.srv.svc.store().expire(d.id, later).await.unwrap();
     let d = f.decision(d.id).await;
     assert_eq!(d.status, sayso::domain::Status::Expired);
-    let result = f.deliver("resolved", &d, &topic(&ntfy, "/t", None)).await;
+    let result = f.publish("resolved", &d, &topic(&ntfy, "/t", None)).await;
     assert!(matches!(result, Delivery::Sent(_)), "{result:?}");
     let p = ntfy.last();
     assert_eq!(p.body["title"], "Expired · sayso");
@@ -307,7 +269,7 @@ async fn topic_under_a_path_prefix_is_published_to_that_prefix() {
     let ntfy = FakeNtfy::start().await;
     let (d, _) = f.create(json!({"question": "Ok?", "kind": "text"})).await;
     let result = f
-        .deliver("ask", &d, &topic(&ntfy, "/ntfy/phone", None))
+        .publish("ask", &d, &topic(&ntfy, "/ntfy/phone", None))
         .await;
     assert!(matches!(result, Delivery::Sent(_)), "{result:?}");
     let p = ntfy.last();
@@ -330,7 +292,7 @@ async fn server_answers_decide_between_retry_and_failure() {
         (400, false),
     ] {
         ntfy.answer_with(&[status]);
-        let result = f.deliver("ask", &d, &channels).await;
+        let result = f.publish("ask", &d, &channels).await;
         if retried {
             assert!(matches!(result, Delivery::Retry(_)), "{status}: {result:?}");
         } else {
@@ -341,7 +303,7 @@ async fn server_answers_decide_between_retry_and_failure() {
         }
     }
     ntfy.answer_with(&[410]);
-    let gone = f.deliver("ask", &d, &channels).await;
+    let gone = f.publish("ask", &d, &channels).await;
     assert_eq!(
         gone,
         Delivery::Failed("ntfy answered 410 Gone: stopped".into())
@@ -356,7 +318,7 @@ async fn server_answers_decide_between_retry_and_failure() {
         ntfy_url: Some(format!("http://127.0.0.1:{port}/t")),
         ..InboxChannels::default()
     };
-    let result = f.deliver("ask", &d, &unreachable).await;
+    let result = f.publish("ask", &d, &unreachable).await;
     assert!(matches!(result, Delivery::Retry(_)), "{result:?}");
     f.srv.stop().await;
 }
@@ -365,7 +327,7 @@ async fn server_answers_decide_between_retry_and_failure() {
 async fn inbox_without_a_topic_is_skipped() {
     let f = Fixture::start().await;
     let (d, _) = f.create(json!({"question": "Ok?", "kind": "text"})).await;
-    let result = f.deliver("ask", &d, &InboxChannels::default()).await;
+    let result = f.publish("ask", &d, &InboxChannels::default()).await;
     assert!(matches!(result, Delivery::Skipped(_)), "{result:?}");
     assert_eq!(NtfyChannel::new().channel(), Channel::Ntfy);
     f.srv.stop().await;

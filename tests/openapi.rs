@@ -13,8 +13,7 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use common::browser::Browser;
-use common::db::fresh_sqlite_url;
-use common::server::{TestServer, s, send};
+use common::server::{TestServer, fresh_server, s, send};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -87,8 +86,7 @@ fn deref<'a>(doc: &'a Value, v: &'a Value) -> &'a Value {
 
 #[tokio::test]
 async fn the_document_describes_every_endpoint_with_the_one_error_shape() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let doc = document(&srv).await;
 
     assert!(
@@ -245,8 +243,7 @@ fn assert_matches(doc: &Value, name: &str, instance: &Value) {
 
 #[tokio::test]
 async fn real_responses_match_the_documents_own_schemas() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let doc = document(&srv).await;
 
     // The document's own request examples are accepted, and each handle matches.
@@ -288,8 +285,9 @@ async fn real_responses_match_the_documents_own_schemas() {
     // Answered through the link, as the document's example says.
     let answer = &doc["paths"]["/d/{token}"]["post"]["requestBody"]["content"]["application/json"]
         ["examples"]["yes"]["value"];
-    let (status, result) = srv.answer(s(bool_handle, "web_url"), answer.clone()).await;
-    assert_eq!(status, StatusCode::OK, "{result}");
+    let result = srv
+        .answer_ok(s(bool_handle, "web_url"), answer.clone())
+        .await;
     assert_matches(&doc, "AnswerResult", &result);
     let (status, answered) = srv.await_decision(id, 0).await;
     assert_eq!(status, StatusCode::OK);
@@ -364,8 +362,7 @@ async fn real_responses_match_the_documents_own_schemas() {
 
 #[tokio::test]
 async fn the_docs_page_is_served_from_this_server_alone() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
 
     let resp = srv.client.get(srv.url("/docs/")).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
@@ -432,8 +429,7 @@ async fn the_docs_page_is_served_from_this_server_alone() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn schemathesis_finds_no_server_error_and_no_response_off_the_document() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let Some(python) = python_tools() else {
         return srv.stop().await;
     };

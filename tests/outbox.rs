@@ -8,11 +8,10 @@ use std::time::{Duration, Instant};
 use axum::http::HeaderMap;
 use base64::Engine;
 use common::receiver::{Receiver, Reply};
-use common::server::{TestServer, s};
+use common::server::{TestServer, fresh_notifying_server, fresh_server, s};
 use common::smtp::SmtpSink;
 use hmac::{Hmac, Mac};
 use sayso::domain::outbox::{Purpose, Route};
-use sayso::service::ChannelChanges;
 use serde_json::{Value, json};
 use sha2::Sha256;
 use uuid::Uuid;
@@ -48,16 +47,7 @@ async fn an_email_decision_is_mailed_and_its_thread_gets_the_resolution() {
     };
     let db = common::db::fresh_sqlite_url();
     let srv = TestServer::start_notifying(&db.url, Some(&sink.url())).await;
-    srv.svc
-        .set_inbox_channels(
-            "default",
-            &ChannelChanges {
-                email: Some("person@example.com".into()),
-                ..ChannelChanges::default()
-            },
-        )
-        .await
-        .unwrap();
+    srv.mail_to("person@example.com").await;
     let h = srv
         .create(
             json!({"question": "Rotate the API keys tonight?", "kind": "bool", "notify": "email"}),
@@ -139,8 +129,7 @@ fn signature_ok(secret: &str, headers: &HeaderMap, body: &[u8]) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_callback_url_gets_one_signed_webhook_after_three_failures() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start_notifying(&db.url, None).await;
+    let (_db, srv) = fresh_notifying_server().await;
     let (receiver, url) = start_receiver(3).await;
     let h = srv
         .create(json!({"question": "Merge the release branch?", "kind": "bool", "notify": "none", "callback_url": url}))
@@ -180,8 +169,7 @@ async fn a_callback_url_gets_one_signed_webhook_after_three_failures() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn channels_that_are_not_set_up_are_skipped_with_the_reason() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start_notifying(&db.url, None).await;
+    let (_db, srv) = fresh_notifying_server().await;
     let email = srv
         .create(json!({"question": "Q", "kind": "bool", "notify": "email"}))
         .await;
@@ -214,8 +202,7 @@ async fn channels_that_are_not_set_up_are_skipped_with_the_reason() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reminder_is_scheduled_once_for_long_decisions_but_not_for_todos() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let reminders = |id: String| {
         let store = srv.svc.store().clone();
         async move {
@@ -254,16 +241,7 @@ async fn a_due_reminder_re_sends_on_the_channels_that_reached_the_person() {
     };
     let db = common::db::fresh_sqlite_url();
     let srv = TestServer::start_notifying(&db.url, Some(&sink.url())).await;
-    srv.svc
-        .set_inbox_channels(
-            "default",
-            &ChannelChanges {
-                email: Some("person@example.com".into()),
-                ..ChannelChanges::default()
-            },
-        )
-        .await
-        .unwrap();
+    srv.mail_to("person@example.com").await;
     // Five minutes: too short for a scheduled reminder, so the one below is the only one.
     let h = srv
         .create(json!({"question": "Approve the budget?", "kind": "bool", "notify": "email", "ttl_minutes": 5}))
@@ -305,8 +283,7 @@ async fn a_due_reminder_re_sends_on_the_channels_that_reached_the_person() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_receiver_that_never_answers_holds_up_no_other_delivery() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start_notifying(&db.url, None).await;
+    let (_db, srv) = fresh_notifying_server().await;
     // Takes connections and never answers: the delivery waits for its 10 s timeout.
     let hanging = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let hanging_url = format!("http://{}/hook", hanging.local_addr().unwrap());
@@ -369,8 +346,7 @@ async fn a_receiver_that_never_answers_holds_up_no_other_delivery() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_completion_gets_the_settled_decision_once_in_its_envelope_beside_the_webhook() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start_notifying(&db.url, None).await;
+    let (_db, srv) = fresh_notifying_server().await;
     let (hook, hook_url) = start_receiver(0).await;
     let (token, token_url) = start_receiver(2).await;
     let h = srv
@@ -429,8 +405,7 @@ async fn a_completion_gets_the_settled_decision_once_in_its_envelope_beside_the_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_withdrawn_decision_completes_as_cancelled_never_as_an_answer() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start_notifying(&db.url, None).await;
+    let (_db, srv) = fresh_notifying_server().await;
     let (token, url) = start_receiver(0).await;
     let h = srv
         .create(

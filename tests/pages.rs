@@ -4,36 +4,14 @@
 mod common;
 
 use base64::Engine;
-use common::server::{TestServer, s};
-use reqwest::redirect::Policy;
-use reqwest::{Client, StatusCode};
+use common::forms::{form, form_post, page_form};
+use common::server::{TestServer, fresh_server, s};
+use reqwest::StatusCode;
 use serde_json::json;
-
-/// A client that shows redirects instead of following them, like a form post's first hop.
-fn no_redirects() -> Client {
-    Client::builder().redirect(Policy::none()).build().unwrap()
-}
-
-async fn form_post(url: &str, body: &str) -> reqwest::Response {
-    no_redirects()
-        .post(url)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("sec-fetch-site", "same-origin")
-        .header("origin", "null")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap()
-}
-
-async fn start() -> (TestServer, common::db::SqliteTestDb) {
-    let db = common::db::fresh_sqlite_url();
-    (TestServer::start(&db.url).await, db)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_form_answer_redirects_to_the_page_showing_the_result() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let h = srv
         .create(json!({"question": "Deploy?", "kind": "bool", "yes_label": "Ship it"}))
         .await;
@@ -62,7 +40,7 @@ async fn a_form_answer_redirects_to_the_page_showing_the_result() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_form_answer_shows_the_error_beside_the_field_and_keeps_the_input() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let h = srv
         .create(json!({"question": "Release", "kind": "form", "schema": {"properties": {
             "version": {"type": "string", "title": "Version"},
@@ -90,7 +68,7 @@ async fn a_refused_form_answer_shows_the_error_beside_the_field_and_keeps_the_in
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_expired_and_cross_site_each_get_their_page() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let unknown = format!("{}/d/{}", srv.base, "A".repeat(48));
     let resp = srv.client.get(&unknown).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::NOT_FOUND);
@@ -103,20 +81,14 @@ async fn unknown_expired_and_cross_site_each_get_their_page() {
     assert!(resp.text().await.unwrap().contains("Link not found"));
 
     let h = srv.create(json!({"question": "Q", "kind": "text"})).await;
-    let resp = no_redirects()
-        .post(s(&h, "web_url"))
-        .header("content-type", "application/x-www-form-urlencoded")
+    let resp = form(s(&h, "web_url"), "value=hijacked")
         .header("sec-fetch-site", "cross-site")
-        .body("value=hijacked")
         .send()
         .await
         .unwrap();
     assert_eq!(resp.status(), StatusCode::FORBIDDEN);
-    let resp = no_redirects()
-        .post(s(&h, "web_url"))
-        .header("content-type", "application/x-www-form-urlencoded")
+    let resp = form(s(&h, "web_url"), "value=hijacked")
         .header("origin", "https://evil.example")
-        .body("value=hijacked")
         .send()
         .await
         .unwrap();
@@ -137,7 +109,7 @@ async fn unknown_expired_and_cross_site_each_get_their_page() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_page_carries_the_security_headers() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let feed = srv.feed_url().await;
     let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;
     for url in [
@@ -175,7 +147,7 @@ async fn every_page_carries_the_security_headers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_image_is_served_with_its_sniffed_type() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     // A 1×1 PNG.
     let png = base64::engine::general_purpose::STANDARD.decode(
         "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
@@ -211,7 +183,7 @@ async fn the_image_is_served_with_its_sniffed_type() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_feed_lists_open_work_and_a_todo_is_done_in_one_tap() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let inbox = srv.default_inbox().await;
     let feed = srv.svc.feed_url(&inbox);
     let later = srv
@@ -268,7 +240,7 @@ async fn the_feed_lists_open_work_and_a_todo_is_done_in_one_tap() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fetching_a_page_many_times_changes_nothing() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let h = srv.create(json!({"question": "Q", "kind": "todo"})).await;
     for _ in 0..25 {
         let resp = srv.client.get(s(&h, "web_url")).send().await.unwrap();
@@ -315,12 +287,8 @@ async fn status_of(srv: &TestServer, h: &serde_json::Value) -> String {
 
 /// `POST /inbox/session` from the session page on the bound device `cookie`.
 async fn answer_all(srv: &TestServer, cookie: &str, body: &str) -> reqwest::Response {
-    no_redirects()
-        .post(srv.url("/inbox/session"))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("sec-fetch-site", "same-origin")
+    page_form(srv.url("/inbox/session"), body.to_string())
         .header("cookie", cookie)
-        .body(body.to_string())
         .send()
         .await
         .unwrap()
@@ -328,7 +296,7 @@ async fn answer_all(srv: &TestServer, cookie: &str, body: &str) -> reqwest::Resp
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sessions_calls_are_answered_on_one_screen_and_all_at_once_only_where_each_may_be() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let feed = srv.feed_url().await;
     let one = srv.create(session_call("s1", "cargo build", false)).await;
     let two = srv.create(session_call("s1", "cargo test", false)).await;
@@ -454,13 +422,13 @@ async fn a_sessions_calls_are_answered_on_one_screen_and_all_at_once_only_where_
     .await;
     assert_eq!(resp.status(), StatusCode::UNPROCESSABLE_ENTITY);
     // Without the bound device, nothing.
-    let resp = no_redirects()
-        .post(srv.url("/inbox/session"))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(format!("harness=claude&session=s1&value=Deny&call={tl}"))
-        .send()
-        .await
-        .unwrap();
+    let resp = form(
+        srv.url("/inbox/session"),
+        format!("harness=claude&session=s1&value=Deny&call={tl}"),
+    )
+    .send()
+    .await
+    .unwrap();
     assert_eq!(resp.status(), StatusCode::FORBIDDEN);
     assert_eq!(status_of(&srv, &late).await, "pending");
 
@@ -479,7 +447,7 @@ async fn a_sessions_calls_are_answered_on_one_screen_and_all_at_once_only_where_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_edit_sent_back_with_an_error_is_shown_against_the_agents_command() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let h = srv.create(session_call("s1", "rm -rf build/", false)).await;
     let link = srv.url(&format!("/a/{}", approval_token(&srv, &h).await));
     let (_, html) = {

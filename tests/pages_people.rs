@@ -5,37 +5,14 @@
 
 mod common;
 
-use common::server::{TestServer, s, send};
-use reqwest::redirect::Policy;
-use reqwest::{Client, StatusCode};
+use common::forms::{form_post, no_redirects};
+use common::server::{TestServer, fresh_server, s, send};
+use reqwest::StatusCode;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
 use sayso::domain::PersonChannel;
 use sayso::domain::people::Person;
-
-/// A client that shows redirects instead of following them, like a form post's first hop.
-fn no_redirects() -> Client {
-    Client::builder().redirect(Policy::none()).build().unwrap()
-}
-
-/// A form post as the page's buttons send it.
-async fn form_post(url: &str, body: &str) -> reqwest::Response {
-    no_redirects()
-        .post(url)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("sec-fetch-site", "same-origin")
-        .header("origin", "null")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap()
-}
-
-async fn start() -> (TestServer, common::db::SqliteTestDb) {
-    let db = common::db::fresh_sqlite_url();
-    (TestServer::start(&db.url).await, db)
-}
 
 /// Adds people named `names` to the server's default inbox.
 async fn add_people(srv: &TestServer, names: &[&str]) -> Vec<Person> {
@@ -75,7 +52,7 @@ fn has_buttons(html: &str) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_people_answer_from_their_own_links_and_the_page_counts_them() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let people = add_people(&srv, &["ana", "ben", "cy"]).await;
     let (ana, ben, cy) = (&people[0], &people[1], &people[2]);
     let h = srv
@@ -179,7 +156,7 @@ async fn two_people_answer_from_their_own_links_and_the_page_counts_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_no_resolves_at_once_and_the_page_names_who_said_it() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let people = add_people(&srv, &["ana", "ben"]).await;
     let (ana, ben) = (&people[0], &people[1]);
     let h = srv
@@ -220,7 +197,7 @@ async fn one_no_resolves_at_once_and_the_page_names_who_said_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_choice_sent_to_one_person_is_answered_on_their_page() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let people = add_people(&srv, &["ana", "ben"]).await;
     let h = srv
         .create(json!({"question": "Which database?", "kind": "choose",
@@ -266,7 +243,7 @@ async fn a_choice_sent_to_one_person_is_answered_on_their_page() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_feed_says_whose_it_is_and_how_far_each_decision_has_come() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     // One person: the feed looks as it always did.
     let (_, html) = common::server::feed_page(&srv.feed_url().await).await;
     assert!(html.contains("Inbox · default"), "{html}");
@@ -301,7 +278,7 @@ async fn the_feed_says_whose_it_is_and_how_far_each_decision_has_come() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_approval_for_two_counts_each_allow_on_its_page() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let people = add_people(&srv, &["ana", "ben"]).await;
     let (ana, ben) = (&people[0], &people[1]);
     let h = srv

@@ -6,9 +6,9 @@
 
 mod common;
 
-use common::server::{TestServer, open_feed, s};
-use reqwest::redirect::Policy;
-use reqwest::{Client, StatusCode};
+use common::forms::{no_redirects, page_form};
+use common::server::{TestServer, fresh_server, open_feed, s};
+use reqwest::StatusCode;
 use sayso::domain::PersonChannel;
 use sayso::domain::webauthn::StoredPasskey;
 use sayso::service::PersonSettings;
@@ -18,18 +18,9 @@ use uuid::Uuid;
 
 const TO_FEED: &str = r#"<a href="/inbox" id="to-feed">"#;
 
-async fn start() -> (TestServer, common::db::SqliteTestDb) {
-    let db = common::db::fresh_sqlite_url();
-    (TestServer::start(&db.url).await, db)
-}
-
 /// The page at `url`, with the device `cookie` if given.
 async fn page(url: &str, cookie: Option<&str>) -> (StatusCode, String) {
-    let mut req = Client::builder()
-        .redirect(Policy::none())
-        .build()
-        .unwrap()
-        .get(url);
+    let mut req = no_redirects().get(url);
     if let Some(c) = cookie {
         req = req.header("cookie", c);
     }
@@ -38,14 +29,7 @@ async fn page(url: &str, cookie: Option<&str>) -> (StatusCode, String) {
 }
 
 async fn form_post(url: &str, body: &str, cookie: Option<&str>) -> (StatusCode, String) {
-    let mut req = Client::builder()
-        .redirect(Policy::none())
-        .build()
-        .unwrap()
-        .post(url)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("sec-fetch-site", "same-origin")
-        .body(body.to_string());
+    let mut req = page_form(url, body.to_string());
     if let Some(c) = cookie {
         req = req.header("cookie", c);
     }
@@ -96,7 +80,7 @@ async fn set_own_zone(srv: &TestServer, tz: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_page_a_bound_browser_opens_leads_back_to_the_feed_and_a_bare_link_invents_none() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let (feed, cookie) = bound(&srv).await;
     let feed_token = feed.rsplit('/').next().unwrap().to_string();
     let cookie = Some(cookie.as_str());
@@ -169,7 +153,7 @@ async fn every_page_a_bound_browser_opens_leads_back_to_the_feed_and_a_bare_link
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn times_are_shown_in_the_readers_own_zone_and_say_which() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let h = srv
         .create(json!({"question": "Ship?", "kind": "bool"}))
         .await;
@@ -221,7 +205,7 @@ async fn times_are_shown_in_the_readers_own_zone_and_say_which() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agents_wait_is_told_as_one_under_way_with_its_end_on_the_clock() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     set_own_zone(&srv, "Asia/Kolkata").await;
     let by = OffsetDateTime::now_utc() + time::Duration::seconds(9 * 60 + 40);
     let h = srv.create(approval(Some(by))).await;
@@ -239,7 +223,7 @@ async fn the_agents_wait_is_told_as_one_under_way_with_its_end_on_the_clock() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_remark_box_comes_before_the_buttons_it_goes_with() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     for (body, button) in [
         (
             json!({"question": "Ship?", "kind": "bool"}),
@@ -271,7 +255,7 @@ async fn the_remark_box_comes_before_the_buttons_it_goes_with() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_feed_names_kinds_in_words_and_shows_a_todos_context_safely() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     for body in [
         approval(None),
         json!({"question": "Deploy?", "kind": "bool"}),
@@ -315,7 +299,7 @@ async fn the_feed_names_kinds_in_words_and_shows_a_todos_context_safely() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_device_offers_fold_away_only_for_a_person_with_a_passkey() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let (_, cookie) = bound(&srv).await;
     let inbox = format!("{}/inbox", srv.base);
     let (_, html) = page(&inbox, Some(&cookie)).await;

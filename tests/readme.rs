@@ -38,8 +38,9 @@ mod telegram_standin;
 use std::process::Stdio;
 use std::time::Duration;
 
+use common::cli::path_with_sayso;
 use common::db::fresh_sqlite_url;
-use common::process::SaysoProcess;
+use common::process::{SaysoProcess, spawn_talking};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
@@ -241,25 +242,17 @@ fn expectations(steps: &[Step], base: &str) -> Vec<String> {
 /// Runs the script with bash where the first run wrote its file, playing the person when the
 /// script pauses; returns everything it printed. Panics when bash fails.
 async fn run(script: &str, server: &SaysoProcess, steps: &[Step]) -> String {
-    let bin_dir = std::path::Path::new(BIN).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
+    let mut child = spawn_talking(
+        Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .current_dir(server.state.path())
+            .env("PATH", path_with_sayso())
+            .env_remove("SAYSO_URL")
+            .env_remove("SAYSO_KEY")
+            .stderr(Stdio::piped()),
+        "bash",
     );
-    let mut child = Command::new("bash")
-        .arg("-c")
-        .arg(script)
-        .current_dir(server.state.path())
-        .env("PATH", path)
-        .env_remove("SAYSO_URL")
-        .env_remove("SAYSO_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("bash starts");
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut stderr = child.stderr.take().unwrap();

@@ -4,7 +4,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::server::{TestServer, s, send};
+use common::server::{fresh_server, fresh_server_with, s, send};
 use reqwest::{Method, StatusCode};
 use sayso::app::ServeLimits;
 use serde_json::json;
@@ -13,8 +13,7 @@ use tokio::net::TcpStream;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn graceful_shutdown_answers_parked_awaits() {
-    let db = common::db::fresh_sqlite_url();
-    let mut srv = TestServer::start(&db.url).await;
+    let (_db, mut srv) = fresh_server().await;
     let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;
     let req = srv.req(
         Method::GET,
@@ -36,13 +35,12 @@ async fn graceful_shutdown_answers_parked_awaits() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_sends_half_a_header_is_disconnected() {
-    let db = common::db::fresh_sqlite_url();
     let limits = ServeLimits {
         header_read_timeout: Duration::from_secs(1),
         ..ServeLimits::default()
     };
-    let srv = TestServer::start_with(&db.url, limits).await;
-    let addr = srv.base.trim_start_matches("http://").to_string();
+    let (_db, srv) = fresh_server_with(limits).await;
+    let addr = srv.addr();
     let mut slow = TcpStream::connect(&addr).await.unwrap();
     slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
         .await
@@ -61,8 +59,7 @@ async fn a_client_that_sends_half_a_header_is_disconnected() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bodies_over_the_limit_get_413_in_the_error_shape() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let huge = format!(
         r#"{{"question":"Q","kind":"bool","context_md":"{}"}}"#,
         "m".repeat(9 * 1024 * 1024)
@@ -85,8 +82,7 @@ async fn bodies_over_the_limit_get_413_in_the_error_shape() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_readiness_and_unknown_routes() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let (status, _) = send(srv.client.get(srv.url("/healthz"))).await;
     assert_eq!(status, StatusCode::OK);
     let (status, _) = send(srv.client.get(srv.url("/readyz"))).await;
@@ -102,8 +98,7 @@ async fn health_readiness_and_unknown_routes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_answer_page_shows_without_deciding() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let h = srv
         .create(json!({"question": "Deploy <b>now</b>?", "kind": "bool"}))
         .await;
@@ -126,13 +121,12 @@ async fn the_answer_page_shows_without_deciding() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_past_the_limit_is_told_which_limit() {
-    let db = common::db::fresh_sqlite_url();
     let limits = ServeLimits {
         max_connections: 2,
         ..ServeLimits::default()
     };
-    let srv = TestServer::start_with(&db.url, limits).await;
-    let addr = srv.base.trim_start_matches("http://").to_string();
+    let (_db, srv) = fresh_server_with(limits).await;
+    let addr = srv.addr();
     // Two connections with a request open hold both places (idle ones would make way): each
     // has sent half of a create's body.
     let half = format!(

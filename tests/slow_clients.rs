@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::server::{TestServer, s, send};
+use common::server::{fresh_server_with, s, send};
 use reqwest::{Method, StatusCode};
 use sayso::app::ServeLimits;
 use serde_json::json;
@@ -100,7 +100,6 @@ async fn a_thousand_stalled_clients_do_not_keep_others_out_and_are_shed() {
         "the open-file limit ({limit}) is too low for {stalled_total} connections held at both \
          ends; raise it (ulimit -n)"
     );
-    let db = common::db::fresh_sqlite_url();
     let limits = ServeLimits {
         header_read_timeout: HEADER_TIMEOUT,
         body_read_timeout: BODY_TIMEOUT,
@@ -109,8 +108,8 @@ async fn a_thousand_stalled_clients_do_not_keep_others_out_and_are_shed() {
     // The cap must sit well above what stalled clients can hold, or they would lock others
     // out until shed; the default does.
     assert!(limits.max_connections >= 10 * stalled_total);
-    let srv = TestServer::start_with(&db.url, limits).await;
-    let addr = srv.base.trim_start_matches("http://").to_string();
+    let (_db, srv) = fresh_server_with(limits).await;
+    let addr = srv.addr();
     let h = srv
         .create(json!({"question": "Answered slowly?", "kind": "bool"}))
         .await;
@@ -267,13 +266,12 @@ async fn a_thousand_stalled_clients_do_not_keep_others_out_and_are_shed() {
 async fn a_body_that_arrives_slowly_but_steadily_is_not_cut_off() {
     // The body timeout is for silence, not for slowness: a body dripping in chunks closer
     // together than the timeout is read to the end.
-    let db = common::db::fresh_sqlite_url();
     let limits = ServeLimits {
         body_read_timeout: Duration::from_secs(1),
         ..ServeLimits::default()
     };
-    let srv = TestServer::start_with(&db.url, limits).await;
-    let addr = srv.base.trim_start_matches("http://").to_string();
+    let (_db, srv) = fresh_server_with(limits).await;
+    let addr = srv.addr();
     let body = br#"{"question": "Slow but steady?", "kind": "bool", "notify": "none"}"#;
     let mut stream = TcpStream::connect(&addr).await.unwrap();
     let head = format!(

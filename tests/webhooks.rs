@@ -5,21 +5,20 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use axum::http::{HeaderMap, Method};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use common::db::{SqliteTestDb, fresh_sqlite_url};
+use common::outbox::{Fixture, first_try};
 use common::receiver::{Receiver, Recorded, Reply};
-use common::server::{TestServer, s};
+use common::server::s;
 use hmac::{Hmac, Mac};
-use sayso::courier::{Courier, Delivering, Delivery};
+use sayso::courier::{Courier, Delivery};
 use sayso::domain::Decision;
 use sayso::domain::completion::Completion;
-use sayso::domain::inbox::{Inbox, InboxChannels};
-use sayso::domain::outbox::{Channel, MessageStatus, OutboxMessage, Purpose, Route};
+use sayso::domain::inbox::InboxChannels;
+use sayso::domain::outbox::{Channel, OutboxMessage, Purpose, Route};
 use sayso::notify::webhook::{WebhookChannel, generate_webhook_secret};
 use sayso::service::DecisionView;
 use serde_json::{Value, json};
@@ -84,28 +83,18 @@ fn python_verifier() -> Option<&'static PathBuf> {
 
 /// `Some(verified)` from the Python reference library, `None` when it is unavailable.
 fn python_verify(secret: &str, headers: &HeaderMap, body: &[u8]) -> Option<bool> {
-    use std::io::Write;
     let python = python_verifier()?;
     let headers: serde_json::Map<String, Value> = headers
         .iter()
         .map(|(k, v)| (k.to_string(), json!(v.to_str().unwrap())))
         .collect();
     let input = json!({"secret": secret, "headers": headers, "body_b64": STANDARD.encode(body)});
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/webhook_verify.py");
-    let mut child = Command::new(python)
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the verifier starts");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::python::run_script(
+        python,
+        "tests/webhook_verify.py",
+        &[],
+        input.to_string().as_bytes(),
+    );
     let said = String::from_utf8_lossy(&out.stdout);
     match out.status.code() {
         Some(0) => Some(true),
@@ -128,24 +117,8 @@ fn assert_verifies(secret: &str, headers: &HeaderMap, body: &[u8], expected: boo
 
 // ---- a decision to deliver ----
 
-struct Fixture {
-    srv: TestServer,
-    inbox: Inbox,
-    _db: SqliteTestDb,
-}
-
+/// What the webhook tests ask of the fixture.
 impl Fixture {
-    async fn start() -> Fixture {
-        let db = fresh_sqlite_url();
-        let srv = TestServer::start(&db.url).await;
-        let inbox = srv.default_inbox().await;
-        Fixture {
-            srv,
-            inbox,
-            _db: db,
-        }
-    }
-
     /// A bool decision answered "yes", as the channel sees it with `callback_url` set. The
     /// stored decision has no callback, so an outbox worker in the server never calls the
     /// receiver on its own and every request recorded comes from the test's `deliver`.
@@ -154,62 +127,29 @@ impl Fixture {
             .srv
             .create(json!({"question": "Deploy to production?", "kind": "bool"}))
             .await;
-        let (status, _) = self
-            .srv
-            .answer(
+        self.srv
+            .answer_ok(
                 s(&handle, "web_url"),
                 json!({"value": "yes", "remark": "after 6pm"}),
             )
             .await;
-        assert_eq!(status, 200);
         let id: Uuid = s(&handle, "decision_id").parse().unwrap();
-        let mut d = self.srv.svc.get_decision(&self.inbox, id).await.unwrap();
+        let mut d = self.decision(id).await;
         d.spec.callback_url = Some(callback_url.to_owned());
         let view = self.srv.svc.view(&d).await.unwrap();
         (d, view)
-    }
-
-    async fn deliver(
-        &self,
-        channel: &WebhookChannel,
-        message: &OutboxMessage,
-        d: &Decision,
-        view: &DecisionView,
-        channels: &InboxChannels,
-    ) -> Delivery {
-        let web_url = self.srv.svc.web_url(d);
-        channel
-            .deliver(&Delivering {
-                message,
-                decision: d,
-                view,
-                inbox: &self.inbox,
-                person: None,
-                channels,
-                zone: &sayso::render::Zone::utc(),
-                web_url: &web_url,
-                public_url: &self.srv.base,
-                outbox: &self.srv.svc.outbox(),
-            })
-            .await
     }
 }
 
 fn message(decision_id: Uuid, purpose: &str) -> OutboxMessage {
     let now = OffsetDateTime::now_utc();
-    OutboxMessage {
-        id: Uuid::now_v7(),
+    first_try(
         decision_id,
-        route: Route::Webhook,
-        purpose: Purpose::parse(purpose).expect("a purpose"),
-        payload: json!({}),
-        status: MessageStatus::Pending,
-        attempts: 1,
-        created_at: now,
-        give_up_at: now + time::Duration::hours(24),
-        last_error: None,
-        person: None,
-    }
+        Route::Webhook,
+        Purpose::parse(purpose).expect("a purpose"),
+        now,
+        now + time::Duration::hours(24),
+    )
 }
 
 fn with_secret(secret: &str) -> InboxChannels {

@@ -44,13 +44,12 @@ pub async fn a_persons_allow_for_a_while_is_read_and_revoked_with_the_key(srv: &
     assert!(allowances(srv, "").await.is_empty());
     let h = approval(srv, json!({})).await;
     let before = OffsetDateTime::now_utc();
-    let (status, body) = srv
-        .answer(
+    let body = srv
+        .answer_ok(
             s(&h, "web_url"),
             json!({"value": "Allow", "allow_for": "15m"}),
         )
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["outcome"], "Allow", "{body}");
 
     let all = allowances(srv, "").await;
@@ -116,13 +115,11 @@ pub async fn a_persons_allow_for_a_while_is_read_and_revoked_with_the_key(srv: &
     // Revoking all.
     for allow_for in ["60m", "morning"] {
         let h = approval(srv, json!({})).await;
-        let (status, body) = srv
-            .answer(
-                s(&h, "web_url"),
-                json!({"value": "Allow", "allow_for": allow_for}),
-            )
-            .await;
-        assert_eq!(status, StatusCode::OK, "{body}");
+        srv.answer_ok(
+            s(&h, "web_url"),
+            json!({"value": "Allow", "allow_for": allow_for}),
+        )
+        .await;
     }
     assert_eq!(allowances(srv, "").await.len(), 2);
     let (status, body) = send(srv.req(Method::DELETE, "/v1/allowances")).await;
@@ -276,13 +273,11 @@ pub async fn only_the_persons_allow_on_their_own_approval_makes_one(srv: &TestSe
     assert!(allowances(srv, "").await.is_empty());
 
     // Answered once, never again: a second Allow cannot extend it.
-    let (status, _) = srv
-        .answer(
-            s(&h, "web_url"),
-            json!({"value": "Allow", "allow_for": "15m"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK);
+    srv.answer_ok(
+        s(&h, "web_url"),
+        json!({"value": "Allow", "allow_for": "15m"}),
+    )
+    .await;
     let first = allowances(srv, "").await;
     assert_eq!(first.len(), 1);
     let (status, body) = srv
@@ -386,13 +381,11 @@ async fn uses(srv: &TestServer, key: &str, id: &str) -> Value {
 
 pub async fn each_call_an_allowance_lets_through_is_recorded_in_its_inbox_alone(srv: &TestServer) {
     let h = approval(srv, json!({})).await;
-    let (status, body) = srv
-        .answer(
-            s(&h, "web_url"),
-            json!({"value": "Allow", "allow_for": "15m"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    srv.answer_ok(
+        s(&h, "web_url"),
+        json!({"value": "Allow", "allow_for": "15m"}),
+    )
+    .await;
     let all = allowances(srv, "").await;
     let id = s(&all[0], "id").to_string();
     assert_eq!(all[0]["uses"], 0, "{all:?}");
@@ -502,13 +495,11 @@ pub async fn each_call_an_allowance_lets_through_is_recorded_in_its_inbox_alone(
 
     // One allowance lets 1,000 calls through; past them each is refused, and so asked.
     let h = approval(srv, json!({})).await;
-    let (status, body) = srv
-        .answer(
-            s(&h, "web_url"),
-            json!({"value": "Allow", "allow_for": "60m"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    srv.answer_ok(
+        s(&h, "web_url"),
+        json!({"value": "Allow", "allow_for": "60m"}),
+    )
+    .await;
     let id = s(&allowances(srv, "").await[0], "id").to_string();
     let call: sayso::domain::allowance::uses::UsedCall = serde_json::from_value(
         json!({"harness": "claude", "tool_name": "Bash", "project": "shop",

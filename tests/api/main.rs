@@ -24,8 +24,7 @@ macro_rules! on_both_backends {
             $($(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $case() {
-                    let db = crate::common::db::fresh_sqlite_url();
-                    let srv = crate::common::server::TestServer::start(&db.url).await;
+                    let (_db, srv) = crate::common::server::fresh_server().await;
                     super::$module::$case(&srv).await;
                     srv.stop().await;
                 }

@@ -26,8 +26,8 @@ pub async fn each_read_shows_the_decision_as_it_is_now(srv: &TestServer) {
             "an unchanged decision reads the same"
         );
     }
-    let (status, body) = srv.answer(s(&h, "web_url"), json!({"value": true})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    srv.answer_ok(s(&h, "web_url"), json!({"value": true}))
+        .await;
     for _ in 0..2 {
         let now = srv.get(id).await;
         assert_eq!(now["status"], "answered", "{now}");

@@ -61,10 +61,8 @@ pub async fn each_resolution_gets_a_signed_receipt_in_one_chain(srv: &TestServer
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     assert_eq!(body["error"]["code"], "pending");
 
-    let (status, _) = srv
-        .answer(s(&yes, "web_url"), json!({"value": true, "remark": "go"}))
+    srv.answer_ok(s(&yes, "web_url"), json!({"value": true, "remark": "go"}))
         .await;
-    assert_eq!(status, StatusCode::OK);
     let r = receipt(srv, yes_id).await;
     let v = verify(&r, &key).unwrap();
     assert_eq!(v.receipt.seq, 1);
@@ -84,10 +82,8 @@ pub async fn each_resolution_gets_a_signed_receipt_in_one_chain(srv: &TestServer
     let no = srv
         .create(json!({"question": "Drop the table?", "kind": "bool"}))
         .await;
-    let (status, _) = srv
-        .answer(s(&no, "web_url"), json!({"action": "decline"}))
+    srv.answer_ok(s(&no, "web_url"), json!({"action": "decline"}))
         .await;
-    assert_eq!(status, StatusCode::OK);
     let gone = srv
         .create(json!({"question": "Still needed?", "kind": "bool"}))
         .await;

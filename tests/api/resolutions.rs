@@ -85,13 +85,11 @@ pub async fn decline_keeps_the_remark(srv: &TestServer) {
         .await;
     let page = srv.client.get(s(&h, "web_url")).send().await.unwrap();
     assert_eq!(page.status(), StatusCode::OK);
-    let (status, r) = srv
-        .answer(
-            s(&h, "web_url"),
-            json!({"action": "decline", "remark": "ask Sam"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{r}");
+    srv.answer_ok(
+        s(&h, "web_url"),
+        json!({"action": "decline", "remark": "ask Sam"}),
+    )
+    .await;
     let d = srv.get(s(&h, "decision_id")).await;
     assert_eq!(d["status"], "declined");
     assert!(d["outcome"].is_null());

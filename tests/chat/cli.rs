@@ -11,7 +11,8 @@ use crate::telegram_standin::{BotApiStandIn, TOKEN};
 
 const BIN: &str = env!("CARGO_BIN_EXE_sayso");
 
-async fn sayso(
+/// `sayso ARGS` on the database of `srv`, its links naming `srv`, with `env` on top.
+pub async fn sayso(
     srv: &TestServer,
     db: &db::SqliteTestDb,
     env: &[(&str, &str)],
@@ -29,7 +30,8 @@ async fn sayso(
     cmd.output().await.expect("sayso runs")
 }
 
-fn said(out: &Output) -> String {
+/// Everything `out` printed, stdout then stderr.
+pub fn said(out: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

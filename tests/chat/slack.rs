@@ -7,8 +7,7 @@
 
 mod fields;
 
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -43,23 +42,13 @@ fn slack_sdk() -> Option<&'static PathBuf> {
 }
 
 /// Runs the helper (slack_helper.py) with `input` on its standard input.
-fn helper(python: &PathBuf, command: &str, input: &Value) -> String {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/chat/slack_helper.py");
-    let mut child = Command::new(python)
-        .args([script, command])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the slack helper starts");
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+fn helper(python: &Path, command: &str, input: &Value) -> String {
+    let out = common::python::run_script(
+        python,
+        "tests/chat/slack_helper.py",
+        &[command],
+        input.to_string().as_bytes(),
+    );
     assert!(
         out.status.success(),
         "slack_helper.py {command}: {}",
@@ -69,7 +58,7 @@ fn helper(python: &PathBuf, command: &str, input: &Value) -> String {
 }
 
 /// The X-Slack-Signature slack_sdk makes for `body` at `timestamp`.
-pub fn sdk_sign(python: &PathBuf, secret: &str, timestamp: &str, body: &str) -> String {
+pub fn sdk_sign(python: &Path, secret: &str, timestamp: &str, body: &str) -> String {
     helper(
         python,
         "sign",
@@ -78,7 +67,7 @@ pub fn sdk_sign(python: &PathBuf, secret: &str, timestamp: &str, body: &str) -> 
 }
 
 /// What slack_sdk's Block Kit models find wrong in these messages' blocks and these modals.
-pub fn sdk_problems(python: &PathBuf, items: &[Value]) -> Vec<String> {
+pub fn sdk_problems(python: &Path, items: &[Value]) -> Vec<String> {
     serde_json::from_str(&helper(python, "validate", &json!(items))).unwrap()
 }
 
@@ -1287,26 +1276,13 @@ async fn slack_escalation_asks_and_says_so_where_it_first_asked() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slack_person_test_message_from_the_command_line() {
     let standin = SlackStandIn::start().await;
-    let db = common::db::fresh_sqlite_url();
-    let srv = common::server::TestServer::start(&db.url).await;
+    let (db, srv) = common::server::fresh_server().await;
     let sayso = |env: Vec<(&'static str, String)>, args: &'static [&'static str]| {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_sayso"));
-        cmd.args(args)
-            .env("SAYSO_DATABASE_URL", &db.url)
-            .env("SAYSO_PUBLIC_URL", &srv.base)
-            .env("SAYSO_LOG", "warn")
-            .kill_on_drop(true);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
+        let (srv, db) = (&srv, &db);
         async move {
-            let out = cmd.output().await.unwrap();
-            let said = format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            (out.status.success(), said)
+            let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let out = crate::cli::sayso(srv, db, &env, args).await;
+            (out.status.success(), crate::cli::said(&out))
         }
     };
     let (ok, said) = sayso(vec![], &["person", "add", "ana"]).await;

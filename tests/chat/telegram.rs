@@ -34,22 +34,24 @@ fn settings(api: &BotApiStandIn, webhook_secret: Option<&str>) -> ChatSettings {
 pub async fn start(url: &str, webhook_secret: Option<&str>) -> (TestServer, BotApiStandIn) {
     let api = BotApiStandIn::start().await;
     let srv = TestServer::start_chatting(url, settings(&api, webhook_secret)).await;
-    let inbox = srv.default_inbox().await.name;
     for (name, user) in [("ana", ANA), ("bo", BO)] {
-        srv.add_person(name).await;
-        srv.svc
-            .set_person(
-                &inbox,
-                name,
-                &PersonSettings {
-                    telegram: Some(user.to_string()),
-                    ..PersonSettings::default()
-                },
-            )
-            .await
-            .unwrap();
+        add_on_telegram(&srv, name, user).await;
     }
     (srv, api)
+}
+
+/// A person's settings with the Telegram user `user`.
+fn on_telegram(user: impl ToString) -> PersonSettings {
+    PersonSettings {
+        telegram: Some(user.to_string()),
+        ..PersonSettings::default()
+    }
+}
+
+/// Adds the person `name` to the inbox, on Telegram as the user `user`.
+async fn add_on_telegram(srv: &TestServer, name: &str, user: impl ToString) {
+    srv.add_person(name).await;
+    srv.set_person(name, &on_telegram(user)).await;
 }
 
 /// A server on a fresh SQLite file with Telegram by long polling, and ana and bo on it.
@@ -414,20 +416,12 @@ async fn an_escalation_asks_on_telegram_and_says_so_where_it_first_asked() {
         at(now - time::Duration::minutes(1)),
         at(now - time::Duration::minutes(2))
     );
-    let inbox = srv.default_inbox().await.name;
     srv.add_person("cy").await;
-    srv.svc
-        .set_person(
-            &inbox,
-            "cy",
-            &PersonSettings {
-                telegram: Some("1003".into()),
-                quiet: Some(quiet),
-                ..PersonSettings::default()
-            },
-        )
-        .await
-        .unwrap();
+    let settings = PersonSettings {
+        quiet: Some(quiet),
+        ..on_telegram("1003")
+    };
+    srv.set_person("cy", &settings).await;
     let mut body = approval("make migrate", &["ana"], 1);
     body["escalate_after_s"] = json!(1);
     body["escalate_to"] = json!(["bo", "cy"]);
@@ -475,19 +469,7 @@ async fn an_escalation_asks_on_telegram_and_says_so_where_it_first_asked() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rule_of_three_shows_each_count() {
     let (_db, srv, api) = start_polling().await;
-    let inbox = srv.default_inbox().await.name;
-    srv.add_person("cy").await;
-    srv.svc
-        .set_person(
-            &inbox,
-            "cy",
-            &PersonSettings {
-                telegram: Some("1003".into()),
-                ..PersonSettings::default()
-            },
-        )
-        .await
-        .unwrap();
+    add_on_telegram(&srv, "cy", "1003").await;
     let d = id(&srv
         .create(approval("kubectl drain node-7", &["ana", "bo", "cy"], 3))
         .await);

@@ -10,18 +10,14 @@ use crate::telegram_standin::BotApiStandIn;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_german_person_is_asked_in_german_and_the_settled_message_says_so_in_german() {
     let (_db, srv, api) = start_polling().await;
-    let inbox = srv.default_inbox().await.name;
-    srv.svc
-        .set_person(
-            &inbox,
-            "ana",
-            &PersonSettings {
-                lang: Some("de".into()),
-                ..PersonSettings::default()
-            },
-        )
-        .await
-        .unwrap();
+    srv.set_person(
+        "ana",
+        &PersonSettings {
+            lang: Some("de".into()),
+            ..PersonSettings::default()
+        },
+    )
+    .await;
     let ana = ANA.to_string();
     let created = srv.create(approval("make release", &["ana"], 1)).await;
     let id = created["decision_id"].as_str().unwrap().to_string();

@@ -7,7 +7,6 @@
 
 #![allow(dead_code)]
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -21,6 +20,7 @@ use serde_json::{Value, json};
 use tokio::sync::{Mutex, MutexGuard};
 use uuid::Uuid;
 
+use super::port::free_port;
 use super::server::init_tls;
 
 /// The Chromium binary Debian's `chromium` package installs.
@@ -74,13 +74,6 @@ fn on_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|dir| dir.join(name))
         .find(|p| p.is_file())
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
 }
 
 impl Browser {

@@ -26,16 +26,48 @@ pub fn sayso(args: &[&str]) -> Command {
     cmd
 }
 
+/// `sayso ARGS` against `base`, with `key` when one is given, as a script runs it.
+pub fn client(base: &str, key: Option<&str>, args: &[&str]) -> Command {
+    let mut cmd = sayso(args);
+    cmd.env("SAYSO_URL", base);
+    if let Some(key) = key {
+        cmd.env("SAYSO_KEY", key);
+    }
+    cmd
+}
+
 /// `sayso ARGS` as the agent of `srv`'s inbox `default` runs it: the server's URL and key.
 pub fn agent(srv: &TestServer, args: &[&str]) -> Command {
-    let mut cmd = sayso(args);
-    cmd.env("SAYSO_URL", &srv.base).env("SAYSO_KEY", &srv.key);
-    cmd
+    client(&srv.base, Some(&srv.key), args)
+}
+
+/// The test run's `PATH` with this build's `sayso` first, as a person who installed it has.
+pub fn path_with_sayso() -> String {
+    let bin_dir = std::path::Path::new(BIN).parent().unwrap();
+    let path = std::env::var("PATH").unwrap_or_default();
+    format!("{}:{path}", bin_dir.display())
 }
 
 /// Runs `cmd` to its end.
 pub async fn output(mut cmd: Command) -> Output {
     cmd.output().await.expect("sayso runs")
+}
+
+/// Runs `cmd` to its end with `input` on its stdin.
+pub async fn output_with_input(mut cmd: Command, input: &str) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sayso runs");
+    let mut stdin = child.stdin.take().unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut stdin, input.as_bytes())
+        .await
+        .unwrap();
+    // Closed, so that the command reads to its end.
+    drop(stdin);
+    child.wait_with_output().await.unwrap()
 }
 
 pub fn stdout(out: &Output) -> String {

@@ -7,6 +7,8 @@ use std::process::{Command, Output, Stdio};
 
 use uuid::Uuid;
 
+use super::port::free_port;
+
 /// A private cluster: trust authentication for `postgres` on 127.0.0.1 only.
 pub struct PgCluster {
     ctl: Ctl,
@@ -65,11 +67,6 @@ fn is_root() -> bool {
         .arg("-u")
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-}
-
-fn free_port() -> u16 {
-    let socket = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    socket.local_addr().unwrap().port()
 }
 
 fn describe(out: &Output) -> String {

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
+use super::process::spawn_talking;
 use super::server::{TestServer, s, send};
 
 /// A running `seed_client.py`.
@@ -87,18 +88,16 @@ impl PyMcp {
     pub async fn connect(srv: &TestServer, path: &str) -> Option<PyMcp> {
         let python = python_with_mcp()?;
         let tests = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests");
-        let mut child = tokio::process::Command::new(python)
-            .arg(tests.join("seed_client.py"))
-            .arg(srv.url(path))
-            .current_dir(&tests)
-            .env("SAYSO_KEY", &srv.key)
-            .env("PYTHONPATH", &tests)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("python starts");
+        let mut child = spawn_talking(
+            tokio::process::Command::new(python)
+                .arg(tests.join("seed_client.py"))
+                .arg(srv.url(path))
+                .current_dir(&tests)
+                .env("SAYSO_KEY", &srv.key)
+                .env("PYTHONPATH", &tests)
+                .stderr(Stdio::inherit()),
+            "python",
+        );
         let stdin = child.stdin.take().unwrap();
         let lines = BufReader::new(child.stdout.take().unwrap()).lines();
         Some(PyMcp {

@@ -3,7 +3,7 @@
 //! test binary; and the one runner of the client's pytest suites.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -128,6 +128,22 @@ pub fn pytest(python: &Path, folder: &str, env: &[(&str, &str)], unset: &[&str])
         "a test of {folder} was skipped:\n{text}"
     );
     println!("{folder}: {:.1} s\n{text}", started.elapsed().as_secs_f64());
+}
+
+/// Runs `script` (its path in the repository) with `python` and `args`, `input` on its
+/// stdin, to its end.
+pub fn run_script(python: &Path, script: &str, args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(python)
+        .arg(format!("{}/{script}", env!("CARGO_MANIFEST_DIR")))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{script} does not start: {e}"));
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
 }
 
 /// A requirements file named by its path in the repository, as pip finds it from anywhere;

@@ -101,6 +101,20 @@ impl Receiver {
         self.log.requests.lock().unwrap().clone()
     }
 
+    /// The first request's JSON once there is one, waiting up to `within` for it.
+    pub async fn first_json(&self, within: Duration) -> Value {
+        tokio::time::timeout(within, async {
+            loop {
+                if let Some(r) = self.requests().first() {
+                    return r.json();
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .expect("the receiver was told")
+    }
+
     /// The next request not yet handed out, waiting up to ten seconds for it.
     pub async fn next(&mut self) -> Recorded {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);

@@ -10,7 +10,7 @@ use sayso::config::default_public_url;
 use sayso::domain::PersonChannel;
 use sayso::http::{HttpSettings, RateLimit};
 use sayso::notify::NotifySettings;
-use sayso::service::{Service, ServiceSettings};
+use sayso::service::{ChannelChanges, PersonSettings, Service, ServiceSettings};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -30,6 +30,24 @@ pub struct TestServer {
 pub async fn fresh_server() -> (crate::common::db::SqliteTestDb, TestServer) {
     let db = crate::common::db::fresh_sqlite_url();
     let srv = TestServer::start(&db.url).await;
+    (db, srv)
+}
+
+/// A server on a fresh SQLite database that serves with `limits`, which lives as long as
+/// the first of the pair.
+pub async fn fresh_server_with(
+    limits: ServeLimits,
+) -> (crate::common::db::SqliteTestDb, TestServer) {
+    let db = crate::common::db::fresh_sqlite_url();
+    let srv = TestServer::start_with(&db.url, limits).await;
+    (db, srv)
+}
+
+/// `TestServer::start_notifying` without email on a fresh SQLite database, which lives as
+/// long as the first of the pair.
+pub async fn fresh_notifying_server() -> (crate::common::db::SqliteTestDb, TestServer) {
+    let db = crate::common::db::fresh_sqlite_url();
+    let srv = TestServer::start_notifying(&db.url, None).await;
     (db, srv)
 }
 
@@ -77,6 +95,19 @@ impl Default for Setup {
             every_interface: None,
             budget: (3, Duration::from_secs(60)),
             chats: Default::default(),
+        }
+    }
+}
+
+impl Setup {
+    /// `start_chatting`'s: notifying without email, with no rate limit and no budget.
+    fn chatting(chats: sayso::chat::ChatSettings) -> Setup {
+        Setup {
+            notify: Some(None),
+            rate_limit: RateLimit::OFF,
+            budget: (0, Duration::from_secs(60)),
+            chats,
+            ..Setup::default()
         }
     }
 }
@@ -208,14 +239,7 @@ impl TestServer {
         database_url: &str,
         chats: sayso::chat::ChatSettings,
     ) -> TestServer {
-        let setup = Setup {
-            notify: Some(None),
-            rate_limit: RateLimit::OFF,
-            budget: (0, Duration::from_secs(60)),
-            chats,
-            ..Setup::default()
-        };
-        Self::start_full(database_url, setup).await
+        Self::start_full(database_url, Setup::chatting(chats)).await
     }
 
     /// `start_chatting` that sends mail through `smtp_url` too: every channel a person has.
@@ -226,10 +250,7 @@ impl TestServer {
     ) -> TestServer {
         let setup = Setup {
             notify: Some(Some(smtp_url.to_string())),
-            rate_limit: RateLimit::OFF,
-            budget: (0, Duration::from_secs(60)),
-            chats,
-            ..Setup::default()
+            ..Setup::chatting(chats)
         };
         Self::start_full(database_url, setup).await
     }
@@ -241,12 +262,8 @@ impl TestServer {
         chats: sayso::chat::ChatSettings,
     ) -> TestServer {
         let setup = Setup {
-            notify: Some(None),
-            rate_limit: RateLimit::OFF,
-            budget: (0, Duration::from_secs(60)),
             key: Some(key.to_string()),
-            chats,
-            ..Setup::default()
+            ..Setup::chatting(chats)
         };
         Self::start_full(database_url, setup).await
     }
@@ -378,16 +395,37 @@ impl TestServer {
     /// An ntfy stand-in the inbox `default` notifies, at its topic `phone`.
     pub async fn ntfy_phone(&self) -> crate::common::receiver::Receiver {
         let ntfy = crate::common::receiver::Receiver::ntfy().await;
-        let changes = sayso::service::ChannelChanges {
-            email: None,
+        self.set_channels(&ChannelChanges {
             ntfy_url: Some(format!("{}/phone", ntfy.base)),
-            ntfy_token: None,
-        };
+            ..ChannelChanges::default()
+        })
+        .await;
+        ntfy
+    }
+
+    /// Mails the notifications of the inbox `default` to `address`.
+    pub async fn mail_to(&self, address: &str) {
+        self.set_channels(&ChannelChanges {
+            email: Some(address.into()),
+            ..ChannelChanges::default()
+        })
+        .await;
+    }
+
+    /// Sets the channels of the inbox `default` as `changes` says.
+    pub async fn set_channels(&self, changes: &ChannelChanges) {
         self.svc
-            .set_inbox_channels("default", &changes)
+            .set_inbox_channels("default", changes)
             .await
             .unwrap();
-        ntfy
+    }
+
+    /// Sets the person `name` of the inbox `default` as `settings` says.
+    pub async fn set_person(&self, name: &str, settings: &PersonSettings) {
+        self.svc
+            .set_person("default", name, settings)
+            .await
+            .unwrap();
     }
 
     /// The person whose inbox `default` is.
@@ -425,6 +463,11 @@ impl TestServer {
     pub async fn other_inbox_key(&self, name: &str) -> String {
         self.svc.create_inbox(name, None).await.unwrap();
         self.svc.create_api_key(name).await.unwrap()
+    }
+
+    /// `HOST:PORT`, for the tests that speak to the server over a bare TCP stream.
+    pub fn addr(&self) -> String {
+        self.base.trim_start_matches("http://").to_string()
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -485,6 +528,13 @@ impl TestServer {
     pub async fn answer(&self, web_url: &str, body: Value) -> (StatusCode, Value) {
         let url = self.person_url(web_url).await;
         send(self.client.post(url).json(&body)).await
+    }
+
+    /// `answer`, which must be taken (200): the answer's body.
+    pub async fn answer_ok(&self, web_url: &str, body: Value) -> Value {
+        let (status, json) = self.answer(web_url, body).await;
+        assert_eq!(status, StatusCode::OK, "answer refused: {json}");
+        json
     }
 
     /// Where the person answers the decision behind `web_url` from `channel`: a tool

@@ -9,7 +9,6 @@
 //! on the `PATH`).
 
 use std::io::Write;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
@@ -17,6 +16,8 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use uuid::Uuid;
+
+use super::port::free_port;
 
 /// A running aiosmtpd on 127.0.0.1 that keeps what it receives.
 pub struct SmtpSink {
@@ -63,14 +64,6 @@ impl ReceivedMail {
             .find(|p| p.content_type == content_type)
             .map(|p| p.body.as_str())
     }
-}
-
-/// A port on 127.0.0.1 that was free a moment ago.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
 }
 
 /// The Python interpreter that has aiosmtpd; `None` (after a loud `SKIPPED`) when there is

@@ -7,7 +7,7 @@
 //! proxy, as it can on a real host. The public name is `sayso.example.com`, resolved to
 //! loopback by each client, so certificates, `Host` and links are those of a real site.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -46,13 +46,7 @@ impl Drop for TempDir {
     }
 }
 
-/// A loopback port free at the moment of asking.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
+pub use crate::common::port::free_port;
 
 /// The path of the repository's `deploy/` file `name`.
 pub fn deploy_file(name: &str) -> PathBuf {

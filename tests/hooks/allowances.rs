@@ -9,11 +9,9 @@ use sayso::domain::PersonChannel;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use crate::common::forms::{form, no_redirects};
 use crate::common::server::{TestServer, send};
-use crate::run::claude_input;
-use crate::run::{
-    Dir, Ended, finish, hook_command, pending_decision, run, run_answered, server, start,
-};
+use crate::run::{Ended, Project, finish, pending_decision, run, run_answered, server, start};
 
 /// A step-up rule for pushes, an ask rule of its own for deploys, two people for releases;
 /// everything else falls to the default (ask).
@@ -24,34 +22,8 @@ const POLICY: &str = r#"{"rules": [
      "approvers": ["ana", "ben"], "required": 2}
 ]}"#;
 
-struct Project {
-    dir: Dir,
-    cwd: String,
-}
-
+/// What these tests ask of a project besides its Bash calls.
 impl Project {
-    fn new() -> Project {
-        let dir = Dir::new();
-        dir.write(".sayso/policy.json", POLICY);
-        let cwd = dir.path().display().to_string();
-        Project { dir, cwd }
-    }
-
-    fn hook(&self, srv: &TestServer) -> tokio::process::Command {
-        let mut cmd = hook_command(
-            self.dir.path(),
-            &srv.base,
-            Some(&srv.key),
-            &["hook", "claude"],
-        );
-        cmd.env("SAYSO_HOOK_TIMEOUT_S", "60");
-        cmd
-    }
-
-    fn bash(&self, session: &str, command: &str) -> String {
-        claude_input("PreToolUse", &self.cwd, session, command)
-    }
-
     fn write(&self, session: &str) -> String {
         let mut v: Value = serde_json::from_str(&self.bash(session, "")).unwrap();
         v["tool_name"] = json!("Write");
@@ -100,10 +72,8 @@ async fn decision_count(srv: &TestServer) -> usize {
 async fn must_be_asked(srv: &TestServer, p: &Project, input: &str) -> Value {
     let (child, started) = start(p.hook(srv), input).await;
     let d = pending_decision(srv).await;
-    let (status, body) = srv
-        .answer(d["web_url"].as_str().unwrap(), json!({"value": "Deny"}))
+    srv.answer_ok(d["web_url"].as_str().unwrap(), json!({"value": "Deny"}))
         .await;
-    assert_eq!(status, 200, "{body}");
     let out = finish(child, started).await;
     assert_eq!(decision_of(&out), "deny", "{input}: {out:?}");
     d
@@ -125,7 +95,7 @@ async fn passes_standing(srv: &TestServer, p: &Project, input: &str) -> Ended {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_15_minute_allowance_lets_the_next_call_of_its_kind_through() {
     let (_db, srv) = server().await;
-    let p = Project::new();
+    let p = Project::with_policy(POLICY);
     p.allow_for(&srv, "ls -la", "15m").await;
 
     // Another command of the same tool, in another session of the same project.
@@ -165,7 +135,7 @@ async fn an_allowance_covers_no_other_tool_rule_passkey_or_people() {
     let (_db, srv) = server().await;
     let ana = srv.add_person("ana").await;
     srv.add_person("ben").await;
-    let p = Project::new();
+    let p = Project::with_policy(POLICY);
     p.allow_for(&srv, "ls -la", "60m").await;
 
     // Another tool.
@@ -206,7 +176,7 @@ async fn an_allowance_covers_no_other_tool_rule_passkey_or_people() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agents_key_cannot_plant_an_allowance() {
     let (_db, srv) = server().await;
-    let p = Project::new();
+    let p = Project::with_policy(POLICY);
     // The agent answers its own approval through the link every API response shows.
     let (child, started) = start(p.hook(&srv), &p.bash("sess-1", "ls")).await;
     let d = pending_decision(&srv).await;
@@ -224,10 +194,8 @@ async fn the_agents_key_cannot_plant_an_allowance() {
     .await;
     assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
     // The person denies; nothing stands.
-    let (status, _) = srv
-        .answer(d["web_url"].as_str().unwrap(), json!({"value": "Deny"}))
+    srv.answer_ok(d["web_url"].as_str().unwrap(), json!({"value": "Deny"}))
         .await;
-    assert_eq!(status, 200);
     assert_eq!(decision_of(&finish(child, started).await), "deny");
     must_be_asked(&srv, &p, &p.bash("sess-1", "ls")).await;
 }
@@ -235,7 +203,7 @@ async fn the_agents_key_cannot_plant_an_allowance() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revoked_allowance_lets_nothing_through() {
     let (_db, srv) = server().await;
-    let p = Project::new();
+    let p = Project::with_policy(POLICY);
     p.allow_for(&srv, "ls -la", "15m").await;
     passes_standing(&srv, &p, &p.bash("sess-1", "pwd")).await;
     let (status, body) = send(srv.req(Method::DELETE, "/v1/allowances")).await;
@@ -247,7 +215,7 @@ async fn a_revoked_allowance_lets_nothing_through() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ended_allowance_lets_nothing_through() {
     let (_db, srv) = server().await;
-    let p = Project::new();
+    let p = Project::with_policy(POLICY);
     let d = p.allow_for(&srv, "ls -la", "15m").await;
     // Made short: the allowance the person gave, ending two seconds from now (the store
     // keeps the first one made from a decision, so it is replaced by revoking it first).
@@ -274,7 +242,7 @@ async fn an_ended_allowance_lets_nothing_through() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_feed_shows_what_stands_until_when_and_revokes_it() {
     let (_db, srv) = server().await;
-    let p = Project::new();
+    let p = Project::with_policy(POLICY);
     let feed = srv.feed_url().await;
     let (resp, cookie) = crate::common::server::open_feed(&feed).await;
     let cookie = cookie.expect("the feed link binds the browser");
@@ -284,11 +252,7 @@ async fn the_feed_shows_what_stands_until_when_and_revokes_it() {
     p.allow_for(&srv, "ls -la", "60m").await;
     let (_, page) = send(srv.req(Method::GET, "/v1/allowances")).await;
     let id = page["items"][0]["id"].as_str().unwrap().to_string();
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let html = client
+    let html = no_redirects()
         .get(srv.url("/inbox"))
         .header("cookie", &cookie)
         .send()
@@ -311,11 +275,7 @@ async fn the_feed_shows_what_stands_until_when_and_revokes_it() {
 
     // Without the device's cookie, or from another site, nothing is revoked.
     let post = |cookie: Option<&str>, site: &str| {
-        let mut req = client
-            .post(srv.url(&revoke))
-            .header("content-type", "application/x-www-form-urlencoded")
-            .header("sec-fetch-site", site)
-            .body("");
+        let mut req = form(srv.url(&revoke), "").header("sec-fetch-site", site);
         if let Some(c) = cookie {
             req = req.header("cookie", c);
         }
@@ -356,7 +316,7 @@ async fn on_a_phone_deny_stays_beside_allow_and_15_min_is_one_tap() {
         return;
     };
     let (_db, srv) = server().await;
-    let p = Project::new();
+    let p = Project::with_policy(POLICY);
     let (child, started) = start(
         p.hook(&srv),
         &p.bash("phone-1", "npm test -- --watch=false"),

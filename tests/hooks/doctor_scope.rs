@@ -136,11 +136,7 @@ async fn serve_as_nobody(dir: &Path) -> Option<(tokio::process::Child, String)> 
         return None;
     }
     std::os::unix::fs::chown(dir, Some(65534), Some(65534)).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::common::port::free_port();
     let child = tokio::process::Command::new("/usr/bin/setpriv")
         .args([
             "--reuid=65534",

@@ -42,13 +42,12 @@ fn setup() -> Dir {
 
 /// The person allows the decision behind `d` with `command` edited, from their feed.
 async fn allow_edited(srv: &TestServer, d: &Value, command: &str) {
-    let (status, body) = srv
-        .answer(
+    let body = srv
+        .answer_ok(
             s(d, "web_url"),
             json!({"value": "Allow", "command": command}),
         )
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["outcome"], "Allow", "{body}");
 }
 
@@ -221,13 +220,11 @@ async fn an_edit_into_a_passkey_rule_runs_only_once_allowed_with_the_passkey() {
         .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert_eq!(body["error"]["details"][0]["path"], "passkey", "{body}");
-    let (status, body) = srv
-        .answer(
-            s(&again, "web_url"),
-            json!({"value": "Deny", "remark": "not today"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    srv.answer_ok(
+        s(&again, "web_url"),
+        json!({"value": "Deny", "remark": "not today"}),
+    )
+    .await;
     let out = finish(child, started).await;
     assert_eq!(hook_said(&out).0, "deny", "{out:?}");
     assert!(hook_said(&out).1.contains("not today"), "{out:?}");

@@ -9,9 +9,8 @@ use std::time::{Duration, Instant};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::common::db::fresh_sqlite_url;
 use crate::common::faulty_proxy::{Fault, FaultyProxy};
-use crate::common::server::{TestServer, send};
+use crate::common::server::{TestServer, fresh_notifying_server, send};
 use crate::run::claude_input;
 use crate::run::{
     Dir, abandoned, claude_call, finish, hook_command, pending_decision, run, server, start,
@@ -76,8 +75,7 @@ async fn late_presses_run_nothing(srv: &TestServer, d: &Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_post_tool_use_withdraws_the_question_from_every_channel_and_a_late_allow_runs_nothing() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start_notifying(&db.url, None).await;
+    let (_db, srv) = fresh_notifying_server().await;
     let ntfy = srv.ntfy_phone().await;
     // Claude Code's PermissionRequest hook, racing its own dialog at the terminal.
     let (dir, mut cmd, input) = claude_call(&srv, "PermissionRequest", "s-e", "make deploy");

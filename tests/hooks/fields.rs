@@ -259,8 +259,7 @@ async fn every_field_of_each_tool_input_is_on_every_screen() {
         }
 
         // Denied on the page; the hook hears it, and the next case starts from nothing.
-        let (status, body) = srv.answer(web_url, json!({"value": "Deny"})).await;
-        assert_eq!(status, 200, "{body}");
+        srv.answer_ok(web_url, json!({"value": "Deny"})).await;
         let resp = srv
             .client
             .post(&push_url)
@@ -379,10 +378,8 @@ async fn a_field_not_shown_takes_the_one_tap_allow_and_a_cut_one_every_quick_all
         srv.get(d["decision_id"].as_str().unwrap()).await["status"],
         "pending"
     );
-    let (status, body) = srv
-        .answer(&web_url, json!({"value": "Allow", "whole": true}))
+    srv.answer_ok(&web_url, json!({"value": "Allow", "whole": true}))
         .await;
-    assert_eq!(status, 200, "{body}");
     let out = finish(child, started).await;
     assert_eq!(
         out.stdout["hookSpecificOutput"]["permissionDecision"], "allow",

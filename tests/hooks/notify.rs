@@ -7,33 +7,23 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::common::db::fresh_sqlite_url;
-use crate::common::server::TestServer;
+use crate::common::forms::page_form;
+use crate::common::server::{TestServer, fresh_notifying_server};
 use crate::common::smtp::SmtpSink;
 use crate::run::claude_input;
 use crate::run::{Dir, claude_call, finish, hook_command, pending_decision, start};
 use sayso::domain::PersonChannel;
-use sayso::service::ChannelChanges;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ntfy_deny_button_answers_the_hook() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start_notifying(&db.url, None).await;
+    let (_db, srv) = fresh_notifying_server().await;
     let ntfy = srv.ntfy_phone().await;
     let (_dir, cmd, input) = claude_call(&srv, "PreToolUse", "s-n", "git push --force");
     let (child, started) = start(cmd, &input).await;
     let d = pending_decision(&srv).await;
     let web_url = d["web_url"].as_str().unwrap();
 
-    let published = tokio::time::timeout(Duration::from_secs(20), async {
-        loop {
-            if let Some(r) = ntfy.requests().first() {
-                return r.json();
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .expect("ntfy was told");
+    let published = ntfy.first_json(Duration::from_secs(20)).await;
     assert_eq!(
         crate::common::question_and_expiry(&published["message"]).0,
         "Claude Code wants to run a Bash command:\ngit push --force\n\
@@ -100,17 +90,7 @@ async fn the_approval_mail_links_lead_to_a_page_that_confirms() {
     };
     let db = fresh_sqlite_url();
     let srv = TestServer::start_notifying(&db.url, Some(&smtp.url())).await;
-    srv.svc
-        .set_inbox_channels(
-            "default",
-            &ChannelChanges {
-                email: Some("me@example.com".into()),
-                ntfy_url: None,
-                ntfy_token: None,
-            },
-        )
-        .await
-        .unwrap();
+    srv.mail_to("me@example.com").await;
     let (_dir, mut cmd, input) = claude_call(&srv, "PreToolUse", "s-m", "make release");
     cmd.env("SAYSO_HOOK_NOTIFY", "email");
     let (child, started) = start(cmd, &input).await;
@@ -143,18 +123,7 @@ async fn the_approval_mail_links_lead_to_a_page_that_confirms() {
         "pending"
     );
 
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let resp = client
-        .post(&mail_url)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("sec-fetch-site", "same-origin")
-        .body("value=Allow")
-        .send()
-        .await
-        .unwrap();
+    let resp = page_form(&mail_url, "value=Allow").send().await.unwrap();
     assert_eq!(resp.status(), 303);
     let out = finish(child, started).await;
     assert_eq!(
@@ -171,7 +140,7 @@ pub async fn push_notice_for(
 ) -> (sayso::notify::push::PushNotice, String) {
     use sayso::courier::Delivering;
     use sayso::domain::inbox::InboxChannels;
-    use sayso::domain::outbox::{MessageStatus, OutboxMessage, Purpose, Route};
+    use sayso::domain::outbox::{Purpose, Route};
     use sayso::notify::push::PushNotice;
     use time::OffsetDateTime;
     use uuid::Uuid;
@@ -188,19 +157,7 @@ pub async fn push_notice_for(
         .unwrap()
         .unwrap();
     let now = OffsetDateTime::now_utc();
-    let msg = OutboxMessage {
-        id: Uuid::now_v7(),
-        decision_id: d.id,
-        route: Route::Push,
-        purpose: Purpose::Ask,
-        payload: json!({}),
-        status: MessageStatus::Pending,
-        attempts: 1,
-        created_at: now,
-        give_up_at: d.expires_at,
-        last_error: None,
-        person: None,
-    };
+    let msg = crate::common::outbox::first_try(d.id, Route::Push, Purpose::Ask, now, d.expires_at);
     // What the worker hands the push channel: the approval's push link.
     let person = srv.svc.store().person(d.inbox_id).await.unwrap().unwrap();
     let web_url = srv.svc.person_url(&d, PersonChannel::Push, person.id);
@@ -253,8 +210,7 @@ async fn the_web_push_of_an_approval_carries_its_two_buttons() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_of_one_sessions_approvals_rings_once() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start_notifying(&db.url, None).await;
+    let (_db, srv) = fresh_notifying_server().await;
     let ntfy = srv.ntfy_phone().await;
     let dir = Dir::new();
     let cwd = dir.path().display().to_string();

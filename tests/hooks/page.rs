@@ -1,9 +1,10 @@
 //! The approval page: the call laid out for a phone, one-tap answers by form post, and a
 //! late answer shown as late.
 
-use reqwest::{Method, StatusCode, redirect};
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
+use crate::common::forms::page_form;
 use crate::common::server::{TestServer, feed_page, send};
 use crate::run::claude_input;
 use crate::run::{
@@ -31,15 +32,7 @@ async fn page(srv: &TestServer, web_url: &str) -> (StatusCode, String, reqwest::
 
 /// A browser's form post from the page itself.
 async fn post_form(srv: &TestServer, web_url: &str, form: &str) -> StatusCode {
-    let client = reqwest::Client::builder()
-        .redirect(redirect::Policy::none())
-        .build()
-        .unwrap();
-    client
-        .post(srv.person_url(web_url).await)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("sec-fetch-site", "same-origin")
-        .body(form.to_string())
+    page_form(srv.person_url(web_url).await, form.to_string())
         .send()
         .await
         .unwrap()
@@ -292,10 +285,8 @@ async fn only_an_editable_approval_takes_a_command_and_deny_ignores_it() {
     assert_eq!(status, 422, "{err}");
     assert_eq!(err["error"]["details"][0]["path"], "command");
     // The same command as asked is no edit at all.
-    let (status, _) = srv
-        .answer(web_url, json!({"value": "Allow", "command": "make deploy"}))
+    srv.answer_ok(web_url, json!({"value": "Allow", "command": "make deploy"}))
         .await;
-    assert_eq!(status, 200);
     assert_eq!(
         srv.get(h["decision_id"].as_str().unwrap()).await["custom"],
         false
@@ -336,15 +327,7 @@ async fn a_press_after_the_hook_stopped_waiting_says_so_and_changes_nothing() {
     // The person presses Allow in the morning: the page says the agent stopped waiting and
     // that the answer runs nothing, never that it was allowed.
     let web_url = d["web_url"].as_str().unwrap();
-    let client = reqwest::Client::builder()
-        .redirect(redirect::Policy::none())
-        .build()
-        .unwrap();
-    let resp = client
-        .post(srv.person_url(web_url).await)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("sec-fetch-site", "same-origin")
-        .body("value=Allow")
+    let resp = page_form(srv.person_url(web_url).await, "value=Allow")
         .send()
         .await
         .unwrap();

@@ -172,16 +172,7 @@ async fn explain_shows_the_rules_approvers_and_a_bad_count_is_named() {
     let dir = Dir::new();
     let policy = dir.write("policy.json", POLICY);
     let cwd = dir.path().display().to_string();
-    let explain = || {
-        let mut cmd = hook_command(
-            dir.path(),
-            "http://127.0.0.1:9",
-            None,
-            &["hook", "claude", "--explain"],
-        );
-        cmd.env("SAYSO_HOOK_POLICY", &policy);
-        cmd
-    };
+    let explain = || crate::run::explain_command(&dir, &policy);
     let input = claude_input("PreToolUse", &cwd, "s", "make deploy-prod");
     let out = crate::run::finish_text(explain(), &input).await;
     assert_eq!(

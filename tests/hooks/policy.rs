@@ -69,13 +69,7 @@ async fn explain_names_the_rule_and_asks_nobody() {
     let policy = dir.write("elsewhere.json", POLICY);
     let cwd = dir.path().display().to_string();
     let explain = |command: &str| {
-        let mut cmd = hook_command(
-            dir.path(),
-            "http://127.0.0.1:9",
-            None,
-            &["hook", "claude", "--explain"],
-        );
-        cmd.env("SAYSO_HOOK_POLICY", &policy);
+        let cmd = crate::run::explain_command(&dir, &policy);
         (cmd, claude_input("PreToolUse", &cwd, "s", command))
     };
     let (cmd, input) = explain("git status");

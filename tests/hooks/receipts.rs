@@ -138,10 +138,8 @@ async fn answered(srv: &TestServer, dir: &Dir, via: &str, command: &str, answer:
     );
     let (child, started) = start(cmd, &input(dir, command)).await;
     let d = pending_decision(srv).await;
-    let (status, body) = srv
-        .answer(s(&d, "web_url"), json!({ "value": answer }))
+    srv.answer_ok(s(&d, "web_url"), json!({ "value": answer }))
         .await;
-    assert_eq!(status, 200, "{body}");
     let out = finish(child, started).await;
     json!({"out": out.stdout, "code": out.code, "stderr": out.stderr, "id": d["decision_id"]})
 }
@@ -276,10 +274,8 @@ async fn a_pinned_key_lets_no_impostor_forge_an_allow() {
     );
     let (mut child, started) = start(cmd, &input(&dir, "make deploy")).await;
     let pending = pending_about(&srv, &mut child, "make deploy").await;
-    let (status, body) = srv
-        .answer(s(&pending, "web_url"), json!({"value": "Allow"}))
+    srv.answer_ok(s(&pending, "web_url"), json!({"value": "Allow"}))
         .await;
-    assert_eq!(status, 200, "{body}");
     let out = finish(child, started).await;
     let (decision, reason) = decision_of(&out);
     assert_eq!(decision, "deny", "{out:?}");
@@ -338,10 +334,8 @@ async fn a_session_allowance_counts_only_as_its_receipt_tells_it() {
     };
     let (mut child, started) = start(hook(), &input(&dir, "ls -la")).await;
     let d = pending_about(&srv, &mut child, "ls -la").await;
-    let (status, body) = srv
-        .answer(s(&d, "web_url"), json!({"value": "Allow for this session"}))
+    srv.answer_ok(s(&d, "web_url"), json!({"value": "Allow for this session"}))
         .await;
-    assert_eq!(status, 200, "{body}");
     assert_eq!(decision_of(&finish(child, started).await).0, "allow");
 
     // The same session's next Bash call: allowed on the allowance's receipt, nobody asked.
@@ -362,10 +356,8 @@ async fn a_session_allowance_counts_only_as_its_receipt_tells_it() {
     let (mut child, started) =
         start(hook(), &input_in(&dir, "s-other", "cat ~/.ssh/id_ed25519")).await;
     let asked = pending_about(&srv, &mut child, "cat ~/.ssh/id_ed25519").await;
-    let (status, body) = srv
-        .answer(s(&asked, "web_url"), json!({"value": "Deny"}))
+    srv.answer_ok(s(&asked, "web_url"), json!({"value": "Deny"}))
         .await;
-    assert_eq!(status, 200, "{body}");
     let out = finish(child, started).await;
     assert_eq!(decision_of(&out).0, "deny", "{out:?}");
 }

@@ -72,6 +72,51 @@ pub fn hook_command(home: &Path, base: &str, key: Option<&str>, args: &[&str]) -
     cmd
 }
 
+/// `sayso hook claude --explain` run in `dir` with the policy file `policy`: what the hook
+/// would do, with no server to ask.
+pub fn explain_command(dir: &Dir, policy: &Path) -> Command {
+    let mut cmd = hook_command(
+        dir.path(),
+        "http://127.0.0.1:9",
+        None,
+        &["hook", "claude", "--explain"],
+    );
+    cmd.env("SAYSO_HOOK_POLICY", policy);
+    cmd
+}
+
+/// A project folder with its `.sayso/policy.json`, and Claude Code's hook run in it.
+pub struct Project {
+    pub dir: Dir,
+    pub cwd: String,
+}
+
+impl Project {
+    pub fn with_policy(policy: &str) -> Project {
+        let dir = Dir::new();
+        dir.write(".sayso/policy.json", policy);
+        let cwd = dir.path().display().to_string();
+        Project { dir, cwd }
+    }
+
+    /// `sayso hook claude` here against `srv`, waiting up to a minute for the person.
+    pub fn hook(&self, srv: &TestServer) -> Command {
+        let mut cmd = hook_command(
+            self.dir.path(),
+            &srv.base,
+            Some(&srv.key),
+            &["hook", "claude"],
+        );
+        cmd.env("SAYSO_HOOK_TIMEOUT_S", "60");
+        cmd
+    }
+
+    /// Claude Code's input for the Bash `command` of `session`, here.
+    pub fn bash(&self, session: &str, command: &str) -> String {
+        claude_input("PreToolUse", &self.cwd, session, command)
+    }
+}
+
 /// Claude Code's documented `PreToolUse` / `PermissionRequest` input.
 pub fn claude_input(event: &str, cwd: &str, session: &str, command: &str) -> String {
     json!({
@@ -170,8 +215,7 @@ pub async fn pending_decision(srv: &TestServer) -> Value {
 /// decision as it was asked.
 pub async fn answer_next(srv: &TestServer, answer: Value) -> Value {
     let d = pending_decision(srv).await;
-    let (status, body) = srv.answer(d["web_url"].as_str().unwrap(), answer).await;
-    assert_eq!(status, 200, "{body}");
+    srv.answer_ok(d["web_url"].as_str().unwrap(), answer).await;
     d
 }
 

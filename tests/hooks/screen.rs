@@ -5,13 +5,13 @@
 
 use std::time::Duration;
 
-use reqwest::{StatusCode, redirect};
+use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::checks::assert_fit_for_a_phone;
 use crate::common::browser::Browser;
-use crate::common::db::fresh_sqlite_url;
-use crate::common::server::{TestServer, feed_page};
+use crate::common::forms::page_form;
+use crate::common::server::{TestServer, feed_page, fresh_notifying_server};
 use crate::notify::push_notice_for;
 use crate::run::{Dir, claude_call, finish, hook_command, pending_decision, server, start};
 
@@ -24,15 +24,7 @@ async fn person_page(srv: &TestServer, web_url: &str, query: &str) -> (StatusCod
 
 /// A browser's form post from the page itself.
 async fn post_form(srv: &TestServer, web_url: &str, form: &str) -> (StatusCode, String) {
-    let client = reqwest::Client::builder()
-        .redirect(redirect::Policy::none())
-        .build()
-        .unwrap();
-    let resp = client
-        .post(srv.person_url(web_url).await)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("sec-fetch-site", "same-origin")
-        .body(form.to_string())
+    let resp = page_form(srv.person_url(web_url).await, form.to_string())
         .send()
         .await
         .unwrap();
@@ -56,22 +48,12 @@ fn padded_command() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_padded_command_reaches_ntfy_visibly_cut_and_without_a_one_tap_allow() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start_notifying(&db.url, None).await;
+    let (_db, srv) = fresh_notifying_server().await;
     let ntfy = srv.ntfy_phone().await;
     let (_dir, cmd, input) = claude_call(&srv, "PreToolUse", "s-pad", &padded_command());
     let (child, started) = start(cmd, &input).await;
     let d = pending_decision(&srv).await;
-    let published = tokio::time::timeout(Duration::from_secs(20), async {
-        loop {
-            if let Some(r) = ntfy.requests().first() {
-                return r.json();
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .expect("ntfy was told");
+    let published = ntfy.first_json(Duration::from_secs(20)).await;
     let message = published["message"].as_str().unwrap();
     assert!(
         message.starts_with("Claude Code wants to run a Bash command:\nls⟨U+200B⟩⟨U+200B⟩"),

@@ -6,8 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::common::server::TestServer;
-use crate::run::claude_input;
-use crate::run::{Dir, finish, hook_command, pending_decision, run, run_answered, server, start};
+use crate::run::{Project, finish, pending_decision, run, run_answered, server, start};
 
 /// A step-up rule for pushes, an ask rule of its own for deploys; everything else falls to
 /// the default (ask).
@@ -16,32 +15,12 @@ const POLICY: &str = r#"{"rules": [
     {"tool": "Bash", "command": "make deploy*", "decision": "ask"}
 ]}"#;
 
-struct Session {
-    dir: Dir,
-    cwd: String,
-}
+/// A project in which one session makes the calls.
+type Session = Project;
 
 impl Session {
-    fn new() -> Session {
-        let dir = Dir::new();
-        dir.write(".sayso/policy.json", POLICY);
-        let cwd = dir.path().display().to_string();
-        Session { dir, cwd }
-    }
-
-    fn hook(&self, srv: &TestServer) -> tokio::process::Command {
-        let mut cmd = hook_command(
-            self.dir.path(),
-            &srv.base,
-            Some(&srv.key),
-            &["hook", "claude"],
-        );
-        cmd.env("SAYSO_HOOK_TIMEOUT_S", "60");
-        cmd
-    }
-
     fn input(&self, command: &str) -> String {
-        claude_input("PreToolUse", &self.cwd, "sess-attack", command)
+        self.bash("sess-attack", command)
     }
 
     /// Runs `command` through the hook and has the person answer "Allow for this session".
@@ -64,10 +43,8 @@ impl Session {
     async fn must_be_asked(&self, srv: &TestServer, command: &str) -> Value {
         let (child, started) = start(self.hook(srv), &self.input(command)).await;
         let d = pending_decision(srv).await;
-        let (status, body) = srv
-            .answer(d["web_url"].as_str().unwrap(), json!({"value": "Deny"}))
+        srv.answer_ok(d["web_url"].as_str().unwrap(), json!({"value": "Deny"}))
             .await;
-        assert_eq!(status, 200, "{body}");
         let out = finish(child, started).await;
         assert_eq!(
             out.stdout["hookSpecificOutput"]["permissionDecision"], "deny",
@@ -92,7 +69,7 @@ async fn options(srv: &TestServer, d: &Value) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_allowance_never_passes_a_passkey_rule() {
     let (_db, srv) = server().await;
-    let s = Session::new();
+    let s = Session::with_policy(POLICY);
     s.allow_for_session(&srv, "ls -la").await;
     let d = s.must_be_asked(&srv, "git push --force origin main").await;
     assert_eq!(d["step_up"], "passkey", "{d}");
@@ -113,7 +90,7 @@ async fn a_session_allowance_never_passes_a_passkey_rule() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_allowance_never_covers_a_call_a_rule_of_its_own_gates() {
     let (_db, srv) = server().await;
-    let s = Session::new();
+    let s = Session::with_policy(POLICY);
     // Allowed where no rule matched: it does not reach the deploys' rule.
     let first = s.allow_for_session(&srv, "make build").await;
     assert!(first["approval"].get("rule").is_none(), "{first}");

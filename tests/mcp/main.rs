@@ -10,26 +10,15 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::db::SqliteTestDb;
+use common::mcp::{Client, call, connect_with};
 use common::mcp_py::{mcp_script, talked};
 use common::server::{TestServer, fresh_server, s, send};
 use reqwest::{Method, StatusCode};
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest};
 use rmcp::service::PeerRequestOptions;
-use rmcp::service::RunningService;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-
-type Client = RunningService<RoleClient, ()>;
-
-/// rmcp's client on the server's `/mcp` with `key`.
-async fn connect_with(srv: &TestServer, key: &str) -> Result<Client, String> {
-    let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(srv.url("/mcp")).auth_header(key),
-    );
-    ().serve(transport).await.map_err(|e| e.to_string())
-}
 
 async fn connect(srv: &TestServer) -> Client {
     connect_with(srv, &srv.key).await.expect("connected")
@@ -40,16 +29,6 @@ async fn connected() -> (SqliteTestDb, TestServer, Client) {
     let (db, srv) = fresh_server().await;
     let client = connect(&srv).await;
     (db, srv, client)
-}
-
-async fn call(client: &Client, name: &str, args: Value) -> CallToolResult {
-    let Value::Object(args) = args else {
-        panic!("arguments must be an object")
-    };
-    client
-        .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(args))
-        .await
-        .unwrap_or_else(|e| panic!("{name} failed: {e}"))
 }
 
 /// The text content of a result, joined.
@@ -373,8 +352,7 @@ async fn a_todo_needs_no_await_and_is_listed_until_done() {
     assert!(text(&listed).contains("Rotate the staging keys"));
 
     let web_url = s(&srv.get(&id).await, "web_url").to_string();
-    let (status, _) = srv.answer(&web_url, json!({"action": "done"})).await;
-    assert_eq!(status, StatusCode::OK);
+    srv.answer_ok(&web_url, json!({"action": "done"})).await;
     let listed = call(&client, "list_todos", json!({"project": "ops"})).await;
     assert!(ok(&listed)["items"].as_array().unwrap().is_empty());
     assert_eq!(text(&listed), "There are no open to-dos.");
@@ -463,10 +441,8 @@ async fn the_stdio_bridge_serves_the_same_tools() {
     .await;
     let handle = ok(&asked).clone();
     let id = s(&handle, "decision_id").to_string();
-    let (status, _) = srv
-        .answer(s(&handle, "web_url"), json!({"value": "Pro"}))
+    srv.answer_ok(s(&handle, "web_url"), json!({"value": "Pro"}))
         .await;
-    assert_eq!(status, StatusCode::OK);
     let got = call(&client, "get_decision", json!({"decision_id": id})).await;
     assert_eq!(ok(&got)["outcome"], "Pro");
     assert_eq!(text(&got), r#"The user answered "Which plan?" with "Pro"."#);
@@ -488,10 +464,8 @@ async fn the_python_sdk_lists_asks_awaits_and_gets_the_answer() {
                 .unwrap_or_else(|_| panic!("not JSON from the script: {line}"));
             if step["step"] == "asked" {
                 // The person answers through the page while the script awaits.
-                let (status, _) = srv
-                    .answer(s(&step, "web_url"), json!({"value": "eu-west"}))
+                srv.answer_ok(s(&step, "web_url"), json!({"value": "eu-west"}))
                     .await;
-                assert_eq!(status, StatusCode::OK);
             }
             steps.push(step);
         }

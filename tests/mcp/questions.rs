@@ -139,16 +139,14 @@ async fn ask_user_question_still_pending_returns_the_handle_and_how_to_wait() {
     // The page answers it later; await_decision then has the answers.
     let web_url = ProbeServer::of(&srv).pending_web_url().await;
     assert_eq!(web_url, s(&d, "web_url"));
-    let (status, _) = srv
-        .answer(
-            &web_url,
-            json!({"value": {
-                "Which database should we use?": "PostgreSQL",
-                "Which features do you want?": ["Export"]
-            }}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK);
+    srv.answer_ok(
+        &web_url,
+        json!({"value": {
+            "Which database should we use?": "PostgreSQL",
+            "Which features do you want?": ["Export"]
+        }}),
+    )
+    .await;
     let awaited = call(&client, "await_decision", json!({"decision_id": id})).await;
     assert_eq!(
         ok(&awaited)["answers"]["Which database should we use?"],

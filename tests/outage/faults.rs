@@ -8,7 +8,7 @@ use serde_json::json;
 use sqlx::Connection;
 
 use crate::common;
-use crate::common::server::{s, send};
+use crate::common::server::{fresh_server, s, send};
 
 /// How a request to `path` ends, and how long it took.
 async fn timed_status(srv: &common::server::TestServer, path: &str) -> (StatusCode, Duration) {
@@ -87,8 +87,7 @@ async fn a_refused_or_hung_database_gives_503_and_the_service_recovers_by_itself
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_locked_sqlite_database_gives_503_to_writes_and_recovers() {
     use sqlx::SqliteConnection;
-    let db = common::db::fresh_sqlite_url();
-    let srv = common::server::TestServer::start(&db.url).await;
+    let (db, srv) = fresh_server().await;
     let h = srv
         .create(json!({"question": "Locked out?", "kind": "bool", "notify": "none"}))
         .await;

@@ -1,7 +1,6 @@
 //! First run and the admin commands: the first key, revoking keys, an unknown database,
 //! a backup under load.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use reqwest::{Client, StatusCode};
@@ -9,6 +8,7 @@ use serde_json::{Value, json};
 use tokio::process::Command;
 
 use crate::common;
+use crate::common::cli::output_with_input;
 use crate::common::server::{init_tls, s, send};
 use crate::replica::{BIN, Replica, sayso, start_replica, start_replica_with};
 
@@ -105,21 +105,11 @@ async fn revoke_and_check(database_url: &str, replicas: &[&Replica], key: &str) 
     }
 
     // From stdin, so the key stays out of the process list.
-    let mut revoke = Command::new(BIN)
+    let mut revoke = Command::new(BIN);
+    revoke
         .args(["key", "revoke", "-"])
-        .env("SAYSO_DATABASE_URL", database_url)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use tokio::io::AsyncWriteExt;
-    let mut stdin = revoke.stdin.take().unwrap();
-    stdin
-        .write_all(format!("{key}\n").as_bytes())
-        .await
-        .unwrap();
-    drop(stdin);
-    let out = revoke.wait_with_output().await.unwrap();
+        .env("SAYSO_DATABASE_URL", database_url);
+    let out = output_with_input(revoke, &format!("{key}\n")).await;
     assert!(out.status.success(), "{out:?}");
 
     // The very next request, on any replica, is refused; the other key still works.

@@ -9,6 +9,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use crate::common;
+use crate::common::process::{listening_address, serve_command, spawn_talking, stderr_lines};
 use crate::replica::{BIN, sayso, start_replica_with};
 
 /// The half blocks a QR code is drawn with.
@@ -114,21 +115,19 @@ async fn on_a_terminal_the_first_run_asks_the_name_and_shows_the_link_as_a_qr_co
     let state = common::first_run::StateDir::new();
     let (name, dir) = state.env();
     // `script` runs sayso on a pseudo-terminal of its own: stdin and stdout are a terminal.
-    let mut child = Command::new("script")
-        .args(["-qfec", BIN, "/dev/null"])
-        .env(name, dir)
-        .env("SAYSO_DATABASE_URL", &db.url)
-        .env("SAYSO_LISTEN", "127.0.0.1:0")
-        .env("SAYSO_PUBLIC_URL", "http://192.0.2.10:8080")
-        .env("SAYSO_LOG", "warn")
-        .env("USER", "ana")
-        .env_remove("CI")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("script starts");
+    let mut child = spawn_talking(
+        Command::new("script")
+            .args(["-qfec", BIN, "/dev/null"])
+            .env(name, dir)
+            .env("SAYSO_DATABASE_URL", &db.url)
+            .env("SAYSO_LISTEN", "127.0.0.1:0")
+            .env("SAYSO_PUBLIC_URL", "http://192.0.2.10:8080")
+            .env("SAYSO_LOG", "warn")
+            .env("USER", "ana")
+            .env_remove("CI")
+            .stderr(Stdio::null()),
+        "script",
+    );
     let mut stdin = child.stdin.take().unwrap();
     let mut out = child.stdout.take().unwrap();
     let mut screen = String::new();
@@ -211,43 +210,30 @@ async fn person_link_qr_prints_a_code_of_the_link_and_rename_keeps_the_link() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn listening_beyond_this_machine_without_a_public_url_is_warned_about_at_start() {
-    use tokio::io::{AsyncBufReadExt, BufReader};
     let db = common::db::fresh_sqlite_url();
     let state = common::first_run::StateDir::new();
-    let (name, dir) = state.env();
-    let mut child = Command::new(BIN)
-        .env(name, dir)
-        .env("SAYSO_DATABASE_URL", &db.url)
-        .env("SAYSO_LISTEN", "0.0.0.0:0")
-        .env("SAYSO_LOG_FORMAT", "json")
+    let mut child = serve_command(BIN, &state, &db.url, Some("0.0.0.0:0"))
         .env("SAYSO_LOG", "warn,sayso::cli=info")
         .env("CI", "true")
-        .env_remove("SAYSO_PUBLIC_URL")
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
         .expect("sayso starts");
-    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let warnings = tokio::time::timeout(Duration::from_secs(30), async {
-        let mut warnings = Vec::new();
-        while let Some(line) = stderr.next_line().await.unwrap() {
-            let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
-            let message = v["fields"]["message"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            if message == "sayso is listening" {
-                return warnings;
-            }
+    let mut warnings = Vec::new();
+    listening_address(
+        &mut stderr_lines(&mut child),
+        Duration::from_secs(30),
+        |_, v| {
             if v["level"] == "WARN" {
-                warnings.push(message);
+                warnings.push(
+                    v["fields"]["message"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                );
             }
-        }
-        panic!("sayso exited before listening");
-    })
-    .await
-    .expect("sayso listens within 30 s");
+        },
+    )
+    .await;
     child.kill().await.unwrap();
     assert!(
         warnings.iter().any(

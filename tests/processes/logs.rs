@@ -1,15 +1,15 @@
 //! What the debug log says: routes and request ids, never tokens or keys.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use reqwest::{Client, StatusCode};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 use crate::common;
 use crate::common::first_run::StateDir;
+use crate::common::process::{drain, listening_address, serve_command, stderr_lines};
 use crate::common::server::{init_tls, s, send};
 use crate::replica::BIN;
 
@@ -24,48 +24,27 @@ struct LoggedServer {
 
 async fn start_logging_debug(database_url: &str) -> LoggedServer {
     let state = StateDir::new();
-    let (name, dir) = state.env();
-    let mut child = Command::new(BIN)
-        .env(name, dir)
-        .env("SAYSO_DATABASE_URL", database_url)
-        .env("SAYSO_LISTEN", "127.0.0.1:0")
-        .env("SAYSO_LOG_FORMAT", "json")
+    let mut child = serve_command(BIN, &state, database_url, Some("127.0.0.1:0"))
         .env("SAYSO_LOG", "debug")
-        .env_remove("SAYSO_PUBLIC_URL")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
         .expect("sayso starts");
     let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let kept = lines.clone();
-    let base = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = stderr.next_line().await.unwrap() {
-            kept.lock().unwrap().push(line.clone());
-            let Ok(v) = serde_json::from_str::<Value>(&line) else {
-                continue;
-            };
-            if v["fields"]["message"] == "sayso is listening" {
-                return format!("http://{}", v["fields"]["address"].as_str().unwrap());
-            }
-        }
-        panic!("sayso exited before listening");
+    let mut stderr = stderr_lines(&mut child);
+    let address = listening_address(&mut stderr, Duration::from_secs(30), |line, _| {
+        lines.lock().unwrap().push(line.to_string())
     })
-    .await
-    .expect("sayso listens within 30 s");
+    .await;
     let kept = lines.clone();
     tokio::spawn(async move {
         while let Ok(Some(line)) = stderr.next_line().await {
             kept.lock().unwrap().push(line);
         }
     });
-    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-    tokio::spawn(async move { while let Ok(Some(_)) = stdout.next_line().await {} });
+    drain(BufReader::new(child.stdout.take().unwrap()).lines());
     let key = state.secrets().expect("the first run writes its file").key;
     LoggedServer {
         _child: child,
-        base,
+        base: format!("http://{address}"),
         key,
         _state: state,
         lines,

@@ -1,7 +1,6 @@
 //! What the push channel sends: an encrypted, VAPID-signed push, the closing one, and what
 //! the push service's answer means.
 
-use reqwest::StatusCode;
 use sayso::courier::{Courier, Delivering, Delivery};
 use sayso::domain::inbox::InboxChannels;
 use sayso::notify::push::{PushNotice, PushOutcome, WebPushChannel};
@@ -9,13 +8,14 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 
 use crate::browser::Browser;
+use crate::common::server::fresh_server;
 use crate::common::server::s;
 use crate::push_service::{PushService, check_vapid, header};
-use crate::support::{SUBJECT, decision, message, notice, start};
+use crate::support::{SUBJECT, decision, message, notice};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_decrypts_for_the_browser_and_carries_a_valid_vapid_token() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let mut push = PushService::start().await;
     let browser = Browser::new();
     let h = srv
@@ -69,17 +69,15 @@ async fn a_push_decrypts_for_the_browser_and_carries_a_valid_vapid_token() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resolved_decision_closes_the_notification_with_the_same_tag() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let mut push = PushService::start().await;
     let browser = Browser::new();
     let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;
-    let (status, _) = srv
-        .answer(
-            s(&h, "web_url"),
-            json!({"action": "answer", "value": "yes"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK);
+    srv.answer_ok(
+        s(&h, "web_url"),
+        json!({"action": "answer", "value": "yes"}),
+    )
+    .await;
     let d = decision(&srv, s(&h, "decision_id")).await;
     let channel = WebPushChannel::new(SUBJECT.into(), true);
 
@@ -127,7 +125,7 @@ async fn a_resolved_decision_closes_the_notification_with_the_same_tag() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_push_services_answer_decides_gone_retry_or_refused() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let mut push = PushService::start().await;
     let browser = Browser::new();
     let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;

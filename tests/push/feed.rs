@@ -7,11 +7,12 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::browser::Browser;
-use crate::support::{feed_token, start, subscribe};
+use crate::common::server::fresh_server;
+use crate::support::{feed_token, subscribe};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_feed_offers_push_with_the_servers_key_and_no_inline_script() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let token = feed_token(&srv).await;
     let (resp, _) = crate::common::server::open_feed(&srv.url(&format!("/inbox/{token}"))).await;
     assert_eq!(resp.status(), StatusCode::OK);
@@ -53,7 +54,7 @@ async fn the_feed_offers_push_with_the_servers_key_and_no_inline_script() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_service_worker_is_served_from_the_root() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     for (path, ty) in [
         ("/sw.js", "text/javascript"),
         ("/static/feed.js", "text/javascript"),
@@ -80,7 +81,7 @@ async fn the_service_worker_is_served_from_the_root() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unusable_subscription_gets_422_naming_each_problem() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let token = feed_token(&srv).await;
     let browser = Browser::new();
     let cases = [
@@ -123,7 +124,7 @@ async fn an_unusable_subscription_gets_422_naming_each_problem() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_feed_link_gets_404_and_another_site_gets_403() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let body = Browser::new().subscription_json("https://push.example.com/x");
     let (status, err) = subscribe(&srv, &"A".repeat(48), &body).await;
     assert_eq!(status, StatusCode::NOT_FOUND);

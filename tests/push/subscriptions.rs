@@ -8,15 +8,15 @@ use serde_json::{Value, json};
 
 use crate::browser::Browser;
 use crate::common;
-use crate::common::server::{TestServer, s};
+use crate::common::server::{TestServer, fresh_server, s};
 use crate::push_service::{PushService, check_vapid, header};
 use crate::support::{
-    SUBJECT, decision, deliver, feed_token, notice, start, store_keeps_subscriptions, subscribe,
+    SUBJECT, decision, deliver, feed_token, notice, store_keeps_subscriptions, subscribe,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscription_from_the_feed_gets_every_new_decision() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     if !store_keeps_subscriptions(
         srv.svc.store().as_ref(),
         "a_subscription_from_the_feed_gets_every_new_decision",
@@ -64,10 +64,8 @@ async fn a_subscription_from_the_feed_gets_every_new_decision() {
     );
     assert_eq!(payload["url"], s(&h, "web_url"));
 
-    let (status, _) = srv
-        .answer(s(&h, "web_url"), json!({"action": "answer", "value": "no"}))
+    srv.answer_ok(s(&h, "web_url"), json!({"action": "answer", "value": "no"}))
         .await;
-    assert_eq!(status, StatusCode::OK);
     let d = decision(&srv, s(&h, "decision_id")).await;
     let out = deliver(&srv, &channel, &d, "resolved").await;
     assert!(matches!(out, Delivery::Sent(_)), "{out:?}");
@@ -78,7 +76,7 @@ async fn a_subscription_from_the_feed_gets_every_new_decision() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscription_the_push_service_calls_gone_is_forgotten() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     if !store_keeps_subscriptions(
         srv.svc.store().as_ref(),
         "a_subscription_the_push_service_calls_gone_is_forgotten",
@@ -140,7 +138,7 @@ async fn a_subscription_the_push_service_calls_gone_is_forgotten() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_busy_push_service_is_tried_again() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     if !store_keeps_subscriptions(
         srv.svc.store().as_ref(),
         "a_busy_push_service_is_tried_again",
@@ -175,7 +173,7 @@ async fn a_busy_push_service_is_tried_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_endpoint_on_an_inner_address_is_not_called_unless_allowed() {
-    let (srv, _db) = start().await;
+    let (_db, srv) = fresh_server().await;
     let push = PushService::start().await;
     let browser = Browser::new();
     let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;

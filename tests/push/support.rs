@@ -4,22 +4,18 @@ use reqwest::StatusCode;
 use sayso::courier::{Courier, Delivering, Delivery};
 use sayso::domain::Decision;
 use sayso::domain::inbox::InboxChannels;
-use sayso::domain::outbox::{MessageStatus, OutboxMessage, Purpose, Route};
+use sayso::domain::outbox::{OutboxMessage, Purpose, Route};
 use sayso::notify::push::{PushNotice, WebPushChannel};
 use sayso::storage::Store;
-use serde_json::{Value, json};
+use serde_json::Value;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::common;
+use crate::common::outbox::first_try;
 use crate::common::server::TestServer;
 
 pub const SUBJECT: &str = "mailto:ops@example.com";
-
-pub async fn start() -> (TestServer, common::db::SqliteTestDb) {
-    let db = common::db::fresh_sqlite_url();
-    (TestServer::start(&db.url).await, db)
-}
 
 pub async fn feed_token(srv: &TestServer) -> String {
     let inbox = srv.default_inbox().await;
@@ -38,19 +34,13 @@ pub async fn decision(srv: &TestServer, id: &str) -> Decision {
 
 pub fn message(d: &Decision, purpose: &str) -> OutboxMessage {
     let now = OffsetDateTime::now_utc();
-    OutboxMessage {
-        id: Uuid::now_v7(),
-        decision_id: d.id,
-        route: Route::Push,
-        purpose: Purpose::parse(purpose).expect("a purpose"),
-        payload: json!({}),
-        status: MessageStatus::Pending,
-        attempts: 1,
-        created_at: now,
-        give_up_at: d.expires_at,
-        last_error: None,
-        person: None,
-    }
+    first_try(
+        d.id,
+        Route::Push,
+        Purpose::parse(purpose).expect("a purpose"),
+        now,
+        d.expires_at,
+    )
 }
 
 /// Hands one message about `d` to the channel, as the outbox worker would.

@@ -15,6 +15,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
 use super::{BIN, README_URL, check_output, tools_present};
+use crate::common::cli::path_with_sayso;
 use crate::common::db::fresh_sqlite_url;
 use crate::common::process::SaysoProcess;
 use crate::telegram_standin::{BotApiStandIn, Sent};
@@ -134,19 +135,11 @@ async fn the_readme_rings_the_phone_through_a_telegram_bot_as_written() {
             &format!("export SAYSO_URL={}", server.base)
         )
     );
-    let bin_dir = std::path::Path::new(BIN).parent().unwrap();
     let mut child = Command::new("bash")
         .arg("-c")
         .arg(&script)
         .current_dir(server.state.path())
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                bin_dir.display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
+        .env("PATH", path_with_sayso())
         .env("SAYSO_DATABASE_URL", &db.url)
         .env("SAYSO_TELEGRAM_API_URL", &api.base)
         .env_remove("SAYSO_URL")

@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 use crate::common::db::fresh_sqlite_url;
 use crate::common::receiver::{Receiver, Recorded};
-use crate::common::server::{TestServer, s, send};
+use crate::common::server::{TestServer, fresh_server, s, send};
 use sayso::app::ServeLimits;
 use sayso::domain::outbox::Channel;
 use sayso::service::PersonSettings;
@@ -467,8 +467,7 @@ fn stdout(out: &std::process::Output) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_operator_gives_and_takes_urgent_per_key() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (db, srv) = fresh_server().await;
     let key = stdout(&sayso(&db.url, &["key", "create", "--urgent"], "").await);
     let key = key.trim();
     let urgent = |key: &str| {

@@ -3,33 +3,16 @@
 use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use crate::common::mcp::{Client, call, connect_with};
 use crate::common::server::{TestServer, s, send};
 use crate::support::{Db, all_look_the_same};
 
 /// rmcp's client on the server's `/mcp` with `key`.
-async fn mcp(srv: &TestServer, key: &str) -> RunningService<RoleClient, ()> {
-    let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(srv.url("/mcp")).auth_header(key),
-    );
-    ().serve(transport).await.expect("MCP connected")
-}
-
-async fn call(client: &RunningService<RoleClient, ()>, name: &str, args: Value) -> CallToolResult {
-    let Value::Object(args) = args else {
-        panic!("arguments must be an object")
-    };
-    client
-        .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(args))
-        .await
-        .unwrap_or_else(|e| panic!("{name} failed: {e}"))
+async fn mcp(srv: &TestServer, key: &str) -> Client {
+    connect_with(srv, key).await.expect("MCP connected")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -181,8 +164,8 @@ async fn another_inboxs_key_finds_nothing(db: &Db) {
         .send()
         .await
         .unwrap();
-    let (status, _) = srv.answer(s(&h, "web_url"), json!({"value": "yes"})).await;
-    assert_eq!(status, StatusCode::OK);
+    srv.answer_ok(s(&h, "web_url"), json!({"value": "yes"}))
+        .await;
     let mut seen_by_owner = String::new();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while !seen_by_owner.contains(&id) {

@@ -17,7 +17,7 @@ use crate::authenticator::{
 };
 use crate::common::db::fresh_sqlite_url;
 use crate::common::receiver::{Receiver, Reply};
-use crate::common::server::{TestServer, s, send};
+use crate::common::server::{TestServer, fresh_server, s, send};
 use crate::support::no_redirects;
 
 fn approval(command: &str, people: Option<(&[&str], u32)>) -> Value {
@@ -67,8 +67,7 @@ fn message(body: &Value) -> &str {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_feed_link_alone_adds_no_passkey_once_the_person_has_one() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let ana = srv.add_person("ana").await;
     let token = feed_token(&srv, &ana);
 
@@ -123,8 +122,7 @@ async fn a_feed_link_alone_adds_no_passkey_once_the_person_has_one() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_passkey_allows_only_its_own_persons_approvals() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let owner = own_person(&srv).await;
     let ana = srv.add_person("ana").await;
     let phone = bind_device(&srv, &feed_token(&srv, &ana)).await;
@@ -164,8 +162,7 @@ async fn a_passkey_allows_only_its_own_persons_approvals() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_allow_vote_of_a_rule_of_two_needs_that_persons_passkey() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let mut keys = Vec::new();
     let mut people = Vec::new();
     for name in ["ana", "ben"] {
@@ -217,8 +214,7 @@ async fn every_allow_vote_of_a_rule_of_two_needs_that_persons_passkey() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn posts_a_device_cookie_alone_authenticates_come_only_from_the_page_as_json() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let owner = own_person(&srv).await;
     let cookie = bind_device(&srv, &feed_token(&srv, &owner)).await;
     // A push subscription an attacker's page would plant: its notifications, approval
@@ -289,8 +285,7 @@ async fn posts_a_device_cookie_alone_authenticates_come_only_from_the_page_as_js
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_feed_link_binds_the_device_and_leaves_the_address_bar() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let owner = own_person(&srv).await;
     let token = feed_token(&srv, &owner);
     let resp = no_redirects()

@@ -12,7 +12,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use crate::common;
-use crate::common::server::{TestServer, s, send};
+use crate::common::server::{TestServer, fresh_server, s, send};
 use crate::support::{BIN, Db, PNG, Piped, hex, token_of};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -205,8 +205,7 @@ async fn no_secret_is_stored(pg: bool) {
         (&links[1], json!({"action": "decline"})),
         (&links[4], json!({"action": "done"})),
     ] {
-        let (status, body) = srv.answer(link, answer).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
+        srv.answer_ok(link, answer).await;
     }
     let (status, body) = send(
         srv.client
@@ -296,8 +295,7 @@ async fn no_secret_is_stored(pg: bool) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sqlite_database_and_its_wal_are_readable_by_their_owner_only() {
     use std::os::unix::fs::PermissionsExt;
-    let db = common::db::fresh_sqlite_url();
-    let srv = common::server::TestServer::start(&db.url).await;
+    let (db, srv) = fresh_server().await;
     srv.create(serde_json::json!({"question": "Private?", "kind": "bool", "notify": "none"}))
         .await;
     for suffix in ["", "-wal", "-shm"] {
@@ -459,19 +457,17 @@ async fn the_first_run_prints_its_secrets_on_a_terminal() {
     let state = common::first_run::StateDir::new();
     let db_url = format!("sqlite://{}", state.path().join("sayso.db").display());
     // `script` runs the server with a pseudo-terminal as its stdout.
-    let mut child = tokio::process::Command::new("script")
-        .args(["-q", "-e", "-c"])
-        .arg(format!("{BIN} serve"))
-        .arg("/dev/null")
-        .env("SAYSO_DATABASE_URL", &db_url)
-        .env("SAYSO_LISTEN", "127.0.0.1:0")
-        .env_remove("SAYSO_STATE_DIR")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("script(1) runs (util-linux)");
+    let mut child = crate::common::process::spawn_talking(
+        tokio::process::Command::new("script")
+            .args(["-q", "-e", "-c"])
+            .arg(format!("{BIN} serve"))
+            .arg("/dev/null")
+            .env("SAYSO_DATABASE_URL", &db_url)
+            .env("SAYSO_LISTEN", "127.0.0.1:0")
+            .env_remove("SAYSO_STATE_DIR")
+            .stderr(std::process::Stdio::null()),
+        "script(1) (util-linux)",
+    );
     let mut out = child.stdout.take().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut seen = Vec::new();

@@ -11,9 +11,8 @@ use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
-use crate::common::db::fresh_sqlite_url;
 use crate::common::receiver::{Receiver, Reply};
-use crate::common::server::{TestServer, send};
+use crate::common::server::{TestServer, fresh_notifying_server, fresh_server, send};
 use crate::run::{Dir, claude_input, finish, hook_command, start};
 use sayso::domain::PersonChannel;
 
@@ -192,8 +191,7 @@ fn assert_reveals_none(seen: &[(String, String)], tokens: &[String]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agents_key_neither_learns_nor_uses_the_answer_to_its_approval() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (db, srv) = fresh_server().await;
     let dir = Dir::new();
     let hook = start_hook(&dir, &srv, "s-1", "rm -rf ~/", 60).await;
     let d = srv.pending_asking("rm -rf ~/").await;
@@ -301,8 +299,7 @@ async fn an_agents_key_neither_learns_nor_uses_the_answer_to_its_approval() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_webhook_of_an_approval_carries_no_answer_capability() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start_notifying(&db.url, None).await;
+    let (_db, srv) = fresh_notifying_server().await;
     let hooked = Receiver::start(Reply::Text).await;
     let h = srv
         .create(json!({
@@ -316,10 +313,8 @@ async fn a_webhook_of_an_approval_carries_no_answer_capability() {
     let id = h["decision_id"].as_str().unwrap();
     let tokens = approval_tokens(&srv, id).await;
     assert_reveals_none(&[("create".into(), h.to_string())], &tokens);
-    let (status, _) = srv
-        .answer(h["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
+    srv.answer_ok(h["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
         .await;
-    assert_eq!(status, 200);
     let deadline = Instant::now() + Duration::from_secs(20);
     while hooked.requests().is_empty() {
         assert!(Instant::now() < deadline, "no webhook");
@@ -332,8 +327,7 @@ async fn a_webhook_of_an_approval_carries_no_answer_capability() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_planted_session_allowance_lets_nothing_through() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let dir = Dir::new();
     let session = "s-planted";
 
@@ -406,13 +400,11 @@ async fn a_planted_session_allowance_lets_nothing_through() {
     approval["approval"]["session_id"] = json!("s-person");
     approval["metadata"]["hook"]["session_id"] = json!("s-person");
     let allowed = srv.create(approval).await;
-    let (status, body) = srv
-        .answer(
-            allowed["web_url"].as_str().unwrap(),
-            json!({"value": "Allow for this session"}),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
+    srv.answer_ok(
+        allowed["web_url"].as_str().unwrap(),
+        json!({"value": "Allow for this session"}),
+    )
+    .await;
     let hook = start_hook(&dir, &srv, "s-person", "ls", 5).await;
     let (out, _) = finish_hook(hook).await;
     assert_eq!(permission(&out), "allow", "{out}");
@@ -420,20 +412,12 @@ async fn a_planted_session_allowance_lets_nothing_through() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_person_allows_in_one_tap_from_an_ntfy_button() {
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start_notifying(&db.url, None).await;
+    let (_db, srv) = fresh_notifying_server().await;
     let ntfy = srv.ntfy_phone().await;
     let dir = Dir::new();
     let hook = start_hook(&dir, &srv, "s-ntfy", "make release", 60).await;
     let d = srv.pending_asking("make release").await;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let published = loop {
-        if let Some(r) = ntfy.requests().first() {
-            break r.json();
-        }
-        assert!(Instant::now() < deadline, "ntfy was not told");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let published = ntfy.first_json(Duration::from_secs(20)).await;
     let allow = &published["actions"][0];
     assert_eq!(allow["label"], "Allow");
     let url = allow["url"].as_str().unwrap();
@@ -461,8 +445,7 @@ async fn the_person_allows_in_one_tap_from_the_feed_on_a_phone() {
     let Some(b) = crate::common::browser::Browser::start().await else {
         return;
     };
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start(&db.url).await;
+    let (_db, srv) = fresh_server().await;
     let dir = Dir::new();
     let hook = start_hook(&dir, &srv, "s-phone", "make deploy", 60).await;
     let d = srv.pending_asking("make deploy").await;

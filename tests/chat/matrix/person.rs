@@ -8,6 +8,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::homeserver::{Homeserver, scripts};
+use crate::common::process::spawn_talking;
 
 pub struct Person {
     pub user_id: String,
@@ -19,20 +20,18 @@ pub struct Person {
 impl Person {
     /// Logs `name` in (registered by `Homeserver::register`).
     pub async fn login(hs: &Homeserver, name: &str) -> Person {
-        let mut child = Command::new(hs.python())
-            .arg(scripts().join("person.py"))
-            .args([
-                "drive",
-                &hs.url,
-                &format!("@{name}:sayso.test"),
-                &format!("{name}-password"),
-            ])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("person.py starts");
+        let mut child = spawn_talking(
+            Command::new(hs.python())
+                .arg(scripts().join("person.py"))
+                .args([
+                    "drive",
+                    &hs.url,
+                    &format!("@{name}:sayso.test"),
+                    &format!("{name}-password"),
+                ])
+                .stderr(Stdio::inherit()),
+            "person.py",
+        );
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
         let mut p = Person {
