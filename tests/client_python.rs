@@ -4,28 +4,24 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
-
-use common::python::{Venv, pytest, venv_python};
+use common::python::{Venv, pytest};
 
 #[test]
 fn the_python_client_suite_passes_against_the_real_server() {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
     // pytest and httpx, hatchling to build the wheel, and the package itself installed the
     // way its docs say (`pip install ./clients/python`).
-    let venv = Venv {
-        dir: "py-client-venv",
-        modules: "pytest, httpx, hatchling, sayso",
-        packages: &[
+    static VENV: Venv = Venv::new(
+        "py-client-venv",
+        "pytest, httpx, hatchling, sayso",
+        &[
             "pytest",
             "httpx",
             "hatchling",
             concat!(env!("CARGO_MANIFEST_DIR"), "/clients/python"),
         ],
-        purpose: "the Python client's test environment (pytest, httpx)",
-    };
-    let Some(python) = venv_python(&PYTHON, venv) else {
+        "the Python client's test environment (pytest, httpx)",
+    );
+    let Some(python) = VENV.python() else {
         return;
     };
     pytest(python, "tests", &[], &[]);

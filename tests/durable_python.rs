@@ -7,26 +7,22 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
-
-use common::python::{Venv, pytest, venv_python};
+use common::python::{Venv, pytest};
 
 #[test]
 fn temporal_workflows_wait_on_the_person_through_the_real_server() {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    let venv = Venv {
-        dir: "durable-py-temporal",
-        modules: "pytest, httpx, temporalio",
-        packages: &[
+    static VENV: Venv = Venv::new(
+        "durable-py-temporal",
+        "pytest, httpx, temporalio",
+        &[
             "pytest",
             "httpx",
             "-r",
             "clients/python/durable/temporal.txt",
         ],
-        purpose: "Temporal's test environment (SDK, dev server, test server)",
-    };
-    let Some(python) = venv_python(&PYTHON, venv) else {
+        "Temporal's test environment (SDK, dev server, test server)",
+    );
+    let Some(python) = VENV.python() else {
         return;
     };
     pytest(python, "tests_durable/temporal", &[], &["TEMPORAL_ADDRESS"]);
@@ -34,14 +30,13 @@ fn temporal_workflows_wait_on_the_person_through_the_real_server() {
 
 #[test]
 fn dbos_workflows_wait_on_the_person_through_the_real_server() {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    let venv = Venv {
-        dir: "durable-py-dbos",
-        modules: "pytest, httpx, dbos",
-        packages: &["pytest", "httpx", "-r", "clients/python/durable/dbos.txt"],
-        purpose: "DBOS's test environment",
-    };
-    let Some(python) = venv_python(&PYTHON, venv) else {
+    static VENV: Venv = Venv::new(
+        "durable-py-dbos",
+        "pytest, httpx, dbos",
+        &["pytest", "httpx", "-r", "clients/python/durable/dbos.txt"],
+        "DBOS's test environment",
+    );
+    let Some(python) = VENV.python() else {
         return;
     };
     // Offline: DBOS sends no telemetry and reaches no conductor without a key.

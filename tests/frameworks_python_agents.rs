@@ -6,10 +6,7 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
-
-use common::python::{Venv, pytest, venv_python};
+use common::python::{Venv, pytest};
 
 /// Offline: no trace export, no key for any model provider.
 const OFFLINE: &[(&str, &str)] = &[("OPENAI_AGENTS_DISABLE_TRACING", "1")];
@@ -17,19 +14,18 @@ const NO_KEYS: &[&str] = &["OPENAI_API_KEY", "GOOGLE_API_KEY"];
 
 #[test]
 fn the_openai_agents_adapter_passes_against_the_real_server() {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    let venv = Venv {
-        dir: "fw-py-openai",
-        modules: "pytest, httpx, agents",
-        packages: &[
+    static VENV: Venv = Venv::new(
+        "fw-py-openai",
+        "pytest, httpx, agents",
+        &[
             "pytest",
             "httpx",
             "-r",
             "clients/python/frameworks/openai_agents.txt",
         ],
-        purpose: "the OpenAI Agents SDK's test environment",
-    };
-    let Some(python) = venv_python(&PYTHON, venv) else {
+        "the OpenAI Agents SDK's test environment",
+    );
+    let Some(python) = VENV.python() else {
         return;
     };
     pytest(python, "tests_frameworks/openai_agents", OFFLINE, NO_KEYS);
@@ -37,14 +33,13 @@ fn the_openai_agents_adapter_passes_against_the_real_server() {
 
 #[test]
 fn the_adk_adapter_passes_against_the_real_server() {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    let venv = Venv {
-        dir: "fw-py-adk",
-        modules: "pytest, httpx, google.adk",
-        packages: &["pytest", "httpx", "-r", "clients/python/frameworks/adk.txt"],
-        purpose: "Google ADK's test environment",
-    };
-    let Some(python) = venv_python(&PYTHON, venv) else {
+    static VENV: Venv = Venv::new(
+        "fw-py-adk",
+        "pytest, httpx, google.adk",
+        &["pytest", "httpx", "-r", "clients/python/frameworks/adk.txt"],
+        "Google ADK's test environment",
+    );
+    let Some(python) = VENV.python() else {
         return;
     };
     pytest(python, "tests_frameworks/adk", OFFLINE, NO_KEYS);

@@ -6,20 +6,16 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
-
-use common::python::{Venv, pytest, venv_python};
+use common::python::{Venv, pytest};
 
 /// Runs one framework's tests (a folder of clients/python/tests_frameworks) in the one
 /// environment both share.
 fn run_framework_tests(folder: &str) {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    let venv = Venv {
-        dir: "fw-py-graphs",
-        modules: "pytest, httpx, langgraph, langgraph.checkpoint.sqlite, langchain.agents, \
+    static VENV: Venv = Venv::new(
+        "fw-py-graphs",
+        "pytest, httpx, langgraph, langgraph.checkpoint.sqlite, langchain.agents, \
                   pydantic_ai",
-        packages: &[
+        &[
             "pytest",
             "httpx",
             "-r",
@@ -27,9 +23,9 @@ fn run_framework_tests(folder: &str) {
             "-r",
             "clients/python/frameworks/pydantic_ai.txt",
         ],
-        purpose: "the Python frameworks' test environment (LangGraph, Pydantic AI)",
-    };
-    if let Some(python) = venv_python(&PYTHON, venv) {
+        "the Python frameworks' test environment (LangGraph, Pydantic AI)",
+    );
+    if let Some(python) = VENV.python() {
         pytest(python, &format!("tests_frameworks/{folder}"), &[], &[]);
     }
 }

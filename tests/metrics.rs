@@ -8,11 +8,10 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use common::process::SaysoProcess;
-use common::python::{Venv, venv_python};
+use common::python::Venv;
 use common::server::init_tls;
 use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
@@ -21,16 +20,13 @@ const BIN: &str = env!("CARGO_BIN_EXE_sayso");
 const TOKEN: &str = "scrape-me-4a1f";
 
 fn parser() -> Option<&'static PathBuf> {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    venv_python(
-        &PYTHON,
-        Venv {
-            dir: "prometheus-venv",
-            modules: "prometheus_client",
-            packages: &["prometheus-client"],
-            purpose: "the Prometheus text parser (prometheus-client from PyPI)",
-        },
-    )
+    static VENV: Venv = Venv::new(
+        "prometheus-venv",
+        "prometheus_client",
+        &["prometheus-client"],
+        "the Prometheus text parser (prometheus-client from PyPI)",
+    );
+    VENV.python()
 }
 
 /// One scrape, parsed: sample name with its labels (sorted, `name{a="x",b="y"}`) → value.

@@ -9,7 +9,6 @@ mod common;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::Instant;
 
 use common::browser::Browser;
@@ -498,14 +497,11 @@ async fn schemathesis_finds_no_server_error_and_no_response_off_the_document() {
 
 /// The venv's Python with schemathesis and openapi-spec-validator (see `common::python`).
 fn python_tools() -> Option<&'static PathBuf> {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    common::python::venv_python(
-        &PYTHON,
-        common::python::Venv {
-            dir: "schemathesis-venv",
-            modules: "schemathesis, openapi_spec_validator",
-            packages: &["schemathesis", "openapi-spec-validator"],
-            purpose: "schemathesis and openapi-spec-validator",
-        },
-    )
+    static VENV: common::python::Venv = common::python::Venv::new(
+        "schemathesis-venv",
+        "schemathesis, openapi_spec_validator",
+        &["schemathesis", "openapi-spec-validator"],
+        "schemathesis and openapi-spec-validator",
+    );
+    VENV.python()
 }

@@ -5,7 +5,6 @@
 mod common;
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
 
 use axum::http::{HeaderMap, Method};
 use base64::Engine;
@@ -69,16 +68,13 @@ fn rust_verify(secret: &str, headers: &HeaderMap, body: &[u8]) -> Result<(), Str
 
 /// The venv's Python with `standardwebhooks` (see `common::python`).
 fn python_verifier() -> Option<&'static PathBuf> {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    common::python::venv_python(
-        &PYTHON,
-        common::python::Venv {
-            dir: "standardwebhooks-venv",
-            modules: "standardwebhooks",
-            packages: &["standardwebhooks"],
-            purpose: "the Python standardwebhooks verifier",
-        },
-    )
+    static VENV: common::python::Venv = common::python::Venv::new(
+        "standardwebhooks-venv",
+        "standardwebhooks",
+        &["standardwebhooks"],
+        "the Python standardwebhooks verifier",
+    );
+    VENV.python()
 }
 
 /// `Some(verified)` from the Python reference library, `None` when it is unavailable.

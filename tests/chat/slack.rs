@@ -8,7 +8,7 @@
 mod fields;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sayso::chat::slack::api::CallError;
@@ -29,16 +29,13 @@ use crate::slack_standin::{APP_TOKEN, BOT_TOKEN, Posted, SIGNING_SECRET, SlackSt
 const SLACK_SDK: &str = "slack_sdk==3.48.0";
 
 fn slack_sdk() -> Option<&'static PathBuf> {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    common::python::venv_python(
-        &PYTHON,
-        common::python::Venv {
-            dir: "slack-sdk-venv",
-            modules: "slack_sdk.signature, slack_sdk.models.blocks",
-            packages: &[SLACK_SDK],
-            purpose: "Slack's Python SDK (slack_sdk)",
-        },
-    )
+    static VENV: common::python::Venv = common::python::Venv::new(
+        "slack-sdk-venv",
+        "slack_sdk.signature, slack_sdk.models.blocks",
+        &[SLACK_SDK],
+        "Slack's Python SDK (slack_sdk)",
+    );
+    VENV.python()
 }
 
 /// Runs the helper (slack_helper.py) with `input` on its standard input.

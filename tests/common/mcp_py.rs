@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -31,16 +30,9 @@ pub struct Called {
 
 /// The venv's Python with the `mcp` SDK (see `common::python`).
 pub fn python_with_mcp() -> Option<&'static PathBuf> {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    super::python::venv_python(
-        &PYTHON,
-        super::python::Venv {
-            dir: "mcp-venv",
-            modules: "mcp",
-            packages: &["mcp"],
-            purpose: "the Python MCP SDK",
-        },
-    )
+    static VENV: super::python::Venv =
+        super::python::Venv::new("mcp-venv", "mcp", &["mcp"], "the Python MCP SDK");
+    VENV.python()
 }
 
 /// `tests/<script>`, a client on the Python MCP SDK, run against `srv`'s `/mcp` with its key:

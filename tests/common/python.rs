@@ -7,40 +7,60 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-/// A virtual environment and what must import in it.
+/// A virtual environment and what must import in it, made on first use: each test binary
+/// keeps the ones it needs as `static`s.
 pub struct Venv {
     /// Its directory's name under `CARGO_TARGET_TMPDIR`.
-    pub dir: &'static str,
+    dir: &'static str,
     /// The modules to import, e.g. `"schemathesis, openapi_spec_validator"`.
-    pub modules: &'static str,
+    modules: &'static str,
     /// The PyPI packages that provide them; `"-r", "clients/python/…/x.txt"` names a
     /// requirements file, by its path in the repository.
-    pub packages: &'static [&'static str],
+    packages: &'static [&'static str],
     /// What they are, for the messages.
-    pub purpose: &'static str,
+    purpose: &'static str,
+    /// Its Python once made, or `None` when it could not be.
+    made: OnceLock<Option<PathBuf>>,
 }
 
-/// The environment's Python, made on first use and kept in `cell`. `None` after a loud
-/// SKIPPED when it cannot be made, except in CI (`CI` set), where that fails the test.
-pub fn venv_python(
-    cell: &'static OnceLock<Option<PathBuf>>,
-    venv: Venv,
-) -> Option<&'static PathBuf> {
-    cell.get_or_init(|| match install(&venv) {
-        Ok(python) => {
-            // The first test to ask makes it; the others find it made.
-            println!("{}: ready at {}", venv.purpose, python.display());
-            Some(python)
+impl Venv {
+    /// The environment in `dir` where `modules` import once `packages` are installed;
+    /// `purpose` says what they are.
+    pub const fn new(
+        dir: &'static str,
+        modules: &'static str,
+        packages: &'static [&'static str],
+        purpose: &'static str,
+    ) -> Self {
+        Venv {
+            dir,
+            modules,
+            packages,
+            purpose,
+            made: OnceLock::new(),
         }
-        Err(why) => {
-            if std::env::var_os("CI").is_some() {
-                panic!("{} is required in CI: {why}", venv.purpose);
-            }
-            eprintln!("SKIPPED: {} unavailable ({why})", venv.purpose);
-            None
-        }
-    })
-    .as_ref()
+    }
+
+    /// The environment's Python, made on first use. `None` after a loud SKIPPED when it
+    /// cannot be made, except in CI (`CI` set), where that fails the test.
+    pub fn python(&'static self) -> Option<&'static PathBuf> {
+        self.made
+            .get_or_init(|| match install(self) {
+                Ok(python) => {
+                    // The first test to ask makes it; the others find it made.
+                    println!("{}: ready at {}", self.purpose, python.display());
+                    Some(python)
+                }
+                Err(why) => {
+                    if std::env::var_os("CI").is_some() {
+                        panic!("{} is required in CI: {why}", self.purpose);
+                    }
+                    eprintln!("SKIPPED: {} unavailable ({why})", self.purpose);
+                    None
+                }
+            })
+            .as_ref()
+    }
 }
 
 fn install(venv: &Venv) -> Result<PathBuf, String> {

@@ -5,7 +5,6 @@
 //! schema says, or `decline`, or `cancel`.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use reqwest::Method;
@@ -22,22 +21,19 @@ const LIMIT: Duration = Duration::from_secs(240);
 
 /// The venv's Python with the pinned SDK, made on first use.
 fn python() -> Option<&'static PathBuf> {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    crate::common::python::venv_python(
-        &PYTHON,
-        crate::common::python::Venv {
-            dir: "mcp-elicit-venv",
-            modules: "mcp.server.fastmcp",
-            packages: &[
-                "-r",
-                concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/tests/harnesses/elicit/requirements.txt"
-                ),
-            ],
-            purpose: "the Python MCP SDK of the eliciting MCP server",
-        },
-    )
+    static VENV: crate::common::python::Venv = crate::common::python::Venv::new(
+        "mcp-elicit-venv",
+        "mcp.server.fastmcp",
+        &[
+            "-r",
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/harnesses/elicit/requirements.txt"
+            ),
+        ],
+        "the Python MCP SDK of the eliciting MCP server",
+    );
+    VENV.python()
 }
 
 /// The sandbox's project: the hook installed, a policy that lets the server's tools run
