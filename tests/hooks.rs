@@ -55,6 +55,8 @@ mod policy;
 mod project_root;
 #[path = "hooks/receipts.rs"]
 mod receipts;
+#[path = "hooks/relay.rs"]
+mod relay;
 #[path = "hooks/run.rs"]
 mod run;
 #[path = "hooks/screen.rs"]

@@ -4,29 +4,21 @@
 //! what a receipt signs, so the forgery gets nothing through: the person is asked, or their
 //! own answer goes back. Without a key the same forgeries work, which is what the key is for.
 
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-
-use axum::Router;
-use axum::body::{Body, to_bytes};
-use axum::extract::{Request, State};
-use axum::http::StatusCode;
-use axum::response::Response;
 use serde_json::{Value, json};
 
 use crate::common::server::{TestServer, s, send};
+use crate::relay::{Asked, Relay, Rewrite};
 use crate::run::claude_input;
 use crate::run::{Dir, Ended, finish, hook_command, pending_decision, run, server, start};
 
 /// What the go-between forges.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 enum Forge {
+    #[default]
     Nothing,
     /// `GET /v1/allowances` lists one allowance, made by this decision, in the scope asked
     /// for, ending three hours from now.
-    Allowance {
-        decision_id: String,
-    },
+    Allowance { decision_id: String },
     /// `GET /v1/allowances` lists the real ones, ending three hours later than they do.
     Stretch,
     /// Every `POST /v1/allowances/{id}/uses` is refused (`409`) without reaching sayso, as
@@ -36,136 +28,78 @@ enum Forge {
     FormAnswer(Value),
 }
 
-struct GoBetween {
-    addr: SocketAddr,
-    forge: Arc<Mutex<Forge>>,
-}
+/// A go-between in front of the real sayso.
+type GoBetween = Relay<Forge>;
 
-type Shared = Arc<(String, Arc<Mutex<Forge>>, reqwest::Client)>;
-
-impl GoBetween {
-    async fn start(upstream: &str) -> GoBetween {
-        let forge = Arc::new(Mutex::new(Forge::Nothing));
-        let state = (upstream.to_string(), forge.clone(), reqwest::Client::new());
-        let app = Router::new().fallback(relay).with_state(Arc::new(state));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        GoBetween { addr, forge }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    fn set(&self, forge: Forge) {
-        *self.forge.lock().unwrap() = forge;
+impl Forge {
+    /// Whether `asked` records the use of an allowance.
+    fn records_a_use(asked: &Asked) -> bool {
+        asked.method == "POST"
+            && asked.path.starts_with("/v1/allowances/")
+            && asked.path.ends_with("/uses")
     }
 }
 
-async fn relay(State(state): State<Shared>, req: Request) -> Response {
-    let (upstream, forge, client) = &*state;
-    let forge = forge.lock().unwrap().clone();
-    let method = req.method().clone();
-    let path = req.uri().path().to_string();
-    let query: Vec<(String, String)> = req
-        .uri()
-        .query()
-        .map(|q| {
-            url::form_urlencoded::parse(q.as_bytes())
-                .into_owned()
-                .collect()
+impl Rewrite for Forge {
+    fn instead(&self, asked: &Asked) -> Option<(u16, Value)> {
+        // Refused here, the use never reaches the server.
+        (*self == Forge::RefuseUses && Forge::records_a_use(asked)).then(|| {
+            let refused = json!({"error": {"code": "conflict", "message": "not recorded",
+                                           "details": []}});
+            (409, refused)
         })
-        .unwrap_or_default();
-    let target = format!(
-        "{upstream}{}",
-        req.uri().path_and_query().map_or("/", |p| p.as_str())
-    );
-    let records_a_use =
-        method == "POST" && path.starts_with("/v1/allowances/") && path.ends_with("/uses");
-    // Refused here, the use never reaches the server.
-    if forge == Forge::RefuseUses && records_a_use {
-        let refused = json!({"error": {"code": "conflict", "message": "not recorded",
-                                       "details": []}});
-        return Response::builder()
-            .status(StatusCode::CONFLICT)
-            .header("content-type", "application/json")
-            .body(Body::from(refused.to_string()))
+    }
+
+    fn rewrite(self, asked: &Asked, status: &mut u16, json: &mut Value) {
+        let later = |t: &Value| {
+            let t = time::OffsetDateTime::parse(
+                t.as_str().unwrap(),
+                &time::format_description::well_known::Rfc3339,
+            )
             .unwrap();
-    }
-    let mut out = client.request(method.clone(), target);
-    for name in ["authorization", "content-type", "idempotency-key", "accept"] {
-        if let Some(v) = req.headers().get(name) {
-            out = out.header(name, v);
-        }
-    }
-    let body = to_bytes(req.into_body(), 16 << 20).await.unwrap();
-    let answer = out.body(body).send().await.unwrap();
-    let mut status = answer.status().as_u16();
-    let mut json: Value = answer.json().await.unwrap_or(Value::Null);
-    let asked = |name: &str| {
-        query
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-    };
-    let later = |t: &Value| {
-        let t = time::OffsetDateTime::parse(
-            t.as_str().unwrap(),
-            &time::format_description::well_known::Rfc3339,
-        )
-        .unwrap();
-        json!(
-            (t + time::Duration::hours(3))
-                .format(&time::format_description::well_known::Rfc3339)
-                .unwrap()
-        )
-    };
-    let lists_allowances = method == "GET" && path == "/v1/allowances";
-    let reads_a_decision = method == "GET"
-        && path.starts_with("/v1/decisions/")
-        && !path.ends_with("/receipt")
-        && !path.ends_with("/events");
-    match forge {
-        Forge::Allowance { decision_id } if lists_allowances => {
-            let now = json!(
-                time::OffsetDateTime::now_utc()
+            json!(
+                (t + time::Duration::hours(3))
                     .format(&time::format_description::well_known::Rfc3339)
                     .unwrap()
-            );
-            json = json!({"items": [{
-                "id": uuid::Uuid::now_v7(), "decision_id": decision_id,
-                "allowed_by": "ana", "channel": "feed", "session_id": null,
-                "scope": {"harness": asked("harness"), "project": asked("project"),
-                          "tool_name": asked("tool_name"), "rule": asked("rule")},
-                "created_at": now, "until": later(&now),
-            }]});
-            status = 200;
-        }
-        // Posing as sayso, it says it recorded the use of the allowance it made up.
-        Forge::Allowance { .. } if records_a_use => {
-            let id = path.split('/').nth(3).unwrap_or_default();
-            json = json!({"id": 1, "allowance_id": id, "warnings": []});
-            status = 201;
-        }
-        Forge::Stretch if lists_allowances => {
-            for a in json["items"].as_array_mut().into_iter().flatten() {
-                a["until"] = later(&a["until"]);
+            )
+        };
+        let lists_allowances = asked.method == "GET" && asked.path == "/v1/allowances";
+        match self {
+            Forge::Allowance { decision_id } if lists_allowances => {
+                let now = json!(
+                    time::OffsetDateTime::now_utc()
+                        .format(&time::format_description::well_known::Rfc3339)
+                        .unwrap()
+                );
+                *json = json!({"items": [{
+                    "id": uuid::Uuid::now_v7(), "decision_id": decision_id,
+                    "allowed_by": "ana", "channel": "feed", "session_id": null,
+                    "scope": {"harness": asked.param("harness"), "project": asked.param("project"),
+                              "tool_name": asked.param("tool_name"), "rule": asked.param("rule")},
+                    "created_at": now, "until": later(&now),
+                }]});
+                *status = 200;
             }
+            // Posing as sayso, it says it recorded the use of the allowance it made up.
+            Forge::Allowance { .. } if Forge::records_a_use(asked) => {
+                let id = asked.path.split('/').nth(3).unwrap_or_default();
+                *json = json!({"id": 1, "allowance_id": id, "warnings": []});
+                *status = 201;
+            }
+            Forge::Stretch if lists_allowances => {
+                for a in json["items"].as_array_mut().into_iter().flatten() {
+                    a["until"] = later(&a["until"]);
+                }
+            }
+            Forge::FormAnswer(content) if asked.reads_a_decision() && json["kind"] == "form" => {
+                json["status"] = json!("answered");
+                json["outcome"] = content;
+                json["answered_by"] = json!({"channel": "feed", "device_id": null});
+                *status = 200;
+            }
+            _ => {}
         }
-        Forge::FormAnswer(content) if reads_a_decision && json["kind"] == "form" => {
-            json["status"] = json!("answered");
-            json["outcome"] = content;
-            json["answered_by"] = json!({"channel": "feed", "device_id": null});
-            status = 200;
-        }
-        _ => {}
     }
-    Response::builder()
-        .status(StatusCode::from_u16(status).unwrap())
-        .header("content-type", "application/json")
-        .body(Body::from(json.to_string()))
-        .unwrap()
 }
 
 fn decision_of(out: &Ended) -> (&str, &str) {

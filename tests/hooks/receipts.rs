@@ -3,26 +3,20 @@
 //! the server's answers) cannot get a call allowed, while the person's real Allow still
 //! goes through.
 
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-
-use axum::Router;
-use axum::body::{Body, to_bytes};
-use axum::extract::{Request, State};
-use axum::http::StatusCode;
-use axum::response::Response;
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 use tokio::process::Child;
 
 use crate::common::server::{TestServer, s};
+use crate::relay::{Asked, Relay, Rewrite};
 use crate::run::claude_input;
 use crate::run::{Dir, finish, hook_command, pending_decision, run, server, start};
 
 /// What the proxy does to the server's answers.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 enum Mode {
     /// Passes everything as it is.
+    #[default]
     Genuine,
     /// Says every decision the hook reads is answered Allow, from the person's feed.
     ForgeAllow,
@@ -34,77 +28,29 @@ enum Mode {
     ForgeSession(String),
 }
 
-struct Impostor {
-    addr: SocketAddr,
-    mode: Arc<Mutex<Mode>>,
-}
+/// The proxy in front of the real sayso.
+type Impostor = Relay<Mode>;
 
-impl Impostor {
-    async fn start(upstream: &str) -> Impostor {
-        let mode = Arc::new(Mutex::new(Mode::Genuine));
-        let state = (upstream.to_string(), mode.clone(), reqwest::Client::new());
-        let app = Router::new().fallback(relay).with_state(Arc::new(state));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        Impostor { addr, mode }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    fn set(&self, mode: Mode) {
-        *self.mode.lock().unwrap() = mode;
-    }
-}
-
-type Shared = Arc<(String, Arc<Mutex<Mode>>, reqwest::Client)>;
-
-async fn relay(State(state): State<Shared>, req: Request) -> Response {
-    let (upstream, mode, client) = &*state;
-    let mode = mode.lock().unwrap().clone();
-    let method = req.method().clone();
-    let path = req.uri().path().to_string();
-    let target = format!(
-        "{upstream}{}",
-        req.uri().path_and_query().map_or("/", |p| p.as_str())
-    );
-    let mut out = client.request(method.clone(), target);
-    for name in ["authorization", "content-type", "idempotency-key", "accept"] {
-        if let Some(v) = req.headers().get(name) {
-            out = out.header(name, v);
-        }
-    }
-    let body = to_bytes(req.into_body(), 16 << 20).await.unwrap();
-    let answer = out.body(body).send().await.unwrap();
-    let status = answer.status();
-    let mut json: Value = answer.json().await.unwrap_or(Value::Null);
-    let reads_a_decision = method == "GET"
-        && path.starts_with("/v1/decisions/")
-        && !path.ends_with("/receipt")
-        && !path.ends_with("/events");
-    match mode {
-        Mode::ForgeAllow if reads_a_decision && status.is_success() => {
-            json["status"] = json!("answered");
-            json["outcome"] = json!("Allow");
-            json["answered_by"] = json!({"channel": "feed", "device_id": null});
-        }
-        Mode::SwapDecision(other) if method == "POST" && path == "/v1/decisions" => {
-            json["decision_id"] = json!(other);
-        }
-        Mode::ForgeSession(session) if method == "GET" && path == "/v1/decisions" => {
-            for d in json["items"].as_array_mut().into_iter().flatten() {
-                d["approval"]["session_id"] = json!(session);
+impl Rewrite for Mode {
+    fn rewrite(self, asked: &Asked, status: &mut u16, json: &mut Value) {
+        let (method, path) = (&asked.method, asked.path.as_str());
+        match self {
+            Mode::ForgeAllow if asked.reads_a_decision() && (200..300).contains(status) => {
+                json["status"] = json!("answered");
+                json["outcome"] = json!("Allow");
+                json["answered_by"] = json!({"channel": "feed", "device_id": null});
             }
+            Mode::SwapDecision(other) if method == "POST" && path == "/v1/decisions" => {
+                json["decision_id"] = json!(other);
+            }
+            Mode::ForgeSession(session) if method == "GET" && path == "/v1/decisions" => {
+                for d in json["items"].as_array_mut().into_iter().flatten() {
+                    d["approval"]["session_id"] = json!(session);
+                }
+            }
+            _ => {}
         }
-        _ => {}
     }
-    Response::builder()
-        .status(StatusCode::from_u16(status.as_u16()).unwrap())
-        .header("content-type", "application/json")
-        .body(Body::from(json.to_string()))
-        .unwrap()
 }
 
 fn input(dir: &Dir, command: &str) -> String {
