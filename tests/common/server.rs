@@ -442,19 +442,12 @@ impl TestServer {
     /// Adds a person named `name`, with no channels and no quiet hours, to the inbox
     /// `default`.
     pub async fn add_person(&self, name: &str) -> sayso::domain::people::Person {
-        let person = sayso::domain::people::Person {
-            id: uuid::Uuid::now_v7(),
-            inbox_id: self.default_inbox().await.id,
-            name: name.to_string(),
-            email: None,
-            ntfy_url: None,
-            ntfy_token: None,
-            chats: Default::default(),
-            tz: None,
-            quiet: None,
-            lang: None,
-            created_at: sayso::service::now(),
-        };
+        let person = sayso::domain::people::Person::named(
+            uuid::Uuid::now_v7(),
+            self.default_inbox().await.id,
+            name,
+            sayso::service::now(),
+        );
         self.svc.store().add_person(&person).await.unwrap();
         person
     }

@@ -33,19 +33,7 @@ async fn own(store: &dyn Store, inbox_id: Uuid) -> Person {
 }
 
 async fn someone(store: &dyn Store, inbox_id: Uuid, name: &str) -> Person {
-    let p = Person {
-        id: Uuid::now_v7(),
-        inbox_id,
-        name: name.into(),
-        email: None,
-        ntfy_url: None,
-        ntfy_token: None,
-        chats: Default::default(),
-        tz: None,
-        quiet: None,
-        lang: None,
-        created_at: ms(T0),
-    };
+    let p = Person::named(Uuid::now_v7(), inbox_id, name, ms(T0));
     store.add_person(&p).await.unwrap();
     p
 }
