@@ -22,6 +22,13 @@ async fn sayso(dir: &Path, base: &str, key: Option<&str>, args: &[&str]) -> (i32
     )
 }
 
+/// `sayso hook doctor claude --dir DIR ARGS`, as [`sayso`] runs it.
+async fn doctor(dir: &Dir, base: &str, key: Option<&str>, args: &[&str]) -> (i32, String) {
+    let d = dir.path().to_str().unwrap();
+    let all = [&["hook", "doctor", "claude", "--dir", d][..], args].concat();
+    sayso(dir.path(), base, key, &all).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doctor_names_the_one_thing_to_fix_first() {
     let (_db, srv) = server().await;
@@ -29,13 +36,7 @@ async fn doctor_names_the_one_thing_to_fix_first() {
     let d = dir.path().to_str().unwrap();
 
     // Nothing installed: the harness will not run the hook at all.
-    let (code, out) = sayso(
-        dir.path(),
-        &srv.base,
-        Some(&srv.key),
-        &["hook", "doctor", "claude", "--dir", d],
-    )
-    .await;
+    let (code, out) = doctor(&dir, &srv.base, Some(&srv.key), &[]).await;
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("FAIL") && out.contains(".claude/settings.json does not exist"),
@@ -56,13 +57,7 @@ async fn doctor_names_the_one_thing_to_fix_first() {
     .await;
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("sayso hook doctor claude:"), "{out}");
-    let (_, out) = sayso(
-        dir.path(),
-        &srv.base,
-        Some(&srv.key),
-        &["hook", "doctor", "claude", "--dir", d],
-    )
-    .await;
+    let (_, out) = doctor(&dir, &srv.base, Some(&srv.key), &[]).await;
     assert!(
         out.contains("runs `sayso hook claude` with 930 s to answer"),
         "{out}"
@@ -74,21 +69,7 @@ async fn doctor_names_the_one_thing_to_fix_first() {
     assert!(out.contains(&format!("`sayso` is {BIN}")), "{out}");
 
     // A wait longer than the harness gives the hook: the harness would kill it first.
-    let (code, out) = sayso(
-        dir.path(),
-        &srv.base,
-        Some(&srv.key),
-        &[
-            "hook",
-            "doctor",
-            "claude",
-            "--dir",
-            d,
-            "--timeout-s",
-            "3600",
-        ],
-    )
-    .await;
+    let (code, out) = doctor(&dir, &srv.base, Some(&srv.key), &["--timeout-s", "3600"]).await;
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("the harness gives the hook 930 s, less than the hook's wait (3600 s)"),
@@ -96,37 +77,19 @@ async fn doctor_names_the_one_thing_to_fix_first() {
     );
 
     // A key the server refuses, and a server that is not there.
-    let (code, out) = sayso(
-        dir.path(),
-        &srv.base,
-        Some("sk_wrong"),
-        &["hook", "doctor", "claude", "--dir", d],
-    )
-    .await;
+    let (code, out) = doctor(&dir, &srv.base, Some("sk_wrong"), &[]).await;
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("FAIL   the server refuses or cannot be reached"),
         "{out}"
     );
-    let (code, out) = sayso(
-        dir.path(),
-        "http://127.0.0.1:9",
-        Some(&srv.key),
-        &["hook", "doctor", "claude", "--dir", d],
-    )
-    .await;
+    let (code, out) = doctor(&dir, "http://127.0.0.1:9", Some(&srv.key), &[]).await;
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("cannot be reached") || out.contains("refuses"),
         "{out}"
     );
-    let (code, out) = sayso(
-        dir.path(),
-        &srv.base,
-        None,
-        &["hook", "doctor", "claude", "--dir", d],
-    )
-    .await;
+    let (code, out) = doctor(&dir, &srv.base, None, &[]).await;
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("no API key"), "{out}");
 }
@@ -157,13 +120,7 @@ async fn a_hook_program_the_harness_cannot_find_fails() {
         out.contains("FAIL   `/nowhere/sayso` does not exist"),
         "{out}"
     );
-    let (code, out) = sayso(
-        dir.path(),
-        &srv.base,
-        Some(&srv.key),
-        &["hook", "doctor", "claude", "--dir", d, "--command", missing],
-    )
-    .await;
+    let (code, out) = doctor(&dir, &srv.base, Some(&srv.key), &["--command", missing]).await;
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("The one thing to fix first:"), "{out}");
 }
@@ -181,13 +138,7 @@ async fn a_server_whose_database_the_agent_can_read_is_named() {
     let key = server.key.clone().expect("the first run writes a key");
     let dir = Dir::new();
     let d = dir.path().to_str().unwrap();
-    let (_, out) = sayso(
-        dir.path(),
-        &server.base,
-        Some(&key),
-        &["hook", "doctor", "claude", "--dir", d],
-    )
-    .await;
+    let (_, out) = doctor(&dir, &server.base, Some(&key), &[]).await;
     assert!(
         out.contains(&format!(
             "risk   sayso serve (pid {pid}) at {} runs as this user, which reads its environment, its database {}",
