@@ -8,7 +8,7 @@ use sayso::domain::people::Person;
 use sayso::domain::quiet::QuietHours;
 use sayso::storage::{Store, StoreError};
 
-use crate::support::{T0, inbox, ms};
+use crate::support::{T0, inbox, ms, own_person};
 
 pub async fn inbox_names_are_unique(store: &dyn Store) {
     assert_eq!(store.count_inboxes().await.unwrap(), 0);
@@ -310,12 +310,4 @@ pub async fn people_are_renamed_keeping_everything_else(store: &dyn Store) {
     let other = inbox(store, "other").await;
     assert!(store.rename_person(other, "ana").await.unwrap());
     assert!(!store.rename_person(Uuid::now_v7(), "cy").await.unwrap());
-}
-
-async fn own_person(store: &dyn Store, inbox: Uuid) -> Person {
-    store
-        .person(inbox)
-        .await
-        .unwrap()
-        .expect("every inbox has its own person")
 }

@@ -11,7 +11,7 @@ use sayso::domain::outbox::{MessageResult, MessageStatus, NewMessage, Purpose, R
 use sayso::domain::people::Person;
 use sayso::storage::{Store, StoreError, StoredPasskey};
 
-use crate::support::{T0, inbox, ms};
+use crate::support::{T0, inbox, ms, own_person};
 
 fn passkey(id: &str, count: u32, added: time::OffsetDateTime) -> StoredPasskey {
     StoredPasskey {
@@ -24,14 +24,6 @@ fn passkey(id: &str, count: u32, added: time::OffsetDateTime) -> StoredPasskey {
     }
 }
 
-async fn own(store: &dyn Store, inbox_id: Uuid) -> Person {
-    store
-        .person(inbox_id)
-        .await
-        .unwrap()
-        .expect("the inbox's own person")
-}
-
 async fn someone(store: &dyn Store, inbox_id: Uuid, name: &str) -> Person {
     let p = Person::named(Uuid::now_v7(), inbox_id, name, ms(T0));
     store.add_person(&p).await.unwrap();
@@ -41,7 +33,7 @@ async fn someone(store: &dyn Store, inbox_id: Uuid, name: &str) -> Person {
 pub async fn passkeys_are_kept_per_person_and_unique(store: &dyn Store) {
     let a = inbox(store, "a").await;
     let b = inbox(store, "b").await;
-    let (home, ana) = (own(store, a).await, someone(store, a, "ana").await);
+    let (home, ana) = (own_person(store, a).await, someone(store, a, "ana").await);
     let p1 = passkey("p1", 0, T0);
     let p2 = passkey("p2", 5, T0 + Duration::seconds(1));
     store.add_passkey(&home, &p1).await.unwrap();
@@ -50,7 +42,7 @@ pub async fn passkeys_are_kept_per_person_and_unique(store: &dyn Store) {
     // Another person of the same inbox has none of them.
     assert!(store.passkeys(ana.id).await.unwrap().is_empty());
     // One credential belongs to one person only, in any inbox.
-    for other in [&ana, &own(store, b).await] {
+    for other in [&ana, &own_person(store, b).await] {
         assert!(matches!(
             store.add_passkey(other, &passkey("p1", 0, T0)).await,
             Err(StoreError::Conflict(_))
@@ -68,7 +60,7 @@ pub async fn passkeys_are_kept_per_person_and_unique(store: &dyn Store) {
 
 pub async fn a_passkey_is_removed_only_from_its_person(store: &dyn Store) {
     let a = inbox(store, "a").await;
-    let (home, ana) = (own(store, a).await, someone(store, a, "ana").await);
+    let (home, ana) = (own_person(store, a).await, someone(store, a, "ana").await);
     store
         .add_passkey(&ana, &passkey("p1", 0, T0))
         .await
@@ -93,7 +85,7 @@ pub async fn a_passkey_is_removed_only_from_its_person(store: &dyn Store) {
 
 pub async fn a_passkey_counter_moves_only_from_where_it_stands(store: &dyn Store) {
     let a = inbox(store, "a").await;
-    let home = own(store, a).await;
+    let home = own_person(store, a).await;
     store
         .add_passkey(&home, &passkey("p1", 3, T0))
         .await
@@ -132,7 +124,7 @@ fn notice(route: Route, person: Uuid, at: time::OffsetDateTime) -> NewMessage {
 
 pub async fn a_notice_is_claimed_and_finished_without_a_decision(store: &dyn Store) {
     let a = inbox(store, "a").await;
-    let home = own(store, a).await;
+    let home = own_person(store, a).await;
     let lease = StdDuration::from_secs(30);
     let sent = [
         notice(Route::Push, home.id, T0),

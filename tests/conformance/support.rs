@@ -64,6 +64,15 @@ pub async fn inbox(store: &dyn Store, name: &str) -> Uuid {
     store.create_inbox(name, None, T0).await.unwrap().id
 }
 
+/// The person `inbox` was made with.
+pub async fn own_person(store: &dyn Store, inbox: Uuid) -> sayso::domain::people::Person {
+    store
+        .person(inbox)
+        .await
+        .unwrap()
+        .expect("every inbox has its own person")
+}
+
 /// Inserts `new` into `inbox`, created at `created`, expiring `ttl` later.
 pub async fn insert_at(
     store: &dyn Store,
