@@ -78,6 +78,7 @@ mod changes;
 mod postgres;
 mod presence;
 mod rows;
+mod sql;
 mod sqlite;
 mod store;
 mod types;

@@ -74,4 +74,21 @@ impl PgStore {
             resolves,
         })
     }
+
+    /// The requests' pool; `sql/` reads through it.
+    pub(in crate::storage) fn reads(&self) -> &sqlx::PgPool {
+        &self.pool
+    }
+
+    /// The same pool: PostgreSQL takes writers side by side.
+    pub(in crate::storage) fn writes(&self) -> &sqlx::PgPool {
+        &self.pool
+    }
+
+    /// A transaction on the requests' pool.
+    pub(in crate::storage) async fn begin_write(
+        &self,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, StoreError> {
+        self.pool.begin().await.map_err(store_error)
+    }
 }

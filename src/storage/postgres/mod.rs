@@ -56,7 +56,6 @@ mod limits;
 mod listen;
 mod outbox;
 mod passkeys;
-mod people;
 mod receipts;
 mod resolves;
 mod retention;

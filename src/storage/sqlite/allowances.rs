@@ -14,7 +14,7 @@ use crate::storage::{Allowances, StoreError};
 #[async_trait]
 impl Allowances for SqliteStore {
     async fn add_allowance(&self, a: &Allowance) -> Result<Allowance, StoreError> {
-        let mut tx = self.begin_immediate().await?;
+        let mut tx = self.begin_write().await?;
         // One per decision: the first one made from it stands.
         sqlx::query(
             "INSERT INTO allowances (id, inbox_id, decision_id, person_id, person, channel, \

@@ -69,7 +69,7 @@ impl Chat for SqliteStore {
     }
 
     async fn first_seen(&self, key: &str, now: OffsetDateTime) -> Result<bool, StoreError> {
-        let mut tx = self.begin_immediate().await?;
+        let mut tx = self.begin_write().await?;
         sqlx::query("DELETE FROM chat_seen WHERE at < ?")
             .bind(millis(now - SEEN_KEPT))
             .execute(&mut *tx)

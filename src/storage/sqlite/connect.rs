@@ -105,7 +105,19 @@ impl SqliteStore {
         })
     }
 
-    pub(super) async fn begin_immediate(
+    /// The pool reads use; `sql/` reads through it.
+    pub(in crate::storage) fn reads(&self) -> &sqlx::SqlitePool {
+        &self.pool
+    }
+
+    /// The one writer's pool: every write, and the reads that must see the last write.
+    pub(in crate::storage) fn writes(&self) -> &sqlx::SqlitePool {
+        &self.writer
+    }
+
+    /// A write transaction that takes SQLite's write lock at once (`BEGIN IMMEDIATE`), so it
+    /// never fails half-way on a lock another writer took after its first read.
+    pub(in crate::storage) async fn begin_write(
         &self,
     ) -> Result<sqlx::Transaction<'static, Sqlite>, StoreError> {
         self.writer

@@ -159,7 +159,7 @@ impl Decisions for SqliteStore {
     }
 
     async fn expire(&self, decision: Uuid, now: OffsetDateTime) -> Result<Resolved, StoreError> {
-        let mut tx = self.begin_immediate().await?;
+        let mut tx = self.begin_write().await?;
         let won = sqlx::query_as::<_, DecisionRow>(concat!(
             "UPDATE decisions SET status = 'expired', outcome = default_outcome, \
              outcome_source = CASE WHEN default_outcome IS NULL THEN NULL ELSE 'default' END, \
@@ -191,7 +191,7 @@ impl Decisions for SqliteStore {
     }
 
     async fn expire_due(&self, now: OffsetDateTime, limit: u32) -> Result<Vec<Swept>, StoreError> {
-        let mut tx = self.begin_immediate().await?;
+        let mut tx = self.begin_write().await?;
         let mut expired = sqlx::query_as::<_, ExpiredRow>(
             "UPDATE decisions SET status = 'expired', outcome = default_outcome, \
              outcome_source = CASE WHEN default_outcome IS NULL THEN NULL ELSE 'default' END, \

@@ -57,7 +57,7 @@ impl Limits for SqliteStore {
         now: OffsetDateTime,
         per_hour: Option<u32>,
     ) -> Result<UrgentUse, StoreError> {
-        let mut tx = self.begin_immediate().await?;
+        let mut tx = self.begin_write().await?;
         let allowed: Option<bool> =
             sqlx::query_scalar("SELECT urgent FROM api_keys WHERE id = ? AND revoked_at IS NULL")
                 .bind(id(key_id))
@@ -107,7 +107,7 @@ impl Limits for SqliteStore {
         };
         let (person, channel) = (person_column(Some(person)), message.route.as_str());
         let window = time::Duration::try_from(rule.window).unwrap_or(time::Duration::MINUTE);
-        let mut tx = self.begin_immediate().await?;
+        let mut tx = self.begin_write().await?;
         let found: Option<(Option<i64>, Option<i64>, Option<i64>)> = sqlx::query_as(
             "SELECT counted_at, held_at, json_extract(payload, '$.waiting') FROM outbox WHERE id = ?",
         )

@@ -18,7 +18,6 @@ mod inboxes;
 mod limits;
 mod outbox;
 mod passkeys;
-mod people;
 mod readers;
 mod receipts;
 mod resolves;

@@ -74,7 +74,7 @@ impl Messages for SqliteStore {
         messages: &[NewMessage],
         now: OffsetDateTime,
     ) -> Result<(), StoreError> {
-        let mut tx = self.begin_immediate().await?;
+        let mut tx = self.begin_write().await?;
         insert_messages(&mut tx, decision_id, messages, now).await?;
         tx.commit().await.map_err(store_error)
     }
@@ -85,7 +85,7 @@ impl Messages for SqliteStore {
         lease: Duration,
         limit: u32,
     ) -> Result<Vec<OutboxMessage>, StoreError> {
-        let mut tx = self.begin_immediate().await?;
+        let mut tx = self.begin_write().await?;
         let mut claimed = sqlx::query_as::<_, MessageRow>(concat!(
             "UPDATE outbox SET claimed_until = ?, attempts = attempts + 1 \
              WHERE id IN (SELECT id FROM outbox WHERE status = 'pending' \
@@ -115,7 +115,7 @@ impl Messages for SqliteStore {
         now: OffsetDateTime,
     ) -> Result<(), StoreError> {
         let (next_attempt_at, sent_at) = rows::finish_times(result, now);
-        let mut tx = self.begin_immediate().await?;
+        let mut tx = self.begin_write().await?;
         // Only a message its claim left pending: a late duplicate leaves a final state alone.
         let updated = sqlx::query(
             "UPDATE outbox SET status = ?, next_attempt_at = COALESCE(?, next_attempt_at), \

@@ -113,7 +113,7 @@ impl Passkeys for SqliteStore {
         messages: &[NewMessage],
         now: OffsetDateTime,
     ) -> Result<(), StoreError> {
-        let mut tx = self.begin_immediate().await?;
+        let mut tx = self.begin_write().await?;
         sqlx::query(
             "DELETE FROM outbox WHERE decision_id IS NULL AND status <> 'pending' AND created_at < ?",
         )

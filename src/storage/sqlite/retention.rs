@@ -20,7 +20,7 @@ impl Retention for SqliteStore {
     ) -> Result<u64, StoreError> {
         // Events, notifications, outbox messages and images go with their decision (ON DELETE
         // CASCADE); one short transaction per batch keeps the writer free for requests.
-        let mut tx = self.begin_immediate().await?;
+        let mut tx = self.begin_write().await?;
         let deleted = sqlx::query(
             "DELETE FROM decisions WHERE id IN (SELECT id FROM decisions \
              WHERE resolved_at IS NOT NULL AND resolved_at < ? ORDER BY resolved_at LIMIT ?)",
