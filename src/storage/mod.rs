@@ -1,6 +1,7 @@
 //! Persistence: one `Store` trait (store.rs, in parts named for what they hold), a SQLite and
-//! a PostgreSQL implementation, chosen by the database URL's scheme. Only this module knows
-//! sqlx.
+//! a PostgreSQL implementation, chosen by the database URL's scheme. The SQL both databases
+//! run alike is written once (sql/); each store's folder holds what differs. Only this
+//! module knows sqlx.
 
 /// The columns a create writes, in the order its VALUES give them.
 macro_rules! insert_columns {
