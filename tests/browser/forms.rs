@@ -29,11 +29,8 @@ async fn form_answers_are_corrected_after_a_refusal_and_reach_the_agent() {
     let ty = |i: usize| {
         let b = &b;
         async move {
-            b.find(&format!("#f-{i}"))
+            b.attr_of(&format!("#f-{i}"), "type")
                 .await
-                .attr("type")
-                .await
-                .unwrap()
                 .unwrap_or_default()
         }
     };

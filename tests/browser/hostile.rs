@@ -113,7 +113,7 @@ async fn hostile_text_is_shown_as_text_and_never_runs() {
             shown >= 3,
             "{page}: question, label and description visible, got {shown}"
         );
-        let placeholder = b.find("#other").await.attr("placeholder").await.unwrap();
+        let placeholder = b.attr_of("#other", "placeholder").await;
         assert_eq!(
             placeholder.as_deref(),
             Some(p.as_str()),

@@ -7,7 +7,7 @@ use fantoccini::key::Key;
 use serde_json::json;
 
 use crate::a11y::{focused, press, tab_to};
-use crate::checks::{phone_problems, result_status};
+use crate::checks::{phone_problems, result_status, strings};
 use crate::common::browser::Browser;
 use crate::common::server::s;
 use crate::support::{awaited, bash, feed_url, setup};
@@ -175,12 +175,7 @@ async fn deny_and_allow_problems(b: &Browser, deny: &str, allow: &str) -> Vec<St
             vec![json!(deny), json!(allow)],
         )
         .await;
-    found
-        .as_array()
-        .expect("a list")
-        .iter()
-        .map(|p| p.as_str().unwrap_or_default().to_owned())
-        .collect()
+    strings(&found)
 }
 
 #[tokio::test]

@@ -28,6 +28,19 @@ pub async fn feed_url(srv: &TestServer) -> String {
     srv.feed_url().await
 }
 
+/// A choice of three options, the second recommended, one with a description and a
+/// preview.
+pub fn database_choice() -> Value {
+    json!({"question": "Which database for the pilot?", "kind": "choose",
+        "options": [
+            {"label": "PostgreSQL", "description": "shared by all replicas"},
+            {"label": "SQLite", "description": "one file, nothing to run",
+             "preview": "```toml\n[database]\nurl = \"sqlite://sayso.db\"\n```"},
+            {"label": "MySQL"}
+        ],
+        "recommended": 1})
+}
+
 /// A Claude Code tool approval of `tool` with `input`, in session `session`, offering Allow
 /// for the session and for a while.
 pub fn approval(tool: &str, input: Value, session: &str) -> Value {

@@ -1,0 +1,30 @@
+//! The links an inbox's people answer from, for tests that answer as one of them.
+
+use sayso::domain::{Decision, PersonChannel};
+use uuid::Uuid;
+
+use super::server::TestServer;
+
+/// The decision `id` as stored.
+pub async fn stored(srv: &TestServer, id: &str) -> Decision {
+    let id = Uuid::parse_str(id).unwrap();
+    srv.svc
+        .store()
+        .decision(None, id)
+        .await
+        .unwrap()
+        .unwrap_or_else(|| panic!("no decision {id}"))
+}
+
+/// The link that answers the decision `id` as the person `person` from their feed.
+pub async fn feed_link(srv: &TestServer, id: &str, person: Uuid) -> String {
+    let d = stored(srv, id).await;
+    srv.svc.approve_url(&d, PersonChannel::Feed, person)
+}
+
+/// [`feed_link`] of the inbox's own person (the one every inbox starts with, whose id is
+/// the inbox's).
+pub async fn own_feed_link(srv: &TestServer, id: &str) -> String {
+    let d = stored(srv, id).await;
+    srv.svc.approve_url(&d, PersonChannel::Feed, d.inbox_id)
+}
