@@ -6,12 +6,11 @@
 mod common;
 
 use common::forms::{form_post, no_redirects};
+use common::people::feed_link;
 use common::server::{TestServer, fresh_server, s, send};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use uuid::Uuid;
 
-use sayso::domain::PersonChannel;
 use sayso::domain::people::Person;
 
 /// Adds people named `names` to the server's default inbox.
@@ -25,9 +24,7 @@ async fn add_people(srv: &TestServer, names: &[&str]) -> Vec<Person> {
 
 /// `person`'s own link to the decision of `handle`, as their feed gives it.
 async fn link(srv: &TestServer, handle: &Value, person: &Person) -> String {
-    let id = Uuid::parse_str(s(handle, "decision_id")).unwrap();
-    let d = srv.svc.store().decision(None, id).await.unwrap().unwrap();
-    srv.svc.approve_url(&d, PersonChannel::Feed, person.id)
+    feed_link(srv, s(handle, "decision_id"), person.id).await
 }
 
 async fn page(url: &str) -> (StatusCode, String) {
