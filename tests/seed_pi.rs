@@ -5,31 +5,10 @@
 mod common;
 
 use common::mcp_py::{PyMcp, pending_web_url, post_page};
+use common::seeds::pi::{ANSWERS, DATABASE, NAME, example, result};
 use common::server::{fresh_server, s, send};
 use reqwest::Method;
-use serde_json::{Value, json};
-
-const DATABASE: &str = "Which database should we use?";
-const NAME: &str = "What should we name this service?";
-
-/// The document's example call.
-fn example() -> Value {
-    json!({
-        "questions": [
-            {
-                "question": DATABASE,
-                "header": "Database Selection",
-                "options": [
-                    {"label": "PostgreSQL (Recommended)", "description": "Battle-tested relational DB"},
-                    {"label": "SQLite", "description": "Lightweight, file-based"},
-                    {"label": "MongoDB", "description": "Document store"}
-                ]
-            },
-            {"question": NAME, "header": "Service Setup"}
-        ],
-        "metadata": {"source": "project-setup"}
-    })
-}
+use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_documents_example_gives_its_result_now_and_later() {
@@ -40,28 +19,9 @@ async fn the_documents_example_gives_its_result_now_and_later() {
     py.ask_tools("ask_user").await;
     py.start("ask_user", example()).await;
     let web_url = pending_web_url(&srv).await;
-    post_page(
-        &srv,
-        &web_url,
-        &[
-            (DATABASE, "PostgreSQL (Recommended)"),
-            (NAME, "order-processor"),
-        ],
-    )
-    .await;
+    post_page(&srv, &web_url, &ANSWERS).await;
     let r = py.result().await;
-    let expected = json!({
-        "answered": true,
-        "answers": [
-            {
-                "question": DATABASE,
-                "answer": "PostgreSQL (Recommended)",
-                "selectedOption": "PostgreSQL (Recommended)",
-                "wasCustom": false
-            },
-            {"question": NAME, "answer": "order-processor", "wasCustom": true}
-        ]
-    });
+    let expected = result();
     assert_eq!(r.structured, expected);
     assert_eq!(r.text, serde_json::to_string_pretty(&expected).unwrap());
     let (_, list) = send(srv.req(Method::GET, "/v1/decisions")).await;
