@@ -15,7 +15,7 @@ use crate::common::browser::Browser;
 use crate::common::db::{SqliteTestDb, fresh_sqlite_url};
 use crate::common::server::{TestServer, s, send};
 use crate::passkey::{add_authenticator, wait_for_text};
-use crate::support::{approval, bash, database_choice, feed_url, setup};
+use crate::support::{approval, bash, close, database_choice, feed_url, setup};
 
 /// The pages looked at so far and what was found on them.
 struct Sweep<'a> {
@@ -251,8 +251,7 @@ async fn every_question_page_passes_axe_at_phone_width() {
     }
 
     assert_none_found(&sweep.found, "the question pages");
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }
 
 #[tokio::test]
@@ -374,8 +373,7 @@ async fn every_approval_page_passes_axe_at_phone_width() {
     sweep.visit(&feed, "feed-allowances-recent").await;
 
     assert_none_found(&sweep.found, "the approval pages");
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }
 
 #[tokio::test]
@@ -406,6 +404,5 @@ async fn the_passkey_pages_pass_axe_at_phone_width() {
     sweep.visit(&link, "approval-passkey").await;
 
     assert_none_found(&sweep.found, "the passkey pages");
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }

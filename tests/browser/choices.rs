@@ -6,7 +6,7 @@ use serde_json::json;
 use crate::checks::{assert_fit_for_a_phone, result_status};
 use crate::common::browser::Browser;
 use crate::common::server::s;
-use crate::support::{awaited, database_choice, setup};
+use crate::support::{awaited, close, database_choice, setup};
 
 #[tokio::test]
 async fn bool_choose_and_text_answers_reach_the_waiting_agent() {
@@ -158,8 +158,7 @@ async fn bool_choose_and_text_answers_reach_the_waiting_agent() {
     assert_fit_for_a_phone(&b, "expired").await;
     b.screenshot("expired").await;
 
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }
 
 /// The option `id` is the recommended one, with a visible "Recommended" badge, and no

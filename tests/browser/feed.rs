@@ -8,7 +8,7 @@ use sayso::domain::PersonChannel;
 use crate::checks::{assert_fit_for_a_phone, result_status};
 use crate::common::approval::claude_bash;
 use crate::common::server::{s, send};
-use crate::support::{awaited, feed_url, setup};
+use crate::support::{awaited, close, feed_url, setup};
 
 #[tokio::test]
 async fn decline_and_todos_from_the_feed() {
@@ -123,8 +123,7 @@ async fn decline_and_todos_from_the_feed() {
     );
     assert_eq!(result_status(&b).await, "answered");
 
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }
 
 /// Recent says what was decided, by whom and through which channel, capitalised as written:
@@ -210,6 +209,5 @@ async fn recent_says_what_was_decided_by_whom_and_how() {
     assert_fit_for_a_phone(&b, "feed with Recent").await;
     b.screenshot("feed-recent").await;
 
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }

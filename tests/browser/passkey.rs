@@ -13,7 +13,7 @@ use crate::common::approval::passkey_guarded;
 use crate::common::browser::Browser;
 use crate::common::db::fresh_sqlite_url;
 use crate::common::server::{TestServer, s, send};
-use crate::support::{awaited, feed_url};
+use crate::support::{awaited, close, feed_url};
 
 /// A virtual authenticator (`POST /session/{id}/webauthn/authenticator`) on `transport`
 /// (`internal` for the device's own, `usb` for a security key) that verifies the person (as
@@ -203,8 +203,7 @@ async fn an_allow_that_needs_a_passkey_counts_only_with_it() {
     let d = awaited(&srv, &third).await;
     assert_eq!(d["outcome"], "Deny", "{d}");
 
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }
 
 #[tokio::test]
@@ -264,8 +263,7 @@ async fn a_second_passkey_is_added_only_with_the_first() {
     assert_eq!(passkeys().await.len(), 2);
     assert_eq!(credentials_on(&b, &stranger).await, 0);
 
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }
 
 /// Waits (up to 20 s) until the element's text contains one of `wanted`; returns the text.

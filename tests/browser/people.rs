@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::checks::{assert_fit_for_a_phone, result_status};
 use crate::common::people::feed_link;
 use crate::common::server::{s, send};
-use crate::support::setup;
+use crate::support::{close, setup};
 
 #[tokio::test]
 async fn a_person_answers_a_decision_two_must_agree_on() {
@@ -99,6 +99,5 @@ async fn a_person_answers_a_decision_two_must_agree_on() {
     assert_fit_for_a_phone(&b, "people approval").await;
     b.screenshot("people-approval").await;
 
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }

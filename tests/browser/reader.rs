@@ -12,7 +12,7 @@ use crate::common::browser::Browser;
 use crate::common::passkey::give_passkey;
 use crate::common::people::own_feed_link;
 use crate::common::server::{TestServer, s};
-use crate::support::{awaited, feed_url, setup};
+use crate::support::{awaited, close, feed_url, setup};
 use sayso::service::PersonSettings;
 
 /// This browser's push subscription, as a browser with push on holds one. No push service
@@ -159,6 +159,5 @@ async fn a_newcomer_finds_the_way_back_reads_local_times_and_keeps_the_remark() 
     b.goto(&format!("{}/inbox", srv.base)).await;
     b.wait_for("#device-offers:not([hidden])").await;
     assert!(!b.has("#this-device #device-offers").await);
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }

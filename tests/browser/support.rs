@@ -16,6 +16,12 @@ pub async fn setup() -> Option<(Browser, TestServer, SqliteTestDb)> {
     Some((browser, srv, db))
 }
 
+/// Closes the browser, then stops the server: the end of every test that `setup` began.
+pub async fn close(b: Browser, srv: TestServer) {
+    b.close().await;
+    srv.stop().await;
+}
+
 /// The agent's await, which must already have the answer.
 pub async fn awaited(srv: &TestServer, handle: &Value) -> Value {
     let (status, d) = srv.await_decision(s(handle, "decision_id"), 10).await;
