@@ -6,21 +6,12 @@
 mod common;
 
 use common::forms::{form_post, no_redirects};
-use common::people::feed_link;
+use common::people::{add_people, feed_link};
 use common::server::{TestServer, fresh_server, s, send};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use sayso::domain::people::Person;
-
-/// Adds people named `names` to the server's default inbox.
-async fn add_people(srv: &TestServer, names: &[&str]) -> Vec<Person> {
-    let mut added = Vec::new();
-    for name in names {
-        added.push(srv.add_person(name).await);
-    }
-    added
-}
 
 /// `person`'s own link to the decision of `handle`, as their feed gives it.
 async fn link(srv: &TestServer, handle: &Value, person: &Person) -> String {

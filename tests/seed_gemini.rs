@@ -6,14 +6,13 @@ mod common;
 
 use common::mcp_py::{PyMcp, pending_web_url, post_page};
 use common::seeds::gemini::{ANSWERS, RESULT, questions};
-use common::server::{fresh_server, s, send};
+use common::server::{s, send};
 use reqwest::Method;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_user_is_listed_with_gemini_clis_schema() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/gemini").await else {
+    let Some((_db, _srv, mut py)) = PyMcp::on_fresh_server("/mcp/gemini").await else {
         return;
     };
     let tools = py.ask_tools("ask_the_user").await;
@@ -29,8 +28,7 @@ async fn ask_user_is_listed_with_gemini_clis_schema() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_answers_come_back_keyed_by_question_index() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/gemini").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/gemini").await else {
         return;
     };
     py.start("ask_the_user", json!({"questions": questions()}))
@@ -64,8 +62,7 @@ async fn the_answers_come_back_keyed_by_question_index() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_documents_refusals_and_its_dismissal() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/gemini").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/gemini").await else {
         return;
     };
     let mut q = questions();

@@ -48,8 +48,7 @@ async fn assert_reads(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_is_listed_with_the_documents_schema_and_what_resuming_needs() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
+    let Some((_db, _srv, mut py)) = PyMcp::on_fresh_server("/mcp/omp").await else {
         return;
     };
     let tools = py.ask_tools("ask").await;
@@ -65,8 +64,7 @@ async fn ask_is_listed_with_the_documents_schema_and_what_resuming_needs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_single_pick_reads_user_selected_now_and_later() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/omp").await else {
         return;
     };
     py.start("ask", json!({"questions": [auth_question()]}))
@@ -108,8 +106,7 @@ async fn a_single_pick_reads_user_selected_now_and_later() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn custom_input_and_notes_read_as_the_tool_words_them() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/omp").await else {
         return;
     };
     let answer = [
@@ -124,8 +121,7 @@ async fn custom_input_and_notes_read_as_the_tool_words_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_questions_read_user_answers_one_line_per_id() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/omp").await else {
         return;
     };
     let questions = json!([
@@ -147,8 +143,7 @@ async fn several_questions_read_user_answers_one_line_per_id() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_decline_is_the_tools_cancel_error_and_empty_questions_its_text() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/omp").await else {
         return;
     };
     let empty = py.call("ask", json!({"questions": []})).await;
@@ -259,8 +254,7 @@ async fn multi_select_comes_back_in_the_order_ticked_in_a_browser() {
     let Some(b) = common::browser::Browser::start().await else {
         return;
     };
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/omp").await else {
         return;
     };
     py.start(

@@ -6,14 +6,13 @@ mod common;
 
 use common::mcp_py::{PyMcp, pending_web_url, post_page};
 use common::seeds::pi::{ANSWERS, DATABASE, NAME, example, result};
-use common::server::{fresh_server, s, send};
+use common::server::{s, send};
 use reqwest::Method;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_documents_example_gives_its_result_now_and_later() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/pi").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/pi").await else {
         return;
     };
     py.ask_tools("ask_user").await;
@@ -39,8 +38,7 @@ async fn the_documents_example_gives_its_result_now_and_later() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn other_is_a_custom_answer_and_a_cancel_answers_nothing() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/pi").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/pi").await else {
         return;
     };
     let mut one = example();
@@ -75,8 +73,7 @@ async fn other_is_a_custom_answer_and_a_cancel_answers_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wait_that_ends_first_says_questions_pending_and_how_to_resume() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/pi").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/pi").await else {
         return;
     };
     let mut call = example();

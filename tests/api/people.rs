@@ -6,17 +6,8 @@ use serde_json::{Value, json};
 
 use sayso::domain::people::Person;
 
-use crate::common::people::feed_link;
+use crate::common::people::{add_people, feed_link};
 use crate::common::server::{TestServer, s, send};
-
-/// Adds people named `names` to the server's default inbox.
-async fn add_people(srv: &TestServer, names: &[&str]) -> Vec<Person> {
-    let mut added = Vec::new();
-    for name in names {
-        added.push(srv.add_person(name).await);
-    }
-    added
-}
 
 /// `person`'s own link to the decision `id` (their feed's).
 async fn link(srv: &TestServer, id: &str, person: &Person) -> String {

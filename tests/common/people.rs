@@ -1,9 +1,19 @@
-//! The links an inbox's people answer from, for tests that answer as one of them.
+//! An inbox's people and the links they answer from, for tests that answer as one of them.
 
+use sayso::domain::people::Person;
 use sayso::domain::{Decision, PersonChannel};
 use uuid::Uuid;
 
 use super::server::TestServer;
+
+/// Adds people named `names` to the server's default inbox.
+pub async fn add_people(srv: &TestServer, names: &[&str]) -> Vec<Person> {
+    let mut added = Vec::new();
+    for name in names {
+        added.push(srv.add_person(name).await);
+    }
+    added
+}
 
 /// The decision `id` as stored.
 pub async fn stored(srv: &TestServer, id: &str) -> Decision {
