@@ -6,7 +6,7 @@ mod common;
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
-use common::cli::{BIN, output, output_with_input, stderr, stdout_json};
+use common::cli::{BIN, agent_json, output, output_with_input, stderr, stdout_json};
 use common::process::{drain, listening_address, serve_command, stderr_lines};
 use common::server::{TestServer, fresh_server, s};
 use serde_json::{Value, json};
@@ -374,15 +374,13 @@ async fn ask_without_wait_prints_the_link_on_its_own_line_or_the_handle_as_json(
     assert!(link.starts_with(&format!("{}/d/", srv.base)), "{text}");
     assert!(!link.contains(' '), "{text}");
 
-    let out = run(
+    let handle = agent_json(
         &srv,
         &[
             "ask", "Which?", "--kind", "choose", "--option", "A", "--option", "B", "--json",
         ],
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let handle = stdout_json(&out);
     let id = s(&handle, "decision_id");
     let d = srv.get(id).await;
     assert_eq!(
@@ -391,9 +389,7 @@ async fn ask_without_wait_prints_the_link_on_its_own_line_or_the_handle_as_json(
     );
 
     // `get` prints the whole decision.
-    let out = run(&srv, &["get", id]).await;
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let got = stdout_json(&out);
+    let got = agent_json(&srv, &["get", id]).await;
     assert_eq!(got["question"], "Which?");
     assert_eq!(got["web_url"], handle["web_url"]);
 }
@@ -401,7 +397,7 @@ async fn ask_without_wait_prints_the_link_on_its_own_line_or_the_handle_as_json(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn todo_leaves_a_reminder_and_await_reads_its_end() {
     let (_db, srv) = fresh_server().await;
-    let out = run(
+    let handle = agent_json(
         &srv,
         &[
             "todo",
@@ -414,8 +410,6 @@ async fn todo_leaves_a_reminder_and_await_reads_its_end() {
         ],
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let handle = stdout_json(&out);
     let id = s(&handle, "decision_id").to_string();
     let d = srv.get(&id).await;
     assert_eq!((&d["kind"], &d["project"]), (&json!("todo"), &json!("ops")));
@@ -427,9 +421,7 @@ async fn todo_leaves_a_reminder_and_await_reads_its_end() {
 
     srv.answer(s(&handle, "web_url"), json!({"action": "done"}))
         .await;
-    let out = run(&srv, &["await", &id]).await;
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert_eq!(stdout_json(&out)["outcome"], "done");
+    assert_eq!(agent_json(&srv, &["await", &id]).await["outcome"], "done");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,13 +6,12 @@ mod common;
 
 use std::process::Output;
 
-use common::cli::{agent, output, stderr, stdout_json};
+use common::cli::{agent, agent_json, output, stderr};
+use common::people::feed_link;
 use common::server::{TestServer, fresh_server, s, send};
 use reqwest::{Method, StatusCode};
-use sayso::domain::PersonChannel;
 use sayso::domain::people::Person;
 use serde_json::{Value, json};
-use uuid::Uuid;
 
 /// `sayso ARGS` against the server with its key.
 async fn run(srv: &TestServer, args: &[&str]) -> Output {
@@ -26,9 +25,7 @@ async fn answer_as(
     person: &Person,
     answer: Value,
 ) -> (StatusCode, Value) {
-    let id = Uuid::parse_str(id).unwrap();
-    let d = srv.svc.store().decision(None, id).await.unwrap().unwrap();
-    let url = srv.svc.approve_url(&d, PersonChannel::Feed, person.id);
+    let url = feed_link(srv, id, person.id).await;
     send(srv.client.post(url).json(&answer)).await
 }
 
@@ -37,7 +34,7 @@ async fn an_ask_for_one_approver_is_answered_by_them_alone() {
     let (_db, srv) = fresh_server().await;
     let ana = srv.add_person("ana").await;
     let ben = srv.add_person("ben").await;
-    let out = run(
+    let handle = agent_json(
         &srv,
         &[
             "ask",
@@ -52,8 +49,6 @@ async fn an_ask_for_one_approver_is_answered_by_them_alone() {
         ],
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let handle = stdout_json(&out);
     let id = s(&handle, "decision_id").to_string();
     let d = srv.get(&id).await;
     assert_eq!(
@@ -92,7 +87,7 @@ async fn every_people_flag_reaches_the_decision() {
     }
     // Urgent is the operator's to allow a key.
     assert!(srv.svc.set_key_urgent(&srv.key, true).await.unwrap());
-    let out = run(
+    let handle = agent_json(
         &srv,
         &[
             "ask",
@@ -114,8 +109,7 @@ async fn every_people_flag_reaches_the_decision() {
         ],
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let d = srv.get(s(&stdout_json(&out), "decision_id")).await;
+    let d = srv.get(s(&handle, "decision_id")).await;
     assert_eq!(
         d["routing"],
         json!({"approvers": ["ana", "ben"], "required": 2, "escalate_after_s": 600,
@@ -124,13 +118,12 @@ async fn every_people_flag_reaches_the_decision() {
     );
     assert_eq!(d["progress"], "0 of 2 said yes", "{d}");
     // `todo` takes approvers too.
-    let out = run(
+    let handle = agent_json(
         &srv,
         &["todo", "Renew the cert", "--approvers", "cy", "--json"],
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let d = srv.get(s(&stdout_json(&out), "decision_id")).await;
+    let d = srv.get(s(&handle, "decision_id")).await;
     assert_eq!(d["routing"]["approvers"], json!(["cy"]), "{d}");
 }
 

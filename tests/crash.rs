@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::http::json_of;
 use common::process::SaysoProcess;
 use common::server::init_tls;
 use history::{At, Facts, History, Intent, Outcome, Read, State, Write};
@@ -457,16 +458,12 @@ async fn crash_run(database_url: &str, backend: &str) {
         if !cut.contains(id) && i % 20 != 0 {
             continue;
         }
-        let body: Value = run
-            .client
-            .get(format!("{base}/v1/decisions/{id}/events"))
-            .bearer_auth(&run.key)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let body: Value = json_of(
+            run.client
+                .get(format!("{base}/v1/decisions/{id}/events"))
+                .bearer_auth(&run.key),
+        )
+        .await;
         let shown = body["items"]
             .as_array()
             .unwrap_or_else(|| panic!("events of {id}: {body}"))

@@ -6,7 +6,7 @@
 mod common;
 
 use axum::http::{HeaderMap, Method};
-use common::outbox::{Fixture, first_try};
+use common::outbox::{Fixture, assert_retried_or_failed, first_try};
 use common::receiver::Receiver;
 use common::server::{s, send};
 use sayso::courier::{Courier, Delivery};
@@ -293,14 +293,7 @@ async fn server_answers_decide_between_retry_and_failure() {
     ] {
         ntfy.answer_with(&[status]);
         let result = f.publish("ask", &d, &channels).await;
-        if retried {
-            assert!(matches!(result, Delivery::Retry(_)), "{status}: {result:?}");
-        } else {
-            assert!(
-                matches!(result, Delivery::Failed(_)),
-                "{status}: {result:?}"
-            );
-        }
+        assert_retried_or_failed(status, retried, &result);
     }
     ntfy.answer_with(&[410]);
     let gone = f.publish("ask", &d, &channels).await;

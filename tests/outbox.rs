@@ -9,7 +9,7 @@ use axum::http::HeaderMap;
 use base64::Engine;
 use common::receiver::{Receiver, Reply};
 use common::server::{TestServer, fresh_notifying_server, fresh_server, s};
-use common::smtp::SmtpSink;
+use common::smtp::mailing_server;
 use hmac::{Hmac, Mac};
 use sayso::domain::outbox::{Purpose, Route};
 use serde_json::{Value, json};
@@ -42,12 +42,9 @@ fn channel_status(d: &Value, channel: &str) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_email_decision_is_mailed_and_its_thread_gets_the_resolution() {
-    let Some(sink) = SmtpSink::start().await else {
+    let Some((sink, _db, srv)) = mailing_server("person@example.com").await else {
         return;
     };
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start_notifying(&db.url, Some(&sink.url())).await;
-    srv.mail_to("person@example.com").await;
     let h = srv
         .create(
             json!({"question": "Rotate the API keys tonight?", "kind": "bool", "notify": "email"}),
@@ -236,12 +233,9 @@ async fn a_reminder_is_scheduled_once_for_long_decisions_but_not_for_todos() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_due_reminder_re_sends_on_the_channels_that_reached_the_person() {
-    let Some(sink) = SmtpSink::start().await else {
+    let Some((sink, _db, srv)) = mailing_server("person@example.com").await else {
         return;
     };
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start_notifying(&db.url, Some(&sink.url())).await;
-    srv.mail_to("person@example.com").await;
     // Five minutes: too short for a scheduled reminder, so the one below is the only one.
     let h = srv
         .create(json!({"question": "Approve the budget?", "kind": "bool", "notify": "email", "ttl_minutes": 5}))

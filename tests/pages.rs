@@ -20,7 +20,7 @@ async fn a_form_answer_redirects_to_the_page_showing_the_result() {
     assert_eq!(resp.status(), StatusCode::SEE_OTHER);
     let location = resp.headers()["location"].to_str().unwrap().to_string();
     assert!(link.ends_with(&location), "{location}");
-    let page = srv.client.get(link).send().await.unwrap();
+    let page = get(&srv, link).await;
     assert_eq!(page.status(), StatusCode::OK);
     let html = page.text().await.unwrap();
     assert!(html.contains(r#"data-status="answered""#), "{html}");
@@ -70,7 +70,7 @@ async fn a_refused_form_answer_shows_the_error_beside_the_field_and_keeps_the_in
 async fn unknown_expired_and_cross_site_each_get_their_page() {
     let (_db, srv) = fresh_server().await;
     let unknown = format!("{}/d/{}", srv.base, "A".repeat(48));
-    let resp = srv.client.get(&unknown).send().await.unwrap();
+    let resp = get(&srv, &unknown).await;
     assert_eq!(resp.status(), StatusCode::NOT_FOUND);
     assert!(
         resp.headers()["content-type"]
@@ -118,7 +118,7 @@ async fn every_page_carries_the_security_headers() {
         format!("{}/d/{}", srv.base, "B".repeat(48)),
         format!("{}/inbox/nope", srv.base),
     ] {
-        let resp = srv.client.get(&url).send().await.unwrap();
+        let resp = get(&srv, &url).await;
         let hd = resp.headers();
         let csp = hd["content-security-policy"].to_str().unwrap();
         assert!(
@@ -129,12 +129,7 @@ async fn every_page_carries_the_security_headers() {
         assert_eq!(hd["referrer-policy"], "no-referrer", "{url}");
         assert_eq!(hd["x-content-type-options"], "nosniff", "{url}");
     }
-    let css = srv
-        .client
-        .get(srv.url("/static/sayso.css"))
-        .send()
-        .await
-        .unwrap();
+    let css = get(&srv, srv.url("/static/sayso.css")).await;
     assert_eq!(css.status(), StatusCode::OK);
     assert!(
         css.headers()["content-type"]
@@ -158,12 +153,7 @@ async fn the_image_is_served_with_its_sniffed_type() {
         .await;
     let page = srv.page_text(s(&h, "web_url")).await;
     assert!(page.contains("/image\""), "{page}");
-    let resp = srv
-        .client
-        .get(format!("{}/image", s(&h, "web_url")))
-        .send()
-        .await
-        .unwrap();
+    let resp = get(&srv, format!("{}/image", s(&h, "web_url"))).await;
     assert_eq!(resp.status(), StatusCode::OK);
     assert_eq!(resp.headers()["content-type"], "image/png");
     assert_eq!(resp.headers()["x-content-type-options"], "nosniff");
@@ -171,12 +161,7 @@ async fn the_image_is_served_with_its_sniffed_type() {
     let plain = srv
         .create(json!({"question": "No image", "kind": "bool"}))
         .await;
-    let resp = srv
-        .client
-        .get(format!("{}/image", s(&plain, "web_url")))
-        .send()
-        .await
-        .unwrap();
+    let resp = get(&srv, format!("{}/image", s(&plain, "web_url"))).await;
     assert_eq!(resp.status(), StatusCode::NOT_FOUND);
     srv.stop().await;
 }
@@ -228,12 +213,7 @@ async fn the_feed_lists_open_work_and_a_todo_is_done_in_one_tap() {
     assert!(history.contains("Water the plants"));
     let _ = (later, sooner);
 
-    let resp = srv
-        .client
-        .get(format!("{}/inbox/{}", srv.base, "C".repeat(48)))
-        .send()
-        .await
-        .unwrap();
+    let resp = get(&srv, format!("{}/inbox/{}", srv.base, "C".repeat(48))).await;
     assert_eq!(resp.status(), StatusCode::NOT_FOUND);
     srv.stop().await;
 }
@@ -243,7 +223,7 @@ async fn fetching_a_page_many_times_changes_nothing() {
     let (_db, srv) = fresh_server().await;
     let h = srv.create(json!({"question": "Q", "kind": "todo"})).await;
     for _ in 0..25 {
-        let resp = srv.client.get(s(&h, "web_url")).send().await.unwrap();
+        let resp = get(&srv, s(&h, "web_url")).await;
         assert_eq!(resp.status(), StatusCode::OK);
         let resp = srv.client.head(s(&h, "web_url")).send().await.unwrap();
         assert!(resp.status().is_success() || resp.status() == StatusCode::METHOD_NOT_ALLOWED);
@@ -252,6 +232,11 @@ async fn fetching_a_page_many_times_changes_nothing() {
     assert_eq!(d["status"], "pending");
     assert!(d["outcome"].is_null());
     srv.stop().await;
+}
+
+/// `GET url` with the server's client.
+async fn get(srv: &TestServer, url: impl reqwest::IntoUrl) -> reqwest::Response {
+    srv.client.get(url).send().await.unwrap()
 }
 
 /// An approval of the Claude Code session `session`, as `sayso hook claude` puts it.
@@ -451,7 +436,7 @@ async fn an_edit_sent_back_with_an_error_is_shown_against_the_agents_command() {
     let h = srv.create(session_call("s1", "rm -rf build/", false)).await;
     let link = srv.url(&format!("/a/{}", approval_token(&srv, &h).await));
     let (_, html) = {
-        let resp = srv.client.get(&link).send().await.unwrap();
+        let resp = get(&srv, &link).await;
         (resp.status(), resp.text().await.unwrap())
     };
     assert!(
@@ -477,12 +462,7 @@ async fn an_edit_sent_back_with_an_error_is_shown_against_the_agents_command() {
         "{html}"
     );
     assert_eq!(status_of(&srv, &h).await, "pending");
-    let resp = srv
-        .client
-        .get(srv.url("/static/edit.js"))
-        .send()
-        .await
-        .unwrap();
+    let resp = get(&srv, srv.url("/static/edit.js")).await;
     assert_eq!(resp.status(), StatusCode::OK);
     srv.stop().await;
 }

@@ -6,28 +6,16 @@
 mod common;
 
 use common::forms::{form_post, no_redirects};
+use common::people::{add_people, feed_link};
 use common::server::{TestServer, fresh_server, s, send};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use uuid::Uuid;
 
-use sayso::domain::PersonChannel;
 use sayso::domain::people::Person;
-
-/// Adds people named `names` to the server's default inbox.
-async fn add_people(srv: &TestServer, names: &[&str]) -> Vec<Person> {
-    let mut added = Vec::new();
-    for name in names {
-        added.push(srv.add_person(name).await);
-    }
-    added
-}
 
 /// `person`'s own link to the decision of `handle`, as their feed gives it.
 async fn link(srv: &TestServer, handle: &Value, person: &Person) -> String {
-    let id = Uuid::parse_str(s(handle, "decision_id")).unwrap();
-    let d = srv.svc.store().decision(None, id).await.unwrap().unwrap();
-    srv.svc.approve_url(&d, PersonChannel::Feed, person.id)
+    feed_link(srv, s(handle, "decision_id"), person.id).await
 }
 
 async fn page(url: &str) -> (StatusCode, String) {

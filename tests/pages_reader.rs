@@ -7,14 +7,13 @@
 mod common;
 
 use common::forms::{no_redirects, page_form};
+use common::passkey::give_passkey;
+use common::people::own_feed_link;
 use common::server::{TestServer, fresh_server, open_feed, s};
 use reqwest::StatusCode;
-use sayso::domain::PersonChannel;
-use sayso::domain::webauthn::StoredPasskey;
 use sayso::service::PersonSettings;
 use serde_json::{Value, json};
 use time::OffsetDateTime;
-use uuid::Uuid;
 
 const TO_FEED: &str = r#"<a href="/inbox" id="to-feed">"#;
 
@@ -47,9 +46,7 @@ async fn bound(srv: &TestServer) -> (String, String) {
 
 /// The feed approval link of the decision of `handle` for the inbox's own person.
 async fn approval_link(srv: &TestServer, handle: &Value) -> String {
-    let id = Uuid::parse_str(s(handle, "decision_id")).unwrap();
-    let d = srv.svc.store().decision(None, id).await.unwrap().unwrap();
-    srv.svc.approve_url(&d, PersonChannel::Feed, d.inbox_id)
+    own_feed_link(srv, s(handle, "decision_id")).await
 }
 
 fn approval(answer_by: Option<OffsetDateTime>) -> Value {
@@ -309,15 +306,7 @@ async fn the_device_offers_fold_away_only_for_a_person_with_a_passkey() {
     );
     assert!(!html.contains(r#"id="this-device""#));
     let own = srv.svc.list_people("default").await.unwrap()[0].clone();
-    let passkey = StoredPasskey {
-        credential_id: "AAAA".into(),
-        public_key: "BBBB".into(),
-        sign_count: 0,
-        added_at: OffsetDateTime::now_utc(),
-        last_used_at: None,
-        user_agent: None,
-    };
-    srv.svc.store().add_passkey(&own, &passkey).await.unwrap();
+    give_passkey(&srv, &own).await;
     let (_, html) = page(&inbox, Some(&cookie)).await;
     // Hidden until feed.js knows whether this device has push on (it then folds them into
     // "This device", or shows them under the header).

@@ -40,8 +40,7 @@ async fn pending_count(srv: &TestServer) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_user_question_is_listed_under_claude_codes_name_with_its_schema() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/claude").await else {
+    let Some((_db, _srv, mut py)) = PyMcp::on_fresh_server("/mcp/claude").await else {
         return;
     };
     let tools = py.ask_tools("AskUserQuestion").await;
@@ -138,8 +137,7 @@ async fn preview_and_notes(srv: &TestServer) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_given_in_the_call_return_at_once_without_asking() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp").await else {
         return;
     };
     let r = py
@@ -163,8 +161,7 @@ async fn answers_given_in_the_call_return_at_once_without_asking() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_documents_refusals_and_its_decline() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/claude").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/claude").await else {
         return;
     };
     let mut q = questions();

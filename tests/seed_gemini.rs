@@ -5,42 +5,14 @@
 mod common;
 
 use common::mcp_py::{PyMcp, pending_web_url, post_page};
-use common::server::{fresh_server, s, send};
+use common::seeds::gemini::{ANSWERS, RESULT, questions};
+use common::server::{s, send};
 use reqwest::Method;
-use serde_json::{Value, json};
-
-fn questions() -> Value {
-    json!([
-        {
-            "question": "Which authentication method should we use?",
-            "header": "Auth method",
-            "type": "choice",
-            "options": [
-                {"label": "OAuth 2.0", "description": "Industry standard, supports SSO"},
-                {"label": "API keys", "description": "Simple, per client"}
-            ],
-            "placeholder": "Another method"
-        },
-        {"question": "What should the service be called?", "header": "Name", "type": "text", "placeholder": "e.g. orders"},
-        {"question": "Should it run in production now?", "header": "Production", "type": "yesno"},
-        {
-            "question": "Which regions?",
-            "header": "Regions",
-            "type": "choice",
-            "multiSelect": true,
-            "options": [
-                {"label": "eu-west", "description": "Ireland"},
-                {"label": "us-east", "description": "Virginia"},
-                {"label": "ap-south", "description": "Mumbai"}
-            ]
-        }
-    ])
-}
+use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_user_is_listed_with_gemini_clis_schema() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/gemini").await else {
+    let Some((_db, _srv, mut py)) = PyMcp::on_fresh_server("/mcp/gemini").await else {
         return;
     };
     let tools = py.ask_tools("ask_the_user").await;
@@ -56,8 +28,7 @@ async fn ask_user_is_listed_with_gemini_clis_schema() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_answers_come_back_keyed_by_question_index() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/gemini").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/gemini").await else {
         return;
     };
     py.start("ask_the_user", json!({"questions": questions()}))
@@ -77,25 +48,10 @@ async fn the_answers_come_back_keyed_by_question_index() {
         !page.contains("name=\"note:"),
         "gemini's result has no place for notes"
     );
-    post_page(
-        &srv,
-        &web_url,
-        &[
-            ("Which authentication method should we use?", "__other__"),
-            (
-                "other:Which authentication method should we use?",
-                "Passkeys",
-            ),
-            ("What should the service be called?", "orders"),
-            ("Should it run in production now?", "yes"),
-            ("Which regions?", "eu-west"),
-            ("Which regions?", "ap-south"),
-        ],
-    )
-    .await;
+    post_page(&srv, &web_url, &ANSWERS).await;
     let r = py.result().await;
     assert!(!r.is_error, "{}", r.text);
-    let expected = r#"{"answers":{"0":"Passkeys","1":"orders","2":"Yes","3":"eu-west, ap-south"}}"#;
+    let expected = RESULT;
     assert_eq!(r.text, expected);
     let (_, list) = send(srv.req(Method::GET, "/v1/decisions")).await;
     let id = s(&list["items"][0], "decision_id").to_string();
@@ -106,8 +62,7 @@ async fn the_answers_come_back_keyed_by_question_index() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_documents_refusals_and_its_dismissal() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/gemini").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/gemini").await else {
         return;
     };
     let mut q = questions();

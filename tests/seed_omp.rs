@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::mcp_py::{PyMcp, pending_web_url, post_page};
+use common::mcp_py::{Called, PyMcp, pending_web_url, post_page};
 use common::server::{TestServer, fresh_server, s};
 use serde_json::{Value, json};
 
@@ -18,10 +18,37 @@ fn auth_question() -> Value {
     })
 }
 
+/// Calls `ask` with `questions`, posts `fields` on the page it asks on, and returns what
+/// the tool then answered.
+async fn answered_on_page(
+    py: &mut PyMcp,
+    srv: &TestServer,
+    questions: Value,
+    fields: &[(&str, &str)],
+) -> Called {
+    py.start("ask", json!({ "questions": questions })).await;
+    let web_url = pending_web_url(srv).await;
+    post_page(srv, &web_url, fields).await;
+    py.result().await
+}
+
+/// [`answered_on_page`], checking the tool said `said` and nothing structured (oh-my-pi's
+/// client would hand that to the model as a second block).
+async fn assert_reads(
+    py: &mut PyMcp,
+    srv: &TestServer,
+    questions: Value,
+    fields: &[(&str, &str)],
+    said: &str,
+) {
+    let r = answered_on_page(py, srv, questions, fields).await;
+    assert_eq!(r.text, said);
+    assert_eq!(r.structured, Value::Null);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_is_listed_with_the_documents_schema_and_what_resuming_needs() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
+    let Some((_db, _srv, mut py)) = PyMcp::on_fresh_server("/mcp/omp").await else {
         return;
     };
     let tools = py.ask_tools("ask").await;
@@ -37,8 +64,7 @@ async fn ask_is_listed_with_the_documents_schema_and_what_resuming_needs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_single_pick_reads_user_selected_now_and_later() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/omp").await else {
         return;
     };
     py.start("ask", json!({"questions": [auth_question()]}))
@@ -80,84 +106,57 @@ async fn a_single_pick_reads_user_selected_now_and_later() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn custom_input_and_notes_read_as_the_tool_words_them() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/omp").await else {
         return;
     };
-    py.start("ask", json!({"questions": [auth_question()]}))
-        .await;
-    let web_url = pending_web_url(&srv).await;
-    post_page(
-        &srv,
-        &web_url,
-        &[
-            ("auth_method", "__other__"),
-            ("other:auth_method", "Passkeys"),
-            ("note:auth_method", "ask security first"),
-        ],
-    )
-    .await;
-    let r = py.result().await;
-    assert_eq!(
-        r.text,
-        "User provided custom input: Passkeys\nUser added note: ask security first"
-    );
-    assert_eq!(r.structured, Value::Null);
+    let answer = [
+        ("auth_method", "__other__"),
+        ("other:auth_method", "Passkeys"),
+        ("note:auth_method", "ask security first"),
+    ];
+    let said = "User provided custom input: Passkeys\nUser added note: ask security first";
+    assert_reads(&mut py, &srv, json!([auth_question()]), &answer, said).await;
     py.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_questions_read_user_answers_one_line_per_id() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/omp").await else {
         return;
     };
-    py.start(
-        "ask",
-        json!({"questions": [
-            {"id": "storage_type", "question": "Which storage backend?", "options": [{"label": "SQLite"}, {"label": "PostgreSQL"}]},
-            {"id": "features", "question": "Which features?", "options": [{"label": "Search"}, {"label": "Export"}, {"label": "Sharing"}], "multi": true},
-            {"id": "name", "question": "What should it be called?", "options": []}
-        ]}),
-    )
-    .await;
-    let web_url = pending_web_url(&srv).await;
-    post_page(
-        &srv,
-        &web_url,
-        &[
-            ("storage_type", "PostgreSQL"),
-            ("features", "Search"),
-            ("features", "Sharing"),
-            ("name", "orders"),
-            ("note:features", "search first"),
-        ],
-    )
-    .await;
-    let r = py.result().await;
-    assert_eq!(
-        r.text,
-        "User answers:\nstorage_type: PostgreSQL\nfeatures: [Search, Sharing] (note: search first)\nname: \"orders\""
-    );
-    assert_eq!(r.structured, Value::Null);
+    let questions = json!([
+        {"id": "storage_type", "question": "Which storage backend?", "options": [{"label": "SQLite"}, {"label": "PostgreSQL"}]},
+        {"id": "features", "question": "Which features?", "options": [{"label": "Search"}, {"label": "Export"}, {"label": "Sharing"}], "multi": true},
+        {"id": "name", "question": "What should it be called?", "options": []}
+    ]);
+    let answer = [
+        ("storage_type", "PostgreSQL"),
+        ("features", "Search"),
+        ("features", "Sharing"),
+        ("name", "orders"),
+        ("note:features", "search first"),
+    ];
+    let said = "User answers:\nstorage_type: PostgreSQL\nfeatures: [Search, Sharing] (note: search first)\nname: \"orders\"";
+    assert_reads(&mut py, &srv, questions, &answer, said).await;
     py.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_decline_is_the_tools_cancel_error_and_empty_questions_its_text() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/omp").await else {
         return;
     };
     let empty = py.call("ask", json!({"questions": []})).await;
     assert!(!empty.is_error);
     assert_eq!(empty.text, "Error: questions must not be empty");
 
-    py.start("ask", json!({"questions": [auth_question()]}))
-        .await;
-    let web_url = pending_web_url(&srv).await;
-    post_page(&srv, &web_url, &[("action", "decline")]).await;
-    let r = py.result().await;
+    let r = answered_on_page(
+        &mut py,
+        &srv,
+        json!([auth_question()]),
+        &[("action", "decline")],
+    )
+    .await;
     assert!(r.is_error);
     assert_eq!(r.text, "Ask tool was cancelled by the user");
     py.finish().await;
@@ -255,8 +254,7 @@ async fn multi_select_comes_back_in_the_order_ticked_in_a_browser() {
     let Some(b) = common::browser::Browser::start().await else {
         return;
     };
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/omp").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/omp").await else {
         return;
     };
     py.start(

@@ -5,63 +5,22 @@
 mod common;
 
 use common::mcp_py::{PyMcp, pending_web_url, post_page};
-use common::server::{fresh_server, s, send};
+use common::seeds::pi::{ANSWERS, DATABASE, NAME, example, result};
+use common::server::{s, send};
 use reqwest::Method;
-use serde_json::{Value, json};
-
-const DATABASE: &str = "Which database should we use?";
-const NAME: &str = "What should we name this service?";
-
-/// The document's example call.
-fn example() -> Value {
-    json!({
-        "questions": [
-            {
-                "question": DATABASE,
-                "header": "Database Selection",
-                "options": [
-                    {"label": "PostgreSQL (Recommended)", "description": "Battle-tested relational DB"},
-                    {"label": "SQLite", "description": "Lightweight, file-based"},
-                    {"label": "MongoDB", "description": "Document store"}
-                ]
-            },
-            {"question": NAME, "header": "Service Setup"}
-        ],
-        "metadata": {"source": "project-setup"}
-    })
-}
+use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_documents_example_gives_its_result_now_and_later() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/pi").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/pi").await else {
         return;
     };
     py.ask_tools("ask_user").await;
     py.start("ask_user", example()).await;
     let web_url = pending_web_url(&srv).await;
-    post_page(
-        &srv,
-        &web_url,
-        &[
-            (DATABASE, "PostgreSQL (Recommended)"),
-            (NAME, "order-processor"),
-        ],
-    )
-    .await;
+    post_page(&srv, &web_url, &ANSWERS).await;
     let r = py.result().await;
-    let expected = json!({
-        "answered": true,
-        "answers": [
-            {
-                "question": DATABASE,
-                "answer": "PostgreSQL (Recommended)",
-                "selectedOption": "PostgreSQL (Recommended)",
-                "wasCustom": false
-            },
-            {"question": NAME, "answer": "order-processor", "wasCustom": true}
-        ]
-    });
+    let expected = result();
     assert_eq!(r.structured, expected);
     assert_eq!(r.text, serde_json::to_string_pretty(&expected).unwrap());
     let (_, list) = send(srv.req(Method::GET, "/v1/decisions")).await;
@@ -79,8 +38,7 @@ async fn the_documents_example_gives_its_result_now_and_later() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn other_is_a_custom_answer_and_a_cancel_answers_nothing() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/pi").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/pi").await else {
         return;
     };
     let mut one = example();
@@ -115,8 +73,7 @@ async fn other_is_a_custom_answer_and_a_cancel_answers_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wait_that_ends_first_says_questions_pending_and_how_to_resume() {
-    let (_db, srv) = fresh_server().await;
-    let Some(mut py) = PyMcp::connect(&srv, "/mcp/pi").await else {
+    let Some((_db, srv, mut py)) = PyMcp::on_fresh_server("/mcp/pi").await else {
         return;
     };
     let mut call = example();

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use axum::http::{HeaderMap, Method};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use common::outbox::{Fixture, first_try};
+use common::outbox::{Fixture, assert_retried_or_failed, first_try};
 use common::receiver::{Receiver, Recorded, Reply};
 use common::server::s;
 use hmac::{Hmac, Mac};
@@ -134,6 +134,19 @@ impl Fixture {
         d.spec.callback_url = Some(callback_url.to_owned());
         let view = self.srv.svc.view(&d).await.unwrap();
         (d, view)
+    }
+
+    /// Hands `channel` the message that `d` (seen as `view`) is resolved, for the inbox's
+    /// `channels`.
+    async fn deliver_resolution(
+        &self,
+        channel: &WebhookChannel,
+        d: &Decision,
+        view: &DecisionView,
+        channels: &InboxChannels,
+    ) -> Delivery {
+        self.deliver(channel, &message(d.id, "resolved"), d, view, channels)
+            .await
     }
 }
 
@@ -280,14 +293,7 @@ async fn receiver_answers_decide_between_retry_and_failure() {
     ] {
         recv.answer_with(&[status]);
         let result = f.deliver(&channel, &msg, &d, &view, &channels).await;
-        if retried {
-            assert!(matches!(result, Delivery::Retry(_)), "{status}: {result:?}");
-        } else {
-            assert!(
-                matches!(result, Delivery::Failed(_)),
-                "{status}: {result:?}"
-            );
-        }
+        assert_retried_or_failed(status, retried, &result);
     }
 
     // A redirect is not followed: one request, and the delivery fails.
@@ -311,9 +317,8 @@ async fn unreachable_receiver_is_retried() {
         .answered_decision(&format!("http://127.0.0.1:{port}/hook"))
         .await;
     let result = f
-        .deliver(
+        .deliver_resolution(
             &WebhookChannel::new(true),
-            &message(d.id, "resolved"),
             &d,
             &view,
             &with_secret(&generate_webhook_secret()),
@@ -338,9 +343,7 @@ async fn private_callbacks_are_refused_without_a_request_unless_allowed() {
         format!("http://127.1:{port}/hook"),
     ] {
         let (d, view) = f.answered_decision(&url).await;
-        let result = f
-            .deliver(&refusing, &message(d.id, "resolved"), &d, &view, &channels)
-            .await;
+        let result = f.deliver_resolution(&refusing, &d, &view, &channels).await;
         let Delivery::Failed(why) = &result else {
             panic!("{url}: {result:?}");
         };
@@ -357,13 +360,7 @@ async fn private_callbacks_are_refused_without_a_request_unless_allowed() {
 
     let (d, view) = f.answered_decision(&format!("{}/hook", recv.base)).await;
     let result = f
-        .deliver(
-            &WebhookChannel::new(true),
-            &message(d.id, "resolved"),
-            &d,
-            &view,
-            &channels,
-        )
+        .deliver_resolution(&WebhookChannel::new(true), &d, &view, &channels)
         .await;
     assert!(matches!(result, Delivery::Sent(_)), "{result:?}");
     assert_eq!(recv.requests().len(), 1);
@@ -391,24 +388,12 @@ async fn only_a_resolution_with_a_callback_and_a_secret_is_sent() {
     let mut no_callback = d.clone();
     no_callback.spec.callback_url = None;
     let result = f
-        .deliver(
-            &channel,
-            &message(d.id, "resolved"),
-            &no_callback,
-            &view,
-            &channels,
-        )
+        .deliver_resolution(&channel, &no_callback, &view, &channels)
         .await;
     assert_eq!(result, Delivery::Skipped("no callback_url".into()));
 
     let result = f
-        .deliver(
-            &channel,
-            &message(d.id, "resolved"),
-            &d,
-            &view,
-            &InboxChannels::default(),
-        )
+        .deliver_resolution(&channel, &d, &view, &InboxChannels::default())
         .await;
     assert_eq!(
         result,
@@ -428,9 +413,7 @@ async fn a_completion_is_guarded_like_a_webhook_and_verifies_with_its_envelope()
 
     // No completion: nothing to send.
     let allowing = WebhookChannel::completion(true);
-    let result = f
-        .deliver(&allowing, &message(d.id, "resolved"), &d, &view, &channels)
-        .await;
+    let result = f.deliver_resolution(&allowing, &d, &view, &channels).await;
     assert_eq!(result, Delivery::Skipped("no completion".into()));
 
     d.spec.completion = Some(Completion {
@@ -439,13 +422,7 @@ async fn a_completion_is_guarded_like_a_webhook_and_verifies_with_its_envelope()
     });
     // A private address is refused at send time, without a request, unless allowed.
     let result = f
-        .deliver(
-            &WebhookChannel::completion(false),
-            &message(d.id, "resolved"),
-            &d,
-            &view,
-            &channels,
-        )
+        .deliver_resolution(&WebhookChannel::completion(false), &d, &view, &channels)
         .await;
     let Delivery::Failed(why) = &result else {
         panic!("{result:?}");
@@ -456,9 +433,7 @@ async fn a_completion_is_guarded_like_a_webhook_and_verifies_with_its_envelope()
     );
     assert!(recv.requests().is_empty());
 
-    let result = f
-        .deliver(&allowing, &message(d.id, "resolved"), &d, &view, &channels)
-        .await;
+    let result = f.deliver_resolution(&allowing, &d, &view, &channels).await;
     assert!(matches!(result, Delivery::Sent(_)), "{result:?}");
     let r = &recv.requests()[0];
     assert_eq!(r.path, "/restate/awakeables/a1/resolve");

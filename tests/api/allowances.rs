@@ -10,6 +10,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use uuid::Uuid;
 
+use crate::common::people::feed_link;
 use crate::common::server::{TestServer, s, send};
 
 /// A tool approval as the hook asks it, with `extra` merged into its `approval`.
@@ -239,7 +240,7 @@ pub async fn only_the_persons_allow_on_their_own_approval_makes_one(srv: &TestSe
         srv.get(s(&passkey, "decision_id")).await["status"],
         "pending"
     );
-    srv.add_person("ana").await;
+    let ana = srv.add_person("ana").await;
     let named = srv
         .create(json!({
             "question": "Claude Code wants to run: make release",
@@ -248,20 +249,7 @@ pub async fn only_the_persons_allow_on_their_own_approval_makes_one(srv: &TestSe
                          "tool_input": {"command": "make release"}},
         }))
         .await;
-    let id = Uuid::parse_str(s(&named, "decision_id")).unwrap();
-    let d = srv.svc.store().decision(None, id).await.unwrap().unwrap();
-    let ana = srv
-        .svc
-        .store()
-        .people(d.inbox_id)
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|p| p.name == "ana")
-        .unwrap();
-    let url = srv
-        .svc
-        .approve_url(&d, sayso::domain::PersonChannel::Feed, ana.id);
+    let url = feed_link(srv, s(&named, "decision_id"), ana.id).await;
     let (status, body) = send(
         srv.client
             .post(url)

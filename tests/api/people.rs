@@ -3,32 +3,15 @@
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use uuid::Uuid;
 
-use sayso::domain::PersonChannel;
 use sayso::domain::people::Person;
 
+use crate::common::people::{add_people, feed_link};
 use crate::common::server::{TestServer, s, send};
-
-/// Adds people named `names` to the server's default inbox.
-async fn add_people(srv: &TestServer, names: &[&str]) -> Vec<Person> {
-    let mut added = Vec::new();
-    for name in names {
-        added.push(srv.add_person(name).await);
-    }
-    added
-}
 
 /// `person`'s own link to the decision `id` (their feed's).
 async fn link(srv: &TestServer, id: &str, person: &Person) -> String {
-    let d = srv
-        .svc
-        .store()
-        .decision(None, Uuid::parse_str(id).unwrap())
-        .await
-        .unwrap()
-        .unwrap();
-    srv.svc.approve_url(&d, PersonChannel::Feed, person.id)
+    feed_link(srv, id, person.id).await
 }
 
 async fn post(srv: &TestServer, url: &str, body: Value) -> (StatusCode, Value) {

@@ -10,11 +10,12 @@ use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
 use crate::a11y::{assert_none_found, axe_source, check_page};
+use crate::common::approval::passkey_guarded;
 use crate::common::browser::Browser;
-use crate::common::db::fresh_sqlite_url;
+use crate::common::db::{SqliteTestDb, fresh_sqlite_url};
 use crate::common::server::{TestServer, s, send};
 use crate::passkey::{add_authenticator, wait_for_text};
-use crate::support::{approval, bash, feed_url, setup};
+use crate::support::{approval, bash, close, database_choice, feed_url, setup};
 
 /// The pages looked at so far and what was found on them.
 struct Sweep<'a> {
@@ -23,7 +24,16 @@ struct Sweep<'a> {
     found: Vec<String>,
 }
 
-impl Sweep<'_> {
+impl<'a> Sweep<'a> {
+    /// Nothing looked at yet, in `b`, with axe-core's source `axe`.
+    fn new(b: &'a Browser, axe: &'static str) -> Sweep<'a> {
+        Sweep {
+            b,
+            axe,
+            found: Vec::new(),
+        }
+    }
+
     /// Checks the page open now in the light and the dark colour scheme (each has colours
     /// of its own to contrast), and saves it as `a11y-<name>.png` and `a11y-<name>-dark.png`.
     async fn check(&mut self, name: &str) {
@@ -41,6 +51,14 @@ impl Sweep<'_> {
         self.b.goto(url).await;
         self.check(name).await;
     }
+}
+
+/// axe-core, a browser and a server (`setup`); `None` when axe-core or the browser is
+/// skipped.
+async fn setup_with_axe() -> Option<(&'static str, Browser, TestServer, SqliteTestDb)> {
+    let axe = axe_source()?;
+    let (b, srv, db) = setup().await?;
+    Some((axe, b, srv, db))
 }
 
 /// Makes the page see `prefers-color-scheme: <scheme>` (`""`: the browser's own again).
@@ -90,17 +108,10 @@ async fn cancel(srv: &TestServer, handle: &Value, reason: &str) {
 
 #[tokio::test]
 async fn every_question_page_passes_axe_at_phone_width() {
-    let Some(axe) = axe_source() else {
+    let Some((axe, b, srv, _db)) = setup_with_axe().await else {
         return;
     };
-    let Some((b, srv, _db)) = setup().await else {
-        return;
-    };
-    let mut sweep = Sweep {
-        b: &b,
-        axe,
-        found: Vec::new(),
-    };
+    let mut sweep = Sweep::new(&b, axe);
     let feed = feed_url(&srv).await;
     sweep.visit(&feed, "feed-empty").await;
 
@@ -110,17 +121,7 @@ async fn every_question_page_passes_axe_at_phone_width() {
             "context_md": "Changes since **v2.2**:\n\n- faster invoices\n- `GET /v2/bills`\n\n| a | b |\n|---|---|\n| 1 | 2 |",
             "attachments": [{"name": "Release notes", "url": "https://example.com/notes"}]}))
         .await;
-    let choose = srv
-        .create(
-            json!({"question": "Which database for the pilot?", "kind": "choose",
-            "options": [
-                {"label": "PostgreSQL", "description": "shared by all replicas"},
-                {"label": "SQLite", "description": "one file, nothing to run",
-                 "preview": "```toml\n[database]\nurl = \"sqlite://sayso.db\"\n```"},
-                {"label": "MySQL"}],
-            "recommended": 1}),
-        )
-        .await;
+    let choose = srv.create(database_choice()).await;
     let multi = srv
         .create(
             json!({"question": "Which regions?", "kind": "choose", "multi": true,
@@ -250,23 +251,15 @@ async fn every_question_page_passes_axe_at_phone_width() {
     }
 
     assert_none_found(&sweep.found, "the question pages");
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }
 
 #[tokio::test]
 async fn every_approval_page_passes_axe_at_phone_width() {
-    let Some(axe) = axe_source() else {
+    let Some((axe, b, srv, _db)) = setup_with_axe().await else {
         return;
     };
-    let Some((b, srv, _db)) = setup().await else {
-        return;
-    };
-    let mut sweep = Sweep {
-        b: &b,
-        axe,
-        found: Vec::new(),
-    };
+    let mut sweep = Sweep::new(&b, axe);
     let feed = feed_url(&srv).await;
 
     let command = srv
@@ -380,8 +373,7 @@ async fn every_approval_page_passes_axe_at_phone_width() {
     sweep.visit(&feed, "feed-allowances-recent").await;
 
     assert_none_found(&sweep.found, "the approval pages");
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }
 
 #[tokio::test]
@@ -395,11 +387,7 @@ async fn the_passkey_pages_pass_axe_at_phone_width() {
     let db = fresh_sqlite_url();
     // WebAuthn needs a secure context: localhost is one.
     let srv = TestServer::start_on_localhost(&db.url).await;
-    let mut sweep = Sweep {
-        b: &b,
-        axe,
-        found: Vec::new(),
-    };
+    let mut sweep = Sweep::new(&b, axe);
     add_authenticator(&b, "internal").await;
     b.goto(&feed_url(&srv).await).await;
     b.wait_for("#passkey:not([hidden]) #passkey-add").await;
@@ -409,18 +397,12 @@ async fn the_passkey_pages_pass_axe_at_phone_width() {
     sweep.check("feed-passkey-added").await;
 
     let h = srv
-        .create(json!({
-            "question": "Claude Code wants to run: git push --force origin main",
-            "kind": "choose", "options": ["Allow", "Deny"], "allow_other": false,
-            "approval": {"harness": "claude", "tool_name": "Bash",
-                "tool_input": {"command": "git push --force origin main"}, "step_up": "passkey"}
-        }))
+        .create(passkey_guarded("git push --force origin main"))
         .await;
     sweep.visit(&srv.url("/inbox"), "feed-with-passkey").await;
     let link = srv.person_url(s(&h, "web_url")).await;
     sweep.visit(&link, "approval-passkey").await;
 
     assert_none_found(&sweep.found, "the passkey pages");
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }

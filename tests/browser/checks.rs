@@ -64,6 +64,11 @@ pub async fn phone_problems(b: &Browser) -> Vec<String> {
             vec![Value::from(MIN_TAP)],
         )
         .await;
+    strings(&found)
+}
+
+/// The strings of the list a page's script returned.
+pub fn strings(found: &Value) -> Vec<String> {
     found
         .as_array()
         .expect("a list")

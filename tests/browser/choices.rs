@@ -6,7 +6,7 @@ use serde_json::json;
 use crate::checks::{assert_fit_for_a_phone, result_status};
 use crate::common::browser::Browser;
 use crate::common::server::s;
-use crate::support::{awaited, setup};
+use crate::support::{awaited, close, database_choice, setup};
 
 #[tokio::test]
 async fn bool_choose_and_text_answers_reach_the_waiting_agent() {
@@ -53,18 +53,7 @@ async fn bool_choose_and_text_answers_reach_the_waiting_agent() {
     b.screenshot("answered-bool").await;
 
     // choose: the recommended option is marked; the person picks another one.
-    let h = srv
-        .create(
-            json!({"question": "Which database for the pilot?", "kind": "choose",
-            "options": [
-                {"label": "PostgreSQL", "description": "shared by all replicas"},
-                {"label": "SQLite", "description": "one file, nothing to run",
-                 "preview": "```toml\n[database]\nurl = \"sqlite://sayso.db\"\n```"},
-                {"label": "MySQL"}
-            ],
-            "recommended": 1}),
-        )
-        .await;
+    let h = srv.create(database_choice()).await;
     b.goto(s(&h, "web_url")).await;
     for i in 0..3 {
         let input = b.find(&format!("input#opt-{i}[name=value]")).await;
@@ -72,12 +61,7 @@ async fn bool_choose_and_text_answers_reach_the_waiting_agent() {
         assert!(b.has(&format!("label[for=opt-{i}]")).await);
     }
     assert_eq!(
-        b.find("#opt-1")
-            .await
-            .attr("value")
-            .await
-            .unwrap()
-            .as_deref(),
+        b.attr_of("#opt-1", "value").await.as_deref(),
         Some("SQLite")
     );
     assert_recommended(&b, "opt-1").await;
@@ -106,21 +90,11 @@ async fn bool_choose_and_text_answers_reach_the_waiting_agent() {
         .await;
     b.goto(s(&h, "web_url")).await;
     assert_eq!(
-        b.find("#opt-0")
-            .await
-            .attr("type")
-            .await
-            .unwrap()
-            .as_deref(),
+        b.attr_of("#opt-0", "type").await.as_deref(),
         Some("checkbox")
     );
     assert_eq!(
-        b.find("#opt-other")
-            .await
-            .attr("type")
-            .await
-            .unwrap()
-            .as_deref(),
+        b.attr_of("#opt-other", "type").await.as_deref(),
         Some("checkbox")
     );
     b.screenshot("choose-multi").await;
@@ -184,8 +158,7 @@ async fn bool_choose_and_text_answers_reach_the_waiting_agent() {
     assert_fit_for_a_phone(&b, "expired").await;
     b.screenshot("expired").await;
 
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }
 
 /// The option `id` is the recommended one, with a visible "Recommended" badge, and no

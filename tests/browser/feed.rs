@@ -6,8 +6,9 @@ use serde_json::json;
 use sayso::domain::PersonChannel;
 
 use crate::checks::{assert_fit_for_a_phone, result_status};
+use crate::common::approval::claude_bash;
 use crate::common::server::{s, send};
-use crate::support::{awaited, feed_url, setup};
+use crate::support::{awaited, close, feed_url, setup};
 
 #[tokio::test]
 async fn decline_and_todos_from_the_feed() {
@@ -45,38 +46,19 @@ async fn decline_and_todos_from_the_feed() {
     b.goto(&feed).await;
     let title = b.client.title().await.unwrap();
     assert!(title.starts_with("(3) "), "feed title {title:?}");
-    let pending_text = b.find("#pending").await.text().await.unwrap();
+    let pending_text = b.text_of("#pending").await;
     assert!(pending_text.contains("Merge the billing branch?"));
     assert!(
         !pending_text.contains("Renew the domain"),
         "to-dos are not in #pending"
     );
+    assert_eq!(b.count("#todos li.todo").await, 2);
     assert_eq!(
-        b.client
-            .find_all(Locator::Css("#todos li.todo"))
-            .await
-            .unwrap()
-            .len(),
+        b.count("#todos li.todo form input[type=hidden][name=return][value=feed]")
+            .await,
         2
     );
-    assert_eq!(
-        b.client
-            .find_all(Locator::Css(
-                "#todos li.todo form input[type=hidden][name=return][value=feed]"
-            ))
-            .await
-            .unwrap()
-            .len(),
-        2
-    );
-    assert!(
-        b.find("#history")
-            .await
-            .text()
-            .await
-            .unwrap()
-            .contains("Name the new service")
-    );
+    assert!(b.text_of("#history").await.contains("Name the new service"));
     assert_fit_for_a_phone(&b, "feed").await;
     b.screenshot("feed").await;
 
@@ -96,20 +78,10 @@ async fn decline_and_todos_from_the_feed() {
     assert_eq!(b.path().await, "/inbox", "the tap comes back to the feed");
     let title = b.client.title().await.unwrap();
     assert!(title.starts_with("(2) "), "feed title after Done {title:?}");
-    assert_eq!(
-        b.client
-            .find_all(Locator::Css("#todos li.todo"))
-            .await
-            .unwrap()
-            .len(),
-        1
-    );
+    assert_eq!(b.count("#todos li.todo").await, 1);
     assert!(
-        b.find("#history")
+        b.text_of("#history")
             .await
-            .text()
-            .await
-            .unwrap()
             .contains("Rotate the staging API key")
     );
     b.screenshot("feed-after-done").await;
@@ -151,8 +123,7 @@ async fn decline_and_todos_from_the_feed() {
     );
     assert_eq!(result_status(&b).await, "answered");
 
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }
 
 /// Recent says what was decided, by whom and through which channel, capitalised as written:
@@ -165,14 +136,9 @@ async fn recent_says_what_was_decided_by_whom_and_how() {
     let feed = feed_url(&srv).await;
 
     // A tool call, denied from the Telegram message's page.
-    let call = srv
-        .create(json!({
-            "question": "Claude Code wants to run: rm -rf build",
-            "kind": "choose", "options": ["Allow", "Deny"], "allow_other": false,
-            "approval": {"harness": "claude", "tool_name": "Bash",
-                "tool_input": {"command": "rm -rf build"}, "cwd": "/home/me/shop"}
-        }))
-        .await;
+    let mut body = claude_bash("rm -rf build");
+    body["approval"]["cwd"] = json!("/home/me/shop");
+    let call = srv.create(body).await;
     let via_telegram = srv
         .person_url_via(s(&call, "web_url"), PersonChannel::Telegram)
         .await;
@@ -222,7 +188,7 @@ async fn recent_says_what_was_decided_by_whom_and_how() {
 
     b.goto(&feed).await;
     // The rendered text, as the person reads it (after any CSS), one line per item.
-    let lines = b.find("#history").await.text().await.unwrap();
+    let lines = b.text_of("#history").await;
     let line_of = |question: &str| -> String {
         let at = lines
             .find(question)
@@ -243,6 +209,5 @@ async fn recent_says_what_was_decided_by_whom_and_how() {
     assert_fit_for_a_phone(&b, "feed with Recent").await;
     b.screenshot("feed-recent").await;
 
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }

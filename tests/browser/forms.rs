@@ -5,7 +5,7 @@ use serde_json::json;
 use crate::checks::{assert_fit_for_a_phone, result_status};
 use crate::common::browser::Browser;
 use crate::common::server::s;
-use crate::support::{awaited, setup};
+use crate::support::{awaited, close, setup};
 
 #[tokio::test]
 async fn form_answers_are_corrected_after_a_refusal_and_reach_the_agent() {
@@ -29,11 +29,8 @@ async fn form_answers_are_corrected_after_a_refusal_and_reach_the_agent() {
     let ty = |i: usize| {
         let b = &b;
         async move {
-            b.find(&format!("#f-{i}"))
+            b.attr_of(&format!("#f-{i}"), "type")
                 .await
-                .attr("type")
-                .await
-                .unwrap()
                 .unwrap_or_default()
         }
     };
@@ -180,8 +177,7 @@ async fn form_answers_are_corrected_after_a_refusal_and_reach_the_agent() {
     assert_eq!(d["custom"], true);
     assert_eq!(result_status(&b).await, "answered");
 
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }
 
 /// The text of the `.field-error` nearest to the control `id` (within its own field).

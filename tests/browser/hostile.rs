@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use crate::checks::result_status;
 use crate::common::browser::Browser;
 use crate::common::server::s;
-use crate::support::{awaited, feed_url, setup};
+use crate::support::{awaited, close, feed_url, setup};
 
 /// Each payload, if it ran, would set a marker.
 fn payloads() -> Vec<String> {
@@ -113,7 +113,7 @@ async fn hostile_text_is_shown_as_text_and_never_runs() {
             shown >= 3,
             "{page}: question, label and description visible, got {shown}"
         );
-        let placeholder = b.find("#other").await.attr("placeholder").await.unwrap();
+        let placeholder = b.attr_of("#other", "placeholder").await;
         assert_eq!(
             placeholder.as_deref(),
             Some(p.as_str()),
@@ -215,6 +215,5 @@ async fn hostile_text_is_shown_as_text_and_never_runs() {
     b.goto(&feed).await;
     assert_inert(&b, "feed with a hostile history").await;
 
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }

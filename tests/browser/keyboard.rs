@@ -7,10 +7,10 @@ use fantoccini::key::Key;
 use serde_json::json;
 
 use crate::a11y::{focused, press, tab_to};
-use crate::checks::{phone_problems, result_status};
+use crate::checks::{phone_problems, result_status, strings};
 use crate::common::browser::Browser;
 use crate::common::server::s;
-use crate::support::{awaited, bash, feed_url, setup};
+use crate::support::{awaited, bash, close, feed_url, setup};
 
 /// Types `text` into whatever has the focus.
 async fn type_here(b: &Browser, text: &str) {
@@ -126,8 +126,7 @@ async fn the_keyboard_alone_answers_a_question_and_an_approval() {
     press_and_wait(&b, Key::Space).await;
     assert_eq!(awaited(&srv, &first).await["outcome"], "Deny");
 
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }
 
 /// Where Deny (`deny`) and Allow (`allow`) are, as the page lays them out: what is wrong
@@ -175,12 +174,7 @@ async fn deny_and_allow_problems(b: &Browser, deny: &str, allow: &str) -> Vec<St
             vec![json!(deny), json!(allow)],
         )
         .await;
-    found
-        .as_array()
-        .expect("a list")
-        .iter()
-        .map(|p| p.as_str().unwrap_or_default().to_owned())
-        .collect()
+    strings(&found)
 }
 
 #[tokio::test]
@@ -253,6 +247,5 @@ async fn deny_and_allow_stay_on_screen_at_200_percent_zoom() {
     b.goto(&plain_page).await;
     b.click_and_wait("#deny").await;
     assert_eq!(awaited(&srv, &plain).await["outcome"], "Deny");
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }

@@ -8,7 +8,7 @@ use crate::checks::assert_fit_for_a_phone;
 use crate::common::browser::Browser;
 use crate::common::db::fresh_sqlite_url;
 use crate::common::server::{TestServer, s};
-use crate::support::feed_url;
+use crate::support::{close, feed_url};
 
 async fn html_lang(b: &Browser) -> String {
     b.js("return document.documentElement.lang", vec![])
@@ -119,6 +119,5 @@ async fn a_german_browser_and_a_german_person_get_german_pages_at_phone_width() 
     assert_eq!(said, "Wird gesendet…");
     assert_fit_for_a_phone(&b, "feed, German").await;
     b.screenshot("lang-de-feed").await;
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }

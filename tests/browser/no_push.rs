@@ -7,7 +7,7 @@ use crate::checks::assert_fit_for_a_phone;
 use crate::common::browser::Browser;
 use crate::common::db::fresh_sqlite_url;
 use crate::common::server::{TestServer, feed_page};
-use crate::support::feed_url;
+use crate::support::{close, feed_url};
 
 /// An IPv4 address of this machine other than loopback, as a phone on the LAN would reach
 /// it; `None` (after a loud `SKIPPED`, a failure in CI) when it has none.
@@ -119,6 +119,5 @@ async fn plain_http_off_this_machine_says_why_push_is_missing_and_what_works() {
         .await
         .expect("the note shows when the page itself is not a secure context");
     says_why_and_what_works(&text);
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }

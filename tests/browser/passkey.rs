@@ -5,108 +5,46 @@
 //! passkey is added only with the first, which the page asks for before making it.
 
 use axum::http::Method;
-use fantoccini::wd::WebDriverCompatibleCommand;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::checks::{assert_fit_for_a_phone, result_status};
+use crate::common::approval::passkey_guarded;
 use crate::common::browser::Browser;
 use crate::common::db::fresh_sqlite_url;
 use crate::common::server::{TestServer, s, send};
-use crate::support::{awaited, feed_url};
+use crate::support::{awaited, close, feed_url};
 
-/// `POST /session/{id}/webauthn/authenticator`: a virtual authenticator on `transport`
+/// A virtual authenticator (`POST /session/{id}/webauthn/authenticator`) on `transport`
 /// (`internal` for the device's own, `usb` for a security key) that verifies the person (as
-/// a phone's screen lock would) without asking.
-#[derive(Debug)]
-struct AddVirtualAuthenticator(&'static str);
-
-impl WebDriverCompatibleCommand for AddVirtualAuthenticator {
-    fn endpoint(
-        &self,
-        base_url: &url::Url,
-        session_id: Option<&str>,
-    ) -> Result<url::Url, url::ParseError> {
-        base_url.join(&format!(
-            "session/{}/webauthn/authenticator",
-            session_id.unwrap_or_default()
-        ))
-    }
-
-    fn method_and_body(&self, _: &url::Url) -> (Method, Option<String>) {
-        let body = json!({
-            "protocol": "ctap2",
-            "transport": self.0,
-            "hasResidentKey": true,
-            "hasUserVerification": true,
-            "isUserVerified": true,
-        });
-        (Method::POST, Some(body.to_string()))
-    }
-}
-
-/// `GET` (the credentials it holds) or `DELETE` (the authenticator itself) on
-/// `/session/{id}/webauthn/authenticator/{authenticator}[/credentials]`.
-#[derive(Debug)]
-struct OnAuthenticator {
-    id: String,
-    method: Method,
-    path: &'static str,
-}
-
-impl WebDriverCompatibleCommand for OnAuthenticator {
-    fn endpoint(
-        &self,
-        base_url: &url::Url,
-        session_id: Option<&str>,
-    ) -> Result<url::Url, url::ParseError> {
-        base_url.join(&format!(
-            "session/{}/webauthn/authenticator/{}{}",
-            session_id.unwrap_or_default(),
-            self.id,
-            self.path
-        ))
-    }
-
-    fn method_and_body(&self, _: &url::Url) -> (Method, Option<String>) {
-        (self.method.clone(), None)
-    }
-}
-
+/// a phone's screen lock would) without asking; its id.
 pub(crate) async fn add_authenticator(b: &Browser, transport: &'static str) -> String {
+    let body = json!({
+        "protocol": "ctap2",
+        "transport": transport,
+        "hasResidentKey": true,
+        "hasUserVerification": true,
+        "isUserVerified": true,
+    });
     let added = b
-        .client
-        .issue_cmd(AddVirtualAuthenticator(transport))
-        .await
-        .expect("a virtual authenticator");
+        .command(Method::POST, "webauthn/authenticator", Some(body))
+        .await;
     added
         .as_str()
         .unwrap_or_else(|| panic!("authenticator id: {added}"))
         .to_string()
 }
 
+/// How many credentials the authenticator holds.
 async fn credentials_on(b: &Browser, authenticator: &str) -> usize {
-    let held = b
-        .client
-        .issue_cmd(OnAuthenticator {
-            id: authenticator.into(),
-            method: Method::GET,
-            path: "/credentials",
-        })
-        .await
-        .expect("the authenticator's credentials");
+    let path = format!("webauthn/authenticator/{authenticator}/credentials");
+    let held = b.command(Method::GET, &path, None).await;
     held.as_array().map_or(0, Vec::len)
 }
 
 async fn remove_authenticator(b: &Browser, authenticator: &str) {
-    b.client
-        .issue_cmd(OnAuthenticator {
-            id: authenticator.into(),
-            method: Method::DELETE,
-            path: "",
-        })
-        .await
-        .expect("the authenticator removed");
+    let path = format!("webauthn/authenticator/{authenticator}");
+    b.command(Method::DELETE, &path, None).await;
 }
 
 /// Asks the passkey on the approval page open in the browser, the way its script does, and
@@ -129,21 +67,6 @@ fetch(document.getElementById('answer').getAttribute('data-passkey-url'))
   }))
   .catch((e) => done({error: String(e)}));
 "#;
-
-fn approval(command: &str) -> Value {
-    json!({
-        "question": format!("Claude Code wants to run: {command}"),
-        "kind": "choose",
-        "options": ["Allow", "Deny"],
-        "allow_other": false,
-        "approval": {
-            "harness": "claude",
-            "tool_name": "Bash",
-            "tool_input": {"command": command},
-            "step_up": "passkey",
-        },
-    })
-}
 
 /// The approval link the bound feed shows for the pending question `question`.
 async fn link_from_feed(b: &Browser, srv: &TestServer, question: &str) -> String {
@@ -199,7 +122,9 @@ async fn an_allow_that_needs_a_passkey_counts_only_with_it() {
     assert_eq!(st, StatusCode::FORBIDDEN, "{body}");
 
     // An approval whose rule wants the passkey.
-    let h = srv.create(approval("git push --force origin main")).await;
+    let h = srv
+        .create(passkey_guarded("git push --force origin main"))
+        .await;
     let id = s(&h, "decision_id").to_string();
     assert_eq!(srv.get(&id).await["step_up"], "passkey");
     let link = link_from_feed(&b, &srv, "git push --force origin main").await;
@@ -221,7 +146,7 @@ async fn an_allow_that_needs_a_passkey_counts_only_with_it() {
 
     // The page says so, and its Allow asks the passkey (the virtual authenticator) first.
     b.goto(&link).await;
-    let notice = b.find("#step-up").await.text().await.unwrap();
+    let notice = b.text_of("#step-up").await;
     assert_eq!(notice, "Allow needs your passkey.");
     assert_fit_for_a_phone(&b, "approval needing a passkey").await;
     b.screenshot("approval-step-up").await;
@@ -245,8 +170,8 @@ async fn an_allow_that_needs_a_passkey_counts_only_with_it() {
     );
 
     // An assertion made for one approval: it allows that one once, and nothing else.
-    let second = srv.create(approval("terraform destroy")).await;
-    let third = srv.create(approval("kubectl delete ns prod")).await;
+    let second = srv.create(passkey_guarded("terraform destroy")).await;
+    let third = srv.create(passkey_guarded("kubectl delete ns prod")).await;
     let link2 = link_from_feed(&b, &srv, "terraform destroy").await;
     let link3 = link_from_feed(&b, &srv, "kubectl delete ns prod").await;
     let assertion = assertion_on_page(&b, &link2).await;
@@ -278,8 +203,7 @@ async fn an_allow_that_needs_a_passkey_counts_only_with_it() {
     let d = awaited(&srv, &third).await;
     assert_eq!(d["outcome"], "Deny", "{d}");
 
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }
 
 #[tokio::test]
@@ -305,7 +229,7 @@ async fn a_second_passkey_is_added_only_with_the_first() {
     b.click("#passkey-add").await;
     let status = wait_for_any(&b, "#passkey-add-status", &["Now tap", "No passkey"]).await;
     assert!(status.starts_with("Your passkey agreed"), "{status}");
-    let button = b.find("#passkey-add").await.text().await.unwrap();
+    let button = b.text_of("#passkey-add").await;
     assert_eq!(button, "Make the new passkey");
     assert_fit_for_a_phone(&b, "feed asking for the new passkey").await;
     b.screenshot("passkey-consented").await;
@@ -339,8 +263,7 @@ async fn a_second_passkey_is_added_only_with_the_first() {
     assert_eq!(passkeys().await.len(), 2);
     assert_eq!(credentials_on(&b, &stranger).await, 0);
 
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }
 
 /// Waits (up to 20 s) until the element's text contains one of `wanted`; returns the text.

@@ -4,13 +4,11 @@
 
 use fantoccini::Locator;
 use serde_json::json;
-use uuid::Uuid;
-
-use sayso::domain::PersonChannel;
 
 use crate::checks::{assert_fit_for_a_phone, result_status};
+use crate::common::people::feed_link;
 use crate::common::server::{s, send};
-use crate::support::setup;
+use crate::support::{close, setup};
 
 #[tokio::test]
 async fn a_person_answers_a_decision_two_must_agree_on() {
@@ -31,10 +29,10 @@ async fn a_person_answers_a_decision_two_must_agree_on() {
     let feed = srv.url(&format!("/inbox/{}", srv.svc.tokens().feed_token(ana.id)));
     b.goto(&feed).await;
     assert_eq!(
-        b.find("#whose").await.text().await.unwrap().to_lowercase(),
+        b.text_of("#whose").await.to_lowercase(),
         "ana · inbox default"
     );
-    let item = b.find("#pending li.item").await.text().await.unwrap();
+    let item = b.text_of("#pending li.item").await;
     assert!(item.contains("Ship release 2.4 to production?"), "{item}");
     assert!(item.contains("0 of 2 said yes"), "{item}");
     assert_fit_for_a_phone(&b, "people feed").await;
@@ -43,16 +41,13 @@ async fn a_person_answers_a_decision_two_must_agree_on() {
     // Her page, through her own link.
     b.click_and_wait("#pending a").await;
     assert!(b.path().await.starts_with("/a/"), "{}", b.path().await);
-    assert_eq!(
-        b.find("#progress").await.text().await.unwrap(),
-        "0 of 2 said yes"
-    );
+    assert_eq!(b.text_of("#progress").await, "0 of 2 said yes");
     assert_fit_for_a_phone(&b, "people answer").await;
     b.screenshot("people-answer").await;
     b.tap_and_wait(Locator::Css("button[name=value][value=yes]"))
         .await;
     assert_eq!(
-        b.find("#progress").await.text().await.unwrap(),
+        b.text_of("#progress").await,
         "You said yes. 1 of 2 said yes: ana"
     );
     assert!(
@@ -64,22 +59,12 @@ async fn a_person_answers_a_decision_two_must_agree_on() {
     b.screenshot("people-counted").await;
 
     // Ben says yes from his own link; Ana's page then names them both.
-    let d = srv
-        .svc
-        .store()
-        .decision(None, Uuid::parse_str(id).unwrap())
-        .await
-        .unwrap()
-        .unwrap();
-    let ben_link = srv.svc.approve_url(&d, PersonChannel::Feed, ben.id);
+    let ben_link = feed_link(&srv, id, ben.id).await;
     let (status, body) = send(srv.client.post(&ben_link).json(&json!({"value": "yes"}))).await;
     assert_eq!(status, reqwest::StatusCode::OK, "{body}");
     b.client.refresh().await.unwrap();
     assert_eq!(result_status(&b).await, "answered");
-    assert_eq!(
-        b.find("#answered-by").await.text().await.unwrap(),
-        "Answered by ana and ben"
-    );
+    assert_eq!(b.text_of("#answered-by").await, "Answered by ana and ben");
     b.screenshot("people-resolved").await;
 
     // The decision's own link only shows it, and says who answers it.
@@ -92,11 +77,8 @@ async fn a_person_answers_a_decision_two_must_agree_on() {
     b.goto(s(&h, "web_url")).await;
     assert!(!b.has("form#answer").await);
     assert!(
-        b.find("#elsewhere")
+        b.text_of("#elsewhere")
             .await
-            .text()
-            .await
-            .unwrap()
             .starts_with("ana and ben answer this")
     );
     assert_fit_for_a_phone(&b, "people elsewhere").await;
@@ -109,24 +91,13 @@ async fn a_person_answers_a_decision_two_must_agree_on() {
                         "approval": {"harness": "claude", "tool_name": "Bash",
                                      "tool_input": {"command": "cargo publish --dry-run"}}}))
         .await;
-    let d = srv
-        .svc
-        .store()
-        .decision(None, Uuid::parse_str(s(&h, "decision_id")).unwrap())
-        .await
-        .unwrap()
-        .unwrap();
-    b.goto(&srv.svc.approve_url(&d, PersonChannel::Feed, ana.id))
+    b.goto(&feed_link(&srv, s(&h, "decision_id"), ana.id).await)
         .await;
     b.click_and_wait("#allow").await;
     assert_eq!(result_status(&b).await, "allowed");
-    assert_eq!(
-        b.find("#answered-by").await.text().await.unwrap(),
-        "Allowed by ana"
-    );
+    assert_eq!(b.text_of("#answered-by").await, "Allowed by ana");
     assert_fit_for_a_phone(&b, "people approval").await;
     b.screenshot("people-approval").await;
 
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }

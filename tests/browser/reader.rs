@@ -4,41 +4,16 @@
 //! an approval's wait told as one under way, and the device offers folded into "This device"
 //! once this device has push on and the person a passkey.
 
-use axum::http::Method;
-use fantoccini::wd::WebDriverCompatibleCommand;
 use serde_json::json;
 use time::OffsetDateTime;
-use uuid::Uuid;
 
 use crate::checks::{assert_fit_for_a_phone, result_status};
 use crate::common::browser::Browser;
+use crate::common::passkey::give_passkey;
+use crate::common::people::own_feed_link;
 use crate::common::server::{TestServer, s};
-use crate::support::{awaited, feed_url, setup};
-use sayso::domain::PersonChannel;
-use sayso::domain::webauthn::StoredPasskey;
+use crate::support::{awaited, close, feed_url, setup};
 use sayso::service::PersonSettings;
-
-/// `POST /session/{id}/goog/cdp/execute`: one Chrome DevTools command.
-#[derive(Debug)]
-struct Cdp(&'static str, serde_json::Value);
-
-impl WebDriverCompatibleCommand for Cdp {
-    fn endpoint(
-        &self,
-        base_url: &url::Url,
-        session_id: Option<&str>,
-    ) -> Result<url::Url, url::ParseError> {
-        base_url.join(&format!(
-            "session/{}/goog/cdp/execute",
-            session_id.unwrap_or_default()
-        ))
-    }
-
-    fn method_and_body(&self, _: &url::Url) -> (Method, Option<String>) {
-        let body = json!({"cmd": self.0, "params": self.1});
-        (Method::POST, Some(body.to_string()))
-    }
-}
 
 /// This browser's push subscription, as a browser with push on holds one. No push service
 /// can run here (Chromium's needs the internet), so the subscription the page reads is made
@@ -57,9 +32,7 @@ PushManager.prototype.getSubscription = function () {
 };";
 
 async fn approval_link(srv: &TestServer, handle: &serde_json::Value) -> String {
-    let id = Uuid::parse_str(s(handle, "decision_id")).unwrap();
-    let d = srv.svc.store().decision(None, id).await.unwrap().unwrap();
-    srv.svc.approve_url(&d, PersonChannel::Feed, d.inbox_id)
+    own_feed_link(srv, s(handle, "decision_id")).await
 }
 
 async fn visible(b: &Browser, css: &str) -> bool {
@@ -105,7 +78,7 @@ async fn a_newcomer_finds_the_way_back_reads_local_times_and_keeps_the_remark() 
         "a first visit sees the offers"
     );
     assert!(!b.has("#this-device").await);
-    let pending = b.find("#pending").await.text().await.unwrap();
+    let pending = b.text_of("#pending").await;
     for words in [
         "Approval · expires",
         "Yes or no · expires",
@@ -113,7 +86,7 @@ async fn a_newcomer_finds_the_way_back_reads_local_times_and_keeps_the_remark() 
     ] {
         assert!(pending.contains(words), "{words}: {pending}");
     }
-    let todos = b.find("#todos").await.text().await.unwrap();
+    let todos = b.text_of("#todos").await;
     assert!(
         todos.contains("In vault, path kv/staging⟨U+200B⟩"),
         "{todos}"
@@ -124,15 +97,10 @@ async fn a_newcomer_finds_the_way_back_reads_local_times_and_keeps_the_remark() 
     // An answer page: the way back, and a remark typed before the tap goes with it.
     b.goto(s(&ask, "web_url")).await;
     assert_eq!(
-        b.find("#to-feed")
-            .await
-            .attr("href")
-            .await
-            .unwrap()
-            .as_deref(),
+        b.attr_of("#to-feed", "href").await.as_deref(),
         Some("/inbox")
     );
-    let expires = b.find("#expires").await.text().await.unwrap();
+    let expires = b.text_of("#expires").await;
     assert!(expires.ends_with(" IST"), "{expires}");
     b.screenshot("reader-answer-page").await;
     b.type_into("#remark", "after the standup").await;
@@ -143,7 +111,7 @@ async fn a_newcomer_finds_the_way_back_reads_local_times_and_keeps_the_remark() 
         (&json!(true), &json!("after the standup"))
     );
     assert_eq!(result_status(&b).await, "answered");
-    let when = b.find("#result .when").await.text().await.unwrap();
+    let when = b.text_of("#result .when").await;
     assert!(when.ends_with(" IST"), "{when}");
     b.screenshot("reader-answered").await;
     b.click_and_wait("#to-feed").await;
@@ -151,7 +119,7 @@ async fn a_newcomer_finds_the_way_back_reads_local_times_and_keeps_the_remark() 
 
     // The approval: the wait is under way, the reason box above Allow and Deny.
     b.goto(&approval_link(&srv, &approval).await).await;
-    let expires = b.find(".expires").await.text().await.unwrap();
+    let expires = b.text_of(".expires").await;
     assert!(
         expires.starts_with("The agent waits for your answer for 9 more minutes, until ")
             && expires.ends_with(" IST"),
@@ -161,29 +129,17 @@ async fn a_newcomer_finds_the_way_back_reads_local_times_and_keeps_the_remark() 
     b.screenshot("reader-approval").await;
 
     // A person with a passkey, on a device with push on: the offers fold into "This device".
-    let passkey = StoredPasskey {
-        credential_id: "AAAA".into(),
-        public_key: "BBBB".into(),
-        sign_count: 0,
-        added_at: OffsetDateTime::now_utc(),
-        last_used_at: None,
-        user_agent: None,
-    };
-    srv.svc.store().add_passkey(&own, &passkey).await.unwrap();
-    b.client
-        .issue_cmd(Cdp(
-            "Browser.grantPermissions",
-            json!({"origin": srv.base, "permissions": ["notifications"]}),
-        ))
-        .await
-        .expect("notifications allowed");
-    b.client
-        .issue_cmd(Cdp(
-            "Page.addScriptToEvaluateOnNewDocument",
-            json!({"source": PUSH_ON}),
-        ))
-        .await
-        .expect("the made-up subscription");
+    give_passkey(&srv, &own).await;
+    b.cdp(
+        "Browser.grantPermissions",
+        json!({"origin": srv.base, "permissions": ["notifications"]}),
+    )
+    .await;
+    b.cdp(
+        "Page.addScriptToEvaluateOnNewDocument",
+        json!({"source": PUSH_ON}),
+    )
+    .await;
     b.goto(&format!("{}/inbox", srv.base)).await;
     b.wait_for("#this-device:not([hidden])").await;
     assert!(b.has("#this-device #device-offers").await);
@@ -199,13 +155,9 @@ async fn a_newcomer_finds_the_way_back_reads_local_times_and_keeps_the_remark() 
     b.screenshot("reader-feed-this-device-open").await;
 
     // The same person on a device without push on sees them plainly again.
-    b.client
-        .issue_cmd(Cdp("Browser.resetPermissions", json!({})))
-        .await
-        .expect("permissions reset");
+    b.cdp("Browser.resetPermissions", json!({})).await;
     b.goto(&format!("{}/inbox", srv.base)).await;
     b.wait_for("#device-offers:not([hidden])").await;
     assert!(!b.has("#this-device #device-offers").await);
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }

@@ -4,7 +4,6 @@
 //! may be allowed there. And a command edited on the approval page is shown against the
 //! agent's as the person types.
 
-use fantoccini::Locator;
 use serde_json::{Value, json};
 
 use crate::checks::{assert_fit_for_a_phone, result_status};
@@ -75,12 +74,7 @@ async fn a_sessions_calls_on_one_screen_at_phone_width() {
     for (w, h) in [(360, 800), (390, 844)] {
         b.resize(w, h).await;
         b.goto(&feed).await;
-        let group = b
-            .find("#pending li.session-group")
-            .await
-            .text()
-            .await
-            .unwrap();
+        let group = b.text_of("#pending li.session-group").await;
         assert!(
             group.contains("cargo build --release")
                 && group.contains("rm -rf target/package")
@@ -93,14 +87,7 @@ async fn a_sessions_calls_on_one_screen_at_phone_width() {
 
         b.click_and_wait("#pending a.session-link").await;
         assert_eq!(b.path().await, "/inbox/session");
-        assert_eq!(
-            b.client
-                .find_all(Locator::Css("article.session-call"))
-                .await
-                .unwrap()
-                .len(),
-            3
-        );
+        assert_eq!(b.count("article.session-call").await, 3);
         // Each call in full, with what deserves a second look.
         let text = b.text().await;
         assert!(
@@ -132,14 +119,7 @@ async fn a_sessions_calls_on_one_screen_at_phone_width() {
     assert_eq!(b.path().await, "/inbox/session");
     assert_eq!(awaited(&srv, &first).await["outcome"], "Allow");
     assert_eq!(status_of(&srv, &second).await, "pending");
-    assert_eq!(
-        b.client
-            .find_all(Locator::Css("article.session-call"))
-            .await
-            .unwrap()
-            .len(),
-        2
-    );
+    assert_eq!(b.count("article.session-call").await, 2);
     b.screenshot("session-after-one").await;
 
     // Deny all answers exactly the calls shown.
@@ -159,7 +139,7 @@ async fn a_sessions_calls_on_one_screen_at_phone_width() {
     b.click_and_wait("#pending a.session-link").await;
     assert!(!b.has("#allow-all").await, "no Allow all past a passkey");
     assert!(b.has("#deny-all").await);
-    let not_all = b.find("#not-all").await.text().await.unwrap();
+    let not_all = b.text_of("#not-all").await;
     assert!(not_all.contains("Call 2 needs your passkey"), "{not_all}");
     assert!(b.has("#allow-1").await && !b.has("#allow-2").await && b.has("#open-2").await);
     let boxes = row_boxes(&b, 2).await;

@@ -16,6 +16,12 @@ pub async fn setup() -> Option<(Browser, TestServer, SqliteTestDb)> {
     Some((browser, srv, db))
 }
 
+/// Closes the browser, then stops the server: the end of every test that `setup` began.
+pub async fn close(b: Browser, srv: TestServer) {
+    b.close().await;
+    srv.stop().await;
+}
+
 /// The agent's await, which must already have the answer.
 pub async fn awaited(srv: &TestServer, handle: &Value) -> Value {
     let (status, d) = srv.await_decision(s(handle, "decision_id"), 10).await;
@@ -26,6 +32,19 @@ pub async fn awaited(srv: &TestServer, handle: &Value) -> Value {
 /// The feed link of the `default` inbox.
 pub async fn feed_url(srv: &TestServer) -> String {
     srv.feed_url().await
+}
+
+/// A choice of three options, the second recommended, one with a description and a
+/// preview.
+pub fn database_choice() -> Value {
+    json!({"question": "Which database for the pilot?", "kind": "choose",
+        "options": [
+            {"label": "PostgreSQL", "description": "shared by all replicas"},
+            {"label": "SQLite", "description": "one file, nothing to run",
+             "preview": "```toml\n[database]\nurl = \"sqlite://sayso.db\"\n```"},
+            {"label": "MySQL"}
+        ],
+        "recommended": 1})
 }
 
 /// A Claude Code tool approval of `tool` with `input`, in session `session`, offering Allow

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use crate::checks::{assert_fit_for_a_phone, result_status};
 use crate::common::server::s;
-use crate::support::{awaited, feed_url, setup};
+use crate::support::{awaited, close, feed_url, setup};
 
 #[tokio::test]
 async fn line_breaks_typed_in_the_browser_reach_the_agent_as_typed() {
@@ -24,8 +24,7 @@ async fn line_breaks_typed_in_the_browser_reach_the_agent_as_typed() {
     // Browsers send a text area's line breaks as CRLF; the agent gets what was typed.
     assert_eq!(d["outcome"], "Faster invoices.\nNew bills endpoint.");
     assert_eq!(d["remark"], "first draft\nplease edit");
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }
 
 #[tokio::test]
@@ -57,6 +56,5 @@ async fn long_unbroken_words_wrap_at_phone_width() {
     b.goto(&feed_url(&srv).await).await;
     b.screenshot("feed-long-words").await;
     assert_fit_for_a_phone(&b, "feed with long words").await;
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }

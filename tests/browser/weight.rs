@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::common::browser::Browser;
 use crate::common::server::{TestServer, s};
-use crate::support::{feed_url, setup};
+use crate::support::{close, feed_url, setup};
 
 /// The budget of an answer page with everything it loads.
 const BUDGET: u64 = 30 * 1024;
@@ -64,8 +64,7 @@ async fn fetching_links_many_times_decides_nothing() {
         assert_eq!(d["status"], "pending");
         assert!(d["outcome"].is_null());
     }
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }
 
 #[tokio::test]
@@ -118,8 +117,7 @@ async fn answer_pages_weigh_at_most_30_kb_all_from_their_own_host() {
             "the {name} page and its files weigh {with_reqwest} bytes"
         );
     }
-    b.close().await;
-    srv.stop().await;
+    close(b, srv).await;
 }
 
 /// Whether `url` is on the test server's host and port.

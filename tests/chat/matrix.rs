@@ -10,10 +10,12 @@ mod person;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use uuid::Uuid;
 
 use self::homeserver::Homeserver;
 use self::person::Person;
 use crate::common::db::{SqliteTestDb, fresh_sqlite_url};
+use crate::common::http::json_of;
 use crate::common::process::SaysoProcess;
 use crate::common::server::{TestServer, s};
 use sayso::chat::{ChatSettings, MatrixSettings};
@@ -114,6 +116,19 @@ impl Fixture {
         }
     }
 
+    /// The stored decision `id` and the id of its inbox's person `name`.
+    async fn decision_and_person(&self, id: &str, name: &str) -> (sayso::domain::Decision, Uuid) {
+        let store = self.srv.svc.store();
+        let d = store
+            .decision(None, id.parse().unwrap())
+            .await
+            .unwrap()
+            .unwrap();
+        let people = store.people(d.inbox_id).await.unwrap();
+        let person = people.iter().find(|p| p.name == name).unwrap().id;
+        (d, person)
+    }
+
     /// The decision as it is, after giving the bot time to act on what it was sent.
     async fn after_a_while(&self, id: &str) -> Value {
         tokio::time::sleep(Duration::from_secs(2)).await;
@@ -123,15 +138,8 @@ impl Fixture {
 
 /// `name` answers `id` from their feed with `value`.
 async fn answer_on_feed(f: &Fixture, id: &str, name: &str, value: Value) {
-    let store = f.srv.svc.store();
-    let d = store
-        .decision(None, id.parse().unwrap())
-        .await
-        .unwrap()
-        .unwrap();
-    let people = store.people(d.inbox_id).await.unwrap();
-    let person = people.iter().find(|p| p.name == name).unwrap();
-    let url = f.srv.svc.approve_url(&d, PersonChannel::Feed, person.id);
+    let (d, person) = f.decision_and_person(id, name).await;
+    let url = f.srv.svc.approve_url(&d, PersonChannel::Feed, person);
     let resp = f
         .srv
         .client
@@ -191,16 +199,7 @@ async fn an_approval_allowed_by_reaction_is_edited_in_place() {
     let body = content["body"].as_str().unwrap();
     assert!(body.contains("React 👍 Allow · 👎 Deny"), "{body}");
     let d = f.srv.get(&id).await;
-    let decision: sayso::domain::Decision = f
-        .srv
-        .svc
-        .store()
-        .decision(None, id.parse().unwrap())
-        .await
-        .unwrap()
-        .unwrap();
-    let person = f.srv.svc.store().people(decision.inbox_id).await.unwrap();
-    let ana_id = person.iter().find(|p| p.name == "ana").unwrap().id;
+    let (decision, ana_id) = f.decision_and_person(&id, "ana").await;
     let link = f
         .srv
         .svc
@@ -378,26 +377,7 @@ async fn a_rule_of_two_counts_a_matrix_answer_and_a_feed_answer() {
     assert_eq!(f.srv.get(&id).await["status"], "pending");
 
     // ben answers from his feed; ana's message settles to say so.
-    let d: sayso::domain::Decision = f
-        .srv
-        .svc
-        .store()
-        .decision(None, id.parse().unwrap())
-        .await
-        .unwrap()
-        .unwrap();
-    let ben = f.srv.svc.store().people(d.inbox_id).await.unwrap();
-    let ben = ben.iter().find(|p| p.name == "ben").unwrap();
-    let url = f.srv.svc.approve_url(&d, PersonChannel::Feed, ben.id);
-    let resp = f
-        .srv
-        .client
-        .post(url)
-        .json(&json!({"value": "yes"}))
-        .send()
-        .await
-        .unwrap();
-    assert!(resp.status().is_success(), "{}", resp.status());
+    answer_on_feed(&f, &id, "ben", json!("yes")).await;
     let d = f.settled(&id).await;
     assert_eq!(d["outcome"], true, "{d}");
     let (_, new) = ana.edit(&room, &ask, "by ben from the feed").await;
@@ -692,16 +672,13 @@ async fn answer_while_down(fillers: usize) {
         .await
         .unwrap();
     let client = reqwest::Client::new();
-    let created: Value = client
-        .post(format!("{}/v1/decisions", first.base))
-        .bearer_auth(&key)
-        .json(&json!({"question": "Over the restart?", "kind": "bool", "approvers": ["ana"]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let created: Value = json_of(
+        client
+            .post(format!("{}/v1/decisions", first.base))
+            .bearer_auth(&key)
+            .json(&json!({"question": "Over the restart?", "kind": "bool", "approvers": ["ana"]})),
+    )
+    .await;
     let id = s(&created, "decision_id").to_string();
     let mut ana = Person::login(&hs, "ana").await;
     let (room, ask, _) = first_ask(&mut ana, "Over the restart?").await;
@@ -730,15 +707,12 @@ async fn answer_while_down(fillers: usize) {
     let second = SaysoProcess::start_with_env(BIN, &db.url, &env).await;
     let started = Instant::now();
     let d = loop {
-        let d: Value = client
-            .get(format!("{}/v1/decisions/{id}", second.base))
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let d: Value = json_of(
+            client
+                .get(format!("{}/v1/decisions/{id}", second.base))
+                .bearer_auth(&key),
+        )
+        .await;
         if d["status"] != "pending" {
             break d;
         }

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::common;
+use crate::common::people::feed_link;
 use crate::slack_standin::{APP_TOKEN, BOT_TOKEN, Posted, SIGNING_SECRET, SlackStandIn};
 
 // ---- Slack's SDK ----
@@ -937,18 +938,7 @@ async fn slack_quorum_of_two_across_slack_and_the_feed_and_a_veto() {
     );
     assert_eq!(slack.decision(&id).await["status"], "pending");
     // bo answers from the feed: resolved, and both Slack messages say so.
-    let d = slack
-        .srv
-        .svc
-        .store()
-        .decision(None, Uuid::parse_str(&id).unwrap())
-        .await
-        .unwrap()
-        .unwrap();
-    let link = slack
-        .srv
-        .svc
-        .approve_url(&d, sayso::domain::PersonChannel::Feed, bo.id);
+    let link = feed_link(&slack.srv, &id, bo.id).await;
     let (status, body) =
         common::server::send(slack.srv.client.post(link).json(&json!({"value": "yes"}))).await;
     assert_eq!(status, 200, "{body}");

@@ -227,12 +227,35 @@ impl Browser {
 
     /// Whether an element matches `css`, now.
     pub async fn has(&self, css: &str) -> bool {
-        !self
-            .client
+        self.count(css).await > 0
+    }
+
+    /// How many elements match `css`, now.
+    pub async fn count(&self, css: &str) -> usize {
+        self.client
             .find_all(Locator::Css(css))
             .await
             .expect("find_all")
-            .is_empty()
+            .len()
+    }
+
+    /// The attribute `name` of the element matching `css` (`None` when it has none); fails
+    /// the test when no element matches.
+    pub async fn attr_of(&self, css: &str, name: &str) -> Option<String> {
+        self.find(css)
+            .await
+            .attr(name)
+            .await
+            .unwrap_or_else(|e| panic!("{css}'s {name}: {e}"))
+    }
+
+    /// The visible text of the element matching `css`; fails the test when there is none.
+    pub async fn text_of(&self, css: &str) -> String {
+        self.find(css)
+            .await
+            .text()
+            .await
+            .expect("the element's text")
     }
 
     /// Waits (up to 20 s) for an element matching `css`.

@@ -83,3 +83,11 @@ pub fn stdout_json(out: &Output) -> Value {
     serde_json::from_str(stdout(out).trim())
         .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {out:?}"))
 }
+
+/// `sayso ARGS` as the agent of `srv` runs it (`agent`), which must end with 0; what it
+/// printed, as JSON.
+pub async fn agent_json(srv: &TestServer, args: &[&str]) -> Value {
+    let out = output(agent(srv, args)).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    stdout_json(&out)
+}

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
+use sqlx::{AssertSqlSafe, Connection, Database, Executor, FromRow, IntoArguments, PgConnection};
 use uuid::Uuid;
 
 /// Where the PostgreSQL tests create their databases, unless `SAYSO_TEST_PG_URL` says otherwise.
@@ -127,24 +127,35 @@ pub async fn resolution_events(url: &str) -> std::collections::HashMap<String, (
          AND e.kind IN ('answered', 'declined', 'cancelled', 'expired'))";
     let rows: Vec<(String, String, i64)> = if url.starts_with("sqlite:") {
         let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
-        let sql = format!("SELECT d.id, d.status, {COUNT} FROM decisions d");
-        let rows = sqlx::query_as(AssertSqlSafe(sql))
-            .fetch_all(&mut conn)
-            .await
-            .unwrap();
+        let rows = rows_of(
+            &mut conn,
+            format!("SELECT d.id, d.status, {COUNT} FROM decisions d"),
+        )
+        .await;
         let _ = conn.close().await;
         rows
     } else {
         let mut conn = PgConnection::connect(url).await.unwrap();
         let sql = format!("SELECT d.id::text, d.status, {COUNT} FROM decisions d");
-        let rows = sqlx::query_as(AssertSqlSafe(sql))
-            .fetch_all(&mut conn)
-            .await
-            .unwrap();
+        let rows = rows_of(&mut conn, sql).await;
         let _ = conn.close().await;
         rows
     };
     rows.into_iter()
         .map(|(id, status, n)| (id, (status, n)))
         .collect()
+}
+
+/// The rows `sql` selects over `conn`, on either backend.
+pub async fn rows_of<C, O>(conn: &mut C, sql: String) -> Vec<O>
+where
+    C: Connection,
+    for<'c> &'c mut C: Executor<'c, Database = C::Database>,
+    <C::Database as Database>::Arguments: IntoArguments<C::Database>,
+    O: Send + Unpin + for<'r> FromRow<'r, <C::Database as Database>::Row>,
+{
+    sqlx::query_as::<C::Database, O>(AssertSqlSafe(sql))
+        .fetch_all(conn)
+        .await
+        .unwrap()
 }

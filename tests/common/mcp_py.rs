@@ -10,8 +10,9 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
+use super::db::SqliteTestDb;
 use super::process::spawn_talking;
-use super::server::{TestServer, s, send};
+use super::server::{TestServer, fresh_server, s, send};
 
 /// A running `seed_client.py`.
 pub struct PyMcp {
@@ -97,6 +98,15 @@ impl PyMcp {
             stdin,
             lines,
         })
+    }
+
+    /// A server on a fresh SQLite database and a client of its endpoint at `path`; `None`
+    /// where the SDK cannot be installed, as with [`PyMcp::connect`].
+    pub async fn on_fresh_server(path: &str) -> Option<(SqliteTestDb, TestServer, PyMcp)> {
+        python_with_mcp()?;
+        let (db, srv) = fresh_server().await;
+        let py = PyMcp::connect(&srv, path).await?;
+        Some((db, srv, py))
     }
 
     async fn request(&mut self, request: Value) {

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests. Each test binary uses only a part of them.
 #![allow(dead_code)]
 
+pub mod approval;
 pub mod browser;
 pub mod cli;
 pub mod cluster;
@@ -8,14 +9,18 @@ pub mod db;
 pub mod faulty_proxy;
 pub mod first_run;
 pub mod forms;
+pub mod http;
 pub mod mcp;
 pub mod mcp_py;
 pub mod npm;
 pub mod outbox;
+pub mod passkey;
+pub mod people;
 pub mod port;
 pub mod process;
 pub mod python;
 pub mod receiver;
+pub mod seeds;
 pub mod server;
 pub mod smtp;
 

@@ -88,3 +88,16 @@ pub fn first_try(
         person: None,
     }
 }
+
+/// Checks `result`, a delivery the receiver answered with `status`: to be tried again when
+/// `retried`, failed for good otherwise.
+pub fn assert_retried_or_failed(status: u16, retried: bool, result: &Delivery) {
+    if retried {
+        assert!(matches!(result, Delivery::Retry(_)), "{status}: {result:?}");
+    } else {
+        assert!(
+            matches!(result, Delivery::Failed(_)),
+            "{status}: {result:?}"
+        );
+    }
+}

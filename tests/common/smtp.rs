@@ -204,3 +204,15 @@ impl Drop for SmtpSink {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// A sink and a notifying server on a fresh SQLite database that mails the notifications
+/// of its inbox `default` to `address` through it; `None` when the sink cannot run here.
+pub async fn mailing_server(
+    address: &str,
+) -> Option<(SmtpSink, super::db::SqliteTestDb, super::server::TestServer)> {
+    let sink = SmtpSink::start().await?;
+    let db = super::db::fresh_sqlite_url();
+    let srv = super::server::TestServer::start_notifying(&db.url, Some(&sink.url())).await;
+    srv.mail_to(address).await;
+    Some((sink, db, srv))
+}

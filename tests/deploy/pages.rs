@@ -4,10 +4,21 @@
 
 use base64::Engine as _;
 use reqwest::StatusCode;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::stack::{Proxy, Stack};
 use super::support::{answer_yes, ask};
+
+/// The answer page of the decision of `handle`, which must answer 200.
+async fn answer_page(client: &reqwest::Client, handle: &Value) -> reqwest::Response {
+    let page = client
+        .get(handle["web_url"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    page
+}
 
 async fn the_pages_work_over_https(proxy: Proxy) {
     let Some(stack) = Stack::start(proxy, &[]).await else {
@@ -21,12 +32,7 @@ async fn the_pages_work_over_https(proxy: Proxy) {
     );
 
     let handle = ask(&stack, "Ship the release?").await;
-    let page = client
-        .get(handle["web_url"].as_str().unwrap())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(page.status(), StatusCode::OK);
+    let page = answer_page(&client, &handle).await;
     assert!(page.text().await.unwrap().contains("Ship the release?"));
 
     // The feed link binds the browser with a __Host- cookie (the public URL is https) and
@@ -75,12 +81,7 @@ async fn the_pages_work_over_https(proxy: Proxy) {
     }
 
     answer_yes(&stack, &handle).await;
-    let page = client
-        .get(handle["web_url"].as_str().unwrap())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(page.status(), StatusCode::OK);
+    answer_page(&client, &handle).await;
 
     // A 3 MiB image (as base64, 4 MiB of body): sayso takes up to 8 MiB.
     let mut png = b"\x89PNG\r\n\x1a\n".to_vec();

@@ -5,12 +5,12 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
-use tokio::process::Command;
+use tokio::process::{Child, Command};
 
-use crate::common::mcp_py::post_page;
 use crate::common::server::{TestServer, send};
 use crate::rig::{
-    Answered, LIMIT, Model, Sandbox, allow_then_deny, call, ended, fallbacks, harness, run,
+    Answered, LIMIT, Model, Sandbox, allow_then_deny, call, ended, ended_once_answered, fallbacks,
+    harness, run,
 };
 use crate::run::{answer_next, pending_decision, server};
 use reqwest::Method;
@@ -213,21 +213,14 @@ async fn claude_asks_at_mcp_claude_and_its_model_reads_seed_003s_text() {
     let child = cmd.spawn().unwrap();
     let d = pending_decision(&srv).await;
     let web_url = d["web_url"].as_str().unwrap().to_string();
-    let status = post_page(
-        &srv,
-        &web_url,
-        &[
-            ("Which layout should the dashboard use?", "Top bar"),
-            ("Which widgets should it show?", "Revenue"),
-            ("Which widgets should it show?", "__other__"),
-            ("other:Which widgets should it show?", "Churn"),
-            ("note:Which widgets should it show?", "revenue matters most"),
-        ],
-    )
-    .await;
-    assert!(status < 400, "the page took the answer: {status}");
-    let ran = ended(child).await;
-    assert_eq!(ran.code, Some(0), "{}", ran.both());
+    let answer = [
+        ("Which layout should the dashboard use?", "Top bar"),
+        ("Which widgets should it show?", "Revenue"),
+        ("Which widgets should it show?", "__other__"),
+        ("other:Which widgets should it show?", "Churn"),
+        ("note:Which widgets should it show?", "revenue matters most"),
+    ];
+    ended_once_answered(&srv, &web_url, &answer, child).await;
 
     let first = &model.turns()[0];
     assert!(
@@ -272,6 +265,53 @@ async fn claude_asks_at_mcp_claude_and_its_model_reads_seed_003s_text() {
     );
 }
 
+/// Claude Code started in `sb`, its model running the Bash `command` (`description`), then
+/// `git push --force origin main`, then stopping.
+async fn push_after(
+    sb: &Sandbox,
+    bin: &Path,
+    srv: &TestServer,
+    command: &str,
+    description: &str,
+) -> (Model, Child) {
+    let model = Model::start(json!([
+        {"tool": {"name": "Bash", "input": {"command": command, "description": description}}},
+        {"tool": {"name": "Bash", "input": {"command": "git push --force origin main", "description": "publish"}}},
+        {"text": "Done."}
+    ]))
+    .await;
+    let child = claude(sb, &model, bin, &srv.base, &srv.key)
+        .spawn()
+        .unwrap();
+    (model, child)
+}
+
+/// The question the person is asked about the agent's `git push --force origin main`, which
+/// the sandbox's policy rule wants the passkey for.
+async fn pending_push(srv: &TestServer) -> Value {
+    let push = pending_decision(srv).await;
+    assert_eq!(
+        push["question"], "Claude Code wants to run: git push --force origin main",
+        "{push}"
+    );
+    assert_eq!(push["step_up"], "passkey", "{push}");
+    push
+}
+
+/// The person denies `push`; Claude Code then ends well, its model reading the refusal,
+/// whose text this returns.
+async fn deny_push(srv: &TestServer, push: &Value, model: &Model, child: Child) -> String {
+    let (status, body) = srv
+        .answer(push["web_url"].as_str().unwrap(), json!({"value": "Deny"}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let ran = ended(child).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.both());
+    let (text, error) = read_back(model, "Bash");
+    assert!(error, "the push was refused: {text}");
+    text
+}
+
 /// An agent whose session holds "Allow for this session" for Bash goes on to a push that a
 /// policy rule wants the person's passkey for: the real Claude Code's hook still asks, and
 /// without the passkey the push never runs.
@@ -281,15 +321,7 @@ async fn claude_session_allowance_does_not_pass_a_passkey_rule() {
     let (_db, srv) = server().await;
     let sb = installed(&srv).await;
     passkey_for_push(&sb);
-    let model = Model::start(json!([
-        {"tool": {"name": "Bash", "input": {"command": "touch first.txt", "description": "make a file"}}},
-        {"tool": {"name": "Bash", "input": {"command": "git push --force origin main", "description": "publish"}}},
-        {"text": "Done."}
-    ]))
-    .await;
-    let child = claude(&sb, &model, &bin, &srv.base, &srv.key)
-        .spawn()
-        .unwrap();
+    let (model, child) = push_after(&sb, &bin, &srv, "touch first.txt", "make a file").await;
 
     // The first call, where no rule matched: the person allows Bash for the session.
     let first = answer_next(&srv, json!({"value": "Allow for this session"})).await;
@@ -299,12 +331,7 @@ async fn claude_session_allowance_does_not_pass_a_passkey_rule() {
     );
 
     // The push is put to the person all the same, needing the passkey; they deny it.
-    let push = pending_decision(&srv).await;
-    assert_eq!(
-        push["question"], "Claude Code wants to run: git push --force origin main",
-        "{push}"
-    );
-    assert_eq!(push["step_up"], "passkey", "{push}");
+    let push = pending_push(&srv).await;
     let (status, body) = srv
         .answer(push["web_url"].as_str().unwrap(), json!({"value": "Allow"}))
         .await;
@@ -312,15 +339,8 @@ async fn claude_session_allowance_does_not_pass_a_passkey_rule() {
         status, 422,
         "an Allow without the passkey counts for nothing: {body}"
     );
-    let (status, body) = srv
-        .answer(push["web_url"].as_str().unwrap(), json!({"value": "Deny"}))
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let ran = ended(child).await;
-    assert_eq!(ran.code, Some(0), "{}", ran.both());
+    let text = deny_push(&srv, &push, &model, child).await;
     assert!(sb.project().join("first.txt").exists(), "{}", model.dump());
-    let (text, error) = read_back(&model, "Bash");
-    assert!(error, "the push was refused: {text}");
     assert!(text.contains("The person denied this on sayso"), "{text}");
 }
 
@@ -334,24 +354,12 @@ async fn claude_after_cd_into_a_subfolder_still_meets_the_projects_passkey_rule(
     let sb = installed(&srv).await;
     passkey_for_push(&sb);
     sb.write("project/sub/README.md", "a subfolder\n");
-    let model = Model::start(json!([
-        {"tool": {"name": "Bash", "input": {"command": "cd sub", "description": "go to sub"}}},
-        {"tool": {"name": "Bash", "input": {"command": "git push --force origin main", "description": "publish"}}},
-        {"text": "Done."}
-    ]))
-    .await;
-    let child = claude(&sb, &model, &bin, &srv.base, &srv.key)
-        .spawn()
-        .unwrap();
+    let (model, child) = push_after(&sb, &bin, &srv, "cd sub", "go to sub").await;
 
     let cd = answer_next(&srv, json!({"value": "Allow"})).await;
     assert_eq!(cd["question"], "Claude Code wants to run: cd sub", "{cd}");
 
-    let push = pending_decision(&srv).await;
-    assert_eq!(
-        push["question"], "Claude Code wants to run: git push --force origin main",
-        "{push}"
-    );
+    let push = pending_push(&srv).await;
     let root = std::fs::canonicalize(sb.project()).unwrap();
     // The hook was called from the subfolder, as the person's page shows it ("In: …/sub").
     let id = uuid::Uuid::parse_str(push["decision_id"].as_str().unwrap()).unwrap();
@@ -361,16 +369,8 @@ async fn claude_after_cd_into_a_subfolder_still_meets_the_projects_passkey_rule(
         context.contains("/sub`"),
         "the push runs in the subfolder: {context}"
     );
-    assert_eq!(push["step_up"], "passkey", "{push}");
     assert_eq!(push["project"], root.display().to_string(), "{push}");
-    let (status, body) = srv
-        .answer(push["web_url"].as_str().unwrap(), json!({"value": "Deny"}))
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let ran = ended(child).await;
-    assert_eq!(ran.code, Some(0), "{}", ran.both());
-    let (text, error) = read_back(&model, "Bash");
-    assert!(error, "the push was refused: {text}");
+    deny_push(&srv, &push, &model, child).await;
 }
 
 /// Sets the timeout Claude Code gives every hook entry in `file` (its settings, as `sayso

@@ -7,8 +7,12 @@ use std::path::Path;
 use serde_json::{Value, json};
 use tokio::process::Command;
 
-use crate::common::mcp_py::{pending_web_url, post_page};
-use crate::rig::{LIMIT, Model, Sandbox, answered, call, ended, fallbacks, harness, run};
+use crate::common::mcp_py::pending_web_url;
+use crate::common::seeds::gemini::{ANSWERS, RESULT, questions};
+use crate::rig::{
+    LIMIT, Model, Sandbox, answered, call, ended_once_answered, fallbacks, harness, last_result,
+    run,
+};
 use crate::run::server;
 
 /// gemini-cli's own settings in the sandbox: the model key, and `extra` merged in.
@@ -55,14 +59,7 @@ fn touch(file: &str) -> Value {
 
 /// What the model was handed back from `tool` in the requests after the first `from`.
 fn result_since(model: &Model, from: usize, tool: &str) -> Option<Value> {
-    model.requests()[from..].iter().rev().find_map(|r| {
-        r["tool_results"]
-            .as_array()?
-            .iter()
-            .rev()
-            .find(|t| t["name"] == tool)
-            .cloned()
-    })
+    last_result(&model.requests()[from..], tool)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -166,21 +163,6 @@ async fn gemini_hook_allows_denies_with_the_remark_and_falls_back_to_deny() {
 }
 
 /// Seed 002's four question types, as the model sends them.
-fn questions() -> Value {
-    json!([
-        {"question": "Which authentication method should we use?", "header": "Auth method", "type": "choice",
-         "options": [{"label": "OAuth 2.0", "description": "Industry standard, supports SSO"},
-                     {"label": "API keys", "description": "Simple, per client"}],
-         "placeholder": "Another method"},
-        {"question": "What should the service be called?", "header": "Name", "type": "text"},
-        {"question": "Should it run in production now?", "header": "Production", "type": "yesno"},
-        {"question": "Which regions?", "header": "Regions", "type": "choice", "multiSelect": true,
-         "options": [{"label": "eu-west", "description": "Ireland"},
-                     {"label": "us-east", "description": "Virginia"},
-                     {"label": "ap-south", "description": "Mumbai"}]}
-    ])
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gemini_asks_through_its_own_mcp_client_under_dash_p() {
     let Some(bin) = harness("gemini") else { return };
@@ -205,25 +187,7 @@ async fn gemini_asks_through_its_own_mcp_client_under_dash_p() {
 
     let child = gemini(&sb, &bin, &model, &[], &["--yolo"]).spawn().unwrap();
     let web_url = pending_web_url(&srv).await;
-    let status = post_page(
-        &srv,
-        &web_url,
-        &[
-            ("Which authentication method should we use?", "__other__"),
-            (
-                "other:Which authentication method should we use?",
-                "Passkeys",
-            ),
-            ("What should the service be called?", "orders"),
-            ("Should it run in production now?", "yes"),
-            ("Which regions?", "eu-west"),
-            ("Which regions?", "ap-south"),
-        ],
-    )
-    .await;
-    assert!(status < 400, "the page took the answer: {status}");
-    let ran = ended(child).await;
-    assert_eq!(ran.code, Some(0), "{}", ran.both());
+    ended_once_answered(&srv, &web_url, &ANSWERS, child).await;
     let offered = model.tools_offered();
     assert!(offered.iter().any(|t| t == tool), "{offered:?}");
     assert!(
@@ -238,7 +202,7 @@ async fn gemini_asks_through_its_own_mcp_client_under_dash_p() {
     // seed 002's result, exactly.
     assert_eq!(
         r["text"],
-        "<untrusted_context>\n{\"answers\":{\"0\":\"Passkeys\",\"1\":\"orders\",\"2\":\"Yes\",\"3\":\"eu-west, ap-south\"}}\n</untrusted_context>"
+        format!("<untrusted_context>\n{RESULT}\n</untrusted_context>")
     );
 
     // Without --yolo, `gemini -p` keeps the ask tool (the server is trusted) but offers no

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::process::Command;
 
-use crate::common::mcp_py::post_page;
+use crate::common::http::json_of;
 use crate::common::server::TestServer;
-use crate::rig::{LIMIT, Model, Sandbox, ended, harness, run};
+use crate::rig::{LIMIT, Model, Sandbox, ended_once_answered, harness, run};
 use crate::run::{abandoned, pending_decision, server};
 
 const MODEL: &str = "scripted-model";
@@ -112,10 +112,7 @@ async fn answered(
 ) -> (String, bool) {
     let child = omp(sb, bin, &srv.key).spawn().unwrap();
     let d = pending_decision(srv).await;
-    let status = post_page(srv, d["web_url"].as_str().unwrap(), fields).await;
-    assert!(status < 400, "the page took the answer: {status}");
-    let ran = ended(child).await;
-    assert_eq!(ran.code, Some(0), "{}", ran.both());
+    ended_once_answered(srv, d["web_url"].as_str().unwrap(), fields, child).await;
     read_back(model, ASK).pop().unwrap()
 }
 
@@ -238,15 +235,8 @@ async fn omp_mounts_ask_at_xd_and_await_decision_picks_up_the_answer() {
         assert!(Instant::now() < deadline, "{}", model.dump());
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let status = post_page(
-        &srv,
-        d["web_url"].as_str().unwrap(),
-        &[("auth_method", "OAuth2")],
-    )
-    .await;
-    assert!(status < 400, "the page took the answer: {status}");
-    let ran = ended(child).await;
-    assert_eq!(ran.code, Some(0), "{}", ran.both());
+    let web_url = d["web_url"].as_str().unwrap();
+    ended_once_answered(&srv, web_url, &[("auth_method", "OAuth2")], child).await;
 
     // oh-my-pi lists no sayso tool by default: it names them as devices in its prompt.
     let first = &model.turns()[0];
@@ -295,15 +285,12 @@ async fn omp_mounts_ask_at_xd_and_await_decision_picks_up_the_answer() {
 
 /// The id of the inbox's latest decision, whatever its status.
 async fn latest_decision_id(srv: &TestServer) -> String {
-    let page: Value = reqwest::Client::new()
-        .get(format!("{}/v1/decisions?limit=1", srv.base))
-        .bearer_auth(&srv.key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let page: Value = json_of(
+        reqwest::Client::new()
+            .get(format!("{}/v1/decisions?limit=1", srv.base))
+            .bearer_auth(&srv.key),
+    )
+    .await;
     page["items"][0]["decision_id"]
         .as_str()
         .expect("a decision")

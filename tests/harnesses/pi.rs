@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::common::mcp_py::{pending_web_url, post_page};
+use crate::common::seeds::pi::{ANSWERS, DATABASE, NAME, example, result};
 use crate::common::server::TestServer;
 use crate::rig::{
     LIMIT, Model, Ran, Sandbox, allow_then_deny, call, ended, fallbacks, harness, run,
@@ -148,28 +149,6 @@ async fn pi_gate_allows_denies_with_the_remark_and_falls_back_to_blocking() {
     assert_eq!(read_back(&model, "bash", &ran)["error"], true);
 }
 
-const DATABASE: &str = "Which database should we use?";
-const NAME: &str = "What should we name this service?";
-
-/// Seed 004's example call.
-fn example() -> Value {
-    json!({
-        "questions": [
-            {
-                "question": DATABASE,
-                "header": "Database Selection",
-                "options": [
-                    {"label": "PostgreSQL (Recommended)", "description": "Battle-tested relational DB"},
-                    {"label": "SQLite", "description": "Lightweight, file-based"},
-                    {"label": "MongoDB", "description": "Document store"}
-                ]
-            },
-            {"question": NAME, "header": "Service Setup"}
-        ],
-        "metadata": {"source": "project-setup"}
-    })
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pi_ask_user_hands_the_model_seed_004s_result() {
     let Some(bin) = harness("pi") else { return };
@@ -181,29 +160,13 @@ async fn pi_ask_user_hands_the_model_seed_004s_result() {
     // Answered on the page: the model reads the document's result, exactly.
     let child = pi(&sb, &bin, &srv, &[], &[]).spawn().unwrap();
     let web_url = pending_web_url(&srv).await;
-    post_page(
-        &srv,
-        &web_url,
-        &[
-            (DATABASE, "PostgreSQL (Recommended)"),
-            (NAME, "order-processor"),
-        ],
-    )
-    .await;
+    post_page(&srv, &web_url, &ANSWERS).await;
     let ran = ended(child).await;
     assert_eq!(ran.code, Some(0), "{}", ran.both());
     assert!(model.tools_offered().contains(&"ask_user".to_string()));
-    let expected = json!({
-        "answered": true,
-        "answers": [
-            {"question": DATABASE, "answer": "PostgreSQL (Recommended)",
-             "selectedOption": "PostgreSQL (Recommended)", "wasCustom": false},
-            {"question": NAME, "answer": "order-processor", "wasCustom": true}
-        ]
-    });
     let r = read_back(&model, "ask_user", &ran);
     assert_eq!(r["error"], false, "{r}");
-    assert_eq!(r["text"], serde_json::to_string_pretty(&expected).unwrap());
+    assert_eq!(r["text"], serde_json::to_string_pretty(&result()).unwrap());
 
     // Declined on the page: the cancel result.
     let child = pi(&sb, &bin, &srv, &[], &[]).spawn().unwrap();

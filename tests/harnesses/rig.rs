@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+use crate::common::mcp_py::post_page;
 use crate::common::server::TestServer;
 use crate::run::answer_next;
 pub use crate::run::{BIN, Dir};
@@ -123,14 +124,7 @@ impl Model {
 
     /// What the model was handed back from `tool`, in the last request that carries it.
     pub fn tool_result(&self, tool: &str) -> Option<Value> {
-        self.turns().iter().rev().find_map(|r| {
-            r["tool_results"]
-                .as_array()?
-                .iter()
-                .rev()
-                .find(|t| t["name"] == tool)
-                .cloned()
-        })
+        last_result(&self.turns(), tool)
     }
 
     /// What the model was handed back from its last call of `tool`; a test fails without one.
@@ -336,6 +330,33 @@ pub async fn allow_then_deny(
         runs.push(Answered { ran, asked, read });
     }
     runs.try_into().ok().unwrap()
+}
+
+/// Answers the person's page at `web_url` with `fields`, checks the page took the answer,
+/// and waits for the agent `child`, which asked, to end well.
+pub async fn ended_once_answered(
+    srv: &TestServer,
+    web_url: &str,
+    fields: &[(&str, &str)],
+    child: Child,
+) -> Ran {
+    let status = post_page(srv, web_url, fields).await;
+    assert!(status < 400, "the page took the answer: {status}");
+    let ran = ended(child).await;
+    assert_eq!(ran.code, Some(0), "{}", ran.both());
+    ran
+}
+
+/// What the model was handed back from `tool`, in the last of `requests` that carries it.
+pub fn last_result(requests: &[Value], tool: &str) -> Option<Value> {
+    requests.iter().rev().find_map(|r| {
+        r["tool_results"]
+            .as_array()?
+            .iter()
+            .rev()
+            .find(|t| t["name"] == tool)
+            .cloned()
+    })
 }
 
 /// How a harness run ended.

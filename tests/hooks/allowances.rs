@@ -5,12 +5,11 @@
 //! a revoked or ended one lets nothing through.
 
 use reqwest::{Method, StatusCode};
-use sayso::domain::PersonChannel;
 use serde_json::{Value, json};
-use uuid::Uuid;
 
 use crate::common::forms::{form, no_redirects};
-use crate::common::server::{TestServer, send};
+use crate::common::people::feed_link;
+use crate::common::server::{TestServer, s, send};
 use crate::run::{Ended, Project, finish, pending_decision, run, run_answered, server, start};
 
 /// A step-up rule for pushes, an ask rule of its own for deploys, two people for releases;
@@ -150,9 +149,7 @@ async fn an_allowance_covers_no_other_tool_rule_passkey_or_people() {
     let (child, started) = start(p.hook(&srv), &p.bash("sess-1", "make release")).await;
     let d = pending_decision(&srv).await;
     assert_eq!(d["routing"]["required"], 2, "{d}");
-    let id = Uuid::parse_str(d["decision_id"].as_str().unwrap()).unwrap();
-    let stored = srv.svc.store().decision(None, id).await.unwrap().unwrap();
-    let url = srv.svc.approve_url(&stored, PersonChannel::Feed, ana.id);
+    let url = feed_link(&srv, s(&d, "decision_id"), ana.id).await;
     let (status, body) = send(
         srv.client
             .post(&url)
@@ -337,7 +334,7 @@ async fn on_a_phone_deny_stays_beside_allow_and_15_min_is_one_tap() {
     }
     // With the extra answers on the page, Deny and Allow are still on screen at once.
     assert!(on_screen(&b, "#deny").await && on_screen(&b, "#allow").await);
-    let label = b.find("#allow-for-morning").await.text().await.unwrap();
+    let label = b.text_of("#allow-for-morning").await;
     assert!(label.starts_with("Until tomorrow 09:00 "), "{label}");
 
     // Scrolled to, as a thumb does: the bar of Deny and Allow stays over the bottom.
@@ -365,20 +362,15 @@ async fn on_a_phone_deny_stays_beside_allow_and_15_min_is_one_tap() {
     b.screenshot("approval-allowed-until").await;
     assert_fit_for_a_phone(&b, "the allowance an Allow for 15 min made").await;
     assert_eq!(
-        b.find("#allowed")
-            .await
-            .attr("data-state")
-            .await
-            .unwrap()
-            .as_deref(),
+        b.attr_of("#allowed", "data-state").await.as_deref(),
         Some("live")
     );
-    let heading = b.find("#allowed-heading").await.text().await.unwrap();
+    let heading = b.text_of("#allowed-heading").await;
     assert!(
         heading.starts_with("Allowed for 15 min, until "),
         "{heading}"
     );
-    let what = b.find("#allowed-what").await.text().await.unwrap();
+    let what = b.text_of("#allowed-what").await;
     assert!(
         what.starts_with("Every Bash call no policy rule asks about, in the project folder /")
             && what.ends_with(", in any Claude Code session."),
@@ -389,7 +381,7 @@ async fn on_a_phone_deny_stays_beside_allow_and_15_min_is_one_tap() {
     // A call runs on it; the feed groups it under its allowance.
     passes_standing(&srv, &p, &p.bash("phone-2", "npm run lint")).await;
     b.goto(&srv.feed_url().await).await;
-    let summary = b.find("#allowances summary").await.text().await.unwrap();
+    let summary = b.text_of("#allowances summary").await;
     assert!(
         summary.starts_with("Bash allowed until ")
             && summary.ends_with(" · 1 call ran without you"),
@@ -399,27 +391,19 @@ async fn on_a_phone_deny_stays_beside_allow_and_15_min_is_one_tap() {
     scroll_to("#allowances").await;
     b.screenshot("feed-allowed-for-a-while").await;
     assert_fit_for_a_phone(&b, "feed with an allowance and its calls").await;
-    let ran = b.find("#allowances .uses li").await.text().await.unwrap();
+    let ran = b.text_of("#allowances .uses li").await;
     assert!(ran.contains("npm run lint"), "{ran}");
 
     // Revoked from the approval's own page: it says so, and the feed no longer lists it.
     b.goto(&srv.url(&approval_page)).await;
-    let uses = b.find("#allowed-uses").await.text().await.unwrap();
+    let uses = b.text_of("#allowed-uses").await;
     assert_eq!(uses, "1 call ran without you");
     b.click_and_wait("#revoke").await;
     assert_eq!(
-        b.find("#allowed")
-            .await
-            .attr("data-state")
-            .await
-            .unwrap()
-            .as_deref(),
+        b.attr_of("#allowed", "data-state").await.as_deref(),
         Some("revoked")
     );
-    assert_eq!(
-        b.find("#allowed-heading").await.text().await.unwrap(),
-        "Revoked"
-    );
+    assert_eq!(b.text_of("#allowed-heading").await, "Revoked");
     assert!(!b.has("#revoke").await);
     scroll_to("#allowed").await;
     b.screenshot("approval-allowance-revoked").await;

@@ -464,12 +464,12 @@ async fn the_puppeteer_approval_reads_well_on_a_phone() {
         .await;
     b.screenshot("approval-puppeteer-390").await;
     assert_fit_for_a_phone(&b, "puppeteer approval").await;
-    let fields = b.find("#fields").await.text().await.unwrap();
+    let fields = b.text_of("#fields").await;
     assert!(
         fields.contains("launchOptions.executablePath") && fields.contains("/bin/sh"),
         "{fields}"
     );
-    let title = b.find("#title").await.text().await.unwrap();
+    let title = b.text_of("#title").await;
     assert!(
         title.contains("mcp__puppeteer__puppeteer_navigate"),
         "{title}"

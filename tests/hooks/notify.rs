@@ -6,10 +6,9 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::common::db::fresh_sqlite_url;
 use crate::common::forms::page_form;
 use crate::common::server::{TestServer, fresh_notifying_server};
-use crate::common::smtp::SmtpSink;
+use crate::common::smtp::mailing_server;
 use crate::run::claude_input;
 use crate::run::{Dir, claude_call, finish, hook_command, pending_decision, start};
 use sayso::domain::PersonChannel;
@@ -85,12 +84,9 @@ async fn the_ntfy_deny_button_answers_the_hook() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_approval_mail_links_lead_to_a_page_that_confirms() {
-    let Some(smtp) = SmtpSink::start().await else {
+    let Some((smtp, _db, srv)) = mailing_server("me@example.com").await else {
         return;
     };
-    let db = fresh_sqlite_url();
-    let srv = TestServer::start_notifying(&db.url, Some(&smtp.url())).await;
-    srv.mail_to("me@example.com").await;
     let (_dir, mut cmd, input) = claude_call(&srv, "PreToolUse", "s-m", "make release");
     cmd.env("SAYSO_HOOK_NOTIFY", "email");
     let (child, started) = start(cmd, &input).await;

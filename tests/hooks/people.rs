@@ -5,12 +5,12 @@
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use sayso::domain::PersonChannel;
 use sayso::domain::people::Person;
 use serde_json::{Value, json};
-use uuid::Uuid;
+use tokio::process::Command;
 
-use crate::common::server::{TestServer, send};
+use crate::common::people::feed_link;
+use crate::common::server::{TestServer, s, send};
 use crate::run::claude_input;
 use crate::run::{Dir, finish, hook_command, pending_decision, run_answered, server, start};
 
@@ -21,11 +21,7 @@ const POLICY: &str = r#"{"rules": [
 
 /// `person` answers the decision behind `d` (its JSON) from their feed: `Allow` or `Deny`.
 async fn answer_as(srv: &TestServer, d: &Value, person: &Person, value: &str) -> Value {
-    let id = Uuid::parse_str(d["decision_id"].as_str().unwrap()).unwrap();
-    let decision = srv.svc.store().decision(None, id).await.unwrap().unwrap();
-    let url = srv
-        .svc
-        .approve_url(&decision, PersonChannel::Feed, person.id);
+    let url = feed_link(srv, s(d, "decision_id"), person.id).await;
     let (status, body) = send(
         srv.client
             .post(url)
@@ -36,6 +32,13 @@ async fn answer_as(srv: &TestServer, d: &Value, person: &Person, value: &str) ->
     body
 }
 
+/// `sayso hook claude` in `dir`, with `srv`'s key, waiting up to a minute for the people.
+fn hook_in(dir: &Dir, srv: &TestServer) -> Command {
+    let mut cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
+    cmd.env("SAYSO_HOOK_TIMEOUT_S", "60");
+    cmd
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_approvers_must_both_allow_and_either_can_deny() {
     let (_db, srv) = server().await;
@@ -44,11 +47,7 @@ async fn two_approvers_must_both_allow_and_either_can_deny() {
     let dir = Dir::new();
     dir.write(".sayso/policy.json", POLICY);
     let cwd = dir.path().display().to_string();
-    let hook = || {
-        let mut cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
-        cmd.env("SAYSO_HOOK_TIMEOUT_S", "60");
-        cmd
-    };
+    let hook = || hook_in(&dir, &srv);
 
     // Both allow: the hook waits through ana's Allow and allows on ben's.
     let (mut child, started) = start(
@@ -134,11 +133,7 @@ async fn one_persons_allow_for_this_session_does_not_pass_a_rule_of_two() {
     let dir = Dir::new();
     dir.write(".sayso/policy.json", POLICY);
     let cwd = dir.path().display().to_string();
-    let hook = || {
-        let mut cmd = hook_command(dir.path(), &srv.base, Some(&srv.key), &["hook", "claude"]);
-        cmd.env("SAYSO_HOOK_TIMEOUT_S", "60");
-        cmd
-    };
+    let hook = || hook_in(&dir, &srv);
     // A call no rule names, allowed for the session by the inbox's own person.
     let (out, _) = run_answered(
         &srv,

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
-use tokio::process::Child;
+use tokio::process::{Child, Command};
 
 use crate::common::server::{TestServer, s};
 use crate::relay::{Asked, Relay, Rewrite};
@@ -74,14 +74,16 @@ fn decision_of(out: &crate::run::Ended) -> (&str, &str) {
     )
 }
 
+/// `sayso hook claude` in `dir` with `srv`'s key, its server at `via`, waiting 30 s, with
+/// `extra` arguments.
+fn claude_hook(dir: &Dir, via: &str, srv: &TestServer, extra: &[&str]) -> Command {
+    let args = [&["hook", "claude", "--timeout-s", "30"], extra].concat();
+    hook_command(dir.path(), via, Some(&srv.key), &args)
+}
+
 /// Runs the hook through the impostor and answers its question on the real server.
 async fn answered(srv: &TestServer, dir: &Dir, via: &str, command: &str, answer: &str) -> Value {
-    let cmd = hook_command(
-        dir.path(),
-        via,
-        Some(&srv.key),
-        &["hook", "claude", "--timeout-s", "30"],
-    );
+    let cmd = claude_hook(dir, via, srv, &[]);
     let (child, started) = start(cmd, &input(dir, command)).await;
     let d = pending_decision(srv).await;
     srv.answer_ok(s(&d, "web_url"), json!({ "value": answer }))
@@ -164,12 +166,7 @@ async fn a_pinned_key_lets_no_impostor_forge_an_allow() {
 
     // The impostor says Allow to a question nobody answered: no receipt, denied.
     impostor.set(Mode::ForgeAllow);
-    let cmd = hook_command(
-        dir.path(),
-        &impostor.url(),
-        Some(&srv.key),
-        &["hook", "claude", "--timeout-s", "30"],
-    );
+    let cmd = claude_hook(&dir, &impostor.url(), &srv, &[]);
     let out = run(cmd, &input(&dir, "rm -rf /srv/data")).await;
     assert_eq!(out.code, 0, "{out:?}");
     let (decision, reason) = decision_of(&out);
@@ -182,12 +179,7 @@ async fn a_pinned_key_lets_no_impostor_forge_an_allow() {
     // The impostor hands over the person's real, signed Allow of another command: the
     // receipt is genuine, but not for this question.
     impostor.set(Mode::SwapDecision(allowed_id));
-    let cmd = hook_command(
-        dir.path(),
-        &impostor.url(),
-        Some(&srv.key),
-        &["hook", "claude", "--timeout-s", "30"],
-    );
+    let cmd = claude_hook(&dir, &impostor.url(), &srv, &[]);
     let out = run(cmd, &input(&dir, "rm -rf /srv/backups")).await;
     let (decision, reason) = decision_of(&out);
     assert_eq!(decision, "deny", "{out:?}");
@@ -205,19 +197,7 @@ async fn a_pinned_key_lets_no_impostor_forge_an_allow() {
     .unwrap()
     .public()
     .to_text();
-    let cmd = hook_command(
-        dir.path(),
-        &impostor.url(),
-        Some(&srv.key),
-        &[
-            "hook",
-            "claude",
-            "--timeout-s",
-            "30",
-            "--receipt-key",
-            &other,
-        ],
-    );
+    let cmd = claude_hook(&dir, &impostor.url(), &srv, &["--receipt-key", &other]);
     let (mut child, started) = start(cmd, &input(&dir, "make deploy")).await;
     let pending = pending_about(&srv, &mut child, "make deploy").await;
     srv.answer_ok(s(&pending, "web_url"), json!({"value": "Allow"}))
@@ -236,12 +216,7 @@ async fn without_a_pinned_key_the_hook_takes_the_answer_unsigned() {
     let impostor = Impostor::start(&srv.base).await;
     impostor.set(Mode::ForgeAllow);
     let dir = Dir::new();
-    let cmd = hook_command(
-        dir.path(),
-        &impostor.url(),
-        Some(&srv.key),
-        &["hook", "claude", "--timeout-s", "30"],
-    );
+    let cmd = claude_hook(&dir, &impostor.url(), &srv, &[]);
     let out = run(cmd, &input(&dir, "rm -rf /srv/data")).await;
     assert_eq!(decision_of(&out).0, "allow", "{out:?}");
 
@@ -270,14 +245,7 @@ async fn a_session_allowance_counts_only_as_its_receipt_tells_it() {
     let impostor = Impostor::start(&srv.base).await;
     let dir = Dir::new();
     let key = srv.svc.receipt_public_key().await.unwrap().to_text();
-    let hook = || {
-        hook_command(
-            dir.path(),
-            &impostor.url(),
-            Some(&srv.key),
-            &["hook", "claude", "--timeout-s", "30", "--receipt-key", &key],
-        )
-    };
+    let hook = || claude_hook(&dir, &impostor.url(), &srv, &["--receipt-key", &key]);
     let (mut child, started) = start(hook(), &input(&dir, "ls -la")).await;
     let d = pending_about(&srv, &mut child, "ls -la").await;
     srv.answer_ok(s(&d, "web_url"), json!({"value": "Allow for this session"}))

@@ -10,7 +10,7 @@ use tokio::process::Command;
 use crate::common;
 use crate::common::cli::output_with_input;
 use crate::common::server::{init_tls, s, send};
-use crate::replica::{BIN, Replica, sayso, start_replica, start_replica_with};
+use crate::replica::{BIN, Replica, sayso, start_replica, start_replica_with, two_replicas};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn first_run_writes_a_working_key_and_admin_commands_print_alone() {
@@ -152,13 +152,9 @@ async fn a_revoked_key_stops_working_at_once_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revoked_key_stops_working_at_once_on_every_replica() {
-    init_tls();
-    let Some(db) = common::db::fresh_pg_url().await else {
+    let Some((db, a, b, key)) = two_replicas().await else {
         return;
     };
-    let a = start_replica(&db.url).await;
-    let key = a.key.clone().expect("the first replica makes the inbox");
-    let b = start_replica(&db.url).await;
     revoke_and_check(&db.url, &[&a, &b], &key).await;
 }
 

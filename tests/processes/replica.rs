@@ -2,8 +2,10 @@
 
 use tokio::process::Command;
 
+use crate::common::db::{PgTestDb, fresh_pg_url};
 use crate::common::first_run::StateDir;
 use crate::common::process::{LOG, serve_command};
+use crate::common::server::init_tls;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_sayso");
 
@@ -20,6 +22,17 @@ pub async fn start_replica_with(database_url: &str, env: &[(&str, &str)]) -> Rep
     let mut cmd = serve_command(BIN, &state, database_url, Some("127.0.0.1:0"));
     cmd.env("SAYSO_LOG", LOG).envs(env.iter().copied());
     Replica::launch(cmd, state).await
+}
+
+/// Two replicas on one fresh PostgreSQL database and the key the first one made for the
+/// inbox; `None` when no PostgreSQL is at hand.
+pub async fn two_replicas() -> Option<(PgTestDb, Replica, Replica, String)> {
+    init_tls();
+    let db = fresh_pg_url().await?;
+    let a = start_replica(&db.url).await;
+    let key = a.key.clone().expect("the first replica makes the inbox");
+    let b = start_replica(&db.url).await;
+    Some((db, a, b, key))
 }
 
 pub async fn sayso(args: &[&str], database_url: &str) -> std::process::Output {

@@ -5,19 +5,14 @@ use std::time::{Duration, Instant};
 use reqwest::{Client, StatusCode};
 use serde_json::json;
 
-use crate::common;
-use crate::common::server::{init_tls, s, send};
-use crate::replica::start_replica;
+use crate::common::server::{s, send};
+use crate::replica::two_replicas;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_await_on_one_replica_is_woken_by_an_answer_on_another() {
-    init_tls();
-    let Some(db) = common::db::fresh_pg_url().await else {
+    let Some((_db, a, b, key)) = two_replicas().await else {
         return;
     };
-    let a = start_replica(&db.url).await;
-    let key = a.key.clone().expect("the first replica makes the inbox");
-    let b = start_replica(&db.url).await;
     assert_eq!(b.key, None);
     let client = Client::new();
     let mut latencies = Vec::new();

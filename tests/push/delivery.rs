@@ -1,17 +1,17 @@
 //! What the push channel sends: an encrypted, VAPID-signed push, the closing one, and what
 //! the push service's answer means.
 
-use sayso::courier::{Courier, Delivering, Delivery};
-use sayso::domain::inbox::InboxChannels;
+use sayso::courier::{Courier, Delivery};
 use sayso::notify::push::{PushNotice, PushOutcome, WebPushChannel};
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
 use crate::browser::Browser;
-use crate::common::server::fresh_server;
-use crate::common::server::s;
+use crate::common::people::stored;
+use crate::common::receiver::Recorded;
+use crate::common::server::{TestServer, fresh_server, s};
 use crate::push_service::{PushService, check_vapid, header};
-use crate::support::{SUBJECT, decision, message, notice};
+use crate::support::{Parts, SUBJECT, new_question, notice};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_decrypts_for_the_browser_and_carries_a_valid_vapid_token() {
@@ -21,20 +21,11 @@ async fn a_push_decrypts_for_the_browser_and_carries_a_valid_vapid_token() {
     let h = srv
         .create(json!({"question": "Deploy to production?", "kind": "bool", "project": "api", "ttl_seconds": 3600}))
         .await;
-    let d = decision(&srv, s(&h, "decision_id")).await;
+    let d = stored(&srv, s(&h, "decision_id")).await;
     let channel = WebPushChannel::new(SUBJECT.into(), true);
     let notice = notice(&srv, &d, "ask").await;
 
-    let out = channel
-        .push(
-            srv.svc.vapid_key().await.unwrap(),
-            &browser.subscription(&push.endpoint),
-            &notice,
-        )
-        .await;
-    assert_eq!(out, PushOutcome::Accepted);
-
-    let got = push.next().await;
+    let got = push_accepted(&srv, &channel, &browser, &mut push, &notice).await;
     assert_eq!(header(&got.headers, "content-encoding"), "aes128gcm");
     assert_eq!(header(&got.headers, "urgency"), "high");
     assert_eq!(header(&got.headers, "topic"), d.id.simple().to_string());
@@ -78,28 +69,12 @@ async fn a_resolved_decision_closes_the_notification_with_the_same_tag() {
         json!({"action": "answer", "value": "yes"}),
     )
     .await;
-    let d = decision(&srv, s(&h, "decision_id")).await;
+    let d = stored(&srv, s(&h, "decision_id")).await;
     let channel = WebPushChannel::new(SUBJECT.into(), true);
 
     // A reminder for a resolved decision sends nothing.
-    let store = srv.svc.store();
-    let view = srv.svc.view(&d).await.unwrap();
-    let inbox = store.inbox_by_id(d.inbox_id).await.unwrap().unwrap();
-    let person = store.person(d.inbox_id).await.unwrap().unwrap();
-    let msg = message(&d, "reminder");
-    let channels = InboxChannels::default();
-    let delivering = Delivering {
-        message: &msg,
-        decision: &d,
-        view: &view,
-        inbox: &inbox,
-        person: Some(&person),
-        channels: &channels,
-        zone: &sayso::render::Zone::utc(),
-        web_url: s(&h, "web_url"),
-        public_url: &srv.base,
-        outbox: &srv.svc.outbox(),
-    };
+    let parts = Parts::gather(&srv, &d, "reminder").await;
+    let delivering = parts.delivering(&d);
     assert!(PushNotice::for_delivery(&delivering, OffsetDateTime::now_utc()).is_err());
     assert!(matches!(
         channel.deliver(&delivering).await,
@@ -107,15 +82,7 @@ async fn a_resolved_decision_closes_the_notification_with_the_same_tag() {
     ));
 
     let notice = notice(&srv, &d, "resolved").await;
-    let out = channel
-        .push(
-            srv.svc.vapid_key().await.unwrap(),
-            &browser.subscription(&push.endpoint),
-            &notice,
-        )
-        .await;
-    assert_eq!(out, PushOutcome::Accepted);
-    let got = push.next().await;
+    let got = push_accepted(&srv, &channel, &browser, &mut push, &notice).await;
     assert_eq!(header(&got.headers, "urgency"), "normal");
     assert_eq!(header(&got.headers, "topic"), d.id.simple().to_string());
     assert!(header(&got.headers, "ttl").parse::<u64>().unwrap() > 0);
@@ -128,8 +95,7 @@ async fn the_push_services_answer_decides_gone_retry_or_refused() {
     let (_db, srv) = fresh_server().await;
     let mut push = PushService::start().await;
     let browser = Browser::new();
-    let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;
-    let d = decision(&srv, s(&h, "decision_id")).await;
+    let d = new_question(&srv).await;
     let channel = WebPushChannel::new(SUBJECT.into(), true);
     let notice = notice(&srv, &d, "ask").await;
     let sub = browser.subscription(&push.endpoint);
@@ -158,4 +124,24 @@ async fn the_push_services_answer_decides_gone_retry_or_refused() {
         channel.push(key, &closed, &notice).await,
         PushOutcome::Retry(_)
     ));
+}
+
+/// Pushes `notice` to `browser`'s subscription at `push`, checks the push service accepted
+/// it, and returns what the push service received.
+async fn push_accepted(
+    srv: &TestServer,
+    channel: &WebPushChannel,
+    browser: &Browser,
+    push: &mut PushService,
+    notice: &PushNotice,
+) -> Recorded {
+    let out = channel
+        .push(
+            srv.svc.vapid_key().await.unwrap(),
+            &browser.subscription(&push.endpoint),
+            notice,
+        )
+        .await;
+    assert_eq!(out, PushOutcome::Accepted);
+    push.next().await
 }

@@ -5,7 +5,7 @@
 //! not with the library that encrypted it.
 //!
 //! Tests that need the push-subscription store skip themselves, loudly, while the store
-//! does not keep subscriptions yet (see `store_keeps_subscriptions`).
+//! does not keep subscriptions yet (see `server_keeping_subscriptions`).
 
 #[path = "../common/mod.rs"]
 mod common;

@@ -8,23 +8,21 @@ use serde_json::{Value, json};
 
 use crate::browser::Browser;
 use crate::common;
+use crate::common::people::stored;
 use crate::common::server::{TestServer, fresh_server, s};
 use crate::push_service::{PushService, check_vapid, header};
 use crate::support::{
-    SUBJECT, decision, deliver, feed_token, notice, store_keeps_subscriptions, subscribe,
+    SUBJECT, deliver, feed_token, new_question, notice, server_keeping_subscriptions,
+    stored_subscriptions, subscribe,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscription_from_the_feed_gets_every_new_decision() {
-    let (_db, srv) = fresh_server().await;
-    if !store_keeps_subscriptions(
-        srv.svc.store().as_ref(),
-        "a_subscription_from_the_feed_gets_every_new_decision",
-    )
-    .await
-    {
+    let Some((_db, srv)) =
+        server_keeping_subscriptions("a_subscription_from_the_feed_gets_every_new_decision").await
+    else {
         return;
-    }
+    };
     let mut push = PushService::start().await;
     let browser = Browser::new();
     let token = feed_token(&srv).await;
@@ -33,20 +31,15 @@ async fn a_subscription_from_the_feed_gets_every_new_decision() {
     // Subscribing again (the page does so on every visit) keeps one subscription.
     let (status, _) = subscribe(&srv, &token, &browser.subscription_json(&push.endpoint)).await;
     assert_eq!(status, StatusCode::CREATED);
-    let inbox = srv.default_inbox().await;
     assert_eq!(
-        srv.svc
-            .store()
-            .push_subscriptions(&srv.svc.store().person(inbox.id).await.unwrap().unwrap())
-            .await
-            .unwrap(),
+        stored_subscriptions(&srv).await,
         vec![browser.subscription(&push.endpoint)]
     );
 
     let h = srv
         .create(json!({"question": "Merge the PR?", "kind": "bool"}))
         .await;
-    let d = decision(&srv, s(&h, "decision_id")).await;
+    let d = stored(&srv, s(&h, "decision_id")).await;
     let channel = WebPushChannel::new(SUBJECT.into(), true);
     let out = deliver(&srv, &channel, &d, "ask").await;
     assert!(matches!(out, Delivery::Sent(_)), "{out:?}");
@@ -66,7 +59,7 @@ async fn a_subscription_from_the_feed_gets_every_new_decision() {
 
     srv.answer_ok(s(&h, "web_url"), json!({"action": "answer", "value": "no"}))
         .await;
-    let d = decision(&srv, s(&h, "decision_id")).await;
+    let d = stored(&srv, s(&h, "decision_id")).await;
     let out = deliver(&srv, &channel, &d, "resolved").await;
     assert!(matches!(out, Delivery::Sent(_)), "{out:?}");
     let got = push.next().await;
@@ -76,15 +69,12 @@ async fn a_subscription_from_the_feed_gets_every_new_decision() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscription_the_push_service_calls_gone_is_forgotten() {
-    let (_db, srv) = fresh_server().await;
-    if !store_keeps_subscriptions(
-        srv.svc.store().as_ref(),
-        "a_subscription_the_push_service_calls_gone_is_forgotten",
-    )
-    .await
-    {
+    let Some((_db, srv)) =
+        server_keeping_subscriptions("a_subscription_the_push_service_calls_gone_is_forgotten")
+            .await
+    else {
         return;
-    }
+    };
     let mut push = PushService::start().await;
     let mut kept = PushService::start().await;
     let token = feed_token(&srv).await;
@@ -97,8 +87,7 @@ async fn a_subscription_the_push_service_calls_gone_is_forgotten() {
         assert_eq!(status, StatusCode::CREATED, "{body}");
     }
     push.answer_with(410);
-    let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;
-    let d = decision(&srv, s(&h, "decision_id")).await;
+    let d = new_question(&srv).await;
     let channel = WebPushChannel::new(SUBJECT.into(), true);
 
     // One device still reached: sent; the gone one is removed.
@@ -106,13 +95,8 @@ async fn a_subscription_the_push_service_calls_gone_is_forgotten() {
     assert!(matches!(out, Delivery::Sent(_)), "{out:?}");
     push.next().await;
     kept.next().await;
-    let inbox = srv.default_inbox().await;
     assert_eq!(
-        srv.svc
-            .store()
-            .push_subscriptions(&srv.svc.store().person(inbox.id).await.unwrap().unwrap())
-            .await
-            .unwrap(),
+        stored_subscriptions(&srv).await,
         vec![kept_browser.subscription(&kept.endpoint)]
     );
 
@@ -121,14 +105,7 @@ async fn a_subscription_the_push_service_calls_gone_is_forgotten() {
     let out = deliver(&srv, &channel, &d, "reminder").await;
     assert!(matches!(out, Delivery::Failed(_)), "{out:?}");
     kept.next().await;
-    assert!(
-        srv.svc
-            .store()
-            .push_subscriptions(&srv.svc.store().person(inbox.id).await.unwrap().unwrap())
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert!(stored_subscriptions(&srv).await.is_empty());
     let out = deliver(&srv, &channel, &d, "reminder").await;
     assert_eq!(
         out,
@@ -138,37 +115,22 @@ async fn a_subscription_the_push_service_calls_gone_is_forgotten() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_busy_push_service_is_tried_again() {
-    let (_db, srv) = fresh_server().await;
-    if !store_keeps_subscriptions(
-        srv.svc.store().as_ref(),
-        "a_busy_push_service_is_tried_again",
-    )
-    .await
-    {
+    let Some((_db, srv)) = server_keeping_subscriptions("a_busy_push_service_is_tried_again").await
+    else {
         return;
-    }
+    };
     let mut push = PushService::start().await;
     let token = feed_token(&srv).await;
     let browser = Browser::new();
     let (status, _) = subscribe(&srv, &token, &browser.subscription_json(&push.endpoint)).await;
     assert_eq!(status, StatusCode::CREATED);
     push.answer_with(503);
-    let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;
-    let d = decision(&srv, s(&h, "decision_id")).await;
+    let d = new_question(&srv).await;
     let channel = WebPushChannel::new(SUBJECT.into(), true);
     let out = deliver(&srv, &channel, &d, "ask").await;
     assert!(matches!(out, Delivery::Retry(_)), "{out:?}");
     push.next().await;
-    let inbox = srv.default_inbox().await;
-    assert_eq!(
-        srv.svc
-            .store()
-            .push_subscriptions(&srv.svc.store().person(inbox.id).await.unwrap().unwrap())
-            .await
-            .unwrap()
-            .len(),
-        1
-    );
+    assert_eq!(stored_subscriptions(&srv).await.len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -176,8 +138,7 @@ async fn an_endpoint_on_an_inner_address_is_not_called_unless_allowed() {
     let (_db, srv) = fresh_server().await;
     let push = PushService::start().await;
     let browser = Browser::new();
-    let h = srv.create(json!({"question": "Q", "kind": "bool"})).await;
-    let d = decision(&srv, s(&h, "decision_id")).await;
+    let d = new_question(&srv).await;
     let notice = notice(&srv, &d, "ask").await;
     let key = srv.svc.vapid_key().await.unwrap();
     let public_only = WebPushChannel::new(SUBJECT.into(), false);

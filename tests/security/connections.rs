@@ -16,6 +16,7 @@ use tokio::net::TcpStream;
 
 use crate::common::db::fresh_sqlite_url;
 use crate::common::server::{TestServer, s};
+use crate::support::parked;
 use sayso::app::ServeLimits;
 
 fn addr(srv: &TestServer) -> SocketAddr {
@@ -162,15 +163,6 @@ async fn a_hundred_kept_alive_connections_leave_the_pages_a_connection() {
         task.abort();
     }
     srv.stop().await;
-}
-
-/// How many awaits are parked on the server now.
-async fn parked(srv: &TestServer) -> usize {
-    let text = srv.svc.scrape_metrics().await;
-    text.lines()
-        .find_map(|l| l.strip_prefix("sayso_awaits_parked "))
-        .and_then(|n| n.trim().parse().ok())
-        .expect("the parked gauge")
 }
 
 /// A server that caps loopback too, at `per_address` connections an address.

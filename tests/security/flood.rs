@@ -14,8 +14,10 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::common::db::fresh_sqlite_url;
+use crate::common::http::json_of;
 use crate::common::receiver::{Receiver, Recorded};
 use crate::common::server::{TestServer, fresh_server, s, send};
+use crate::support::{parked, retry_after};
 use sayso::app::ServeLimits;
 use sayso::domain::outbox::Channel;
 use sayso::service::PersonSettings;
@@ -30,15 +32,6 @@ async fn capped_server(url: &str) -> TestServer {
         ..ServeLimits::default()
     };
     TestServer::start_with(url, limits).await
-}
-
-/// How many awaits are parked on the server now.
-async fn parked(srv: &TestServer) -> usize {
-    let text = srv.svc.scrape_metrics().await;
-    text.lines()
-        .find_map(|l| l.strip_prefix("sayso_awaits_parked "))
-        .and_then(|n| n.trim().parse().ok())
-        .expect("the parked gauge")
 }
 
 /// Opens `count` awaits of `id` with `key`, each on a connection of its own, ten at a
@@ -90,14 +83,20 @@ async fn park(
     refused
 }
 
+/// A yes/no `question` that notifies no one, created with `key`; its handle.
+async fn create_as(srv: &TestServer, key: &str, question: &str) -> Value {
+    json_of(
+        srv.client
+            .post(srv.url("/v1/decisions"))
+            .bearer_auth(key)
+            .json(&json!({"question": question, "kind": "bool", "notify": "none"})),
+    )
+    .await
+}
+
 async fn assert_too_many_waiting(resp: reqwest::Response, setting: &str) {
     assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
-    let retry_after: u64 = resp.headers()["retry-after"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert!((1..=60).contains(&retry_after), "{retry_after}");
+    retry_after(&resp);
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["error"]["code"], "too_many_waiting", "{body}");
     let message = body["error"]["message"].as_str().unwrap();
@@ -154,17 +153,7 @@ async fn parked_awaits_past_a_keys_share_get_429_and_the_pages_still_answer() {
 
     // Another key still has its share.
     let other = srv.other_inbox_key("other").await;
-    let theirs = srv
-        .client
-        .post(srv.url("/v1/decisions"))
-        .bearer_auth(&other)
-        .json(&json!({"question": "Mine", "kind": "bool", "notify": "none"}))
-        .send()
-        .await
-        .unwrap()
-        .json::<Value>()
-        .await
-        .unwrap();
+    let theirs = create_as(&srv, &other, "Mine").await;
     let refused = park(&srv, &other, s(&theirs, "decision_id"), 5, &mut open).await;
     assert!(refused.is_empty());
     // Answered, the waiters return and the key may wait again.
@@ -224,17 +213,7 @@ async fn waiting_requests_of_many_keys_leave_connections_for_the_pages() {
         .send()
         .await
         .unwrap();
-    let other = srv
-        .client
-        .post(srv.url("/v1/decisions"))
-        .bearer_auth(key)
-        .json(&json!({"question": "Done", "kind": "bool", "notify": "none"}))
-        .send()
-        .await
-        .unwrap()
-        .json::<Value>()
-        .await
-        .unwrap();
+    let other = create_as(&srv, key, "Done").await;
     let done = s(&other, "decision_id");
     srv.client
         .post(srv.url(&format!("/v1/decisions/{done}/cancel")))

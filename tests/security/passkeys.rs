@@ -15,24 +15,14 @@ use crate::authenticator::{
     Authenticator, add_passkey, allow_with, bind_device, creation_options, post_passkey,
     step_up_challenge,
 };
+use crate::common::approval::passkey_guarded;
 use crate::common::db::fresh_sqlite_url;
 use crate::common::receiver::{Receiver, Reply};
 use crate::common::server::{TestServer, fresh_server, s, send};
 use crate::support::no_redirects;
 
 fn approval(command: &str, people: Option<(&[&str], u32)>) -> Value {
-    let mut body = json!({
-        "question": format!("Claude Code wants to run: {command}"),
-        "kind": "choose",
-        "options": ["Allow", "Deny"],
-        "allow_other": false,
-        "approval": {
-            "harness": "claude",
-            "tool_name": "Bash",
-            "tool_input": {"command": command},
-            "step_up": "passkey",
-        },
-    });
+    let mut body = passkey_guarded(command);
     if let Some((approvers, required)) = people {
         body["approvers"] = json!(approvers);
         body["required"] = json!(required);

@@ -174,24 +174,17 @@ async fn no_secret_is_stored(pg: bool) {
     let mut links = Vec::new();
     for (i, body) in bodies.iter().enumerate() {
         let key = &keys[i % keys.len()];
-        let (status, h) = send(
+        let create = || {
             srv.client
                 .post(srv.url("/v1/decisions"))
                 .bearer_auth(key)
                 .header("Idempotency-Key", format!("idem-{i}"))
-                .json(body),
-        )
-        .await;
+                .json(body)
+        };
+        let (status, h) = send(create()).await;
         assert_eq!(status, StatusCode::CREATED, "{h}");
         // The same key again: the stored first handle comes back, link and all.
-        let (status, again) = send(
-            srv.client
-                .post(srv.url("/v1/decisions"))
-                .bearer_auth(key)
-                .header("Idempotency-Key", format!("idem-{i}"))
-                .json(body),
-        )
-        .await;
+        let (status, again) = send(create()).await;
         assert_eq!(status, StatusCode::OK, "{again}");
         assert_eq!(again["web_url"], h["web_url"]);
         links.push(h["web_url"].as_str().unwrap().to_string());

@@ -14,7 +14,7 @@ use reqwest::{Client, StatusCode};
 use sqlx::{Connection, Row};
 
 use crate::common;
-use crate::common::db::{fresh_pg_url, fresh_sqlite_url};
+use crate::common::db::{fresh_pg_url, fresh_sqlite_url, rows_of};
 use crate::common::server::TestServer;
 
 /// The database behind a test server, kept alive (and removed at the end) by its guard.
@@ -42,74 +42,19 @@ impl Db {
     /// Every value of every column of every table, as bytes: text as its UTF-8, blobs as
     /// they are, numbers as their decimal text.
     pub async fn dump(&self) -> Vec<(String, Vec<u8>)> {
-        let mut out = Vec::new();
-        match self {
-            Db::Sqlite(db) => {
-                let opts = sqlx::sqlite::SqliteConnectOptions::from_str(&db.url).unwrap();
-                let mut conn = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
-                let tables: Vec<String> = sqlx::query_scalar(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
-                )
-                .fetch_all(&mut conn)
-                .await
-                .unwrap();
-                for table in tables {
-                    let columns: Vec<String> =
-                        sqlx::query_scalar("SELECT name FROM pragma_table_info(?)")
-                            .bind(&table)
-                            .fetch_all(&mut conn)
-                            .await
-                            .unwrap();
-                    for column in columns {
-                        let sql = format!("SELECT CAST(\"{column}\" AS BLOB) FROM \"{table}\"");
-                        let values: Vec<Option<Vec<u8>>> =
-                            sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-                                .fetch_all(&mut conn)
-                                .await
-                                .unwrap();
-                        out.extend(
-                            values
-                                .into_iter()
-                                .flatten()
-                                .map(|v| (format!("{table}.{column}"), v)),
-                        );
-                    }
-                }
-                conn.close().await.unwrap();
-            }
-            Db::Pg(db) => {
-                let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
-                let columns = sqlx::query(
-                    "SELECT table_schema::text, table_name::text, column_name::text \
-                     FROM information_schema.columns \
-                     WHERE table_schema NOT IN ('pg_catalog', 'information_schema') \
-                     ORDER BY 1, 2, 3",
-                )
-                .fetch_all(&mut conn)
-                .await
-                .unwrap();
-                assert!(!columns.is_empty(), "no columns found");
-                for row in columns {
-                    let (schema, table, column): (String, String, String) =
-                        (row.get(0), row.get(1), row.get(2));
-                    let sql = format!(
-                        "SELECT convert_to(\"{column}\"::text, 'UTF8') FROM \"{schema}\".\"{table}\""
-                    );
-                    let values: Vec<Option<Vec<u8>>> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-                        .fetch_all(&mut conn)
-                        .await
-                        .unwrap();
-                    out.extend(
-                        values
-                            .into_iter()
-                            .flatten()
-                            .map(|v| (format!("{table}.{column}"), v)),
-                    );
-                }
-                conn.close().await.unwrap();
-            }
-        }
-        out
+        let columns = match self {
+            Db::Sqlite(db) => sqlite_columns(&db.url).await,
+            Db::Pg(db) => pg_columns(&db.url).await,
+        };
+        columns
+            .into_iter()
+            .flat_map(|(column, values)| {
+                values
+                    .into_iter()
+                    .flatten()
+                    .map(move |v| (column.clone(), v))
+            })
+            .collect()
     }
 
     /// The server key as stored in the settings table.
@@ -138,6 +83,85 @@ pub type MakeGuess = Box<dyn Fn(&TestServer) -> (String, Option<String>)>;
 
 /// A 1×1 PNG, so the image table has a row.
 pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+/// Each column of a SQLite database (`table.column`) with its values as bytes (`None` for
+/// NULL).
+async fn sqlite_columns(url: &str) -> Vec<(String, Vec<Option<Vec<u8>>>)> {
+    let opts = sqlx::sqlite::SqliteConnectOptions::from_str(url).unwrap();
+    let mut conn = sqlx::SqliteConnection::connect_with(&opts).await.unwrap();
+    let tables: Vec<String> =
+        sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+    let mut out = Vec::new();
+    for table in tables {
+        let columns: Vec<String> = sqlx::query_scalar("SELECT name FROM pragma_table_info(?)")
+            .bind(&table)
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+        for column in columns {
+            let sql = format!("SELECT CAST(\"{column}\" AS BLOB) FROM \"{table}\"");
+            let values: Vec<(Option<Vec<u8>>,)> = rows_of(&mut conn, sql).await;
+            out.push((format!("{table}.{column}"), firsts(values)));
+        }
+    }
+    conn.close().await.unwrap();
+    out
+}
+
+/// Each column of a PostgreSQL database's tables (`table.column`) with its values as the
+/// UTF-8 of their text (`None` for NULL).
+async fn pg_columns(url: &str) -> Vec<(String, Vec<Option<Vec<u8>>>)> {
+    let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+    let columns = sqlx::query(
+        "SELECT table_schema::text, table_name::text, column_name::text \
+         FROM information_schema.columns \
+         WHERE table_schema NOT IN ('pg_catalog', 'information_schema') \
+         ORDER BY 1, 2, 3",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    assert!(!columns.is_empty(), "no columns found");
+    let mut out = Vec::new();
+    for row in columns {
+        let (schema, table, column): (String, String, String) =
+            (row.get(0), row.get(1), row.get(2));
+        let sql =
+            format!("SELECT convert_to(\"{column}\"::text, 'UTF8') FROM \"{schema}\".\"{table}\"");
+        let values: Vec<(Option<Vec<u8>>,)> = rows_of(&mut conn, sql).await;
+        out.push((format!("{table}.{column}"), firsts(values)));
+    }
+    conn.close().await.unwrap();
+    out
+}
+
+/// How many awaits are parked on the server now.
+pub async fn parked(srv: &TestServer) -> usize {
+    let text = srv.svc.scrape_metrics().await;
+    text.lines()
+        .find_map(|l| l.strip_prefix("sayso_awaits_parked "))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("the parked gauge")
+}
+
+/// The seconds a refusal's `Retry-After` asks the client to wait, checked to be 1 to 60.
+pub fn retry_after(resp: &reqwest::Response) -> u64 {
+    let seconds: u64 = resp.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&seconds), "{seconds}");
+    seconds
+}
+
+/// The one column of each row.
+fn firsts<T>(rows: Vec<(T,)>) -> Vec<T> {
+    rows.into_iter().map(|(v,)| v).collect()
+}
 
 /// The token at the end of a link (`…/d/TOKEN` or `…/inbox/TOKEN`).
 pub fn token_of(url: &str) -> &str {

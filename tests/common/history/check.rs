@@ -5,33 +5,69 @@ use std::collections::HashMap;
 
 use super::{At, Facts, Intent, Outcome, Read, Recorded, State, Summary, Write};
 
+/// `items` grouped by the decision each names (`decision`).
+pub(super) fn by_decision<'a, T>(
+    items: &'a [T],
+    decision: impl Fn(&'a T) -> &'a String,
+) -> HashMap<&'a str, Vec<&'a T>> {
+    let mut grouped: HashMap<&str, Vec<&T>> = HashMap::new();
+    for item in items {
+        grouped.entry(decision(item)).or_default().push(item);
+    }
+    grouped
+}
+
+/// Every decision the history names, once each, in order: those `created`, and those its
+/// calls name (`called`).
+pub(super) fn named<'a>(
+    created: &'a [String],
+    called: impl IntoIterator<Item = &'a str>,
+) -> Vec<&'a str> {
+    let mut named: Vec<&str> = created.iter().map(String::as_str).collect();
+    named.extend(called);
+    named.sort_unstable();
+    named.dedup();
+    named
+}
+
 /// Checks the history against the facts found after the run; returns every violation found.
 /// `facts` has an entry for every decision the history names; `None` means it is gone.
 pub fn check(h: &Recorded, facts: &HashMap<String, Option<Facts>>) -> Result<Summary, Vec<String>> {
     let mut errors = Vec::new();
     let mut summary = Summary::default();
-    let mut writes: HashMap<&str, Vec<&Write>> = HashMap::new();
-    let mut reads: HashMap<&str, Vec<&Read>> = HashMap::new();
-    for w in &h.writes {
-        writes.entry(&w.decision).or_default().push(w);
-    }
-    for r in &h.reads {
-        reads.entry(&r.decision).or_default().push(r);
-    }
-    let mut named: Vec<&str> = h.created.iter().map(String::as_str).collect();
-    named.extend(writes.keys().copied());
-    named.extend(reads.keys().copied());
-    named.sort_unstable();
-    named.dedup();
-    for id in named {
+    let writes = by_decision(&h.writes, |w| &w.decision);
+    let reads = by_decision(&h.reads, |r| &r.decision);
+    for id in named(&h.created, writes.keys().chain(reads.keys()).copied()) {
         let ws = writes.get(id).map(Vec::as_slice).unwrap_or_default();
         let rs = reads.get(id).map(Vec::as_slice).unwrap_or_default();
-        match facts.get(id) {
-            Some(Some(f)) => check_decision(id, ws, rs, f, &mut errors, &mut summary),
-            Some(None) => errors.push(format!("{id}: acknowledged, but the service lost it")),
-            None => errors.push(format!("{id}: the test gathered no facts about it")),
+        if let Some(f) = facts_of(facts, id, &mut errors) {
+            check_decision(id, ws, rs, f, &mut errors, &mut summary);
         }
     }
+    verdict(summary, errors)
+}
+
+/// The facts gathered about `id`, or `None` once `errors` says why there are none.
+pub(super) fn facts_of<'f, F>(
+    facts: &'f HashMap<String, Option<F>>,
+    id: &str,
+    errors: &mut Vec<String>,
+) -> Option<&'f F> {
+    match facts.get(id) {
+        Some(Some(f)) => Some(f),
+        Some(None) => {
+            errors.push(format!("{id}: acknowledged, but the service lost it"));
+            None
+        }
+        None => {
+            errors.push(format!("{id}: the test gathered no facts about it"));
+            None
+        }
+    }
+}
+
+/// The `summary` of a history with no violation, else the violations found (`errors`).
+pub(super) fn verdict<S>(summary: S, errors: Vec<String>) -> Result<S, Vec<String>> {
     if errors.is_empty() {
         Ok(summary)
     } else {

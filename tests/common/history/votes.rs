@@ -38,6 +38,7 @@ use serde_json::Value;
 use time::Duration;
 use time::format_description::well_known::Rfc3339;
 
+use super::check::{by_decision, facts_of, named, verdict};
 use super::{At, Intent, Outcome, State, Write};
 
 /// The service keeps its moments in whole milliseconds (truncated); a moment it records
@@ -312,47 +313,25 @@ pub fn check_votes(
 ) -> Result<VoteSummary, Vec<String>> {
     let mut errors = Vec::new();
     let mut summary = VoteSummary::default();
-    let mut ballots: HashMap<&str, Vec<&Ballot>> = HashMap::new();
-    let mut cancels: HashMap<&str, Vec<&Write>> = HashMap::new();
-    let mut looks: HashMap<&str, Vec<&Look>> = HashMap::new();
-    for b in &h.ballots {
-        ballots.entry(&b.decision).or_default().push(b);
-    }
-    for c in &h.cancels {
-        cancels.entry(&c.decision).or_default().push(c);
-    }
-    for l in &h.looks {
-        looks.entry(&l.decision).or_default().push(l);
-    }
-    let mut named: Vec<&str> = h.created.iter().map(String::as_str).collect();
-    named.extend(ballots.keys().copied());
-    named.extend(cancels.keys().copied());
-    named.extend(looks.keys().copied());
-    named.sort_unstable();
-    named.dedup();
-    for id in named {
+    let ballots = by_decision(&h.ballots, |b| &b.decision);
+    let cancels = by_decision(&h.cancels, |c| &c.decision);
+    let looks = by_decision(&h.looks, |l| &l.decision);
+    let called = ballots.keys().chain(cancels.keys()).chain(looks.keys());
+    for id in named(&h.created, called.copied()) {
         let calls = Calls {
             ballots: ballots.get(id).map(Vec::as_slice).unwrap_or_default(),
             cancels: cancels.get(id).map(Vec::as_slice).unwrap_or_default(),
             looks: looks.get(id).map(Vec::as_slice).unwrap_or_default(),
         };
-        match facts.get(id) {
-            Some(Some(f)) => {
-                let found = check_decision(&calls, f, &mut summary);
-                if !found.is_empty() {
-                    errors.extend(found.into_iter().map(|e| format!("{id}: {e}")));
-                    errors.push(format!("{id}: facts: {f:#?}\nhistory: {calls:#?}"));
-                }
+        if let Some(f) = facts_of(facts, id, &mut errors) {
+            let found = check_decision(&calls, f, &mut summary);
+            if !found.is_empty() {
+                errors.extend(found.into_iter().map(|e| format!("{id}: {e}")));
+                errors.push(format!("{id}: facts: {f:#?}\nhistory: {calls:#?}"));
             }
-            Some(None) => errors.push(format!("{id}: acknowledged, but the service lost it")),
-            None => errors.push(format!("{id}: the test gathered no facts about it")),
         }
     }
-    if errors.is_empty() {
-        Ok(summary)
-    } else {
-        Err(errors)
-    }
+    verdict(summary, errors)
 }
 
 /// One decision's recorded calls.
