@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::{Slack, shown_text};
+use super::rig::{Slack, shown_text};
 use crate::fields;
 use crate::slack_standin::Posted;
 use sayso::chat::slack::blocks::{MAX_BLOCKS, MAX_SECTION_TEXT};
