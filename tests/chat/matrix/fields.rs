@@ -5,7 +5,8 @@
 
 use serde_json::json;
 
-use super::{BOT, Fixture, answer_on_feed, first_ask};
+use super::BOT;
+use super::fixture::{Fixture, answer_on_feed, first_ask};
 use crate::fields;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
