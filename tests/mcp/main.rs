@@ -5,6 +5,8 @@
 mod common;
 
 mod questions;
+mod refusals;
+mod waits;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -380,53 +382,6 @@ async fn cancel_decision_withdraws_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_missing_or_bad_key_is_refused_with_401() {
-    let (_db, srv) = fresh_server().await;
-    assert!(connect_with(&srv, "sk_not_a_key").await.is_err());
-    for auth in [None, Some("Bearer sk_wrong")] {
-        let mut req = initialize(&srv);
-        if let Some(a) = auth {
-            req = req.header("authorization", a);
-        }
-        let (status, body) = send(req).await;
-        assert_eq!(status, StatusCode::UNAUTHORIZED);
-        assert_eq!(body["error"]["code"], "unauthorized");
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_host_that_is_not_allowed_is_refused() {
-    let (_db, srv) = fresh_server().await;
-    let req = |host: &str| initialize(&srv).bearer_auth(&srv.key).header("host", host);
-    let resp = req("evil.example.com").send().await.unwrap();
-    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
-    let resp = req("localhost").send().await.unwrap();
-    assert_eq!(resp.status(), StatusCode::OK);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_page_from_another_origin_is_refused() {
-    let (_db, srv) = fresh_server().await;
-    let req = || initialize(&srv).bearer_auth(&srv.key);
-    for evil in ["https://evil.example", "null", "http://localhost:1"] {
-        let resp = req().header("origin", evil).send().await.unwrap();
-        assert_eq!(resp.status(), StatusCode::FORBIDDEN, "{evil}");
-        let body: Value = resp.json().await.unwrap();
-        assert_eq!(body["error"]["code"], "origin_not_allowed", "{body}");
-        let message = body["error"]["message"].as_str().unwrap();
-        assert!(message.contains("SAYSO_MCP_ALLOWED_ORIGINS"), "{message}");
-    }
-    // The server's own pages, and clients that send no Origin, are served.
-    let own = req()
-        .header("origin", srv.base.as_str())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(own.status(), StatusCode::OK);
-    assert_eq!(req().send().await.unwrap().status(), StatusCode::OK);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stdio_bridge_serves_the_same_tools() {
     let (_db, srv) = fresh_server().await;
     let client = connect_stdio(&srv).await;
@@ -487,121 +442,5 @@ async fn the_python_sdk_lists_asks_awaits_and_gets_the_answer() {
     assert_eq!(
         s(by_step("got"), "text"),
         r#"The user answered "Which region should the new cluster run in?" with "eu-west"."#
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn await_decision_longer_than_the_servers_maximum_keeps_waiting_in_rounds() {
-    let db = common::db::fresh_sqlite_url();
-    let srv = TestServer::start_max_await(&db.url, std::time::Duration::from_secs(1)).await;
-    let client = connect(&srv).await;
-    let (asked, id) = ask_user(&client, json!({"question": "Ship it?", "kind": "bool"})).await;
-    // Answered after the first one-second round has ended: only a wait that goes on past
-    // the server's maximum sees it.
-    let answering = answer_later(
-        &srv,
-        s(ok(&asked), "web_url").to_string(),
-        Duration::from_millis(2500),
-        json!({"value": "yes"}),
-    );
-    let awaited = await_decision(&client, &id, 30).await;
-    assert_eq!(answering.await.unwrap(), StatusCode::OK);
-    assert_eq!(ok(&awaited)["status"], "answered", "{}", text(&awaited));
-    assert_eq!(ok(&awaited)["outcome"], true);
-    client.cancel().await.unwrap();
-}
-
-/// The status of decision `id`, once it is no longer pending or 20 s have passed.
-async fn settled_status(srv: &TestServer, id: &str) -> Value {
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let (_, d) = send(srv.req(Method::GET, &format!("/v1/decisions/{id}"))).await;
-        if d["status"] != "pending" || std::time::Instant::now() > deadline {
-            return d;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Calls tool `name` without waiting for its result; the handle that can cancel the call.
-async fn call_cancellable(
-    client: &Client,
-    name: &str,
-    args: Value,
-) -> rmcp::service::RequestHandle<RoleClient> {
-    let Value::Object(args) = args else {
-        panic!("arguments must be an object")
-    };
-    let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
-        CallToolRequestParams::new(name.to_string()).with_arguments(args),
-    ));
-    client
-        .peer()
-        .send_cancellable_request(request, PeerRequestOptions::no_options())
-        .await
-        .unwrap()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cancelled_call_withdraws_the_question_it_waited_on_and_nothing_else() {
-    let (_db, srv) = fresh_server().await;
-    let client = connect_stdio(&srv).await;
-
-    // A handle only: the model holds its decision_id, and awaits it later.
-    let (_, kept) = ask_user(&client, json!({"question": "Kept?", "kind": "bool"})).await;
-
-    // A wait on someone else's decision: cancelling it leaves the decision alone.
-    let waiting = call_cancellable(
-        &client,
-        "await_decision",
-        json!({"decision_id": kept, "timeout_s": 600}),
-    )
-    .await;
-    // The tools that ask and wait in the call: their client's `notifications/cancelled`
-    // withdraws what they asked, since no one will ever read its decision_id.
-    let approving = call_cancellable(
-        &client,
-        "approve",
-        json!({"tool_name": "Bash", "input": {"command": "make cancelled"}, "wait_s": 600}),
-    )
-    .await;
-    let asking = call_cancellable(
-        &client,
-        "ask_user_question",
-        json!({"questions": [{"question": "Which colour?", "header": "Colour",
-            "multiSelect": false, "options": [
-                {"label": "Red", "description": "warm"},
-                {"label": "Blue", "description": "cool"}]}],
-            "wait_s": 600}),
-    )
-    .await;
-    let approval = srv
-        .pending_asking("Claude Code wants to run: make cancelled")
-        .await;
-    let question = srv.pending_asking("Which colour?").await;
-    waiting.cancel(Some("not now".into())).await.unwrap();
-    approving
-        .cancel(Some("the user pressed Esc".into()))
-        .await
-        .unwrap();
-    asking.cancel(None).await.unwrap();
-    for d in [&approval, &question] {
-        let id = s(d, "decision_id");
-        let after = settled_status(&srv, id).await;
-        assert_eq!(after["status"], "cancelled", "{after}");
-        let (_, events) = send(srv.req(Method::GET, &format!("/v1/decisions/{id}/events"))).await;
-        assert!(
-            events.to_string().contains(r#""reason":"abandoned""#),
-            "{events}"
-        );
-    }
-    // The handle's decision is still open, and the bridge still serves.
-    let got = call(&client, "get_decision", json!({"decision_id": kept})).await;
-    assert_eq!(ok(&got)["status"], "pending");
-    client.cancel().await.unwrap();
-    let after = settled_status(&srv, &kept).await;
-    assert_eq!(
-        after["status"], "pending",
-        "closing the bridge withdraws no handle"
     );
 }
