@@ -433,7 +433,7 @@ pub trait Passkeys {
     ) -> Result<(), StoreError>;
 }
 
-/// The inboxes' chains of receipts. In each store's `receipts.rs`.
+/// The inboxes' chains of receipts. In `sql/receipts.rs`.
 #[async_trait]
 pub trait Receipts {
     /// The last receipt of the inbox's chain, if it has one.

@@ -56,7 +56,6 @@ mod limits;
 mod listen;
 mod outbox;
 mod passkeys;
-mod receipts;
 mod resolves;
 mod retention;
 mod rows;

@@ -32,3 +32,4 @@ macro_rules! for_both_stores {
 }
 
 mod people;
+mod receipts;

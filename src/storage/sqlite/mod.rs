@@ -19,7 +19,6 @@ mod limits;
 mod outbox;
 mod passkeys;
 mod readers;
-mod receipts;
 mod resolves;
 mod retention;
 mod rows;
