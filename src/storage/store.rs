@@ -514,7 +514,7 @@ pub trait AllowanceUses {
 }
 
 /// The chats' messages (`domain::chat`) and the inbound requests already taken.
-/// In each store's `chat.rs`.
+/// In `sql/chat.rs`.
 #[async_trait]
 pub trait Chat {
     /// Remembers a message a chat courier posted for a decision.

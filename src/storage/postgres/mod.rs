@@ -43,7 +43,6 @@ macro_rules! expired_events {
 mod allowance_uses;
 mod allowances;
 mod channels;
-mod chat;
 mod connect;
 mod creates;
 mod decision_reads;

@@ -31,5 +31,6 @@ macro_rules! for_both_stores {
     };
 }
 
+mod chat;
 mod people;
 mod receipts;

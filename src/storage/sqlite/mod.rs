@@ -7,7 +7,6 @@
 mod allowance_uses;
 mod allowances;
 mod channels;
-mod chat;
 mod checkpoints;
 mod connect;
 mod creates;
