@@ -305,7 +305,7 @@ pub trait People {
 }
 
 /// Where an inbox's notifications go: its channels and its browsers' push subscriptions.
-/// In each store's `channels.rs`.
+/// In `sql/channels.rs`.
 #[async_trait]
 pub trait Channels {
     /// Where an inbox's notifications go.

@@ -42,7 +42,6 @@ macro_rules! expired_events {
 
 mod allowance_uses;
 mod allowances;
-mod channels;
 mod connect;
 mod creates;
 mod decision_reads;

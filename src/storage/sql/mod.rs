@@ -31,6 +31,7 @@ macro_rules! for_both_stores {
     };
 }
 
+mod channels;
 mod chat;
 mod people;
 mod receipts;

@@ -6,7 +6,6 @@
 
 mod allowance_uses;
 mod allowances;
-mod channels;
 mod checkpoints;
 mod connect;
 mod creates;
