@@ -41,6 +41,7 @@ pub trait Store:
     + Retention
     + Gauges
     + Passkeys
+    + Notices
     + Receipts
     + Allowances
     + AllowanceUses
@@ -391,8 +392,8 @@ pub trait Gauges {
     async fn metrics_snapshot(&self) -> Result<Snapshot, StoreError>;
 }
 
-/// A person's passkeys, the record of passkey challenges already answered, and the notices
-/// to a person that are about no decision. In each store's `passkeys.rs`.
+/// A person's passkeys and the record of passkey challenges already answered. In
+/// `sql/passkeys.rs`.
 #[async_trait]
 pub trait Passkeys {
     /// The passkeys of a person, oldest first.
@@ -424,6 +425,12 @@ pub trait Passkeys {
         expires_at: OffsetDateTime,
         now: OffsetDateTime,
     ) -> Result<bool, StoreError>;
+}
+
+/// The notices to a person that are about no decision (a passkey added to them). In each
+/// store's `notices.rs`: PostgreSQL writes them from arrays.
+#[async_trait]
+pub trait Notices {
     /// Adds messages about no decision (a notice to a person: `NewMessage::person` names
     /// them); each is sent once. Sweeps such messages finished long ago on the way.
     async fn enqueue_notices(

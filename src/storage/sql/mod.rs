@@ -33,5 +33,6 @@ macro_rules! for_both_stores {
 
 mod channels;
 mod chat;
+mod passkeys;
 mod people;
 mod receipts;
