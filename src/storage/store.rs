@@ -384,7 +384,7 @@ pub trait Retention {
     async fn backup_to(&self, path: &std::path::Path) -> Result<(), StoreError>;
 }
 
-/// What the metrics read when scraped. In each store's `gauges.rs`.
+/// What the metrics read when scraped. In `sql/gauges.rs`.
 #[async_trait]
 pub trait Gauges {
     /// What the metrics read when scraped: pending decisions by kind, waiting messages by

@@ -47,7 +47,6 @@ mod creates;
 mod decision_reads;
 mod decisions;
 mod events;
-mod gauges;
 mod inboxes;
 mod key_lookups;
 mod limits;

@@ -33,6 +33,7 @@ macro_rules! for_both_stores {
 
 mod channels;
 mod chat;
+mod gauges;
 mod passkeys;
 mod people;
 mod receipts;

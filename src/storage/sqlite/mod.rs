@@ -11,7 +11,6 @@ mod connect;
 mod creates;
 mod decisions;
 mod events;
-mod gauges;
 mod inboxes;
 mod limits;
 mod notices;
