@@ -29,6 +29,7 @@ pub type SignalSink = Arc<dyn Fn(Signal) + Send + Sync>;
 #[async_trait]
 pub trait Store:
     Inboxes
+    + KeyedInboxes
     + Limits
     + NewDecisions
     + Decisions
@@ -58,7 +59,7 @@ pub trait Store:
     fn listen(&self, sink: SignalSink) -> Option<tokio::task::JoinHandle<()>>;
 }
 
-/// Inboxes, their API keys, and server-wide settings. In each store's `inboxes.rs`.
+/// Inboxes, their API keys, and server-wide settings. In `sql/inboxes.rs`.
 #[async_trait]
 pub trait Inboxes {
     /// The stored value of a server-wide setting; stores `candidate` first if there is none.
@@ -90,8 +91,6 @@ pub trait Inboxes {
         urgent: bool,
         now: OffsetDateTime,
     ) -> Result<Uuid, StoreError>;
-    /// The inbox of an unrevoked key, by the key's hash, with the key (`Inbox::key`).
-    async fn inbox_for_key(&self, key_hash: &str) -> Result<Option<Inbox>, StoreError>;
     /// Revokes the key with this hash, or every key of `inbox_id`; returns how many live keys
     /// it revoked.
     async fn revoke_api_keys(
@@ -99,16 +98,27 @@ pub trait Inboxes {
         which: KeysToRevoke<'_>,
         now: OffsetDateTime,
     ) -> Result<u64, StoreError>;
-}
-
-/// What limits one API key and a flood of asks: which keys may ask urgent questions, and
-/// each person's notification budget per channel. In each store's `limits.rs`.
-#[async_trait]
-pub trait Limits {
     /// The inbox's API keys, revoked ones too, oldest first.
     async fn api_keys(&self, inbox_id: Uuid) -> Result<Vec<KeyListing>, StoreError>;
     /// Allows or forbids a live key `urgent` questions; `false` when no live key matches.
     async fn set_key_urgent(&self, which: KeyRef<'_>, urgent: bool) -> Result<bool, StoreError>;
+}
+
+/// The inbox an API key opens, read on every request, so each store reads it its fastest
+/// way (SQLite on the request's thread, PostgreSQL in batches). In each store's
+/// `inboxes.rs`.
+#[async_trait]
+pub trait KeyedInboxes {
+    /// The inbox of an unrevoked key, by the key's hash, with the key (`Inbox::key`).
+    async fn inbox_for_key(&self, key_hash: &str) -> Result<Option<Inbox>, StoreError>;
+}
+
+/// What limits one API key and a flood of asks: the urgent questions a key asked, and each
+/// person's notification budget per channel (which keys may ask urgent questions is
+/// `Inboxes::set_key_urgent`). In each store's `limits.rs`: each store counts under its
+/// own lock.
+#[async_trait]
+pub trait Limits {
     /// Counts an urgent question of the key, if the key may ask one: allowed, and (with a
     /// `per_hour` cap) fewer than that many in the hour before `now`. One transaction, so
     /// creates racing on several replicas never pass the cap together.
