@@ -1,6 +1,7 @@
 //! The `Store` trait: everything sayso keeps, in parts named for what they hold, each part
-//! implemented by the file of the same subject in each store (`sqlite/people.rs`,
-//! `postgres/people.rs`, ...). A `dyn Store` answers every part's methods.
+//! implemented by the file of the same subject in `sql/` (the SQL both stores share, such
+//! as `sql/people.rs`) or in each store (`sqlite/limits.rs`, `postgres/limits.rs`, ...). A
+//! `dyn Store` answers every part's methods.
 
 use std::sync::Arc;
 
