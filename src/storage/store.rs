@@ -1,6 +1,7 @@
 //! The `Store` trait: everything sayso keeps, in parts named for what they hold, each part
-//! implemented by the file of the same subject in each store (`sqlite/people.rs`,
-//! `postgres/people.rs`, ...). A `dyn Store` answers every part's methods.
+//! implemented by the file of the same subject in `sql/` (the SQL both stores share, such
+//! as `sql/people.rs`) or in each store (`sqlite/limits.rs`, `postgres/limits.rs`, ...). A
+//! `dyn Store` answers every part's methods.
 
 use std::sync::Arc;
 
@@ -29,6 +30,7 @@ pub type SignalSink = Arc<dyn Fn(Signal) + Send + Sync>;
 #[async_trait]
 pub trait Store:
     Inboxes
+    + KeyedInboxes
     + Limits
     + NewDecisions
     + Decisions
@@ -41,6 +43,7 @@ pub trait Store:
     + Retention
     + Gauges
     + Passkeys
+    + Notices
     + Receipts
     + Allowances
     + AllowanceUses
@@ -57,7 +60,7 @@ pub trait Store:
     fn listen(&self, sink: SignalSink) -> Option<tokio::task::JoinHandle<()>>;
 }
 
-/// Inboxes, their API keys, and server-wide settings. In each store's `inboxes.rs`.
+/// Inboxes, their API keys, and server-wide settings. In `sql/inboxes.rs`.
 #[async_trait]
 pub trait Inboxes {
     /// The stored value of a server-wide setting; stores `candidate` first if there is none.
@@ -89,8 +92,6 @@ pub trait Inboxes {
         urgent: bool,
         now: OffsetDateTime,
     ) -> Result<Uuid, StoreError>;
-    /// The inbox of an unrevoked key, by the key's hash, with the key (`Inbox::key`).
-    async fn inbox_for_key(&self, key_hash: &str) -> Result<Option<Inbox>, StoreError>;
     /// Revokes the key with this hash, or every key of `inbox_id`; returns how many live keys
     /// it revoked.
     async fn revoke_api_keys(
@@ -98,16 +99,27 @@ pub trait Inboxes {
         which: KeysToRevoke<'_>,
         now: OffsetDateTime,
     ) -> Result<u64, StoreError>;
-}
-
-/// What limits one API key and a flood of asks: which keys may ask urgent questions, and
-/// each person's notification budget per channel. In each store's `limits.rs`.
-#[async_trait]
-pub trait Limits {
     /// The inbox's API keys, revoked ones too, oldest first.
     async fn api_keys(&self, inbox_id: Uuid) -> Result<Vec<KeyListing>, StoreError>;
     /// Allows or forbids a live key `urgent` questions; `false` when no live key matches.
     async fn set_key_urgent(&self, which: KeyRef<'_>, urgent: bool) -> Result<bool, StoreError>;
+}
+
+/// The inbox an API key opens, read on every request, so each store reads it its fastest
+/// way (SQLite on the request's thread, PostgreSQL in batches). In each store's
+/// `inboxes.rs`.
+#[async_trait]
+pub trait KeyedInboxes {
+    /// The inbox of an unrevoked key, by the key's hash, with the key (`Inbox::key`).
+    async fn inbox_for_key(&self, key_hash: &str) -> Result<Option<Inbox>, StoreError>;
+}
+
+/// What limits one API key and a flood of asks: the urgent questions a key asked, and each
+/// person's notification budget per channel (which keys may ask urgent questions is
+/// `Inboxes::set_key_urgent`). In each store's `limits.rs`: each store counts under its
+/// own lock.
+#[async_trait]
+pub trait Limits {
     /// Counts an urgent question of the key, if the key may ask one: allowed, and (with a
     /// `per_hour` cap) fewer than that many in the hour before `now`. One transaction, so
     /// creates racing on several replicas never pass the cap together.
@@ -305,7 +317,7 @@ pub trait People {
 }
 
 /// Where an inbox's notifications go: its channels and its browsers' push subscriptions.
-/// In each store's `channels.rs`.
+/// In `sql/channels.rs`.
 #[async_trait]
 pub trait Channels {
     /// Where an inbox's notifications go.
@@ -383,7 +395,7 @@ pub trait Retention {
     async fn backup_to(&self, path: &std::path::Path) -> Result<(), StoreError>;
 }
 
-/// What the metrics read when scraped. In each store's `gauges.rs`.
+/// What the metrics read when scraped. In `sql/gauges.rs`.
 #[async_trait]
 pub trait Gauges {
     /// What the metrics read when scraped: pending decisions by kind, waiting messages by
@@ -391,8 +403,8 @@ pub trait Gauges {
     async fn metrics_snapshot(&self) -> Result<Snapshot, StoreError>;
 }
 
-/// A person's passkeys, the record of passkey challenges already answered, and the notices
-/// to a person that are about no decision. In each store's `passkeys.rs`.
+/// A person's passkeys and the record of passkey challenges already answered. In
+/// `sql/passkeys.rs`.
 #[async_trait]
 pub trait Passkeys {
     /// The passkeys of a person, oldest first.
@@ -424,6 +436,12 @@ pub trait Passkeys {
         expires_at: OffsetDateTime,
         now: OffsetDateTime,
     ) -> Result<bool, StoreError>;
+}
+
+/// The notices to a person that are about no decision (a passkey added to them). In each
+/// store's `notices.rs`: PostgreSQL writes them from arrays.
+#[async_trait]
+pub trait Notices {
     /// Adds messages about no decision (a notice to a person: `NewMessage::person` names
     /// them); each is sent once. Sweeps such messages finished long ago on the way.
     async fn enqueue_notices(
@@ -433,7 +451,7 @@ pub trait Passkeys {
     ) -> Result<(), StoreError>;
 }
 
-/// The inboxes' chains of receipts. In each store's `receipts.rs`.
+/// The inboxes' chains of receipts. In `sql/receipts.rs`.
 #[async_trait]
 pub trait Receipts {
     /// The last receipt of the inbox's chain, if it has one.
@@ -514,7 +532,7 @@ pub trait AllowanceUses {
 }
 
 /// The chats' messages (`domain::chat`) and the inbound requests already taken.
-/// In each store's `chat.rs`.
+/// In `sql/chat.rs`.
 #[async_trait]
 pub trait Chat {
     /// Remembers a message a chat courier posted for a decision.

@@ -6,8 +6,9 @@ use std::time::Duration;
 use sqlx::Connection;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPoolOptions};
 
-use super::super::rows::{migrate_error, store_error};
+use super::super::rows::{migrate_error, pool_state, store_error};
 use super::*;
+use crate::metrics::PoolState;
 
 /// How long a request waits for a database connection before it is `Unavailable` (503).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -90,5 +91,10 @@ impl PgStore {
         &self,
     ) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, StoreError> {
         self.pool.begin().await.map_err(store_error)
+    }
+
+    /// The pools the metrics report (`Gauges`): the requests' one.
+    pub(in crate::storage) fn pool_states(&self) -> Vec<PoolState> {
+        vec![pool_state("main", &self.pool)]
     }
 }

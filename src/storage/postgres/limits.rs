@@ -1,5 +1,5 @@
-//! What limits one API key and a flood of asks: which keys may ask urgent questions and how
-//! many they asked in the last hour, and each person's notification budget per channel.
+//! What limits one API key and a flood of asks: how many urgent questions a key asked in
+//! the last hour, and each person's notification budget per channel.
 //! Every counting write is one transaction under a lock (the key's row; an advisory lock
 //! per person and channel), taken before anything is counted: replicas counting at once
 //! wait for each other, and each counts what the one before it committed.
@@ -11,8 +11,8 @@ use uuid::Uuid;
 
 use super::PgStore;
 use crate::domain::outbox::OutboxMessage;
-use crate::storage::rows::{KeyRow, person_column, store_error, to_ms_precision};
-use crate::storage::{Budget, BudgetRule, KeyListing, KeyRef, Limits, StoreError, UrgentUse};
+use crate::storage::rows::{person_column, store_error, to_ms_precision};
+use crate::storage::{Budget, BudgetRule, Limits, StoreError, UrgentUse};
 
 /// The span the urgent cap counts over.
 const HOUR: time::Duration = time::Duration::hours(1);
@@ -31,39 +31,6 @@ struct BudgetRow {
 
 #[async_trait]
 impl Limits for PgStore {
-    async fn api_keys(&self, inbox_id: Uuid) -> Result<Vec<KeyListing>, StoreError> {
-        let rows = sqlx::query_as::<_, KeyRow>(
-            "SELECT id, created_at, revoked_at, urgent FROM api_keys WHERE inbox_id = $1 \
-             ORDER BY created_at, id",
-        )
-        .bind(inbox_id)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(store_error)?;
-        Ok(rows.into_iter().map(KeyListing::from).collect())
-    }
-
-    async fn set_key_urgent(&self, which: KeyRef<'_>, urgent: bool) -> Result<bool, StoreError> {
-        let query = match which {
-            KeyRef::Id(key) => {
-                sqlx::query("UPDATE api_keys SET urgent = $1 WHERE id = $2 AND revoked_at IS NULL")
-                    .bind(urgent)
-                    .bind(key)
-            }
-            KeyRef::Hash(hash) => sqlx::query(
-                "UPDATE api_keys SET urgent = $1 WHERE key_hash = $2 AND revoked_at IS NULL",
-            )
-            .bind(urgent)
-            .bind(hash.to_owned()),
-        };
-        let updated = query
-            .execute(&self.pool)
-            .await
-            .map_err(store_error)?
-            .rows_affected();
-        Ok(updated > 0)
-    }
-
     async fn use_urgent(
         &self,
         key_id: Uuid,

@@ -42,21 +42,17 @@ macro_rules! expired_events {
 
 mod allowance_uses;
 mod allowances;
-mod channels;
-mod chat;
 mod connect;
 mod creates;
 mod decision_reads;
 mod decisions;
 mod events;
-mod gauges;
 mod inboxes;
 mod key_lookups;
 mod limits;
 mod listen;
+mod notices;
 mod outbox;
-mod passkeys;
-mod receipts;
 mod resolves;
 mod retention;
 mod rows;

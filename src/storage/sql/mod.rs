@@ -31,4 +31,10 @@ macro_rules! for_both_stores {
     };
 }
 
+mod channels;
+mod chat;
+mod gauges;
+mod inboxes;
+mod passkeys;
 mod people;
+mod receipts;

@@ -7,8 +7,9 @@ use std::time::Duration;
 use sqlx::Sqlite;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-use super::super::rows::{migrate_error, store_error};
+use super::super::rows::{migrate_error, pool_state, store_error};
 use super::*;
+use crate::metrics::PoolState;
 
 /// Read-only connections kept for the hottest reads (readers.rs), beside the pool's
 /// `READ_POOL`: about one for each thread that runs requests.
@@ -124,5 +125,13 @@ impl SqliteStore {
             .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(store_error)
+    }
+
+    /// The pools the metrics report (`Gauges`): the readers' and the writer's.
+    pub(in crate::storage) fn pool_states(&self) -> Vec<PoolState> {
+        vec![
+            pool_state("read", &self.pool),
+            pool_state("write", &self.writer),
+        ]
     }
 }

@@ -1,5 +1,5 @@
-//! What limits one API key and a flood of asks: which keys may ask urgent questions and how
-//! many they asked in the last hour, and each person's notification budget per channel.
+//! What limits one API key and a flood of asks: how many urgent questions a key asked in
+//! the last hour, and each person's notification budget per channel.
 //! Every counting write runs in one `BEGIN IMMEDIATE` transaction on the one writer, so no
 //! two of them ever see the same count.
 
@@ -10,47 +10,14 @@ use uuid::Uuid;
 use super::SqliteStore;
 use super::rows::id;
 use crate::domain::outbox::OutboxMessage;
-use crate::storage::rows::{KeyRow, from_millis, millis, person_column, store_error};
-use crate::storage::{Budget, BudgetRule, KeyListing, KeyRef, Limits, StoreError, UrgentUse};
+use crate::storage::rows::{from_millis, millis, person_column, store_error};
+use crate::storage::{Budget, BudgetRule, Limits, StoreError, UrgentUse};
 
 /// The span the urgent cap counts over.
 const HOUR: time::Duration = time::Duration::hours(1);
 
 #[async_trait]
 impl Limits for SqliteStore {
-    async fn api_keys(&self, inbox_id: Uuid) -> Result<Vec<KeyListing>, StoreError> {
-        let rows = sqlx::query_as::<_, KeyRow>(
-            "SELECT id, created_at, revoked_at, urgent FROM api_keys WHERE inbox_id = ? \
-             ORDER BY created_at, id",
-        )
-        .bind(id(inbox_id))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(store_error)?;
-        Ok(rows.into_iter().map(KeyListing::from).collect())
-    }
-
-    async fn set_key_urgent(&self, which: KeyRef<'_>, urgent: bool) -> Result<bool, StoreError> {
-        let query = match which {
-            KeyRef::Id(key) => {
-                sqlx::query("UPDATE api_keys SET urgent = ? WHERE id = ? AND revoked_at IS NULL")
-                    .bind(urgent)
-                    .bind(id(key).to_string())
-            }
-            KeyRef::Hash(hash) => sqlx::query(
-                "UPDATE api_keys SET urgent = ? WHERE key_hash = ? AND revoked_at IS NULL",
-            )
-            .bind(urgent)
-            .bind(hash.to_owned()),
-        };
-        let updated = query
-            .execute(&self.writer)
-            .await
-            .map_err(store_error)?
-            .rows_affected();
-        Ok(updated > 0)
-    }
-
     async fn use_urgent(
         &self,
         key_id: Uuid,

@@ -6,20 +6,16 @@
 
 mod allowance_uses;
 mod allowances;
-mod channels;
-mod chat;
 mod checkpoints;
 mod connect;
 mod creates;
 mod decisions;
 mod events;
-mod gauges;
 mod inboxes;
 mod limits;
+mod notices;
 mod outbox;
-mod passkeys;
 mod readers;
-mod receipts;
 mod resolves;
 mod retention;
 mod rows;
