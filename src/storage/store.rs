@@ -457,7 +457,8 @@ pub trait Receipts {
     ) -> Result<Vec<StoredReceipt>, StoreError>;
 }
 
-/// Standing allowances (`domain::allowance`). In each store's `allowances.rs`.
+/// Standing allowances (`domain::allowance`). In `sql/allowances.rs`, and each store's
+/// `allowances.rs`.
 #[async_trait]
 pub trait Allowances {
     /// Stores a standing allowance; when one was already made from the same decision, that

@@ -31,4 +31,5 @@ macro_rules! for_both_stores {
     };
 }
 
+mod allowances;
 mod people;
