@@ -484,7 +484,7 @@ pub trait Allowances {
 }
 
 /// The calls a standing allowance let through (`domain::allowance::uses`).
-/// In each store's `allowance_uses.rs`.
+/// In `sql/allowance_uses.rs`, and each store's `allowance_uses.rs`.
 #[async_trait]
 pub trait AllowanceUses {
     /// Records that `call` ran on the inbox's allowance `which`, in one statement that

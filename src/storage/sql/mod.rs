@@ -31,5 +31,6 @@ macro_rules! for_both_stores {
     };
 }
 
+mod allowance_uses;
 mod allowances;
 mod people;
