@@ -263,7 +263,7 @@ pub trait Events {
     ) -> Result<Vec<(Uuid, NotificationState)>, StoreError>;
 }
 
-/// Usage counters and the daily quota. In each store's `usage.rs`.
+/// Usage counters and the daily quota. In `sql/usage.rs`, and each store's `usage.rs`.
 #[async_trait]
 pub trait Quotas {
     /// The inbox's usage on the UTC day `today` and in its month up to that day.

@@ -34,3 +34,4 @@ macro_rules! for_both_stores {
 mod allowance_uses;
 mod allowances;
 mod people;
+mod usage;
