@@ -34,6 +34,7 @@ pub trait Store:
     + Decisions
     + Resolutions
     + Events
+    + EventLists
     + Quotas
     + People
     + Channels
@@ -228,21 +229,9 @@ pub trait Resolutions {
     ) -> Result<Option<Decision>, StoreError>;
 }
 
-/// The audit trail: events, notification states, and an inbox's resolutions in event-id
-/// order. In each store's `events.rs`.
+/// The audit trail of one decision: its events and notification states. In `sql/events.rs`.
 #[async_trait]
 pub trait Events {
-    /// The inbox's resolutions (answered, declined, cancelled, expired) whose event id is above
-    /// `after`, oldest first, at most `limit`: each as (event id, decision id). Ids only grow,
-    /// and an id is never seen after a larger one of the same inbox was, so a reader that
-    /// remembers the last id it saw misses nothing.
-    async fn resolutions_since(
-        &self,
-        inbox_id: Uuid,
-        after: i64,
-        limit: u32,
-    ) -> Result<Vec<(i64, Uuid)>, StoreError>;
-
     async fn record_event(
         &self,
         id: Uuid,
@@ -253,6 +242,23 @@ pub trait Events {
     /// The decision's events, oldest first.
     async fn events(&self, id: Uuid) -> Result<Vec<DecisionEvent>, StoreError>;
     async fn notifications(&self, id: Uuid) -> Result<Vec<NotificationState>, StoreError>;
+}
+
+/// The audit trail read across decisions: an inbox's resolutions in event-id order, and the
+/// events and notification states of a page of decisions at once. In each store's
+/// `events.rs`.
+#[async_trait]
+pub trait EventLists {
+    /// The inbox's resolutions (answered, declined, cancelled, expired) whose event id is above
+    /// `after`, oldest first, at most `limit`: each as (event id, decision id). Ids only grow,
+    /// and an id is never seen after a larger one of the same inbox was, so a reader that
+    /// remembers the last id it saw misses nothing.
+    async fn resolutions_since(
+        &self,
+        inbox_id: Uuid,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<(i64, Uuid)>, StoreError>;
     /// The events of each of `ids`, oldest first within each: a page of an export in one
     /// query rather than one a decision.
     async fn events_of(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, DecisionEvent)>, StoreError>;

@@ -33,5 +33,6 @@ macro_rules! for_both_stores {
 
 mod allowance_uses;
 mod allowances;
+mod events;
 mod people;
 mod usage;
