@@ -36,6 +36,7 @@ pub trait Store:
     + Decisions
     + Resolutions
     + Events
+    + EventLists
     + Quotas
     + People
     + Channels
@@ -240,21 +241,9 @@ pub trait Resolutions {
     ) -> Result<Option<Decision>, StoreError>;
 }
 
-/// The audit trail: events, notification states, and an inbox's resolutions in event-id
-/// order. In each store's `events.rs`.
+/// The audit trail of one decision: its events and notification states. In `sql/events.rs`.
 #[async_trait]
 pub trait Events {
-    /// The inbox's resolutions (answered, declined, cancelled, expired) whose event id is above
-    /// `after`, oldest first, at most `limit`: each as (event id, decision id). Ids only grow,
-    /// and an id is never seen after a larger one of the same inbox was, so a reader that
-    /// remembers the last id it saw misses nothing.
-    async fn resolutions_since(
-        &self,
-        inbox_id: Uuid,
-        after: i64,
-        limit: u32,
-    ) -> Result<Vec<(i64, Uuid)>, StoreError>;
-
     async fn record_event(
         &self,
         id: Uuid,
@@ -265,6 +254,23 @@ pub trait Events {
     /// The decision's events, oldest first.
     async fn events(&self, id: Uuid) -> Result<Vec<DecisionEvent>, StoreError>;
     async fn notifications(&self, id: Uuid) -> Result<Vec<NotificationState>, StoreError>;
+}
+
+/// The audit trail read across decisions: an inbox's resolutions in event-id order, and the
+/// events and notification states of a page of decisions at once. In each store's
+/// `events.rs`.
+#[async_trait]
+pub trait EventLists {
+    /// The inbox's resolutions (answered, declined, cancelled, expired) whose event id is above
+    /// `after`, oldest first, at most `limit`: each as (event id, decision id). Ids only grow,
+    /// and an id is never seen after a larger one of the same inbox was, so a reader that
+    /// remembers the last id it saw misses nothing.
+    async fn resolutions_since(
+        &self,
+        inbox_id: Uuid,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<(i64, Uuid)>, StoreError>;
     /// The events of each of `ids`, oldest first within each: a page of an export in one
     /// query rather than one a decision.
     async fn events_of(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, DecisionEvent)>, StoreError>;
@@ -275,7 +281,7 @@ pub trait Events {
     ) -> Result<Vec<(Uuid, NotificationState)>, StoreError>;
 }
 
-/// Usage counters and the daily quota. In each store's `usage.rs`.
+/// Usage counters and the daily quota. In `sql/usage.rs`, and each store's `usage.rs`.
 #[async_trait]
 pub trait Quotas {
     /// The inbox's usage on the UTC day `today` and in its month up to that day.
@@ -475,7 +481,8 @@ pub trait Receipts {
     ) -> Result<Vec<StoredReceipt>, StoreError>;
 }
 
-/// Standing allowances (`domain::allowance`). In each store's `allowances.rs`.
+/// Standing allowances (`domain::allowance`). In `sql/allowances.rs`, and each store's
+/// `allowances.rs`.
 #[async_trait]
 pub trait Allowances {
     /// Stores a standing allowance; when one was already made from the same decision, that
@@ -501,7 +508,7 @@ pub trait Allowances {
 }
 
 /// The calls a standing allowance let through (`domain::allowance::uses`).
-/// In each store's `allowance_uses.rs`.
+/// In `sql/allowance_uses.rs`, and each store's `allowance_uses.rs`.
 #[async_trait]
 pub trait AllowanceUses {
     /// Records that `call` ran on the inbox's allowance `which`, in one statement that

@@ -1,62 +1,17 @@
-//! The audit trail: events, notification states, and an inbox's resolutions in event-id
-//! order.
+//! The audit trail read across decisions on PostgreSQL: an inbox's resolutions in event-id order,
+//! and the events and notification states of a page of decisions. One decision's are in
+//! `sql/events.rs`.
 
 use async_trait::async_trait;
-use serde_json::Value;
-use sqlx::types::Json;
-use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::PgStore;
-use crate::domain::{DecisionEvent, EventKind, NotificationState};
-use crate::storage::rows::{EventRow, NotificationRow, OfDecision, store_error, to_ms_precision};
-use crate::storage::{Events, StoreError};
+use crate::domain::{DecisionEvent, NotificationState};
+use crate::storage::rows::{EventRow, NotificationRow, OfDecision, store_error};
+use crate::storage::{EventLists, StoreError};
 
 #[async_trait]
-impl Events for PgStore {
-    async fn record_event(
-        &self,
-        id: Uuid,
-        kind: EventKind,
-        detail: &Value,
-        now: OffsetDateTime,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO decision_events (decision_id, at, kind, detail) VALUES ($1, $2, $3, $4)",
-        )
-        .bind(id)
-        .bind(to_ms_precision(now))
-        .bind(kind)
-        .bind(Json(detail))
-        .execute(&self.pool)
-        .await
-        .map_err(store_error)?;
-        Ok(())
-    }
-
-    async fn events(&self, id: Uuid) -> Result<Vec<DecisionEvent>, StoreError> {
-        let rows = sqlx::query_as::<_, EventRow>(
-            "SELECT at, kind, detail FROM decision_events WHERE decision_id = $1 ORDER BY at, id",
-        )
-        .bind(id)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(store_error)?;
-        Ok(rows.into_iter().map(DecisionEvent::from).collect())
-    }
-
-    async fn notifications(&self, id: Uuid) -> Result<Vec<NotificationState>, StoreError> {
-        let rows = sqlx::query_as::<_, NotificationRow>(
-            "SELECT channel, status, detail FROM notifications WHERE decision_id = $1 \
-             ORDER BY channel",
-        )
-        .bind(id)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(store_error)?;
-        Ok(rows.into_iter().map(NotificationState::from).collect())
-    }
-
+impl EventLists for PgStore {
     async fn events_of(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, DecisionEvent)>, StoreError> {
         let rows = sqlx::query_as::<_, OfDecision<EventRow>>(
             "SELECT decision_id, at, kind, detail FROM decision_events \

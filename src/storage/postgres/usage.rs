@@ -1,14 +1,13 @@
-//! Usage counters and the daily quota.
+//! Usage counters on PostgreSQL; setting the daily quota is in `sql/usage.rs`.
 
-use async_trait::async_trait;
 use sqlx::PgConnection;
 use time::Date;
 use uuid::Uuid;
 
 use super::PgStore;
 use crate::domain::inbox::{Usage, UsageCount};
-use crate::storage::rows::{changed_any, store_error};
-use crate::storage::{CREATE_ACTIONS, Quotas, StoreError};
+use crate::storage::rows::store_error;
+use crate::storage::{CREATE_ACTIONS, StoreError};
 
 /// Counts a create on `day` for an inbox with a quota, unless the quota has no room for it;
 /// returns whether it was counted. The inbox's row for the day (shard 0) is locked until the
@@ -44,9 +43,13 @@ pub(super) async fn charge_with_quota(
     Ok(counted.is_some())
 }
 
-#[async_trait]
-impl Quotas for PgStore {
-    async fn usage(&self, inbox: Uuid, today: Date) -> Result<Usage, StoreError> {
+impl PgStore {
+    /// `Quotas::usage`: the day's and the month's sums, and the quota, in one query.
+    pub(in crate::storage) async fn usage(
+        &self,
+        inbox: Uuid,
+        today: Date,
+    ) -> Result<Usage, StoreError> {
         let month_start = today.replace_day(1).unwrap_or(today);
         let (day_actions, day_creates, month_actions, month_creates, quota): (
             i64,
@@ -78,15 +81,5 @@ impl Quotas for PgStore {
             },
             daily_quota: quota,
         })
-    }
-
-    async fn set_daily_quota(&self, inbox: Uuid, quota: Option<i64>) -> Result<(), StoreError> {
-        sqlx::query("UPDATE inboxes SET daily_quota = $1 WHERE id = $2")
-            .bind(quota)
-            .bind(inbox)
-            .execute(&self.pool)
-            .await
-            .map_err(store_error)
-            .and_then(|r| changed_any(r.rows_affected()))
     }
 }

@@ -31,10 +31,14 @@ macro_rules! for_both_stores {
     };
 }
 
+mod allowance_uses;
+mod allowances;
 mod channels;
 mod chat;
+mod events;
 mod gauges;
 mod inboxes;
 mod passkeys;
 mod people;
 mod receipts;
+mod usage;

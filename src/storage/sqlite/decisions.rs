@@ -6,7 +6,6 @@ use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::events::insert_event;
 use super::outbox::insert_messages;
 use super::rows::id;
 use super::{SqliteStore, readers};
@@ -177,7 +176,7 @@ impl Decisions for SqliteStore {
         };
         let won = Decision::try_from(won)?;
         let detail = rows::expiry_detail(won.outcome.as_ref());
-        insert_event(
+        SqliteStore::insert_event(
             &mut tx,
             decision,
             won.expires_at,
@@ -209,7 +208,8 @@ impl Decisions for SqliteStore {
         let fan_out = [rows::resolved_fan_out(now)];
         for r in &expired {
             let detail = rows::expiry_detail(r.outcome.as_ref());
-            insert_event(&mut tx, r.id.0, r.expires_at.0, EventKind::Expired, &detail).await?;
+            SqliteStore::insert_event(&mut tx, r.id.0, r.expires_at.0, EventKind::Expired, &detail)
+                .await?;
             insert_messages(&mut tx, r.id.0, &fan_out, now).await?;
         }
         tx.commit().await.map_err(store_error)?;

@@ -1,74 +1,20 @@
-//! The audit trail: events, notification states, and an inbox's resolutions in event-id
-//! order.
+//! The audit trail read across decisions on SQLite: an inbox's resolutions in event-id order,
+//! and the events and notification states of a page of decisions. One decision's are in
+//! `sql/events.rs`.
 
 use async_trait::async_trait;
 use serde_json::Value;
-use sqlx::SqliteConnection;
-use sqlx::types::Json;
-use time::OffsetDateTime;
 use uuid::Uuid;
 use uuid::fmt::Hyphenated;
 
 use super::SqliteStore;
 use super::rows::id;
-use crate::domain::{DecisionEvent, EventKind, NotificationState};
-use crate::storage::rows::{EventRow, NotificationRow, OfDecision, millis, store_error};
-use crate::storage::{Events, StoreError};
-
-pub(super) async fn insert_event(
-    conn: &mut SqliteConnection,
-    decision: Uuid,
-    at: OffsetDateTime,
-    kind: EventKind,
-    detail: &Value,
-) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO decision_events (decision_id, at, kind, detail) VALUES (?, ?, ?, ?)")
-        .bind(id(decision))
-        .bind(millis(at))
-        .bind(kind)
-        .bind(Json(detail))
-        .execute(conn)
-        .await
-        .map_err(store_error)?;
-    Ok(())
-}
+use crate::domain::{DecisionEvent, NotificationState};
+use crate::storage::rows::{EventRow, NotificationRow, OfDecision, store_error};
+use crate::storage::{EventLists, StoreError};
 
 #[async_trait]
-impl Events for SqliteStore {
-    async fn record_event(
-        &self,
-        decision: Uuid,
-        kind: EventKind,
-        detail: &Value,
-        now: OffsetDateTime,
-    ) -> Result<(), StoreError> {
-        let mut conn = self.writer.acquire().await.map_err(store_error)?;
-        insert_event(&mut conn, decision, now, kind, detail).await
-    }
-
-    async fn events(&self, decision: Uuid) -> Result<Vec<DecisionEvent>, StoreError> {
-        let rows = sqlx::query_as::<_, EventRow>(
-            "SELECT at, kind, detail FROM decision_events WHERE decision_id = ? ORDER BY at, id",
-        )
-        .bind(id(decision))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(store_error)?;
-        Ok(rows.into_iter().map(DecisionEvent::from).collect())
-    }
-
-    async fn notifications(&self, decision: Uuid) -> Result<Vec<NotificationState>, StoreError> {
-        let rows = sqlx::query_as::<_, NotificationRow>(
-            "SELECT channel, status, detail FROM notifications WHERE decision_id = ? \
-             ORDER BY channel",
-        )
-        .bind(id(decision))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(store_error)?;
-        Ok(rows.into_iter().map(NotificationState::from).collect())
-    }
-
+impl EventLists for SqliteStore {
     async fn events_of(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, DecisionEvent)>, StoreError> {
         // Each id is looked up in decision_events_decision; the order is the index's own.
         let rows = sqlx::query_as::<_, OfDecision<EventRow>>(

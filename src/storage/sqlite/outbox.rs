@@ -10,7 +10,6 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::SqliteStore;
-use super::events::insert_event;
 use super::rows::id;
 use crate::domain::EventKind;
 use crate::domain::outbox::{MessageResult, NewMessage, OutboxMessage};
@@ -155,7 +154,7 @@ impl Messages for SqliteStore {
             .map_err(store_error)?;
         }
         let detail = rows::notified_detail(message, result);
-        insert_event(
+        SqliteStore::insert_event(
             &mut tx,
             message.decision_id,
             now,

@@ -1,14 +1,13 @@
-//! Usage counters and the daily quota.
+//! Usage counters on SQLite; setting the daily quota is in `sql/usage.rs`.
 
-use async_trait::async_trait;
 use time::Date;
 use uuid::Uuid;
 
 use super::SqliteStore;
 use super::rows::id;
 use crate::domain::inbox::{Usage, UsageCount};
-use crate::storage::rows::{changed_any, store_error};
-use crate::storage::{Quotas, StoreError};
+use crate::storage::StoreError;
+use crate::storage::rows::store_error;
 
 /// A UTC day as stored: `YYYY-MM-DD`, which sorts as the days do.
 pub(super) fn day_text(day: Date) -> String {
@@ -20,9 +19,13 @@ pub(super) fn day_text(day: Date) -> String {
     )
 }
 
-#[async_trait]
-impl Quotas for SqliteStore {
-    async fn usage(&self, inbox: Uuid, today: Date) -> Result<Usage, StoreError> {
+impl SqliteStore {
+    /// `Quotas::usage`: the day's and the month's sums, and the quota, in one query.
+    pub(in crate::storage) async fn usage(
+        &self,
+        inbox: Uuid,
+        today: Date,
+    ) -> Result<Usage, StoreError> {
         let month_start = today.replace_day(1).unwrap_or(today);
         let (day_actions, day_creates, month_actions, month_creates, quota): (
             i64,
@@ -54,15 +57,5 @@ impl Quotas for SqliteStore {
             },
             daily_quota: quota,
         })
-    }
-
-    async fn set_daily_quota(&self, inbox: Uuid, quota: Option<i64>) -> Result<(), StoreError> {
-        sqlx::query("UPDATE inboxes SET daily_quota = ? WHERE id = ?")
-            .bind(quota)
-            .bind(id(inbox))
-            .execute(&self.writer)
-            .await
-            .map_err(store_error)
-            .and_then(|r| changed_any(r.rows_affected()))
     }
 }
