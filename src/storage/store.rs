@@ -290,7 +290,7 @@ pub trait Quotas {
     async fn set_daily_quota(&self, inbox_id: Uuid, quota: Option<i64>) -> Result<(), StoreError>;
 }
 
-/// People: the answerers of an inbox, and the devices bound to them. In each store's `people.rs`.
+/// People: the answerers of an inbox, and the devices bound to them. In `sql/people.rs`.
 #[async_trait]
 pub trait People {
     /// Binds a new device (a browser that opened a person's feed link) to the person.
